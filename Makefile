@@ -1,0 +1,25 @@
+# Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
+SWIFT ?= swift
+
+.PHONY: deps build test release repl fuzz clean
+
+# System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel
+
+release: deps
+	$(SWIFT) build -c release
+
+# A fuzz run of the predicate front end (lexer, parser, checker); SECONDS=60 by default.
+fuzz:
+	@./scripts/fuzz.sh $${FUZZ_SECONDS:-60}
+
+clean:
+	rm -rf .build

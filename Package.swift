@@ -1,0 +1,32 @@
+// swift-tools-version: 6.1
+//
+// Cirrus — a CloudKit-compatible predicate query engine.
+// Module layout and data flow: docs/ARCHITECTURE.md.
+
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Cirrus",
+    products: [
+        .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
+        .library(name: "RecordModel", targets: ["RecordModel"]),
+    ],
+    targets: [
+        // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
+        .target(name: "PredicateSyntax", swiftSettings: strict),
+        // Values, records, schema, the checked query. Depends on nothing but Foundation.
+        .target(name: "RecordModel", swiftSettings: strict),
+        // Shared test helpers: a seeded, printable random source.
+        .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
+
+        .testTarget(
+            name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
+    ]
+)

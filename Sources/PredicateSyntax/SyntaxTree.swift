@@ -1,0 +1,310 @@
+// SyntaxTree: the unchecked tree of an NSPredicate format string.
+//
+// Owns the node types of the *whole* NSPredicate grammar (CKQUERY.md §1); it does not know which
+// part CloudKit accepts (that is QueryChecker's job). Every node carries the source range it was
+// parsed from, in UTF-8 byte offsets. Node equality ignores ranges, so a tree parsed from the
+// printer's output equals the original (`parse(print(t)) == t`).
+//
+// Each case's documentation shows the canonical text the printer writes for it.
+
+/// A half-open range of UTF-8 byte offsets into the source text.
+public struct SourceRange: Sendable, Hashable, CustomStringConvertible {
+    public var start: Int
+    public var end: Int
+
+    public init(_ start: Int, _ end: Int) {
+        self.start = start
+        self.end = end
+    }
+
+    /// The empty range used for nodes built in code rather than parsed.
+    public static let none = SourceRange(0, 0)
+
+    /// The smallest range covering both.
+    public func union(_ other: SourceRange) -> SourceRange {
+        if self == .none { return other }
+        if other == .none { return self }
+        return SourceRange(Swift.min(start, other.start), Swift.max(end, other.end))
+    }
+
+    public var description: String { "\(start)..<\(end)" }
+}
+
+/// A predicate node: a comparison, a compound, or a constant predicate.
+public struct Predicate: Sendable, Hashable {
+    public var kind: Kind
+    /// Where the node was parsed from (ignored by `==`).
+    public var range: SourceRange
+
+    public init(_ kind: Kind, range: SourceRange = .none) {
+        self.kind = kind
+        self.range = range
+    }
+
+    public indirect enum Kind: Sendable, Hashable {
+        /// `TRUEPREDICATE`
+        case truePredicate
+        /// `FALSEPREDICATE`
+        case falsePredicate
+        /// `NOT p`
+        case not(Predicate)
+        /// `p AND q` (AND and `&&`; left-associative, so `a AND b AND c` is `and(and(a, b), c)`)
+        case and(Predicate, Predicate)
+        /// `p OR q` (OR and `||`; left-associative)
+        case or(Predicate, Predicate)
+        /// `[ANY|ALL|NONE] lhs OP[options] rhs`
+        case comparison(Comparison)
+    }
+
+    public static func == (a: Predicate, b: Predicate) -> Bool { a.kind == b.kind }
+    public func hash(into h: inout Hasher) { h.combine(kind) }
+}
+
+/// `[modifier] left op[options] right`
+public struct Comparison: Sendable, Hashable {
+    public var modifier: ComparisonModifier
+    public var left: Expression
+    public var op: ComparisonOperator
+    public var options: ComparisonOptions
+    public var right: Expression
+    /// Range of the operator token including its options, e.g. `==` or `CONTAINS[cd]` (ignored by `==`).
+    public var operatorRange: SourceRange
+
+    public init(
+        modifier: ComparisonModifier = .direct, left: Expression, op: ComparisonOperator,
+        options: ComparisonOptions = [], right: Expression, operatorRange: SourceRange = .none
+    ) {
+        self.modifier = modifier
+        self.left = left
+        self.op = op
+        self.options = options
+        self.right = right
+        self.operatorRange = operatorRange
+    }
+
+    public static func == (a: Comparison, b: Comparison) -> Bool {
+        a.modifier == b.modifier && a.left == b.left && a.op == b.op && a.options == b.options && a.right == b.right
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(modifier)
+        h.combine(left)
+        h.combine(op)
+        h.combine(options)
+        h.combine(right)
+    }
+}
+
+/// The aggregate modifier before a comparison. `SOME` parses as `.any`.
+public enum ComparisonModifier: Sendable, Hashable {
+    /// no modifier
+    case direct
+    /// `ANY` / `SOME`
+    case any
+    /// `ALL`
+    case all
+    /// `NONE`
+    case none
+}
+
+/// Comparison operators. Every spelling maps to one case; the printer writes the first spelling.
+public enum ComparisonOperator: Sendable, Hashable, CaseIterable {
+    /// `==` (also `=`)
+    case equal
+    /// `!=` (also `<>`)
+    case notEqual
+    /// `<`
+    case less
+    /// `<=` (also `=<`)
+    case lessOrEqual
+    /// `>`
+    case greater
+    /// `>=` (also `=>`)
+    case greaterOrEqual
+    /// `BETWEEN`
+    case between
+    /// `IN`
+    case `in`
+    /// `CONTAINS`
+    case contains
+    /// `BEGINSWITH`
+    case beginsWith
+    /// `ENDSWITH`
+    case endsWith
+    /// `LIKE`
+    case like
+    /// `MATCHES`
+    case matches
+    /// `TOKENMATCHES`
+    case tokenMatches
+    /// `UTI-CONFORMS-TO`
+    case utiConformsTo
+    /// `UTI-EQUALS`
+    case utiEquals
+
+    /// The canonical spelling.
+    public var spelling: String {
+        switch self {
+        case .equal: "=="
+        case .notEqual: "!="
+        case .less: "<"
+        case .lessOrEqual: "<="
+        case .greater: ">"
+        case .greaterOrEqual: ">="
+        case .between: "BETWEEN"
+        case .in: "IN"
+        case .contains: "CONTAINS"
+        case .beginsWith: "BEGINSWITH"
+        case .endsWith: "ENDSWITH"
+        case .like: "LIKE"
+        case .matches: "MATCHES"
+        case .tokenMatches: "TOKENMATCHES"
+        case .utiConformsTo: "UTI-CONFORMS-TO"
+        case .utiEquals: "UTI-EQUALS"
+        }
+    }
+}
+
+/// Comparison options `[c]`, `[d]`, `[n]`, `[l]`, printed in the order `cdnl`.
+public struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// `c`: case-insensitive.
+    public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    /// `d`: diacritic-insensitive.
+    public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    /// `n`: normalized.
+    public static let normalized = ComparisonOptions(rawValue: 4)
+    /// `l`: locale-sensitive.
+    public static let localeSensitive = ComparisonOptions(rawValue: 8)
+
+    /// The letters inside the brackets, e.g. `cd`; empty when no option is set.
+    public var letters: String {
+        var s = ""
+        if contains(.caseInsensitive) { s += "c" }
+        if contains(.diacriticInsensitive) { s += "d" }
+        if contains(.normalized) { s += "n" }
+        if contains(.localeSensitive) { s += "l" }
+        return s
+    }
+}
+
+/// An expression node.
+public struct Expression: Sendable, Hashable {
+    public var kind: Kind
+    /// Where the node was parsed from (ignored by `==`).
+    public var range: SourceRange
+
+    public init(_ kind: Kind, range: SourceRange = .none) {
+        self.kind = kind
+        self.range = range
+    }
+
+    public indirect enum Kind: Sendable, Hashable {
+        /// A literal: `'text'`, `42`, `1.5`, `TRUE`, `NULL`, …
+        case constant(Literal)
+        /// `SELF`
+        case evaluatedObject
+        /// A key: `name`, or `#IN` for a reserved word used as a key.
+        case key(String)
+        /// Member access `base.name`; collection operators are members whose name starts with
+        /// `@` (`tags.@count`, `@avg.price` parses as key `@avg` then member `price`).
+        case member(Expression, String)
+        /// `$NAME`
+        case variable(String)
+        /// `%@`, `%K`, `%d`, … — `index` counts the placeholders from 0 in source order.
+        case placeholder(Placeholder)
+        /// `{a, b, c}` (possibly empty)
+        case aggregate([Expression])
+        /// `base[index]`
+        case subscripted(Expression, Subscript)
+        /// `-x`
+        case negate(Expression)
+        /// `a + b`, `a - b`, `a * b`, `a / b`, `a ** b`
+        case arithmetic(ArithmeticOperator, Expression, Expression)
+        /// A function call: `now()`, `tokenize(s, 'Cdl')`, `sum:({1, 2})`,
+        /// `distanceToLocation:fromLocation:(location, %@)`. `name` is written as in the source,
+        /// without the `(`; selector-style names keep their colons.
+        case function(name: String, arguments: [Expression])
+        /// `FUNCTION(target, 'selector', args…)`
+        case functionExpression(target: Expression, selector: String, arguments: [Expression])
+        /// `CAST(value, 'NSDate')` (the type is an expression, usually a string literal)
+        case cast(Expression, Expression)
+        /// `SUBQUERY(collection, $variable, predicate)`
+        case subquery(collection: Expression, variable: String, predicate: Predicate)
+        /// `TERNARY(predicate, a, b)`
+        case ternary(Predicate, Expression, Expression)
+        /// `ANYKEY`
+        case anyKey
+    }
+
+    public static func == (a: Expression, b: Expression) -> Bool { a.kind == b.kind }
+    public func hash(into h: inout Hasher) { h.combine(kind) }
+}
+
+/// Literal values.
+public enum Literal: Sendable, Hashable {
+    /// `'text'` — printed with single quotes and escapes (`\'`, `\\`, `\n`, `\t`, `\uXXXX` for
+    /// other control characters).
+    case string(String)
+    /// An integer that fits Int64 (decimal, `0x`, `0o`, `0b` forms). A `-` directly before a
+    /// number literal is folded into it, so `-5` is `integer(-5)`.
+    case integer(Int64)
+    /// A decimal or exponent number (`1.5`, `2e3`), or an integer too large for Int64.
+    case double(Double)
+    /// `TRUE`/`YES` or `FALSE`/`NO`
+    case boolean(Bool)
+    /// `NULL`/`NIL`
+    case null
+}
+
+/// Subscripts: `[expr]`, `[FIRST]`, `[LAST]`, `[SIZE]`.
+public enum Subscript: Sendable, Hashable {
+    case index(Expression)
+    case first
+    case last
+    case size
+}
+
+/// Arithmetic operators, by precedence: `**` binds tightest (right-associative), then `*` `/`,
+/// then `+` `-` (left-associative). Unary minus binds tighter than `*` but looser than `**`.
+public enum ArithmeticOperator: String, Sendable, Hashable, CaseIterable {
+    case add = "+"
+    case subtract = "-"
+    case multiply = "*"
+    case divide = "/"
+    case power = "**"
+}
+
+/// A placeholder and its position among the placeholders of the format string.
+public struct Placeholder: Sendable, Hashable {
+    public enum Specifier: String, Sendable, Hashable, CaseIterable {
+        /// `%@` any object
+        case object = "%@"
+        /// `%K` a key path
+        case key = "%K"
+        case d = "%d"
+        case i = "%i"
+        case ld = "%ld"
+        case lld = "%lld"
+        case u = "%u"
+        case f = "%f"
+        case g = "%g"
+        case e = "%e"
+
+        /// Whether the specifier takes an integer argument (`%d %i %ld %lld %u`).
+        public var isInteger: Bool { [.d, .i, .ld, .lld, .u].contains(self) }
+        /// Whether the specifier takes a floating-point argument (`%f %g %e`).
+        public var isFloatingPoint: Bool { [.f, .g, .e].contains(self) }
+    }
+
+    public var specifier: Specifier
+    /// 0-based position among the placeholders in the source.
+    public var index: Int
+
+    public init(_ specifier: Specifier, index: Int) {
+        self.specifier = specifier
+        self.index = index
+    }
+}

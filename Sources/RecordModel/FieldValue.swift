@@ -1,0 +1,204 @@
+// FieldValue: every CloudKit field type, and lists of each.
+//
+// Equality is CloudKit's: strings are equal when their Unicode scalars are (no canonical
+// equivalence), numbers compare across Int64 and Double by value, and lists element-wise.
+// Ordering lives in FieldValue+Ordering.swift.
+
+/// The scalar types of CloudKit fields. A field is a scalar type or a list of one.
+public enum ScalarType: UInt8, Sendable, Hashable, Codable, CaseIterable {
+    case string = 1
+    case int64 = 2
+    case double = 3
+    case date = 4
+    case bytes = 5
+    case location = 6
+    case reference = 7
+    case asset = 8
+
+    /// Web Services name: `STRING`, `INT64`, `DOUBLE`, `TIMESTAMP`, `BYTES`, `LOCATION`,
+    /// `REFERENCE`, `ASSETID`.
+    public var webServicesName: String {
+        switch self {
+        case .string: "STRING"
+        case .int64: "INT64"
+        case .double: "DOUBLE"
+        case .date: "TIMESTAMP"
+        case .bytes: "BYTES"
+        case .location: "LOCATION"
+        case .reference: "REFERENCE"
+        case .asset: "ASSETID"
+        }
+    }
+
+    /// Name in CloudKit's schema language (`cktool export-schema`): `STRING`, `INT64`, `DOUBLE`,
+    /// `TIMESTAMP`, `BYTES`, `LOCATION`, `REFERENCE`, `ASSET`.
+    public var schemaName: String { self == .asset ? "ASSET" : webServicesName }
+
+    /// Whether values of this type are numbers (Int64 and Double compare with each other).
+    public var isNumeric: Bool { self == .int64 || self == .double }
+}
+
+/// A field's declared type: a scalar type or a list of one. Lists do not nest.
+///
+/// ```swift
+/// let tags = FieldType.list(.string)   // STRING_LIST
+/// ```
+public struct FieldType: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var scalar: ScalarType
+    public var isList: Bool
+
+    public init(_ scalar: ScalarType, isList: Bool = false) {
+        self.scalar = scalar
+        self.isList = isList
+    }
+
+    public static func list(_ scalar: ScalarType) -> FieldType { FieldType(scalar, isList: true) }
+
+    public static let string = FieldType(.string)
+    public static let int64 = FieldType(.int64)
+    public static let double = FieldType(.double)
+    public static let date = FieldType(.date)
+    public static let bytes = FieldType(.bytes)
+    public static let location = FieldType(.location)
+    public static let reference = FieldType(.reference)
+    public static let asset = FieldType(.asset)
+
+    /// Web Services name, e.g. `STRING` or `INT64_LIST`.
+    public var webServicesName: String { isList ? scalar.webServicesName + "_LIST" : scalar.webServicesName }
+
+    /// Parses a Web Services type name (`TIMESTAMP_LIST`, …); also accepts the schema language's
+    /// `ASSET` and `LIST<T>` spellings.
+    public init?(webServicesName name: String) {
+        var n = name.uppercased()
+        var list = false
+        if n.hasSuffix("_LIST") {
+            list = true
+            n.removeLast(5)
+        } else if n.hasPrefix("LIST<"), n.hasSuffix(">") {
+            list = true
+            n = String(n.dropFirst(5).dropLast())
+        }
+        if n == "ASSET" { n = "ASSETID" }
+        guard let s = ScalarType.allCases.first(where: { $0.webServicesName == n }) else { return nil }
+        self.init(s, isList: list)
+    }
+
+    public var description: String { webServicesName }
+}
+
+/// The value of a record field.
+///
+/// ```swift
+/// let fields: [String: FieldValue] = [
+///     "title": "Mona Lisa",
+///     "year": 1503,
+///     "tags": .list(["portrait", "louvre"]),
+///     "location": .location(Location(latitude: 48.8606, longitude: 2.3376)),
+/// ]
+/// ```
+public enum FieldValue: Sendable {
+    case string(String)
+    case int64(Int64)
+    case double(Double)
+    case date(Timestamp)
+    case bytes([UInt8])
+    case location(Location)
+    case reference(Reference)
+    case asset(Asset)
+    /// A list; CloudKit requires every element to have the same scalar type.
+    case list([FieldValue])
+
+    /// The scalar type of this value, or of a list's first element (`nil` for an empty list).
+    public var scalarType: ScalarType? {
+        switch self {
+        case .string: .string
+        case .int64: .int64
+        case .double: .double
+        case .date: .date
+        case .bytes: .bytes
+        case .location: .location
+        case .reference: .reference
+        case .asset: .asset
+        case .list(let items): items.first?.scalarType
+        }
+    }
+
+    /// The field type of this value; an empty list reports `nil`.
+    public var fieldType: FieldType? {
+        if case .list(let items) = self {
+            guard let s = items.first?.scalarType else { return nil }
+            return .list(s)
+        }
+        return scalarType.map { FieldType($0) }
+    }
+
+    /// Whether this is a list.
+    public var isList: Bool {
+        if case .list = self { return true }
+        return false
+    }
+
+    /// The elements of a list, or the value itself as a one-element array.
+    public var elements: [FieldValue] {
+        if case .list(let items) = self { return items }
+        return [self]
+    }
+
+    /// A short name of the value's type for messages, e.g. `STRING` or `INT64_LIST`.
+    public var typeName: String {
+        if case .list(let items) = self {
+            return (items.first?.scalarType?.webServicesName ?? "EMPTY") + "_LIST"
+        }
+        return scalarType!.webServicesName
+    }
+}
+
+extension FieldValue: Equatable {
+    /// CloudKit equality: exact Unicode scalars for strings, numbers by value across Int64/Double.
+    public static func == (a: FieldValue, b: FieldValue) -> Bool {
+        switch (a, b) {
+        case (.string(let x), .string(let y)): return compareUTF8(x, y) == 0
+        case (.int64, .int64), (.int64, .double), (.double, .int64), (.double, .double):
+            return compareNumbers(a, b) == 0
+        case (.date(let x), .date(let y)): return x == y
+        case (.bytes(let x), .bytes(let y)): return x == y
+        case (.location(let x), .location(let y)): return x == y
+        case (.reference(let x), .reference(let y)): return x.recordID == y.recordID
+        case (.asset(let x), .asset(let y)): return x == y
+        case (.list(let x), .list(let y)): return x == y
+        default: return false
+        }
+    }
+}
+
+extension FieldValue: Hashable {
+    public func hash(into h: inout Hasher) {
+        switch self {
+        case .string(let s):
+            h.combine(1 as UInt8)
+            var s = s
+            s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+        case .int64(let i):
+            h.combine(2 as UInt8)
+            h.combine(Double(i))  // equal numbers hash alike across Int64/Double
+        case .double(let d):
+            h.combine(2 as UInt8)
+            h.combine(d == 0 ? 0 : d)
+        case .date(let t): h.combine(4 as UInt8); h.combine(t)
+        case .bytes(let b): h.combine(5 as UInt8); h.combine(b)
+        case .location(let l): h.combine(6 as UInt8); h.combine(l)
+        case .reference(let r): h.combine(7 as UInt8); h.combine(r.recordID)
+        case .asset(let a): h.combine(8 as UInt8); h.combine(a)
+        case .list(let items): h.combine(9 as UInt8); h.combine(items)
+        }
+    }
+}
+
+extension FieldValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByArrayLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int64(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(arrayLiteral elements: FieldValue...) { self = .list(elements) }
+}

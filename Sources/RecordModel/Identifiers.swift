@@ -1,0 +1,113 @@
+// Identifiers of CloudKit objects: zones, records, references and assets.
+//
+// These are plain values. Validation of names (CloudKit's rules) lives in Validation.swift so
+// that decoding a stored value never fails on a rule that may change.
+
+/// A record zone: its name and the user record name of its owner.
+///
+/// ```swift
+/// let zone = ZoneID(zoneName: "Notes", ownerName: ZoneID.defaultOwnerName)
+/// ```
+public struct ZoneID: Sendable, Hashable, Comparable, Codable {
+    /// CloudKit's name of the default zone.
+    public static let defaultZoneName = "_defaultZone"
+    /// CloudKit's placeholder for "the current user" as a zone owner.
+    public static let defaultOwnerName = "__defaultOwner__"
+    /// The default zone of the current user.
+    public static let `default` = ZoneID(zoneName: defaultZoneName, ownerName: defaultOwnerName)
+
+    public var zoneName: String
+    public var ownerName: String
+
+    public init(zoneName: String, ownerName: String = ZoneID.defaultOwnerName) {
+        self.zoneName = zoneName
+        self.ownerName = ownerName
+    }
+
+    /// Whether this is the default zone (which has no atomic batches and no change fetching).
+    public var isDefaultZone: Bool { zoneName == ZoneID.defaultZoneName }
+
+    /// Orders by zone name, then owner, comparing Unicode scalars (UTF-8 bytes).
+    public static func < (a: ZoneID, b: ZoneID) -> Bool {
+        let c = compareUTF8(a.zoneName, b.zoneName)
+        return c != 0 ? c < 0 : compareUTF8(a.ownerName, b.ownerName) < 0
+    }
+}
+
+/// A record's identity: its name, unique within its zone.
+public struct RecordID: Sendable, Hashable, Comparable, Codable {
+    public var recordName: String
+    public var zoneID: ZoneID
+
+    public init(recordName: String, zoneID: ZoneID = .default) {
+        self.recordName = recordName
+        self.zoneID = zoneID
+    }
+
+    /// Orders by record name, then zone — the order of references in an index.
+    public static func < (a: RecordID, b: RecordID) -> Bool {
+        let c = compareUTF8(a.recordName, b.recordName)
+        return c != 0 ? c < 0 : a.zoneID < b.zoneID
+    }
+}
+
+/// A reference from one record to another. Compared and indexed by the target's `RecordID`.
+public struct Reference: Sendable, Hashable, Codable {
+    /// What happens to the referring record when the target is deleted.
+    public enum Action: String, Sendable, Hashable, Codable {
+        /// Nothing.
+        case none = "NONE"
+        /// The referring record is deleted too (same zone only).
+        case deleteSelf = "DELETE_SELF"
+    }
+
+    public var recordID: RecordID
+    public var action: Action
+
+    public init(recordID: RecordID, action: Action = .none) {
+        self.recordID = recordID
+        self.action = action
+    }
+}
+
+/// A file stored beside a record, addressed by the hash of its content. Never queryable; its
+/// bytes do not count towards the record's 1 MB data limit.
+public struct Asset: Sendable, Hashable, Codable {
+    /// Lower-case hex SHA-256 of the file's content.
+    public var contentHash: String
+    /// Size of the file in bytes.
+    public var size: Int64
+
+    public init(contentHash: String, size: Int64) {
+        self.contentHash = contentHash
+        self.size = size
+    }
+}
+
+/// Three-way comparison of two strings by Unicode scalar values, which is the order of their
+/// UTF-8 bytes. Swift's `<` on `String` uses canonical equivalence instead, which is not what
+/// CloudKit does, so every ordering in Cirrus goes through this.
+@inlinable
+public func compareUTF8(_ a: String, _ b: String) -> Int {
+    var a = a
+    var b = b
+    return a.withUTF8 { pa in
+        b.withUTF8 { pb in
+            let n = min(pa.count, pb.count)
+            for i in 0..<n where pa[i] != pb[i] {
+                return pa[i] < pb[i] ? -1 : 1
+            }
+            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
+        }
+    }
+}
+
+/// Three-way comparison of byte strings, lexicographic.
+@inlinable
+public func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    let n = min(a.count, b.count)
+    for i in 0..<n where a[i] != b[i] {
+        return a[i] < b[i] ? -1 : 1
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}

@@ -1,0 +1,101 @@
+// Schema: record types, their fields, types and index options, per environment.
+//
+// Development creates types and fields just in time; production is locked. The checker uses
+// the schema to type-check predicates and (in production) to require index options.
+
+/// Where a database runs: development (schema grows on save) or production (schema locked).
+public enum Environment: String, Sendable, Hashable, Codable {
+    case development
+    case production
+}
+
+/// Index options of a field, as in CloudKit's schema editor.
+public struct IndexOptions: OptionSet, Sendable, Hashable, Codable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Equality, IN, BEGINSWITH, list membership, NEAR.
+    public static let queryable = IndexOptions(rawValue: 1)
+    /// Ranges and sorting.
+    public static let sortable = IndexOptions(rawValue: 2)
+    /// Full-text search over the field's tokens (strings only).
+    public static let searchable = IndexOptions(rawValue: 4)
+
+    /// The options CloudKit gives a new field of `type` in development.
+    public static func automatic(for type: FieldType) -> IndexOptions {
+        if type.isList { return type.scalar == .asset ? [] : .queryable }
+        switch type.scalar {
+        case .string: return [.queryable, .sortable, .searchable]
+        case .int64, .double, .date: return [.queryable, .sortable]
+        case .bytes, .reference, .location: return .queryable
+        case .asset: return []
+        }
+    }
+
+    /// Names in CloudKit's schema language order: `QUERYABLE SORTABLE SEARCHABLE`.
+    public var names: [String] {
+        var n: [String] = []
+        if contains(.queryable) { n.append("QUERYABLE") }
+        if contains(.sortable) { n.append("SORTABLE") }
+        if contains(.searchable) { n.append("SEARCHABLE") }
+        return n
+    }
+}
+
+/// One field of a record type.
+public struct FieldSchema: Sendable, Hashable, Codable {
+    public var name: String
+    public var type: FieldType
+    public var options: IndexOptions
+
+    public init(name: String, type: FieldType, options: IndexOptions = []) {
+        self.name = name
+        self.type = type
+        self.options = options
+    }
+}
+
+/// A record type: its fields and the indexes declared on system fields.
+public struct RecordTypeSchema: Sendable, Hashable, Codable {
+    public var name: String
+    public var fields: [String: FieldSchema]
+    /// Index options on system fields; empty unless declared (never automatic).
+    public var systemFieldOptions: [SystemField: IndexOptions]
+
+    public init(name: String, fields: [FieldSchema] = [], systemFieldOptions: [SystemField: IndexOptions] = [:]) {
+        self.name = name
+        self.fields = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b })
+        self.systemFieldOptions = systemFieldOptions
+    }
+
+    /// Fields sorted by name, for stable output.
+    public var sortedFields: [FieldSchema] { fields.values.sorted { compareUTF8($0.name, $1.name) < 0 } }
+}
+
+/// A container's schema in one environment.
+///
+/// ```swift
+/// let schema = Schema(environment: .production, recordTypes: [
+///     RecordTypeSchema(name: "Place", fields: [
+///         FieldSchema(name: "kind", type: .string, options: [.queryable]),
+///         FieldSchema(name: "location", type: .location, options: [.queryable]),
+///     ]),
+/// ])
+/// ```
+public struct Schema: Sendable, Hashable, Codable {
+    /// The record type every container has and no query may name.
+    public static let usersRecordType = "Users"
+
+    public var environment: Environment
+    public var recordTypes: [String: RecordTypeSchema]
+
+    public init(environment: Environment = .development, recordTypes: [RecordTypeSchema] = []) {
+        self.environment = environment
+        self.recordTypes = Dictionary(recordTypes.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b })
+    }
+
+    /// Record types sorted by name, for stable output.
+    public var sortedRecordTypes: [RecordTypeSchema] {
+        recordTypes.values.sorted { compareUTF8($0.name, $1.name) < 0 }
+    }
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Cirrus needs when they are missing. Safe to run repeatedly.
+set -euo pipefail
+need=()
+for pkg in libgeos-dev libedit-dev libsqlite3-dev; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+    echo "installing: ${need[*]}" >&2
+    SUDO=""
+    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
