@@ -15,12 +15,15 @@ let package = Package(
     products: [
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
+        .library(name: "QueryChecker", targets: ["QueryChecker"]),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
         .target(name: "PredicateSyntax", swiftSettings: strict),
         // Values, records, schema, the checked query. Depends on nothing but Foundation.
         .target(name: "RecordModel", swiftSettings: strict),
+        // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
+        .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
@@ -28,5 +31,7 @@ let package = Package(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )
