@@ -16,6 +16,11 @@ let package = Package(
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
+        .library(name: "CirrusShell", targets: ["CirrusShell"]),
+        .executable(name: "cirrus", targets: ["CirrusCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -24,6 +29,20 @@ let package = Package(
         .target(name: "RecordModel", swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
+        // The command line and REPL as a library, so tests drive it without a terminal.
+        .target(
+            name: "CirrusShell",
+            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker"],
+            swiftSettings: strict),
+        // main only: ArgumentParser → CirrusShell.
+        .executableTarget(
+            name: "CirrusCLI",
+            dependencies: [
+                "CirrusShell", "QueryChecker", "RecordModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
@@ -33,5 +52,6 @@ let package = Package(
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )

@@ -21,6 +21,9 @@ public struct CheckContext: Sendable {
     public var now: Timestamp
     /// Maximum number of elements in an IN / list argument.
     public var maximumListCount: Int
+    /// The text the tree was parsed from, when known: lets errors point at an `OR` keyword,
+    /// which the tree does not record.
+    public var source: String?
 
     public init(
         arguments: [PredicateArgument] = [], variables: [String: PredicateArgument] = [:],

@@ -12,6 +12,8 @@ extension QueryChecker {
         } catch {
             throw PredicateError(error)
         }
+        var context = context
+        context.source = text
         return try check(tree, context: context)
     }
 }

@@ -70,11 +70,11 @@ struct Checker {
         case .and(let a, let b):
             try conjunct(a, topLevel: false)
             try conjunct(b, topLevel: false)
-        case .or:
+        case .or(let a, let b):
             throw PredicateError(
                 .unsupported, "OR predicates are not supported",
                 hint: "CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); otherwise run one query per alternative",
-                range: p.range)
+                range: operatorRange(between: a.range, and: b.range) ?? p.range)
         case .truePredicate:
             warnings.append(CheckWarning("TRUEPREDICATE inside AND has no effect and may be rejected by CloudKit", range: p.range))
         case .falsePredicate:
@@ -117,6 +117,18 @@ struct Checker {
             throw PredicateError(.unsupported, "Invalid NOT predicate", hint: hint, range: whole.range)
         }
         filters[before].comparator = flipped
+    }
+
+    /// The range of the keyword between two operands (`OR`, `||`), found in the source text.
+    func operatorRange(between a: SourceRange, and b: SourceRange) -> SourceRange? {
+        guard let source = context.source, a != .none, b != .none else { return nil }
+        let bytes = Array(source.utf8)
+        guard a.end <= b.start, b.start <= bytes.count else { return nil }
+        var start = a.end
+        var end = b.start
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 || bytes[start] == 0x0A || bytes[start] == 0x0D { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        return start < end ? SourceRange(start, end) : nil
     }
 
     mutating func warn(_ message: String, _ range: SourceRange) {

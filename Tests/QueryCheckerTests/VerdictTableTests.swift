@@ -138,9 +138,10 @@ let acceptedShapes: [Verdict] = [
 
 let rejectedShapes: [Verdict] = [
     // OR anywhere
-    bad("a == 1 OR b == 2", "OR predicates are not supported", at: "a == 1 OR b == 2"),
-    bad("a == 1 || b == 2", "OR predicates are not supported", at: "a == 1 || b == 2"),
-    bad("kind == 'a' AND (b == 1 OR c == 2)", "OR predicates are not supported", at: "(b == 1 OR c == 2)"),
+    bad("a == 1 OR b == 2", "OR predicates are not supported", at: "OR"),
+    bad("a == 1 || b == 2", "OR predicates are not supported", at: "||"),
+    bad("(a == 1)\n  or\tb == 2", "OR predicates are not supported", at: "or"),
+    bad("kind == 'a' AND (b == 1 OR c == 2)", "OR predicates are not supported", at: "OR"),
     // unsupported operators
     bad("name LIKE 'caf*'", "LIKE is not supported", at: "LIKE"),
     bad("name MATCHES '.*'", "MATCHES is not supported", at: "MATCHES"),
