@@ -129,7 +129,9 @@ extension Checker {
     /// Validates a key: `[A-Za-z][A-Za-z0-9_]*`, ≤ 255 characters, or a system field's schema
     /// name (`___recordID`, …), which is mapped to its query name.
     func fieldName(_ name: String, _ range: SourceRange) throws(PredicateError) -> String {
-        if let system = SystemField(name: name) { return system.rawValue }
+        // Schema spellings of system fields (`___recordID`) map to their query names; every
+        // other valid key (including `recordName`) is returned as is.
+        if name.utf8.first == UInt8(ascii: "_"), let system = SystemField(name: name) { return system.rawValue }
         if name.hasPrefix("@") {
             throw PredicateError(
                 .unsupported, "Unexpected expression", hint: "collection operators such as \(name) are not supported; store the aggregate in its own field",
