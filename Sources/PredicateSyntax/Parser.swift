@@ -69,6 +69,8 @@ struct Parser {
     var height = 0
     /// Placeholders seen so far, to number them in source order.
     var placeholderCount = 0
+    /// `isPredicateParen` answers, computed on first use.
+    var predicateParens: [Bool]? = nil
 
     init(_ src: UnsafeBufferPointer<UInt8>, limits: ParserLimits) throws(SyntaxError) {
         self.src = src
@@ -227,7 +229,7 @@ struct Parser {
         case .keyword(.falsePredicate):
             height = 1
             return Predicate(.falsePredicate, range: advance().range)
-        case .punct(.leftParen) where parenthesizedPredicateAhead(i):
+        case .punct(.leftParen) where isPredicateParen(i):
             let open = advance()
             try enter(open)
             var p = try parsePredicate()
@@ -241,35 +243,49 @@ struct Parser {
     }
 
     /// Whether the "(" at token `open` starts a parenthesized predicate (see the file header).
-    func parenthesizedPredicateAhead(_ open: Int) -> Bool {
-        var open = open
-        // Each round peels one "((…))" layer; more layers than the depth limit fail anyway.
-        for _ in 0...limits.maxDepth {
-            var nesting = 0
-            var j = open + 1
-            var firstGroupClose = -1
-            scan: while true {
-                switch tokens[j].kind {
-                case .end:
-                    return false
-                case .punct(.leftParen), .punct(.leftBracket), .punct(.leftBrace):
-                    nesting += 1
-                case .punct(.rightParen), .punct(.rightBracket), .punct(.rightBrace):
-                    if nesting == 0 { break scan }
-                    nesting -= 1
-                    if nesting == 0, firstGroupClose < 0 { firstGroupClose = j }
-                case let k where nesting == 0 && Self.onlyInPredicates(k):
-                    return true
-                default:
-                    break
-                }
-                j += 1
-            }
-            // `j` closes `open`. One inner group spanning everything: look inside it.
-            guard tokens[open + 1].kind == .punct(.leftParen), firstGroupClose == j - 1 else { return false }
-            open += 1
+    mutating func isPredicateParen(_ open: Int) -> Bool {
+        if predicateParens == nil { predicateParens = Self.predicateParens(tokens) }
+        return predicateParens?[open] ?? false
+    }
+
+    /// For every "(" token, whether it opens a parenthesized predicate. One pass over all
+    /// tokens with a stack of open brackets, so nested parentheses cost O(tokens) in total.
+    static func predicateParens(_ tokens: [Token]) -> [Bool] {
+        struct Frame {
+            var open: Int
+            var sawPredicateToken = false
+            var items = 0
+            var firstIsParen = false
+            var firstIsPredicate = false
         }
-        return true
+        var result = [Bool](repeating: false, count: tokens.count)
+        var stack: [Frame] = []
+        func finish(_ f: Frame) {
+            let isPredicate = f.sawPredicateToken || (f.items == 1 && f.firstIsParen && f.firstIsPredicate)
+            if tokens[f.open].kind == .punct(.leftParen) { result[f.open] = isPredicate }
+            if !stack.isEmpty, stack[stack.count - 1].items == 1 { stack[stack.count - 1].firstIsPredicate = isPredicate }
+        }
+        for (j, t) in tokens.enumerated() {
+            switch t.kind {
+            case .punct(.leftParen), .punct(.leftBracket), .punct(.leftBrace):
+                if !stack.isEmpty {
+                    stack[stack.count - 1].items += 1
+                    if stack[stack.count - 1].items == 1 { stack[stack.count - 1].firstIsParen = t.kind == .punct(.leftParen) }
+                }
+                stack.append(Frame(open: j))
+            case .punct(.rightParen), .punct(.rightBracket), .punct(.rightBrace):
+                if let f = stack.popLast() { finish(f) }
+            case .end:
+                break
+            default:
+                if !stack.isEmpty {
+                    stack[stack.count - 1].items += 1
+                    if onlyInPredicates(t.kind) { stack[stack.count - 1].sawPredicateToken = true }
+                }
+            }
+        }
+        while let f = stack.popLast() { finish(f) }
+        return result
     }
 
     static func onlyInPredicates(_ k: TokenKind) -> Bool {
