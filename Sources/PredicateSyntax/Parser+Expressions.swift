@@ -231,11 +231,20 @@ extension Parser {
     /// `part:part:(args…)`: the name keeps its colons, e.g. `distanceToLocation:fromLocation:`.
     mutating func parseSelectorCall() throws(SyntaxError) -> Expression {
         let start = token
+        var end = start.start
+        var contiguous = true  // written without spaces: the name is one slice of the source
         var name = ""
         while token.kind == .identifier, kind(at: i + 1) == .punct(.colon) {
-            name += text(advance()) + ":"
-            advance()
+            let part = advance()
+            let colon = advance()
+            if contiguous, part.start != end || colon.start != part.end {
+                contiguous = false
+                name = text(start.start, end)
+            }
+            if !contiguous { name += text(part) + ":" }
+            end = colon.end
         }
+        if contiguous { name = text(start.start, end) }
         guard isPunct(.leftParen) else {
             throw expected("'(' after the function name '\(name)'", hint: "e.g. distanceToLocation:fromLocation:(location, %@)")
         }

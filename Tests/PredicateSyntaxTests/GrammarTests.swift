@@ -247,6 +247,8 @@ import Testing
         #expect(try parseExpr("sum:({1,2})") == fn("sum:", agg(int(1), int(2))))
         #expect(try parseExpr("distanceToLocation:fromLocation:(location, %@)") == fn("distanceToLocation:fromLocation:", k("location"), ph(.object, 0)))
         #expect(try parseExpr("distanceToLocation: fromLocation: (location, %@)").formatString == "distanceToLocation:fromLocation:(location, %@)")
+        #expect(try parseExpr("a:b :c: d:(1)") == fn("a:b:c:d:", int(1)))
+        #expect(try parseExpr("a:b:c :d:(1)") == fn("a:b:c:d:", int(1)))
         #expect(try canon("distanceToLocation:fromLocation:(location,%@) < 5") == "distanceToLocation:fromLocation:(location, %@) < 5")
     }
 
