@@ -13,7 +13,7 @@ struct Lexer {
     init(_ src: UnsafeBufferPointer<UInt8>) { self.src = src }
 
     /// All tokens of the source, ending with `.end`.
-    static func tokenize(_ src: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> [Token] {
+    static func tokenize(_ src: UnsafeBufferPointer<UInt8>) throws -> [Token] {
         var lexer = Lexer(src)
         var tokens: [Token] = []
         tokens.reserveCapacity(src.count / 3 + 4)
@@ -34,7 +34,7 @@ struct Lexer {
         String(decoding: UnsafeBufferPointer(rebasing: src[start..<Swift.min(end, src.count)]), as: UTF8.self)
     }
 
-    mutating func next() throws(SyntaxError) -> Token {
+    mutating func next() throws -> Token {
         while pos < src.count, src[pos] == 0x20 || (src[pos] >= 0x09 && src[pos] <= 0x0D) { pos += 1 }
         let start = pos
         guard pos < src.count else { return Token(kind: .end, start: start, end: start) }
@@ -126,7 +126,7 @@ struct Lexer {
 
     /// `'…'` or `"…"`: finds the closing quote (a backslash skips the next byte). Escapes are
     /// checked and decoded by the parser.
-    private mutating func string(_ start: Int, quote: UInt8) throws(SyntaxError) -> Token {
+    private mutating func string(_ start: Int, quote: UInt8) throws -> Token {
         var plain = true
         while pos < src.count {
             let c = src[pos]
@@ -148,7 +148,7 @@ struct Lexer {
 
     /// Numbers: `12`, `1.5`, `.5`, `2e3`, `1E-7`, `0x1F`, `0o17`, `0b101`. The shape only; the
     /// value is computed by the parser. A number running into letters (`12ab`, `0x`) is an error.
-    private mutating func number(_ start: Int) throws(SyntaxError) -> Token {
+    private mutating func number(_ start: Int) throws -> Token {
         if src[pos] == UInt8(ascii: "0"), let radix = radixPrefix(peek(1)) {
             pos += 2
             let digitsStart = pos
@@ -189,7 +189,7 @@ struct Lexer {
     }
 
     /// `%@ %K %d %i %ld %lld %u %f %g %e`.
-    private mutating func placeholder(_ start: Int) throws(SyntaxError) -> Token {
+    private mutating func placeholder(_ start: Int) throws -> Token {
         let spec: Placeholder.Specifier?
         var length = 2
         switch peek() {
