@@ -8,7 +8,8 @@
 # runs it over the committed seed corpus Fuzz/corpus/ plus a scratch corpus Fuzz/corpus-run/
 # (not committed). Needs only the Swift toolchain (SWIFTC, default: swiftc on PATH or
 # /opt/swift/usr/bin/swiftc). Exits non-zero when libFuzzer finds a crash; the input is saved
-# as Fuzz/bin/crash-<sha1>. Fuzz/predicate.dict lists the reserved words and operators — replay it with `Fuzz/bin/fuzz-predicate Fuzz/bin/crash-…`.
+# as Fuzz/bin/crash-<sha1> — replay it with `Fuzz/bin/fuzz-predicate Fuzz/bin/crash-…`.
+# Fuzz/predicate.dict gives libFuzzer the reserved words and operator spellings.
 set -euo pipefail
 
 # Modules linked into the harness, in dependency order (each may import the ones before it).
