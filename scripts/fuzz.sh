@@ -30,9 +30,10 @@ FLAGS=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -enable
 OBJECTS=()
 for m in "${MODULES[@]}"; do
     echo "fuzz.sh: compiling $m" >&2
+    mapfile -t SOURCES < <(find "$ROOT/Sources/$m" -name '*.swift' | sort)
     "$SWIFTC" "${FLAGS[@]}" -module-name "$m" -wmo -num-threads 0 \
         -emit-module -emit-module-path "$BIN/modules/$m.swiftmodule" \
-        -c "$ROOT/Sources/$m"/*.swift -o "$BIN/modules/$m.o"
+        -c "${SOURCES[@]}" -o "$BIN/modules/$m.o"
     OBJECTS+=("$BIN/modules/$m.o")
 done
 echo "fuzz.sh: linking Fuzz/bin/fuzz-predicate" >&2

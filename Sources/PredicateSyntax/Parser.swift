@@ -46,8 +46,8 @@ public enum PredicateParser {
         }
         var text = text
         let result: Result<T, SyntaxError> = text.withUTF8 { buffer in
-            // Internally errors travel untyped: a typed SyntaxError (48 bytes) costs a result
-            // slot in every frame of the recursion, an existential costs one register.
+            // Inside the parser errors travel untyped (one register through every frame of the
+            // recursion); only SyntaxError is ever thrown, and the type is restored here.
             do {
                 var parser = try Parser(buffer, limits: limits)
                 return .success(try body(&parser))
