@@ -333,3 +333,18 @@ import Testing
         #expect(r.range == SourceRange(15, 20))
     }
 }
+
+@Suite struct WhitespaceTests {
+    @Test func unicodeSpacesSeparateTokens() throws {
+        #expect(try parse("a\u{A0}==\u{2003}1\u{3000}AND\u{FEFF}b\u{2028}==\u{200B}2") == and(eq("a", 1), eq("b", 2)))
+        #expect(try parse("\t\r\na\n==\u{0B}1\u{0C}") == eq("a", 1))
+    }
+
+    @Test func nonASCIILettersAreKeyCharacters() throws {
+        #expect(try parse("préis_€ == 1") == eq("préis_€", 1))
+    }
+
+    @Test func escapeSignsNeedANameRightAfter() {
+        expectError("#\u{A0}a == 1", "expected a key after '#'", 0, 1)
+    }
+}
