@@ -1,0 +1,93 @@
+// Postings: set operations on sorted, unique row-id lists.
+//
+// Intersection gallops: the shortest list drives and each other list is searched by exponential
+// then binary search from where the last probe stopped, so a rare word ANDed with a common one
+// costs O(r · log(c / r)). Union is a k-way merge with a small binary heap. Both are used by
+// TextIndex, and by the planner/executor to intersect row-id lists from different indexes.
+
+/// Set operations on ascending, duplicate-free row-id lists.
+///
+/// ```swift
+/// Postings.intersect([[1, 3, 5, 9], [3, 4, 9]])   // [3, 9]
+/// Postings.union([[1, 5], [2, 5, 7]])             // [1, 2, 5, 7]
+/// ```
+public enum Postings {
+    /// First index ≥ `from` whose element is ≥ x (galloping: 1, 2, 4 … then binary search).
+    @inline(__always)
+    static func lowerBound(_ a: [RowID], _ x: RowID, from: Int) -> Int {
+        var lo = from
+        var step = 1
+        var hi = from
+        while hi < a.count, a[hi] < x {
+            lo = hi + 1
+            hi += step
+            step <<= 1
+        }
+        hi = Swift.min(hi, a.count)
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if a[mid] < x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Rows in every list.
+    public static func intersect(_ lists: [[RowID]]) -> [RowID] {
+        guard !lists.isEmpty else { return [] }
+        if lists.count == 1 { return lists[0] }
+        let order = lists.indices.sorted { lists[$0].count < lists[$1].count }
+        let driver = lists[order[0]]
+        var cursors = [Int](repeating: 0, count: lists.count)
+        var out: [RowID] = []
+        out.reserveCapacity(driver.count)
+        outer: for x in driver {
+            for k in order.dropFirst() {
+                let a = lists[k]
+                let i = lowerBound(a, x, from: cursors[k])
+                cursors[k] = i
+                if i == a.count { break outer }
+                if a[i] != x { continue outer }
+            }
+            out.append(x)
+        }
+        return out
+    }
+
+    /// Rows in any list (k-way merge, duplicates removed).
+    public static func union(_ lists: [[RowID]]) -> [RowID] {
+        let lists = lists.filter { !$0.isEmpty }
+        if lists.isEmpty { return [] }
+        if lists.count == 1 { return lists[0] }
+        // Heap of (value, list index), positions per list.
+        var heap: [(RowID, Int)] = lists.indices.map { (lists[$0][0], $0) }
+        var pos = [Int](repeating: 0, count: lists.count)
+        func siftDown(_ i0: Int) {
+            var i = i0
+            while true {
+                let l = 2 * i + 1
+                let r = l + 1
+                var m = i
+                if l < heap.count, heap[l].0 < heap[m].0 { m = l }
+                if r < heap.count, heap[r].0 < heap[m].0 { m = r }
+                if m == i { return }
+                heap.swapAt(i, m)
+                i = m
+            }
+        }
+        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+        var out: [RowID] = []
+        out.reserveCapacity(lists.map(\.count).max() ?? 0)
+        while let (v, k) = heap.first {
+            if out.last != v { out.append(v) }
+            pos[k] += 1
+            if pos[k] < lists[k].count {
+                heap[0] = (lists[k][pos[k]], k)
+            } else {
+                heap[0] = heap[heap.count - 1]
+                heap.removeLast()
+            }
+            if !heap.isEmpty { siftDown(0) }
+        }
+        return out
+    }
+}
