@@ -16,25 +16,35 @@ extension BPlusTree {
     /// Number of separators at or before the position: the child that holds entries ≥ position.
     @inline(__always)
     static func childFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        var lo = 0
-        var hi = n.keys.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            let k = n.keys[mid]
-            if k < key || (!(key < k) && UInt64(n.rows[mid]) <= row) { lo = mid + 1 } else { hi = mid }
+        // One access to each array (class properties are checked for exclusivity per access).
+        let keys = n.keys
+        let rows = n.rows
+        return keys.withUnsafeBufferPointer { ks in
+            var lo = 0
+            var hi = ks.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                let k = ks[mid]
+                if k < key || (!(key < k) && UInt64(rows[mid]) <= row) { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
         }
-        return lo
     }
 
     @inline(__always)
     static func leafFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        var lo = 0
-        var hi = n.keys.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if before(n.keys[mid], n.rows[mid], key, row) { lo = mid + 1 } else { hi = mid }
+        let keys = n.keys
+        let rows = n.rows
+        return keys.withUnsafeBufferPointer { ks in
+            var lo = 0
+            var hi = ks.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                let k = ks[mid]
+                if k < key || (!(key < k) && UInt64(rows[mid]) < row) { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
         }
-        return lo
     }
 
     /// Number of entries before position (key, row). O(log n).
@@ -43,7 +53,8 @@ extension BPlusTree {
         var r = 0
         while !n.isLeaf {
             let i = Self.childFor(n, key, row)
-            for j in 0..<i { r += n.counts[j] }
+            let counts = n.counts
+            for j in 0..<i { r += counts[j] }
             n = n.children[i]
         }
         return r + Self.leafFor(n, key, row)
@@ -60,9 +71,11 @@ extension BPlusTree {
         if n.isLeaf {
             let start = from.map { leafFor(n, $0.0, $0.1) } ?? 0
             var j = start
-            let c = n.keys.count
+            let keys = n.keys
+            let rows = n.rows
+            let c = keys.count
             while j < c {
-                if !body(n.keys[j], n.rows[j]) { return false }
+                if !body(keys[j], rows[j]) { return false }
                 j += 1
             }
             return true
@@ -84,8 +97,10 @@ extension BPlusTree {
     private static func backward(_ n: BNode<Key>, _ before: (Key, UInt64)?, _ body: (Key, RowID) -> Bool) -> Bool {
         if n.isLeaf {
             var j = (before.map { leafFor(n, $0.0, $0.1) } ?? n.keys.count) - 1
+            let keys = n.keys
+            let rows = n.rows
             while j >= 0 {
-                if !body(n.keys[j], n.rows[j]) { return false }
+                if !body(keys[j], rows[j]) { return false }
                 j -= 1
             }
             return true

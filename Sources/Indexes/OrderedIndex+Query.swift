@@ -19,11 +19,41 @@ extension BPlusTree {
         a.0 < b.0 || (!(b.0 < a.0) && a.1 < b.1)
     }
 
-    /// Number of entries in [lo, hi).
+    /// Number of entries in [lo, hi): one descent while both ends share a path, then the two
+    /// ranks inside the children where they part.
     func count(_ lo: Position<Key>?, _ hi: Position<Key>?) -> Int {
-        let a = lo.map { rank($0.0, $0.1) } ?? 0
-        let b = hi.map { rank($0.0, $0.1) } ?? count
-        return Swift.max(0, b - a)
+        guard let lo, let hi else {
+            let a = lo.map { rank($0.0, $0.1) } ?? 0
+            let b = hi.map { rank($0.0, $0.1) } ?? count
+            return Swift.max(0, b - a)
+        }
+        if Self.positionLess(hi, lo) { return 0 }
+        var n = root
+        while !n.isLeaf {
+            let i = Self.childFor(n, lo.0, lo.1)
+            let j = Self.childFor(n, hi.0, hi.1)
+            if i != j {
+                var total = Self.rankIn(n.children[j], hi) - Self.rankIn(n.children[i], lo)
+                let counts = n.counts
+                for k in i..<j { total += counts[k] }
+                return total
+            }
+            n = n.children[i]
+        }
+        return Swift.max(0, Self.leafFor(n, hi.0, hi.1) - Self.leafFor(n, lo.0, lo.1))
+    }
+
+    /// Entries of the subtree before the position.
+    static func rankIn(_ node: BNode<Key>, _ p: Position<Key>) -> Int {
+        var n = node
+        var r = 0
+        while !n.isLeaf {
+            let i = childFor(n, p.0, p.1)
+            let counts = n.counts
+            for j in 0..<i { r += counts[j] }
+            n = n.children[i]
+        }
+        return r + leafFor(n, p.0, p.1)
     }
 
     /// Visits entries in [lo, hi) in the given direction.
@@ -39,6 +69,31 @@ extension BPlusTree {
                 return body(k, r)
             }
         }
+    }
+
+    /// Rows of entries whose key equals `key`: one descent, then a scan of the leaf (and, only
+    /// when the run continues past it, an ordered visit).
+    func rowsEqual(_ key: Key) -> [RowID] {
+        var n = root
+        while !n.isLeaf { n = n.children[Self.childFor(n, key, 0)] }
+        var j = Self.leafFor(n, key, 0)
+        var out: [RowID] = []
+        let keys = n.keys
+        let rows = n.rows
+        let c = keys.count
+        while j < c, !(key < keys[j]) {
+            out.append(rows[j])
+            j += 1
+        }
+        if j == c {  // the run may continue in the next leaves
+            let start: UInt64 = out.last.map { UInt64($0) + 1 } ?? 0
+            visitForward(from: (key, start)) { k, r in
+                guard !(key < k) else { return false }
+                out.append(r)
+                return true
+            }
+        }
+        return out
     }
 
     func rows(_ lo: Position<Key>?, _ hi: Position<Key>?) -> [RowID] {
@@ -74,7 +129,12 @@ extension OrderedIndex {
 
     /// Row ids whose value (or a list element) equals `value`, sorted by row id.
     public func rows(equalTo value: FieldValue) -> [RowID] {
-        rows(in: ValueRange(lower: .included(value), upper: .included(value)))
+        if family.isFixed {
+            guard let k = fixedEnc(value) else { return [] }
+            return fixed.rowsEqual(k)
+        }
+        guard let k = varEnc(value) else { return [] }
+        return variable.rowsEqual(k)
     }
 
     /// Number of entries equal to `value`. O(log n).

@@ -31,25 +31,66 @@ public enum Postings {
         return lo
     }
 
-    /// Rows in every list.
+    /// Rows in every list: pairwise from the shortest list up, each step a linear merge when the
+    /// sizes are within 16× of each other and a galloping search otherwise.
     public static func intersect(_ lists: [[RowID]]) -> [RowID] {
         guard !lists.isEmpty else { return [] }
-        if lists.count == 1 { return lists[0] }
-        let order = lists.indices.sorted { lists[$0].count < lists[$1].count }
-        let driver = lists[order[0]]
-        var cursors = [Int](repeating: 0, count: lists.count)
-        var out: [RowID] = []
-        out.reserveCapacity(driver.count)
-        outer: for x in driver {
-            for k in order.dropFirst() {
-                let a = lists[k]
-                let i = lowerBound(a, x, from: cursors[k])
-                cursors[k] = i
-                if i == a.count { break outer }
-                if a[i] != x { continue outer }
-            }
-            out.append(x)
+        let sorted = lists.sorted { $0.count < $1.count }
+        var acc = sorted[0]
+        for other in sorted.dropFirst() {
+            if acc.isEmpty { break }
+            acc = intersect2(acc, other)
         }
+        return acc
+    }
+
+    /// Intersection of two lists, `a` the shorter.
+    static func intersect2(_ a: [RowID], _ b: [RowID]) -> [RowID] {
+        var out = [RowID](repeating: 0, count: a.count)
+        let n = out.withUnsafeMutableBufferPointer { o in
+            a.withUnsafeBufferPointer { pa in
+                b.withUnsafeBufferPointer { pb in
+                    var w = 0
+                    var j = 0
+                    let nb = pb.count
+                    if pb.count / 16 <= pa.count {
+                        for x in pa {
+                            while j < nb, pb[j] < x { j += 1 }
+                            if j == nb { break }
+                            if pb[j] == x {
+                                o[w] = x
+                                w += 1
+                            }
+                        }
+                    } else {
+                        for x in pa {
+                            // Gallop from j, then binary search.
+                            var lo = j
+                            var hi = j
+                            var step = 1
+                            while hi < nb, pb[hi] < x {
+                                lo = hi + 1
+                                hi += step
+                                step <<= 1
+                            }
+                            hi = Swift.min(hi, nb)
+                            while lo < hi {
+                                let mid = (lo + hi) >> 1
+                                if pb[mid] < x { lo = mid + 1 } else { hi = mid }
+                            }
+                            j = lo
+                            if j == nb { break }
+                            if pb[j] == x {
+                                o[w] = x
+                                w += 1
+                            }
+                        }
+                    }
+                    return w
+                }
+            }
+        }
+        out.removeLast(out.count - n)
         return out
     }
 

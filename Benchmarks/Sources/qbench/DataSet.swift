@@ -1,7 +1,7 @@
 // DataSet: a deterministic generated record set for the suites.
 //
 // Places clustered around 1 000 "cities" (centres uniform on the sphere between 60°S and 70°N,
-// city sizes Zipf(0.7), points Gaussian with σ = 40 km around the centre, 10% scattered
+// city sizes Zipf(0.7), points Gaussian with σ = 65 km around the centre, 10% scattered
 // uniformly), a Double price (log-normal, cents), an Int64 rank (a permutation of 0..<n), a
 // two-word name and an 8-word description drawn Zipf(1.0) from a 50 000-word vocabulary. The
 // same seed gives the same data on every machine.
@@ -68,8 +68,8 @@ struct DataSet {
                 locations.append(Location(latitude: asin(rng.unit() * 2 - 1) * 180 / .pi, longitude: rng.unit() * 360 - 180))
             } else {
                 let (clat, clon) = cities[cityZipf.sample(&rng)]
-                let lat = max(-90, min(90, clat + rng.gaussian() * 40 / 111.2))
-                var lon = clon + rng.gaussian() * 40 / (111.2 * max(0.05, cos(clat * .pi / 180)))
+                let lat = max(-90, min(90, clat + rng.gaussian() * 65 / 111.2))
+                var lon = clon + rng.gaussian() * 65 / (111.2 * max(0.05, cos(clat * .pi / 180)))
                 lon = lon > 180 ? lon - 360 : (lon < -180 ? lon + 360 : lon)
                 locations.append(Location(latitude: lat, longitude: max(-180, min(180, lon))))
             }

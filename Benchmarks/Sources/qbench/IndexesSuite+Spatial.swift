@@ -9,7 +9,7 @@ extension IndexesSuite {
         let n = data.locations.count
         let pts = (0..<n).map { (RowID($0), data.locations[$0]) }
         var spatial = SpatialIndex()
-        let tb = Measure.time { spatial = SpatialIndex(points: pts) }
+        let tb = Measure.time { spatial = SpatialIndex(points: pts, nodeSize: nodeSize, fanout: fanout) }
         Measure.print(Stat(name: "spatial build (geohash + packed R-tree)", median: tb, p99: tb, note: "1 run"))
         // Query centres: data points jittered by ~1 km.
         let centres = (0..<(samples * 4)).map { _ -> Location in

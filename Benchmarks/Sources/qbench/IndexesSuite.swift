@@ -14,6 +14,9 @@ struct IndexesSuite: ParsableCommand {
     @Option(help: "Samples per timed operation.") var samples = 2000
     @Option(help: "Data seed.") var seed: UInt64 = 42
     @Flag(help: "Skip the GEOS STRtree comparison.") var noGeos = false
+    @Option(help: "B+tree node size (entries per node).") var nodeSize = 64
+    @Option(help: "R-tree fanout.") var fanout = 16
+    @Option(help: "Parts to run: ordered,spatial,text.") var parts = "ordered,spatial,text"
 
     func run() throws {
         let n = size
@@ -22,20 +25,29 @@ struct IndexesSuite: ParsableCommand {
         var rng = Rng(state: seed ^ 0xABCDEF)
         print("operation".padding(toLength: 46, withPad: " ", startingAt: 0) + "median      p99         target      note")
 
+        if parts.contains("ordered") { runOrdered(data, &rng) }
+        var sink = 0
+        if parts.contains("spatial") { try runSpatial(data, &rng, &sink) }
+        if parts.contains("text") { runText(data, &rng, &sink) }
+        if sink == 42 { print("") }
+    }
+
+    func runOrdered(_ data: DataSet, _ rng: inout Rng) {
+        let n = data.prices.count
         // MARK: ordered index builds
         let priceEntries = (0..<n).map { (FieldValue.double(data.prices[$0]), RowID($0)) }
         let rankEntries = (0..<n).map { (FieldValue.int64(data.ranks[$0]), RowID($0)) }
         let nameEntries = (0..<n).map { (FieldValue.string(data.names[$0]), RowID($0)) }
         var prices = OrderedIndex(family: .number)
         var builds: [Double] = []
-        for _ in 0..<3 { builds.append(Measure.time { prices = OrderedIndex(family: .number, entries: priceEntries) }) }
+        for _ in 0..<3 { builds.append(Measure.time { prices = OrderedIndex(family: .number, entries: priceEntries, nodeSize: nodeSize) }) }
         builds.sort()
         Measure.print(Stat(name: "ordered build, Double, \(n)", median: builds[1], p99: builds[2], note: "3 runs; p99 = max"), target: "≤ 0.5 s")
         var ranks = OrderedIndex(family: .number)
-        let tRank = Measure.time { ranks = OrderedIndex(family: .number, entries: rankEntries) }
+        let tRank = Measure.time { ranks = OrderedIndex(family: .number, entries: rankEntries, nodeSize: nodeSize) }
         Measure.print(Stat(name: "ordered build, Int64 (unique), \(n)", median: tRank, p99: tRank, note: "1 run"))
         var names = OrderedIndex(family: .string)
-        let tName = Measure.time { names = OrderedIndex(family: .string, entries: nameEntries) }
+        let tName = Measure.time { names = OrderedIndex(family: .string, entries: nameEntries, nodeSize: nodeSize) }
         Measure.print(Stat(name: "ordered build, String, \(n)", median: tName, p99: tName, note: "1 run"))
 
         // MARK: point and range
@@ -80,8 +92,6 @@ struct IndexesSuite: ParsableCommand {
         Measure.print(Stat(name: "memory/entry String index", median: memS, p99: memS,
                            note: "bytes; avg key+row = \(data.names.prefix(10000).map { $0.utf8.count }.reduce(0, +) / 10000 + 4) B"))
 
-        try runSpatial(data, &rng, &sink)
-        runText(data, &rng, &sink)
         if sink == 42 { print("") }
     }
 }
