@@ -44,23 +44,38 @@ public enum Postings {
         return acc
     }
 
-    /// Intersection of two lists, `a` the shorter.
-    static func intersect2(_ a: [RowID], _ b: [RowID]) -> [RowID] {
-        var out = [RowID](repeating: 0, count: a.count)
-        let n = out.withUnsafeMutableBufferPointer { o in
-            a.withUnsafeBufferPointer { pa in
+    enum Strategy { case automatic, bitmap, merge, gallop }
+
+    /// Intersection of two lists, `a` the shorter. Automatic choice: galloping when `b` is over
+    /// 16× longer; otherwise a bitmap over the overlapping row-id span when that span is small
+    /// against the lists (its words ≤ the entries; independent probes pipeline well), else a
+    /// branch-free merge.
+    static func intersect2(_ a: [RowID], _ b: [RowID], strategy: Strategy = .automatic) -> [RowID] {
+        guard let af = a.first, let al = a.last, let bf = b.first, let bl = b.last else { return [] }
+        var strategy = strategy
+        if strategy == .automatic {
+            let span = Int(Swift.min(al, bl)) - Int(Swift.max(af, bf))
+            strategy = b.count / 16 > a.count ? .gallop : ((span >> 6) <= a.count + b.count ? .bitmap : .merge)
+        }
+        if strategy == .bitmap { return bitmapIntersect(a, b) }
+        let gallop = strategy == .gallop
+        return [RowID](unsafeUninitializedCapacity: a.count) { o, written in
+            written = a.withUnsafeBufferPointer { pa in
                 b.withUnsafeBufferPointer { pb in
                     var w = 0
                     var j = 0
                     let nb = pb.count
-                    if pb.count / 16 <= pa.count {
-                        for x in pa {
-                            while j < nb, pb[j] < x { j += 1 }
-                            if j == nb { break }
-                            if pb[j] == x {
-                                o[w] = x
-                                w += 1
-                            }
+                    if !gallop {
+                        // Branch-free merge: both cursors advance by comparisons, not jumps.
+                        var i = 0
+                        let na = pa.count
+                        while i < na, j < nb {
+                            let x = pa[i]
+                            let y = pb[j]
+                            o[w] = x
+                            w &+= x == y ? 1 : 0
+                            i &+= x <= y ? 1 : 0
+                            j &+= y <= x ? 1 : 0
                         }
                     } else {
                         for x in pa {
@@ -90,8 +105,39 @@ public enum Postings {
                 }
             }
         }
-        out.removeLast(out.count - n)
-        return out
+    }
+
+    /// Intersection through a bitmap of `a` over the overlapping span, probed by `b`.
+    static func bitmapIntersect(_ a: [RowID], _ b: [RowID]) -> [RowID] {
+        guard let af = a.first, let al = a.last, let bf = b.first, let bl = b.last else { return [] }
+        let lo = Swift.max(af, bf)
+        let hi = Swift.min(al, bl)
+        guard lo <= hi else { return [] }
+        let words = Int((hi - lo) >> 6) + 1
+        var bits = [UInt64](repeating: 0, count: words)
+        bits.withUnsafeMutableBufferPointer { w in
+            for x in a where x >= lo && x <= hi {
+                let d = x - lo
+                w[Int(d >> 6)] |= 1 << UInt64(d & 63)
+            }
+        }
+        return [RowID](unsafeUninitializedCapacity: Swift.min(a.count, b.count)) { o, written in
+            var n = 0
+            bits.withUnsafeBufferPointer { w in
+                b.withUnsafeBufferPointer { pb in
+                    var j = lowerBound(b, lo, from: 0)
+                    while j < pb.count {
+                        let y = pb[j]
+                        if y > hi { break }
+                        let d = y - lo
+                        o[n] = y
+                        n &+= Int((w[Int(d >> 6)] >> UInt64(d & 63)) & 1)
+                        j += 1
+                    }
+                }
+            }
+            written = n
+        }
     }
 
     /// Rows in any list (k-way merge, duplicates removed).

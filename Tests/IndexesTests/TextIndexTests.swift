@@ -111,6 +111,13 @@ import Testing
             }
             let inter = lists.dropFirst().reduce(Set(lists[0])) { $0.intersection($1) }
             #expect(Postings.intersect(lists) == inter.sorted(), "seed \(seed)")
+            if lists.count >= 2 {
+                let (a, b) = lists[0].count <= lists[1].count ? (lists[0], lists[1]) : (lists[1], lists[0])
+                let exp = Set(a).intersection(b).sorted()
+                for st in [Postings.Strategy.bitmap, .merge, .gallop] {
+                    #expect(Postings.intersect2(a, b, strategy: st) == exp, "seed \(seed) \(st)")
+                }
+            }
             #expect(Postings.union(lists) == Set(lists.joined()).sorted(), "seed \(seed)")
         }
     }

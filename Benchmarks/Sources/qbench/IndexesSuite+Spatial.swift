@@ -56,10 +56,10 @@ extension IndexesSuite {
                            p99: resumeTimes[resumeTimes.count * 99 / 100], note: "stateless resume after 80 rows"))
         let ab = spatial.approximateBytes
         Measure.print(Stat(name: "memory/entry R-tree layers", median: Double(ab.rtree) / Double(n), p99: Double(ab.rtree) / Double(n),
-                           note: "bytes; lat+lon+row = 20 B"), target: "≤ 40 B")
+                           note: "bytes; lat+lon+row = 20 B", bytes: true), target: "≤ 40 B")
         Measure.print(Stat(name: "memory/entry geohash B+tree", median: Double(ab.geohash) / Double(n), p99: Double(ab.geohash) / Double(n),
-                           note: "bytes; cell+row = 12 B"), target: "≤ 24 B")
-        Measure.print(Stat(name: "memory/row dense arrays (vector, cell, tier)", median: Double(ab.dense) / Double(n), p99: Double(ab.dense) / Double(n), note: "bytes"))
+                           note: "bytes; cell+row = 12 B", bytes: true), target: "≤ 24 B")
+        Measure.print(Stat(name: "memory/row dense arrays (vector, cell, tier)", median: Double(ab.dense) / Double(n), p99: Double(ab.dense) / Double(n), note: "bytes", bytes: true))
 
         guard !noGeos else { return }
         var geos: GEOSPointTree?
@@ -110,6 +110,6 @@ extension IndexesSuite {
             sink &+= TextTokenizer.tokens(nonAscii[i]).count
         })
         let mem = Double(text.approximateBytes) / Double(text.postingCount)
-        Measure.print(Stat(name: "memory/posting text index", median: mem, p99: mem, note: "bytes; row id = 4 B"), target: "≤ 8 B")
+        Measure.print(Stat(name: "memory/posting text index", median: mem, p99: mem, note: "bytes; row id = 4 B", bytes: true), target: "≤ 8 B")
     }
 }

@@ -87,10 +87,10 @@ struct IndexesSuite: ParsableCommand {
             prices.remove(v, row: RowID(n + i))
         })
         let mem = Double(prices.approximateBytes) / Double(prices.count)
-        Measure.print(Stat(name: "memory/entry Double index", median: mem, p99: mem, note: "bytes; key+row = 12 B"), target: "≤ 24 B")
+        Measure.print(Stat(name: "memory/entry Double index", median: mem, p99: mem, note: "bytes; key+row = 12 B", bytes: true), target: "≤ 24 B")
         let memS = Double(names.approximateBytes) / Double(names.count)
         Measure.print(Stat(name: "memory/entry String index", median: memS, p99: memS,
-                           note: "bytes; avg key+row = \(data.names.prefix(10000).map { $0.utf8.count }.reduce(0, +) / 10000 + 4) B"))
+                           note: "bytes; avg key+row = \(data.names.prefix(10000).map { $0.utf8.count }.reduce(0, +) / 10000 + 4) B", bytes: true))
 
         if sink == 42 { print("") }
     }

@@ -10,6 +10,8 @@ struct Stat {
     var median: Double  // ns per op
     var p99: Double
     var note: String
+    /// The figures are bytes, not nanoseconds.
+    var bytes = false
 }
 
 enum Measure {
@@ -51,8 +53,8 @@ enum Measure {
         var s = s
         if !note.isEmpty { s.note = note }
         let line = s.name.padding(toLength: 46, withPad: " ", startingAt: 0)
-            + format(s.median).padding(toLength: 12, withPad: " ", startingAt: 0)
-            + format(s.p99).padding(toLength: 12, withPad: " ", startingAt: 0)
+            + (s.bytes ? String(format: "%.1f B", s.median) : format(s.median)).padding(toLength: 12, withPad: " ", startingAt: 0)
+            + (s.bytes ? String(format: "%.1f B", s.p99) : format(s.p99)).padding(toLength: 12, withPad: " ", startingAt: 0)
             + target.padding(toLength: 12, withPad: " ", startingAt: 0) + s.note
         Swift.print(line)
     }
