@@ -14,7 +14,7 @@
 // One location per row: list-of-location fields are not spatially indexed (CloudKit has no
 // distance operator for them). Invalid coordinates (NaN, out of range) are not indexed.
 // Value semantics: a copy is a snapshot (arrays and B+tree are copy-on-write; the first write
-// after a snapshot copies the dense arrays, O(rows)).
+// after a snapshot copies only the touched 4 096-row pages of the dense tables, see PagedArray).
 
 import Foundation
 import RecordModel
@@ -28,9 +28,9 @@ import RecordModel
 /// it.next()   // (row 1, ≈ 5 431 km)
 /// ```
 public struct SpatialIndex: Sendable {
-    var vectors: [UnitVector] = []
-    var cells: [UInt64] = []
-    var tiers: [UInt8] = []
+    var vectors = PagedArray(fill: UnitVector(x: .nan, y: .nan, z: .nan))
+    var cells = PagedArray<UInt64>(fill: 0)
+    var tiers = PagedArray<UInt8>(fill: 0)
     var base: PackedRTree
     var delta: PackedRTree
     var buffer: [RowID] = []
@@ -45,16 +45,15 @@ public struct SpatialIndex: Sendable {
         self.fanout = fanout
         var pts: [(row: RowID, v: UnitVector)] = []
         var cellPairs: [(FixedKey, RowID)] = []
-        var vectors: [UnitVector] = []
-        var cells: [UInt64] = []
-        var tiers: [UInt8] = []
+        var vectors = PagedArray(fill: UnitVector(x: .nan, y: .nan, z: .nan))
+        var cells = PagedArray<UInt64>(fill: 0)
+        var tiers = PagedArray<UInt8>(fill: 0)
         for (row, loc) in points where loc.hasValidCoordinates {
             let r = Int(row)
-            if r >= tiers.count {
-                let n = max(r + 1, tiers.count * 2)
-                vectors += repeatElement(UnitVector(x: .nan, y: .nan, z: .nan), count: n - vectors.count)
-                cells += repeatElement(0, count: n - cells.count)
-                tiers += repeatElement(0, count: n - tiers.count)
+            if !tiers.contains(r) {
+                vectors.ensure(r)
+                cells.ensure(r)
+                tiers.ensure(r)
             }
             if tiers[r] != 0 { continue }  // first location of a row wins
             let v = UnitVector(latitude: loc.latitude, longitude: loc.longitude)
@@ -82,7 +81,7 @@ public struct SpatialIndex: Sendable {
     /// The location vector of `row`, if it has one.
     func vector(_ row: RowID) -> UnitVector? {
         let r = Int(row)
-        return r < tiers.count && tiers[r] != 0 ? vectors[r] : nil
+        return tiers.contains(r) && tiers[r] != 0 ? vectors[r] : nil
     }
 
     /// Sets `row`'s location (replacing any previous one). Returns false for invalid coordinates
@@ -92,11 +91,10 @@ public struct SpatialIndex: Sendable {
         remove(row: row)
         guard location.hasValidCoordinates else { return false }
         let r = Int(row)
-        if r >= tiers.count {
-            let n = max(r + 1, tiers.count + tiers.count / 2 + 16)
-            vectors += repeatElement(UnitVector(x: .nan, y: .nan, z: .nan), count: n - vectors.count)
-            cells += repeatElement(0, count: n - cells.count)
-            tiers += repeatElement(0, count: n - tiers.count)
+        if !tiers.contains(r) {
+            vectors.ensure(r)
+            cells.ensure(r)
+            tiers.ensure(r)
         }
         let c = Geohash.cell(latitude: location.latitude, longitude: location.longitude)
         vectors[r] = UnitVector(latitude: location.latitude, longitude: location.longitude)
@@ -113,7 +111,7 @@ public struct SpatialIndex: Sendable {
     @discardableResult
     public mutating func remove(row: RowID) -> Bool {
         let r = Int(row)
-        guard r < tiers.count, tiers[r] != 0 else { return false }
+        guard tiers.contains(r), tiers[r] != 0 else { return false }
         geohash.remove(FixedKey(a: cells[r], b: 0), row)
         if tiers[r] == 3, let i = buffer.firstIndex(of: row) { buffer.remove(at: i) }
         tiers[r] = 0
@@ -129,7 +127,7 @@ public struct SpatialIndex: Sendable {
         buffer.removeAll()
         if pts.count > max(4096, count / 8) {
             pts.removeAll()
-            for r in tiers.indices where tiers[r] != 0 {
+            for r in 0..<tiers.capacity where tiers[r] != 0 {
                 tiers[r] = 1
                 pts.append((RowID(r), vectors[r]))
             }
@@ -145,7 +143,7 @@ public struct SpatialIndex: Sendable {
     public func checkInvariants() throws {
         try geohash.checkInvariants()
         func fail(_ s: String) -> InvariantViolation { InvariantViolation(description: "spatial: " + s) }
-        let live = tiers.filter { $0 != 0 }.count
+        let live = (0..<tiers.capacity).filter { tiers[$0] != 0 }.count
         if live != count || geohash.count != count { throw fail("count \(count), live \(live), cells \(geohash.count)") }
         var seen = 0
         for (t, tree) in [(UInt8(1), base), (2, delta)] {
