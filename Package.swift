@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
+        .library(name: "Indexes", targets: ["Indexes"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
@@ -27,6 +28,10 @@ let package = Package(
         .target(name: "PredicateSyntax", swiftSettings: strict),
         // Values, records, schema, the checked query. Depends on nothing but Foundation.
         .target(name: "RecordModel", swiftSettings: strict),
+        // The GEOS C API (libgeos_c) as a system library; planar geometry and the STRtree.
+        .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
+        // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
+        .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS"], swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
@@ -49,6 +54,7 @@ let package = Package(
         .testTarget(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "IndexesTests", dependencies: ["Indexes", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
