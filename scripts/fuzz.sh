@@ -13,9 +13,7 @@
 set -euo pipefail
 
 # Modules linked into the harness, in dependency order (each may import the ones before it).
-# To fuzz the checker too: MODULES=(PredicateSyntax RecordModel QueryChecker), then add a check
-# in Fuzz/FuzzPredicate.swift.
-MODULES=(PredicateSyntax)
+MODULES=(PredicateSyntax RecordModel QueryChecker)
 
 SECONDS_TO_RUN="${1:-60}"
 shift || true
