@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RecordModel", targets: ["RecordModel"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
         .library(name: "Indexes", targets: ["Indexes"]),
+        .library(name: "QueryExecution", targets: ["QueryExecution"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
@@ -48,6 +49,8 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Operators, the single-record evaluator (the full-scan oracle), cursors.
+        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
@@ -58,6 +61,9 @@ let package = Package(
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )
