@@ -15,18 +15,23 @@ let package = Package(
     products: [
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
+        .library(name: "RecordLog", targets: ["RecordLog"]),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
         .target(name: "PredicateSyntax", swiftSettings: strict),
         // Values, records, schema, the checked query. Depends on nothing but Foundation.
         .target(name: "RecordModel", swiftSettings: strict),
+        // The record store: append-only log, codec, group-commit writer, recovery, compaction,
+        // import/export. Format: docs/log-format.md.
+        .target(name: "RecordLog", dependencies: ["RecordModel"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
         .testTarget(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )

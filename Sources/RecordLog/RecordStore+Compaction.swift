@@ -1,0 +1,85 @@
+// RecordStore+Compaction: rewrite the live state into one new segment and switch atomically.
+//
+// Steps (docs/log-format.md, "Compaction"): new segment with every live entry in sequence
+// order + a checkpoint, fsync, fsync dir → CURRENT.tmp listing only it, fsync, rename, fsync dir
+// (the switch) → remove old segments, fsync dir. A crash before the rename leaves the old
+// manifest (the new file is unlisted and removed on open); after it, the new one. Commits wait
+// while compaction holds the writer token.
+
+import RecordModel
+
+/// What a compaction did.
+public struct CompactionReport: Sendable, Hashable {
+    public var segmentsBefore: [UInt64]
+    public var segmentAfter: UInt64
+    public var bytesBefore: Int
+    public var bytesAfter: Int
+    public var liveRecords: Int
+}
+
+extension RecordStore {
+    /// Rewrites the live records, zones and schema into a new segment and deletes the old ones.
+    /// Deletions are not carried over (see `StoreSnapshot.horizon`).
+    @discardableResult
+    public func compact() throws(LogError) -> CompactionReport {
+        if options.readOnly { throw .readOnly }
+        acquireToken()
+        defer { releaseToken() }
+        if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
+        do {
+            return try compactHoldingToken()
+        } catch {
+            let e = LogError.wrap(error)
+            cond.withLock { failure = e }
+            throw e
+        }
+    }
+
+    func compactHoldingToken() throws -> CompactionReport {
+        try flushBuffer()
+        try syncFile()
+        let snap = cond.withLock { state }
+        let before = segments
+        let bytesBefore = before.reduce(0) { $0 + ((try? fileSystem.size(segmentPath($1))) ?? 0) }
+        let n = (before.last ?? 0) + 1
+        let f = try createSegment(n, flags: LogFormat.segmentFlagCompacted)
+
+        var items: [(UInt64, LogEntry)] = []
+        items.reserveCapacity(snap.records.count + snap.zones.count + 2)
+        if let s = snap.schema { items.append((snap.schemaSequence, .schemaChange(s))) }
+        for (z, seq) in snap.zones { items.append((seq, .zoneCreate(z))) }
+        for r in snap.records.values { items.append((r.sequence, .recordVersion(r.record))) }
+        items.sort { $0.0 < $1.0 }
+        items.append((snap.lastSequence, .checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence)))
+
+        var out: [UInt8] = []
+        out.reserveCapacity(1 << 20)
+        var w = ByteWriter(capacity: 256)
+        var size = LogFormat.segmentHeaderSize
+        for (seq, e) in items {
+            w.bytes.removeAll(keepingCapacity: true)
+            e.encodePayload(into: &w)
+            Frame.append(kind: e.kind, sequence: seq, flags: LogFormat.flagFirst | LogFormat.flagLast, payload: w.bytes, to: &out)
+            if out.count >= 1 << 20 {
+                try f.append(out)
+                size += out.count
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        try f.append(out)
+        size += out.count
+        try f.sync()
+        try fileSystem.syncDirectory(directory)
+        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: [n]).encoded)
+
+        try? file?.close()
+        file = f
+        segments = [n]
+        segmentSize = size
+        for o in before { try fileSystem.remove(segmentPath(o)) }
+        try fileSystem.syncDirectory(directory)
+        cond.withLock { state.horizon = max(state.horizon, snap.lastSequence) }
+        return CompactionReport(
+            segmentsBefore: before, segmentAfter: n, bytesBefore: bytesBefore, bytesAfter: size, liveRecords: snap.records.count)
+    }
+}
