@@ -25,6 +25,8 @@ let package = Package(
         // The record store: append-only log, codec, group-commit writer, recovery, compaction,
         // import/export. Format: docs/log-format.md.
         .target(name: "RecordLog", dependencies: ["RecordModel"], swiftSettings: strict),
+        // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
+        .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
