@@ -24,7 +24,9 @@ let package = Package(
         .target(name: "RecordModel", swiftSettings: strict),
         // The record store: append-only log, codec, group-commit writer, recovery, compaction,
         // import/export. Format: docs/log-format.md.
-        .target(name: "RecordLog", dependencies: ["RecordModel"], swiftSettings: strict),
+        .target(name: "RecordLog", dependencies: ["RecordModel", "CZlib"], swiftSettings: strict),
+        // zlib (system library) for gzip-compressed imports.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
         .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.

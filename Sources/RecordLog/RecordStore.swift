@@ -123,12 +123,13 @@ public final class RecordStore: @unchecked Sendable {
 
     /// Commits a batch atomically: after a crash, all of it or none of it is in the store. Returns
     /// the sequence number of its last entry (entry `i` has `result - count + 1 + i`). With
-    /// `.everyCommit` durability it returns after the batch is fsynced.
+    /// `.everyCommit` durability it returns after the batch is fsynced. `validate` overrides
+    /// `options.validateRecords` (an importer that already validated passes false).
     @discardableResult
-    public func commit(_ operations: [LogOperation]) throws(LogError) -> UInt64 {
+    public func commit(_ operations: [LogOperation], validate: Bool? = nil) throws(LogError) -> UInt64 {
         if options.readOnly { throw .readOnly }
         if operations.isEmpty { return lastSequence }
-        let batch = try prepare(operations)
+        let batch = try prepare(operations, validate: validate ?? options.validateRecords)
         cond.lock()
         if let f = failure {
             cond.unlock()
@@ -183,7 +184,7 @@ public final class RecordStore: @unchecked Sendable {
     }
 
     /// Validates and encodes a batch in the caller's thread.
-    func prepare(_ operations: [LogOperation]) throws(LogError) -> Batch {
+    func prepare(_ operations: [LogOperation], validate: Bool) throws(LogError) -> Batch {
         var w = ByteWriter(capacity: operations.count * 160)
         var ranges: [Range<Int>] = []
         var crcs: [UInt32] = []
@@ -192,7 +193,7 @@ public final class RecordStore: @unchecked Sendable {
         ranges.reserveCapacity(operations.count)
         entries.reserveCapacity(operations.count)
         for op in operations {
-            if options.validateRecords {
+            if validate {
                 do throws(RecordValidationError) {
                     switch op {
                     case .save(let r): try r.validate()
