@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
         .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
+        // Measurements of the log (bulk append, reopen, commit latency, group commit).
+        .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 

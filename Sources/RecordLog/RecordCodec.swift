@@ -63,6 +63,16 @@ public enum RecordCodec {
         }
     }
 
+    /// Decodes only the identity of a record payload: id and type (replay uses this and keeps
+    /// the bytes; fields are decoded on demand).
+    public static func decodeKey(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> (RecordID, String) {
+        var r = ByteReader(buffer)
+        let v = try r.u8()
+        guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: 0) }
+        let id = try decodeRecordID(&r)
+        return (id, try r.string())
+    }
+
     static func decodeRecord(_ r: inout ByteReader) throws(CodecError) -> Record {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }

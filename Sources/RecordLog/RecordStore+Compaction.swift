@@ -44,22 +44,29 @@ extension RecordStore {
         let n = (before.last ?? 0) + 1
         let f = try createSegment(n, flags: LogFormat.segmentFlagCompacted)
 
-        var items: [(UInt64, LogEntry)] = []
-        items.reserveCapacity(snap.records.count + snap.zones.count + 2)
-        if let s = snap.schema { items.append((snap.schemaSequence, .schemaChange(s))) }
-        for (z, seq) in snap.zones { items.append((seq, .zoneCreate(z))) }
-        for r in snap.records.values { items.append((r.sequence, .recordVersion(r.record))) }
+        // Live records are copied as their encoded payloads, never decoded.
+        var items: [(UInt64, StateChange)] = []
+        items.reserveCapacity(snap.live.count + snap.zones.count + 2)
+        if let s = snap.schema { items.append((snap.schemaSequence, .other(.schemaChange(s)))) }
+        for (z, seq) in snap.zones { items.append((seq, .other(.zoneCreate(z)))) }
+        for (id, l) in snap.live { items.append((l.sequence, .record(id, recordType: l.recordType, payload: l.payload))) }
         items.sort { $0.0 < $1.0 }
-        items.append((snap.lastSequence, .checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence)))
+        items.append((snap.lastSequence, .other(.checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence))))
 
         var out: [UInt8] = []
         out.reserveCapacity(1 << 20)
         var w = ByteWriter(capacity: 256)
         var size = LogFormat.segmentHeaderSize
-        for (seq, e) in items {
-            w.bytes.removeAll(keepingCapacity: true)
-            e.encodePayload(into: &w)
-            Frame.append(kind: e.kind, sequence: seq, flags: LogFormat.flagFirst | LogFormat.flagLast, payload: w.bytes, to: &out)
+        let both = LogFormat.flagFirst | LogFormat.flagLast
+        for (seq, change) in items {
+            switch change {
+            case .record(_, _, let payload):
+                Frame.append(kind: .recordVersion, sequence: seq, flags: both, payload: payload, to: &out)
+            case .other(let e):
+                w.bytes.removeAll(keepingCapacity: true)
+                e.encodePayload(into: &w)
+                Frame.append(kind: e.kind, sequence: seq, flags: both, payload: w.bytes, to: &out)
+            }
             if out.count >= 1 << 20 {
                 try f.append(out)
                 size += out.count
@@ -80,6 +87,6 @@ extension RecordStore {
         try fileSystem.syncDirectory(directory)
         cond.withLock { state.horizon = max(state.horizon, snap.lastSequence) }
         return CompactionReport(
-            segmentsBefore: before, segmentAfter: n, bytesBefore: bytesBefore, bytesAfter: size, liveRecords: snap.records.count)
+            segmentsBefore: before, segmentAfter: n, bytesBefore: bytesBefore, bytesAfter: size, liveRecords: snap.live.count)
     }
 }

@@ -31,14 +31,22 @@ extension RecordStore {
     /// Reads the store without changing anything and reports what is there and what is damaged.
     /// Throws only when the directory is not a store or cannot be read.
     public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> VerifyReport {
-        let store = try open(directory: directory, fileSystem: fileSystem, options: RecordStoreOptions(readOnly: true, repair: true))
+        let store = try openStore(directory: directory, fs: fileSystem, options: RecordStoreOptions(readOnly: true, repair: true), deep: true)
         let snap = store.snapshot()
         return VerifyReport(
-            open: store.openReport, liveRecords: snap.records.count, recordsByType: snap.countsByType,
+            open: store.openReport, liveRecords: snap.recordCount, recordsByType: snap.countsByType,
             recordsByZone: snap.countsByZone, zones: snap.zones.count, lastSequence: snap.lastSequence)
     }
 
-    static func openUnchecked(directory: String, fs: any FileSystem, options: RecordStoreOptions) throws -> RecordStore {
+    static func openStore(directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool) throws(LogError) -> RecordStore {
+        do {
+            return try openUnchecked(directory: directory, fs: fs, options: options, deep: deep)
+        } catch {
+            throw LogError.wrap(error)
+        }
+    }
+
+    static func openUnchecked(directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool = false) throws -> RecordStore {
         var report = OpenReport()
         let readOnly = options.readOnly
         if readOnly {
@@ -116,7 +124,7 @@ extension RecordStore {
             let bytes = try fs.read(p)
             let minimum = state.lastSequence
             let scan = try bytes.withUnsafeBytes { (b) throws(LogError) in
-                try SegmentScanner.scan(b, number: n, isLast: isLast, repair: options.repair, minimumSequence: minimum) { batch in
+                try SegmentScanner.scan(b, number: n, isLast: isLast, repair: options.repair, minimumSequence: minimum, deep: deep) { batch in
                     for (seq, e) in batch { state.apply(e, sequence: seq) }
                 }
             }

@@ -91,7 +91,11 @@ public final class RecordStore: @unchecked Sendable {
     public func snapshot() -> StoreSnapshot { cond.withLock { state } }
 
     /// The live version of a record and the sequence number that wrote it.
-    public func record(_ id: RecordID) -> StoredRecord? { cond.withLock { state.records[id] } }
+    public func record(_ id: RecordID) -> StoredRecord? {
+        let l = cond.withLock { state.live[id] }
+        guard let l, let r = try? RecordCodec.decode(l.payload) else { return nil }
+        return StoredRecord(record: r, sequence: l.sequence)
+    }
 
     /// The highest committed sequence number.
     public var lastSequence: UInt64 { cond.withLock { state.lastSequence } }
@@ -108,7 +112,7 @@ public final class RecordStore: @unchecked Sendable {
         let (snap, c, segs) = cond.withLock { (state, counters, segments) }
         let bytes = segs.reduce(0) { $0 + ((try? fileSystem.size(segmentPath($1))) ?? 0) }
         return StoreStats(
-            segments: segs.count, logBytes: bytes, liveRecords: snap.records.count, zones: snap.zones.count,
+            segments: segs.count, logBytes: bytes, liveRecords: snap.recordCount, zones: snap.zones.count,
             lastSequence: snap.lastSequence, commits: c.commits, groups: c.groups, syncs: c.syncs,
             recordPayloadBytes: c.recordBytes)
     }
@@ -163,7 +167,11 @@ public final class RecordStore: @unchecked Sendable {
             for b in group {
                 for (i, e) in b.entries.enumerated() {
                     let seq = b.firstSequence + UInt64(i)
-                    state.apply(e, sequence: seq)
+                    if case .recordVersion(let r) = e {
+                        state.apply(.record(r.recordID, recordType: r.recordType, payload: Array(b.payload[b.ranges[i]])), sequence: seq)
+                    } else {
+                        state.apply(.other(e), sequence: seq)
+                    }
                     if !observers.isEmpty { committed.append(CommittedEntry(sequence: seq, entry: e)) }
                 }
                 b.result = .success(b.firstSequence + UInt64(b.entries.count) - 1)

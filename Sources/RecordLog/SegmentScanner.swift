@@ -23,7 +23,7 @@ enum SegmentScanner {
     /// Throws `.corruption` at the first damage unless `repair`.
     static func scan(
         _ bytes: UnsafeRawBufferPointer, number: UInt64, isLast: Bool, repair: Bool, minimumSequence: UInt64,
-        apply: ([(UInt64, LogEntry)]) -> Void
+        deep: Bool = false, apply: ([(UInt64, StateChange)]) -> Void
     ) throws(LogError) -> SegmentScan {
         var s = SegmentScan()
         s.lastSequence = minimumSequence
@@ -49,7 +49,7 @@ enum SegmentScanner {
             s.corruptions.append(Corruption(segment: number, offset: 0, length: LogFormat.segmentHeaderSize, reason: "segment header: \(e.message)", framesDropped: 0))
         }
 
-        var pending: [(UInt64, LogEntry)] = []
+        var pending: [(UInt64, StateChange)] = []
         var pendingStart = p
         var skippingToFirst = false
         while p < bytes.count {
@@ -58,7 +58,7 @@ enum SegmentScanner {
                 if h.sequence < s.lastSequence {
                     problem = "sequence \(h.sequence) goes backwards (after \(s.lastSequence))"
                 } else {
-                    switch decodeEntry(bytes, h) {
+                    switch decodeChange(bytes, h, deep: deep) {
                     case .failure(let error):
                         problem = "entry does not decode: \(error)"
                     case .success(let entry):
@@ -133,9 +133,17 @@ enum SegmentScanner {
         return s
     }
 
-    static func decodeEntry(_ b: UnsafeRawBufferPointer, _ h: Frame.Header) -> Result<LogEntry, CodecError> {
+    /// Record versions are decoded only as far as their key unless `deep` (verify); other
+    /// entries fully.
+    static func decodeChange(_ b: UnsafeRawBufferPointer, _ h: Frame.Header, deep: Bool) -> Result<StateChange, CodecError> {
+        let payload = UnsafeRawBufferPointer(rebasing: b[h.payloadRange])
         do {
-            return .success(try LogEntry.decode(kind: h.kindByte, payload: UnsafeRawBufferPointer(rebasing: b[h.payloadRange])))
+            if h.kindByte == EntryKind.recordVersion.rawValue {
+                if deep { _ = try RecordCodec.decode(payload) }
+                let (id, type) = try RecordCodec.decodeKey(payload)
+                return .success(.record(id, recordType: type, payload: Array(payload)))
+            }
+            return .success(.other(try LogEntry.decode(kind: h.kindByte, payload: payload)))
         } catch {
             return .failure(error)
         }

@@ -19,6 +19,23 @@ public struct StoredRecord: Sendable, Hashable {
     }
 }
 
+/// A live record as kept in memory: its encoded payload (decoded on demand, so a store of
+/// a million records costs ~200 bytes each, not a dictionary of values each), the sequence
+/// number that wrote it, and its type (for per-type iteration without decoding).
+struct LiveRecord: Sendable {
+    var payload: [UInt8]
+    var sequence: UInt64
+    var recordType: String
+}
+
+/// One replayed or committed change, as applied to a snapshot.
+enum StateChange {
+    /// A record version: its key and encoded payload.
+    case record(RecordID, recordType: String, payload: [UInt8])
+    /// Any other entry (deletion, zone, schema, checkpoint).
+    case other(LogEntry)
+}
+
 /// A consistent view of the store's live state.
 ///
 /// ```swift
@@ -26,8 +43,8 @@ public struct StoredRecord: Sendable, Hashable {
 /// for r in snap.records(ofType: "Note") { print(r.record.recordID.recordName, r.sequence) }
 /// ```
 public struct StoreSnapshot: Sendable {
-    /// Live records by id.
-    public internal(set) var records: [RecordID: StoredRecord] = [:]
+    /// Live records by id, encoded.
+    var live: [RecordID: LiveRecord] = [:]
     /// Created zones (not the default zone, which always exists) with the sequence that created them.
     public internal(set) var zones: [ZoneID: UInt64] = [:]
     /// The latest schema, if one was ever written.
@@ -42,44 +59,69 @@ public struct StoreSnapshot: Sendable {
 
     public init() {}
 
-    /// The live version of a record.
-    public func record(_ id: RecordID) -> StoredRecord? { records[id] }
+    /// The number of live records.
+    public var recordCount: Int { live.count }
 
-    /// Live records, optionally only of one type and/or zone, in sequence order.
+    /// The ids of the live records (no decoding).
+    public var recordIDs: some Collection<RecordID> { live.keys }
+
+    /// The sequence number of a record's live version (no decoding).
+    public func sequence(of id: RecordID) -> UInt64? { live[id]?.sequence }
+
+    /// The live version of a record (decoded now). Nil if absent, or if its bytes do not decode
+    /// (impossible for a CRC-checked frame unless the codec has a bug; `verify` decodes all).
+    public func record(_ id: RecordID) -> StoredRecord? {
+        guard let l = live[id], let r = try? RecordCodec.decode(l.payload) else { return nil }
+        return StoredRecord(record: r, sequence: l.sequence)
+    }
+
+    /// Every live record, decoded (O(n); prefer `records(ofType:in:)` or `record(_:)`).
+    public var records: [RecordID: StoredRecord] {
+        live.compactMapValues { l in (try? RecordCodec.decode(l.payload)).map { StoredRecord(record: $0, sequence: l.sequence) } }
+    }
+
+    /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
     public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
-        records.values.filter { (type == nil || $0.record.recordType == type) && (zone == nil || $0.record.recordID.zoneID == zone) }
-            .sorted { $0.sequence < $1.sequence }
+        live.filter { (type == nil || $0.value.recordType == type) && (zone == nil || $0.key.zoneID == zone) }
+            .sorted { $0.value.sequence < $1.value.sequence }
+            .compactMap { (try? RecordCodec.decode($0.value.payload)).map { [s = $0.value.sequence] in StoredRecord(record: $0, sequence: s) } }
     }
 
     /// Live record counts per record type.
     public var countsByType: [String: Int] {
         var c: [String: Int] = [:]
-        for r in records.values { c[r.record.recordType, default: 0] += 1 }
+        for r in live.values { c[r.recordType, default: 0] += 1 }
         return c
     }
 
     /// Live record counts per zone.
     public var countsByZone: [ZoneID: Int] {
         var c: [ZoneID: Int] = [:]
-        for r in records.values { c[r.record.recordID.zoneID, default: 0] += 1 }
+        for id in live.keys { c[id.zoneID, default: 0] += 1 }
         return c
     }
 
-    /// Applies one committed entry.
-    mutating func apply(_ entry: LogEntry, sequence: UInt64) {
-        switch entry {
-        case .recordVersion(let r): records[r.recordID] = StoredRecord(record: r, sequence: sequence)
-        case .deletion(let id, _): records[id] = nil
-        case .zoneCreate(let z): zones[z] = sequence
-        case .zoneDelete(let z):
-            zones[z] = nil
-            records = records.filter { $0.key.zoneID != z }
-        case .schemaChange(let s):
-            schema = s
-            schemaSequence = sequence
-        case .checkpoint(let hi, let h):
-            lastSequence = max(lastSequence, hi)
-            horizon = max(horizon, h)
+    /// Applies one committed change.
+    mutating func apply(_ change: StateChange, sequence: UInt64) {
+        switch change {
+        case .record(let id, let type, let payload):
+            live[id] = LiveRecord(payload: payload, sequence: sequence, recordType: type)
+        case .other(let entry):
+            switch entry {
+            case .recordVersion(let r):
+                live[r.recordID] = LiveRecord(payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
+            case .deletion(let id, _): live[id] = nil
+            case .zoneCreate(let z): zones[z] = sequence
+            case .zoneDelete(let z):
+                zones[z] = nil
+                live = live.filter { $0.key.zoneID != z }
+            case .schemaChange(let s):
+                schema = s
+                schemaSequence = sequence
+            case .checkpoint(let hi, let h):
+                lastSequence = max(lastSequence, hi)
+                horizon = max(horizon, h)
+            }
         }
         lastSequence = max(lastSequence, sequence)
     }

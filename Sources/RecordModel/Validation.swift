@@ -71,7 +71,7 @@ public enum Validation {
                 .invalidFieldName, field: name,
                 "a field name starts with a letter, continues with letters, digits or '_' and has at most 255 characters")
         }
-        if SystemField(rawValue: name) != nil || name.hasPrefix("___") {
+        if isSystemFieldName(name) || name.hasPrefix("___") {
             throw RecordValidationError(.reservedFieldName, field: name, "\"\(name)\" is a reserved system field name")
         }
     }
@@ -90,7 +90,7 @@ public enum Validation {
 
     /// Checks a record name: 1…255 printable ASCII characters (0x21…0x7E; no spaces).
     public static func validateRecordName(_ name: String) throws(RecordValidationError) {
-        let u = Array(name.utf8)
+        let u = name.utf8
         guard !u.isEmpty, u.count <= RecordLimits.maximumNameLength, u.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw RecordValidationError(
                 .invalidRecordName, "record name \"\(name)\": a record name is 1 to 255 printable ASCII characters without spaces")
@@ -100,7 +100,7 @@ public enum Validation {
     /// Checks a zone name: same shape as a record name.
     public static func validateZoneID(_ zone: ZoneID) throws(RecordValidationError) {
         if zone.isDefaultZone { return }
-        let u = Array(zone.zoneName.utf8)
+        let u = zone.zoneName.utf8
         guard !u.isEmpty, u.count <= RecordLimits.maximumNameLength, u.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw RecordValidationError(
                 .invalidZoneName,
@@ -139,9 +139,11 @@ public enum Validation {
                 throw RecordValidationError(
                     .invalidLocation, field: field, "latitude must be in -90...90 and longitude in -180...180")
             }
-            for (name, x) in [("altitude", l.altitude), ("horizontalAccuracy", l.horizontalAccuracy),
-                ("verticalAccuracy", l.verticalAccuracy), ("course", l.course), ("speed", l.speed)] where !x.isFinite {
-                throw RecordValidationError(.invalidLocation, field: field, "location \(name) must be finite")
+            guard l.altitude.isFinite, l.horizontalAccuracy.isFinite, l.verticalAccuracy.isFinite, l.course.isFinite,
+                l.speed.isFinite
+            else {
+                throw RecordValidationError(
+                    .invalidLocation, field: field, "location altitude, accuracies, course and speed must be finite")
             }
         case .reference(let r):
             try validateRecordName(r.recordID.recordName)
@@ -154,6 +156,14 @@ public enum Validation {
             }
         default:
             break
+        }
+    }
+
+    /// Whether `name` is a system field's query name (lengths first: this runs per field per save).
+    static func isSystemFieldName(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 10, 12, 15, 16, 19, 24: return SystemField(rawValue: name) != nil
+        default: return false
         }
     }
 
