@@ -66,7 +66,7 @@ do {
         let t = now()
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(readOnly: true))
         let dt = now() - t
-        print(String(format: "reopen: %d records, %d frames, %d bytes in %.3f s", store.snapshot().records.count, store.openReport.frames, store.openReport.bytes, dt))
+        print(String(format: "reopen: %d records, %d frames, %d bytes in %.3f s", store.snapshot().recordCount, store.openReport.frames, store.openReport.bytes, dt))
     case "latency":
         guard a.count >= 4, let n = Int(a[3]) else { fail("latency DIR N") }
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: .everyCommit))
