@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: deps build test release repl fuzz clean
+.PHONY: deps build test release run fuzz clean
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -23,3 +23,9 @@ fuzz:
 
 clean:
 	rm -rf .build
+
+# A first taste: check a sample predicate.
+run: deps
+	$(SWIFT) build --product cirrus
+	$$($(SWIFT) build --show-bin-path)/cirrus check "kind == %@ AND distanceToLocation:fromLocation:(location, %@) < 5" \
+		--arg '"cafe"' --arg '{"type": "LOCATION", "value": {"latitude": 48.8584, "longitude": 2.2945}}'

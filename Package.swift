@@ -16,6 +16,12 @@ let package = Package(
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
         .library(name: "RecordLog", targets: ["RecordLog"]),
+        .library(name: "QueryChecker", targets: ["QueryChecker"]),
+        .library(name: "CirrusShell", targets: ["CirrusShell"]),
+        .executable(name: "cirrus", targets: ["CirrusCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -31,6 +37,22 @@ let package = Package(
         .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // Measurements of the log (bulk append, reopen, commit latency, group commit).
         .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
+        // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
+        .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
+        // The command line and REPL as a library, so tests drive it without a terminal.
+        .target(
+            name: "CirrusShell",
+            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "RecordLog"],
+            swiftSettings: strict),
+        // main only: ArgumentParser → CirrusShell.
+        .executableTarget(
+            name: "CirrusCLI",
+            dependencies: [
+                "CirrusShell", "QueryChecker", "RecordModel", "RecordLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
@@ -39,5 +61,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )

@@ -55,17 +55,56 @@ public struct FieldSchema: Sendable, Hashable, Codable {
     }
 }
 
-/// A record type: its fields and the indexes declared on system fields.
+/// A permission a role can be granted on a record type.
+public enum Permission: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
+    case create = "CREATE"
+    case read = "READ"
+    case write = "WRITE"
+
+    public static func < (a: Permission, b: Permission) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// `GRANT READ, WRITE TO "_creator"`: permissions given to a role on a record type.
+public struct Grant: Sendable, Hashable, Codable {
+    /// Everyone, signed in or not.
+    public static let world = "_world"
+    /// Every signed-in user.
+    public static let authenticated = "_icloud"
+    /// The user who created the record.
+    public static let creator = "_creator"
+
+    public var permissions: Set<Permission>
+    public var role: String
+
+    public init(_ permissions: Set<Permission>, to role: String) {
+        self.permissions = permissions
+        self.role = role
+    }
+
+    /// CloudKit's default grants of a public record type: read for the world, create for
+    /// signed-in users, write for the creator.
+    public static let defaults: [Grant] = [
+        Grant([.write], to: creator), Grant([.create], to: authenticated), Grant([.read], to: world),
+    ]
+}
+
+/// A record type: its fields, the indexes declared on system fields, and its grants.
 public struct RecordTypeSchema: Sendable, Hashable, Codable {
     public var name: String
     public var fields: [String: FieldSchema]
     /// Index options on system fields; empty unless declared (never automatic).
     public var systemFieldOptions: [SystemField: IndexOptions]
+    /// Who may create, read and write records of this type in the public database.
+    public var grants: [Grant]
 
-    public init(name: String, fields: [FieldSchema] = [], systemFieldOptions: [SystemField: IndexOptions] = [:]) {
+    public init(
+        name: String, fields: [FieldSchema] = [], systemFieldOptions: [SystemField: IndexOptions] = [:],
+        grants: [Grant] = Grant.defaults
+    ) {
         self.name = name
         self.fields = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b })
         self.systemFieldOptions = systemFieldOptions
+        self.grants = grants
     }
 
     /// Fields sorted by name, for stable output.

@@ -1,0 +1,221 @@
+// Lexer: UTF-8 bytes → tokens with byte ranges.
+//
+// Owns the token grammar: whitespace, words and reserved words (case-insensitive, `#word`
+// escapes), `$variables`, quoted strings (only delimited here; escapes are decoded by the
+// parser), number shapes, format placeholders and every operator spelling. It works on an
+// `UnsafeBufferPointer<UInt8>` and appends plain `Token` values: no `String`, no `Character`,
+// no allocation per token. It does not know the grammar above tokens.
+
+struct Lexer {
+    let src: UnsafeBufferPointer<UInt8>
+    var pos = 0
+
+    init(_ src: UnsafeBufferPointer<UInt8>) { self.src = src }
+
+    /// All tokens of the source, ending with `.end`.
+    static func tokenize(_ src: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> [Token] {
+        var lexer = Lexer(src)
+        var tokens: [Token] = []
+        tokens.reserveCapacity(src.count / 3 + 4)
+        while true {
+            let t = try lexer.next()
+            tokens.append(t)
+            if t.kind == .end { return tokens }
+        }
+    }
+
+    @inline(__always) private func peek(_ offset: Int = 0) -> UInt8 {
+        let i = pos + offset
+        return i < src.count ? src[i] : 0
+    }
+
+    /// The text of `start..<end` for messages (short inputs only; never on the success path).
+    func text(_ start: Int, _ end: Int) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: src[start..<Swift.min(end, src.count)]), as: UTF8.self)
+    }
+
+    mutating func next() throws(SyntaxError) -> Token {
+        while pos < src.count, src[pos] == 0x20 || (src[pos] >= 0x09 && src[pos] <= 0x0D) { pos += 1 }
+        let start = pos
+        guard pos < src.count else { return Token(kind: .end, start: start, end: start) }
+        let b = src[pos]
+        if ByteClass.isIdentifierStart(b) { return word(start) }
+        if ByteClass.isDigit(b) || (b == UInt8(ascii: ".") && ByteClass.isDigit(peek(1))) { return try number(start) }
+        pos += 1
+        func punct(_ p: Punct, length: Int = 1) -> Token {
+            pos = start + length
+            return Token(kind: .punct(p), start: start, end: pos)
+        }
+        switch b {
+        case UInt8(ascii: "'"), UInt8(ascii: "\""): return try string(start, quote: b)
+        case UInt8(ascii: "="):
+            switch peek() {
+            case UInt8(ascii: "="): return punct(.equal, length: 2)
+            case UInt8(ascii: "<"): return punct(.lessOrEqual, length: 2)
+            case UInt8(ascii: ">"): return punct(.greaterOrEqual, length: 2)
+            default: return punct(.equal)
+            }
+        case UInt8(ascii: "!"): return peek() == UInt8(ascii: "=") ? punct(.notEqual, length: 2) : punct(.bang)
+        case UInt8(ascii: "<"):
+            switch peek() {
+            case UInt8(ascii: "="): return punct(.lessOrEqual, length: 2)
+            case UInt8(ascii: ">"): return punct(.notEqual, length: 2)
+            default: return punct(.less)
+            }
+        case UInt8(ascii: ">"): return peek() == UInt8(ascii: "=") ? punct(.greaterOrEqual, length: 2) : punct(.greater)
+        case UInt8(ascii: "&"):
+            if peek() == UInt8(ascii: "&") { return punct(.andAnd, length: 2) }
+            throw SyntaxError("unexpected character '&'", range: SourceRange(start, start + 1), hint: "write '&&' or AND")
+        case UInt8(ascii: "|"):
+            if peek() == UInt8(ascii: "|") { return punct(.orOr, length: 2) }
+            throw SyntaxError("unexpected character '|'", range: SourceRange(start, start + 1), hint: "write '||' or OR")
+        case UInt8(ascii: "+"): return punct(.plus)
+        case UInt8(ascii: "-"): return punct(.minus)
+        case UInt8(ascii: "*"): return peek() == UInt8(ascii: "*") ? punct(.power, length: 2) : punct(.star)
+        case UInt8(ascii: "/"): return punct(.slash)
+        case UInt8(ascii: "."): return punct(.dot)
+        case UInt8(ascii: ","): return punct(.comma)
+        case UInt8(ascii: ":"): return punct(.colon)
+        case UInt8(ascii: "@"): return punct(.at)
+        case UInt8(ascii: "("): return punct(.leftParen)
+        case UInt8(ascii: ")"): return punct(.rightParen)
+        case UInt8(ascii: "["): return punct(.leftBracket)
+        case UInt8(ascii: "]"): return punct(.rightBracket)
+        case UInt8(ascii: "{"): return punct(.leftBrace)
+        case UInt8(ascii: "}"): return punct(.rightBrace)
+        case UInt8(ascii: "#"), UInt8(ascii: "$"):
+            guard ByteClass.isIdentifierStart(peek()) else {
+                let what = b == UInt8(ascii: "#") ? "a key after '#'" : "a variable name after '$'"
+                throw SyntaxError("expected \(what)", range: SourceRange(start, start + 1),
+                                  hint: b == UInt8(ascii: "#") ? "'#word' uses a reserved word as a key, e.g. #size" : "e.g. $x")
+            }
+            while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+            return Token(kind: b == UInt8(ascii: "#") ? .escapedKey : .variable, start: start, end: pos)
+        case UInt8(ascii: "%"): return try placeholder(start)
+        default:
+            let shown = b < 0x20 || b == 0x7F ? "\\u{\(String(b, radix: 16))}" : String(UnicodeScalar(b))
+            throw SyntaxError("unexpected character '\(shown)'", range: SourceRange(start, start + 1))
+        }
+    }
+
+    /// A word: reserved word, the hyphenated UTI operators, or an identifier.
+    private mutating func word(_ start: Int) -> Token {
+        while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+        let w = UnsafeBufferPointer(rebasing: src[start..<pos])
+        if let k = Keyword.lookup(w) { return Token(kind: .keyword(k), start: start, end: pos) }
+        // UTI-CONFORMS-TO and UTI-EQUALS: only when written without spaces around the hyphens.
+        if w.count == 3, w[0] & 0xDF == UInt8(ascii: "U"), w[1] & 0xDF == UInt8(ascii: "T"), w[2] & 0xDF == UInt8(ascii: "I") {
+            for (suffix, keyword) in [("-CONFORMS-TO", Keyword.utiConformsTo), ("-EQUALS", .utiEquals)] where matchesSuffix(suffix) {
+                pos += suffix.utf8.count
+                return Token(kind: .keyword(keyword), start: start, end: pos)
+            }
+        }
+        return Token(kind: .identifier, start: start, end: pos)
+    }
+
+    private func matchesSuffix(_ suffix: String) -> Bool {
+        var i = pos
+        for c in suffix.utf8 {
+            guard i < src.count else { return false }
+            let b = src[i]
+            if c == UInt8(ascii: "-") ? b != c : b & 0xDF != c { return false }
+            i += 1
+        }
+        return i == src.count || !ByteClass.isIdentifierContinue(src[i])
+    }
+
+    /// `'…'` or `"…"`: finds the closing quote (a backslash skips the next byte). Escapes are
+    /// checked and decoded by the parser.
+    private mutating func string(_ start: Int, quote: UInt8) throws(SyntaxError) -> Token {
+        var plain = true
+        while pos < src.count {
+            let c = src[pos]
+            if c == quote {
+                pos += 1
+                return Token(kind: .string(plain: plain), start: start, end: pos)
+            }
+            if c == UInt8(ascii: "\\") {
+                plain = false
+                pos += 2
+                continue
+            }
+            if c == UInt8(ascii: "%") { plain = false }
+            pos += 1
+        }
+        throw SyntaxError("unterminated string", range: SourceRange(start, src.count),
+                          hint: "close it with \(quote == UInt8(ascii: "'") ? "'" : "\"")")
+    }
+
+    /// Numbers: `12`, `1.5`, `.5`, `2e3`, `1E-7`, `0x1F`, `0o17`, `0b101`. The shape only; the
+    /// value is computed by the parser. A number running into letters (`12ab`, `0x`) is an error.
+    private mutating func number(_ start: Int) throws(SyntaxError) -> Token {
+        if src[pos] == UInt8(ascii: "0"), let radix = radixPrefix(peek(1)) {
+            pos += 2
+            let digitsStart = pos
+            while pos < src.count, let v = ByteClass.hexValue(src[pos]), v < radix { pos += 1 }
+            if pos == digitsStart {
+                while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+                throw SyntaxError("invalid number '\(text(start, pos))'", range: SourceRange(start, pos),
+                                  hint: "expected digits after '\(text(start, start + 2))'")
+            }
+        } else {
+            while pos < src.count, ByteClass.isDigit(src[pos]) { pos += 1 }
+            if peek() == UInt8(ascii: "."), ByteClass.isDigit(peek(1)) {
+                pos += 1
+                while pos < src.count, ByteClass.isDigit(src[pos]) { pos += 1 }
+            }
+            if peek() | 0x20 == UInt8(ascii: "e") {
+                let sign = peek(1) == UInt8(ascii: "+") || peek(1) == UInt8(ascii: "-") ? 1 : 0
+                if ByteClass.isDigit(peek(1 + sign)) {
+                    pos += 1 + sign
+                    while pos < src.count, ByteClass.isDigit(src[pos]) { pos += 1 }
+                }
+            }
+        }
+        if pos < src.count, ByteClass.isIdentifierContinue(src[pos]) {
+            while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+            throw SyntaxError("invalid number '\(text(start, pos))'", range: SourceRange(start, pos))
+        }
+        return Token(kind: .number, start: start, end: pos)
+    }
+
+    private func radixPrefix(_ b: UInt8) -> UInt8? {
+        switch b | 0x20 {
+        case UInt8(ascii: "x"): 16
+        case UInt8(ascii: "o"): 8
+        case UInt8(ascii: "b"): 2
+        default: nil
+        }
+    }
+
+    /// `%@ %K %d %i %ld %lld %u %f %g %e`.
+    private mutating func placeholder(_ start: Int) throws(SyntaxError) -> Token {
+        let spec: Placeholder.Specifier?
+        var length = 2
+        switch peek() {
+        case UInt8(ascii: "@"): spec = .object
+        case UInt8(ascii: "K"): spec = .key
+        case UInt8(ascii: "d"): spec = .d
+        case UInt8(ascii: "i"): spec = .i
+        case UInt8(ascii: "u"): spec = .u
+        case UInt8(ascii: "f"): spec = .f
+        case UInt8(ascii: "g"): spec = .g
+        case UInt8(ascii: "e"): spec = .e
+        case UInt8(ascii: "l") where peek(1) == UInt8(ascii: "d"): (spec, length) = (.ld, 3)
+        case UInt8(ascii: "l") where peek(1) == UInt8(ascii: "l") && peek(2) == UInt8(ascii: "d"): (spec, length) = (.lld, 4)
+        case UInt8(ascii: "%"):
+            throw SyntaxError("'%%' is a percent sign only inside a quoted string", range: SourceRange(start, start + 2),
+                              hint: "write '%' inside quotes, e.g. 'up 5%'")
+        default: spec = nil
+        }
+        guard let spec else {
+            var end = pos
+            while end < src.count, end < start + 4, ByteClass.isIdentifierContinue(src[end]) { end += 1 }
+            end = Swift.max(end, Swift.min(pos + 1, src.count))
+            throw SyntaxError("unknown format specifier '\(text(start, end))'", range: SourceRange(start, end),
+                              hint: "use %@, %K, %d, %i, %ld, %lld, %u, %f, %g or %e")
+        }
+        pos = start + length
+        return Token(kind: .placeholder(spec), start: start, end: pos)
+    }
+}

@@ -1,0 +1,51 @@
+// CheckContext: what the checker needs besides the tree — arguments, variables, the schema,
+// the current time, and limits.
+
+import RecordModel
+
+/// The inputs of a check other than the predicate itself.
+///
+/// ```swift
+/// let ctx = CheckContext(arguments: [.value(.location(here))], schema: schema, recordType: "Place")
+/// ```
+public struct CheckContext: Sendable {
+    /// Values for `%@ %K %d …`, in order.
+    public var arguments: [PredicateArgument]
+    /// Values for `$NAME` variables.
+    public var variables: [String: PredicateArgument]
+    /// When given (with `recordType`), fields, types and — in production — index options are checked.
+    public var schema: Schema?
+    /// The record type being queried (needed for schema checks).
+    public var recordType: String?
+    /// The value of `now()`.
+    public var now: Timestamp
+    /// Maximum number of elements in an IN / list argument.
+    public var maximumListCount: Int
+    /// The text the tree was parsed from, when known: lets errors point at an `OR` keyword,
+    /// which the tree does not record.
+    public var source: String?
+
+    public init(
+        arguments: [PredicateArgument] = [], variables: [String: PredicateArgument] = [:],
+        schema: Schema? = nil, recordType: String? = nil,
+        now: Timestamp = Timestamp(millisecondsSince1970: 0), maximumListCount: Int = 10_000
+    ) {
+        self.arguments = arguments
+        self.variables = variables
+        self.schema = schema
+        self.recordType = recordType
+        self.now = now
+        self.maximumListCount = maximumListCount
+    }
+}
+
+/// A predicate accepted by the checker: the filters and any portability warnings.
+public struct CheckedPredicate: Sendable, Hashable {
+    public var predicate: QueryPredicate
+    public var warnings: [CheckWarning]
+
+    public init(predicate: QueryPredicate, warnings: [CheckWarning] = []) {
+        self.predicate = predicate
+        self.warnings = warnings
+    }
+}

@@ -1,0 +1,88 @@
+// Diagnostics of the predicate front end: errors and warnings, and their one text rendering.
+//
+// A `PredicateError` is what a user sees for any predicate that is not accepted — malformed
+// text (from the parser) or a well-formed predicate CloudKit does not support (from the checker):
+// the message (CloudKit's wording where CloudKit has one), a hint of what to write instead, the
+// source range in UTF-8 bytes, and the CKError code (12, invalidArguments, as CloudKit answers).
+
+import PredicateSyntax
+import RecordModel
+
+/// Why a predicate was not accepted.
+public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which stage rejected the predicate.
+    public enum Kind: String, Sendable, Hashable {
+        /// Malformed text (the parser).
+        case syntax
+        /// Well-formed, but not in the CKQuery subset.
+        case unsupported
+        /// A placeholder without an argument, or an argument of the wrong kind.
+        case argument
+        /// A field, type or index option the schema does not have.
+        case schema
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// What to write instead, when there is something to say.
+    public var hint: String?
+    /// The offending part of the predicate, in UTF-8 byte offsets.
+    public var range: SourceRange
+    /// CloudKit's error code: 12 (invalidArguments) for every predicate error.
+    public var code: Int { 12 }
+
+    public init(_ kind: Kind, _ message: String, hint: String? = nil, range: SourceRange) {
+        self.kind = kind
+        self.message = message
+        self.hint = hint
+        self.range = range
+    }
+
+    public var description: String { message }
+
+    /// The message, the source line with a caret under the range, and the hint:
+    ///
+    ///     a == 1 OR b == 2
+    ///            ^^
+    ///     error: OR predicates are not supported
+    ///     hint: …
+    public func rendered(source: String) -> String {
+        var out = Diagnostics.caret(source: source, range: range)
+        out += "error: \(message)"
+        if let hint { out += "\nhint: \(hint)" }
+        return out
+    }
+}
+
+/// A predicate that is accepted but may not behave the same on CloudKit (not portable).
+public struct CheckWarning: Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public var range: SourceRange
+
+    public init(_ message: String, range: SourceRange) {
+        self.message = message
+        self.range = range
+    }
+
+    public var description: String { message }
+}
+
+/// Rendering helpers shared by errors and warnings.
+public enum Diagnostics {
+    /// The source line holding `range.start`, then a line with `^` under the range (at least one
+    /// caret; a range past the end points just after the last character). Columns count
+    /// characters, not bytes, so carets line up under non-ASCII text.
+    public static func caret(source: String, range: SourceRange) -> String {
+        let bytes = Array(source.utf8)
+        let start = max(0, min(range.start, bytes.count))
+        let end = max(start, min(range.end, bytes.count))
+        var lineStart = start
+        while lineStart > 0, bytes[lineStart - 1] != 0x0A { lineStart -= 1 }
+        var lineEnd = start
+        while lineEnd < bytes.count, bytes[lineEnd] != 0x0A { lineEnd += 1 }
+        let line = String(decoding: bytes[lineStart..<lineEnd], as: UTF8.self)
+        let column = String(decoding: bytes[lineStart..<start], as: UTF8.self).count
+        let width = max(1, String(decoding: bytes[start..<min(end, lineEnd)], as: UTF8.self).count)
+        return "  " + line + "\n  " + String(repeating: " ", count: column) + String(repeating: "^", count: width) + "\n"
+    }
+}
