@@ -27,6 +27,8 @@ public struct ImportSummary: Sendable, Hashable {
     public var rejections: [ImportRejection] = []
     public var recordsPerSecond: Double { seconds > 0 ? Double(records) / seconds : 0 }
 
+    public init() {}
+
     public mutating func add(_ o: ImportSummary) {
         records += o.records
         rejected += o.rejected

@@ -1,14 +1,15 @@
-// StoreTool: the logic of `cirrus import`, `export`, `verify` and `get`, as functions that return
+// StoreCommands: the logic of `cirrus import`, `export`, `verify` and `get`, as functions that return
 // their output and exit code, so the CLI is a thin layer and tests call these directly. Also
 // the one place where open/verify reports are rendered to text and JSON.
 //
 // Exit codes: 0 ok, 1 rejected records / not found / damaged store, 2 usage (the CLI's).
 
 import Foundation
+import RecordLog
 import RecordModel
 
 /// The result of a store command.
-public struct ToolOutput: Sendable, Hashable {
+public struct CommandOutput: Sendable, Hashable {
     public var stdout = ""
     public var stderr = ""
     /// 0 ok, 1 rejected / not found / damaged, 2 usage.
@@ -16,10 +17,10 @@ public struct ToolOutput: Sendable, Hashable {
 }
 
 /// Store commands as a library.
-public enum StoreTool {
+public enum StoreCommands {
     /// `cirrus verify --db DIR [--json]`: read-only check; exit 1 when damaged or unreadable.
-    public static func verify(db: String, json: Bool, fileSystem: any FileSystem = POSIXFileSystem()) -> ToolOutput {
-        var out = ToolOutput()
+    public static func verify(db: String, json: Bool, fileSystem: any FileSystem = POSIXFileSystem()) -> CommandOutput {
+        var out = CommandOutput()
         do {
             let v = try RecordStore.verify(directory: db, fileSystem: fileSystem)
             out.stdout = json ? verifyJSON(db, v).jsonText + "\n" : verifyText(db, v)
@@ -35,8 +36,8 @@ public enum StoreTool {
     public static func get(
         db: String, type: String, recordName: String, zone: ZoneID = .default, json: Bool,
         fileSystem: any FileSystem = POSIXFileSystem()
-    ) -> ToolOutput {
-        var out = ToolOutput()
+    ) -> CommandOutput {
+        var out = CommandOutput()
         do {
             let store = try RecordStore.open(directory: db, fileSystem: fileSystem, options: RecordStoreOptions(readOnly: true))
             guard let s = store.record(RecordID(recordName: recordName, zoneID: zone)), s.record.recordType == type else {
@@ -53,8 +54,8 @@ public enum StoreTool {
     }
 
     /// `cirrus export --db DIR [--type T]`: JSON Lines through `write`; the summary goes to stderr.
-    public static func export(db: String, type: String?, fileSystem: any FileSystem = POSIXFileSystem(), write: (String) -> Void) -> ToolOutput {
-        var out = ToolOutput()
+    public static func export(db: String, type: String?, fileSystem: any FileSystem = POSIXFileSystem(), write: (String) -> Void) -> CommandOutput {
+        var out = CommandOutput()
         do {
             let store = try RecordStore.open(directory: db, fileSystem: fileSystem, options: RecordStoreOptions(readOnly: true))
             let n = RecordTransfer.exportJSONLines(store.snapshot(), type: type, write: write)
@@ -70,8 +71,8 @@ public enum StoreTool {
     /// `progress` gets a status line now and then; exit 1 if any record was rejected.
     public static func importFiles(
         db: String, files: [String], fileSystem: any FileSystem = POSIXFileSystem(), progress: (@Sendable (String) -> Void)? = nil
-    ) -> ToolOutput {
-        var out = ToolOutput()
+    ) -> CommandOutput {
+        var out = CommandOutput()
         do {
             let store = try RecordStore.open(
                 directory: db, fileSystem: fileSystem,
