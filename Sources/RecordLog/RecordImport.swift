@@ -78,11 +78,6 @@ public enum RecordTransfer {
         func accept(_ result: Result<Record, Rejection>, line: Int) throws {
             switch result {
             case .success(let r):
-                do throws(RecordValidationError) {
-                    try r.validate()
-                } catch {
-                    return try accept(.failure(Rejection("\(error)")), line: line)
-                }
                 pending.append(.save(r))
                 summary.records += 1
                 if pending.count >= options.batchSize { try flush() }
@@ -106,25 +101,68 @@ public enum RecordTransfer {
             } catch {
                 items = [.failure(Rejection("not a property list array of records: \(error)"))]
             }
-            for (i, item) in items.enumerated() where !stop { try accept(item, line: i + 1) }
+            for (i, item) in items.enumerated() where !stop { try accept(item.flatMap(validated), line: i + 1) }
         } else {
+            // Lines are parsed, mapped and validated in parallel, a window at a time, then
+            // committed in order by this thread.
+            let lines = lineRanges(bytes)
+            let chunk = 2048
+            let window = chunk * 8
+            var i = 0
             try bytes.withUnsafeBufferPointer { buf in
-                var lineStart = 0
-                var line = 0
-                while lineStart < buf.count && !stop {
-                    line += 1
-                    var end = lineStart
-                    while end < buf.count && buf[end] != 0x0A { end += 1 }
-                    let slice = UnsafeBufferPointer(rebasing: buf[lineStart..<end])
-                    lineStart = end + 1
-                    if slice.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                    try accept(parseLine(slice), line: line)
+                while i < lines.count && !stop {
+                    let end = min(lines.count, i + window)
+                    var results = [Result<Record, Rejection>](repeating: .failure(Rejection("not parsed")), count: end - i)
+                    results.withUnsafeMutableBufferPointer { out in
+                        nonisolated(unsafe) let out = out
+                        nonisolated(unsafe) let buf = buf
+                        let first = i
+                        DispatchQueue.concurrentPerform(iterations: (end - first + chunk - 1) / chunk) { c in
+                            for k in c * chunk..<min((c + 1) * chunk, end - first) {
+                                let r = lines[first + k].range
+                                out[k] = parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(validated)
+                            }
+                        }
+                    }
+                    for (k, r) in results.enumerated() where !stop { try accept(r, line: lines[i + k].line) }
+                    i = end
                 }
             }
         }
         try flush()
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return summary
+    }
+
+    /// The non-blank lines of `bytes`: 1-based number and byte range (without the newline).
+    static func lineRanges(_ bytes: [UInt8]) -> [(line: Int, range: Range<Int>)] {
+        var out: [(line: Int, range: Range<Int>)] = []
+        bytes.withUnsafeBufferPointer { buf in
+            var start = 0
+            var line = 0
+            while start < buf.count {
+                line += 1
+                var end = start
+                while end < buf.count && buf[end] != 0x0A { end += 1 }
+                var blank = true
+                for j in start..<end where buf[j] != 0x20 && buf[j] != 0x09 && buf[j] != 0x0D {
+                    blank = false
+                    break
+                }
+                if !blank { out.append((line, start..<end)) }
+                start = end + 1
+            }
+        }
+        return out
+    }
+
+    static func validated(_ r: Record) -> Result<Record, Rejection> {
+        do throws(RecordValidationError) {
+            try r.validate()
+            return .success(r)
+        } catch {
+            return .failure(Rejection("\(error)"))
+        }
     }
 
     static func parseLine(_ slice: UnsafeBufferPointer<UInt8>) -> Result<Record, Rejection> {
