@@ -65,9 +65,16 @@ enum KillHarness {
             let pipe = Pipe()
             p.standardOutput = pipe
             try p.run()
-            usleep(UInt32(5_000 + g.below(60_000)))
+            // Wait until the writer has opened the store, so every round kills it mid-write.
+            var data = Data()
+            while !String(decoding: data, as: UTF8.self).contains("\n") {
+                let more = pipe.fileHandleForReading.availableData
+                if more.isEmpty { break }
+                data.append(more)
+            }
+            usleep(UInt32(1_000 + g.below(40_000)))
             kill(p.processIdentifier, SIGKILL)
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            data.append(pipe.fileHandleForReading.readDataToEndOfFile())
             p.waitUntilExit()
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
                 let parts = line.split(separator: " ")
