@@ -26,8 +26,9 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     var tearNext: Int?
     var mutationsUntilPowerOff: Int?
     var poweredOff = false
+    var mutations = 0
     /// Mutating operations performed so far (appends, syncs, truncates, renames, removes).
-    public private(set) var mutationCount = 0
+    public var mutationCount: Int { lock.withLock { mutations } }
 
     public init() {}
 
@@ -121,7 +122,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
             }
             mutationsUntilPowerOff = n - 1
         }
-        mutationCount += 1
+        mutations += 1
     }
 
     public func createDirectory(_ path: String) throws {

@@ -81,7 +81,7 @@ extension RecordStore {
 
         try? file?.close()
         file = f
-        segments = [n]
+        cond.withLock { segments = [n] }
         segmentSize = size
         for o in before { try fileSystem.remove(segmentPath(o)) }
         try fileSystem.syncDirectory(directory)

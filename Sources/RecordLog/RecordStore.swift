@@ -59,9 +59,10 @@ public final class RecordStore: @unchecked Sendable {
     var closed = false
     var observers: [@Sendable ([CommittedEntry]) -> Void] = []
     var counters = (commits: 0, groups: 0, syncs: 0, recordBytes: 0)
+    /// Written by the token holder under `cond`; read by the token holder freely, by others under `cond`.
+    var segments: [UInt64]
     // Owned by the token holder:
     var file: (any AppendableFile)?
-    var segments: [UInt64]
     var segmentSize: Int
     var writeBuffer: [UInt8] = []
     var unsyncedBytes = 0
@@ -109,11 +110,13 @@ public final class RecordStore: @unchecked Sendable {
 
     /// Counters and sizes.
     public func stats() -> StoreStats {
-        let (snap, c, segs) = cond.withLock { (state, counters, segments) }
+        // Read counts under the lock rather than copying the state: a copy held across the next
+        // commit would make that commit copy-on-write a shard.
+        let (records, zones, last, c, segs) = cond.withLock { (state.recordCount, state.zones.count, state.lastSequence, counters, segments) }
         let bytes = segs.reduce(0) { $0 + ((try? fileSystem.size(segmentPath($1))) ?? 0) }
         return StoreStats(
-            segments: segs.count, logBytes: bytes, liveRecords: snap.recordCount, zones: snap.zones.count,
-            lastSequence: snap.lastSequence, commits: c.commits, groups: c.groups, syncs: c.syncs,
+            segments: segs.count, logBytes: bytes, liveRecords: records, zones: zones,
+            lastSequence: last, commits: c.commits, groups: c.groups, syncs: c.syncs,
             recordPayloadBytes: c.recordBytes)
     }
 
@@ -295,8 +298,11 @@ public final class RecordStore: @unchecked Sendable {
         file = nil
         let n = (segments.last ?? 0) + 1
         file = try createSegment(n, flags: 0)
-        segments.append(n)
-        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: segments).encoded)
+        let list = cond.withLock {
+            segments.append(n)
+            return segments
+        }
+        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: list).encoded)
         segmentSize = LogFormat.segmentHeaderSize
     }
 

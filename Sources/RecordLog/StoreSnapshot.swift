@@ -44,7 +44,7 @@ enum StateChange {
 /// ```
 public struct StoreSnapshot: Sendable {
     /// Live records by id, encoded.
-    var live: [RecordID: LiveRecord] = [:]
+    var live = LiveMap()
     /// Created zones (not the default zone, which always exists) with the sequence that created them.
     public internal(set) var zones: [ZoneID: UInt64] = [:]
     /// The latest schema, if one was ever written.
@@ -63,7 +63,7 @@ public struct StoreSnapshot: Sendable {
     public var recordCount: Int { live.count }
 
     /// The ids of the live records (no decoding).
-    public var recordIDs: some Collection<RecordID> { live.keys }
+    public var recordIDs: some Sequence<RecordID> { live.keys }
 
     /// The sequence number of a record's live version (no decoding).
     public func sequence(of id: RecordID) -> UInt64? { live[id]?.sequence }
@@ -77,7 +77,11 @@ public struct StoreSnapshot: Sendable {
 
     /// Every live record, decoded (O(n); prefer `records(ofType:in:)` or `record(_:)`).
     public var records: [RecordID: StoredRecord] {
-        live.compactMapValues { l in (try? RecordCodec.decode(l.payload)).map { StoredRecord(record: $0, sequence: l.sequence) } }
+        var out = [RecordID: StoredRecord](minimumCapacity: live.count)
+        for (id, l) in live {
+            if let r = try? RecordCodec.decode(l.payload) { out[id] = StoredRecord(record: r, sequence: l.sequence) }
+        }
+        return out
     }
 
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
@@ -114,7 +118,7 @@ public struct StoreSnapshot: Sendable {
             case .zoneCreate(let z): zones[z] = sequence
             case .zoneDelete(let z):
                 zones[z] = nil
-                live = live.filter { $0.key.zoneID != z }
+                live.removeAll { id, _ in id.zoneID == z }
             case .schemaChange(let s):
                 schema = s
                 schemaSequence = sequence

@@ -4,6 +4,7 @@
 //   cirrus-logbench reopen DIR                         time to open (replay) a store
 //   cirrus-logbench latency DIR N                      N sequential single-record .everyCommit commits
 //   cirrus-logbench group DIR THREADS N                THREADS concurrent .everyCommit writers, N commits each
+//   cirrus-logbench commits DIR N THREADS              N single-record .none commits over THREADS threads (lock/queue overhead)
 
 import Foundation
 import RecordLog
@@ -90,6 +91,18 @@ do {
         let dt = now() - t
         let st = store.stats()
         print(String(format: "group commit: %d threads × %d commits in %.3f s = %.0f commits/s; %d groups, %d fsyncs (%.1f commits per fsync)", threads, n, dt, Double(threads * n) / dt, st.groups, st.syncs, Double(st.commits) / Double(max(1, st.syncs))))
+    case "commits":
+        guard a.count >= 5, let n = Int(a[3]), let threads = Int(a[4]) else { fail("commits DIR N THREADS") }
+        let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: .none))
+        let per = n / max(1, threads)
+        let records = (0..<per * threads).map { small($0) }
+        let t = now()
+        DispatchQueue.concurrentPerform(iterations: threads) { k in
+            for i in 0..<per { _ = try? store.commit([.save(records[k * per + i])]) }
+        }
+        let dt = now() - t
+        let st = store.stats()
+        print(String(format: "%d single-record commits on %d threads (.none): %.3f s = %.0f commits/s, %.2f µs/commit, %d groups", per * threads, threads, dt, Double(per * threads) / dt, dt / Double(per * threads) * 1e6, st.groups))
     default:
         fail("unknown mode \(a[1])")
     }
