@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
+        .library(name: "RecordLog", targets: ["RecordLog"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
         .library(name: "Indexes", targets: ["Indexes"]),
         .library(name: "QueryExecution", targets: ["QueryExecution"]),
@@ -33,18 +34,27 @@ let package = Package(
         .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
         // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
         .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS"], swiftSettings: strict),
+        // The record store: append-only log, codec, group-commit writer, recovery, compaction,
+        // import/export. Format: docs/log-format.md.
+        .target(name: "RecordLog", dependencies: ["RecordModel", "CZlib"], swiftSettings: strict),
+        // zlib (system library) for gzip-compressed imports.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
+        .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
+        // Measurements of the log (bulk append, reopen, commit latency, group commit).
+        .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
             name: "CirrusShell",
-            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker"],
+            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "RecordLog"],
             swiftSettings: strict),
         // main only: ArgumentParser → CirrusShell.
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
-                "CirrusShell", "QueryChecker", "RecordModel",
+                "CirrusShell", "QueryChecker", "RecordModel", "RecordLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -58,12 +68,13 @@ let package = Package(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "IndexesTests", dependencies: ["Indexes", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )
