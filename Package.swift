@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
         .library(name: "Indexes", targets: ["Indexes"]),
         .library(name: "QueryExecution", targets: ["QueryExecution"]),
+        .library(name: "Cirrus", targets: ["Cirrus"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
@@ -45,16 +46,22 @@ let package = Package(
         .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
+        // The façade: Container → Database (public / private per user) → zones, records, schema
+        // lifecycle, changes, access, subscriptions, index maintenance. docs/database.md.
+        .target(
+            name: "Cirrus",
+            dependencies: ["RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryExecution", "PredicateSyntax"],
+            swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
             name: "CirrusShell",
-            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "RecordLog"],
+            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "RecordLog", "Cirrus"],
             swiftSettings: strict),
         // main only: ArgumentParser → CirrusShell.
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
-                "CirrusShell", "QueryChecker", "RecordModel", "RecordLog",
+                "CirrusShell", "Cirrus", "QueryChecker", "RecordModel", "RecordLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -74,6 +81,9 @@ let package = Package(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CirrusTests", dependencies: ["Cirrus", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
     ]

@@ -56,8 +56,15 @@ public struct StoreSnapshot: Sendable {
     /// Deletions at or below this sequence were dropped by compaction: a change token older than
     /// this must be treated as expired.
     public internal(set) var horizon: UInt64 = 0
+    /// Deletions still in the log (since the last compaction), per zone, in sequence order:
+    /// what "changes since a token" reports as deleted.
+    var tombstoneMap: [ZoneID: [Tombstone]] = [:]
 
     public init() {}
+
+    /// Deletions of records in `zone` still in the log, in sequence order (compaction drops
+    /// them and raises `horizon`).
+    public func tombstones(in zone: ZoneID) -> [Tombstone] { tombstoneMap[zone] ?? [] }
 
     /// The number of live records.
     public var recordCount: Int { live.count }
@@ -114,10 +121,15 @@ public struct StoreSnapshot: Sendable {
             switch entry {
             case .recordVersion(let r):
                 live[r.recordID] = LiveRecord(payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
-            case .deletion(let id, _): live[id] = nil
+            case .deletion(let id, let type):
+                live[id] = nil
+                if !id.zoneID.isDefaultZone {
+                    tombstoneMap[id.zoneID, default: []].append(Tombstone(recordID: id, recordType: type, sequence: sequence))
+                }
             case .zoneCreate(let z): zones[z] = sequence
             case .zoneDelete(let z):
                 zones[z] = nil
+                tombstoneMap[z] = nil
                 live.removeAll { id, _ in id.zoneID == z }
             case .schemaChange(let s):
                 schema = s
@@ -129,6 +141,13 @@ public struct StoreSnapshot: Sendable {
         }
         lastSequence = max(lastSequence, sequence)
     }
+}
+
+/// A record deletion still in the log.
+public struct Tombstone: Sendable, Hashable {
+    public var recordID: RecordID
+    public var recordType: String
+    public var sequence: UInt64
 }
 
 /// A committed entry with its sequence number, as passed to commit observers.
