@@ -61,24 +61,48 @@ public enum RecordTransfer {
 
     /// Imports bytes in any supported format; `name` labels rejections.
     public static func importBytes(_ input: [UInt8], name: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
+        try readRecords(input, name: name, options: options) { batch in
+            try store.commit(batch.map { .save($0.record) }, validate: false)
+            return []
+        }
+    }
+
+    /// Parses and validates bytes in any supported format and hands the good records to `sink`
+    /// in batches of `options.batchSize`, in input order. The sink may reject records of a batch
+    /// (by line, with a reason); they are counted and reported like parse errors. Used by the
+    /// store import above and by the Cirrus container import (which applies schema and zones).
+    public static func readRecords(
+        _ input: [UInt8], name: String, options: ImportOptions = .init(),
+        sink: ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
         let start = DispatchTime.now().uptimeNanoseconds
         var bytes = input
         if Gzip.isGzip(bytes) { bytes = try Gzip.decompress(bytes) }
         var summary = ImportSummary()
         summary.bytes = bytes.count
-        var pending: [LogOperation] = []
+        var pending: [(line: Int, record: Record)] = []
         pending.reserveCapacity(options.batchSize)
         var stop = false
 
+        func reject(_ line: Int, _ reason: String) {
+            summary.rejected += 1
+            if summary.rejections.count < options.maximumReportedRejections {
+                summary.rejections.append(ImportRejection(file: name, line: line, reason: reason))
+            }
+            if options.stopOnError { stop = true }
+        }
         func flush() throws {
             guard !pending.isEmpty else { return }
-            try store.commit(pending, validate: false)
+            for (line, reason) in try sink(pending) {
+                summary.records -= 1
+                reject(line, reason)
+            }
             pending.removeAll(keepingCapacity: true)
         }
         func accept(_ result: Result<Record, Rejection>, line: Int) throws {
             switch result {
             case .success(let r):
-                pending.append(.save(r))
+                pending.append((line, r))
                 summary.records += 1
                 if pending.count >= options.batchSize { try flush() }
                 if let p = options.progress, summary.records % options.progressInterval == 0 {
@@ -86,11 +110,7 @@ public enum RecordTransfer {
                     p(summary)
                 }
             case .failure(let reason):
-                summary.rejected += 1
-                if summary.rejections.count < options.maximumReportedRejections {
-                    summary.rejections.append(ImportRejection(file: name, line: line, reason: reason.message))
-                }
-                if options.stopOnError { stop = true }
+                reject(line, reason.message)
             }
         }
 
