@@ -44,6 +44,9 @@ extension Database {
     /// only by its owner (anonymous → notAuthenticated, anyone else → permissionFailure).
     func checkDatabaseAccess() throws(CirrusError) {
         guard case .private(let owner) = scope else { return }
+        if owner == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(owner)) == nil {
+            throw CirrusError(.invalidArguments, "\"\(owner)\" is not a user record name (1 to 255 printable ASCII characters, not \(ZoneID.defaultOwnerName))")
+        }
         guard let u = identity.userRecordName else {
             throw CirrusError(.notAuthenticated, "the private database of \"\(owner)\" needs its owner signed in")
         }

@@ -75,15 +75,19 @@ public final class Container: Sendable {
         } catch {
             throw CirrusError(.internalError, "compaction failed: \(error)")
         }
+        core.removeUnreferencedAssets()
     }
 
     /// Makes every acknowledged write durable.
     public func sync() throws(CirrusError) {
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
         do {
             try core.store.sync()
         } catch {
             throw CirrusError(.internalError, "sync failed: \(error)")
         }
+        core.removeUnreferencedAssets()
     }
 
     /// Syncs and closes the log; later writes fail with internalError.
@@ -95,6 +99,7 @@ public final class Container: Sendable {
         } catch {
             throw CirrusError(.internalError, "close failed: \(error)")
         }
+        core.removeUnreferencedAssets()
     }
 
     /// What opening the log found (torn tail, corruption).

@@ -46,6 +46,8 @@ final class ContainerCore: @unchecked Sendable {
     /// owner → target (API form) → records holding a deleteSelf reference to it.
     var backrefs: [String: [RecordID: Set<RecordID>]] = [:]
     var assetRefs: [String: Int] = [:]
+    /// Assets whose last reference went away, removed once that is durable.
+    var unreferencedAssets = Set<String>()
 
     init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
         self.directory = directory
@@ -197,8 +199,19 @@ final class ContainerCore: @unchecked Sendable {
         }
         for (hash, _) in dropped where (assetRefs[hash] ?? 0) == 0 {
             assetRefs[hash] = nil
+            unreferencedAssets.insert(hash)
+        }
+        if case .everyCommit = options.durability { removeUnreferencedAssets() }
+    }
+
+    /// Deletes the files of assets no live record refers to. With `.everyCommit` right after
+    /// the commit; otherwise only once the deletions are durable (sync, close, compaction), so
+    /// a crash can never bring back a record whose asset file is gone.
+    func removeUnreferencedAssets() {
+        for hash in unreferencedAssets where (assetRefs[hash] ?? 0) == 0 {
             try? options.fileSystem.remove(store.assetPath(hash))
         }
+        unreferencedAssets = []
     }
 
     func addRefs(owner: String, _ r: Record) {

@@ -10,7 +10,7 @@ import Testing
         let env = TestEnv()
         var c = try env.open()
         let db = c.privateDatabase(for: "_alice")
-        let saved = try await db.save(rec("n1", "Note", ["title": "Groceries", "n": 3]))
+        let saved = try await db.save(rec("n1", ["title": "Groceries", "n": 3]))
         #expect(saved.recordChangeTag != nil)
         #expect(saved.creatorUserRecordID?.recordName == "_alice")
         let fetched = try await db.record(for: rid("n1"))

@@ -37,10 +37,12 @@ struct TestEnv {
     }
 }
 
-func rec(_ name: String, _ type: String = "Note", zone: ZoneID = .default, _ fields: [String: FieldValue] = [:]) -> Record { rec(name, type: type, zone: zone, fields) }
-
-func rec(_ name: String, type: String, zone: ZoneID, _ fields: [String: FieldValue]) -> Record {
+func rec(_ name: String, _ type: String = "Note", zone: ZoneID = .default, _ fields: [String: FieldValue] = [:]) -> Record {
     Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
+}
+
+func rec(_ name: String, zone: ZoneID = .default, _ fields: [String: FieldValue]) -> Record {
+    Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
 }
 
 func rid(_ name: String, zone: ZoneID = .default) -> RecordID { RecordID(recordName: name, zoneID: zone) }
@@ -54,5 +56,17 @@ func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
         return e.code
     } catch {
         return .internalError
+    }
+}
+
+/// The error `body` throws, nil if it does not throw.
+func caught<T>(_ body: () async throws -> T) async -> CirrusError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let e as CirrusError {
+        return e
+    } catch {
+        return CirrusError(.internalError, "\(error)")
     }
 }
