@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RecordModel", targets: ["RecordModel"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
         .library(name: "Indexes", targets: ["Indexes"]),
+        .library(name: "QueryPlanner", targets: ["QueryPlanner"]),
         .library(name: "QueryExecution", targets: ["QueryExecution"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
@@ -49,6 +50,8 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
+        .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
         .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
@@ -63,6 +66,9 @@ let package = Package(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "CirrusTestSupport"], swiftSettings: strict),
     ]
