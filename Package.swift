@@ -53,7 +53,7 @@ let package = Package(
         // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
         .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
-        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes"], swiftSettings: strict),
+        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes", "QueryPlanner"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
