@@ -152,6 +152,14 @@ public final class RecordStore: @unchecked Sendable {
             cond.unlock()
             return try r.get()
         }
+        if let f = failure {
+            // An earlier group failed while this batch waited: fail everything still queued.
+            for b in queue { b.result = .failure(.failed(reason: "\(f)")) }
+            queue = []
+            cond.broadcast()
+            cond.unlock()
+            throw .failed(reason: "\(f)")
+        }
         tokenHeld = true
         let group = queue
         queue = []
