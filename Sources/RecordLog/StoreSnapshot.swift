@@ -84,6 +84,14 @@ public struct StoreSnapshot: Sendable {
         return out
     }
 
+    /// Calls `body` with every live record, decoded one at a time, in no particular order —
+    /// the way to bulk-load indexes without holding every decoded record at once.
+    public func forEachRecord(_ body: (StoredRecord) throws -> Void) rethrows {
+        for (_, l) in live {
+            if let r = try? RecordCodec.decode(l.payload) { try body(StoredRecord(record: r, sequence: l.sequence)) }
+        }
+    }
+
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
     public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
         live.filter { (type == nil || $0.value.recordType == type) && (zone == nil || $0.key.zoneID == zone) }
