@@ -92,6 +92,16 @@ public struct StoreSnapshot: Sendable {
         }
     }
 
+    /// Ids of live records (optionally of one type and/or zone) in sequence order, without decoding.
+    public func orderedIDs(ofType type: String? = nil, in zone: ZoneID? = nil) -> [RecordID] {
+        var pairs: [(UInt64, RecordID)] = []
+        for (id, l) in live where (type == nil || l.recordType == type) && (zone == nil || id.zoneID == zone) {
+            pairs.append((l.sequence, id))
+        }
+        pairs.sort { $0.0 < $1.0 }
+        return pairs.map(\.1)
+    }
+
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
     public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
         live.filter { (type == nil || $0.value.recordType == type) && (zone == nil || $0.key.zoneID == zone) }
