@@ -48,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
-                "CirrusShell", "QueryChecker", "RecordModel", "RecordLog",
+                "CirrusShell", "QueryChecker", "RecordModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
