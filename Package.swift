@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "RecordModel", targets: ["RecordModel"]),
         .library(name: "RecordLog", targets: ["RecordLog"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
+        .library(name: "Indexes", targets: ["Indexes"]),
+        .library(name: "QueryPlanner", targets: ["QueryPlanner"]),
+        .library(name: "QueryExecution", targets: ["QueryExecution"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
@@ -37,6 +40,10 @@ let package = Package(
         .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // Measurements of the log (bulk append, reopen, commit latency, group commit).
         .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
+        // The GEOS C API (libgeos_c) as a system library; planar geometry and the STRtree.
+        .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
+        // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
+        .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS"], swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
@@ -53,16 +60,27 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
+        .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
+        // Operators, the single-record evaluator (the full-scan oracle), cursors.
+        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
         .testTarget(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "IndexesTests", dependencies: ["Indexes", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )

@@ -13,7 +13,7 @@ struct Lexer {
     init(_ src: UnsafeBufferPointer<UInt8>) { self.src = src }
 
     /// All tokens of the source, ending with `.end`.
-    static func tokenize(_ src: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> [Token] {
+    static func tokenize(_ src: UnsafeBufferPointer<UInt8>) throws -> [Token] {
         var lexer = Lexer(src)
         var tokens: [Token] = []
         tokens.reserveCapacity(src.count / 3 + 4)
@@ -34,8 +34,17 @@ struct Lexer {
         String(decoding: UnsafeBufferPointer(rebasing: src[start..<Swift.min(end, src.count)]), as: UTF8.self)
     }
 
-    mutating func next() throws(SyntaxError) -> Token {
-        while pos < src.count, src[pos] == 0x20 || (src[pos] >= 0x09 && src[pos] <= 0x0D) { pos += 1 }
+    mutating func next() throws -> Token {
+        while pos < src.count {
+            let b = src[pos]
+            if b == 0x20 || (b >= 0x09 && b <= 0x0D) {
+                pos += 1
+            } else if b >= 0xC2, let n = unicodeSpaceLength(at: pos) {
+                pos += n
+            } else {
+                break
+            }
+        }
         let start = pos
         guard pos < src.count else { return Token(kind: .end, start: start, end: start) }
         let b = src[pos]
@@ -84,12 +93,12 @@ struct Lexer {
         case UInt8(ascii: "{"): return punct(.leftBrace)
         case UInt8(ascii: "}"): return punct(.rightBrace)
         case UInt8(ascii: "#"), UInt8(ascii: "$"):
-            guard ByteClass.isIdentifierStart(peek()) else {
+            guard ByteClass.isIdentifierStart(peek()), pos >= src.count || unicodeSpaceLength(at: pos) == nil else {
                 let what = b == UInt8(ascii: "#") ? "a key after '#'" : "a variable name after '$'"
                 throw SyntaxError("expected \(what)", range: SourceRange(start, start + 1),
                                   hint: b == UInt8(ascii: "#") ? "'#word' uses a reserved word as a key, e.g. #size" : "e.g. $x")
             }
-            while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+            skipIdentifier()
             return Token(kind: b == UInt8(ascii: "#") ? .escapedKey : .variable, start: start, end: pos)
         case UInt8(ascii: "%"): return try placeholder(start)
         default:
@@ -98,9 +107,35 @@ struct Lexer {
         }
     }
 
+    /// Moves past identifier bytes: ASCII letters, digits, `_`, and any non-ASCII character
+    /// except the Unicode spaces (which separate tokens like ASCII whitespace).
+    private mutating func skipIdentifier() {
+        while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) {
+            if src[pos] >= 0xC2, unicodeSpaceLength(at: pos) != nil { return }
+            pos += 1
+        }
+    }
+
+    /// The UTF-8 length of the Unicode space at `i` (NBSP, NEL, U+1680, U+2000–U+200B,
+    /// U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF), or nil.
+    func unicodeSpaceLength(at i: Int) -> Int? {
+        let b0 = src[i]
+        let b1 = i + 1 < src.count ? src[i + 1] : 0
+        let b2 = i + 2 < src.count ? src[i + 2] : 0
+        switch (b0, b1) {
+        case (0xC2, 0xA0), (0xC2, 0x85): return 2
+        case (0xE1, 0x9A) where b2 == 0x80: return 3
+        case (0xE2, 0x80) where (0x80...0x8B).contains(b2) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF: return 3
+        case (0xE2, 0x81) where b2 == 0x9F: return 3
+        case (0xE3, 0x80) where b2 == 0x80: return 3
+        case (0xEF, 0xBB) where b2 == 0xBF: return 3
+        default: return nil
+        }
+    }
+
     /// A word: reserved word, the hyphenated UTI operators, or an identifier.
     private mutating func word(_ start: Int) -> Token {
-        while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+        skipIdentifier()
         let w = UnsafeBufferPointer(rebasing: src[start..<pos])
         if let k = Keyword.lookup(w) { return Token(kind: .keyword(k), start: start, end: pos) }
         // UTI-CONFORMS-TO and UTI-EQUALS: only when written without spaces around the hyphens.
@@ -126,7 +161,7 @@ struct Lexer {
 
     /// `'…'` or `"…"`: finds the closing quote (a backslash skips the next byte). Escapes are
     /// checked and decoded by the parser.
-    private mutating func string(_ start: Int, quote: UInt8) throws(SyntaxError) -> Token {
+    private mutating func string(_ start: Int, quote: UInt8) throws -> Token {
         var plain = true
         while pos < src.count {
             let c = src[pos]
@@ -148,13 +183,13 @@ struct Lexer {
 
     /// Numbers: `12`, `1.5`, `.5`, `2e3`, `1E-7`, `0x1F`, `0o17`, `0b101`. The shape only; the
     /// value is computed by the parser. A number running into letters (`12ab`, `0x`) is an error.
-    private mutating func number(_ start: Int) throws(SyntaxError) -> Token {
+    private mutating func number(_ start: Int) throws -> Token {
         if src[pos] == UInt8(ascii: "0"), let radix = radixPrefix(peek(1)) {
             pos += 2
             let digitsStart = pos
             while pos < src.count, let v = ByteClass.hexValue(src[pos]), v < radix { pos += 1 }
             if pos == digitsStart {
-                while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+                skipIdentifier()
                 throw SyntaxError("invalid number '\(text(start, pos))'", range: SourceRange(start, pos),
                                   hint: "expected digits after '\(text(start, start + 2))'")
             }
@@ -172,8 +207,8 @@ struct Lexer {
                 }
             }
         }
-        if pos < src.count, ByteClass.isIdentifierContinue(src[pos]) {
-            while pos < src.count, ByteClass.isIdentifierContinue(src[pos]) { pos += 1 }
+        if pos < src.count, ByteClass.isIdentifierContinue(src[pos]), unicodeSpaceLength(at: pos) == nil {
+            skipIdentifier()
             throw SyntaxError("invalid number '\(text(start, pos))'", range: SourceRange(start, pos))
         }
         return Token(kind: .number, start: start, end: pos)
@@ -189,7 +224,7 @@ struct Lexer {
     }
 
     /// `%@ %K %d %i %ld %lld %u %f %g %e`.
-    private mutating func placeholder(_ start: Int) throws(SyntaxError) -> Token {
+    private mutating func placeholder(_ start: Int) throws -> Token {
         let spec: Placeholder.Specifier?
         var length = 2
         switch peek() {

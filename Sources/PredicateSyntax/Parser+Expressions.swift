@@ -16,56 +16,63 @@
 // negate(number) as `-(5)` so the two never meet.
 
 extension Parser {
-    mutating func parseExpression() throws(SyntaxError) -> Expression {
+    // The loops below keep their bodies in separate functions so the frames on the recursion
+    // path stay small (debug builds give every local of a function its own stack slot).
+
+    mutating func parseExpression() throws -> Expression {
         var left = try parseTerm()
-        var h = height
         while true {
-            let op: ArithmeticOperator
             switch token.kind {
-            case .punct(.plus): op = .add
-            case .punct(.minus): op = .subtract
-            default: height = h; return left
+            case .punct(.plus): left = try parseArithmeticRight(.add, left)
+            case .punct(.minus): left = try parseArithmeticRight(.subtract, left)
+            default: return left
             }
-            advance()
-            let right = try parseTerm()
-            let range = left.range.union(right.range)
-            try setHeight(Swift.max(h, height) + 1, range)
-            h = height
-            left = Expression(.arithmetic(op, left, right), range: range)
         }
     }
 
-    mutating func parseTerm() throws(SyntaxError) -> Expression {
+    mutating func parseTerm() throws -> Expression {
         var left = try parseUnary()
-        var h = height
         while true {
-            let op: ArithmeticOperator
             switch token.kind {
-            case .punct(.star): op = .multiply
-            case .punct(.slash): op = .divide
-            default: height = h; return left
+            case .punct(.star): left = try parseArithmeticRight(.multiply, left)
+            case .punct(.slash): left = try parseArithmeticRight(.divide, left)
+            default: return left
             }
-            advance()
-            let right = try parseUnary()
-            let range = left.range.union(right.range)
-            try setHeight(Swift.max(h, height) + 1, range)
-            h = height
-            left = Expression(.arithmetic(op, left, right), range: range)
         }
     }
 
-    mutating func parseUnary() throws(SyntaxError) -> Expression {
+    /// The operator token and the right operand of a left-associative `+ - * /`; the left
+    /// operand's height is in `height`.
+    mutating func parseArithmeticRight(_ op: ArithmeticOperator, _ left: Expression) throws -> Expression {
+        let h = height
+        advance()
+        let right = try op == .add || op == .subtract ? parseTerm() : parseUnary()
+        let range = left.range.union(right.range)
+        try setHeight(Swift.max(h, height) + 1, range)
+        return Expression(.arithmetic(op, left, right), range: range)
+    }
+
+    mutating func parseUnary() throws -> Expression {
         guard isPunct(.minus) else { return try parsePower() }
-        let minus = advance()
-        if token.kind == .number {
-            switch kind(at: i + 1) {
+        if kind(at: i + 1) == .number {
+            switch kind(at: i + 2) {
             case .punct(.dot), .punct(.leftBracket), .punct(.power): break
-            default:
-                let number = advance()
-                height = 1
-                return Expression(.constant(try numberLiteral(number, negative: true)), range: minus.range.union(number.range))
+            default: return try parseNegativeNumber()
             }
         }
+        return try parseNegation()
+    }
+
+    /// `-` and a lone number: one literal, e.g. `-5` is integer(-5).
+    mutating func parseNegativeNumber() throws -> Expression {
+        let minus = advance()
+        let number = advance()
+        height = 1
+        return Expression(.constant(try numberLiteral(number, negative: true)), range: minus.range.union(number.range))
+    }
+
+    mutating func parseNegation() throws -> Expression {
+        let minus = advance()
         try enter(minus)
         let operand = try parseUnary()
         leave()
@@ -74,7 +81,7 @@ extension Parser {
         return Expression(.negate(operand), range: range)
     }
 
-    mutating func parsePower() throws(SyntaxError) -> Expression {
+    mutating func parsePower() throws -> Expression {
         let base = try parsePostfix()
         guard isPunct(.power) else { return base }
         let baseHeight = height
@@ -87,43 +94,54 @@ extension Parser {
         return Expression(.arithmetic(.power, base, exponent), range: range)
     }
 
-    mutating func parsePostfix() throws(SyntaxError) -> Expression {
+    mutating func parsePostfix() throws -> Expression {
         var e = try parsePrimary()
-        var h = height
         while true {
-            if eat(.dot) != nil {
-                let (name, end) = try parseMemberName()
-                let range = e.range.union(SourceRange(end, end))
-                try setHeight(h + 1, range)
-                e = Expression(.member(e, name), range: range)
-            } else if let open = eat(.leftBracket) {
-                try enter(open)
-                let sub: Subscript
-                var subHeight = 0
-                switch (token.kind, kind(at: i + 1)) {
-                case (.keyword(.first), .punct(.rightBracket)): sub = .first
-                case (.keyword(.last), .punct(.rightBracket)): sub = .last
-                case (.keyword(.size), .punct(.rightBracket)): sub = .size
-                default:
-                    sub = .index(try parseExpression())
-                    subHeight = height
-                }
-                if case .index = sub {} else { advance() }
-                let close = try expectClose(.rightBracket, opening: open)
-                leave()
-                let range = e.range.union(close.range)
-                try setHeight(Swift.max(h, subHeight) + 1, range)
-                e = Expression(.subscripted(e, sub), range: range)
+            if isPunct(.dot) {
+                e = try parseMember(of: e)
+            } else if isPunct(.leftBracket) {
+                e = try parseSubscript(of: e)
             } else {
-                height = h
                 return e
             }
-            h = height
         }
     }
 
+    /// `.name` after `base` (whose height is in `height`).
+    mutating func parseMember(of base: Expression) throws -> Expression {
+        let h = height
+        advance()
+        let (name, end) = try parseMemberName()
+        let range = base.range.union(SourceRange(end, end))
+        try setHeight(h + 1, range)
+        return Expression(.member(base, name), range: range)
+    }
+
+    /// `[FIRST]`, `[LAST]`, `[SIZE]` or `[expression]` after `base` (whose height is in `height`).
+    mutating func parseSubscript(of base: Expression) throws -> Expression {
+        let h = height
+        let open = advance()
+        try enter(open)
+        let sub: Subscript
+        var subHeight = 0
+        switch (token.kind, kind(at: i + 1)) {
+        case (.keyword(.first), .punct(.rightBracket)): sub = .first
+        case (.keyword(.last), .punct(.rightBracket)): sub = .last
+        case (.keyword(.size), .punct(.rightBracket)): sub = .size
+        default:
+            sub = .index(try parseExpression())
+            subHeight = height
+        }
+        if case .index = sub {} else { advance() }
+        let close = try expectClose(.rightBracket, opening: open)
+        leave()
+        let range = base.range.union(close.range)
+        try setHeight(Swift.max(h, subHeight) + 1, range)
+        return Expression(.subscripted(base, sub), range: range)
+    }
+
     /// After `.`: `name`, `#name` or `@name`; returns the name and the end offset.
-    mutating func parseMemberName() throws(SyntaxError) -> (String, Int) {
+    mutating func parseMemberName() throws -> (String, Int) {
         let t = token
         switch t.kind {
         case .identifier:
@@ -144,7 +162,7 @@ extension Parser {
     }
 
     /// The word after `@` (reserved words are fine there: `@size` is not a key).
-    mutating func parseCollectionOperatorWord() throws(SyntaxError) -> Token {
+    mutating func parseCollectionOperatorWord() throws -> Token {
         switch token.kind {
         case .identifier, .keyword: return advance()
         default: throw expected("a collection operator name after '@'", hint: "e.g. @count, @sum, @avg, @min, @max")
@@ -155,72 +173,101 @@ extension Parser {
         SyntaxError("'\(text(t))' is a reserved word", range: t.range, hint: "write #\(text(t)) to use it as a key")
     }
 
-    mutating func parsePrimary() throws(SyntaxError) -> Expression {
-        let t = token
-        func leaf(_ kind: Expression.Kind) -> Expression {
-            advance()
-            height = 1
-            return Expression(kind, range: t.range)
-        }
-        switch t.kind {
-        case .number:
-            return leaf(.constant(try numberLiteral(t, negative: false)))
-        case .string(let plain):
-            return leaf(.constant(.string(try stringValue(t, plain: plain))))
-        case .identifier:
-            switch kind(at: i + 1) {
-            case .punct(.leftParen):
-                advance()
-                return try parseCall(name: text(t), start: t)
-            case .punct(.colon):
-                return try parseSelectorCall()
-            default:
-                return leaf(.key(text(t)))
-            }
-        case .escapedKey:
-            return leaf(.key(text(t.start + 1, t.end)))
-        case .variable:
-            return leaf(.variable(text(t.start + 1, t.end)))
-        case .placeholder(let spec):
-            placeholderCount += 1
-            return leaf(.placeholder(Placeholder(spec, index: placeholderCount - 1)))
-        case .punct(.at):
-            advance()
-            let word = try parseCollectionOperatorWord()
-            height = 1
-            return Expression(.key("@" + text(word)), range: t.range.union(word.range))
-        case .punct(.leftBrace):
-            let open = advance()
-            let (elements, h, close) = try parseList(opening: open, closer: .rightBrace, what: "aggregate")
-            let range = open.range.union(close.range)
-            try setHeight(h + 1, range)
-            return Expression(.aggregate(elements), range: range)
-        case .punct(.leftParen):
-            let open = advance()
-            try enter(open)
-            var e = try parseExpression()
-            let close = try expectClose(.rightParen, opening: open)
-            leave()
-            e.range = open.range.union(close.range)
-            return e
-        case .keyword(let w):
-            switch w {
-            case .true, .yes: return leaf(.constant(.boolean(true)))
-            case .false, .no: return leaf(.constant(.boolean(false)))
-            case .null, .nil: return leaf(.constant(.null))
-            case .self: return leaf(.evaluatedObject)
-            case .anyKey: return leaf(.anyKey)
-            case .subquery, .ternary, .function, .cast: return try parseSpecialForm(w)
-            case .first, .last, .size, .ci, .caseInsensitive: throw reservedWord(t)
-            default: throw expected("an expression", hint: "write #\(text(t)) to use it as a key")
-            }
-        default:
-            throw expected("an expression")
+    // parsePrimary only dispatches: in debug builds a frame holds every local of every case,
+    // and this function sits on the recursion path of every nesting level.
+    mutating func parsePrimary() throws -> Expression {
+        switch token.kind {
+        case .number, .string, .escapedKey, .variable, .placeholder: return try parseLeaf()
+        case .identifier: return try parseIdentifierPrimary()
+        case .punct(.at): return try parseLeadingCollectionOperator()
+        case .punct(.leftBrace): return try parseAggregate()
+        case .punct(.leftParen): return try parseParenthesizedExpression()
+        case .keyword(let w): return try parseKeywordPrimary(w)
+        default: throw expected("an expression")
         }
     }
 
+    mutating func parseLeaf() throws -> Expression {
+        let t = advance()
+        let kind: Expression.Kind
+        switch t.kind {
+        case .number: kind = .constant(try numberLiteral(t, negative: false))
+        case .string(let plain): kind = .constant(.string(try stringValue(t, plain: plain)))
+        case .escapedKey: kind = .key(text(t.start + 1, t.end))
+        case .variable: kind = .variable(text(t.start + 1, t.end))
+        case .placeholder(let spec):
+            placeholderCount += 1
+            kind = .placeholder(Placeholder(spec, index: placeholderCount - 1))
+        default: kind = .anyKey  // unreachable: parsePrimary dispatches only the kinds above
+        }
+        height = 1
+        return Expression(kind, range: t.range)
+    }
+
+    mutating func parseIdentifierPrimary() throws -> Expression {
+        let t = token
+        switch kind(at: i + 1) {
+        case .punct(.leftParen):
+            advance()
+            return try parseCall(name: text(t), start: t)
+        case .punct(.colon):
+            return try parseSelectorCall()
+        default:
+            advance()
+            height = 1
+            return Expression(.key(text(t)), range: t.range)
+        }
+    }
+
+    /// `@avg.price`: a key that is a collection operator.
+    mutating func parseLeadingCollectionOperator() throws -> Expression {
+        let at = advance()
+        let word = try parseCollectionOperatorWord()
+        height = 1
+        return Expression(.key("@" + text(word)), range: at.range.union(word.range))
+    }
+
+    mutating func parseAggregate() throws -> Expression {
+        let open = advance()
+        let (elements, h, close) = try parseList(opening: open, closer: .rightBrace, what: "aggregate")
+        let range = open.range.union(close.range)
+        try setHeight(h + 1, range)
+        return Expression(.aggregate(elements), range: range)
+    }
+
+    mutating func parseParenthesizedExpression() throws -> Expression {
+        let open = advance()
+        try enter(open)
+        var e = try parseExpression()
+        let close = try expectClose(.rightParen, opening: open)
+        leave()
+        e.range = open.range.union(close.range)
+        return e
+    }
+
+    mutating func parseKeywordPrimary(_ w: Keyword) throws -> Expression {
+        let kind: Expression.Kind
+        switch w {
+        case .true, .yes: kind = .constant(.boolean(true))
+        case .false, .no: kind = .constant(.boolean(false))
+        case .null, .nil: kind = .constant(.null)
+        case .self: kind = .evaluatedObject
+        case .anyKey: kind = .anyKey
+        case .subquery, .ternary, .function, .cast: return try parseSpecialForm(w)
+        case .first, .last, .size, .ci, .caseInsensitive: throw reservedWord(token)
+        default: throw keywordInsteadOfExpression()
+        }
+        height = 1
+        return Expression(kind, range: advance().range)
+    }
+
+    @inline(never)
+    func keywordInsteadOfExpression() -> SyntaxError {
+        expected("an expression", hint: "write #\(text(token)) to use it as a key")
+    }
+
     /// `name(args…)`; the current token is the "(".
-    mutating func parseCall(name: String, start: Token) throws(SyntaxError) -> Expression {
+    mutating func parseCall(name: String, start: Token) throws -> Expression {
         let open = advance()
         let (arguments, h, close) = try parseList(opening: open, closer: .rightParen, what: "argument list")
         let range = start.range.union(close.range)
@@ -229,13 +276,22 @@ extension Parser {
     }
 
     /// `part:part:(args…)`: the name keeps its colons, e.g. `distanceToLocation:fromLocation:`.
-    mutating func parseSelectorCall() throws(SyntaxError) -> Expression {
+    mutating func parseSelectorCall() throws -> Expression {
         let start = token
+        var end = start.start
+        var contiguous = true  // written without spaces: the name is one slice of the source
         var name = ""
         while token.kind == .identifier, kind(at: i + 1) == .punct(.colon) {
-            name += text(advance()) + ":"
-            advance()
+            let part = advance()
+            let colon = advance()
+            if contiguous, part.start != end || colon.start != part.end {
+                contiguous = false
+                name = text(start.start, end)
+            }
+            if !contiguous { name += text(part) + ":" }
+            end = colon.end
         }
+        if contiguous { name = text(start.start, end) }
         guard isPunct(.leftParen) else {
             throw expected("'(' after the function name '\(name)'", hint: "e.g. distanceToLocation:fromLocation:(location, %@)")
         }
@@ -244,7 +300,7 @@ extension Parser {
 
     /// Elements up to `closer`, comma-separated, possibly none. Returns them, their greatest
     /// height and the closing token.
-    mutating func parseList(opening open: Token, closer: Punct, what: String) throws(SyntaxError) -> ([Expression], Int, Token) {
+    mutating func parseList(opening open: Token, closer: Punct, what: String) throws -> ([Expression], Int, Token) {
         try enter(open)
         var elements: [Expression] = []
         var h = 0
@@ -253,9 +309,7 @@ extension Parser {
             return (elements, h, close)
         }
         while true {
-            if elements.count == limits.maxAggregateCount {
-                throw SyntaxError("\(what) has more than \(limits.maxAggregateCount) elements", range: token.range)
-            }
+            if elements.count == limits.maxAggregateCount { throw tooManyElements(what) }
             elements.append(try parseExpression())
             h = Swift.max(h, height)
             if eat(.comma) == nil { break }
@@ -266,65 +320,80 @@ extension Parser {
     }
 
     /// SUBQUERY, TERNARY, FUNCTION and CAST: fixed shapes with a predicate or a name inside.
-    mutating func parseSpecialForm(_ w: Keyword) throws(SyntaxError) -> Expression {
+    mutating func parseSpecialForm(_ w: Keyword) throws -> Expression {
         let start = advance()
-        let name = w.spelling
-        guard let open = eat(.leftParen) else { throw expected("'(' after \(name)") }
+        guard let open = eat(.leftParen) else { throw expected("'(' after \(w.spelling)") }
         try enter(open)
-        let kind: Expression.Kind
-        var h = 0
-        switch w {
-        case .subquery:
-            let collection = try parseExpression()
-            h = height
-            try expect(.comma, "',' after the collection of SUBQUERY")
-            guard token.kind == .variable else {
-                throw expected("a variable such as $x as the second argument of SUBQUERY")
-            }
-            let variable = text(token.start + 1, token.end)
-            advance()
-            try expect(.comma, "',' after the variable of SUBQUERY")
-            let predicate = try parsePredicate()
-            kind = .subquery(collection: collection, variable: variable, predicate: predicate)
-        case .ternary:
-            let condition = try parsePredicate()
-            h = height
-            try expect(.comma, "',' after the condition of TERNARY")
-            let a = try parseExpression()
-            h = Swift.max(h, height)
-            try expect(.comma, "',' between the two values of TERNARY")
-            let b = try parseExpression()
-            kind = .ternary(condition, a, b)
-        case .function:
-            let target = try parseExpression()
-            h = height
-            try expect(.comma, "',' after the target of FUNCTION")
-            guard case .string(let plain) = token.kind else {
-                throw expected("the selector name as a quoted string", hint: "e.g. FUNCTION(name, 'uppercaseString')")
-            }
-            let selector = try stringValue(token, plain: plain)
-            advance()
-            var arguments: [Expression] = []
-            while eat(.comma) != nil {
-                if arguments.count == limits.maxAggregateCount {
-                    throw SyntaxError("argument list has more than \(limits.maxAggregateCount) elements", range: token.range)
-                }
-                arguments.append(try parseExpression())
-                h = Swift.max(h, height)
-            }
-            kind = .functionExpression(target: target, selector: selector, arguments: arguments)
-        default:  // .cast
-            let value = try parseExpression()
-            h = height
-            try expect(.comma, "',' after the value of CAST")
-            let type = try parseExpression()
-            kind = .cast(value, type)
+        let (kind, h) = switch w {
+        case .subquery: try parseSubqueryBody()
+        case .ternary: try parseTernaryBody()
+        case .function: try parseFunctionBody()
+        default: try parseCastBody()
         }
-        h = Swift.max(h, height)
         let close = try expectClose(.rightParen, opening: open)
         leave()
         let range = start.range.union(close.range)
         try setHeight(h + 1, range)
         return Expression(kind, range: range)
+    }
+
+    /// `collection, $variable, predicate` — returns the node and its children's greatest height.
+    mutating func parseSubqueryBody() throws -> (Expression.Kind, Int) {
+        let collection = try parseExpression()
+        var h = height
+        try expect(.comma, "',' after the collection of SUBQUERY")
+        guard token.kind == .variable else {
+            throw expected("a variable such as $x as the second argument of SUBQUERY")
+        }
+        let variable = text(token.start + 1, token.end)
+        advance()
+        try expect(.comma, "',' after the variable of SUBQUERY")
+        let predicate = try parsePredicate()
+        h = Swift.max(h, height)
+        return (.subquery(collection: collection, variable: variable, predicate: predicate), h)
+    }
+
+    mutating func parseTernaryBody() throws -> (Expression.Kind, Int) {
+        let condition = try parsePredicate()
+        var h = height
+        try expect(.comma, "',' after the condition of TERNARY")
+        let a = try parseExpression()
+        h = Swift.max(h, height)
+        try expect(.comma, "',' between the two values of TERNARY")
+        let b = try parseExpression()
+        h = Swift.max(h, height)
+        return (.ternary(condition, a, b), h)
+    }
+
+    mutating func parseFunctionBody() throws -> (Expression.Kind, Int) {
+        let target = try parseExpression()
+        var h = height
+        try expect(.comma, "',' after the target of FUNCTION")
+        guard case .string(let plain) = token.kind else {
+            throw expected("the selector name as a quoted string", hint: "e.g. FUNCTION(name, 'uppercaseString')")
+        }
+        let selector = try stringValue(token, plain: plain)
+        advance()
+        var arguments: [Expression] = []
+        while eat(.comma) != nil {
+            if arguments.count == limits.maxAggregateCount { throw tooManyElements("argument list") }
+            arguments.append(try parseExpression())
+            h = Swift.max(h, height)
+        }
+        return (.functionExpression(target: target, selector: selector, arguments: arguments), h)
+    }
+
+    mutating func parseCastBody() throws -> (Expression.Kind, Int) {
+        let value = try parseExpression()
+        var h = height
+        try expect(.comma, "',' after the value of CAST")
+        let type = try parseExpression()
+        h = Swift.max(h, height)
+        return (.cast(value, type), h)
+    }
+
+    @inline(never)
+    func tooManyElements(_ what: String) -> SyntaxError {
+        SyntaxError("\(what) has more than \(limits.maxAggregateCount) elements", range: token.range)
     }
 }

@@ -10,7 +10,7 @@
 // literal text, so `'%@'` is the two characters `%@`.
 
 extension Parser {
-    func numberLiteral(_ t: Token, negative: Bool) throws(SyntaxError) -> Literal {
+    func numberLiteral(_ t: Token, negative: Bool) throws -> Literal {
         let bytes = UnsafeBufferPointer(rebasing: src[t.start..<t.end])
         var radix: UInt64 = 10
         var digits = bytes[...]
@@ -46,14 +46,14 @@ extension Parser {
         return try finite(negative ? -approximate : approximate, t)
     }
 
-    private func double(_ t: Token, negative: Bool) throws(SyntaxError) -> Literal {
+    private func double(_ t: Token, negative: Bool) throws -> Literal {
         guard let value = Double(text(t)) else {
             throw SyntaxError("invalid number '\(shown(t))'", range: t.range)
         }
         return try finite(negative ? -value : value, t)
     }
 
-    private func finite(_ value: Double, _ t: Token) throws(SyntaxError) -> Literal {
+    private func finite(_ value: Double, _ t: Token) throws -> Literal {
         guard value.isFinite else {
             throw SyntaxError("number '\(shown(t))' is out of range", range: t.range,
                               hint: "numbers are limited to about ±1.8e308")
@@ -62,7 +62,7 @@ extension Parser {
     }
 
     /// The value of a string token (quotes removed, escapes and `%%` decoded).
-    func stringValue(_ t: Token, plain: Bool) throws(SyntaxError) -> String {
+    func stringValue(_ t: Token, plain: Bool) throws -> String {
         let inner = UnsafeBufferPointer(rebasing: src[(t.start + 1)..<(t.end - 1)])
         if plain { return String(decoding: inner, as: UTF8.self) }
         var out: [UInt8] = []
@@ -118,7 +118,7 @@ extension Parser {
     }
 
     /// `\uXXXX` at `j`: the code unit and the escape's length (6).
-    private func unicodeEscape(at j: Int, end: Int) throws(SyntaxError) -> (UInt32, Int) {
+    private func unicodeEscape(at j: Int, end: Int) throws -> (UInt32, Int) {
         var value: UInt32 = 0
         for k in (j + 2)..<(j + 6) {
             guard k < end, let v = ByteClass.hexValue(src[k]) else {

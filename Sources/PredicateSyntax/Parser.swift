@@ -28,16 +28,16 @@ public enum PredicateParser {
     /// Parses a whole predicate. Any well-formed NSPredicate parses, whether CloudKit supports
     /// it or not; only malformed text (or text beyond `limits`) throws.
     public static func parse(_ text: String, limits: ParserLimits = .default) throws(SyntaxError) -> Predicate {
-        try run(text, limits) { (p: inout Parser) throws(SyntaxError) -> Predicate in try p.parseWholePredicate() }
+        try run(text, limits) { (p: inout Parser) throws -> Predicate in try p.parseWholePredicate() }
     }
 
     /// Parses a single expression, e.g. `distanceToLocation:fromLocation:(location, %@)`.
     public static func parseExpression(_ text: String, limits: ParserLimits = .default) throws(SyntaxError) -> Expression {
-        try run(text, limits) { (p: inout Parser) throws(SyntaxError) -> Expression in try p.parseWholeExpression() }
+        try run(text, limits) { (p: inout Parser) throws -> Expression in try p.parseWholeExpression() }
     }
 
     private static func run<T>(
-        _ text: String, _ limits: ParserLimits, _ body: (inout Parser) throws(SyntaxError) -> T
+        _ text: String, _ limits: ParserLimits, _ body: (inout Parser) throws -> T
     ) throws(SyntaxError) -> T {
         let length = text.utf8.count
         if length > limits.maxLength {
@@ -46,11 +46,15 @@ public enum PredicateParser {
         }
         var text = text
         let result: Result<T, SyntaxError> = text.withUTF8 { buffer in
-            do throws(SyntaxError) {
+            // Inside the parser errors travel untyped (one register through every frame of the
+            // recursion); only SyntaxError is ever thrown, and the type is restored here.
+            do {
                 var parser = try Parser(buffer, limits: limits)
                 return .success(try body(&parser))
-            } catch {
+            } catch let error as SyntaxError {
                 return .failure(error)
+            } catch {
+                return .failure(SyntaxError("internal error: \(error)", range: SourceRange(0, 0)))
             }
         }
         return try result.get()
@@ -69,8 +73,10 @@ struct Parser {
     var height = 0
     /// Placeholders seen so far, to number them in source order.
     var placeholderCount = 0
+    /// `isPredicateParen` answers, computed on first use.
+    var predicateParens: [Bool]? = nil
 
-    init(_ src: UnsafeBufferPointer<UInt8>, limits: ParserLimits) throws(SyntaxError) {
+    init(_ src: UnsafeBufferPointer<UInt8>, limits: ParserLimits) throws {
         self.src = src
         self.limits = limits
         self.tokens = try Lexer.tokenize(src)
@@ -120,21 +126,26 @@ struct Parser {
 
     /// Consumes the closer of `open`, or reports which opener is left unclosed.
     @discardableResult
-    mutating func expectClose(_ close: Punct, opening open: Token) throws(SyntaxError) -> Token {
+    mutating func expectClose(_ close: Punct, opening open: Token) throws -> Token {
         if let t = eat(close) { return t }
+        throw unclosed(close, open)
+    }
+
+    @inline(never)
+    func unclosed(_ close: Punct, _ open: Token) -> SyntaxError {
         let closer = close == .rightParen ? ")" : close == .rightBracket ? "]" : "}"
         let message = "expected '\(closer)' to close '\(text(open))' at \(open.start)"
         if token.kind == .end {
-            throw SyntaxError(message, range: token.range, hint: "the predicate ended first")
+            return SyntaxError(message, range: token.range, hint: "the predicate ended first")
         }
-        throw SyntaxError(message, range: token.range, hint: "found '\(shown(token))'")
+        return SyntaxError(message, range: token.range, hint: "found '\(shown(token))'")
     }
 
-    mutating func expect(_ p: Punct, _ what: String) throws(SyntaxError) {
+    mutating func expect(_ p: Punct, _ what: String) throws {
         guard eat(p) != nil else { throw expected(what) }
     }
 
-    mutating func enter(_ t: Token) throws(SyntaxError) {
+    mutating func enter(_ t: Token) throws {
         depth += 1
         if depth > limits.maxDepth {
             throw SyntaxError("nesting is too deep (the limit is \(limits.maxDepth))", range: t.range)
@@ -144,7 +155,7 @@ struct Parser {
     mutating func leave() { depth -= 1 }
 
     /// Records the height of a node just built and enforces the limit.
-    mutating func setHeight(_ h: Int, _ range: SourceRange) throws(SyntaxError) {
+    mutating func setHeight(_ h: Int, _ range: SourceRange) throws {
         if h > limits.maxTreeHeight {
             throw SyntaxError("predicate is too complex (tree height over \(limits.maxTreeHeight))", range: range,
                               hint: "use IN {…} instead of long OR chains, or split the query")
@@ -154,7 +165,7 @@ struct Parser {
 
     // MARK: Predicates
 
-    mutating func parseWholePredicate() throws(SyntaxError) -> Predicate {
+    mutating func parseWholePredicate() throws -> Predicate {
         if token.kind == .end {
             throw SyntaxError("empty predicate", range: SourceRange(0, src.count), hint: "TRUEPREDICATE matches everything")
         }
@@ -166,7 +177,7 @@ struct Parser {
         return p
     }
 
-    mutating func parseWholeExpression() throws(SyntaxError) -> Expression {
+    mutating func parseWholeExpression() throws -> Expression {
         if token.kind == .end {
             throw SyntaxError("empty expression", range: SourceRange(0, src.count))
         }
@@ -177,38 +188,34 @@ struct Parser {
         return e
     }
 
-    /// OR level.
-    mutating func parsePredicate() throws(SyntaxError) -> Predicate {
+    /// OR level. (Loop bodies live in `parseJunctionRight` to keep this frame small.)
+    mutating func parsePredicate() throws -> Predicate {
         var left = try parseAnd()
-        var h = height
         while token.kind == .keyword(.or) || token.kind == .punct(.orOr) {
-            advance()
-            let right = try parseAnd()
-            let range = left.range.union(right.range)
-            try setHeight(Swift.max(h, height) + 1, range)
-            h = height
-            left = Predicate(.or(left, right), range: range)
+            left = try parseJunctionRight(or: true, left)
         }
-        height = h
         return left
     }
 
-    mutating func parseAnd() throws(SyntaxError) -> Predicate {
+    mutating func parseAnd() throws -> Predicate {
         var left = try parseNot()
-        var h = height
         while token.kind == .keyword(.and) || token.kind == .punct(.andAnd) {
-            advance()
-            let right = try parseNot()
-            let range = left.range.union(right.range)
-            try setHeight(Swift.max(h, height) + 1, range)
-            h = height
-            left = Predicate(.and(left, right), range: range)
+            left = try parseJunctionRight(or: false, left)
         }
-        height = h
         return left
     }
 
-    mutating func parseNot() throws(SyntaxError) -> Predicate {
+    /// The AND/OR token and the right operand; the left operand's height is in `height`.
+    mutating func parseJunctionRight(or: Bool, _ left: Predicate) throws -> Predicate {
+        let h = height
+        advance()
+        let right = try or ? parseAnd() : parseNot()
+        let range = left.range.union(right.range)
+        try setHeight(Swift.max(h, height) + 1, range)
+        return Predicate(or ? .or(left, right) : .and(left, right), range: range)
+    }
+
+    mutating func parseNot() throws -> Predicate {
         guard token.kind == .keyword(.not) || token.kind == .punct(.bang) else { return try parsePrimaryPredicate() }
         let t = advance()
         try enter(t)
@@ -219,7 +226,7 @@ struct Parser {
         return Predicate(.not(inner), range: range)
     }
 
-    mutating func parsePrimaryPredicate() throws(SyntaxError) -> Predicate {
+    mutating func parsePrimaryPredicate() throws -> Predicate {
         switch token.kind {
         case .keyword(.truePredicate):
             height = 1
@@ -227,7 +234,7 @@ struct Parser {
         case .keyword(.falsePredicate):
             height = 1
             return Predicate(.falsePredicate, range: advance().range)
-        case .punct(.leftParen) where parenthesizedPredicateAhead(i):
+        case .punct(.leftParen) where isPredicateParen(i):
             let open = advance()
             try enter(open)
             var p = try parsePredicate()
@@ -241,35 +248,49 @@ struct Parser {
     }
 
     /// Whether the "(" at token `open` starts a parenthesized predicate (see the file header).
-    func parenthesizedPredicateAhead(_ open: Int) -> Bool {
-        var open = open
-        // Each round peels one "((…))" layer; more layers than the depth limit fail anyway.
-        for _ in 0...limits.maxDepth {
-            var nesting = 0
-            var j = open + 1
-            var firstGroupClose = -1
-            scan: while true {
-                switch tokens[j].kind {
-                case .end:
-                    return false
-                case .punct(.leftParen), .punct(.leftBracket), .punct(.leftBrace):
-                    nesting += 1
-                case .punct(.rightParen), .punct(.rightBracket), .punct(.rightBrace):
-                    if nesting == 0 { break scan }
-                    nesting -= 1
-                    if nesting == 0, firstGroupClose < 0 { firstGroupClose = j }
-                case let k where nesting == 0 && Self.onlyInPredicates(k):
-                    return true
-                default:
-                    break
-                }
-                j += 1
-            }
-            // `j` closes `open`. One inner group spanning everything: look inside it.
-            guard tokens[open + 1].kind == .punct(.leftParen), firstGroupClose == j - 1 else { return false }
-            open += 1
+    mutating func isPredicateParen(_ open: Int) -> Bool {
+        if predicateParens == nil { predicateParens = Self.predicateParens(tokens) }
+        return predicateParens?[open] ?? false
+    }
+
+    /// For every "(" token, whether it opens a parenthesized predicate. One pass over all
+    /// tokens with a stack of open brackets, so nested parentheses cost O(tokens) in total.
+    static func predicateParens(_ tokens: [Token]) -> [Bool] {
+        struct Frame {
+            var open: Int
+            var sawPredicateToken = false
+            var items = 0
+            var firstIsParen = false
+            var firstIsPredicate = false
         }
-        return true
+        var result = [Bool](repeating: false, count: tokens.count)
+        var stack: [Frame] = []
+        func finish(_ f: Frame) {
+            let isPredicate = f.sawPredicateToken || (f.items == 1 && f.firstIsParen && f.firstIsPredicate)
+            if tokens[f.open].kind == .punct(.leftParen) { result[f.open] = isPredicate }
+            if !stack.isEmpty, stack[stack.count - 1].items == 1 { stack[stack.count - 1].firstIsPredicate = isPredicate }
+        }
+        for (j, t) in tokens.enumerated() {
+            switch t.kind {
+            case .punct(.leftParen), .punct(.leftBracket), .punct(.leftBrace):
+                if !stack.isEmpty {
+                    stack[stack.count - 1].items += 1
+                    if stack[stack.count - 1].items == 1 { stack[stack.count - 1].firstIsParen = t.kind == .punct(.leftParen) }
+                }
+                stack.append(Frame(open: j))
+            case .punct(.rightParen), .punct(.rightBracket), .punct(.rightBrace):
+                if let f = stack.popLast() { finish(f) }
+            case .end:
+                break
+            default:
+                if !stack.isEmpty {
+                    stack[stack.count - 1].items += 1
+                    if onlyInPredicates(t.kind) { stack[stack.count - 1].sawPredicateToken = true }
+                }
+            }
+        }
+        while let f = stack.popLast() { finish(f) }
+        return result
     }
 
     static func onlyInPredicates(_ k: TokenKind) -> Bool {
@@ -300,7 +321,7 @@ struct Parser {
         }
     }
 
-    mutating func parseComparison() throws(SyntaxError) -> Predicate {
+    mutating func parseComparison() throws -> Predicate {
         let start = token
         var modifier = ComparisonModifier.direct
         switch token.kind {
@@ -312,6 +333,17 @@ struct Parser {
         if modifier != .direct { advance() }
         let left = try parseExpression()
         let leftHeight = height
+        let (op, options, operatorRange) = try parseOperatorAndOptions()
+        let right = try parseExpression()
+        let range = start.range.union(right.range)
+        try setHeight(Swift.max(leftHeight, height) + 1, range)
+        let comparison = Comparison(
+            modifier: modifier, left: left, op: op, options: options, right: right, operatorRange: operatorRange)
+        return Predicate(.comparison(comparison), range: range)
+    }
+
+    /// `==`, `CONTAINS[cd]`, …: the operator, its options and their range.
+    mutating func parseOperatorAndOptions() throws -> (ComparisonOperator, ComparisonOptions, SourceRange) {
         let opToken = token
         guard let op = Self.comparisonOperator(opToken.kind) else {
             throw expected("a comparison operator", hint: "a predicate compares two expressions, e.g. name == 'x'")
@@ -323,17 +355,11 @@ struct Parser {
             options = try parseOptions()
             operatorEnd = try expectClose(.rightBracket, opening: open).end
         }
-        let right = try parseExpression()
-        let range = start.range.union(right.range)
-        try setHeight(Swift.max(leftHeight, height) + 1, range)
-        let comparison = Comparison(
-            modifier: modifier, left: left, op: op, options: options, right: right,
-            operatorRange: SourceRange(opToken.start, operatorEnd))
-        return Predicate(.comparison(comparison), range: range)
+        return (op, options, SourceRange(opToken.start, operatorEnd))
     }
 
     /// The letters of `[cdnl]` (any order and case; repeats allowed).
-    mutating func parseOptions() throws(SyntaxError) -> ComparisonOptions {
+    mutating func parseOptions() throws -> ComparisonOptions {
         let word = token
         switch word.kind {
         case .identifier, .keyword: break

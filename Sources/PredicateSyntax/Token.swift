@@ -149,7 +149,7 @@ struct Token: Sendable {
     var range: SourceRange { SourceRange(start, end) }
 }
 
-/// Byte classes used by the lexer and by the printer's key check.
+/// Byte classes used by the lexer and the literal decoder.
 enum ByteClass {
     @inline(__always) static func isIdentifierStart(_ b: UInt8) -> Bool {
         (b | 0x20 >= UInt8(ascii: "a") && b | 0x20 <= UInt8(ascii: "z")) || b == UInt8(ascii: "_") || b >= 0x80
@@ -169,15 +169,5 @@ enum ByteClass {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
         default: nil
         }
-    }
-
-    /// Whether `name` is a plain identifier (`[A-Za-z_][A-Za-z0-9_]*`, non-ASCII allowed).
-    static func isIdentifier(_ name: String) -> Bool {
-        var first = true
-        for b in name.utf8 {
-            if first ? !isIdentifierStart(b) : !isIdentifierContinue(b) { return false }
-            first = false
-        }
-        return !first
     }
 }

@@ -28,7 +28,7 @@ public struct CheckContext: Sendable {
     public init(
         arguments: [PredicateArgument] = [], variables: [String: PredicateArgument] = [:],
         schema: Schema? = nil, recordType: String? = nil,
-        now: Timestamp = Timestamp(millisecondsSince1970: 0), maximumListCount: Int = 10_000
+        now: Timestamp = Timestamp(millisecondsSince1970: 0), maximumListCount: Int = 10_000, source: String? = nil
     ) {
         self.arguments = arguments
         self.variables = variables
@@ -36,6 +36,7 @@ public struct CheckContext: Sendable {
         self.recordType = recordType
         self.now = now
         self.maximumListCount = maximumListCount
+        self.source = source
     }
 }
 

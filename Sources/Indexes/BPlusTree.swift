@@ -1,0 +1,324 @@
+// BPlusTree: a counted, copy-on-write B+tree of unique (key, row id) entries.
+//
+// The engine under `OrderedIndex`. Entries are ordered by key, then row id. Internal nodes keep
+// per-child entry counts, so the rank of any position — and so the size of any range — is found
+// in O(log n). Nodes are classes shared between copies of the tree; every mutation first makes
+// the path it touches unique (`isKnownUniquelyReferenced`), so a copy of the tree is an O(1)
+// snapshot that later writes never disturb. Reading and iteration live in BPlusTree+Read.swift.
+//
+// Invariants (checked by `checkInvariants()`; M = `maxEntries`, m = M / 2):
+//  1. Every leaf is at the same depth.
+//  2. A leaf holds 1…M entries (0 only when it is the root), `keys.count == rows.count`, and its
+//     entries are strictly increasing by (key, row id).
+//  3. An internal node holds 2…M children (≥ 2 also for the root), `children.count - 1`
+//     separators (keys[i], rows[i]) and `counts.count == children.count`.
+//  4. Every non-root node holds ≥ m entries (leaf) or ≥ m children (internal).
+//  5. For every separator i: every entry of children[i] < separator i ≤ every entry of
+//     children[i + 1]. (A separator may be an entry that has since been deleted.)
+//  6. counts[i] == children[i].total, and `total` is the number of entries under a node.
+//  7. The tree's `count` equals the root's `total`.
+
+/// One node; `children.isEmpty` marks a leaf. Shared nodes are never mutated (see header).
+final class BNode<Key: TreeKey>: @unchecked Sendable {
+    var keys: [Key]
+    var rows: [RowID]
+    var children: [BNode<Key>]
+    var counts: [Int]
+    var total: Int
+
+    init(keys: [Key] = [], rows: [RowID] = [], children: [BNode<Key>] = [], counts: [Int] = [], total: Int = 0) {
+        self.keys = keys
+        self.rows = rows
+        self.children = children
+        self.counts = counts
+        self.total = total
+    }
+
+    @inline(__always) var isLeaf: Bool { children.isEmpty }
+
+    func copy() -> BNode<Key> {
+        BNode(keys: keys, rows: rows, children: children, counts: counts, total: total)
+    }
+}
+
+/// An error found by `checkInvariants()`, naming the numbered invariant.
+public struct InvariantViolation: Error, CustomStringConvertible, Sendable {
+    public var description: String
+}
+
+@inline(__always)
+func entryLess<K: TreeKey>(_ k1: K, _ r1: RowID, _ k2: K, _ r2: RowID) -> Bool {
+    k1 < k2 || (!(k2 < k1) && r1 < r2)
+}
+
+/// A copy-on-write counted B+tree of unique (key, row id) entries.
+struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
+    var root: BNode<Key>
+    let maxEntries: Int
+    var minEntries: Int { maxEntries / 2 }
+
+    init(maxEntries: Int = 64) {
+        self.maxEntries = max(4, maxEntries)
+        self.root = BNode()
+    }
+
+    var count: Int { root.total }
+
+    // MARK: insert
+
+    /// Inserts an entry; returns false when it was already present.
+    @discardableResult
+    mutating func insert(_ key: Key, _ row: RowID) -> Bool {
+        if !isKnownUniquelyReferenced(&root) { root = root.copy() }
+        let (inserted, split) = Self.insert(key, row, into: root, max: maxEntries)
+        if let (sk, sr, right) = split {
+            let left = root
+            root = BNode(keys: [sk], rows: [sr], children: [left, right], counts: [left.total, right.total],
+                         total: left.total + right.total)
+        }
+        return inserted
+    }
+
+    /// Leaf index of the first entry ≥ (key, row).
+    @inline(__always)
+    static func leafLowerBound(_ n: BNode<Key>, _ key: Key, _ row: RowID) -> Int {
+        var lo = 0
+        var hi = n.keys.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if entryLess(n.keys[mid], n.rows[mid], key, row) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Child index for (key, row): the number of separators ≤ (key, row).
+    @inline(__always)
+    static func childIndex(_ n: BNode<Key>, _ key: Key, _ row: RowID) -> Int {
+        var lo = 0
+        var hi = n.keys.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if entryLess(key, row, n.keys[mid], n.rows[mid]) { hi = mid } else { lo = mid + 1 }
+        }
+        return lo
+    }
+
+    private static func insert(_ key: Key, _ row: RowID, into n: BNode<Key>, max: Int)
+        -> (Bool, (Key, RowID, BNode<Key>)?)
+    {
+        if n.isLeaf {
+            let i = leafLowerBound(n, key, row)
+            if i < n.keys.count, !(key < n.keys[i]), n.rows[i] == row { return (false, nil) }
+            n.keys.insert(key, at: i)
+            n.rows.insert(row, at: i)
+            n.total += 1
+            guard n.keys.count > max else { return (true, nil) }
+            let mid = n.keys.count / 2
+            let right = BNode<Key>(keys: Array(n.keys[mid...]), rows: Array(n.rows[mid...]),
+                                   total: n.keys.count - mid)
+            n.keys.removeSubrange(mid...)
+            n.rows.removeSubrange(mid...)
+            n.total = mid
+            return (true, (right.keys[0], right.rows[0], right))
+        }
+        let i = childIndex(n, key, row)
+        if !isKnownUniquelyReferenced(&n.children[i]) { n.children[i] = n.children[i].copy() }
+        let (inserted, split) = insert(key, row, into: n.children[i], max: max)
+        guard inserted else { return (false, nil) }
+        n.total += 1
+        guard let (sk, sr, right) = split else {
+            n.counts[i] += 1
+            return (true, nil)
+        }
+        n.keys.insert(sk, at: i)
+        n.rows.insert(sr, at: i)
+        n.children.insert(right, at: i + 1)
+        n.counts[i] = n.children[i].total
+        n.counts.insert(right.total, at: i + 1)
+        guard n.children.count > max else { return (true, nil) }
+        // Split an internal node: separator mid-1 moves up.
+        let mid = n.children.count / 2
+        let upKey = n.keys[mid - 1]
+        let upRow = n.rows[mid - 1]
+        let rc = Array(n.counts[mid...])
+        let r = BNode<Key>(keys: Array(n.keys[mid...]), rows: Array(n.rows[mid...]),
+                           children: Array(n.children[mid...]), counts: rc, total: rc.reduce(0, +))
+        n.keys.removeSubrange((mid - 1)...)
+        n.rows.removeSubrange((mid - 1)...)
+        n.children.removeSubrange(mid...)
+        n.counts.removeSubrange(mid...)
+        n.total -= r.total
+        return (true, (upKey, upRow, r))
+    }
+
+    // MARK: remove
+
+    /// Removes an entry; returns false when it was absent.
+    @discardableResult
+    mutating func remove(_ key: Key, _ row: RowID) -> Bool {
+        if !isKnownUniquelyReferenced(&root) { root = root.copy() }
+        let removed = Self.remove(key, row, from: root, min: minEntries)
+        if !root.isLeaf, root.children.count == 1 { root = root.children[0] }
+        return removed
+    }
+
+    private static func remove(_ key: Key, _ row: RowID, from n: BNode<Key>, min: Int) -> Bool {
+        if n.isLeaf {
+            let i = leafLowerBound(n, key, row)
+            guard i < n.keys.count, !(key < n.keys[i]), n.rows[i] == row else { return false }
+            n.keys.remove(at: i)
+            n.rows.remove(at: i)
+            n.total -= 1
+            return true
+        }
+        let i = childIndex(n, key, row)
+        if !isKnownUniquelyReferenced(&n.children[i]) { n.children[i] = n.children[i].copy() }
+        guard remove(key, row, from: n.children[i], min: min) else { return false }
+        n.counts[i] -= 1
+        n.total -= 1
+        let c = n.children[i]
+        let size = c.isLeaf ? c.keys.count : c.children.count
+        if size < min { rebalance(n, child: i, min: min) }
+        return true
+    }
+
+    /// Fixes an underfull child i by borrowing from a sibling or merging with it.
+    private static func rebalance(_ n: BNode<Key>, child i: Int, min: Int) {
+        // Pair (l, l+1) with the underfull child in it.
+        let l = i > 0 ? i - 1 : i
+        guard l + 1 < n.children.count else { return }
+        for j in [l, l + 1] where !isKnownUniquelyReferenced(&n.children[j]) {
+            n.children[j] = n.children[j].copy()
+        }
+        let left = n.children[l]
+        let right = n.children[l + 1]
+        let leftSize = left.isLeaf ? left.keys.count : left.children.count
+        let rightSize = right.isLeaf ? right.keys.count : right.children.count
+        let fits = leftSize + rightSize < 2 * min  // merged size ≤ 2m − 1 ≤ M
+        if fits {
+            if left.isLeaf {
+                left.keys += right.keys
+                left.rows += right.rows
+            } else {
+                left.keys.append(n.keys[l])
+                left.rows.append(n.rows[l])
+                left.keys += right.keys
+                left.rows += right.rows
+                left.children += right.children
+                left.counts += right.counts
+            }
+            left.total += right.total
+            n.keys.remove(at: l)
+            n.rows.remove(at: l)
+            n.children.remove(at: l + 1)
+            n.counts.remove(at: l + 1)
+            n.counts[l] = left.total
+            return
+        }
+        // Borrow one from the larger side.
+        if leftSize > rightSize {
+            if left.isLeaf {
+                let k = left.keys.removeLast()
+                let r = left.rows.removeLast()
+                right.keys.insert(k, at: 0)
+                right.rows.insert(r, at: 0)
+                left.total -= 1
+                right.total += 1
+                n.keys[l] = k
+                n.rows[l] = r
+            } else {
+                let child = left.children.removeLast()
+                let cnt = left.counts.removeLast()
+                let sk = left.keys.removeLast()
+                let sr = left.rows.removeLast()
+                right.children.insert(child, at: 0)
+                right.counts.insert(cnt, at: 0)
+                right.keys.insert(n.keys[l], at: 0)
+                right.rows.insert(n.rows[l], at: 0)
+                n.keys[l] = sk
+                n.rows[l] = sr
+                left.total -= cnt
+                right.total += cnt
+            }
+        } else {
+            if right.isLeaf {
+                let k = right.keys.removeFirst()
+                let r = right.rows.removeFirst()
+                left.keys.append(k)
+                left.rows.append(r)
+                left.total += 1
+                right.total -= 1
+                n.keys[l] = right.keys[0]
+                n.rows[l] = right.rows[0]
+            } else {
+                let child = right.children.removeFirst()
+                let cnt = right.counts.removeFirst()
+                let sk = right.keys.removeFirst()
+                let sr = right.rows.removeFirst()
+                left.children.append(child)
+                left.counts.append(cnt)
+                left.keys.append(n.keys[l])
+                left.rows.append(n.rows[l])
+                n.keys[l] = sk
+                n.rows[l] = sr
+                left.total += cnt
+                right.total -= cnt
+            }
+        }
+        n.counts[l] = left.total
+        n.counts[l + 1] = right.total
+    }
+
+    // MARK: bulk load
+
+    /// Builds a tree from entries sorted strictly by (key, row), filling nodes to capacity.
+    init(sortedKeys keys: [Key], rows: [RowID], maxEntries: Int = 64) {
+        self.init(maxEntries: maxEntries)
+        guard !keys.isEmpty else { return }
+        let cap = self.maxEntries
+        // Level 0: leaves.
+        var level: [BNode<Key>] = []
+        for range in Self.chunks(keys.count, cap: cap, min: cap / 2) {
+            level.append(BNode(keys: Array(keys[range]), rows: Array(rows[range]), total: range.count))
+        }
+        var firsts: [(Key, RowID)] = level.map { ($0.keys[0], $0.rows[0]) }
+        while level.count > 1 {
+            var next: [BNode<Key>] = []
+            var nextFirsts: [(Key, RowID)] = []
+            for range in Self.chunks(level.count, cap: cap, min: cap / 2) {
+                let ch = Array(level[range])
+                let counts = ch.map(\.total)
+                let seps = firsts[range].dropFirst()
+                next.append(BNode(keys: seps.map(\.0), rows: seps.map(\.1), children: ch, counts: counts,
+                                  total: counts.reduce(0, +)))
+                nextFirsts.append(firsts[range.lowerBound])
+            }
+            level = next
+            firsts = nextFirsts
+        }
+        root = level[0]
+    }
+
+    /// Splits n items into consecutive full chunks, evening out the last two so none is < min
+    /// (a single chunk may be smaller: it becomes the root).
+    static func chunks(_ n: Int, cap: Int, min: Int) -> [Range<Int>] {
+        var out: [Range<Int>] = []
+        var start = 0
+        while start < n {
+            let remaining = n - start
+            if remaining <= cap {
+                out.append(start..<n)
+                break
+            }
+            if remaining < cap + min {
+                let half = remaining / 2
+                out.append(start..<(start + half))
+                out.append((start + half)..<n)
+                break
+            }
+            out.append(start..<(start + cap))
+            start += cap
+        }
+        return out
+    }
+}

@@ -1,0 +1,59 @@
+// Footprint: approximate heap bytes held by each structure, for qbench's memory-per-entry figure.
+//
+// Counts array capacities times element stride plus a 32-byte header per array and a 16-byte
+// header plus stored properties per class instance. Shared (snapshot) nodes are counted once per
+// structure, as if unshared. Dictionary cost is estimated from capacity × (key + value stride).
+
+extension BPlusTree {
+    var approximateBytes: Int {
+        func node(_ n: BNode<Key>) -> Int {
+            var b = 16 + 5 * 8  // object header + stored properties
+            b += 32 + n.keys.capacity * MemoryLayout<Key>.stride
+            b += 32 + n.rows.capacity * MemoryLayout<RowID>.stride
+            if !n.isLeaf {
+                b += 32 + n.children.capacity * 8
+                b += 32 + n.counts.capacity * 8
+                for c in n.children { b += node(c) }
+            }
+            if Key.self == VarKey.self {
+                for k in n.keys { if let v = k as? VarKey, !v.tail.isEmpty { b += 32 + v.tail.capacity } }
+            }
+            return b
+        }
+        return node(root)
+    }
+}
+
+extension OrderedIndex {
+    /// Approximate heap bytes held by the index.
+    public var approximateBytes: Int { fixed.approximateBytes + variable.approximateBytes }
+}
+
+extension TextIndex {
+    /// Approximate heap bytes held by the index (postings, token strings, dictionary table).
+    public var approximateBytes: Int {
+        var b = postings.capacity * (MemoryLayout<String>.stride + MemoryLayout<[RowID]>.stride + 1)
+        for (k, v) in postings {
+            b += 32 + v.capacity * MemoryLayout<RowID>.stride
+            if k.utf8.count > 15 { b += 32 + k.utf8.count }  // small strings are stored inline
+        }
+        return b
+    }
+
+    /// Total postings (row ids stored).
+    public var postingCount: Int { postings.values.reduce(0) { $0 + $1.count } }
+}
+
+extension SpatialIndex {
+    /// Approximate heap bytes: (dense per-row arrays, R-tree layers, geohash B+tree).
+    public var approximateBytes: (dense: Int, rtree: Int, geohash: Int) {
+        let dense = vectors.capacity * MemoryLayout<UnitVector>.stride + cells.capacity * 8 + tiers.capacity
+            + (vectors.pages.count + cells.pages.count + tiers.pages.count) * 40
+        var rt = 0
+        for t in [base, delta] {
+            rt += (t.xs.capacity + t.ys.capacity + t.zs.capacity) * 8 + t.rows.capacity * 4
+            for l in t.levels { rt += l.capacity * MemoryLayout<Box3>.stride }
+        }
+        return (dense, rt, geohash.approximateBytes)
+    }
+}

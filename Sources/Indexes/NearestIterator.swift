@@ -1,0 +1,175 @@
+// NearestIterator: distance browsing (Hjaltason & Samet, "Distance browsing in spatial
+// databases", TODS 1999) over the spatial index's R-tree layers.
+//
+// One min-heap holds R-tree nodes keyed by a lower bound of the squared chord from the query to
+// anything inside (Box3.minDist2) and points keyed by their exact squared chord. Popping a node
+// pushes its children; popping a point yields it. Because every node's key is ≤ the key of every
+// point below it, points come out in exact order of (squared chord, row id): at equal keys nodes
+// pop before points (a node could still hold an equal-distance point with a smaller row id) and
+// points pop by row id. The distance reported is GeoMath.distanceKm(chord2:).
+//
+// Resuming: `NearestPosition` is (squared chord, row id) of the last row returned; a new iterator
+// started after it skips every point at or before it. It re-traverses the nodes nearer than that
+// point (the cost grows with the number of rows already returned); a live iterator continues in
+// O(k log n) per k rows.
+
+import RecordModel
+
+/// Where a nearest-first scan stands: the last row returned and its order key.
+public struct NearestPosition: Sendable, Hashable, Codable {
+    /// Squared chord on the unit sphere (the exact order key; encode it bit-exactly in cursors).
+    public var chord2: Double
+    public var row: RowID
+    /// The reported distance of that row, km.
+    public var distanceKm: Double { GeoMath.distanceKm(chord2: chord2) }
+
+    public init(chord2: Double, row: RowID) {
+        self.chord2 = chord2
+        self.row = row
+    }
+}
+
+/// One row of a nearest-first scan.
+public struct NearestHit: Sendable, Hashable {
+    public var row: RowID
+    public var distanceKm: Double
+    /// The position to resume after this row.
+    public var position: NearestPosition
+}
+
+struct HeapItem {
+    var key: Double
+    /// Point: row id. Node: index within its level.
+    var id: UInt32
+    /// 0 for a point; otherwise 1 + layer * 64 + level.
+    var node: UInt16
+
+    @inline(__always)
+    static func < (a: HeapItem, b: HeapItem) -> Bool {
+        if a.key != b.key { return a.key < b.key }
+        if (a.node != 0) != (b.node != 0) { return a.node != 0 }
+        return a.id < b.id
+    }
+}
+
+/// Yields rows nearest-first from a point; see the file header.
+///
+/// ```swift
+/// var it = index.nearest(to: here, maxKm: 50)
+/// while let hit = it.next() { print(hit.row, hit.distanceKm) }
+/// ```
+public struct NearestIterator: IteratorProtocol, Sendable {
+    let index: SpatialIndex
+    let q: UnitVector
+    let maxChord2: Double
+    let maxKm: Double
+    let after: NearestPosition?
+    var heap: [HeapItem] = []
+
+    init(index: SpatialIndex, center: Location, maxKm: Double?, after: NearestPosition?) {
+        self.index = index
+        q = UnitVector(latitude: center.latitude, longitude: center.longitude)
+        self.maxKm = maxKm ?? .infinity
+        maxChord2 = maxKm.map { GeoMath.chord2(forKm: $0) * (1 + 1e-9) + 1e-18 } ?? 4
+        self.after = after
+        guard center.hasValidCoordinates else { return }
+        heap.reserveCapacity(64)
+        for (layer, tree) in [index.base, index.delta].enumerated() where tree.count > 0 {
+            let l = tree.levels.count - 1
+            push(HeapItem(key: tree.levels[l][0].minDist2(q), id: 0, node: UInt16(1 + layer * 64 + l)))
+        }
+        for row in index.buffer { pushPoint(q.chord2(index.vectors[Int(row)]), row) }
+    }
+
+    @inline(__always)
+    mutating func pushPoint(_ key: Double, _ row: RowID) {
+        guard key <= maxChord2 else { return }
+        if let a = after, key < a.chord2 || (key == a.chord2 && row <= a.row) { return }
+        push(HeapItem(key: key, id: row, node: 0))
+    }
+
+    @inline(__always)
+    mutating func push(_ item: HeapItem) {
+        guard item.key <= maxChord2 else { return }
+        heap.append(item)
+        var i = heap.count - 1
+        while i > 0 {
+            let p = (i - 1) >> 1
+            if !(item < heap[p]) { break }
+            heap[i] = heap[p]
+            i = p
+        }
+        heap[i] = item
+    }
+
+    @inline(__always)
+    mutating func pop() -> HeapItem? {
+        guard let top = heap.first else { return nil }
+        let last = heap.removeLast()
+        if heap.isEmpty { return top }
+        var i = 0
+        let n = heap.count
+        while true {
+            let l = 2 * i + 1
+            if l >= n { break }
+            var c = l
+            if l + 1 < n, heap[l + 1] < heap[l] { c = l + 1 }
+            if !(heap[c] < last) { break }
+            heap[i] = heap[c]
+            i = c
+        }
+        heap[i] = last
+        return top
+    }
+
+    /// The next nearest row, or nil when none is left (within the maximum radius).
+    public mutating func next() -> NearestHit? {
+        while let item = pop() {
+            if item.node == 0 {
+                let pos = NearestPosition(chord2: item.key, row: item.id)
+                if pos.distanceKm > maxKm {  // keys are monotone: nothing further qualifies
+                    heap.removeAll()
+                    return nil
+                }
+                return NearestHit(row: item.id, distanceKm: pos.distanceKm, position: pos)
+            }
+            let layer = Int(item.node - 1) / 64
+            let level = Int(item.node - 1) % 64
+            let tree = layer == 0 ? index.base : index.delta
+            let j = Int(item.id)
+            if level == 0 {
+                let tier = UInt8(layer + 1)
+                for i in tree.children(level: 0, j) {
+                    let row = tree.rows[i]
+                    guard index.tiers[Int(row)] == tier else { continue }
+                    let dx = q.x - tree.xs[i]
+                    let dy = q.y - tree.ys[i]
+                    let dz = q.z - tree.zs[i]
+                    pushPoint(dx * dx + dy * dy + dz * dz, row)
+                }
+            } else {
+                let boxes = tree.levels[level - 1]
+                for c in tree.children(level: level, j) {
+                    push(HeapItem(key: boxes[c].minDist2(q), id: UInt32(c), node: UInt16(1 + layer * 64 + level - 1)))
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Up to `limit` further rows.
+    public mutating func next(_ limit: Int) -> [NearestHit] {
+        var out: [NearestHit] = []
+        while out.count < limit, let h = next() { out.append(h) }
+        return out
+    }
+}
+
+extension SpatialIndex {
+    /// Nearest-first iteration from `center`, optionally within `maxKm` (inclusive, with the
+    /// same distance function as radius queries: use `hit.distanceKm` to apply `<`), resuming
+    /// strictly after `after` when given.
+    public func nearest(to center: Location, maxKm: Double? = nil, after: NearestPosition? = nil) -> NearestIterator {
+        NearestIterator(index: self, center: center, maxKm: maxKm, after: after)
+    }
+}

@@ -1,0 +1,145 @@
+// OrderedIndex: the public face of the counted B+tree for one field of one record type.
+//
+// Owns the mapping from `FieldValue` to encoded keys (IndexKey.swift) and the query surface the
+// planner and executor use: point, range, prefix, IN, ordered resumable scans and range counts.
+// It is a value type: copying it is an O(1) snapshot (copy-on-write nodes). It does not know
+// about records or schemas; `RecordIndexes` feeds it.
+//
+// Values of a family other than the index's are never indexed, and bounds of another family
+// match nothing (the checker rejects such comparisons before they get here).
+
+import RecordModel
+
+/// One end of a value range.
+public enum RangeBound: Sendable, Hashable {
+    /// No bound on this side.
+    case unbounded
+    /// The value itself is in the range (`>=` / `<=`).
+    case included(FieldValue)
+    /// The value itself is not in the range (`>` / `<`).
+    case excluded(FieldValue)
+}
+
+/// A range of values, e.g. `ValueRange(lower: .included(3), upper: .excluded(7))` is `3 ≤ x < 7`.
+public struct ValueRange: Sendable, Hashable {
+    public var lower: RangeBound
+    public var upper: RangeBound
+    public init(lower: RangeBound = .unbounded, upper: RangeBound = .unbounded) {
+        self.lower = lower
+        self.upper = upper
+    }
+    /// Every value.
+    public static let all = ValueRange()
+}
+
+/// Scan direction of an ordered scan.
+public enum ScanDirection: Sendable, Hashable {
+    case ascending, descending
+}
+
+/// A B+tree over (value, row id) in CloudKit's value order, with subtree counts.
+///
+/// ```swift
+/// var ages = OrderedIndex(family: .number)
+/// ages.insert(.int64(42), row: 7)
+/// ages.count(in: ValueRange(lower: .included(40), upper: .excluded(50)))   // 1
+/// ```
+public struct OrderedIndex: Sendable {
+    /// The value family this index holds.
+    public let family: KeyFamily
+    /// Numbers and dates live in `fixed`, other families in `variable`; the other tree stays empty.
+    var fixed: BPlusTree<FixedKey>
+    var variable: BPlusTree<VarKey>
+
+    /// An empty index. `nodeSize` is the maximum entries per node (≥ 4; tests use 4).
+    public init(family: KeyFamily, nodeSize: Int = 64) {
+        self.family = family
+        fixed = BPlusTree(maxEntries: nodeSize)
+        variable = BPlusTree(maxEntries: nodeSize)
+    }
+
+    /// Bulk-builds an index from (value, row) pairs in any order: list values contribute one
+    /// entry per element; entries are encoded, sorted once and packed bottom-up.
+    public init<S: Sequence>(family: KeyFamily, entries: S, nodeSize: Int = 64) where S.Element == (FieldValue, RowID) {
+        self.family = family
+        if family.isFixed {
+            var pairs: [(FixedKey, RowID)] = []
+            for (v, r) in entries {
+                for e in v.elements { if let k = Self.fixedKey(e, family) { pairs.append((k, r)) } }
+            }
+            fixed = Self.build(&pairs, nodeSize)
+            variable = BPlusTree(maxEntries: nodeSize)
+        } else {
+            var pairs: [(VarKey, RowID)] = []
+            for (v, r) in entries {
+                for e in v.elements { if let k = KeyEncoding.varKey(e, family: family) { pairs.append((k, r)) } }
+            }
+            variable = Self.build(&pairs, nodeSize)
+            fixed = BPlusTree(maxEntries: nodeSize)
+        }
+    }
+
+    static func build<K: TreeKey>(_ pairs: inout [(K, RowID)], _ nodeSize: Int) -> BPlusTree<K> {
+        pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
+        var keys: [K] = []
+        var rows: [RowID] = []
+        keys.reserveCapacity(pairs.count)
+        rows.reserveCapacity(pairs.count)
+        for (k, r) in pairs {
+            if let lk = keys.last, let lr = rows.last, !(lk < k), lr == r { continue }  // duplicate
+            keys.append(k)
+            rows.append(r)
+        }
+        pairs = []
+        return BPlusTree(sortedKeys: keys, rows: rows, maxEntries: nodeSize)
+    }
+
+    @inline(__always)
+    static func fixedKey(_ v: FieldValue, _ family: KeyFamily) -> FixedKey? {
+        switch (v, family) {
+        case (.date(let t), .date): KeyEncoding.date(t)
+        case (.int64(let i), .number): KeyEncoding.int(i)
+        case (.double, .number): KeyEncoding.number(v)
+        default: nil
+        }
+    }
+
+    /// Number of entries (list fields count one per distinct element).
+    public var count: Int { family.isFixed ? fixed.count : variable.count }
+
+    // MARK: maintenance
+
+    /// Adds the value (each element of a list) for `row`. Returns the number of entries added.
+    @discardableResult
+    public mutating func insert(_ value: FieldValue, row: RowID) -> Int {
+        var added = 0
+        for e in value.elements {
+            if family.isFixed {
+                if let k = Self.fixedKey(e, family), fixed.insert(k, row) { added += 1 }
+            } else {
+                if let k = KeyEncoding.varKey(e, family: family), variable.insert(k, row) { added += 1 }
+            }
+        }
+        return added
+    }
+
+    /// Removes the value (each element of a list) for `row`. Returns the number of entries removed.
+    @discardableResult
+    public mutating func remove(_ value: FieldValue, row: RowID) -> Int {
+        var removed = 0
+        for e in value.elements {
+            if family.isFixed {
+                if let k = Self.fixedKey(e, family), fixed.remove(k, row) { removed += 1 }
+            } else {
+                if let k = KeyEncoding.varKey(e, family: family), variable.remove(k, row) { removed += 1 }
+            }
+        }
+        return removed
+    }
+
+    /// Checks the B+tree invariants (see BPlusTree.swift); throws the first violation.
+    public func checkInvariants() throws {
+        try fixed.checkInvariants()
+        try variable.checkInvariants()
+    }
+}

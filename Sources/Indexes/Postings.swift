@@ -1,0 +1,180 @@
+// Postings: set operations on sorted, unique row-id lists.
+//
+// Intersection gallops: the shortest list drives and each other list is searched by exponential
+// then binary search from where the last probe stopped, so a rare word ANDed with a common one
+// costs O(r · log(c / r)). Union is a k-way merge with a small binary heap. Both are used by
+// TextIndex, and by the planner/executor to intersect row-id lists from different indexes.
+
+/// Set operations on ascending, duplicate-free row-id lists.
+///
+/// ```swift
+/// Postings.intersect([[1, 3, 5, 9], [3, 4, 9]])   // [3, 9]
+/// Postings.union([[1, 5], [2, 5, 7]])             // [1, 2, 5, 7]
+/// ```
+public enum Postings {
+    /// First index ≥ `from` whose element is ≥ x (galloping: 1, 2, 4 … then binary search).
+    @inline(__always)
+    static func lowerBound(_ a: [RowID], _ x: RowID, from: Int) -> Int {
+        var lo = from
+        var step = 1
+        var hi = from
+        while hi < a.count, a[hi] < x {
+            lo = hi + 1
+            hi += step
+            step <<= 1
+        }
+        hi = Swift.min(hi, a.count)
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if a[mid] < x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Rows in every list: pairwise from the shortest list up, each step a linear merge when the
+    /// sizes are within 16× of each other and a galloping search otherwise.
+    public static func intersect(_ lists: [[RowID]]) -> [RowID] {
+        guard !lists.isEmpty else { return [] }
+        let sorted = lists.sorted { $0.count < $1.count }
+        var acc = sorted[0]
+        for other in sorted.dropFirst() {
+            if acc.isEmpty { break }
+            acc = intersect2(acc, other)
+        }
+        return acc
+    }
+
+    enum Strategy { case automatic, bitmap, merge, gallop }
+
+    /// Intersection of two lists, `a` the shorter. Automatic choice: galloping when `b` is over
+    /// 16× longer; otherwise a bitmap over the overlapping row-id span when that span is small
+    /// against the lists (its words ≤ the entries; independent probes pipeline well), else a
+    /// branch-free merge.
+    static func intersect2(_ a: [RowID], _ b: [RowID], strategy: Strategy = .automatic) -> [RowID] {
+        guard let af = a.first, let al = a.last, let bf = b.first, let bl = b.last else { return [] }
+        var strategy = strategy
+        if strategy == .automatic {
+            let span = Int(Swift.min(al, bl)) - Int(Swift.max(af, bf))
+            strategy = b.count / 16 > a.count ? .gallop : ((span >> 6) <= a.count + b.count ? .bitmap : .merge)
+        }
+        if strategy == .bitmap { return bitmapIntersect(a, b) }
+        let gallop = strategy == .gallop
+        return [RowID](unsafeUninitializedCapacity: a.count) { o, written in
+            written = a.withUnsafeBufferPointer { pa in
+                b.withUnsafeBufferPointer { pb in
+                    var w = 0
+                    var j = 0
+                    let nb = pb.count
+                    if !gallop {
+                        // Branch-free merge: both cursors advance by comparisons, not jumps.
+                        var i = 0
+                        let na = pa.count
+                        while i < na, j < nb {
+                            let x = pa[i]
+                            let y = pb[j]
+                            o[w] = x
+                            w &+= x == y ? 1 : 0
+                            i &+= x <= y ? 1 : 0
+                            j &+= y <= x ? 1 : 0
+                        }
+                    } else {
+                        for x in pa {
+                            // Gallop from j, then binary search.
+                            var lo = j
+                            var hi = j
+                            var step = 1
+                            while hi < nb, pb[hi] < x {
+                                lo = hi + 1
+                                hi += step
+                                step <<= 1
+                            }
+                            hi = Swift.min(hi, nb)
+                            while lo < hi {
+                                let mid = (lo + hi) >> 1
+                                if pb[mid] < x { lo = mid + 1 } else { hi = mid }
+                            }
+                            j = lo
+                            if j == nb { break }
+                            if pb[j] == x {
+                                o[w] = x
+                                w += 1
+                            }
+                        }
+                    }
+                    return w
+                }
+            }
+        }
+    }
+
+    /// Intersection through a bitmap of `a` over the overlapping span, probed by `b`.
+    static func bitmapIntersect(_ a: [RowID], _ b: [RowID]) -> [RowID] {
+        guard let af = a.first, let al = a.last, let bf = b.first, let bl = b.last else { return [] }
+        let lo = Swift.max(af, bf)
+        let hi = Swift.min(al, bl)
+        guard lo <= hi else { return [] }
+        let words = Int((hi - lo) >> 6) + 1
+        var bits = [UInt64](repeating: 0, count: words)
+        bits.withUnsafeMutableBufferPointer { w in
+            for x in a where x >= lo && x <= hi {
+                let d = x - lo
+                w[Int(d >> 6)] |= 1 << UInt64(d & 63)
+            }
+        }
+        return [RowID](unsafeUninitializedCapacity: Swift.min(a.count, b.count)) { o, written in
+            var n = 0
+            bits.withUnsafeBufferPointer { w in
+                b.withUnsafeBufferPointer { pb in
+                    var j = lowerBound(b, lo, from: 0)
+                    while j < pb.count {
+                        let y = pb[j]
+                        if y > hi { break }
+                        let d = y - lo
+                        o[n] = y
+                        n &+= Int((w[Int(d >> 6)] >> UInt64(d & 63)) & 1)
+                        j += 1
+                    }
+                }
+            }
+            written = n
+        }
+    }
+
+    /// Rows in any list (k-way merge, duplicates removed).
+    public static func union(_ lists: [[RowID]]) -> [RowID] {
+        let lists = lists.filter { !$0.isEmpty }
+        if lists.isEmpty { return [] }
+        if lists.count == 1 { return lists[0] }
+        // Heap of (value, list index), positions per list.
+        var heap: [(RowID, Int)] = lists.indices.map { (lists[$0][0], $0) }
+        var pos = [Int](repeating: 0, count: lists.count)
+        func siftDown(_ i0: Int) {
+            var i = i0
+            while true {
+                let l = 2 * i + 1
+                let r = l + 1
+                var m = i
+                if l < heap.count, heap[l].0 < heap[m].0 { m = l }
+                if r < heap.count, heap[r].0 < heap[m].0 { m = r }
+                if m == i { return }
+                heap.swapAt(i, m)
+                i = m
+            }
+        }
+        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+        var out: [RowID] = []
+        out.reserveCapacity(lists.map(\.count).max() ?? 0)
+        while let (v, k) = heap.first {
+            if out.last != v { out.append(v) }
+            pos[k] += 1
+            if pos[k] < lists[k].count {
+                heap[0] = (lists[k][pos[k]], k)
+            } else {
+                heap[0] = heap[heap.count - 1]
+                heap.removeLast()
+            }
+            if !heap.isEmpty { siftDown(0) }
+        }
+        return out
+    }
+}

@@ -1,0 +1,86 @@
+// SpatialIndex radius queries: by geohash covering (range scans + exact refinement) and by
+// R-tree descent (3-D box pruning + exact refinement), and the planner's count estimate.
+//
+// Both return the rows whose great-circle distance (GeoMath.distanceKm) is ≤ the radius (or <
+// when `inclusive` is false), sorted by row id. `rows(withinKm:)` uses the structure that
+// measured faster in qbench (see docs/indexes.md); the other stays available for comparison.
+
+import RecordModel
+
+/// Which structure answers a radius query.
+public enum RadiusStrategy: Sendable, Hashable {
+    case geohash, rtree
+}
+
+extension SpatialIndex {
+    @inline(__always)
+    static func accept(_ c2: Double, _ r2: Double, _ km: Double, _ inclusive: Bool) -> Bool {
+        // Cheap reject far outside, then the exact test on the reported distance.
+        if c2 > r2 * (1 + 1e-9) + 1e-18 { return false }
+        let d = GeoMath.distanceKm(chord2: c2)
+        return inclusive ? d <= km : d < km
+    }
+
+    /// Rows within `km` of `center`, sorted by row id.
+    public func rows(withinKm km: Double, of center: Location, inclusive: Bool = true,
+                     using strategy: RadiusStrategy = .rtree) -> [RowID] {
+        guard center.hasValidCoordinates, km >= 0 else { return [] }
+        var out = strategy == .geohash ? geohashRadius(km, center, inclusive) : rtreeRadius(km, center, inclusive)
+        out.sort()
+        return out
+    }
+
+    func geohashRadius(_ km: Double, _ center: Location, _ inclusive: Bool) -> [RowID] {
+        let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
+        let r2 = GeoMath.chord2(forKm: km)
+        var out: [RowID] = []
+        let boxes = Geohash.boundingBoxes(latitude: center.latitude, longitude: center.longitude, km: km)
+        for (lo, hi) in Geohash.covering(boxes) {
+            geohash.visit((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) }, .ascending) { _, row in
+                if Self.accept(q.chord2(vectors[Int(row)]), r2, km, inclusive) { out.append(row) }
+                return true
+            }
+        }
+        return out
+    }
+
+    func rtreeRadius(_ km: Double, _ center: Location, _ inclusive: Bool) -> [RowID] {
+        let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
+        let r2 = GeoMath.chord2(forKm: km)
+        var out: [RowID] = []
+        var stack: [(Int, Int)] = []
+        for (t, tree) in [(UInt8(1), base), (2, delta)] where tree.count > 0 {
+            stack.append((tree.levels.count - 1, 0))
+            while let (l, j) = stack.popLast() {
+                if tree.levels[l][j].minDist2(q) > r2 * (1 + 1e-9) + 1e-18 { continue }
+                if l == 0 {
+                    for i in tree.children(level: 0, j) {
+                        let row = tree.rows[i]
+                        let dx = q.x - tree.xs[i]
+                        let dy = q.y - tree.ys[i]
+                        let dz = q.z - tree.zs[i]
+                        if tiers[Int(row)] == t, Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive) {
+                            out.append(row)
+                        }
+                    }
+                } else {
+                    for c in tree.children(level: l, j) { stack.append((l - 1, c)) }
+                }
+            }
+        }
+        for row in buffer where Self.accept(q.chord2(vectors[Int(row)]), r2, km, inclusive) { out.append(row) }
+        return out
+    }
+
+    /// Planner estimate of the rows within `km`: the entries of the geohash cells covering the
+    /// circle (an upper bound), from subtree counts in O(cells · log n).
+    public func estimatedCount(withinKm km: Double, of center: Location) -> Int {
+        guard center.hasValidCoordinates else { return 0 }
+        let boxes = Geohash.boundingBoxes(latitude: center.latitude, longitude: center.longitude, km: km)
+        var n = 0
+        for (lo, hi) in Geohash.covering(boxes) {
+            n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
+        }
+        return min(n, count)
+    }
+}

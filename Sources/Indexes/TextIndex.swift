@@ -1,0 +1,140 @@
+// TextIndex: an inverted index from tokens to posting lists of row ids (sorted, unique).
+//
+// Owns postings and the word queries over them: ALL (intersection, galloping from the shortest
+// list) and ANY (k-way merge of per-word results). A query word that tokenizes to several tokens
+// (an unspaced run's bigrams) requires all of them. Tokenization is TextTokenizer's. The index
+// is a value type: a copy is a snapshot (the dictionary and each posting array are copy-on-write;
+// the first write after a snapshot copies the dictionary's table, not the postings).
+// It does not know which fields are SEARCHABLE: callers pass the strings (RecordIndexes does).
+
+/// An inverted index over tokens of a record's searchable strings.
+///
+/// ```swift
+/// var text = TextIndex()
+/// text.insert(row: 1, texts: ["Café de Flore"])
+/// text.rows(matchingAll: ["cafe flore"])   // [1]
+/// ```
+public struct TextIndex: Sendable {
+    /// Postings: token → row ids, ascending, unique.
+    var postings: [String: [RowID]] = [:]
+
+    /// An empty index.
+    public init() {}
+
+    /// Bulk build from (row, texts) in any order; each posting is built by appending and sorted
+    /// once at the end only if rows came out of order.
+    public init<S: Sequence>(rows: S) where S.Element == (RowID, [String]) {
+        var sorted = true
+        for (row, texts) in rows {
+            for t in Self.tokenSet(texts) {
+                if let last = postings[t]?.last {
+                    if last == row { continue }
+                    if last > row { sorted = false }
+                }
+                postings[t, default: []].append(row)
+            }
+        }
+        if !sorted {
+            for k in postings.keys { postings[k] = Self.sortedUnique(postings[k] ?? []) }
+        }
+    }
+
+    static func sortedUnique(_ a: [RowID]) -> [RowID] {
+        var a = a
+        a.sort()
+        var w = 0
+        for i in a.indices where i == 0 || a[i] != a[i - 1] {
+            a[w] = a[i]
+            w += 1
+        }
+        a.removeLast(a.count - w)
+        return a
+    }
+
+    static func tokenSet(_ texts: [String]) -> Set<String> {
+        var s = Set<String>()
+        for text in texts { TextTokenizer.forEachGroup(text) { for t in $0 { s.insert(t) } } }
+        return s
+    }
+
+    /// Number of distinct tokens.
+    public var tokenCount: Int { postings.count }
+
+    /// Indexes the tokens of `texts` (all searchable strings of one record) for `row`.
+    public mutating func insert(row: RowID, texts: [String]) {
+        for t in Self.tokenSet(texts) {
+            postings[t, default: []].insertSorted(row)
+        }
+    }
+
+    /// Removes the tokens of `texts` (the strings that were indexed for `row`).
+    public mutating func remove(row: RowID, texts: [String]) {
+        for t in Self.tokenSet(texts) {
+            guard var p = postings[t] else { continue }
+            postings[t] = nil  // keep p unique while editing
+            p.removeSorted(row)
+            if !p.isEmpty { postings[t] = p }
+        }
+    }
+
+    /// Document frequency: how many rows hold `token` (an already-normalized token).
+    public func documentFrequency(token: String) -> Int { postings[token]?.count ?? 0 }
+
+    /// Upper bound on the rows matching all words of `query` (the smallest posting), the
+    /// planner's estimate. O(number of tokens).
+    public func estimatedCount(matchingAll query: [String]) -> Int {
+        var best = Int.max
+        for q in query { TextTokenizer.forEachGroup(q) { g in for t in g { best = min(best, documentFrequency(token: t)) } } }
+        return best == .max ? 0 : best
+    }
+
+    /// Rows containing every word of `query` (each string may hold several words). A query with
+    /// no tokens left (only stop words) matches nothing.
+    public func rows(matchingAll query: [String]) -> [RowID] {
+        var lists: [[RowID]] = []
+        var missing = false
+        for q in query {
+            TextTokenizer.forEachGroup(q) { g in
+                for t in g {
+                    if let p = postings[t] { lists.append(p) } else { missing = true }
+                }
+            }
+        }
+        if missing || lists.isEmpty { return [] }
+        return Postings.intersect(lists)
+    }
+
+    /// Rows containing at least one word of `query`; a word with several tokens (an unspaced run)
+    /// needs all of them.
+    public func rows(matchingAny query: [String]) -> [RowID] {
+        var perWord: [[RowID]] = []
+        for q in query {
+            TextTokenizer.forEachGroup(q) { g in
+                var lists: [[RowID]] = []
+                for t in g {
+                    guard let p = postings[t] else { return }
+                    lists.append(p)
+                }
+                if !lists.isEmpty { perWord.append(Postings.intersect(lists)) }
+            }
+        }
+        return Postings.union(perWord)
+    }
+}
+
+extension Array where Element == RowID {
+    mutating func insertSorted(_ r: RowID) {
+        if let last, last < r {
+            append(r)
+            return
+        }
+        let i = Postings.lowerBound(self, r, from: 0)
+        if i < count, self[i] == r { return }
+        insert(r, at: i)
+    }
+
+    mutating func removeSorted(_ r: RowID) {
+        let i = Postings.lowerBound(self, r, from: 0)
+        if i < count, self[i] == r { remove(at: i) }
+    }
+}

@@ -1,0 +1,133 @@
+// SpatialIndex against a full scan with the same distance function: radius (both strategies),
+// nearest-first order against a full sort by (chord², row id) including ties, resume, deletes,
+// points at the poles and on both sides of ±180°; invariants after every mutation.
+
+import CirrusTestSupport
+import Foundation
+import RecordModel
+import Testing
+
+@testable import Indexes
+
+struct PointGen {
+    var rng: SeededRandom
+
+    mutating func unit() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
+
+    mutating func location() -> Location {
+        switch rng.below(8) {
+        case 0: return Location(latitude: [90, -90, 89.9999, -89.99999][rng.below(4)], longitude: unit() * 360 - 180)
+        case 1: return Location(latitude: unit() * 10 - 5, longitude: [180, -180, 179.9999, -179.9999][rng.below(4)])
+        case 2: return Location(latitude: 48.85 + unit() * 0.1, longitude: 2.35 + unit() * 0.1)  // a city
+        case 3: return Location(latitude: [0, 10, 48.9][rng.below(3)], longitude: [0, 10, 2.4][rng.below(3)])  // duplicates
+        case 4: return Location(latitude: unit() * 2 - 1, longitude: (unit() < 0.5 ? 179 : -180) + unit())
+        default: return Location(latitude: asin(unit() * 2 - 1) * 180 / .pi, longitude: unit() * 360 - 180)
+        }
+    }
+}
+
+@Suite struct SpatialIndexTests {
+    func model(_ pts: [RowID: Location], _ c: Location) -> [(Double, RowID)] {
+        let q = UnitVector(latitude: c.latitude, longitude: c.longitude)
+        return pts.map { (q.chord2(UnitVector(latitude: $0.value.latitude, longitude: $0.value.longitude)), $0.key) }
+            .sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+    }
+
+    func check(_ index: SpatialIndex, _ pts: [RowID: Location], _ gen: inout PointGen, seed: UInt64) throws {
+        try index.checkInvariants()
+        #expect(index.count == pts.count)
+        for _ in 0..<3 {
+            let c = gen.location()
+            let km = [0.0, 1, 10, 300, 2000, 20_100][gen.rng.below(6)]
+            let sorted = model(pts, c)
+            let exp = sorted.filter { GeoMath.distanceKm(chord2: $0.0) <= km }.map(\.1).sorted()
+            #expect(index.rows(withinKm: km, of: c, using: .geohash) == exp, "seed \(seed) geohash \(c) \(km)")
+            #expect(index.rows(withinKm: km, of: c, using: .rtree) == exp, "seed \(seed) rtree \(c) \(km)")
+            #expect(index.estimatedCount(withinKm: km, of: c) >= exp.count, "seed \(seed)")
+            var it = index.nearest(to: c)
+            let got = it.next(sorted.count + 1)
+            #expect(got.map(\.row) == sorted.map(\.1), "seed \(seed) nearest \(c)")
+            #expect(got.map(\.position.chord2) == sorted.map(\.0), "seed \(seed) nearest keys")
+            var lim = index.nearest(to: c, maxKm: km)
+            #expect(lim.next(sorted.count + 1).map(\.row) == sorted.filter { GeoMath.distanceKm(chord2: $0.0) <= km }.map(\.1),
+                    "seed \(seed) nearest within \(km)")
+            if !got.isEmpty {
+                let k = gen.rng.below(got.count)
+                var resumed = index.nearest(to: c, after: got[k].position)
+                #expect(resumed.next(got.count).map(\.row) == got[(k + 1)...].map(\.row), "seed \(seed) resume at \(k)")
+            }
+        }
+    }
+
+    @Test func randomPointsMatchFullScan() throws {
+        let seed = TestSeed.next()
+        print("SpatialIndexTests.randomPointsMatchFullScan seed \(seed)")
+        var gen = PointGen(rng: SeededRandom(seed: seed))
+        for size in stride(from: 0, through: 300, by: 5) {
+            var pts: [RowID: Location] = [:]
+            for r in 0..<size { pts[RowID(r)] = gen.location() }
+            var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4)
+            try check(index, pts, &gen, seed: seed)
+            for _ in 0..<min(size, 150) {
+                let r = RowID(gen.rng.below(size + 10))
+                if gen.rng.chance(0.4) {
+                    index.remove(row: r)
+                    pts[r] = nil
+                } else {
+                    let l = gen.location()
+                    index.insert(row: r, location: l)
+                    pts[r] = l
+                }
+                try index.checkInvariants()
+            }
+            try check(index, pts, &gen, seed: seed)
+        }
+    }
+
+    @Test func largeIndexWithManyWritesMatchesFullScan() throws {
+        let seed = TestSeed.next()
+        print("SpatialIndexTests.large seed \(seed)")
+        var gen = PointGen(rng: SeededRandom(seed: seed))
+        var pts: [RowID: Location] = [:]
+        for r in 0..<5000 { pts[RowID(r)] = gen.location() }
+        var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, fanout: 8)
+        for _ in 0..<6000 {  // enough to repack the delta and the base
+            let r = RowID(gen.rng.below(6000))
+            let l = gen.location()
+            index.insert(row: r, location: l)
+            pts[r] = l
+        }
+        try check(index, pts, &gen, seed: seed)
+    }
+
+    @Test func invalidCoordinatesAreNotIndexed() {
+        var index = SpatialIndex()
+        let a = index.insert(row: 1, location: Location(latitude: .nan, longitude: 0))
+        let b = index.insert(row: 2, location: Location(latitude: 91, longitude: 0))
+        #expect(!a && !b)
+        #expect(index.count == 0)
+        #expect(index.rows(withinKm: 1, of: Location(latitude: .nan, longitude: 0)).isEmpty)
+    }
+
+    @Test func antimeridianNeighboursAreClose() {
+        let pts: [(RowID, Location)] = [(1, Location(latitude: 0, longitude: 179.99)), (2, Location(latitude: 0, longitude: -179.99))]
+        let index = SpatialIndex(points: pts)
+        #expect(index.rows(withinKm: 3, of: Location(latitude: 0, longitude: 180), using: .geohash) == [1, 2])
+        var it = index.nearest(to: Location(latitude: 0, longitude: -179.995))
+        #expect(it.next()?.row == 2)
+        #expect(abs(GeoMath.distanceKm(latitude1: 0, longitude1: 179.99, latitude2: 0, longitude2: -179.99) - 2.2239) < 0.001)
+    }
+
+    @Test func boxLowerBoundIsExactOnKnownCases() {
+        let box = GeoBox(latMin: 10, latMax: 20, lonMin: 170, lonMax: 180)
+        // Across the antimeridian: (15, -179) is 1° of longitude east of the edge at 180.
+        let q = GeoQueryPoint(latitude: 15, longitude: -179)
+        let d = GeoMath.distanceKm(chord2: box.minChord2(from: q))
+        let ref = GeoMath.distanceKm(latitude1: 15, longitude1: -179, latitude2: 15.0, longitude2: 180)
+        #expect(d <= ref + 1e-9 && d > ref - 1)
+        #expect(box.minChord2(from: GeoQueryPoint(latitude: 15, longitude: 175)) == 0)
+        let polar = GeoBox(latMin: 80, latMax: 90, lonMin: -10, lonMax: 10)
+        #expect(abs(GeoMath.distanceKm(chord2: polar.minChord2(from: GeoQueryPoint(latitude: 70, longitude: 180)))
+                    - 20 * .pi / 180 * GeoMath.earthRadiusKm) < 1e-6)  // over the pole
+    }
+}

@@ -1,0 +1,124 @@
+// TextIndex and TextTokenizer: the tokenization rule on named cases, and ALL/ANY queries against
+// a brute-force model over random documents with inserts and deletes.
+
+import CirrusTestSupport
+import Foundation
+import Testing
+
+@testable import Indexes
+
+@Suite struct TextTokenizerTests {
+    @Test func caseAndDiacriticsFold() {
+        #expect(TextTokenizer.tokens("Café CAFÉ cafe\u{301} Ångström") == ["cafe", "angstrom"])
+    }
+
+    @Test func stopWordsAreDroppedAndThereAre33() {
+        #expect(TextTokenizer.stopWords.count == 33)
+        #expect(TextTokenizer.tokens("The cat and the Hat, it is not a rat") == ["cat", "hat", "rat"])
+        #expect(TextTokenizer.tokens("ThE énd") == ["end"])  // non-ASCII path drops stop words too
+    }
+
+    @Test func widthAndCompatibilityFormsFold() {
+        #expect(TextTokenizer.tokens("ＡＢＣ１２３ ﬁne") == ["abc123", "fine"])
+    }
+
+    @Test func asciiFastPathMatchesGeneralPath() {
+        for s in ["Hello, World! 42", "don't stop-me now", "A1b2 C3"] {
+            var slow: [String] = []
+            let folded = TextTokenizer.normalize(s + "é")  // force the general path, then drop the é word
+            TextTokenizer.forEachGroup(folded) { slow += $0 }
+            if slow.last?.hasSuffix("e") == true { slow[slow.count - 1].removeLast() }
+            slow.removeAll { $0.isEmpty }
+            #expect(TextTokenizer.tokens(s) == slow, "\(s)")
+        }
+    }
+
+    @Test func cjkRunsBecomeBigrams() {
+        #expect(TextTokenizer.groups("東京都 tower") == [["東京", "京都", "東", "京", "都"], ["tower"]])
+        #expect(TextTokenizer.groups("東") == [["東"]])
+        #expect(TextTokenizer.groups("東京tower") == [["東京", "東", "京"], ["tower"]])
+        #expect(TextTokenizer.groups("ภาษาไทย").first?.count == 2 * "ภาษาไทย".unicodeScalars.count - 1)
+    }
+
+    @Test func cjkSubstringQueryFindsText() {
+        var index = TextIndex()
+        index.insert(row: 1, texts: ["東京都庁舎"])
+        index.insert(row: 2, texts: ["京都の寺"])
+        #expect(index.rows(matchingAll: ["京都"]) == [1, 2])
+        #expect(index.rows(matchingAll: ["都庁"]) == [1])
+        #expect(index.rows(matchingAll: ["東京都"]) == [1])
+        #expect(index.rows(matchingAll: ["都の"]) == [2])
+        #expect(index.rows(matchingAll: ["寺"]) == [2])  // single scalars are indexed too
+        #expect(index.rows(matchingAll: ["庁都"]).isEmpty)
+        #expect(index.rows(matchingAny: ["庁舎", "寺"]) == [1, 2])
+    }
+}
+
+@Suite struct TextIndexTests {
+    static let vocabulary = [
+        "apple", "Apple", "ÁPPLE", "banana", "cherry", "the", "and", "of", "date", "elder", "fig", "grape",
+        "東京", "京都", "大阪", "Straße", "naïve", "NAIVE", "zebra", "x1", "ｆｉｇ",
+    ]
+
+    func randomDoc(_ rng: inout SeededRandom) -> [String] {
+        (0..<rng.below(3)).map { _ in
+            (0..<rng.below(6)).map { _ in Self.vocabulary[rng.below(Self.vocabulary.count)] }.joined(separator: " ")
+        }
+    }
+
+    @Test func randomDocumentsMatchModel() {
+        let seed = TestSeed.next()
+        print("TextIndexTests.randomDocumentsMatchModel seed \(seed)")
+        var rng = SeededRandom(seed: seed)
+        for size in stride(from: 0, through: 300, by: 3) {
+            var docs: [RowID: [String]] = [:]
+            for r in 0..<size where rng.chance(0.8) { docs[RowID(r)] = randomDoc(&rng) }
+            var index = TextIndex(rows: docs.map { ($0.key, $0.value) })
+            for _ in 0..<min(size, 20) {
+                let r = RowID(rng.below(size + 5))
+                if let old = docs[r] {
+                    index.remove(row: r, texts: old)
+                    docs[r] = nil
+                } else {
+                    let d = randomDoc(&rng)
+                    index.insert(row: r, texts: d)
+                    docs[r] = d
+                }
+            }
+            let tokenSets = docs.mapValues { Set(TextTokenizer.tokens($0.joined(separator: " "))) }
+            for _ in 0..<5 {
+                let q = (0..<(1 + rng.below(3))).map { _ in Self.vocabulary[rng.below(Self.vocabulary.count)] }
+                let groups = q.flatMap { TextTokenizer.groups($0) }
+                let all = Set(groups.flatMap { $0 })
+                let expAll = all.isEmpty ? [] : tokenSets.filter { all.isSubset(of: $0.value) }.map(\.key).sorted()
+                #expect(index.rows(matchingAll: q) == expAll, "seed \(seed) ALL \(q)")
+                let expAny = tokenSets.filter { ts in groups.contains { Set($0).isSubset(of: ts.value) } }.map(\.key).sorted()
+                #expect(index.rows(matchingAny: q) == expAny, "seed \(seed) ANY \(q)")
+                for t in all {
+                    #expect(index.documentFrequency(token: t) == tokenSets.values.filter { $0.contains(t) }.count)
+                }
+            }
+        }
+    }
+
+    @Test func postingsIntersectAndUnionMatchSets() {
+        let seed = TestSeed.next()
+        print("TextIndexTests.postings seed \(seed)")
+        var rng = SeededRandom(seed: seed)
+        for _ in 0..<300 {
+            let lists = (0..<(1 + rng.below(4))).map { _ in
+                Array(Set((0..<rng.below(200)).map { _ in RowID(rng.below(1 + rng.below(1000))) })).sorted()
+            }
+            let inter = lists.dropFirst().reduce(Set(lists[0])) { $0.intersection($1) }
+            #expect(Postings.intersect(lists) == inter.sorted(), "seed \(seed)")
+            if lists.count >= 2 {
+                let (a, b) = lists[0].count <= lists[1].count ? (lists[0], lists[1]) : (lists[1], lists[0])
+                let exp = Set(a).intersection(b).sorted()
+                for st in [Postings.Strategy.bitmap, .merge, .gallop] {
+                    #expect(Postings.intersect2(a, b, strategy: st) == exp, "seed \(seed) \(st)")
+                }
+            }
+            #expect(Postings.union(lists) == Set(lists.joined()).sorted(), "seed \(seed)")
+        }
+    }
+}
