@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
+        .library(name: "RecordLog", targets: ["RecordLog"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
         .library(name: "Indexes", targets: ["Indexes"]),
         .library(name: "QueryPlanner", targets: ["QueryPlanner"]),
@@ -30,6 +31,15 @@ let package = Package(
         .target(name: "PredicateSyntax", swiftSettings: strict),
         // Values, records, schema, the checked query. Depends on nothing but Foundation.
         .target(name: "RecordModel", swiftSettings: strict),
+        // The record store: append-only log, codec, group-commit writer, recovery, compaction,
+        // import/export. Format: docs/log-format.md.
+        .target(name: "RecordLog", dependencies: ["RecordModel", "CZlib"], swiftSettings: strict),
+        // zlib (system library) for gzip-compressed imports.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
+        .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
+        // Measurements of the log (bulk append, reopen, commit latency, group commit).
+        .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // The GEOS C API (libgeos_c) as a system library; planar geometry and the STRtree.
         .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
         // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
@@ -39,7 +49,7 @@ let package = Package(
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
             name: "CirrusShell",
-            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker"],
+            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "RecordLog"],
             swiftSettings: strict),
         // main only: ArgumentParser → CirrusShell.
         .executableTarget(
@@ -61,6 +71,7 @@ let package = Package(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "IndexesTests", dependencies: ["Indexes", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
@@ -70,6 +81,6 @@ let package = Package(
         .testTarget(
             name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
     ]
 )

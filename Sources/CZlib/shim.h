@@ -1,0 +1,2 @@
+// zlib for gzip-compressed imports (RecordLog's Gzip.swift).
+#include <zlib.h>

@@ -1,0 +1,164 @@
+// ByteCoding: the little-endian, varint and length-prefixed primitives of the log format.
+//
+// `ByteWriter` appends to a growable byte array; `ByteReader` reads a buffer with bounds checks
+// and throws `CodecError` (with the offset) instead of trapping on damaged input.
+
+/// Structural damage found while decoding a payload.
+public struct CodecError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Offset within the payload.
+    public var offset: Int
+    public var message: String
+    public init(_ message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+    public var description: String { "\(message) at payload byte \(offset)" }
+}
+
+/// Appends encoded primitives.
+public struct ByteWriter: Sendable {
+    public var bytes: [UInt8]
+
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    @inline(__always) public mutating func u8(_ v: UInt8) { bytes.append(v) }
+
+    public mutating func u16(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+    }
+
+    public mutating func u32(_ v: UInt32) {
+        for s in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) }
+    }
+
+    public mutating func u64(_ v: UInt64) {
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func f64(_ v: Double) { u64(v.bitPattern) }
+
+    @inline(__always) public mutating func varint(_ v: UInt64) {
+        var v = v
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    public mutating func zigzag(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+
+    public mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { p in
+            varint(UInt64(p.count))
+            bytes.append(contentsOf: p)
+        }
+    }
+
+    public mutating func byteString(_ b: [UInt8]) {
+        varint(UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+}
+
+/// Reads encoded primitives from a buffer, never past its end.
+public struct ByteReader {
+    public let buffer: UnsafeRawBufferPointer
+    public var offset: Int
+
+    public init(_ buffer: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.buffer = buffer
+        self.offset = offset
+    }
+
+    public var remaining: Int { buffer.count - offset }
+    public var isAtEnd: Bool { offset >= buffer.count }
+
+    @inline(__always) func need(_ n: Int) throws(CodecError) {
+        if n < 0 || buffer.count - offset < n { throw CodecError("unexpected end of data", offset: offset) }
+    }
+
+    @inline(__always) public mutating func u8() throws(CodecError) -> UInt8 {
+        try need(1)
+        let v = buffer[offset]
+        offset += 1
+        return v
+    }
+
+    public mutating func u16() throws(CodecError) -> UInt16 {
+        try need(2)
+        let v = buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self)
+        offset += 2
+        return UInt16(littleEndian: v)
+    }
+
+    public mutating func u32() throws(CodecError) -> UInt32 {
+        try need(4)
+        let v = buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+        offset += 4
+        return UInt32(littleEndian: v)
+    }
+
+    public mutating func u64() throws(CodecError) -> UInt64 {
+        try need(8)
+        let v = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        offset += 8
+        return UInt64(littleEndian: v)
+    }
+
+    public mutating func f64() throws(CodecError) -> Double { Double(bitPattern: try u64()) }
+
+    @inline(__always) public mutating func varint() throws(CodecError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < buffer.count else { throw CodecError("unexpected end of data in varint", offset: offset) }
+            let b = buffer[offset]
+            offset += 1
+            if shift == 63 && b > 1 { throw CodecError("varint overflows 64 bits", offset: offset - 1) }
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    public mutating func zigzag() throws(CodecError) -> Int64 {
+        let u = try varint()
+        return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
+    }
+
+    /// A length that must fit in the rest of the buffer.
+    public mutating func length() throws(CodecError) -> Int {
+        let at = offset
+        let n = try varint()
+        guard n <= UInt64(remaining) else { throw CodecError("length \(n) runs past the end", offset: at) }
+        return Int(n)
+    }
+
+    public mutating func string() throws(CodecError) -> String {
+        let n = try length()
+        let start = offset
+        offset += n
+        let slice = UnsafeRawBufferPointer(rebasing: buffer[start..<start + n])
+        guard let s = String(validating: slice.bindMemoryToUTF8(), as: UTF8.self) else {
+            throw CodecError("invalid UTF-8 in string", offset: start)
+        }
+        return s
+    }
+
+    public mutating func byteString() throws(CodecError) -> [UInt8] {
+        let n = try length()
+        let start = offset
+        offset += n
+        return Array(buffer[start..<start + n])
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    fileprivate func bindMemoryToUTF8() -> UnsafeBufferPointer<UInt8> { assumingMemoryBound(to: UInt8.self) }
+}

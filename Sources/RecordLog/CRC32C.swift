@@ -1,0 +1,58 @@
+// CRC32C: CRC-32C (Castagnoli), slicing-by-8, as used by every frame and segment header.
+//
+// Reflected polynomial 0x82F63B78, initial value and final xor 0xFFFFFFFF. The check value
+// `crc32c("123456789") == 0xE3069283` is a test. Tables are computed once into a `let` (an
+// immutable global, so no shared mutable state).
+
+/// CRC-32C over byte buffers, incrementally: `update` with the running value, `finalize` once.
+public enum CRC32C {
+    static let tables: [[UInt32]] = {
+        var t = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
+        for i in 0..<256 {
+            var c = UInt32(i)
+            for _ in 0..<8 { c = (c & 1) != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
+            t[0][i] = c
+        }
+        for i in 0..<256 {
+            for k in 1..<8 { t[k][i] = (t[k - 1][i] >> 8) ^ t[0][Int(t[k - 1][i] & 0xFF)] }
+        }
+        return t
+    }()
+    static let flat: [UInt32] = tables.flatMap { $0 }
+
+    /// The CRC of `bytes`.
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 { finalize(update(start, bytes)) }
+
+    /// The CRC of an array.
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { checksum($0) } }
+
+    /// The running value before any byte.
+    public static let start: UInt32 = 0xFFFF_FFFF
+
+    /// The final CRC from a running value.
+    @inline(__always) public static func finalize(_ crc: UInt32) -> UInt32 { crc ^ 0xFFFF_FFFF }
+
+    /// Feeds `bytes` into the running value `crc`.
+    public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var c = crc
+        let n = bytes.count
+        guard n > 0, let base = bytes.baseAddress else { return c }
+        var i = 0
+        flat.withUnsafeBufferPointer { t in
+            while n - i >= 8 {
+                let lo = base.loadUnaligned(fromByteOffset: i, as: UInt32.self).littleEndian ^ c
+                let hi = base.loadUnaligned(fromByteOffset: i + 4, as: UInt32.self).littleEndian
+                c = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
+                    ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
+                    ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
+                    ^ t[1 * 256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]
+                i += 8
+            }
+            while i < n {
+                c = t[Int((c ^ UInt32(base.load(fromByteOffset: i, as: UInt8.self))) & 0xFF)] ^ (c >> 8)
+                i += 1
+            }
+        }
+        return c
+    }
+}

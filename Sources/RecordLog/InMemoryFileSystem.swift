@@ -1,0 +1,269 @@
+// InMemoryFileSystem: a fake FileSystem for tests that models durability and injects faults.
+//
+// Each file has its current bytes and its durable bytes (what survives a crash); each directory
+// entry is durable only after `syncDirectory` (strict POSIX: a new file's name can vanish in a
+// crash until its directory is synced). `crash()` drops everything not durable — optionally
+// keeping a random prefix of each file's unsynced appends, which is what a torn write looks
+// like on disk. Faults: fail fsync, tear the next append, "power off" after N more mutating
+// operations (every later operation fails until `crash()`), and direct damage (truncate, flip
+// a bit, zero-fill) that hits current and durable bytes alike.
+
+import Foundation
+
+/// A fault-injecting in-memory file system. Thread-safe.
+public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
+    final class Node {
+        var data: [UInt8] = []
+        var durable: [UInt8] = []
+    }
+
+    let lock = NSLock()
+    var entries: [String: Node] = [:]
+    var durableEntries: [String: Node] = [:]
+    var directories: Set<String> = ["/", "."]
+    var generation = 0
+    var failSyncs = false
+    var tearNext: Int?
+    var mutationsUntilPowerOff: Int?
+    var poweredOff = false
+    var mutations = 0
+    /// Mutating operations performed so far (appends, syncs, truncates, renames, removes).
+    public var mutationCount: Int { lock.withLock { mutations } }
+
+    public init() {}
+
+    // MARK: faults
+
+    /// While true, every fsync (file or directory) fails with EIO and makes nothing durable.
+    public func setFailSyncs(_ fail: Bool) { lock.withLock { failSyncs = fail } }
+
+    /// The next append writes only its first `bytes` bytes, then fails.
+    public func tearNextAppend(keeping bytes: Int) { lock.withLock { tearNext = bytes } }
+
+    /// After `operations` more mutating operations succeed, the "power goes off": that one and
+    /// every later operation fail until `crash()`.
+    public func powerOff(afterOperations operations: Int) { lock.withLock { mutationsUntilPowerOff = operations } }
+
+    /// Simulates a crash and restart: every file loses what was not synced (keeping a prefix of
+    /// its unsynced appends chosen by `keepUnsynced(path, unsyncedCount)`, none by default),
+    /// directory entries revert to their durable state, open files become invalid.
+    public func crash(keepUnsynced: (String, Int) -> Int = { _, _ in 0 }) {
+        lock.withLock {
+            for (path, node) in durableEntries {
+                if node.data.count > node.durable.count, node.data.starts(with: node.durable) {
+                    let extra = node.data.count - node.durable.count
+                    let keep = min(max(keepUnsynced(path, extra), 0), extra)
+                    node.data = Array(node.data.prefix(node.durable.count + keep))
+                } else {
+                    node.data = node.durable
+                }
+                node.durable = node.data
+            }
+            entries = durableEntries
+            generation += 1
+            poweredOff = false
+            mutationsUntilPowerOff = nil
+            tearNext = nil
+            failSyncs = false
+        }
+    }
+
+    /// Damage: cut a file (current and durable) to `length` bytes.
+    public func damageTruncate(_ path: String, to length: Int) {
+        lock.withLock {
+            guard let n = entries[path] else { return }
+            n.data = Array(n.data.prefix(length))
+            n.durable = Array(n.durable.prefix(length))
+        }
+    }
+
+    /// Damage: flip one bit of a file (current and durable).
+    public func flipBit(_ path: String, atByte offset: Int, bit: Int = 0) {
+        lock.withLock {
+            guard let n = entries[path], offset < n.data.count else { return }
+            n.data[offset] ^= UInt8(1 << (bit & 7))
+            if offset < n.durable.count { n.durable[offset] ^= UInt8(1 << (bit & 7)) }
+        }
+    }
+
+    /// Damage: overwrite a file with zeros from `offset`, extending it to `length` bytes if longer.
+    public func zeroFill(_ path: String, from offset: Int, through length: Int) {
+        lock.withLock {
+            guard let n = entries[path] else { return }
+            let end = max(length, n.data.count)
+            n.data = Array(n.data.prefix(offset)) + [UInt8](repeating: 0, count: max(0, end - offset))
+            n.durable = n.data
+        }
+    }
+
+    /// Damage: replace a file's content outright (current and durable).
+    public func overwrite(_ path: String, with bytes: [UInt8]) {
+        lock.withLock {
+            let n = entries[path] ?? Node()
+            n.data = bytes
+            n.durable = bytes
+            entries[path] = n
+            durableEntries[path] = n
+        }
+    }
+
+    /// The current content of a file (nil if absent), for assertions.
+    public func contents(_ path: String) -> [UInt8]? { lock.withLock { entries[path]?.data } }
+
+    // MARK: FileSystem
+
+    /// Counts a mutating operation; throws when the power is off.
+    func mutate(_ op: String, _ path: String) throws {
+        if poweredOff { throw FileSystemError(op, path: path, code: 5, message: "power is off (simulated crash)") }
+        if let n = mutationsUntilPowerOff {
+            if n <= 0 {
+                poweredOff = true
+                throw FileSystemError(op, path: path, code: 5, message: "power is off (simulated crash)")
+            }
+            mutationsUntilPowerOff = n - 1
+        }
+        mutations += 1
+    }
+
+    public func createDirectory(_ path: String) throws {
+        lock.withLock {
+            var p = ""
+            for c in path.split(separator: "/", omittingEmptySubsequences: false) {
+                p = p.isEmpty && !path.hasPrefix("/") ? String(c) : (p == "/" ? "/" + c : p + "/" + c)
+                if p.isEmpty { p = "/" }
+                directories.insert(p)
+            }
+        }
+    }
+
+    public func list(_ directory: String) throws -> [String] {
+        lock.withLock {
+            let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+            var names = Set<String>()
+            for path in entries.keys where path.hasPrefix(prefix) {
+                let rest = path.dropFirst(prefix.count)
+                names.insert(String(rest.split(separator: "/").first ?? rest))
+            }
+            for d in directories where d.hasPrefix(prefix) && d.count > prefix.count {
+                let rest = d.dropFirst(prefix.count)
+                names.insert(String(rest.split(separator: "/").first ?? rest))
+            }
+            return names.sorted()
+        }
+    }
+
+    public func exists(_ path: String) -> Bool { lock.withLock { entries[path] != nil || directories.contains(path) } }
+
+    public func size(_ path: String) throws -> Int {
+        try lock.withLock {
+            guard let n = entries[path] else { throw FileSystemError("stat", path: path, code: 2, message: "no such file") }
+            return n.data.count
+        }
+    }
+
+    public func read(_ path: String) throws -> [UInt8] {
+        try lock.withLock {
+            if poweredOff { throw FileSystemError("read", path: path, code: 5, message: "power is off (simulated crash)") }
+            guard let n = entries[path] else { throw FileSystemError("open", path: path, code: 2, message: "no such file") }
+            return n.data
+        }
+    }
+
+    public func openForAppend(_ path: String, create: Bool) throws -> any AppendableFile {
+        try lock.withLock {
+            if let n = entries[path] { return MemoryFile(fs: self, node: n, path: path, generation: generation) }
+            guard create else { throw FileSystemError("open", path: path, code: 2, message: "no such file") }
+            try mutate("create", path)
+            let n = Node()
+            entries[path] = n
+            return MemoryFile(fs: self, node: n, path: path, generation: generation)
+        }
+    }
+
+    public func truncate(_ path: String, to length: Int) throws {
+        try lock.withLock {
+            try mutate("truncate", path)
+            guard let n = entries[path] else { throw FileSystemError("truncate", path: path, code: 2, message: "no such file") }
+            n.data = Array(n.data.prefix(length))
+        }
+    }
+
+    public func rename(_ from: String, to: String) throws {
+        try lock.withLock {
+            try mutate("rename", from)
+            guard let n = entries[from] else { throw FileSystemError("rename", path: from, code: 2, message: "no such file") }
+            entries[from] = nil
+            entries[to] = n
+        }
+    }
+
+    public func remove(_ path: String) throws {
+        try lock.withLock {
+            try mutate("remove", path)
+            guard entries.removeValue(forKey: path) != nil else {
+                throw FileSystemError("unlink", path: path, code: 2, message: "no such file")
+            }
+        }
+    }
+
+    public func syncDirectory(_ path: String) throws {
+        try lock.withLock {
+            try mutate("fsync", path)
+            if failSyncs { throw FileSystemError("fsync", path: path, code: 5, message: "injected fsync failure") }
+            let prefix = path.hasSuffix("/") ? path : path + "/"
+            func inDir(_ p: String) -> Bool { p.hasPrefix(prefix) && !p.dropFirst(prefix.count).contains("/") }
+            for p in durableEntries.keys where inDir(p) && entries[p] == nil { durableEntries[p] = nil }
+            for (p, n) in entries where inDir(p) { durableEntries[p] = n }
+        }
+    }
+
+    fileprivate func append(_ node: Node, _ path: String, _ gen: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        try lock.withLock {
+            guard gen == generation else { throw FileSystemError("append", path: path, code: 9, message: "stale file handle") }
+            try mutate("append", path)
+            if let keep = tearNext {
+                tearNext = nil
+                node.data.append(contentsOf: bytes.prefix(keep))
+                throw FileSystemError("append", path: path, code: 5, message: "injected torn write")
+            }
+            node.data.append(contentsOf: bytes)
+        }
+    }
+
+    fileprivate func sync(_ node: Node, _ path: String, _ gen: Int) throws {
+        try lock.withLock {
+            guard gen == generation else { throw FileSystemError("fsync", path: path, code: 9, message: "stale file handle") }
+            try mutate("fsync", path)
+            if failSyncs { throw FileSystemError("fsync", path: path, code: 5, message: "injected fsync failure") }
+            node.durable = node.data
+        }
+    }
+}
+
+/// A handle on an in-memory file.
+final class MemoryFile: AppendableFile {
+    let fs: InMemoryFileSystem
+    let node: InMemoryFileSystem.Node
+    let path: String
+    let generation: Int
+    var closed = false
+
+    init(fs: InMemoryFileSystem, node: InMemoryFileSystem.Node, path: String, generation: Int) {
+        self.fs = fs
+        self.node = node
+        self.path = path
+        self.generation = generation
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        if closed { throw FileSystemError("append", path: path, message: "file is closed") }
+        try fs.append(node, path, generation, bytes)
+    }
+
+    func sync() throws {
+        if closed { throw FileSystemError("fsync", path: path, message: "file is closed") }
+        try fs.sync(node, path, generation)
+    }
+
+    func close() throws { closed = true }
+}

@@ -1,0 +1,235 @@
+// RecordCodec: the binary encoding of records and identifiers inside log payloads (codec
+// version 1; the grammar is in docs/log-format.md, "Record payload").
+//
+// Owns encode/decode of `Record`, `RecordID`, `ZoneID` and `FieldValue`. Decoding checks
+// structure only (tags, lengths, UTF-8), never CloudKit's naming rules.
+
+import RecordModel
+
+/// Encodes and decodes records for the log.
+public enum RecordCodec {
+    /// Codec version written in every record payload.                       never change
+    public static let version: UInt8 = 1
+
+    static let listBit: UInt8 = 0x10
+
+    /// The encoded bytes of `record`.
+    public static func encode(_ record: Record) -> [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        encode(record, into: &w)
+        return w.bytes
+    }
+
+    /// Appends the encoding of `record` to `w`.
+    public static func encode(_ record: Record, into w: inout ByteWriter) {
+        w.u8(version)
+        encodeRecordID(record.recordID, into: &w)
+        w.string(record.recordType)
+        var mask: UInt8 = 0
+        if record.creationDate != nil { mask |= 1 }
+        if record.modificationDate != nil { mask |= 2 }
+        if record.creatorUserRecordID != nil { mask |= 4 }
+        if record.lastModifiedUserRecordID != nil { mask |= 8 }
+        if record.recordChangeTag != nil { mask |= 16 }
+        w.u8(mask)
+        if let t = record.creationDate { w.zigzag(t.millisecondsSince1970) }
+        if let t = record.modificationDate { w.zigzag(t.millisecondsSince1970) }
+        if let r = record.creatorUserRecordID { encodeRecordID(r, into: &w) }
+        if let r = record.lastModifiedUserRecordID { encodeRecordID(r, into: &w) }
+        if let s = record.recordChangeTag { w.string(s) }
+        w.varint(UInt64(record.fields.count))
+        for (name, value) in record.fields {
+            w.string(name)
+            encodeValue(value, into: &w)
+        }
+    }
+
+    /// Decodes one record payload; the whole buffer must be consumed.
+    public static func decode(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> Record {
+        var r = ByteReader(buffer)
+        let rec = try decodeRecord(&r)
+        guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes after record", offset: r.offset) }
+        return rec
+    }
+
+    /// Decodes a record array (convenience for tests).
+    public static func decode(_ bytes: [UInt8]) throws(CodecError) -> Record {
+        do {
+            return try bytes.withUnsafeBytes { buf in try decode(buf) }
+        } catch let e as CodecError {
+            throw e
+        } catch {
+            throw CodecError("\(error)", offset: 0)
+        }
+    }
+
+    /// Decodes only the identity of a record payload: id and type (replay uses this and keeps
+    /// the bytes; fields are decoded on demand).
+    public static func decodeKey(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> (RecordID, String) {
+        var r = ByteReader(buffer)
+        let v = try r.u8()
+        guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: 0) }
+        let id = try decodeRecordID(&r)
+        return (id, try r.string())
+    }
+
+    static func decodeRecord(_ r: inout ByteReader) throws(CodecError) -> Record {
+        let v = try r.u8()
+        guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
+        let id = try decodeRecordID(&r)
+        let type = try r.string()
+        var rec = Record(recordType: type, recordID: id)
+        let maskAt = r.offset
+        let mask = try r.u8()
+        guard mask & ~31 == 0 else { throw CodecError("unknown system-field bits \(mask)", offset: maskAt) }
+        if mask & 1 != 0 { rec.creationDate = Timestamp(millisecondsSince1970: try r.zigzag()) }
+        if mask & 2 != 0 { rec.modificationDate = Timestamp(millisecondsSince1970: try r.zigzag()) }
+        if mask & 4 != 0 { rec.creatorUserRecordID = try decodeRecordID(&r) }
+        if mask & 8 != 0 { rec.lastModifiedUserRecordID = try decodeRecordID(&r) }
+        if mask & 16 != 0 { rec.recordChangeTag = try r.string() }
+        let countAt = r.offset
+        let count = try r.varint()
+        guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
+        var fields = [String: FieldValue](minimumCapacity: Int(count))
+        for _ in 0..<count {
+            let name = try r.string()
+            fields[name] = try decodeValue(&r)
+        }
+        rec.fields = fields
+        return rec
+    }
+
+    // MARK: identifiers
+
+    /// Appends a zone id: 0 for the default zone, else 1 + zone name + owner name.
+    public static func encodeZoneID(_ z: ZoneID, into w: inout ByteWriter) {
+        if z == .default {
+            w.u8(0)
+        } else {
+            w.u8(1)
+            w.string(z.zoneName)
+            w.string(z.ownerName)
+        }
+    }
+
+    public static func decodeZoneID(_ r: inout ByteReader) throws(CodecError) -> ZoneID {
+        let at = r.offset
+        switch try r.u8() {
+        case 0: return .default
+        case 1: return ZoneID(zoneName: try r.string(), ownerName: try r.string())
+        case let b: throw CodecError("bad zone id tag \(b)", offset: at)
+        }
+    }
+
+    public static func encodeRecordID(_ id: RecordID, into w: inout ByteWriter) {
+        w.string(id.recordName)
+        encodeZoneID(id.zoneID, into: &w)
+    }
+
+    public static func decodeRecordID(_ r: inout ByteReader) throws(CodecError) -> RecordID {
+        let name = try r.string()
+        return RecordID(recordName: name, zoneID: try decodeZoneID(&r))
+    }
+
+    // MARK: values
+
+    /// Appends one tagged value.
+    public static func encodeValue(_ v: FieldValue, into w: inout ByteWriter) {
+        if case .list(let items) = v {
+            // An empty list has no element type; it is written as an empty STRING list.
+            let scalar = items.first?.scalarType ?? .string
+            w.u8(scalar.rawValue | listBit)
+            w.varint(UInt64(items.count))
+            for item in items { encodeBody(item, into: &w) }
+        } else {
+            w.u8(v.scalarType?.rawValue ?? 0)
+            encodeBody(v, into: &w)
+        }
+    }
+
+    static func encodeBody(_ v: FieldValue, into w: inout ByteWriter) {
+        switch v {
+        case .string(let s): w.string(s)
+        case .int64(let i): w.zigzag(i)
+        case .double(let d): w.f64(d)
+        case .date(let t): w.zigzag(t.millisecondsSince1970)
+        case .bytes(let b): w.byteString(b)
+        case .location(let l):
+            w.f64(l.latitude)
+            w.f64(l.longitude)
+            var mask: UInt8 = 0
+            if l.altitude.bitPattern != (0.0).bitPattern { mask |= 1 }
+            if l.horizontalAccuracy.bitPattern != (0.0).bitPattern { mask |= 2 }
+            if l.verticalAccuracy.bitPattern != (-1.0).bitPattern { mask |= 4 }
+            if l.course.bitPattern != (-1.0).bitPattern { mask |= 8 }
+            if l.speed.bitPattern != (-1.0).bitPattern { mask |= 16 }
+            if l.timestamp != nil { mask |= 32 }
+            w.u8(mask)
+            if mask & 1 != 0 { w.f64(l.altitude) }
+            if mask & 2 != 0 { w.f64(l.horizontalAccuracy) }
+            if mask & 4 != 0 { w.f64(l.verticalAccuracy) }
+            if mask & 8 != 0 { w.f64(l.course) }
+            if mask & 16 != 0 { w.f64(l.speed) }
+            if let t = l.timestamp { w.zigzag(t.millisecondsSince1970) }
+        case .reference(let r):
+            encodeRecordID(r.recordID, into: &w)
+            w.u8(r.action == .deleteSelf ? 1 : 0)
+        case .asset(let a):
+            w.string(a.contentHash)
+            w.varint(UInt64(bitPattern: a.size))
+        case .list:
+            // Lists never nest (validation refuses them); an inner list is written empty.
+            w.varint(0)
+        }
+    }
+
+    /// Reads one tagged value.
+    public static func decodeValue(_ r: inout ByteReader) throws(CodecError) -> FieldValue {
+        let at = r.offset
+        let tag = try r.u8()
+        guard let scalar = ScalarType(rawValue: tag & 0x0F), tag & ~(0x0F | listBit) == 0 else {
+            throw CodecError("unknown value tag \(tag)", offset: at)
+        }
+        if tag & listBit == 0 { return try decodeBody(scalar, &r) }
+        let countAt = r.offset
+        let count = try r.varint()
+        guard count <= UInt64(r.remaining) else { throw CodecError("list count \(count) too large", offset: countAt) }
+        var items: [FieldValue] = []
+        items.reserveCapacity(Int(count))
+        for _ in 0..<count { items.append(try decodeBody(scalar, &r)) }
+        return .list(items)
+    }
+
+    static func decodeBody(_ t: ScalarType, _ r: inout ByteReader) throws(CodecError) -> FieldValue {
+        switch t {
+        case .string: return .string(try r.string())
+        case .int64: return .int64(try r.zigzag())
+        case .double: return .double(try r.f64())
+        case .date: return .date(Timestamp(millisecondsSince1970: try r.zigzag()))
+        case .bytes: return .bytes(try r.byteString())
+        case .location:
+            var l = Location(latitude: try r.f64(), longitude: try r.f64())
+            let at = r.offset
+            let mask = try r.u8()
+            guard mask & ~63 == 0 else { throw CodecError("unknown location bits \(mask)", offset: at) }
+            if mask & 1 != 0 { l.altitude = try r.f64() }
+            if mask & 2 != 0 { l.horizontalAccuracy = try r.f64() }
+            if mask & 4 != 0 { l.verticalAccuracy = try r.f64() }
+            if mask & 8 != 0 { l.course = try r.f64() }
+            if mask & 16 != 0 { l.speed = try r.f64() }
+            if mask & 32 != 0 { l.timestamp = Timestamp(millisecondsSince1970: try r.zigzag()) }
+            return .location(l)
+        case .reference:
+            let id = try decodeRecordID(&r)
+            let at = r.offset
+            switch try r.u8() {
+            case 0: return .reference(Reference(recordID: id, action: .none))
+            case 1: return .reference(Reference(recordID: id, action: .deleteSelf))
+            case let b: throw CodecError("bad reference action \(b)", offset: at)
+            }
+        case .asset:
+            let hash = try r.string()
+            return .asset(Asset(contentHash: hash, size: Int64(bitPattern: try r.varint())))
+        }
+    }
+}

@@ -1,0 +1,211 @@
+// RecordImport: loading records into a store from Web Services JSON Lines (optionally gzip) or
+// property lists, reporting each bad record with its line (or array index) and reason and
+// going on; and exporting the same JSON Lines. The CLI (`cirrus import/export`) is a thin layer
+// over this. Format detection: gzip magic → decompress; "bplist", "<?xml" or "<plist" → plist;
+// otherwise JSON Lines (blank lines ignored).
+
+import Foundation
+import RecordModel
+
+/// One record that was not imported.
+public struct ImportRejection: Sendable, Hashable, CustomStringConvertible {
+    public var file: String
+    /// 1-based line (JSON Lines) or array index + 1 (property lists).
+    public var line: Int
+    public var reason: String
+    public var description: String { "\(file):\(line): \(reason)" }
+}
+
+/// Counts and timing of an import.
+public struct ImportSummary: Sendable, Hashable {
+    public var records = 0
+    public var rejected = 0
+    /// Input bytes (after decompression).
+    public var bytes = 0
+    public var seconds = 0.0
+    /// The first rejections (at most `ImportOptions.maximumReportedRejections`).
+    public var rejections: [ImportRejection] = []
+    public var recordsPerSecond: Double { seconds > 0 ? Double(records) / seconds : 0 }
+
+    public init() {}
+
+    public mutating func add(_ o: ImportSummary) {
+        records += o.records
+        rejected += o.rejected
+        bytes += o.bytes
+        seconds += o.seconds
+        rejections += o.rejections.prefix(max(0, 100 - rejections.count))
+    }
+}
+
+/// How to import.
+public struct ImportOptions: Sendable {
+    /// Records per commit.
+    public var batchSize = 1000
+    /// Stop at the first bad record instead of going on.
+    public var stopOnError = false
+    public var maximumReportedRejections = 100
+    /// Called every `progressInterval` records with the running summary.
+    public var progress: (@Sendable (ImportSummary) -> Void)?
+    public var progressInterval = 50_000
+    public init() {}
+}
+
+/// Import and export of records.
+public enum RecordTransfer {
+    /// Imports a file (JSON Lines, gzip JSON Lines, or a property list).
+    public static func importFile(_ path: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try importBytes([UInt8](data), name: path, into: store, options: options)
+    }
+
+    /// Imports bytes in any supported format; `name` labels rejections.
+    public static func importBytes(_ input: [UInt8], name: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var bytes = input
+        if Gzip.isGzip(bytes) { bytes = try Gzip.decompress(bytes) }
+        var summary = ImportSummary()
+        summary.bytes = bytes.count
+        var pending: [LogOperation] = []
+        pending.reserveCapacity(options.batchSize)
+        var stop = false
+
+        func flush() throws {
+            guard !pending.isEmpty else { return }
+            try store.commit(pending, validate: false)
+            pending.removeAll(keepingCapacity: true)
+        }
+        func accept(_ result: Result<Record, Rejection>, line: Int) throws {
+            switch result {
+            case .success(let r):
+                pending.append(.save(r))
+                summary.records += 1
+                if pending.count >= options.batchSize { try flush() }
+                if let p = options.progress, summary.records % options.progressInterval == 0 {
+                    summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                    p(summary)
+                }
+            case .failure(let reason):
+                summary.rejected += 1
+                if summary.rejections.count < options.maximumReportedRejections {
+                    summary.rejections.append(ImportRejection(file: name, line: line, reason: reason.message))
+                }
+                if options.stopOnError { stop = true }
+            }
+        }
+
+        if isPropertyList(bytes) {
+            let items: [Result<Record, Rejection>]
+            do {
+                items = try PropertyListRecords.decode(Data(bytes))
+            } catch {
+                items = [.failure(Rejection("not a property list array of records: \(error)"))]
+            }
+            for (i, item) in items.enumerated() where !stop { try accept(item.flatMap(validated), line: i + 1) }
+        } else {
+            // Lines are parsed, mapped and validated in parallel, a window at a time, then
+            // committed in order by this thread.
+            let lines = lineRanges(bytes)
+            let chunk = 2048
+            let window = chunk * 8
+            var i = 0
+            try bytes.withUnsafeBufferPointer { buf in
+                while i < lines.count && !stop {
+                    let end = min(lines.count, i + window)
+                    var results = [Result<Record, Rejection>](repeating: .failure(Rejection("not parsed")), count: end - i)
+                    results.withUnsafeMutableBufferPointer { out in
+                        nonisolated(unsafe) let out = out
+                        nonisolated(unsafe) let buf = buf
+                        let first = i
+                        DispatchQueue.concurrentPerform(iterations: (end - first + chunk - 1) / chunk) { c in
+                            for k in c * chunk..<min((c + 1) * chunk, end - first) {
+                                let r = lines[first + k].range
+                                out[k] = parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(validated)
+                            }
+                        }
+                    }
+                    for (k, r) in results.enumerated() where !stop { try accept(r, line: lines[i + k].line) }
+                    i = end
+                }
+            }
+        }
+        try flush()
+        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return summary
+    }
+
+    /// The non-blank lines of `bytes`: 1-based number and byte range (without the newline).
+    static func lineRanges(_ bytes: [UInt8]) -> [(line: Int, range: Range<Int>)] {
+        var out: [(line: Int, range: Range<Int>)] = []
+        bytes.withUnsafeBufferPointer { buf in
+            var start = 0
+            var line = 0
+            while start < buf.count {
+                line += 1
+                var end = start
+                while end < buf.count && buf[end] != 0x0A { end += 1 }
+                var blank = true
+                for j in start..<end where buf[j] != 0x20 && buf[j] != 0x09 && buf[j] != 0x0D {
+                    blank = false
+                    break
+                }
+                if !blank { out.append((line, start..<end)) }
+                start = end + 1
+            }
+        }
+        return out
+    }
+
+    static func validated(_ r: Record) -> Result<Record, Rejection> {
+        do throws(RecordValidationError) {
+            try r.validate()
+            return .success(r)
+        } catch {
+            return .failure(Rejection("\(error)"))
+        }
+    }
+
+    static func parseLine(_ slice: UnsafeBufferPointer<UInt8>) -> Result<Record, Rejection> {
+        do throws(JSONError) {
+            let json = try JSONValue.parse(bytes: slice)
+            do throws(WebServicesJSONError) {
+                return .success(try Record(webServicesJSON: json))
+            } catch {
+                return .failure(Rejection(error.message))
+            }
+        } catch {
+            return .failure(Rejection("JSON: \(error)"))
+        }
+    }
+
+    static func isPropertyList(_ b: [UInt8]) -> Bool {
+        let head = String(decoding: b.prefix(64), as: UTF8.self).drop { $0.isWhitespace }
+        return head.hasPrefix("bplist") || head.hasPrefix("<?xml") || head.hasPrefix("<plist") || head.hasPrefix("<!DOCTYPE plist")
+    }
+
+    /// Writes the live records (optionally of one type) as Web Services JSON Lines, in commit
+    /// order, through `write` (one call per line, newline included). Returns the count.
+    @discardableResult
+    public static func exportJSONLines(_ snapshot: StoreSnapshot, type: String? = nil, write: (String) throws -> Void) rethrows -> Int {
+        // Order by sequence using ids only, then decode one record at a time: exporting a
+        // million records never holds a million decoded records.
+        let order = snapshot.orderedIDs(ofType: type)
+        var n = 0
+        var line = ""
+        for id in order {
+            guard let r = snapshot.record(id) else { continue }
+            line.removeAll(keepingCapacity: true)
+            r.record.webServicesJSON.write(to: &line)
+            line += "\n"
+            try write(line)
+            n += 1
+        }
+        return n
+    }
+}
+
+/// Why one input record was rejected.
+struct Rejection: Error {
+    var message: String
+    init(_ m: String) { message = m }
+}

@@ -1,0 +1,51 @@
+// RecordStore+Assets: asset files beside the log, content-addressed by SHA-256:
+// DIR/assets/<first 2 hex digits>/<64 hex digits>. Written tmp → fsync → rename → fsync(dir)
+// before the record that references them is committed, so a committed Asset always has its
+// file. Asset bytes never count towards the 1 MB record limit. Unreferenced files are not
+// collected yet.
+
+import RecordModel
+
+extension RecordStore {
+    /// The path of an asset file.
+    public func assetPath(_ contentHash: String) -> String {
+        joinPath(joinPath(joinPath(directory, "assets"), String(contentHash.prefix(2))), contentHash)
+    }
+
+    /// Stores `bytes` as an asset file (once per content) and returns the `Asset` to put in a field.
+    public func storeAsset(_ bytes: [UInt8]) throws(LogError) -> Asset {
+        if options.readOnly { throw .readOnly }
+        let hash = SHA256.hexDigest(bytes)
+        let asset = Asset(contentHash: hash, size: Int64(bytes.count))
+        let path = assetPath(hash)
+        if fileSystem.exists(path), (try? fileSystem.size(path)) == bytes.count { return asset }
+        do {
+            let assets = joinPath(directory, "assets")
+            let sub = parentDirectory(of: path)
+            let newSub = !fileSystem.exists(sub)
+            try fileSystem.createDirectory(sub)
+            if newSub {
+                try fileSystem.syncDirectory(assets)
+                try fileSystem.syncDirectory(directory)
+            }
+            try fileSystem.writeAtomically(path, bytes)
+        } catch {
+            throw LogError.wrap(error)
+        }
+        return asset
+    }
+
+    /// The content of an asset file, checked against its hash and size.
+    public func assetData(_ asset: Asset) throws(LogError) -> [UInt8] {
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.read(assetPath(asset.contentHash))
+        } catch {
+            throw .asset(hash: asset.contentHash, reason: "\(error)")
+        }
+        guard bytes.count == asset.size, SHA256.hexDigest(bytes) == asset.contentHash else {
+            throw .asset(hash: asset.contentHash, reason: "content does not match its hash or size")
+        }
+        return bytes
+    }
+}

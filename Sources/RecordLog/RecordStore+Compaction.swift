@@ -1,0 +1,92 @@
+// RecordStore+Compaction: rewrite the live state into one new segment and switch atomically.
+//
+// Steps (docs/log-format.md, "Compaction"): new segment with every live entry in sequence
+// order + a checkpoint, fsync, fsync dir → CURRENT.tmp listing only it, fsync, rename, fsync dir
+// (the switch) → remove old segments, fsync dir. A crash before the rename leaves the old
+// manifest (the new file is unlisted and removed on open); after it, the new one. Commits wait
+// while compaction holds the writer token.
+
+import RecordModel
+
+/// What a compaction did.
+public struct CompactionReport: Sendable, Hashable {
+    public var segmentsBefore: [UInt64]
+    public var segmentAfter: UInt64
+    public var bytesBefore: Int
+    public var bytesAfter: Int
+    public var liveRecords: Int
+}
+
+extension RecordStore {
+    /// Rewrites the live records, zones and schema into a new segment and deletes the old ones.
+    /// Deletions are not carried over (see `StoreSnapshot.horizon`).
+    @discardableResult
+    public func compact() throws(LogError) -> CompactionReport {
+        if options.readOnly { throw .readOnly }
+        acquireToken()
+        defer { releaseToken() }
+        if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
+        do {
+            return try compactHoldingToken()
+        } catch {
+            let e = LogError.wrap(error)
+            cond.withLock { failure = e }
+            throw e
+        }
+    }
+
+    func compactHoldingToken() throws -> CompactionReport {
+        try flushBuffer()
+        try syncFile()
+        let snap = cond.withLock { state }
+        let before = segments
+        let bytesBefore = before.reduce(0) { $0 + ((try? fileSystem.size(segmentPath($1))) ?? 0) }
+        let n = (before.last ?? 0) + 1
+        let f = try createSegment(n, flags: LogFormat.segmentFlagCompacted)
+
+        // Live records are copied as their encoded payloads, never decoded.
+        var items: [(UInt64, StateChange)] = []
+        items.reserveCapacity(snap.live.count + snap.zones.count + 2)
+        if let s = snap.schema { items.append((snap.schemaSequence, .other(.schemaChange(s)))) }
+        for (z, seq) in snap.zones { items.append((seq, .other(.zoneCreate(z)))) }
+        for (id, l) in snap.live { items.append((l.sequence, .record(id, recordType: l.recordType, payload: l.payload))) }
+        items.sort { $0.0 < $1.0 }
+        items.append((snap.lastSequence, .other(.checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence))))
+
+        var out: [UInt8] = []
+        out.reserveCapacity(1 << 20)
+        var w = ByteWriter(capacity: 256)
+        var size = LogFormat.segmentHeaderSize
+        let both = LogFormat.flagFirst | LogFormat.flagLast
+        for (seq, change) in items {
+            switch change {
+            case .record(_, _, let payload):
+                Frame.append(kind: .recordVersion, sequence: seq, flags: both, payload: payload, to: &out)
+            case .other(let e):
+                w.bytes.removeAll(keepingCapacity: true)
+                e.encodePayload(into: &w)
+                Frame.append(kind: e.kind, sequence: seq, flags: both, payload: w.bytes, to: &out)
+            }
+            if out.count >= 1 << 20 {
+                try f.append(out)
+                size += out.count
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        try f.append(out)
+        size += out.count
+        try f.sync()
+        try fileSystem.syncDirectory(directory)
+        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: [n]).encoded)
+
+        try? file?.close()
+        file = f
+        cond.withLock { segments = [n] }
+        segmentSize = size
+        for o in before { try fileSystem.remove(segmentPath(o)) }
+        try fileSystem.syncDirectory(directory)
+        cond.withLock { state.horizon = max(state.horizon, snap.lastSequence) }
+        return CompactionReport(
+            segmentsBefore: before, segmentAfter: n, bytesBefore: bytesBefore, bytesAfter: size, liveRecords: snap.live.count)
+    }
+}

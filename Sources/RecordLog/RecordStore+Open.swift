@@ -1,0 +1,165 @@
+// RecordStore+Open: opening a store — manifest, cleanup of unlisted files, replay of every
+// segment, torn-tail truncation, corruption handling and repair — and `verify`.
+//
+// Replay rules are SegmentScanner's (docs/log-format.md, "Reading rules"). A writable open
+// truncates a torn tail and fsyncs the truncation before accepting writes; a read-only open
+// changes nothing. Repair salvages, then compacts so the damaged bytes are gone.
+
+import RecordModel
+
+extension RecordStore {
+    /// Opens (or creates) the store in `directory`.
+    ///
+    /// Throws `.corruption(segment:offset:reason:)` when a frame in the middle of the log is
+    /// damaged, unless `options.repair` is set; a torn tail is truncated and reported in
+    /// `openReport` instead.
+    public static func open(
+        directory: String, fileSystem: any FileSystem = POSIXFileSystem(), options: RecordStoreOptions = .init()
+    ) throws(LogError) -> RecordStore {
+        do {
+            let store = try openUnchecked(directory: directory, fs: fileSystem, options: options)
+            if options.repair && !options.readOnly && !store.openReport.corruptions.isEmpty {
+                _ = try store.compact()
+                store.openReport.repaired = true
+            }
+            return store
+        } catch {
+            throw LogError.wrap(error)
+        }
+    }
+
+    /// Reads the store without changing anything and reports what is there and what is damaged.
+    /// Throws only when the directory is not a store or cannot be read.
+    public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> VerifyReport {
+        let store = try openStore(directory: directory, fs: fileSystem, options: RecordStoreOptions(readOnly: true, repair: true), deep: true)
+        let snap = store.snapshot()
+        return VerifyReport(
+            open: store.openReport, liveRecords: snap.recordCount, recordsByType: snap.countsByType,
+            recordsByZone: snap.countsByZone, zones: snap.zones.count, lastSequence: snap.lastSequence)
+    }
+
+    static func openStore(directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool) throws(LogError) -> RecordStore {
+        do {
+            return try openUnchecked(directory: directory, fs: fs, options: options, deep: deep)
+        } catch {
+            throw LogError.wrap(error)
+        }
+    }
+
+    static func openUnchecked(directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool = false) throws -> RecordStore {
+        var report = OpenReport()
+        let readOnly = options.readOnly
+        if readOnly {
+            guard fs.exists(directory) else { throw LogError.notAStore(directory: directory, reason: "no such directory") }
+        } else {
+            try fs.createDirectory(directory)
+        }
+        let names = try fs.list(directory)
+        let segFiles = names.compactMap { Manifest.segmentNumber(fileName: $0) }.sorted()
+        let manifestPath = joinPath(directory, Manifest.fileName)
+        func path(_ n: UInt64) -> String { joinPath(directory, Manifest.segmentFileName(n)) }
+
+        var manifest: Manifest
+        if fs.exists(manifestPath) {
+            switch Manifest.decode(try fs.read(manifestPath)) {
+            case .success(let m): manifest = m
+            case .failure(let e):
+                guard options.repair, !segFiles.isEmpty else {
+                    throw LogError.badManifest(path: manifestPath, reason: e.message)
+                }
+                manifest = Manifest(segments: segFiles)
+                report.corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: "CURRENT: \(e.message); using every segment file", framesDropped: 0))
+            }
+        } else {
+            let withFrames = try segFiles.filter { try fs.size(path($0)) > LogFormat.segmentHeaderSize }
+            if withFrames.isEmpty {
+                if readOnly { throw LogError.notAStore(directory: directory, reason: "no \(Manifest.fileName) file") }
+                // Nothing was ever acknowledged: start a new store.
+                for n in segFiles {
+                    try fs.remove(path(n))
+                    report.removedFiles.append(Manifest.segmentFileName(n))
+                }
+                if fs.exists(manifestPath + ".tmp") { try fs.remove(manifestPath + ".tmp") }
+                let store = RecordStore(
+                    directory: directory, fileSystem: fs, options: options, report: report, state: StoreSnapshot(),
+                    segments: [1], segmentSize: LogFormat.segmentHeaderSize, file: nil)
+                store.file = try store.createSegment(1, flags: 0)
+                try fs.writeAtomically(manifestPath, Manifest(segments: [1]).encoded)
+                store.openReport.created = true
+                return store
+            }
+            guard options.repair else {
+                throw LogError.notAStore(directory: directory, reason: "segment files but no \(Manifest.fileName); open with repair to adopt them")
+            }
+            manifest = Manifest(segments: segFiles)
+            report.corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: "no CURRENT; adopting every segment file", framesDropped: 0))
+        }
+
+        if !readOnly {
+            var removed = false
+            for n in segFiles where !manifest.segments.contains(n) {
+                try fs.remove(path(n))
+                report.removedFiles.append(Manifest.segmentFileName(n))
+                removed = true
+            }
+            if fs.exists(manifestPath + ".tmp") {
+                try fs.remove(manifestPath + ".tmp")
+                removed = true
+            }
+            if removed { try fs.syncDirectory(directory) }
+        }
+
+        var state = StoreSnapshot()
+        var lastSize = LogFormat.segmentHeaderSize
+        var live: [UInt64] = []
+        for (i, n) in manifest.segments.enumerated() {
+            let p = path(n)
+            let isLast = i == manifest.segments.count - 1
+            guard fs.exists(p) else {
+                guard options.repair else { throw LogError.badManifest(path: manifestPath, reason: "lists missing segment \(Manifest.segmentFileName(n))") }
+                report.corruptions.append(Corruption(segment: n, offset: 0, length: 0, reason: "segment file missing", framesDropped: 0))
+                continue
+            }
+            live.append(n)
+            let bytes = try fs.read(p)
+            let minimum = state.lastSequence
+            let scan = try bytes.withUnsafeBytes { (b) throws(LogError) in
+                try SegmentScanner.scan(b, number: n, isLast: isLast, repair: options.repair, minimumSequence: minimum, deep: deep) { batch in
+                    for (seq, e) in batch { state.apply(e, sequence: seq) }
+                }
+            }
+            report.segments.append(
+                SegmentReport(
+                    number: n, bytes: bytes.count, frames: scan.frames, batches: scan.batches,
+                    createdMilliseconds: scan.header?.createdMilliseconds,
+                    compacted: (scan.header?.flags ?? 0) & LogFormat.segmentFlagCompacted != 0))
+            report.corruptions += scan.corruptions
+            lastSize = scan.tornHeader ? LogFormat.segmentHeaderSize : (scan.tornTail?.offset ?? bytes.count)
+            if var t = scan.tornTail {
+                if !readOnly {
+                    try fs.truncate(p, to: scan.tornHeader ? 0 : t.offset)
+                    let f = try fs.openForAppend(p, create: false)
+                    if scan.tornHeader {
+                        try f.append(SegmentHeader(segmentNumber: n, createdMilliseconds: options.clock.wallMilliseconds()).encoded)
+                    }
+                    try f.sync()
+                    try f.close()
+                    t.truncated = true
+                }
+                report.tornTail = t
+            } else if scan.tornHeader && !readOnly {
+                let f = try fs.openForAppend(p, create: false)
+                try f.append(SegmentHeader(segmentNumber: n, createdMilliseconds: options.clock.wallMilliseconds()).encoded)
+                try f.sync()
+                try f.close()
+            }
+        }
+        guard let last = live.last else {
+            throw LogError.badManifest(path: manifestPath, reason: "no segment could be read")
+        }
+        let file = readOnly ? nil : try fs.openForAppend(path(last), create: false)
+        return RecordStore(
+            directory: directory, fileSystem: fs, options: options, report: report, state: state, segments: live,
+            segmentSize: lastSize, file: file)
+    }
+}

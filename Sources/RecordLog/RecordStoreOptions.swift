@@ -1,0 +1,113 @@
+// Options of a RecordStore: durability, read-only, repair, segment size, the injected clock,
+// and the operations a commit is made of.
+
+import RecordModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// When a commit is acknowledged relative to fsync.
+public enum Durability: Sendable, Hashable {
+    /// fsync before every acknowledgement (concurrent commits share one fsync: group commit).
+    case everyCommit
+    /// Written to the OS on every commit, fsynced when `milliseconds` have passed or `bytes`
+    /// are unsynced, whichever is first, and on close. A power loss can lose that window.
+    case batched(milliseconds: Int, bytes: Int)
+    /// Buffered in memory, written in 1 MiB pieces, fsynced only on `sync()`, compaction and
+    /// close. For bulk loads and benchmarks.
+    case none
+}
+
+/// Time, injected so tests can fix it.
+public protocol LogClock: Sendable {
+    /// Wall-clock milliseconds since 1970 (segment creation info).
+    func wallMilliseconds() -> Int64
+    /// A monotonic time in nanoseconds (batched durability).
+    func monotonicNanoseconds() -> UInt64
+}
+
+/// The system clock.
+public struct SystemClock: LogClock {
+    public init() {}
+    public func wallMilliseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+    public func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// How a store is opened.
+///
+/// ```swift
+/// let store = try RecordStore.open(directory: "db", options: .init(durability: .everyCommit))
+/// ```
+public struct RecordStoreOptions: Sendable {
+    public var durability: Durability
+    /// Open without changing any file (no tail truncation, no cleanup); commits fail.
+    public var readOnly: Bool
+    /// Salvage every intact frame after corruption, then rewrite the store by compaction.
+    public var repair: Bool
+    /// A segment is closed and a new one started once it exceeds this many bytes.
+    public var segmentSize: Int
+    /// Check CloudKit's rules on every saved record (import turns this off after checking itself).
+    public var validateRecords: Bool
+    public var clock: any LogClock
+
+    public init(
+        durability: Durability = .everyCommit, readOnly: Bool = false, repair: Bool = false,
+        segmentSize: Int = 64 << 20, validateRecords: Bool = true, clock: any LogClock = SystemClock()
+    ) {
+        self.durability = durability
+        self.readOnly = readOnly
+        self.repair = repair
+        self.segmentSize = segmentSize
+        self.validateRecords = validateRecords
+        self.clock = clock
+    }
+}
+
+/// One operation of a commit. A commit's operations are applied all together or not at all.
+public enum LogOperation: Sendable, Hashable {
+    /// Saves (creates or replaces) a record version as given.
+    case save(Record)
+    /// Deletes a record (a no-op on replay if it does not exist).
+    case delete(RecordID, recordType: String)
+    case createZone(ZoneID)
+    /// Deletes a zone and every record in it.
+    case deleteZone(ZoneID)
+    /// Replaces the schema.
+    case setSchema(Schema)
+
+    var entry: LogEntry {
+        switch self {
+        case .save(let r): .recordVersion(r)
+        case .delete(let id, let t): .deletion(id, recordType: t)
+        case .createZone(let z): .zoneCreate(z)
+        case .deleteZone(let z): .zoneDelete(z)
+        case .setSchema(let s): .schemaChange(s)
+        }
+    }
+}
+
+/// Counters and sizes of an open store.
+public struct StoreStats: Sendable, Hashable {
+    public var segments: Int
+    public var logBytes: Int
+    public var liveRecords: Int
+    public var zones: Int
+    public var lastSequence: UInt64
+    /// Commits acknowledged since open.
+    public var commits: Int
+    /// Groups written (several concurrent commits share one group and one fsync).
+    public var groups: Int
+    /// fsync calls on segment files since open.
+    public var syncs: Int
+    /// Payload bytes of record versions written since open (the raw encoded record size).
+    public var recordPayloadBytes: Int
+}
