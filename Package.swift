@@ -63,7 +63,7 @@ let package = Package(
         // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
         .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
-        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes", "QueryPlanner"], swiftSettings: strict),
+        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes", "QueryPlanner", "RecordLog"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
+            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "QueryPlanner", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
