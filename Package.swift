@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "RecordLog", targets: ["RecordLog"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
         .library(name: "Indexes", targets: ["Indexes"]),
+        .library(name: "QueryPlanner", targets: ["QueryPlanner"]),
         .library(name: "QueryExecution", targets: ["QueryExecution"]),
         .library(name: "Cirrus", targets: ["Cirrus"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
@@ -50,7 +51,7 @@ let package = Package(
         // lifecycle, changes, access, subscriptions, index maintenance. docs/database.md.
         .target(
             name: "Cirrus",
-            dependencies: ["RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryExecution", "PredicateSyntax"],
+            dependencies: ["RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution", "PredicateSyntax"],
             swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
@@ -66,8 +67,10 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
+        .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
-        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes"], swiftSettings: strict),
+        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes", "QueryPlanner", "RecordLog"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
@@ -80,7 +83,10 @@ let package = Package(
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
+            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "QueryPlanner", "Indexes", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "CirrusTests", dependencies: ["Cirrus", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],

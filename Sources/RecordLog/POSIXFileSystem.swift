@@ -55,8 +55,9 @@ public struct POSIXFileSystem: FileSystem {
         var out = [UInt8](repeating: 0, count: n)
         var done = 0
         try out.withUnsafeMutableBytes { buf in
+            guard let base = buf.baseAddress else { return }
             while done < n {
-                let r = Glibc.read(fd, buf.baseAddress! + done, n - done)
+                let r = Glibc.read(fd, base + done, n - done)
                 if r < 0 {
                     if errno == EINTR { continue }
                     throw Self.error("read", path)
@@ -110,9 +111,10 @@ final class POSIXFile: AppendableFile {
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard fd >= 0 else { throw FileSystemError("append", path: path, message: "file is closed") }
+        guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
-            let r = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            let r = write(fd, base + done, bytes.count - done)
             if r < 0 {
                 if errno == EINTR { continue }
                 throw POSIXFileSystem.error("write", path)

@@ -207,9 +207,14 @@ public enum RecordTransfer {
     /// order, through `write` (one call per line, newline included). Returns the count.
     @discardableResult
     public static func exportJSONLines(_ snapshot: StoreSnapshot, type: String? = nil, write: (String) throws -> Void) rethrows -> Int {
+        // Order by sequence using ids only, then decode one record at a time: exporting a
+        // million records never holds a million decoded records.
+        let order = snapshot.orderedIDs(ofType: type)
         var n = 0
-        for r in snapshot.records(ofType: type) {
-            var line = ""
+        var line = ""
+        for id in order {
+            guard let r = snapshot.record(id) else { continue }
+            line.removeAll(keepingCapacity: true)
             r.record.webServicesJSON.write(to: &line)
             line += "\n"
             try write(line)

@@ -152,6 +152,14 @@ public final class RecordStore: @unchecked Sendable {
             cond.unlock()
             return try r.get()
         }
+        if let f = failure {
+            // An earlier group failed while this batch waited: fail everything still queued.
+            for b in queue { b.result = .failure(.failed(reason: "\(f)")) }
+            queue = []
+            cond.broadcast()
+            cond.unlock()
+            throw .failed(reason: "\(f)")
+        }
         tokenHeld = true
         let group = queue
         queue = []
@@ -207,7 +215,7 @@ public final class RecordStore: @unchecked Sendable {
             if validate {
                 do throws(RecordValidationError) {
                     switch op {
-                    case .save(let r): try r.validate()
+                    case .save(let r): try r.validateContent()
                     case .createZone(let z), .deleteZone(let z): try Validation.validateZoneID(z)
                     default: break
                     }
@@ -218,8 +226,15 @@ public final class RecordStore: @unchecked Sendable {
             let e = op.entry
             let start = w.bytes.count
             e.encodePayload(into: &w)
-            guard w.bytes.count - start <= LogFormat.maximumPayload else {
-                throw .invalidRecord(RecordValidationError(.recordTooLarge, "an entry of \(w.bytes.count - start) bytes exceeds the frame limit"))
+            let size = w.bytes.count - start
+            if case .recordVersion(let r) = e, validate, size > RecordLimits.maximumRecordDataSize {
+                throw .invalidRecord(
+                    RecordValidationError(
+                        .recordTooLarge, recordID: r.recordID,
+                        "record data is \(size) bytes encoded; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets"))
+            }
+            guard size <= LogFormat.maximumPayload else {
+                throw .invalidRecord(RecordValidationError(.recordTooLarge, "an entry of \(size) bytes exceeds the frame limit"))
             }
             if case .recordVersion = e { recordBytes += w.bytes.count - start }
             ranges.append(start..<w.bytes.count)

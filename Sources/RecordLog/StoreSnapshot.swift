@@ -91,6 +91,24 @@ public struct StoreSnapshot: Sendable {
         return out
     }
 
+    /// Calls `body` with every live record, decoded one at a time, in no particular order —
+    /// the way to bulk-load indexes without holding every decoded record at once.
+    public func forEachRecord(_ body: (StoredRecord) throws -> Void) rethrows {
+        for (_, l) in live {
+            if let r = try? RecordCodec.decode(l.payload) { try body(StoredRecord(record: r, sequence: l.sequence)) }
+        }
+    }
+
+    /// Ids of live records (optionally of one type and/or zone) in sequence order, without decoding.
+    public func orderedIDs(ofType type: String? = nil, in zone: ZoneID? = nil) -> [RecordID] {
+        var pairs: [(UInt64, RecordID)] = []
+        for (id, l) in live where (type == nil || l.recordType == type) && (zone == nil || id.zoneID == zone) {
+            pairs.append((l.sequence, id))
+        }
+        pairs.sort { $0.0 < $1.0 }
+        return pairs.map(\.1)
+    }
+
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
     public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
         live.filter { (type == nil || $0.value.recordType == type) && (zone == nil || $0.key.zoneID == zone) }

@@ -180,6 +180,18 @@ extension Record {
     /// Checks every CloudKit rule for this record: type name, record and zone names, field
     /// names, values and the 1 MB data limit (assets excluded).
     public func validate() throws(RecordValidationError) {
+        try validateContent()
+        let size = encodedDataSize
+        if size > RecordLimits.maximumRecordDataSize {
+            throw RecordValidationError(
+                .recordTooLarge, recordID: recordID,
+                "record data is \(size) bytes; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets")
+        }
+    }
+
+    /// Every rule but the size limit (a store that has just encoded the record checks the size
+    /// on its encoding instead of computing `encodedDataSize`).
+    public func validateContent() throws(RecordValidationError) {
         do {
             try Validation.validateRecordTypeName(recordType)
             try Validation.validateRecordName(recordID.recordName)
@@ -192,12 +204,6 @@ extension Record {
             var e = error
             e.recordID = recordID
             throw e
-        }
-        let size = encodedDataSize
-        if size > RecordLimits.maximumRecordDataSize {
-            throw RecordValidationError(
-                .recordTooLarge, recordID: recordID,
-                "record data is \(size) bytes; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets")
         }
     }
 

@@ -84,3 +84,23 @@ import Testing
         print("crashDuringCompactionAtEveryStep: \(step) steps")
     }
 }
+
+@Suite struct SnapshotTests {
+    @Test func snapshotIsStableWhileTheStoreMovesOn() throws {
+        let s = try openStore(InMemoryFileSystem(), durability: .none)
+        for i in 0..<2000 { try s.save(note("n\(i)", i)) }
+        let snap = s.snapshot()
+        try s.save(note("n0", -1))
+        try s.commit([.delete(RecordID(recordName: "n1"), recordType: "Note")])
+        #expect(snap.recordCount == 2000)
+        #expect(snap.record(RecordID(recordName: "n0"))?.record["n"] == .int64(0))
+        #expect(s.record(RecordID(recordName: "n0"))?.record["n"] == .int64(-1))
+        #expect(s.snapshot().recordCount == 1999)
+        var seen = 0
+        snap.forEachRecord { _ in seen += 1 }
+        #expect(seen == 2000)
+        #expect(snap.records(ofType: "Note").map(\.sequence) == Array(1...2000))
+        #expect(snap.sequence(of: RecordID(recordName: "n5")) == 6)
+        #expect(snap.countsByType == ["Note": 2000])
+    }
+}

@@ -59,3 +59,20 @@ import Testing
         #expect(seqs == Array(1...4000))
     }
 }
+
+@Suite struct FailureFanOutTests {
+    @Test func queuedCommittersFailAfterAFailedGroup() throws {
+        let fs = InMemoryFileSystem()
+        let s = try openStore(fs)
+        try s.save(note("a"))
+        fs.setFailSyncs(true)
+        let ok = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            for i in 0..<20 where (try? s.commit([.save(note("t\(t)-\(i)"))])) != nil { ok.withLock { $0 += 1 } }
+        }
+        #expect(ok.withLock { $0 } == 0)
+        fs.crash()
+        let r = try openStore(fs)
+        #expect(names(r) == ["a"])
+    }
+}

@@ -1,0 +1,141 @@
+// Access paths: which filters an index can answer, and how many rows each would yield.
+//
+// A filter is sargable when an index of the right kind exists on its field and answers it
+// exactly: equality and ranges on a scalar field (one range per field, bounds combined), IN,
+// BEGINS_WITH, the LIST_ comparators on a list field (its index has one entry per element),
+// NEAR on a spatial index, token searches on the text index. NOT_ comparators and anything
+// without an index are residual: evaluated on fetched records.
+
+#if canImport(Glibc)
+    import Glibc
+#else
+    import Darwin
+#endif
+import RecordModel
+
+/// A way to get candidate rows from one index, with the filters it answers exactly.
+struct AccessPath {
+    var node: PlanNode
+    /// Estimated rows (distinct records; list lookups may overcount slightly).
+    var estimate: Double
+    /// Indices (into the query's filters) of the filters this path answers exactly.
+    var answers: Set<Int>
+    /// For ordered-scan paths: the field and range (a stream can reuse them).
+    var rangeField: String?
+    var range: KeyRange?
+    /// Cost to materialize the path's rows as a row-id set.
+    var materializeCost: Double
+}
+
+/// Cost units: one record fetched and evaluated costs 1.
+enum Cost {
+    static let fetch = 1.0
+    static let entry = 0.02
+    static let posting = 0.02
+    static let radiusHit = 0.1
+    static let nearestStep = 0.3
+    static let compare = 0.01
+}
+
+extension QueryPlanner {
+    static func accessPaths(_ filters: [QueryFilter], _ stats: some IndexStatistics) -> [AccessPath] {
+        var paths: [AccessPath] = []
+        // Equality and ranges: one combined range per field.
+        var ranges: [String: (KeyRange, Set<Int>)] = [:]
+        var rangeOrder: [String] = []
+        for (i, f) in filters.enumerated() {
+            let type = stats.fieldType(f.fieldName)
+            let isList = type?.isList ?? false
+            let indexed = stats.hasOrderedIndex(f.fieldName)
+            let stringRecordName = f.fieldName == SystemField.recordName.rawValue && f.fieldValue.elements.first?.scalarType == .string
+            if stringRecordName { continue }  // the index holds record ids with zones; a bare name is residual
+            switch f.comparator {
+            case .equals, .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
+                guard indexed, !isList, !f.fieldValue.isList else { continue }
+                let r: KeyRange
+                switch f.comparator {
+                case .equals: r = .point(f.fieldValue)
+                case .lessThan: r = KeyRange(upper: KeyBound(f.fieldValue, inclusive: false))
+                case .lessThanOrEquals: r = KeyRange(upper: KeyBound(f.fieldValue, inclusive: true))
+                case .greaterThan: r = KeyRange(lower: KeyBound(f.fieldValue, inclusive: false))
+                default: r = KeyRange(lower: KeyBound(f.fieldValue, inclusive: true))
+                }
+                if let (old, ids) = ranges[f.fieldName] {
+                    ranges[f.fieldName] = (old.intersected(with: r), ids.union([i]))
+                } else {
+                    ranges[f.fieldName] = (r, [i])
+                    rangeOrder.append(f.fieldName)
+                }
+            case .in where indexed && !isList, .listContainsAny where indexed && isList:
+                let values = f.fieldValue.elements
+                let n = Double(stats.count(f.fieldName, equalToAnyOf: values))
+                paths.append(AccessPath(
+                    node: PlanNode(op: .indexLookup(field: f.fieldName, values: values), estimatedRows: n),
+                    estimate: n, answers: [i], materializeCost: n * Cost.entry * 2))
+            case .listContains where indexed && isList:
+                let n = Double(stats.count(f.fieldName, equalToAnyOf: [f.fieldValue]))
+                paths.append(AccessPath(
+                    node: PlanNode(op: .indexLookup(field: f.fieldName, values: [f.fieldValue]), estimatedRows: n),
+                    estimate: n, answers: [i], materializeCost: n * Cost.entry))
+            case .listContainsAll where indexed && isList && !f.fieldValue.elements.isEmpty:
+                var children: [PlanNode] = []
+                for v in f.fieldValue.elements {
+                    let n = Double(stats.count(f.fieldName, equalToAnyOf: [v]))
+                    children.append(PlanNode(op: .indexLookup(field: f.fieldName, values: [v]), estimatedRows: n))
+                }
+                let n = children.map(\.estimatedRows).min() ?? 0
+                let total = children.map(\.estimatedRows).reduce(0, +)
+                paths.append(AccessPath(
+                    node: PlanNode(op: .intersect, estimatedRows: n, children: children),
+                    estimate: n, answers: [i], materializeCost: total * Cost.entry))
+            case .beginsWith where indexed && !isList, .listMemberBeginsWith where indexed && isList:
+                let n = Double(stats.count(f.fieldName, beginningWith: f.fieldValue))
+                paths.append(AccessPath(
+                    node: PlanNode(op: .indexPrefix(field: f.fieldName, prefix: f.fieldValue), estimatedRows: n),
+                    estimate: n, answers: [i], materializeCost: n * Cost.entry * 2))
+            case .near where stats.hasSpatialIndex(f.fieldName):
+                guard case .location(let c) = f.fieldValue, let m = f.distance else { continue }
+                let n = Double(stats.estimatedRadiusCount(f.fieldName, center: c, km: m / 1000))
+                paths.append(AccessPath(
+                    node: PlanNode(op: .radius(field: f.fieldName, center: c, km: m / 1000), estimatedRows: n),
+                    estimate: n, answers: [i], materializeCost: n * Cost.radiusHit))
+            case .containsAllTokens where stats.hasTextIndex, .containsAnyTokens where stats.hasTextIndex:
+                guard case .string(let words) = f.fieldValue else { continue }
+                let all = f.comparator == .containsAllTokens
+                let n = Double(stats.estimatedTextCount(words, all: all))
+                paths.append(AccessPath(
+                    node: PlanNode(op: .textSearch(words: words, all: all), estimatedRows: n),
+                    estimate: n, answers: [i], materializeCost: n * Cost.posting * 2))
+            default:
+                continue
+            }
+        }
+        for field in rangeOrder {
+            guard let (r, ids) = ranges[field] else { continue }
+            let n = r.isEmpty ? 0 : Double(stats.count(field, in: r))
+            paths.append(AccessPath(
+                node: PlanNode(op: .indexScan(field: field, range: r, descending: false, ordered: false), estimatedRows: n),
+                estimate: n, answers: ids, rangeField: field, range: r,
+                materializeCost: n * Cost.entry + n * log2(n + 2) * Cost.compare))
+        }
+        return paths
+    }
+
+    /// Fraction of the rows a filter keeps: exact from an access path when one answers it,
+    /// otherwise a fixed guess by comparator.
+    static func selectivity(_ i: Int, _ f: QueryFilter, _ paths: [AccessPath], _ rows: Double) -> Double {
+        if let p = paths.first(where: { $0.answers.contains(i) }), rows > 0 {
+            return min(1, p.estimate / rows)
+        }
+        switch f.comparator {
+        case .equals, .listContains: return 0.05
+        case .in, .listContainsAny: return min(0.5, 0.05 * Double(max(1, f.fieldValue.elements.count)))
+        case .listContainsAll, .near, .containsAllTokens: return 0.01
+        case .containsAnyTokens, .beginsWith, .listMemberBeginsWith: return 0.05
+        case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals: return 0.33
+        case .notEquals, .notIn, .notListContains, .notListContainsAny, .notListContainsAll, .notBeginsWith,
+            .notListMemberBeginsWith:
+            return 0.9
+        }
+    }
+}

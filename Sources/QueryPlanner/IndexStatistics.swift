@@ -1,0 +1,137 @@
+// IndexStatistics: all the planner knows about data — which indexes exist and how many entries
+// a key range, a set of keys, a prefix, some words or a circle hold.
+//
+// The planner never touches index structures; it asks this protocol, so it can be tested with
+// a table of made-up counts (`StaticStatistics`). The database's adapter answers range, IN and
+// prefix counts exactly from the B+tree's subtree counts, words from posting lengths, circles
+// by estimate.
+
+import RecordModel
+
+/// One end of a key range.
+public struct KeyBound: Sendable, Hashable {
+    public var value: FieldValue
+    public var inclusive: Bool
+
+    public init(_ value: FieldValue, inclusive: Bool) {
+        self.value = value
+        self.inclusive = inclusive
+    }
+}
+
+/// A range of index keys; a missing bound is unbounded.
+public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
+    public var lower: KeyBound?
+    public var upper: KeyBound?
+
+    public init(lower: KeyBound? = nil, upper: KeyBound? = nil) {
+        self.lower = lower
+        self.upper = upper
+    }
+
+    /// Every key.
+    public static let all = KeyRange()
+
+    /// The single key `v`.
+    public static func point(_ v: FieldValue) -> KeyRange { KeyRange(lower: KeyBound(v, inclusive: true), upper: KeyBound(v, inclusive: true)) }
+
+    /// Whether the range holds exactly one key.
+    public var isPoint: Bool {
+        guard let l = lower, let u = upper else { return false }
+        return l.inclusive && u.inclusive && FieldValue.compare(l.value, u.value) == 0
+    }
+
+    /// Whether no key can lie in the range.
+    public var isEmpty: Bool {
+        guard let l = lower, let u = upper else { return false }
+        let c = FieldValue.compare(l.value, u.value)
+        return c > 0 || (c == 0 && !(l.inclusive && u.inclusive))
+    }
+
+    /// The range narrowed by another (the intersection).
+    public func intersected(with o: KeyRange) -> KeyRange {
+        func tighterLower(_ a: KeyBound?, _ b: KeyBound?) -> KeyBound? {
+            guard let a else { return b }
+            guard let b else { return a }
+            let c = FieldValue.compare(a.value, b.value)
+            return c > 0 || (c == 0 && !a.inclusive) ? a : b
+        }
+        func tighterUpper(_ a: KeyBound?, _ b: KeyBound?) -> KeyBound? {
+            guard let a else { return b }
+            guard let b else { return a }
+            let c = FieldValue.compare(a.value, b.value)
+            return c < 0 || (c == 0 && !a.inclusive) ? a : b
+        }
+        return KeyRange(lower: tighterLower(lower, o.lower), upper: tighterUpper(upper, o.upper))
+    }
+
+    /// `= "cafe"`, `> 5000`, `[1, 10)`, `all`.
+    public var description: String {
+        if isPoint, let l = lower { return "= \(l.value)" }
+        switch (lower, upper) {
+        case (nil, nil): return "all"
+        case (let l?, nil): return (l.inclusive ? ">= " : "> ") + l.value.description
+        case (nil, let u?): return (u.inclusive ? "<= " : "< ") + u.value.description
+        case (let l?, let u?): return (l.inclusive ? "[" : "(") + "\(l.value), \(u.value)" + (u.inclusive ? "]" : ")")
+        }
+    }
+}
+
+/// What the planner may ask about the data of one record type.
+public protocol IndexStatistics: Sendable {
+    /// Live records of the type.
+    var rowCount: Int { get }
+    /// The declared (or automatic) type of a field, when known.
+    func fieldType(_ field: String) -> FieldType?
+    /// Whether an ordered index exists on the field (user field or system field query name).
+    func hasOrderedIndex(_ field: String) -> Bool
+    /// Whether a spatial index exists on the Location field.
+    func hasSpatialIndex(_ field: String) -> Bool
+    /// Whether the type has a text index.
+    var hasTextIndex: Bool { get }
+    /// Index entries in a key range (exact).
+    func count(_ field: String, in range: KeyRange) -> Int
+    /// Index entries equal to any of the values (exact).
+    func count(_ field: String, equalToAnyOf values: [FieldValue]) -> Int
+    /// Index entries beginning with a string or bytes prefix (exact).
+    func count(_ field: String, beginningWith prefix: FieldValue) -> Int
+    /// Records matching the words: an upper bound from posting lengths.
+    func estimatedTextCount(_ words: String, all: Bool) -> Int
+    /// Records of the Location field inside the circle (estimate).
+    func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int
+}
+
+/// Statistics from a table, for tests and for planning without data.
+public struct StaticStatistics: IndexStatistics {
+    public var rowCount: Int
+    public var fieldTypes: [String: FieldType]
+    public var ordered: [String: @Sendable (KeyRange) -> Int]
+    public var spatial: [String: Int]
+    public var text: (@Sendable (String, Bool) -> Int)?
+
+    public init(
+        rowCount: Int, fieldTypes: [String: FieldType] = [:], ordered: [String: @Sendable (KeyRange) -> Int] = [:],
+        spatial: [String: Int] = [:], text: (@Sendable (String, Bool) -> Int)? = nil
+    ) {
+        self.rowCount = rowCount
+        self.fieldTypes = fieldTypes
+        self.ordered = ordered
+        self.spatial = spatial
+        self.text = text
+    }
+
+    public func fieldType(_ field: String) -> FieldType? { fieldTypes[field] ?? SystemField(rawValue: field)?.fieldType }
+    public func hasOrderedIndex(_ field: String) -> Bool { ordered[field] != nil }
+    public func hasSpatialIndex(_ field: String) -> Bool { spatial[field] != nil }
+    public var hasTextIndex: Bool { text != nil }
+    public func count(_ field: String, in range: KeyRange) -> Int { ordered[field]?(range) ?? 0 }
+    public func count(_ field: String, equalToAnyOf values: [FieldValue]) -> Int {
+        Set(values).reduce(0) { $0 + count(field, in: .point($1)) }
+    }
+    public func count(_ field: String, beginningWith prefix: FieldValue) -> Int {
+        ordered[field]?(KeyRange(lower: KeyBound(prefix, inclusive: true))) ?? 0
+    }
+    public func estimatedTextCount(_ words: String, all: Bool) -> Int { text?(words, all) ?? 0 }
+    /// A fixed count per field, whatever the circle (tests set what they need).
+    public func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int { spatial[field] ?? 0 }
+}

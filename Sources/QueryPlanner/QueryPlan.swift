@@ -1,0 +1,85 @@
+// QueryPlan: the tree of small operators the planner chooses, with its estimates.
+//
+// Which algorithm, not how the loop runs (that is QueryExecution). Row sources yield row ids:
+// sets in row-id order (lookups, prefixes, words, circles), or streams in the query's order
+// (an ordered index scan, nearest-first browsing). Operators above them intersect, filter,
+// sort, keep the top K, and stop at a limit. Node ids number the nodes in pre-order, so the
+// executor can report actual row counts per node for `explain`.
+
+import RecordModel
+
+/// One operator of a plan.
+public enum PlanOperator: Sendable, Hashable {
+    /// Every row of the type, in row-id order.
+    case fullScan
+    /// An ordered index scan over a key range. `ordered` when it supplies the query's order
+    /// (then it streams in that direction); otherwise its rows are used as a set.
+    case indexScan(field: String, range: KeyRange, descending: Bool, ordered: Bool)
+    /// Rows whose indexed value (or list element) is any of the values (IN, LIST_CONTAINS_ANY).
+    case indexLookup(field: String, values: [FieldValue])
+    /// Rows whose string or bytes value (or list element) begins with the prefix.
+    case indexPrefix(field: String, prefix: FieldValue)
+    /// Rows containing the words (ANY or ALL of them).
+    case textSearch(words: String, all: Bool)
+    /// Rows of a Location field inside a circle.
+    case radius(field: String, center: Location, km: Double)
+    /// Rows in nearest-first order from a point (distance browsing), optionally within `maxKm`.
+    case nearest(field: String, center: Location, maxKm: Double?)
+    /// Rows present in every child (children are row-id sets).
+    case intersect
+    /// Rows whose records satisfy the filters (fetches each record).
+    case filter([QueryFilter])
+    /// Sorts all rows into the query's order.
+    case sort([SortDescriptor])
+    /// Keeps the first `k` rows of the query's order (a bounded heap).
+    case topK([SortDescriptor], k: Int)
+    /// Stops after `n` rows.
+    case limit(Int)
+}
+
+/// A node of a plan: an operator, its children and the planner's estimate of its output rows.
+public struct PlanNode: Sendable, Hashable {
+    public var id: Int
+    public var op: PlanOperator
+    public var estimatedRows: Double
+    public var children: [PlanNode]
+
+    public init(id: Int = 0, op: PlanOperator, estimatedRows: Double, children: [PlanNode] = []) {
+        self.id = id
+        self.op = op
+        self.estimatedRows = estimatedRows
+        self.children = children
+    }
+
+    /// The nodes in pre-order.
+    public var allNodes: [PlanNode] { [self] + children.flatMap(\.allNodes) }
+
+    /// Renumbers the tree in pre-order from `start`; returns the next free id.
+    mutating func number(from start: Int) -> Int {
+        id = start
+        var next = start + 1
+        for i in children.indices { next = children[i].number(from: next) }
+        return next
+    }
+}
+
+/// A plan that was considered and not chosen, for `explain`.
+public struct RejectedPlan: Sendable, Hashable {
+    public var summary: String
+    public var cost: Double
+}
+
+/// The planner's answer for one query and page size.
+public struct QueryPlan: Sendable, Hashable {
+    public var query: Query
+    /// The page size the plan was costed for (nil: all results).
+    public var limit: Int?
+    public var root: PlanNode
+    public var cost: Double
+    /// The other plans considered, cheapest first.
+    public var rejected: [RejectedPlan]
+    /// Filters no index answers exactly: applied by the plan's filter node (or none).
+    public var residualFilters: [QueryFilter]
+    /// Whether the plan's root yields rows already in the query's order (no sort needed).
+    public var streamsInOrder: Bool
+}
