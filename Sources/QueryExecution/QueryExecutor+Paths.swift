@@ -50,6 +50,7 @@ extension Run {
             for s in sets where !containsRow(s, row) { return true }
             passedSets += 1
             guard inZone(row), let record = snapshot.record(row) else { return true }
+            if let visible, !visible(record) { return true }
             if !residual.isEmpty {
                 guard matcher.matches(record) else { return true }
             }
@@ -136,7 +137,7 @@ extension Run {
         }
         let rows = try rowSet(node)
         let matcher = matcher(residual)
-        let needRecord = !residual.isEmpty || !plan.query.sortDescriptors.isEmpty
+        let needRecord = !residual.isEmpty || !plan.query.sortDescriptors.isEmpty || visible != nil
         let bound = pageSize + 1
         _ = k
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
@@ -146,6 +147,7 @@ extension Run {
             let key: OrderKey
             if needRecord {
                 guard let record = snapshot.record(row) else { continue }
+                if let visible, !visible(record) { continue }
                 if !residual.isEmpty, !matcher.matches(record) { continue }
                 passed += 1
                 guard let kk = ordering.key(record) else { continue }

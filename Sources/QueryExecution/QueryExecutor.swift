@@ -33,13 +33,13 @@ public struct ExecutionError: Error, Sendable, Equatable, CustomStringConvertibl
 
 public enum QueryExecutor {
     /// Runs `plan` on `snapshot`: the `pageSize` rows after `after` (from the start when nil),
-    /// in zone `zone` (every zone when nil), projected to `desiredKeys` (nil: whole records,
-    /// []: system fields only).
+    /// in zone `zone` (every zone when nil), among the records `visible` accepts (access rules;
+    /// nil: all), projected to `desiredKeys` (nil: whole records, []: system fields only).
     public static func run(
         _ plan: QueryPlan, on snapshot: some QuerySnapshot, after: OrderKey? = nil, pageSize: Int,
-        zone: ZoneID? = nil, desiredKeys: [String]? = nil
+        zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil
     ) throws(ExecutionError) -> QueryPage {
-        var run = Run(plan: plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone)
+        var run = Run(plan: plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
         var page = try run.execute()
         if let keys = desiredKeys {
             let keep = Set(keys)
@@ -60,20 +60,22 @@ struct Run<S: QuerySnapshot> {
     let after: OrderKey?
     let pageSize: Int
     let zone: ZoneID?
+    let visible: (@Sendable (Record) -> Bool)?
     let ordering: Ordering
     var actual: [Int: Int] = [:]
 
-    init(plan: QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?) {
+    init(plan: QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?, visible: (@Sendable (Record) -> Bool)?) {
         self.plan = plan
         self.snapshot = snapshot
         self.after = after
         self.pageSize = pageSize
         self.zone = zone
+        self.visible = visible
         self.ordering = Ordering(plan.query.sortDescriptors)
     }
 
     mutating func execute() throws(ExecutionError) -> QueryPage {
-        if plan.query.predicate == .none || pageSize == 0 && plan.query.predicate == .none {
+        if plan.query.predicate == .none {
             return QueryPage(records: [], next: nil, actual: [plan.root.id: 0])
         }
         if plan.streamsInOrder { return try executeStream() }

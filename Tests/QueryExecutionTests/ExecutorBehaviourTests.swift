@@ -101,3 +101,20 @@ import RecordModel
         }
     }
 }
+
+@Suite struct ExecutorVisibilityTests {
+    @Test func invisibleRecordsAreSkippedInStreamsAndSets() throws {
+        let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
+        let hideOdd: @Sendable (Record) -> Bool = { r in
+            guard case .int64(let p)? = r["population"] else { return false }
+            return p % 2 == 0
+        }
+        for sort in [[SortDescriptor.field("population", ascending: true)], []] {
+            let q = Query(recordType: "Place", predicate: try QueryChecker.check("population < 20").predicate, sortDescriptors: sort)
+            let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 100)
+            let page = try QueryExecutor.run(plan, on: snap, pageSize: 100, visible: hideOdd)
+            #expect(Set(page.records.compactMap { r -> Int64? in if case .int64(let p)? = r["population"] { p } else { nil } })
+                == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18])
+        }
+    }
+}
