@@ -26,7 +26,7 @@ struct PagedArray<Element: Sendable>: Sendable {
     @inline(__always)
     subscript(i: Int) -> Element {
         get { pages[i >> Self.pageShift][i & (Self.pageSize - 1)] }
-        set { pages[i >> Self.pageShift][i & (Self.pageSize - 1)] = newValue }
+        _modify { yield &pages[i >> Self.pageShift][i & (Self.pageSize - 1)] }
     }
 
     /// Whether `i` is addressable.

@@ -140,22 +140,24 @@ public struct RecordIndexes: Sendable {
         }
     }
 
+    // Loops run over copies of the key lists: iterating `ordered.keys` itself would keep the
+    // dictionary's storage shared and turn every in-place update into a copy.
     mutating func add(_ row: RowID, _ rec: Record) {
-        for field in ordered.keys {
+        for field in Array(ordered.keys) {
             if let v = Self.value(field, rec) { ordered[field]?.insert(v, row: row) }
         }
         if text != nil { text?.insert(row: row, texts: Self.texts(searchableFields, rec)) }
-        for name in spatial.keys {
+        for name in Array(spatial.keys) {
             if case .location(let l) = rec.fields[name] { spatial[name]?.insert(row: row, location: l) }
         }
     }
 
     mutating func removeEntries(_ row: RowID, _ rec: Record) {
-        for field in ordered.keys {
+        for field in Array(ordered.keys) {
             if let v = Self.value(field, rec) { ordered[field]?.remove(v, row: row) }
         }
         if text != nil { text?.remove(row: row, texts: Self.texts(searchableFields, rec)) }
-        for name in spatial.keys { spatial[name]?.remove(row: row) }
+        for name in Array(spatial.keys) { spatial[name]?.remove(row: row) }
     }
 
     /// The planner's view: which indexes exist and their statistics.
