@@ -34,7 +34,7 @@ extension TextIndex {
     public var approximateBytes: Int {
         var b = terms.capacity * (MemoryLayout<String>.stride + MemoryLayout<UInt32>.stride + 1)
         for k in terms.keys where k.utf8.count > 15 { b += 32 + k.utf8.count }  // short strings are inline
-        b += postings.pages.count * (32 + PagedArray<[RowID]>.pageSize * 8)
+        b += postings.pages.count * (32 + postings.pageSize * 8)
         for id in 0..<terms.count { b += 32 + postings[id].capacity * MemoryLayout<RowID>.stride }
         return b
     }

@@ -6,7 +6,7 @@
 //
 // Storage: a dictionary token → term id (ids are never reused; a term whose posting empties keeps
 // its id) and the postings by term id in a PagedArray. The index is a value type and a copy is a
-// snapshot: after one, a write copies the page table and the 4 096-term page it touches plus the
+// snapshot: after one, a write copies the page table and the 256-term page it touches plus the
 // postings it edits; the dictionary is copied only when a new token appears (its values are plain
 // integers and short tokens are stored inline, so even that copy is a flat one).
 // It does not know which fields are SEARCHABLE: callers pass the strings (RecordIndexes does).
@@ -22,7 +22,7 @@ public struct TextIndex: Sendable {
     /// Token → term id.
     var terms: [String: UInt32] = [:]
     /// Term id → row ids, ascending, unique.
-    var postings = PagedArray<[RowID]>(fill: [])
+    var postings = PagedArray<[RowID]>(fill: [], pageShift: 8)
 
     /// The term id of `t`, adding the token when new.
     mutating func termID(_ t: String) -> Int {
