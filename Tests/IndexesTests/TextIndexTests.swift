@@ -119,6 +119,7 @@ import Testing
                 }
             }
             #expect(Postings.union(lists) == Set(lists.joined()).sorted(), "seed \(seed)")
+            #expect(Postings.heapUnion(lists.filter { !$0.isEmpty }) == Set(lists.joined()).sorted(), "seed \(seed) heap")
         }
     }
 }
