@@ -54,6 +54,16 @@ extension IndexesSuite {
         resumeTimes.sort()
         Measure.print(Stat(name: "nearest: page 5 resumed from position", median: resumeTimes[resumeTimes.count / 2],
                            p99: resumeTimes[resumeTimes.count * 99 / 100], note: "stateless resume after 80 rows"))
+        // Dynamic writes: amortized cost including buffer → delta → base repacks.
+        var moved = spatial
+        let moves = min(n, 200_000)
+        let tm = Measure.time {
+            for i in 0..<moves { moved.insert(row: RowID(i), location: data.locations[(i * 7919) % n]) }
+        }
+        Measure.print(Stat(name: "spatial move (remove+insert), amortized", median: tm / Double(moves), p99: tm / Double(moves),
+                           note: "\(moves) moves incl. repacks"))
+        var mit = moved.nearest(to: centres[0])
+        sink &+= mit.next(20).count
         let ab = spatial.approximateBytes
         Measure.print(Stat(name: "memory/entry R-tree layers", median: Double(ab.rtree) / Double(n), p99: Double(ab.rtree) / Double(n),
                            note: "bytes; lat+lon+row = 20 B", bytes: true), target: "≤ 40 B")
