@@ -36,13 +36,16 @@ public struct SpatialIndex: Sendable {
     var buffer: [RowID] = []
     var geohash: BPlusTree<FixedKey>
     let fanout: Int
+    let packing: RTreePacking
     /// Number of rows with an indexed location.
     public private(set) var count = 0
 
     /// Bulk build from (row, location) pairs; invalid locations are skipped. `nodeSize` is the
-    /// B+tree node size (tests use 4), `fanout` the R-tree's.
-    public init<S: Sequence>(points: S, nodeSize: Int = 64, fanout: Int = 16) where S.Element == (RowID, Location) {
+    /// B+tree node size (tests use 4), `fanout` the R-tree's, `packing` its bulk-load order.
+    public init<S: Sequence>(points: S, nodeSize: Int = 64, fanout: Int = 16, packing: RTreePacking = .str)
+    where S.Element == (RowID, Location) {
         self.fanout = fanout
+        self.packing = packing
         var pts: [(row: RowID, v: UnitVector)] = []
         var cellPairs: [(FixedKey, RowID)] = []
         var vectors = PagedArray(fill: UnitVector(x: .nan, y: .nan, z: .nan))
@@ -68,14 +71,14 @@ public struct SpatialIndex: Sendable {
         self.cells = cells
         self.tiers = tiers
         count = pts.count
-        base = PackedRTree(points: pts, fanout: fanout)
+        base = PackedRTree(points: pts, fanout: fanout, packing: packing)
         delta = PackedRTree(points: [], fanout: fanout)
         geohash = OrderedIndex.build(&cellPairs, nodeSize)
     }
 
     /// An empty index.
-    public init(nodeSize: Int = 64, fanout: Int = 16) {
-        self.init(points: [(RowID, Location)](), nodeSize: nodeSize, fanout: fanout)
+    public init(nodeSize: Int = 64, fanout: Int = 16, packing: RTreePacking = .str) {
+        self.init(points: [(RowID, Location)](), nodeSize: nodeSize, fanout: fanout, packing: packing)
     }
 
     /// The location vector of `row`, if it has one.
@@ -131,11 +134,11 @@ public struct SpatialIndex: Sendable {
                 tiers[r] = 1
                 pts.append((RowID(r), vectors[r]))
             }
-            base = PackedRTree(points: pts, fanout: fanout)
+            base = PackedRTree(points: pts, fanout: fanout, packing: packing)
             delta = PackedRTree(points: [], fanout: fanout)
         } else {
             for p in pts { tiers[Int(p.row)] = 2 }
-            delta = PackedRTree(points: pts, fanout: fanout)
+            delta = PackedRTree(points: pts, fanout: fanout, packing: packing)
         }
     }
 

@@ -59,14 +59,15 @@ struct PointGen {
         }
     }
 
-    @Test func randomPointsMatchFullScan() throws {
+    @Test(arguments: [RTreePacking.str, .hilbert])
+    func randomPointsMatchFullScan(packing: RTreePacking) throws {
         let seed = TestSeed.next()
         print("SpatialIndexTests.randomPointsMatchFullScan seed \(seed)")
         var gen = PointGen(rng: SeededRandom(seed: seed))
         for size in stride(from: 0, through: 300, by: 5) {
             var pts: [RowID: Location] = [:]
             for r in 0..<size { pts[RowID(r)] = gen.location() }
-            var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4)
+            var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4, packing: packing)
             try check(index, pts, &gen, seed: seed)
             for _ in 0..<min(size, 150) {
                 let r = RowID(gen.rng.below(size + 10))
