@@ -49,7 +49,7 @@ extension SpatialIndex {
         let dense = vectors.capacity * MemoryLayout<UnitVector>.stride + cells.capacity * 8 + tiers.capacity
             + (vectors.pages.count + cells.pages.count + tiers.pages.count) * 40
         var rt = 0
-        for t in [base, delta] {
+        for case let t? in layers {
             rt += (t.xs.capacity + t.ys.capacity + t.zs.capacity) * 8 + t.rows.capacity * 4
             for l in t.levels { rt += l.capacity * MemoryLayout<Box3>.stride }
         }

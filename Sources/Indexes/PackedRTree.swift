@@ -109,6 +109,15 @@ final class PackedRTree: Sendable {
     static func strOrder(lat: [Double], lon: [Double], fanout b: Int) -> [Int] {
         var idx = Array(lat.indices)
         guard idx.count > b else { return idx }
+        var tmp: [(Double, Int)] = []
+        tmp.reserveCapacity(idx.count)
+        // Sorts idx[lo..<hi] by key through a (key, index) buffer: sequential, cache-friendly.
+        func sortRange(_ lo: Int, _ hi: Int, _ key: [Double]) {
+            tmp.removeAll(keepingCapacity: true)
+            for i in lo..<hi { tmp.append((key[idx[i]], idx[i])) }
+            tmp.sort { $0.0 < $1.0 }
+            for (o, e) in tmp.enumerated() { idx[lo + o] = e.1 }
+        }
         var cap = b  // points per child subtree at the top
         while cap * b < idx.count { cap *= b }
         func order(_ lo: Int, _ hi: Int, _ cap: Int) {
@@ -117,11 +126,11 @@ final class PackedRTree: Sendable {
             let children = (m + cap - 1) / cap
             let slices = Int(Double(children).squareRoot().rounded(.up))
             let perSlice = (children + slices - 1) / slices * cap
-            idx[lo..<hi].sort { lon[$0] < lon[$1] }
+            sortRange(lo, hi, lon)
             var s = lo
             while s < hi {
                 let e = min(s + perSlice, hi)
-                idx[s..<e].sort { lat[$0] < lat[$1] }
+                sortRange(s, e, lat)
                 var c = s
                 while c < e {
                     let ce = min(c + cap, e)
