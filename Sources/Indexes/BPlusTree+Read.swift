@@ -16,15 +16,16 @@ extension BPlusTree {
     /// Number of separators at or before the position: the child that holds entries ≥ position.
     @inline(__always)
     static func childFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        // One access to the keys array (class properties are checked for exclusivity per
-        // access); row ids are read only on equal keys.
-        n.keys.withUnsafeBufferPointer { ks in
+        // One access to each array (class properties are checked for exclusivity per access).
+        let keys = n.keys
+        let rows = n.rows
+        return keys.withUnsafeBufferPointer { ks in
             var lo = 0
             var hi = ks.count
             while lo < hi {
                 let mid = (lo + hi) >> 1
                 let k = ks[mid]
-                if k < key || (!(key < k) && UInt64(n.rows[mid]) <= row) { lo = mid + 1 } else { hi = mid }
+                if k < key || (!(key < k) && UInt64(rows[mid]) <= row) { lo = mid + 1 } else { hi = mid }
             }
             return lo
         }
@@ -32,13 +33,15 @@ extension BPlusTree {
 
     @inline(__always)
     static func leafFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        n.keys.withUnsafeBufferPointer { ks in
+        let keys = n.keys
+        let rows = n.rows
+        return keys.withUnsafeBufferPointer { ks in
             var lo = 0
             var hi = ks.count
             while lo < hi {
                 let mid = (lo + hi) >> 1
                 let k = ks[mid]
-                if k < key || (!(key < k) && UInt64(n.rows[mid]) < row) { lo = mid + 1 } else { hi = mid }
+                if k < key || (!(key < k) && UInt64(rows[mid]) < row) { lo = mid + 1 } else { hi = mid }
             }
             return lo
         }
