@@ -46,6 +46,7 @@ final class BNode<Key: TreeKey>: @unchecked Sendable {
 
 /// An error found by `checkInvariants()`, naming the numbered invariant.
 public struct InvariantViolation: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, starting with the invariant's number.
     public var description: String
 }
 

@@ -19,10 +19,12 @@ import RecordModel
 public struct NearestPosition: Sendable, Hashable, Codable {
     /// Squared chord on the unit sphere (the exact order key; encode it bit-exactly in cursors).
     public var chord2: Double
+    /// The last row returned.
     public var row: RowID
     /// The reported distance of that row, km.
     public var distanceKm: Double { GeoMath.distanceKm(chord2: chord2) }
 
+    /// A position from a stored (squared chord, row id) pair.
     public init(chord2: Double, row: RowID) {
         self.chord2 = chord2
         self.row = row
@@ -31,7 +33,9 @@ public struct NearestPosition: Sendable, Hashable, Codable {
 
 /// One row of a nearest-first scan.
 public struct NearestHit: Sendable, Hashable {
+    /// The row.
     public var row: RowID
+    /// Its great-circle distance from the query point, km.
     public var distanceKm: Double
     /// The position to resume after this row.
     public var position: NearestPosition

@@ -21,6 +21,7 @@ public enum IndexedField: Sendable, Hashable, CustomStringConvertible {
     case user(String)
     case system(SystemField)
 
+    /// The field's query name.
     public var description: String {
         switch self {
         case .user(let n): n
@@ -49,6 +50,7 @@ public enum RowChange: Sendable {
 /// idx.catalog.count(.user("kind"), in: .all)   // 0
 /// ```
 public struct RecordIndexes: Sendable {
+    /// The record type these indexes belong to.
     public let recordType: String
     /// Ordered indexes by field.
     public private(set) var ordered: [IndexedField: OrderedIndex] = [:]
@@ -175,6 +177,7 @@ public final class RecordIndexStore: @unchecked Sendable {
     private let lock = NSLock()
     private var current: RecordIndexes
 
+    /// A store publishing `initial`.
     public init(_ initial: RecordIndexes) { current = initial }
 
     /// A consistent snapshot (O(1)).
