@@ -4,9 +4,7 @@
 // A *position* is (key, row) with the row widened to UInt64: (k, 0) is before every entry with
 // key k, (k, 2^32) after all of them, so value bounds and "strictly after (v, id)" resumes are the
 // same code. Visits recurse down one bounded path and then walk whole subtrees; nothing is
-// allocated per entry. Point descents walk `unowned(unsafe)` references while the caller's root
-// keeps the tree alive: no retain/release per level (nodes reachable from a root a reader holds
-// are never mutated — a writer copies any shared node first).
+// allocated per entry.
 
 extension BPlusTree {
     /// Whether entry (k, r) lies before position (key, row).
@@ -18,45 +16,40 @@ extension BPlusTree {
     /// Number of separators at or before the position: the child that holds entries ≥ position.
     @inline(__always)
     static func childFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        n.keys.withUnsafeBufferPointer { ks in
-            n.rows.withUnsafeBufferPointer { rs in
-                var lo = 0
-                var hi = ks.count
-                while lo < hi {
-                    let mid = (lo + hi) >> 1
-                    let k = ks[mid]
-                    if k < key || (!(key < k) && UInt64(rs[mid]) <= row) { lo = mid + 1 } else { hi = mid }
-                }
-                return lo
+        // One access to each array (class properties are checked for exclusivity per access).
+        let keys = n.keys
+        let rows = n.rows
+        return keys.withUnsafeBufferPointer { ks in
+            var lo = 0
+            var hi = ks.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                let k = ks[mid]
+                if k < key || (!(key < k) && UInt64(rows[mid]) <= row) { lo = mid + 1 } else { hi = mid }
             }
+            return lo
         }
     }
 
     @inline(__always)
     static func leafFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        n.keys.withUnsafeBufferPointer { ks in
-            n.rows.withUnsafeBufferPointer { rs in
-                var lo = 0
-                var hi = ks.count
-                while lo < hi {
-                    let mid = (lo + hi) >> 1
-                    let k = ks[mid]
-                    if k < key || (!(key < k) && UInt64(rs[mid]) < row) { lo = mid + 1 } else { hi = mid }
-                }
-                return lo
+        let keys = n.keys
+        let rows = n.rows
+        return keys.withUnsafeBufferPointer { ks in
+            var lo = 0
+            var hi = ks.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                let k = ks[mid]
+                if k < key || (!(key < k) && UInt64(rows[mid]) < row) { lo = mid + 1 } else { hi = mid }
             }
+            return lo
         }
     }
 
     /// Number of entries before position (key, row). O(log n).
     func rank(_ key: Key, _ row: UInt64) -> Int {
-        withExtendedLifetime(root) { rankUnretained(key, row) }
-    }
-
-    /// The descent without retaining nodes: safe while `root` is alive (the caller holds it) and
-    /// the tree is not mutated (it is a value; readers hold their own copy).
-    private func rankUnretained(_ key: Key, _ row: UInt64) -> Int {
-        unowned(unsafe) var n = root
+        var n = root
         var r = 0
         while !n.isLeaf {
             let i = Self.childFor(n, key, row)

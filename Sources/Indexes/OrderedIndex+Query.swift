@@ -28,12 +28,7 @@ extension BPlusTree {
             return Swift.max(0, b - a)
         }
         if Self.positionLess(hi, lo) { return 0 }
-        return withExtendedLifetime(root) { countUnretained(lo, hi) }
-    }
-
-    /// See `rankUnretained`.
-    private func countUnretained(_ lo: Position<Key>, _ hi: Position<Key>) -> Int {
-        unowned(unsafe) var n = root
+        var n = root
         while !n.isLeaf {
             let i = Self.childFor(n, lo.0, lo.1)
             let j = Self.childFor(n, hi.0, hi.1)
@@ -50,7 +45,7 @@ extension BPlusTree {
 
     /// Entries of the subtree before the position.
     static func rankIn(_ node: BNode<Key>, _ p: Position<Key>) -> Int {
-        unowned(unsafe) var n = node
+        var n = node
         var r = 0
         while !n.isLeaf {
             let i = childFor(n, p.0, p.1)
@@ -79,12 +74,7 @@ extension BPlusTree {
     /// Rows of entries whose key equals `key`: one descent, then a scan of the leaf (and, only
     /// when the run continues past it, an ordered visit).
     func rowsEqual(_ key: Key) -> [RowID] {
-        withExtendedLifetime(root) { rowsEqualUnretained(key) }
-    }
-
-    /// See `rankUnretained`: no retain/release per level.
-    private func rowsEqualUnretained(_ key: Key) -> [RowID] {
-        unowned(unsafe) var n = root
+        var n = root
         while !n.isLeaf { n = n.children[Self.childFor(n, key, 0)] }
         var j = Self.leafFor(n, key, 0)
         var out: [RowID] = []
