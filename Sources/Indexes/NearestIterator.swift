@@ -81,7 +81,7 @@ public struct NearestIterator: IteratorProtocol, Sendable {
         for (layer, tree) in index.layers.enumerated() {
             guard let tree, tree.count > 0 else { continue }
             let l = tree.levels.count - 1
-            push(HeapItem(key: tree.levels[l][0].minDist2(q), id: 0, node: UInt16(1 + layer * 64 + l)))
+            pushNode(tree.levels[l][0], 0, UInt16(1 + layer * 64 + l))
         }
         for row in index.buffer { pushPoint(q.chord2(index.vectors[Int(row)]), row) }
     }
@@ -91,6 +91,15 @@ public struct NearestIterator: IteratorProtocol, Sendable {
         guard key <= maxChord2 else { return }
         if let a = after, key < a.chord2 || (key == a.chord2 && row <= a.row) { return }
         push(HeapItem(key: key, id: row, node: 0))
+    }
+
+    /// Queues a node, unless a resume position lies beyond all of it: then every point inside
+    /// was returned before, and the whole subtree is skipped without being read. This is what
+    /// makes page N of a nearest-first query cost about as much as page 1.
+    @inline(__always)
+    mutating func pushNode(_ box: Box3, _ id: UInt32, _ node: UInt16) {
+        if let a = after, box.maxDist2(q) * (1 + 1e-12) + 1e-15 < a.chord2 { return }
+        push(HeapItem(key: box.minDist2(q), id: id, node: node))
     }
 
     @inline(__always)
@@ -155,7 +164,7 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             } else {
                 let boxes = tree.levels[level - 1]
                 for c in tree.children(level: level, j) {
-                    push(HeapItem(key: boxes[c].minDist2(q), id: UInt32(c), node: UInt16(1 + layer * 64 + level - 1)))
+                    pushNode(boxes[c], UInt32(c), UInt16(1 + layer * 64 + level - 1))
                 }
             }
         }

@@ -188,6 +188,15 @@ struct Box3: Sendable {
         minZ = min(minZ, b.minZ); maxZ = max(maxZ, b.maxZ)
     }
 
+    /// Squared distance from `v` to the farthest corner: no point inside is farther.
+    @inline(__always)
+    func maxDist2(_ v: UnitVector) -> Double {
+        let dx = max(abs(v.x - minX), abs(v.x - maxX))
+        let dy = max(abs(v.y - minY), abs(v.y - maxY))
+        let dz = max(abs(v.z - minZ), abs(v.z - maxZ))
+        return dx * dx + dy * dy + dz * dz
+    }
+
     /// Squared Euclidean distance from `v` to the box: a lower bound of the squared chord from
     /// `v` to any unit vector inside. Shrunk by 1e-15 so rounding can never make it exceed an
     /// exact chord² of a point in the box.

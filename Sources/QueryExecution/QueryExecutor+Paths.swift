@@ -30,9 +30,11 @@ extension Run {
         let intersectNode = scan.id == node.id ? nil : node
         let matcher = matcher(residual)
         let want = pageSize + 1  // one more than a page tells whether more follow
+        var continuation: StreamContinuation? = nil
 
-        var results: [(OrderKey, Record)] = []
-        var group: [(OrderKey, Record)] = []
+        var results: [(OrderKey, Record, RowID)] = []
+        var group: [(OrderKey, Record, RowID)] = []
+        var dropped: RowID? = nil
         var scanned = 0
         var passedSets = 0
         var passedFilter = 0
@@ -59,9 +61,12 @@ extension Run {
             if let after, ordering.compare(key, after) <= 0 { return true }
             if let first = group.first, !sameFirstKey(first.0, key) {
                 flush()
-                if results.count >= want { return false }
+                if results.count >= want {
+                    dropped = row
+                    return false
+                }
             }
-            group.append((key, record))
+            group.append((key, record, row))
             return true
         }
 
@@ -87,9 +92,21 @@ extension Run {
             if let after, case .double(let c2)? = after.values.first {
                 start = NearestPosition(chord2: c2.nextDown, row: .max)
             }
-            var it = index.nearest(to: center, maxKm: maxKm, after: start)
-            while let hit = it.next() {
-                if !take(hit.row) { break }
+            var it: NearestIterator
+            var stopped = false
+            if let c = resume, c.scan == scan.op {
+                // The live iterator of the previous page: first the rows it had read ahead.
+                it = c.iterator
+                for row in c.pending where !stopped { stopped = !take(row) }
+            } else {
+                it = index.nearest(to: center, maxKm: maxKm, after: start)
+            }
+            while !stopped, let hit = it.next() {
+                if !take(hit.row) { stopped = true }
+            }
+            if stopped {
+                let ahead = results.dropFirst(pageSize).map(\.2) + (dropped.map { [$0] } ?? [])
+                continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
             }
         default:
             throw ExecutionError(message: "internal: \(scan.op) cannot stream")
@@ -102,7 +119,8 @@ extension Run {
         let page = Array(results.prefix(pageSize))
         if let limitNode { count(limitNode, page.count) }
         let more = results.count > pageSize
-        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual)
+        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual,
+                         continuation: more ? continuation : nil)
     }
 
     /// Whether two keys share the value the stream is ordered by (the first sort key; for

@@ -23,6 +23,20 @@ public struct QueryPage: Sendable {
     public var next: OrderKey?
     /// Rows each plan node produced (node id → count), for `explain`.
     public var actual: [Int: Int]
+    /// For a nearest-first stream that stopped at the page size: its live state, with which the
+    /// next page can go on without seeking again — valid only while the snapshot is unchanged.
+    public var continuation: StreamContinuation? = nil
+}
+
+/// The live state of a nearest-first stream between pages: the distance-browsing iterator and
+/// the rows it had already read past the page. Resuming from it gives exactly the rows a
+/// stateless resume from the cursor position would (rows up to the position are skipped either
+/// way), but without walking the R-tree down to the position again. The caller must use it only
+/// on the same snapshot it came from.
+public struct StreamContinuation: Sendable {
+    let scan: PlanOperator
+    let iterator: NearestIterator
+    let pending: [RowID]
 }
 
 /// An execution that cannot go on: an index the plan needs is missing from the snapshot.
@@ -37,9 +51,11 @@ public enum QueryExecutor {
     /// nil: all), projected to `desiredKeys` (nil: whole records, []: system fields only).
     public static func run(
         _ plan: QueryPlan, on snapshot: some QuerySnapshot, after: OrderKey? = nil, pageSize: Int,
-        zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil
+        zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil,
+        resume: StreamContinuation? = nil
     ) throws(ExecutionError) -> QueryPage {
         var run = Run(plan: plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
+        run.resume = resume
         var page = try run.execute()
         if let keys = desiredKeys {
             let keep = Set(keys)
@@ -61,6 +77,7 @@ struct Run<S: QuerySnapshot> {
     let pageSize: Int
     let zone: ZoneID?
     let visible: (@Sendable (Record) -> Bool)?
+    var resume: StreamContinuation? = nil
     let ordering: Ordering
     var actual: [Int: Int] = [:]
 

@@ -118,3 +118,33 @@ import RecordModel
         }
     }
 }
+
+@Suite struct StreamContinuationTests {
+    @Test func nearestPagesContinueTheLiveIteratorAndAgreeWithSeeking() throws {
+        let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
+        let q = Query(recordType: "Place", predicate: .all,
+                      sortDescriptors: [.distance(field: "location", from: Location(latitude: 48.3, longitude: 2.7))])
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 20)
+        var afterLive: OrderKey? = nil
+        var afterSeek: OrderKey? = nil
+        var live: StreamContinuation? = nil
+        for _ in 0..<60 {
+            let a = try QueryExecutor.run(plan, on: snap, after: afterLive, pageSize: 20, resume: live)
+            let b = try QueryExecutor.run(plan, on: snap, after: afterSeek, pageSize: 20)
+            #expect(a.records.map(\.recordID) == b.records.map(\.recordID))
+            #expect(a.next == b.next)
+            #expect(a.continuation != nil, "a nearest stream with more pages hands over its state")
+            live = a.continuation
+            afterLive = a.next
+            afterSeek = b.next
+        }
+    }
+
+    @Test func setPlansHaveNoContinuation() throws {
+        let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
+        let q = Query(recordType: "Place", predicate: try QueryChecker.check("kind == 'cafe'").predicate)
+        let page = try QueryExecutor.run(QueryPlanner.plan(q, statistics: snap.statistics, limit: 5), on: snap, pageSize: 5)
+        #expect(page.next != nil)
+        #expect(page.continuation == nil)
+    }
+}

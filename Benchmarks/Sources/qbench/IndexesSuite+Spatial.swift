@@ -52,19 +52,24 @@ extension IndexesSuite {
         pageTimes.sort()
         Measure.print(Stat(name: "nearest: each further 20 (live iterator)", median: pageTimes[pageTimes.count / 2],
                            p99: pageTimes[pageTimes.count * 99 / 100], note: ""), target: "≈ first 20")
-        var resumeTimes: [Double] = []
-        for i in 0..<(samples / 4) {
-            var it = spatial.nearest(to: centres[i])
-            let first = it.next(80)
-            guard let last = first.last else { continue }
-            let t0 = Measure.now()
-            var r = spatial.nearest(to: centres[i], after: last.position)
-            sink &+= r.next(20).count
-            resumeTimes.append(Double(Measure.now() - t0))
+        // Stateless resume (a cursor): page p of 20 starts strictly after row 20·(p − 1).
+        for page in [5, 100, 500] {
+            var resumeTimes: [Double] = []
+            for i in 0..<max(1, samples / (page >= 100 ? 40 : 4)) {
+                var it = spatial.nearest(to: centres[i])
+                let before = it.next(20 * (page - 1))
+                guard let last = before.last else { continue }
+                let t0 = Measure.now()
+                var r = spatial.nearest(to: centres[i], after: last.position)
+                sink &+= r.next(20).count
+                resumeTimes.append(Double(Measure.now() - t0))
+            }
+            resumeTimes.sort()
+            guard !resumeTimes.isEmpty else { continue }
+            Measure.print(Stat(name: "nearest: page \(page) resumed from position", median: resumeTimes[resumeTimes.count / 2],
+                               p99: resumeTimes[resumeTimes.count * 99 / 100], note: "stateless resume after \(20 * (page - 1)) rows"),
+                          target: page == 500 ? "≤ 2× first 20" : "")
         }
-        resumeTimes.sort()
-        Measure.print(Stat(name: "nearest: page 5 resumed from position", median: resumeTimes[resumeTimes.count / 2],
-                           p99: resumeTimes[resumeTimes.count * 99 / 100], note: "stateless resume after 80 rows"))
         // Dynamic writes: amortized cost including buffer → delta → base repacks.
         var moved = spatial
         let moves = min(n, 200_000)
