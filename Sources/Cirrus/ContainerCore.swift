@@ -38,6 +38,11 @@ final class ContainerCore: @unchecked Sendable {
     // Guarded by stateLock (written only while also holding writeLock):
     var tables: [String: [String: TypeTable]] = [:]
     var publishedSchema: Schema
+    /// Bumped (under `stateLock`) every time tables or schema are published: two snapshots with
+    /// the same version see the same data. Query continuations are valid only within one version.
+    var publishedVersion: UInt64 = 0
+    /// Live states of nearest-first streams between pages (Database+Query).
+    let continuations = ContinuationCache()
     var subscribers: [Int: Subscriber] = [:]
     var nextSubscriberKey = 0
     var subscriptions: [String: [String: Subscription]] = [:]  // owner → id → subscription
@@ -120,6 +125,11 @@ final class ContainerCore: @unchecked Sendable {
         stateLock.withLock { (tables[owner]?[type], publishedSchema) }
     }
 
+    /// A table, the schema and the version they were published with, read together.
+    func versionedTable(owner: String, type: String) -> (TypeTable?, Schema, UInt64) {
+        stateLock.withLock { (tables[owner]?[type], publishedSchema, publishedVersion) }
+    }
+
     /// The live record (API form) of a database, or nil.
     func current(owner: String, _ id: RecordID) -> Record? {
         store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }
@@ -196,6 +206,7 @@ final class ContainerCore: @unchecked Sendable {
         stateLock.withLock {
             for (owner, type, t) in updated { tables[owner, default: [:]][type] = t }
             if let newSchema { publishedSchema = newSchema }
+            publishedVersion &+= 1
         }
         for (hash, _) in dropped where (assetRefs[hash] ?? 0) == 0 {
             assetRefs[hash] = nil

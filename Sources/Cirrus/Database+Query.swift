@@ -101,7 +101,8 @@ extension Database {
         }
         try checkCanRead(recordType: cursor.query.recordType)
         try recheck(cursor.query)
-        return try page(cursor.query, zone: cursor.zone, desiredKeys: desiredKeys, after: cursor.position, resultsLimit: resultsLimit)
+        return try page(cursor.query, zone: cursor.zone, desiredKeys: desiredKeys, after: cursor.position,
+                        resultsLimit: resultsLimit, from: cursor)
     }
 
     /// The printable token of a cursor, signed with this database's secret (docs/cursor-format.md).
@@ -198,25 +199,29 @@ extension Database {
     }
 
     func page(
-        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int
+        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int, from previous: QueryCursor? = nil
     ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
         let snap = querySnapshot(recordType: q.recordType)
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit)
-        let result = try run(plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit)
+        let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
+        let result = try run(plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume)
         let cursor = result.next.map {
             QueryCursor(scope: cursorScope, query: q, zone: zone, desiredKeys: desiredKeys, position: $0)
         }
+        if let cursor, let c = result.continuation { core.continuations.put(cursor, version: snap.version, c) }
         return (result.records.map { ($0.recordID, .success($0)) }, cursor)
     }
 
     func run(
-        _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, limit: Int
+        _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, limit: Int,
+        resume: StreamContinuation? = nil
     ) throws(CirrusError) -> QueryPage {
         let visible: (@Sendable (Record) -> Bool)?
         if case .public = scope { visible = { [self] r in self.canRead(r) } } else { visible = nil }
         do {
-            return try QueryExecutor.run(plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible)
+            return try QueryExecutor.run(
+                plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible, resume: resume)
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")
         }

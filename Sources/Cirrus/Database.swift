@@ -74,10 +74,12 @@ public final class Database: Sendable {
     /// snap.rowCount
     /// ```
     public func querySnapshot(recordType: String) -> RecordTypeSnapshot {
-        let (t, s) = core.table(owner: owner, type: recordType)
-        return RecordTypeSnapshot(
+        let (t, s, version) = core.versionedTable(owner: owner, type: recordType)
+        var snap = RecordTypeSnapshot(
             recordType: recordType, environment: core.environment, table: t, schema: s.recordTypes[recordType],
             nodeSize: core.options.indexNodeSize)
+        snap.version = version
+        return snap
     }
 
     // MARK: ids

@@ -143,6 +143,8 @@ public struct RecordTypeSnapshot: Sendable {
     /// Every index the schema asks for, over exactly the rows of this snapshot.
     public let indexes: RecordIndexes
     let table: TypeTable?
+    /// The container's publish version this snapshot was taken at (equal versions, equal data).
+    var version: UInt64 = 0
 
     init(recordType: String, environment: Environment, table: TypeTable?, schema: RecordTypeSchema?, nodeSize: Int) {
         self.recordType = recordType

@@ -216,3 +216,41 @@ import Testing
             """)
     }
 }
+
+@Suite struct NearestPagingTests {
+    @Test func liveContinuationsAreUsedOnlyWhileNothingChanges() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let grid = (0..<200).map { i in
+            rec(String(format: "g%03d", i), "Place", ["location": .location(Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))])
+        }
+        _ = try await db.modifyRecords(saving: grid, deleting: [])
+        let centre = Location(latitude: 10.05, longitude: 20.05)
+        let q = RecordQuery(recordType: "Place", sortDescriptors: [.distance(field: "location", from: centre)])
+        var (page, cursor) = try await db.records(matching: q, resultsLimit: 15)
+        var seen = page.map { $0.0.recordName }
+        #expect(db.core.continuations.count == 1, "the first page leaves its live state behind")
+        var step = 0
+        while let c = cursor {
+            step += 1
+            if step == 4 {
+                // A write between pages: the cached state is stale and must not be used.
+                _ = try await db.modifyRecords(saving: [rec("late", "Place", ["location": .location(Location(latitude: 10.9, longitude: 20.9))])], deleting: [])
+            }
+            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 15)
+            seen += page.map { $0.0.recordName }
+        }
+        func km(_ name: String) -> Double {
+            let i = Int(name.dropFirst())!
+            return GeoMathKm(centre, Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))
+        }
+        let expected = grid.map(\.recordID.recordName).sorted { (km($0), $0) < (km($1), $1) } + ["late"]
+        #expect(seen == expected)
+    }
+}
+
+import Indexes
+func GeoMathKm(_ a: Location, _ b: Location) -> Double {
+    GeoMath.distanceKm(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
+}
