@@ -11,6 +11,10 @@ import Testing
 enum IndexConsistency {
     static func check(_ snap: RecordTypeSnapshot, against expected: [Record], seed: UInt64) throws {
         #expect(snap.rowCount == expected.count, "seed \(seed): \(snap.recordType) rows")
+        // Every field of every record is in the (persisted) schema.
+        for r in expected {
+            for name in r.fields.keys { #expect(snap.schema?.fields[name] != nil, "seed \(seed): \(snap.recordType).\(name) not in the schema") }
+        }
         let rows = snap.allRows()
         #expect(rows == rows.sorted(), "seed \(seed): allRows sorted")
         var byRow: [RowID: Record] = [:]
