@@ -2,7 +2,7 @@
 // of each row, RecordID → RowID — and the type's RecordIndexes, kept together so a snapshot of
 // the table is a snapshot of rows and indexes from the same commit.
 //
-// Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 64 shards, so
+// Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 1 024 shards, so
 // the first write after a reader took a snapshot copies the touched page/shard and the small
 // page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
@@ -34,7 +34,7 @@ struct RowPages: Sendable {
 
 /// RecordID → RowID in copy-on-write shards.
 struct RowMap: Sendable {
-    static let shardCount = 64
+    static let shardCount = 1024
     private var shards = [[RecordID: RowID]](repeating: [:], count: RowMap.shardCount)
 
     private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
