@@ -61,17 +61,19 @@ struct TypeTable: Sendable {
         self.recordType = recordType
         self.schema = schema
         self.nodeSize = nodeSize
-        let sorted = records.sorted { $0.recordID < $1.recordID }
+        // Sort positions, not records: moving a Record is many retains.
+        let order = records.indices.sorted { records[$0].recordID < records[$1].recordID }
         var rows: [(RowID, Record)] = []
-        rows.reserveCapacity(sorted.count)
-        for (i, r) in sorted.enumerated() {
+        rows.reserveCapacity(order.count)
+        for (i, k) in order.enumerated() {
+            let r = records[k]
             let row = RowID(truncatingIfNeeded: i)
             pages[row] = r
             rowByID[r.recordID] = row
             rows.append((row, r))
         }
-        nextRow = RowID(truncatingIfNeeded: sorted.count)
-        liveCount = sorted.count
+        nextRow = RowID(truncatingIfNeeded: order.count)
+        liveCount = order.count
         indexes = RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize)
     }
 

@@ -197,7 +197,7 @@ public enum StoreCommands {
             var total = ImportSummary()
             for file in files {
                 var o = ImportOptions()
-                o.batchSize = 400
+                o.batchSize = 4096  // one commit (and one copy-on-write of touched index parts) per 4 096 records
                 if let progress {
                     o.progress = { s in
                         progress(String(format: "%@: %d records, %.1f MB, %.0f records/s", file, s.records, Double(s.bytes) / 1e6, s.recordsPerSecond))
