@@ -235,7 +235,7 @@ public final class Database: Sendable {
 
     /// The notifications of this identity's subscriptions in this database, from now on, in
     /// commit order. The stream ends when the consumer stops iterating.
-    public func notifications() -> AsyncStream<Notification> {
+    public func notifications() -> AsyncStream<RecordNotification> {
         core.addSubscriber(owner: owner, identity: identity)
     }
 }

@@ -59,7 +59,7 @@ public struct Subscription: Sendable, Identifiable {
 }
 
 /// A notification: a change that a subscription asked for, delivered after its commit.
-public struct Notification: Sendable, Hashable {
+public struct RecordNotification: Sendable, Hashable {
     public enum Reason: Sendable, Hashable {
         case recordCreated, recordUpdated, recordDeleted
     }
@@ -76,7 +76,7 @@ public struct Notification: Sendable, Hashable {
 struct Subscriber {
     var owner: String
     var identity: Identity
-    var continuation: AsyncStream<Notification>.Continuation
+    var continuation: AsyncStream<RecordNotification>.Continuation
 }
 
 extension ContainerCore {
@@ -119,8 +119,8 @@ extension ContainerCore {
         stateLock.withLock { (subscriptions[owner] ?? [:]).values.sorted { $0.id < $1.id } }
     }
 
-    func addSubscriber(owner: String, identity: Identity) -> AsyncStream<Notification> {
-        let (stream, cont) = AsyncStream<Notification>.makeStream()
+    func addSubscriber(owner: String, identity: Identity) -> AsyncStream<RecordNotification> {
+        let (stream, cont) = AsyncStream<RecordNotification>.makeStream()
         let key = stateLock.withLock {
             nextSubscriberKey += 1
             subscribers[nextSubscriberKey] = Subscriber(owner: owner, identity: identity, continuation: cont)
@@ -140,10 +140,10 @@ extension ContainerCore {
         var fired: [(String, String)] = []
         for c in changes {
             guard let owner = subs[c.owner], let any = c.new ?? c.old else { continue }
-            let reason: Notification.Reason = c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
+            let reason: RecordNotification.Reason = c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
             for s in owner.values.sorted(by: { $0.id < $1.id }) {
                 guard fires(s, c, reason) else { continue }
-                let n = Notification(subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason, record: c.new)
+                let n = RecordNotification(subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason, record: c.new)
                 for sub in streams.values where sub.owner == c.owner && sub.identity == s.subscriber
                     && Access.canRead(any, owner: c.owner, identity: sub.identity, schema: schema)
                 {
@@ -157,7 +157,7 @@ extension ContainerCore {
         }
     }
 
-    private func fires(_ s: Subscription, _ c: RecordChange, _ reason: Notification.Reason) -> Bool {
+    private func fires(_ s: Subscription, _ c: RecordChange, _ reason: RecordNotification.Reason) -> Bool {
         switch s.kind {
         case .zone(let z):
             return (c.new ?? c.old)?.recordID.zoneID.zoneName == z.zoneName

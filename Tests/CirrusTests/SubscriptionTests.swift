@@ -11,8 +11,8 @@ import Testing
 private let alice = "_alice"
 
 /// Collects what has been delivered so far (the stream yields synchronously during the commit).
-func drain(_ stream: AsyncStream<Notification>, count: Int) async -> [Notification] {
-    var out: [Notification] = []
+func drain(_ stream: AsyncStream<RecordNotification>, count: Int) async -> [RecordNotification] {
+    var out: [RecordNotification] = []
     var it = stream.makeAsyncIterator()
     while out.count < count, let n = await it.next() { out.append(n) }
     return out
