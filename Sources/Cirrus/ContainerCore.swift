@@ -92,6 +92,7 @@ final class ContainerCore: @unchecked Sendable {
             }
         }
         if !options.readOnly { core.sweepAssets() }
+        core.loadSubscriptions()
         return core
     }
 

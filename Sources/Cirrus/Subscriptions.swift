@@ -3,7 +3,8 @@
 // notifications after the commit that caused them. "Matches" is RecordMatcher (QueryExecution),
 // the same single-record evaluator the planner's tests use as their full-scan oracle.
 //
-// Subscriptions live in memory for the life of the container (they are not persisted).
+// Subscriptions are kept in memory and persisted in subscriptions.json (SubscriptionStore.swift);
+// notifications are in-process only: a commit made while no stream is open is not replayed.
 
 import PredicateSyntax
 import QueryChecker
@@ -80,8 +81,17 @@ struct Subscriber {
 }
 
 extension ContainerCore {
-    /// Checks a subscription's predicate against the current schema and stores it.
+    /// Checks a subscription's predicate against the current schema, stores and persists it.
     func saveSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
+        try withWriteLock { () throws(CirrusError) in
+            let saved = try storeSubscription(s, owner: owner, identity: identity)
+            persistSubscriptions()
+            return saved
+        }
+    }
+
+    /// Checks a subscription and keeps it in memory.
+    func storeSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
         var s = s
         s.subscriber = identity
         switch s.kind {
@@ -111,8 +121,11 @@ extension ContainerCore {
     }
 
     func deleteSubscription(id: String, owner: String) throws(CirrusError) {
-        let removed = stateLock.withLock { subscriptions[owner]?.removeValue(forKey: id) }
-        if removed == nil { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
+        try withWriteLock { () throws(CirrusError) in
+            let removed = stateLock.withLock { subscriptions[owner]?.removeValue(forKey: id) }
+            if removed == nil { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
+            persistSubscriptions()
+        }
     }
 
     func allSubscriptions(owner: String) -> [Subscription] {
@@ -154,6 +167,7 @@ extension ContainerCore {
         }
         if !fired.isEmpty {
             stateLock.withLock { for (o, id) in fired { subscriptions[o]?[id] = nil } }
+            persistSubscriptions()
         }
     }
 

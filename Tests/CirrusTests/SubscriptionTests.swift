@@ -92,4 +92,28 @@ func drain(_ stream: AsyncStream<RecordNotification>, count: Int) async -> [Reco
         let got = await drain(stream, count: 1)
         #expect(got.map(\.recordID.recordName) == ["bobs"])
     }
+
+    @Test func subscriptionsSurviveReopening() async throws {
+        let env = TestEnv()
+        var c = try env.open()
+        var db = c.privateDatabase(for: alice)
+        let z = try await db.save(zone: ZoneID(zoneName: "Z"))
+        try await db.save(rec("seed", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 1, longitude: 2))]))
+        _ = try await db.save(Subscription(
+            id: "near", recordType: "Place", predicate: "kind == %@ AND distanceToLocation:fromLocation:(loc, %@) < 10",
+            arguments: ["cafe", .value(.location(Location(latitude: 1, longitude: 2)))], firesOn: [.creation, .once]))
+        _ = try await db.save(Subscription(id: "z", zoneID: z))
+        try c.close()
+        c = try env.open()
+        db = c.privateDatabase(for: alice)
+        #expect(try await db.allSubscriptions().map(\.id) == ["near", "z"])
+        let stream = db.notifications()
+        try await db.save(rec("far", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 40, longitude: 2))]))
+        try await db.save(rec("close", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 1.01, longitude: 2))]))
+        let got = await drain(stream, count: 1)
+        #expect(got.map(\.recordID.recordName) == ["close"])
+        #expect(try await db.allSubscriptions().map(\.id) == ["z"])  // the once subscription fired
+        try c.close()
+        #expect(try await env.open().privateDatabase(for: alice).allSubscriptions().map(\.id) == ["z"])
+    }
 }
