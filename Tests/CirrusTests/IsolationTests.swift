@@ -107,4 +107,18 @@ private let bob = "_bob"
         #expect(await code { try await c.privateDatabase(for: "has space").save(rec("x")) } == .invalidArguments)
         #expect(c.publicDatabase.querySnapshot(recordType: "Note").rowCount == 0)
     }
+
+    @Test func cursorSecretsArePersistedWithTheFirstCommit() async throws {
+        let env = TestEnv()
+        let c = try env.open()
+        try await c.privateDatabase(for: alice).save(rec("a"))
+        try c.close()
+        let ro1 = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        let s1 = ro1.privateDatabase(for: alice).cursorSecret
+        let ro2 = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(ro2.privateDatabase(for: alice).cursorSecret == s1)
+        #expect(s1.count == 32)
+        let rw = try env.open()
+        #expect(rw.privateDatabase(for: alice).cursorSecret == s1)
+    }
 }
