@@ -76,7 +76,8 @@ extension Database {
         }
     }
 
-    /// Deletes a custom zone and every record in it. zoneNotFound if it does not exist.
+    /// Deletes a custom zone, every record in it and its zone subscriptions. zoneNotFound if it
+    /// does not exist.
     public func deleteZone(_ zone: ZoneID) async throws(CirrusError) {
         try Self.checkCancelled()
         try checkDatabaseAccess()
@@ -90,6 +91,16 @@ extension Database {
                 RecordChange(owner: owner, old: ContainerCore.apiForm($0.record), new: nil)
             }
             try core.commitHoldingLock([.deleteZone(storage)], changes: gone, newSchema: nil)
+            // Zone subscriptions of the zone go with it.
+            let dropped = core.stateLock.withLock { () -> Bool in
+                let before = core.subscriptions[owner]?.count ?? 0
+                core.subscriptions[owner] = core.subscriptions[owner]?.filter { _, s in
+                    if case .zone(let sz) = s.kind { return sz.zoneName != z.zoneName }
+                    return true
+                }
+                return (core.subscriptions[owner]?.count ?? 0) != before
+            }
+            if dropped { core.persistSubscriptions() }
         }
     }
 
