@@ -60,6 +60,11 @@ final class ContainerCore: @unchecked Sendable {
 
     static func open(directory: String, environment: Environment, options: ContainerOptions) throws(CirrusError) -> ContainerCore {
         let storeDir = joinPath(directory, environment.rawValue)
+        if options.fileSystem.exists(joinPath(directory, Manifest.fileName)) {
+            throw CirrusError(
+                .internalError,
+                "\(directory) is a bare record store, not a container: move its files into \(storeDir) (see docs/database.md)")
+        }
         let store: RecordStore
         do {
             if !options.readOnly { try options.fileSystem.createDirectory(directory) }

@@ -1,5 +1,6 @@
 // Smoke tests: the basic round trip of the façade.
 
+import RecordLog
 import RecordModel
 import Testing
 
@@ -50,5 +51,13 @@ import Testing
         #expect(before.allRows().count == 3)
         #expect(after.record(99_999) == nil)
         #expect(after.record(after.allRows()[0])?.recordID.zoneID.ownerName == ZoneID.defaultOwnerName)
+    }
+
+    @Test func aBareRecordStoreIsNotAContainer() async throws {
+        let env = TestEnv()
+        let store = try RecordStore.open(directory: env.dir, fileSystem: env.fs)
+        try store.close()
+        let e = await caught { try Container.open(at: env.dir, options: env.options()) }
+        #expect(e?.message.contains("bare record store") == true)
     }
 }
