@@ -136,6 +136,10 @@ struct TypeTable: Sendable {
 /// A consistent view of one record type in one database, for query execution: the indexes and
 /// the rows come from the same commit.
 ///
+/// RowIDs are valid within a snapshot. A record usually keeps its row from commit to commit,
+/// but a rebuild (schema change of the type) or reopening renumbers rows: anything that
+/// outlives the snapshot (a cursor) must hold record ids, not rows.
+///
 /// ```swift
 /// let snap = db.querySnapshot(recordType: "Place")
 /// for row in snap.allRows() { if let r = snap.record(row) { print(r.recordID.recordName) } }
