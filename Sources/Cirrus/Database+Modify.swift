@@ -108,10 +108,7 @@ extension Database {
             }
         }
         do throws(CirrusError) {
-            // A just-in-time schema change is logged in the same commit as the saves that caused
-            // it, so replay after a reopen knows the new types and fields.
-            let ops = plan.schemaChanged ? [.setSchema(plan.schema)] + plan.operations : plan.operations
-            try core.commitHoldingLock(ops, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
+            try core.commitHoldingLock(plan.operations, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
         } catch {
             for i in plan.outcomes.indices where (try? plan.outcomes[i].get()) != nil {
                 var e = error
