@@ -28,6 +28,33 @@ struct LiveRecord: Sendable {
     var recordType: String
 }
 
+/// A deletion remembered for change fetching (until compaction drops it).
+struct Tombstone: Sendable {
+    var sequence: UInt64
+    var recordType: String
+}
+
+/// The records changed and deleted after a sequence number, for change tokens.
+public struct ChangeSet: Sendable, Hashable {
+    /// Live records whose current version was written after the sequence, in sequence order.
+    public var changed: [RecordID]
+    /// Records deleted after the sequence (and not saved again since), in sequence order.
+    public var deleted: [(recordID: RecordID, recordType: String)]
+    /// The sequence to pass next time.
+    public var lastSequence: UInt64
+
+    public static func == (a: ChangeSet, b: ChangeSet) -> Bool {
+        a.changed == b.changed && a.lastSequence == b.lastSequence
+            && a.deleted.map(\.recordID) == b.deleted.map(\.recordID) && a.deleted.map(\.recordType) == b.deleted.map(\.recordType)
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(changed)
+        h.combine(lastSequence)
+        for d in deleted { h.combine(d.recordID) }
+    }
+}
+
 /// One replayed or committed change, as applied to a snapshot.
 enum StateChange {
     /// A record version: its key and encoded payload.
@@ -45,6 +72,8 @@ enum StateChange {
 public struct StoreSnapshot: Sendable {
     /// Live records by id, encoded.
     var live = LiveMap()
+    /// Deleted records since the last compaction: sequence of the deletion and record type.
+    var tombstones = ShardedMap<Tombstone>()
     /// Created zones (not the default zone, which always exists) with the sequence that created them.
     public internal(set) var zones: [ZoneID: UInt64] = [:]
     /// The latest schema, if one was ever written.
@@ -102,6 +131,22 @@ public struct StoreSnapshot: Sendable {
         return pairs.map(\.1)
     }
 
+    /// What changed after `sequence` (optionally in one zone): the base of change tokens. Nil
+    /// when `sequence` is below `horizon` — compaction has dropped deletions that old, so the
+    /// caller must report an expired token (CKError 21). O(live records) per call.
+    public func changes(since sequence: UInt64, in zone: ZoneID? = nil) -> ChangeSet? {
+        guard sequence >= horizon else { return nil }
+        var changed: [(UInt64, RecordID)] = []
+        for (id, l) in live where l.sequence > sequence && (zone == nil || id.zoneID == zone) { changed.append((l.sequence, id)) }
+        var deleted: [(UInt64, RecordID, String)] = []
+        for (id, t) in tombstones where t.sequence > sequence && (zone == nil || id.zoneID == zone) {
+            deleted.append((t.sequence, id, t.recordType))
+        }
+        changed.sort { $0.0 < $1.0 }
+        deleted.sort { $0.0 < $1.0 }
+        return ChangeSet(changed: changed.map(\.1), deleted: deleted.map { ($0.1, $0.2) }, lastSequence: lastSequence)
+    }
+
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
     public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
         live.filter { (type == nil || $0.value.recordType == type) && (zone == nil || $0.key.zoneID == zone) }
@@ -128,21 +173,28 @@ public struct StoreSnapshot: Sendable {
         switch change {
         case .record(let id, let type, let payload):
             live[id] = LiveRecord(payload: payload, sequence: sequence, recordType: type)
+            tombstones[id] = nil
         case .other(let entry):
             switch entry {
             case .recordVersion(let r):
                 live[r.recordID] = LiveRecord(payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
-            case .deletion(let id, _): live[id] = nil
+                tombstones[r.recordID] = nil
+            case .deletion(let id, let type):
+                let existed = live[id]
+                live[id] = nil
+                tombstones[id] = Tombstone(sequence: sequence, recordType: existed?.recordType ?? type)
             case .zoneCreate(let z): zones[z] = sequence
             case .zoneDelete(let z):
                 zones[z] = nil
                 live.removeAll { id, _ in id.zoneID == z }
+                tombstones.removeAll { id, _ in id.zoneID == z }
             case .schemaChange(let s):
                 schema = s
                 schemaSequence = sequence
             case .checkpoint(let hi, let h):
                 lastSequence = max(lastSequence, hi)
                 horizon = max(horizon, h)
+                tombstones.removeAll { _, t in t.sequence <= h }
             }
         }
         lastSequence = max(lastSequence, sequence)
