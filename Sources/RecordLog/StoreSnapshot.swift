@@ -34,24 +34,45 @@ struct Tombstone: Sendable {
     var recordType: String
 }
 
-/// The records changed and deleted after a sequence number, for change tokens.
+/// The records saved and deleted after a sequence number, in sequence order: the base of
+/// change tokens (`changes(since:in:limit:)`).
 public struct ChangeSet: Sendable, Hashable {
-    /// Live records whose current version was written after the sequence, in sequence order.
-    public var changed: [RecordID]
-    /// Records deleted after the sequence (and not saved again since), in sequence order.
-    public var deleted: [(recordID: RecordID, recordType: String)]
-    /// The sequence to pass next time.
-    public var lastSequence: UInt64
+    /// One change.
+    public enum Change: Sendable, Hashable {
+        /// The record's current version was written at `sequence`.
+        case saved(RecordID, sequence: UInt64)
+        /// The record was deleted at `sequence` (and not saved again since).
+        case deleted(RecordID, recordType: String, sequence: UInt64)
 
-    public static func == (a: ChangeSet, b: ChangeSet) -> Bool {
-        a.changed == b.changed && a.lastSequence == b.lastSequence
-            && a.deleted.map(\.recordID) == b.deleted.map(\.recordID) && a.deleted.map(\.recordType) == b.deleted.map(\.recordType)
+        public var recordID: RecordID {
+            switch self {
+            case .saved(let id, _), .deleted(let id, _, _): id
+            }
+        }
+
+        public var sequence: UInt64 {
+            switch self {
+            case .saved(_, let s), .deleted(_, _, let s): s
+            }
+        }
     }
 
-    public func hash(into h: inout Hasher) {
-        h.combine(changed)
-        h.combine(lastSequence)
-        for d in deleted { h.combine(d.recordID) }
+    /// The changes, in sequence order (at most `limit`).
+    public var changes: [Change]
+    /// Pass this as `since` next time: the last returned change's sequence when more are
+    /// coming, else the snapshot's last sequence.
+    public var lastSequence: UInt64
+    /// Whether changes after `lastSequence` exist beyond the limit.
+    public var moreComing: Bool
+
+    /// Ids of saved records, in sequence order.
+    public var changed: [RecordID] {
+        changes.compactMap { if case .saved(let id, _) = $0 { return id } else { return nil } }
+    }
+
+    /// Deleted records with their types, in sequence order.
+    public var deleted: [(recordID: RecordID, recordType: String)] {
+        changes.compactMap { if case .deleted(let id, let t, _) = $0 { return (id, t) } else { return nil } }
     }
 }
 
@@ -131,27 +152,31 @@ public struct StoreSnapshot: Sendable {
         return pairs.map(\.1)
     }
 
-    /// What changed after `sequence` (optionally in one zone): the base of change tokens. Nil
-    /// when `sequence` is below `horizon` — compaction has dropped deletions that old, so the
-    /// caller must report an expired token (CKError 21). O(live records) per call.
-    public func changes(since sequence: UInt64, in zone: ZoneID? = nil) -> ChangeSet? {
+    /// What changed after `sequence` (optionally in one zone, at most `limit` > 0 changes): saved
+    /// and deleted record ids in sequence order, without decoding any record. Nil when
+    /// `sequence` is below `horizon` — compaction dropped deletions that old, so the caller must
+    /// report an expired token (CKError 21). O(live records + tombstones) per call.
+    public func changes(since sequence: UInt64, in zone: ZoneID? = nil, limit: Int? = nil) -> ChangeSet? {
         guard sequence >= horizon else { return nil }
-        var changed: [(UInt64, RecordID)] = []
-        for (id, l) in live where l.sequence > sequence && (zone == nil || id.zoneID == zone) { changed.append((l.sequence, id)) }
-        var deleted: [(UInt64, RecordID, String)] = []
-        for (id, t) in tombstones where t.sequence > sequence && (zone == nil || id.zoneID == zone) {
-            deleted.append((t.sequence, id, t.recordType))
+        var all: [ChangeSet.Change] = []
+        for (id, l) in live where l.sequence > sequence && (zone == nil || id.zoneID == zone) {
+            all.append(.saved(id, sequence: l.sequence))
         }
-        changed.sort { $0.0 < $1.0 }
-        deleted.sort { $0.0 < $1.0 }
-        return ChangeSet(changed: changed.map(\.1), deleted: deleted.map { ($0.1, $0.2) }, lastSequence: lastSequence)
+        for (id, t) in tombstones where t.sequence > sequence && (zone == nil || id.zoneID == zone) {
+            all.append(.deleted(id, recordType: t.recordType, sequence: t.sequence))
+        }
+        all.sort { $0.sequence < $1.sequence }
+        if let limit, limit > 0, all.count > limit {
+            let page = Array(all.prefix(limit))
+            return ChangeSet(changes: page, lastSequence: page.last?.sequence ?? sequence, moreComing: true)
+        }
+        return ChangeSet(changes: all, lastSequence: lastSequence, moreComing: false)
     }
 
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
+    /// O(n) with a decode per result; for change tracking use `changes(since:in:limit:)`.
     public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
-        live.filter { (type == nil || $0.value.recordType == type) && (zone == nil || $0.key.zoneID == zone) }
-            .sorted { $0.value.sequence < $1.value.sequence }
-            .compactMap { (try? RecordCodec.decode($0.value.payload)).map { [s = $0.value.sequence] in StoredRecord(record: $0, sequence: s) } }
+        orderedIDs(ofType: type, in: zone).compactMap { record($0) }
     }
 
     /// Live record counts per record type.

@@ -47,4 +47,27 @@ import Testing
         try s.save(note("d"))
         #expect(s.snapshot().changes(since: h)?.changed.map(\.recordName) == ["d"])
     }
+
+    @Test func changesArePagedInSequenceOrder() throws {
+        let s = try openStore(InMemoryFileSystem())
+        for i in 0..<10 { try s.save(note("n\(i)")) }
+        try s.commit([.delete(RecordID(recordName: "n2"), recordType: "Note"), .delete(RecordID(recordName: "n5"), recordType: "Note")])
+        try s.save(note("n0", 1))
+        var since: UInt64 = 0
+        var seen: [String] = []
+        var pages = 0
+        while true {
+            let page = try #require(s.snapshot().changes(since: since, limit: 3))
+            seen += page.changes.map { c in
+                if case .deleted = c { return "-" + c.recordID.recordName }
+                return c.recordID.recordName
+            }
+            since = page.lastSequence
+            pages += 1
+            if !page.moreComing { break }
+        }
+        #expect(seen == ["n1", "n3", "n4", "n6", "n7", "n8", "n9", "-n2", "-n5", "n0"])
+        #expect(pages == 4)
+        #expect(since == s.lastSequence)
+    }
 }
