@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "Indexes", targets: ["Indexes"]),
         .library(name: "QueryPlanner", targets: ["QueryPlanner"]),
         .library(name: "QueryExecution", targets: ["QueryExecution"]),
+        .library(name: "Cirrus", targets: ["Cirrus"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
@@ -31,6 +32,10 @@ let package = Package(
         .target(name: "PredicateSyntax", swiftSettings: strict),
         // Values, records, schema, the checked query. Depends on nothing but Foundation.
         .target(name: "RecordModel", swiftSettings: strict),
+        // The GEOS C API (libgeos_c) as a system library; planar geometry and the STRtree.
+        .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
+        // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
+        .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS"], swiftSettings: strict),
         // The record store: append-only log, codec, group-commit writer, recovery, compaction,
         // import/export. Format: docs/log-format.md.
         .target(name: "RecordLog", dependencies: ["RecordModel", "CZlib"], swiftSettings: strict),
@@ -40,22 +45,24 @@ let package = Package(
         .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
         // Measurements of the log (bulk append, reopen, commit latency, group commit).
         .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
-        // The GEOS C API (libgeos_c) as a system library; planar geometry and the STRtree.
-        .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
-        // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
-        .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS"], swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
+        // The façade: Container → Database (public / private per user) → zones, records, schema
+        // lifecycle, changes, access, subscriptions, index maintenance. docs/database.md.
+        .target(
+            name: "Cirrus",
+            dependencies: ["RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution", "PredicateSyntax"],
+            swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
             name: "CirrusShell",
-            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "RecordLog"],
+            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "RecordLog", "Cirrus"],
             swiftSettings: strict),
         // main only: ArgumentParser → CirrusShell.
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
-                "CirrusShell", "QueryChecker", "RecordModel",
+                "CirrusShell", "Cirrus", "QueryChecker", "RecordModel", "RecordLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -63,7 +70,7 @@ let package = Package(
         // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
         .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
-        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes"], swiftSettings: strict),
+        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes", "QueryPlanner", "RecordLog"], swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 
@@ -76,10 +83,13 @@ let package = Package(
         .testTarget(
             name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "Indexes", "CirrusTestSupport"],
+            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "QueryPlanner", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CirrusTests", dependencies: ["Cirrus", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
     ]

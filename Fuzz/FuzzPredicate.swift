@@ -4,7 +4,8 @@
 // each input it runs every check in `checks`; a check traps (fatalError) when a property
 // breaks, and libFuzzer saves the input as a crash artifact. Lexer and parser must never crash
 // on any input; when an input parses, printing it must give text that parses to the same tree
-// and prints the same again.
+// and prints the same again. The same bytes are also read as choices that build a tree
+// (TreeBuilder), which must survive print-then-parse unchanged.
 //
 // The checker runs on every input that parses, with a fixed set of arguments of every kind:
 // it must not crash, its error ranges must lie inside the input, and an accepted predicate must
@@ -57,7 +58,20 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
     let text = String(decoding: bytes, as: UTF8.self)
     for check in checks { check(text) }
+    builtTreeRoundTrip(bytes)
     return 0
+}
+
+/// parse(print(t)) == t for the tree the input bytes describe.
+func builtTreeRoundTrip(_ bytes: UnsafeBufferPointer<UInt8>) {
+    var builder = TreeBuilder(bytes)
+    let tree = builder.predicate(6)
+    let printed = tree.formatString
+    let again: Predicate
+    do { again = try PredicateParser.parse(printed) } catch {
+        fatalError("printed tree does not parse\nprinted: \(printed)\nerror:   \(error)")
+    }
+    if again != tree { fatalError("built tree changed in print-then-parse\nprinted: \(printed)\nagain:   \(again.formatString)") }
 }
 
 /// parse(print(parse(x))) == parse(x), and print is a fixed point after one parse.

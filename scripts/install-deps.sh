@@ -2,7 +2,7 @@
 # Installs the Debian packages Cirrus needs when they are missing. Safe to run repeatedly.
 set -euo pipefail
 need=()
-for pkg in libgeos-dev libedit-dev libsqlite3-dev; do
+for pkg in libgeos-dev libedit-dev libsqlite3-dev zlib1g-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

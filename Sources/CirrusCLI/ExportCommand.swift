@@ -8,23 +8,25 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export records as Web Services JSON Lines (the format import reads).",
         discussion: """
-            Writes one record per line to standard output, in commit order. Exit status: 0 ok, 1 the \
+            Writes the records of one database (default: public) one per line to standard output, in commit order. Exit status: 0 ok, 1 the \
             store cannot be read, 2 usage.
 
             Example:
-              cirrus export --db places.db --type Place > places.jsonl
+              cirrus export --db places --type Place > places.jsonl
             """)
 
-    @Option(help: ArgumentHelp("The store directory.", valueName: "DIR"))
+    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
     var db: String
 
     @Option(name: .customLong("type"), help: ArgumentHelp("Only records of this type.", valueName: "TYPE"))
     var recordType: String?
 
+    @OptionGroup var target: DatabaseOptions
+
     func run() throws {
         var buffer = ""
         let stdout = FileHandle.standardOutput
-        let out = StoreCommands.export(db: db, type: recordType) { line in
+        let out = StoreCommands.export(db: db, type: recordType, target: target.target) { line in
             buffer += line
             if buffer.utf8.count >= 1 << 20 {
                 stdout.write(Data(buffer.utf8))

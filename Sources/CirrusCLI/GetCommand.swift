@@ -4,17 +4,20 @@ import ArgumentParser
 import CirrusShell
 import RecordModel
 
-struct Get: ParsableCommand {
+struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print one record.",
         discussion: """
-            Exit status: 0 found, 1 not found or the store cannot be read, 2 usage.
+            Fetches through the database API, so access rules apply (a private database needs \
+            --as its owner). Exit status: 0 found, 1 not found, not allowed or the container cannot \
+            be read, 2 usage.
 
             Example:
-              cirrus get --db places.db --type Place louvre --json
+              cirrus get --db places --type Place louvre --json
+              cirrus get --db notes --database private --as _alice --zone Work --type Note n1
             """)
 
-    @Option(help: ArgumentHelp("The store directory.", valueName: "DIR"))
+    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
     var db: String
 
     @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE"))
@@ -29,8 +32,10 @@ struct Get: ParsableCommand {
     @Flag(help: "Print the record as Web Services JSON.")
     var json = false
 
-    func run() throws {
+    @OptionGroup var target: DatabaseOptions
+
+    func run() async throws {
         let z = zone.map { ZoneID(zoneName: $0) } ?? .default
-        try finish(StoreCommands.get(db: db, type: recordType, recordName: recordName, zone: z, json: json))
+        try finish(await StoreCommands.get(db: db, type: recordType, recordName: recordName, zone: z, json: json, target: target.target))
     }
 }

@@ -10,22 +10,27 @@ import Foundation
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Import records into a store.",
+        abstract: "Import records into a container.",
         discussion: """
             Each FILE is JSON Lines of Web Services records ({"recordName", "recordType", "fields": \
             {name: {"type", "value"}}}), optionally gzip-compressed, or a property list (XML or \
-            binary) holding an array of such records. A bad record is reported with its line and \
+            binary) holding an array of such records, into one database (default: public) as the \
+            container's administrator: system fields in the input are kept, custom zones created, and \
+            the schema grows (development) or must already declare every type and field \
+            (production). A bad record is reported with its line and \
             reason and the rest goes on. Exit status: 0 all imported, 1 some rejected or failed, 2 usage.
 
             Example:
-              cirrus import --db places.db places.jsonl.gz
+              cirrus import --db places places.jsonl.gz
             """)
 
-    @Option(help: ArgumentHelp("The store directory (created if missing).", valueName: "DIR"))
+    @Option(help: ArgumentHelp("The container directory (created if missing).", valueName: "DIR"))
     var db: String
 
     @Argument(help: "Files to import.")
     var files: [String]
+
+    @OptionGroup var target: DatabaseOptions
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one FILE to import") }
@@ -33,7 +38,7 @@ struct Import: ParsableCommand {
 
     func run() throws {
         let tty = isatty(2) != 0
-        let out = StoreCommands.importFiles(db: db, files: files) { line in
+        let out = StoreCommands.importFiles(db: db, files: files, target: target.target) { line in
             printError(tty ? "\r" + line + "\u{1B}[K" : line, newline: !tty)
         }
         if tty { printError("", newline: true) }

@@ -14,7 +14,7 @@ struct CirrusCommand: AsyncParsableCommand {
               cirrus check "kind == 'cafe' AND distanceToLocation:fromLocation:(location, %@) < 5" \\
                   --arg '{"type": "LOCATION", "value": {"latitude": 48.8584, "longitude": 2.2945}}'
             """,
-        subcommands: [Check.self, Import.self, Export.self, Verify.self, Get.self])
+        subcommands: [Check.self, Import.self, Export.self, Verify.self, Get.self, SchemaCommand.self])
 }
 
 /// Writes to standard error.

@@ -1,9 +1,11 @@
-// StoreCommands: the logic of `cirrus import`, `export`, `verify` and `get`, as functions that return
-// their output and exit code, so the CLI is a thin layer and tests call these directly. Also
-// the one place where open/verify reports are rendered to text and JSON.
+// StoreCommands: the logic of `cirrus import`, `export`, `verify` and `get` on a container
+// directory (DIR/development, DIR/production), as functions that return their output and exit
+// code, so the CLI is a thin layer and tests call these directly. Also the one place where
+// open/verify reports are rendered to text and JSON. `cirrus schema`: SchemaCommands.swift.
 //
 // Exit codes: 0 ok, 1 rejected records / not found / damaged store, 2 usage (the CLI's).
 
+import Cirrus
 import Foundation
 import RecordLog
 import RecordModel
@@ -14,38 +16,134 @@ public struct CommandOutput: Sendable, Hashable {
     public var stderr = ""
     /// 0 ok, 1 rejected / not found / damaged, 2 usage.
     public var exitCode: Int32 = 0
+
+    public init(stdout: String = "", stderr: String = "", exitCode: Int32 = 0) {
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exitCode = exitCode
+    }
 }
 
-/// Store commands as a library.
+/// Which database of a container a command works on: `--environment`, `--database`, `--as`.
+///
+/// ```swift
+/// let t = DatabaseTarget(environment: .development, database: "private", user: "_alice")
+/// ```
+public struct DatabaseTarget: Sendable, Hashable {
+    public var environment: Environment
+    /// "public" or "private".
+    public var database: String
+    /// The user the command acts as (`--as`); required for a private database.
+    public var user: String?
+
+    public init(environment: Environment = .development, database: String = "public", user: String? = nil) {
+        self.environment = environment
+        self.database = database
+        self.user = user
+    }
+
+    /// The database scope, or a usage message.
+    public func scope() -> Result<Database.Scope, ShellError> {
+        switch database {
+        case "public": return .success(.public)
+        case "private":
+            guard let user else { return .failure(ShellError("--database private needs --as USER (the database's owner)")) }
+            return .success(.private(owner: user))
+        default: return .failure(ShellError("--database is public or private, not \"\(database)\""))
+        }
+    }
+
+    /// The identity calls are made on behalf of.
+    public var identity: Identity { user.map { .user($0) } ?? .anonymous }
+}
+
+/// Store commands as a library. `db` is always a container directory (see docs/database.md).
 public enum StoreCommands {
-    /// `cirrus verify --db DIR [--json]`: read-only check; exit 1 when damaged or unreadable.
+    /// `cirrus verify --db DIR [--json]`: read-only check of every environment's log in the
+    /// container, then of its indexes; exit 1 when damaged or unreadable.
     public static func verify(db: String, json: Bool, fileSystem: any FileSystem = POSIXFileSystem()) -> CommandOutput {
         var out = CommandOutput()
-        do {
-            let v = try RecordStore.verify(directory: db, fileSystem: fileSystem)
-            out.stdout = json ? verifyJSON(db, v).jsonText + "\n" : verifyText(db, v)
-            out.exitCode = v.isDamaged ? 1 : 0
-        } catch {
-            out.stderr = "cirrus verify: \(error)\n"
+        let envs = [Environment.development, .production].filter { fileSystem.exists(joinPath(db, $0.rawValue)) }
+        if envs.isEmpty {
+            out.stderr = "cirrus verify: \(db) is not a Cirrus container (no development/ or production/ store)\n"
             out.exitCode = 1
+            return out
         }
+        var reports: [(String, JSONValue)] = []
+        var damaged = false
+        for env in envs {
+            let dir = joinPath(db, env.rawValue)
+            do {
+                let v = try RecordStore.verify(directory: dir, fileSystem: fileSystem)
+                damaged = damaged || v.isDamaged
+                var text = verifyText(dir, v)
+                var j = verifyJSON(dir, v)
+                if !v.isDamaged {
+                    let problem = checkIndexes(db, env, fileSystem)
+                    text = text.replacingOccurrences(
+                        of: "status: clean\n", with: problem.map { "indexes: \($0)\nstatus: DAMAGED\n" } ?? "indexes: ok\nstatus: clean\n")
+                    if case .object(var m) = j {
+                        m.append(("indexes", .string(problem ?? "ok")))
+                        if problem != nil { m = m.map { $0.0 == "clean" ? ("clean", .bool(false)) : $0 } }
+                        j = .object(m)
+                    }
+                    if problem != nil { damaged = true }
+                }
+                out.stdout += json ? "" : "[\(env.rawValue)]\n" + text
+                reports.append((env.rawValue, j))
+            } catch {
+                out.stderr += "cirrus verify: \(env.rawValue): \(error)\n"
+                damaged = true
+            }
+        }
+        if json {
+            out.stdout = JSONValue.object([("container", .string(db)), ("clean", .bool(!damaged)), ("environments", .object(reports))]).jsonText + "\n"
+        }
+        out.exitCode = damaged ? 1 : 0
         return out
     }
 
-    /// `cirrus get --db DIR --type T RECORDNAME [--zone Z] [--json]`.
-    public static func get(
-        db: String, type: String, recordName: String, zone: ZoneID = .default, json: Bool,
-        fileSystem: any FileSystem = POSIXFileSystem()
-    ) -> CommandOutput {
-        var out = CommandOutput()
+    /// Opens the container read-only and checks every index against its rows; nil when fine.
+    static func checkIndexes(_ db: String, _ env: Environment, _ fs: any FileSystem) -> String? {
         do {
-            let store = try RecordStore.open(directory: db, fileSystem: fileSystem, options: RecordStoreOptions(readOnly: true))
-            guard let s = store.record(RecordID(recordName: recordName, zoneID: zone)), s.record.recordType == type else {
-                out.stderr = "cirrus get: no \(type) record named \"\(recordName)\"\(zone.isDefaultZone ? "" : " in zone \(zone.zoneName)")\n"
+            let c = try Container.open(at: db, environment: env, options: ContainerOptions(fileSystem: fs, readOnly: true))
+            try c.checkInvariants()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    static func openContainer(_ db: String, _ target: DatabaseTarget, readOnly: Bool, fileSystem: any FileSystem, durability: Durability = .everyCommit) throws -> Container {
+        try Container.open(at: db, environment: target.environment, options: ContainerOptions(fileSystem: fileSystem, durability: durability, readOnly: readOnly))
+    }
+
+    /// `cirrus get --db DIR --type T RECORDNAME [--zone Z] [--database D --as USER] [--json]`:
+    /// fetches through the database API, so access rules apply.
+    public static func get(
+        db: String, type: String, recordName: String, zone: ZoneID = .default, json: Bool, target: DatabaseTarget = DatabaseTarget(),
+        fileSystem: any FileSystem = POSIXFileSystem()
+    ) async -> CommandOutput {
+        var out = CommandOutput()
+        let scope: Database.Scope
+        switch target.scope() {
+        case .success(let s): scope = s
+        case .failure(let e):
+            return CommandOutput(stderr: "cirrus get: \(e)\n", exitCode: 2)
+        }
+        let where_ = zone.isDefaultZone ? "" : " in zone \(zone.zoneName)"
+        do {
+            let c = try openContainer(db, target, readOnly: true, fileSystem: fileSystem)
+            let r = try await c.database(scope, as: target.identity).record(for: RecordID(recordName: recordName, zoneID: zone))
+            guard r.recordType == type else {
+                out.stderr = "cirrus get: no \(type) record named \"\(recordName)\"\(where_) (it is a \(r.recordType))\n"
                 out.exitCode = 1
                 return out
             }
-            out.stdout = json ? s.record.webServicesJSON.jsonText + "\n" : recordText(s)
+            out.stdout = json ? r.webServicesJSON.jsonText + "\n" : recordText(r)
+        } catch let e as CirrusError where e.code == .unknownItem {
+            out.stderr = "cirrus get: no \(type) record named \"\(recordName)\"\(where_)\n"
+            out.exitCode = 1
         } catch {
             out.stderr = "cirrus get: \(error)\n"
             out.exitCode = 1
@@ -53,12 +151,21 @@ public enum StoreCommands {
         return out
     }
 
-    /// `cirrus export --db DIR [--type T]`: JSON Lines through `write`; the summary goes to stderr.
-    public static func export(db: String, type: String?, fileSystem: any FileSystem = POSIXFileSystem(), write: (String) -> Void) -> CommandOutput {
+    /// `cirrus export --db DIR [--type T] [--database D --as USER]`: JSON Lines through `write`;
+    /// the summary goes to stderr.
+    public static func export(
+        db: String, type: String?, target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem(),
+        write: (String) -> Void
+    ) -> CommandOutput {
         var out = CommandOutput()
+        let scope: Database.Scope
+        switch target.scope() {
+        case .success(let s): scope = s
+        case .failure(let e): return CommandOutput(stderr: "cirrus export: \(e)\n", exitCode: 2)
+        }
         do {
-            let store = try RecordStore.open(directory: db, fileSystem: fileSystem, options: RecordStoreOptions(readOnly: true))
-            let n = RecordTransfer.exportJSONLines(store.snapshot(), type: type, write: write)
+            let c = try openContainer(db, target, readOnly: true, fileSystem: fileSystem)
+            let n = c.exportRecords(from: scope, type: type, write: write)
             out.stderr = "exported \(n) records\n"
         } catch {
             out.stderr = "cirrus export: \(error)\n"
@@ -67,28 +174,34 @@ public enum StoreCommands {
         return out
     }
 
-    /// `cirrus import --db DIR FILE…`: imports with `.batched` durability and a final sync;
-    /// `progress` gets a status line now and then; exit 1 if any record was rejected.
+    /// `cirrus import --db DIR FILE… [--database D --as USER] [--environment E]`: imports as the
+    /// container's administrator with `.batched` durability and a final sync; `progress` gets a
+    /// status line now and then; exit 1 if any record was rejected.
     public static func importFiles(
-        db: String, files: [String], fileSystem: any FileSystem = POSIXFileSystem(), progress: (@Sendable (String) -> Void)? = nil
+        db: String, files: [String], target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem(),
+        progress: (@Sendable (String) -> Void)? = nil
     ) -> CommandOutput {
         var out = CommandOutput()
+        let scope: Database.Scope
+        switch target.scope() {
+        case .success(let s): scope = s
+        case .failure(let e): return CommandOutput(stderr: "cirrus import: \(e)\n", exitCode: 2)
+        }
         do {
-            let store = try RecordStore.open(
-                directory: db, fileSystem: fileSystem,
-                options: RecordStoreOptions(durability: .batched(milliseconds: 200, bytes: 16 << 20)))
+            let c = try openContainer(db, target, readOnly: false, fileSystem: fileSystem, durability: .batched(milliseconds: 200, bytes: 16 << 20))
             var total = ImportSummary()
             for file in files {
                 var o = ImportOptions()
+                o.batchSize = 400
                 if let progress {
                     o.progress = { s in
                         progress(String(format: "%@: %d records, %.1f MB, %.0f records/s", file, s.records, Double(s.bytes) / 1e6, s.recordsPerSecond))
                     }
                 }
-                let s = try RecordTransfer.importFile(file, into: store, options: o)
+                let s = try c.importFile(file, into: scope, options: o)
                 total.add(s)
             }
-            try store.close()
+            try c.close()
             for r in total.rejections { out.stderr += "rejected \(r)\n" }
             if total.rejected > total.rejections.count { out.stderr += "… \(total.rejected - total.rejections.count) more rejected\n" }
             out.stdout = String(
@@ -154,13 +267,11 @@ public enum StoreCommands {
     }
 
     /// Human-readable record.
-    public static func recordText(_ s: StoredRecord) -> String {
-        let r = s.record
+    public static func recordText(_ r: Record) -> String {
         var t = "\(r.recordType) \(r.recordID.recordName)"
         if !r.recordID.zoneID.isDefaultZone { t += " in zone \(r.recordID.zoneID.zoneName)" }
-        t += "  (sequence \(s.sequence)"
-        if let tag = r.recordChangeTag { t += ", change tag \(tag)" }
-        t += ")\n"
+        if let tag = r.recordChangeTag { t += "  (change tag \(tag))" }
+        t += "\n"
         if let d = r.creationDate { t += "  created \(d)\(r.creatorUserRecordID.map { " by \($0.recordName)" } ?? "")\n" }
         if let d = r.modificationDate { t += "  modified \(d)\(r.lastModifiedUserRecordID.map { " by \($0.recordName)" } ?? "")\n" }
         for name in r.fields.keys.sorted(by: { compareUTF8($0, $1) < 0 }) {

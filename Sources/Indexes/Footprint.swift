@@ -32,16 +32,15 @@ extension OrderedIndex {
 extension TextIndex {
     /// Approximate heap bytes held by the index (postings, token strings, dictionary table).
     public var approximateBytes: Int {
-        var b = postings.capacity * (MemoryLayout<String>.stride + MemoryLayout<[RowID]>.stride + 1)
-        for (k, v) in postings {
-            b += 32 + v.capacity * MemoryLayout<RowID>.stride
-            if k.utf8.count > 15 { b += 32 + k.utf8.count }  // small strings are stored inline
-        }
+        var b = terms.capacity * (MemoryLayout<String>.stride + MemoryLayout<UInt32>.stride + 1)
+        for k in terms.keys where k.utf8.count > 15 { b += 32 + k.utf8.count }  // short strings are inline
+        b += postings.pages.count * (32 + postings.pageSize * 8)
+        for id in 0..<terms.count { b += 32 + postings[id].capacity * MemoryLayout<RowID>.stride }
         return b
     }
 
     /// Total postings (row ids stored).
-    public var postingCount: Int { postings.values.reduce(0) { $0 + $1.count } }
+    public var postingCount: Int { (0..<terms.count).reduce(0) { $0 + postings[$1].count } }
 }
 
 extension SpatialIndex {
@@ -50,7 +49,7 @@ extension SpatialIndex {
         let dense = vectors.capacity * MemoryLayout<UnitVector>.stride + cells.capacity * 8 + tiers.capacity
             + (vectors.pages.count + cells.pages.count + tiers.pages.count) * 40
         var rt = 0
-        for t in [base, delta] {
+        for case let t? in layers {
             rt += (t.xs.capacity + t.ys.capacity + t.zs.capacity) * 8 + t.rows.capacity * 4
             for l in t.levels { rt += l.capacity * MemoryLayout<Box3>.stride }
         }

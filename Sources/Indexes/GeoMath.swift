@@ -16,6 +16,7 @@ import Foundation
 
 /// A point on the unit sphere.
 public struct UnitVector: Sendable, Hashable {
+    /// Components; x points at (0°, 0°), y at (0°, 90°E), z at the north pole.
     public var x: Double
     public var y: Double
     public var z: Double
@@ -91,11 +92,13 @@ public enum GeoMath {
 
 /// A latitude/longitude box in degrees; `lonMin ≤ lonMax`, no wrap (a box across ±180° is two).
 public struct GeoBox: Sendable, Hashable {
+    /// Bounds in degrees (latitude −90…90, longitude −180…180, min ≤ max).
     public var latMin: Double
     public var latMax: Double
     public var lonMin: Double
     public var lonMax: Double
 
+    /// A box from its bounds in degrees.
     public init(latMin: Double, latMax: Double, lonMin: Double, lonMax: Double) {
         self.latMin = latMin
         self.latMax = latMax
@@ -146,10 +149,13 @@ public struct GeoBox: Sendable, Hashable {
 
 /// A query point with its unit vector precomputed.
 public struct GeoQueryPoint: Sendable {
+    /// Degrees.
     public var latitude: Double
     public var longitude: Double
+    /// The point as a unit vector.
     public var vector: UnitVector
 
+    /// A query point from degrees.
     public init(latitude: Double, longitude: Double) {
         self.latitude = latitude
         self.longitude = longitude

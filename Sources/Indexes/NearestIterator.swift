@@ -19,10 +19,12 @@ import RecordModel
 public struct NearestPosition: Sendable, Hashable, Codable {
     /// Squared chord on the unit sphere (the exact order key; encode it bit-exactly in cursors).
     public var chord2: Double
+    /// The last row returned.
     public var row: RowID
     /// The reported distance of that row, km.
     public var distanceKm: Double { GeoMath.distanceKm(chord2: chord2) }
 
+    /// A position from a stored (squared chord, row id) pair.
     public init(chord2: Double, row: RowID) {
         self.chord2 = chord2
         self.row = row
@@ -31,7 +33,9 @@ public struct NearestPosition: Sendable, Hashable, Codable {
 
 /// One row of a nearest-first scan.
 public struct NearestHit: Sendable, Hashable {
+    /// The row.
     public var row: RowID
+    /// Its great-circle distance from the query point, km.
     public var distanceKm: Double
     /// The position to resume after this row.
     public var position: NearestPosition
@@ -74,9 +78,10 @@ public struct NearestIterator: IteratorProtocol, Sendable {
         self.after = after
         guard center.hasValidCoordinates else { return }
         heap.reserveCapacity(64)
-        for (layer, tree) in [index.base, index.delta].enumerated() where tree.count > 0 {
+        for (layer, tree) in index.layers.enumerated() {
+            guard let tree, tree.count > 0 else { continue }
             let l = tree.levels.count - 1
-            push(HeapItem(key: tree.levels[l][0].minDist2(q), id: 0, node: UInt16(1 + layer * 64 + l)))
+            pushNode(tree.levels[l][0], 0, UInt16(1 + layer * 64 + l))
         }
         for row in index.buffer { pushPoint(q.chord2(index.vectors[Int(row)]), row) }
     }
@@ -86,6 +91,15 @@ public struct NearestIterator: IteratorProtocol, Sendable {
         guard key <= maxChord2 else { return }
         if let a = after, key < a.chord2 || (key == a.chord2 && row <= a.row) { return }
         push(HeapItem(key: key, id: row, node: 0))
+    }
+
+    /// Queues a node, unless a resume position lies beyond all of it: then every point inside
+    /// was returned before, and the whole subtree is skipped without being read. This is what
+    /// makes page N of a nearest-first query cost about as much as page 1.
+    @inline(__always)
+    mutating func pushNode(_ box: Box3, _ id: UInt32, _ node: UInt16) {
+        if let a = after, box.maxDist2(q) * (1 + 1e-12) + 1e-15 < a.chord2 { return }
+        push(HeapItem(key: box.minDist2(q), id: id, node: node))
     }
 
     @inline(__always)
@@ -135,10 +149,10 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             }
             let layer = Int(item.node - 1) / 64
             let level = Int(item.node - 1) % 64
-            let tree = layer == 0 ? index.base : index.delta
+            guard let tree = index.layers[layer] else { continue }
             let j = Int(item.id)
             if level == 0 {
-                let tier = UInt8(layer + 1)
+                let tier = UInt8(truncatingIfNeeded: layer + 1)
                 for i in tree.children(level: 0, j) {
                     let row = tree.rows[i]
                     guard index.tiers[Int(row)] == tier else { continue }
@@ -150,7 +164,7 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             } else {
                 let boxes = tree.levels[level - 1]
                 for c in tree.children(level: level, j) {
-                    push(HeapItem(key: boxes[c].minDist2(q), id: UInt32(c), node: UInt16(1 + layer * 64 + level - 1)))
+                    pushNode(boxes[c], UInt32(c), UInt16(1 + layer * 64 + level - 1))
                 }
             }
         }

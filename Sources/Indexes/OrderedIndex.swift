@@ -22,8 +22,11 @@ public enum RangeBound: Sendable, Hashable {
 
 /// A range of values, e.g. `ValueRange(lower: .included(3), upper: .excluded(7))` is `3 ≤ x < 7`.
 public struct ValueRange: Sendable, Hashable {
+    /// The lower end.
     public var lower: RangeBound
+    /// The upper end.
     public var upper: RangeBound
+    /// A range from its two ends (both unbounded by default).
     public init(lower: RangeBound = .unbounded, upper: RangeBound = .unbounded) {
         self.lower = lower
         self.upper = upper

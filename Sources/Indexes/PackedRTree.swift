@@ -1,7 +1,10 @@
-// PackedRTree: an immutable, bulk-packed R-tree of points (Hilbert order), the spatial index's
-// base and delta layers.
+// PackedRTree: an immutable, bulk-packed R-tree of points, the spatial index's base and delta
+// layers.
 //
-// Points are sorted along a Hilbert curve over (longitude, latitude) and cut into leaves of
+// Packing puts the points in an order where every run of B^k points aligned on B^k is one
+// subtree: `.str` is Sort-Tile-Recursive applied top-down (each subtree's points are cut into
+// ⌈√c⌉ longitude slices, each slice sorted by latitude and cut into the c child subtrees, and so
+// on down), `.hilbert` sorts along a Hilbert curve over (longitude, latitude). Leaves are runs of
 // `fanout` points; each upper level groups `fanout` consecutive nodes. Children are found by
 // arithmetic (node j of level l covers nodes j·B ..< (j+1)·B of level l − 1; leaf j covers points
 // j·B ..< (j+1)·B), so the tree is a handful of flat arrays: no pointers, no per-node objects.
@@ -14,6 +17,14 @@
 // Updates do not touch a packed tree: SpatialIndex marks entries stale and repacks (see there).
 
 import Foundation
+
+/// How a packed R-tree orders its points (see PackedRTree.swift).
+public enum RTreePacking: Sendable, Hashable {
+    /// Sort-Tile-Recursive, top-down.
+    case str
+    /// Hilbert-curve order over longitude and latitude.
+    case hilbert
+}
 
 /// A bulk-packed point R-tree. Immutable once built; shared freely between snapshots.
 final class PackedRTree: Sendable {
@@ -28,18 +39,27 @@ final class PackedRTree: Sendable {
     var count: Int { rows.count }
 
     /// Packs (row, unit vector) points.
-    init(points: [(row: RowID, v: UnitVector)], fanout: Int = 16) {
+    init(points: [(row: RowID, v: UnitVector)], fanout: Int = 16, packing: RTreePacking = .str) {
         let b = max(2, fanout)
         self.fanout = b
-        let order = points.indices.map { i in
-            let v = points[i].v
-            return (Self.hilbert(asin(max(-1, min(1, v.z))) * 180 / .pi, atan2(v.y, v.x) * 180 / .pi), i)
-        }.sorted { $0 < $1 }
+        let lat = points.map { asin(max(-1, min(1, $0.v.z))) * 180 / .pi }
+        let lon = points.map { atan2($0.v.y, $0.v.x) * 180 / .pi }
+        let order: [Int]
+        switch packing {
+        case .hilbert:
+            order = points.indices.map { (Self.hilbert(lat[$0], lon[$0]), $0) }.sorted { $0 < $1 }.map(\.1)
+        case .str:
+            order = Self.strOrder(lat: lat, lon: lon, fanout: b)
+        }
         var xs: [Double] = []
         var ys: [Double] = []
         var zs: [Double] = []
         var rows: [RowID] = []
-        for (_, i) in order {
+        xs.reserveCapacity(points.count)
+        ys.reserveCapacity(points.count)
+        zs.reserveCapacity(points.count)
+        rows.reserveCapacity(points.count)
+        for i in order {
             let p = points[i]
             xs.append(p.v.x)
             ys.append(p.v.y)
@@ -85,6 +105,45 @@ final class PackedRTree: Sendable {
         return (j * fanout)..<min((j + 1) * fanout, n)
     }
 
+    /// Top-down Sort-Tile-Recursive order: runs of B^k aligned points form subtrees.
+    static func strOrder(lat: [Double], lon: [Double], fanout b: Int) -> [Int] {
+        var idx = Array(lat.indices)
+        guard idx.count > b else { return idx }
+        var tmp: [(Double, Int)] = []
+        tmp.reserveCapacity(idx.count)
+        // Sorts idx[lo..<hi] by key through a (key, index) buffer: sequential, cache-friendly.
+        func sortRange(_ lo: Int, _ hi: Int, _ key: [Double]) {
+            tmp.removeAll(keepingCapacity: true)
+            for i in lo..<hi { tmp.append((key[idx[i]], idx[i])) }
+            tmp.sort { $0.0 < $1.0 }
+            for (o, e) in tmp.enumerated() { idx[lo + o] = e.1 }
+        }
+        var cap = b  // points per child subtree at the top
+        while cap * b < idx.count { cap *= b }
+        func order(_ lo: Int, _ hi: Int, _ cap: Int) {
+            guard cap >= b, hi - lo > 1 else { return }
+            let m = hi - lo
+            let children = (m + cap - 1) / cap
+            let slices = Int(Double(children).squareRoot().rounded(.up))
+            let perSlice = (children + slices - 1) / slices * cap
+            sortRange(lo, hi, lon)
+            var s = lo
+            while s < hi {
+                let e = min(s + perSlice, hi)
+                sortRange(s, e, lat)
+                var c = s
+                while c < e {
+                    let ce = min(c + cap, e)
+                    order(c, ce, cap / b)
+                    c = ce
+                }
+                s = e
+            }
+        }
+        order(0, idx.count, cap)
+        return idx
+    }
+
     /// Position of (lat, lon) along a Hilbert curve on a 2^16 × 2^16 grid.
     static func hilbert(_ lat: Double, _ lon: Double) -> UInt32 {
         let side = 65536.0
@@ -127,6 +186,15 @@ struct Box3: Sendable {
         minX = min(minX, b.minX); maxX = max(maxX, b.maxX)
         minY = min(minY, b.minY); maxY = max(maxY, b.maxY)
         minZ = min(minZ, b.minZ); maxZ = max(maxZ, b.maxZ)
+    }
+
+    /// Squared distance from `v` to the farthest corner: no point inside is farther.
+    @inline(__always)
+    func maxDist2(_ v: UnitVector) -> Double {
+        let dx = max(abs(v.x - minX), abs(v.x - maxX))
+        let dy = max(abs(v.y - minY), abs(v.y - maxY))
+        let dz = max(abs(v.z - minZ), abs(v.z - maxZ))
+        return dx * dx + dy * dy + dz * dz
     }
 
     /// Squared Euclidean distance from `v` to the box: a lower bound of the squared chord from

@@ -1,5 +1,5 @@
-// PagedArray: a dense array split into fixed pages of 4 096 elements, each its own
-// copy-on-write array.
+// PagedArray: a dense array split into fixed pages (4 096 elements unless told otherwise), each
+// its own copy-on-write array.
 //
 // Used for the spatial index's per-row tables. A copy of the whole structure (a snapshot) shares
 // every page; the first write after it copies the page table (n / 4096 references) and the one
@@ -7,26 +7,30 @@
 // O(pages touched), not O(rows).
 
 struct PagedArray<Element: Sendable>: Sendable {
-    static var pageShift: Int { 12 }
-    static var pageSize: Int { 1 << pageShift }
-
     private(set) var pages: [[Element]] = []
     let fill: Element
+    let pageShift: Int
+    var pageSize: Int { 1 << pageShift }
 
-    init(fill: Element) { self.fill = fill }
+    /// `pageShift` = log2 of the page size: smaller pages make a post-snapshot write cheaper when
+    /// elements are references (each copied element is retained).
+    init(fill: Element, pageShift: Int = 12) {
+        self.fill = fill
+        self.pageShift = pageShift
+    }
 
     /// Number of addressable elements (a multiple of the page size).
-    var capacity: Int { pages.count << Self.pageShift }
+    var capacity: Int { pages.count << pageShift }
 
     /// Grows (with `fill`) until index `i` is addressable.
     mutating func ensure(_ i: Int) {
-        while i >= capacity { pages.append([Element](repeating: fill, count: Self.pageSize)) }
+        while i >= capacity { pages.append([Element](repeating: fill, count: pageSize)) }
     }
 
     @inline(__always)
     subscript(i: Int) -> Element {
-        get { pages[i >> Self.pageShift][i & (Self.pageSize - 1)] }
-        set { pages[i >> Self.pageShift][i & (Self.pageSize - 1)] = newValue }
+        get { pages[i >> pageShift][i & (pageSize - 1)] }
+        _modify { yield &pages[i >> pageShift][i & (pageSize - 1)] }
     }
 
     /// Whether `i` is addressable.

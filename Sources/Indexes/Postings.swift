@@ -140,11 +140,45 @@ public enum Postings {
         }
     }
 
-    /// Rows in any list (k-way merge, duplicates removed).
+    /// Rows in any list, duplicates removed: a bitmap over the lists' row-id span when that span
+    /// is small against the total (its words ≤ the entries), otherwise a k-way heap merge.
     public static func union(_ lists: [[RowID]]) -> [RowID] {
         let lists = lists.filter { !$0.isEmpty }
         if lists.isEmpty { return [] }
         if lists.count == 1 { return lists[0] }
+        let lo = lists.map { $0[0] }.min() ?? 0
+        let hi = lists.map { $0[$0.count - 1] }.max() ?? 0
+        let total = lists.reduce(0) { $0 + $1.count }
+        if Int((hi - lo) >> 6) <= total { return bitmapUnion(lists, lo, hi, total) }
+        return heapUnion(lists)
+    }
+
+    static func bitmapUnion(_ lists: [[RowID]], _ lo: RowID, _ hi: RowID, _ total: Int) -> [RowID] {
+        var bits = [UInt64](repeating: 0, count: Int((hi - lo) >> 6) + 1)
+        bits.withUnsafeMutableBufferPointer { w in
+            for l in lists {
+                for x in l {
+                    let d = x - lo
+                    w[Int(d >> 6)] |= 1 << UInt64(d & 63)
+                }
+            }
+        }
+        return [RowID](unsafeUninitializedCapacity: total) { o, written in
+            var n = 0
+            for (i, word) in bits.enumerated() {
+                var m = word
+                while m != 0 {
+                    o[n] = lo + RowID(i << 6 + m.trailingZeroBitCount)
+                    n += 1
+                    m &= m - 1
+                }
+            }
+            written = n
+        }
+    }
+
+    /// k-way merge with a binary heap.
+    static func heapUnion(_ lists: [[RowID]]) -> [RowID] {
         // Heap of (value, list index), positions per list.
         var heap: [(RowID, Int)] = lists.indices.map { (lists[$0][0], $0) }
         var pos = [Int](repeating: 0, count: lists.count)

@@ -21,6 +21,7 @@ public enum IndexedField: Sendable, Hashable, CustomStringConvertible {
     case user(String)
     case system(SystemField)
 
+    /// The field's query name.
     public var description: String {
         switch self {
         case .user(let n): n
@@ -49,6 +50,7 @@ public enum RowChange: Sendable {
 /// idx.catalog.count(.user("kind"), in: .all)   // 0
 /// ```
 public struct RecordIndexes: Sendable {
+    /// The record type these indexes belong to.
     public let recordType: String
     /// Ordered indexes by field.
     public private(set) var ordered: [IndexedField: OrderedIndex] = [:]
@@ -140,22 +142,24 @@ public struct RecordIndexes: Sendable {
         }
     }
 
+    // Loops run over copies of the key lists: iterating `ordered.keys` itself would keep the
+    // dictionary's storage shared and turn every in-place update into a copy.
     mutating func add(_ row: RowID, _ rec: Record) {
-        for field in ordered.keys {
+        for field in Array(ordered.keys) {
             if let v = Self.value(field, rec) { ordered[field]?.insert(v, row: row) }
         }
         if text != nil { text?.insert(row: row, texts: Self.texts(searchableFields, rec)) }
-        for name in spatial.keys {
+        for name in Array(spatial.keys) {
             if case .location(let l) = rec.fields[name] { spatial[name]?.insert(row: row, location: l) }
         }
     }
 
     mutating func removeEntries(_ row: RowID, _ rec: Record) {
-        for field in ordered.keys {
+        for field in Array(ordered.keys) {
             if let v = Self.value(field, rec) { ordered[field]?.remove(v, row: row) }
         }
         if text != nil { text?.remove(row: row, texts: Self.texts(searchableFields, rec)) }
-        for name in spatial.keys { spatial[name]?.remove(row: row) }
+        for name in Array(spatial.keys) { spatial[name]?.remove(row: row) }
     }
 
     /// The planner's view: which indexes exist and their statistics.
@@ -173,6 +177,7 @@ public final class RecordIndexStore: @unchecked Sendable {
     private let lock = NSLock()
     private var current: RecordIndexes
 
+    /// A store publishing `initial`.
     public init(_ initial: RecordIndexes) { current = initial }
 
     /// A consistent snapshot (O(1)).

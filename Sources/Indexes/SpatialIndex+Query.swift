@@ -49,7 +49,9 @@ extension SpatialIndex {
         let r2 = GeoMath.chord2(forKm: km)
         var out: [RowID] = []
         var stack: [(Int, Int)] = []
-        for (t, tree) in [(UInt8(1), base), (2, delta)] where tree.count > 0 {
+        for (k, layer) in layers.enumerated() {
+            guard let tree = layer else { continue }
+            let t = UInt8(k + 1)
             stack.append((tree.levels.count - 1, 0))
             while let (l, j) = stack.popLast() {
                 if tree.levels[l][j].minDist2(q) > r2 * (1 + 1e-9) + 1e-18 { continue }

@@ -2,13 +2,15 @@
 // bulk-packed R-tree over the same rows — with radius queries and nearest-first browsing
 // (SpatialIndex+Query.swift, NearestIterator.swift).
 //
-// Layout. Dense per-row arrays (indexed by row id) hold each row's unit vector, level-32 cell id
-// and *tier*: 0 = no location, 1 = in the base R-tree, 2 = in the delta R-tree, 3 = in the
-// unpacked buffer. R-trees are immutable (PackedRTree); an entry of a tree counts only while its
-// row's tier still names that tree, so deletes and updates never touch a tree. Writes go to the
-// buffer (≤ 64 rows); a full buffer is packed with the live delta rows into a new delta; a delta
-// larger than max(4096, n/8) is packed with everything into a new base. Amortized cost per write
-// is O(log n) plus a repack share; queries visit at most three layers. The geohash tree is a
+// Layout. Dense per-row tables (indexed by row id, paged copy-on-write) hold each row's unit
+// vector, level-32 cell id and *tier*: 0 = no location, 255 = in the unpacked buffer, k + 1 = in
+// R-tree layer k. R-trees are immutable (PackedRTree); an entry of a layer counts only while its
+// row's tier still names that layer, so deletes and updates never touch a tree. The layers follow
+// the logarithmic method (Bentley & Saxe): writes go to a buffer of ≤ 64 rows; a full buffer is
+// merged with layers 0, 1, … up to the first empty slot k and packed into layer k (a binary
+// counter: each point is repacked O(log n) times, amortized O(log² n) per write), and a layer that
+// has lost more than half of its entries to deletes or moves is repacked alone. Queries visit the
+// non-empty layers (≤ log2(n / 64) + 1) and the buffer. The geohash tree is a
 // BPlusTree<FixedKey> of (cell id, row id), updated in place.
 //
 // One location per row: list-of-location fields are not spatially indexed (CloudKit has no
@@ -31,18 +33,25 @@ public struct SpatialIndex: Sendable {
     var vectors = PagedArray(fill: UnitVector(x: .nan, y: .nan, z: .nan))
     var cells = PagedArray<UInt64>(fill: 0)
     var tiers = PagedArray<UInt8>(fill: 0)
-    var base: PackedRTree
-    var delta: PackedRTree
+    /// Layer k holds up to about 64·2^k points (tier k + 1); nil when empty.
+    var layers: [PackedRTree?] = []
+    /// Live entries per layer.
+    var layerLive: [Int] = []
     var buffer: [RowID] = []
+    static let bufferTier: UInt8 = 255
+    static let bufferLimit = 64
     var geohash: BPlusTree<FixedKey>
     let fanout: Int
+    let packing: RTreePacking
     /// Number of rows with an indexed location.
     public private(set) var count = 0
 
     /// Bulk build from (row, location) pairs; invalid locations are skipped. `nodeSize` is the
-    /// B+tree node size (tests use 4), `fanout` the R-tree's.
-    public init<S: Sequence>(points: S, nodeSize: Int = 64, fanout: Int = 16) where S.Element == (RowID, Location) {
+    /// B+tree node size (tests use 4), `fanout` the R-tree's, `packing` its bulk-load order.
+    public init<S: Sequence>(points: S, nodeSize: Int = 64, fanout: Int = 16, packing: RTreePacking = .str)
+    where S.Element == (RowID, Location) {
         self.fanout = fanout
+        self.packing = packing
         var pts: [(row: RowID, v: UnitVector)] = []
         var cellPairs: [(FixedKey, RowID)] = []
         var vectors = PagedArray(fill: UnitVector(x: .nan, y: .nan, z: .nan))
@@ -60,7 +69,6 @@ public struct SpatialIndex: Sendable {
             let c = Geohash.cell(latitude: loc.latitude, longitude: loc.longitude)
             vectors[r] = v
             cells[r] = c
-            tiers[r] = 1
             pts.append((row, v))
             cellPairs.append((FixedKey(a: c, b: 0), row))
         }
@@ -68,14 +76,17 @@ public struct SpatialIndex: Sendable {
         self.cells = cells
         self.tiers = tiers
         count = pts.count
-        base = PackedRTree(points: pts, fanout: fanout)
-        delta = PackedRTree(points: [], fanout: fanout)
         geohash = OrderedIndex.build(&cellPairs, nodeSize)
+        if !pts.isEmpty {
+            var k = 0
+            while Self.bufferLimit << k < pts.count { k += 1 }
+            place(pts, layer: k)
+        }
     }
 
     /// An empty index.
-    public init(nodeSize: Int = 64, fanout: Int = 16) {
-        self.init(points: [(RowID, Location)](), nodeSize: nodeSize, fanout: fanout)
+    public init(nodeSize: Int = 64, fanout: Int = 16, packing: RTreePacking = .str) {
+        self.init(points: [(RowID, Location)](), nodeSize: nodeSize, fanout: fanout, packing: packing)
     }
 
     /// The location vector of `row`, if it has one.
@@ -99,11 +110,11 @@ public struct SpatialIndex: Sendable {
         let c = Geohash.cell(latitude: location.latitude, longitude: location.longitude)
         vectors[r] = UnitVector(latitude: location.latitude, longitude: location.longitude)
         cells[r] = c
-        tiers[r] = 3
+        tiers[r] = Self.bufferTier
         buffer.append(row)
         geohash.insert(FixedKey(a: c, b: 0), row)
         count += 1
-        if buffer.count > 64 { repack() }
+        if buffer.count >= Self.bufferLimit { carry() }
         return true
     }
 
@@ -113,30 +124,55 @@ public struct SpatialIndex: Sendable {
         let r = Int(row)
         guard tiers.contains(r), tiers[r] != 0 else { return false }
         geohash.remove(FixedKey(a: cells[r], b: 0), row)
-        if tiers[r] == 3, let i = buffer.firstIndex(of: row) { buffer.remove(at: i) }
+        let t = tiers[r]
         tiers[r] = 0
         count -= 1
+        if t == Self.bufferTier {
+            if let i = buffer.firstIndex(of: row) { buffer.remove(at: i) }
+        } else {
+            let k = Int(t) - 1
+            layerLive[k] -= 1
+            if let tree = layers[k], layerLive[k] * 2 < tree.count { place(livePoints(of: k), layer: k) }
+        }
         return true
     }
 
-    /// Packs the buffer into the delta layer, or everything into a new base when the delta is big.
-    mutating func repack() {
+    /// Live (row, vector) points of layer k.
+    func livePoints(of k: Int) -> [(row: RowID, v: UnitVector)] {
+        guard let tree = layers[k] else { return [] }
+        let t = UInt8(k + 1)
         var pts: [(row: RowID, v: UnitVector)] = []
-        for r in delta.rows where tiers[Int(r)] == 2 { pts.append((r, vectors[Int(r)])) }
-        for r in buffer { pts.append((r, vectors[Int(r)])) }
-        buffer.removeAll()
-        if pts.count > max(4096, count / 8) {
-            pts.removeAll()
-            for r in 0..<tiers.capacity where tiers[r] != 0 {
-                tiers[r] = 1
-                pts.append((RowID(r), vectors[r]))
-            }
-            base = PackedRTree(points: pts, fanout: fanout)
-            delta = PackedRTree(points: [], fanout: fanout)
-        } else {
-            for p in pts { tiers[Int(p.row)] = 2 }
-            delta = PackedRTree(points: pts, fanout: fanout)
+        pts.reserveCapacity(layerLive[k])
+        for i in 0..<tree.count where tiers[Int(tree.rows[i])] == t {
+            pts.append((tree.rows[i], UnitVector(x: tree.xs[i], y: tree.ys[i], z: tree.zs[i])))
         }
+        return pts
+    }
+
+    /// Packs `pts` into layer k (replacing it), updating tiers and live counts.
+    mutating func place(_ pts: [(row: RowID, v: UnitVector)], layer k: Int) {
+        while layers.count <= k {
+            layers.append(nil)
+            layerLive.append(0)
+        }
+        let t = UInt8(k + 1)
+        for p in pts { tiers[Int(p.row)] = t }
+        layers[k] = pts.isEmpty ? nil : PackedRTree(points: pts, fanout: fanout, packing: packing)
+        layerLive[k] = pts.count
+    }
+
+    /// Merges the full buffer with layers 0…k−1 into the first empty layer k.
+    mutating func carry() {
+        var pts: [(row: RowID, v: UnitVector)] = buffer.map { ($0, vectors[Int($0)]) }
+        buffer.removeAll(keepingCapacity: true)
+        var k = 0
+        while k < layers.count, layers[k] != nil {
+            pts += livePoints(of: k)
+            layers[k] = nil
+            layerLive[k] = 0
+            k += 1
+        }
+        place(pts, layer: k)
     }
 
     /// Checks the geohash tree's invariants and that every layer agrees with the dense arrays.
@@ -146,11 +182,14 @@ public struct SpatialIndex: Sendable {
         let live = (0..<tiers.capacity).filter { tiers[$0] != 0 }.count
         if live != count || geohash.count != count { throw fail("count \(count), live \(live), cells \(geohash.count)") }
         var seen = 0
-        for (t, tree) in [(UInt8(1), base), (2, delta)] {
-            for r in tree.rows where tiers[Int(r)] == t { seen += 1 }
+        for (k, layer) in layers.enumerated() {
+            var live = 0
+            for r in layer?.rows ?? [] where tiers[Int(r)] == UInt8(k + 1) { live += 1 }
+            if live != layerLive[k] { throw fail("layer \(k) holds \(live) live rows, counted \(layerLive[k])") }
+            seen += live
         }
-        for r in buffer where tiers[Int(r)] == 3 { seen += 1 }
+        for r in buffer where tiers[Int(r)] == Self.bufferTier { seen += 1 }
         if seen != count { throw fail("layers hold \(seen) live rows, expected \(count)") }
-        if buffer.count > 64 { throw fail("buffer overfull") }
+        if buffer.count >= Self.bufferLimit { throw fail("buffer overfull") }
     }
 }

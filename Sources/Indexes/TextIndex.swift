@@ -2,9 +2,13 @@
 //
 // Owns postings and the word queries over them: ALL (intersection, galloping from the shortest
 // list) and ANY (k-way merge of per-word results). A query word that tokenizes to several tokens
-// (an unspaced run's bigrams) requires all of them. Tokenization is TextTokenizer's. The index
-// is a value type: a copy is a snapshot (the dictionary and each posting array are copy-on-write;
-// the first write after a snapshot copies the dictionary's table, not the postings).
+// (an unspaced run's bigrams) requires all of them. Tokenization is TextTokenizer's.
+//
+// Storage: a dictionary token → term id (ids are never reused; a term whose posting empties keeps
+// its id) and the postings by term id in a PagedArray. The index is a value type and a copy is a
+// snapshot: after one, a write copies the page table and the 256-term page it touches plus the
+// postings it edits; the dictionary is copied only when a new token appears (its values are plain
+// integers and short tokens are stored inline, so even that copy is a flat one).
 // It does not know which fields are SEARCHABLE: callers pass the strings (RecordIndexes does).
 
 /// An inverted index over tokens of a record's searchable strings.
@@ -15,8 +19,26 @@
 /// text.rows(matchingAll: ["cafe flore"])   // [1]
 /// ```
 public struct TextIndex: Sendable {
-    /// Postings: token → row ids, ascending, unique.
-    var postings: [String: [RowID]] = [:]
+    /// Token → term id.
+    var terms: [String: UInt32] = [:]
+    /// Term id → row ids, ascending, unique.
+    var postings = PagedArray<[RowID]>(fill: [], pageShift: 8)
+
+    /// The term id of `t`, adding the token when new.
+    mutating func termID(_ t: String) -> Int {
+        if let id = terms[t] { return Int(id) }
+        let id = terms.count
+        terms[t] = UInt32(id)
+        postings.ensure(id)
+        return id
+    }
+
+    /// The posting of a token, if the token was ever indexed.
+    @inline(__always)
+    func posting(_ t: String) -> [RowID]? {
+        guard let id = terms[t] else { return nil }
+        return postings[Int(id)]
+    }
 
     /// An empty index.
     public init() {}
@@ -27,15 +49,16 @@ public struct TextIndex: Sendable {
         var sorted = true
         for (row, texts) in rows {
             for t in Self.tokenSet(texts) {
-                if let last = postings[t]?.last {
+                let id = termID(t)
+                if let last = postings[id].last {
                     if last == row { continue }
                     if last > row { sorted = false }
                 }
-                postings[t, default: []].append(row)
+                postings[id].append(row)
             }
         }
         if !sorted {
-            for k in postings.keys { postings[k] = Self.sortedUnique(postings[k] ?? []) }
+            for id in 0..<terms.count { postings[id] = Self.sortedUnique(postings[id]) }
         }
     }
 
@@ -57,28 +80,27 @@ public struct TextIndex: Sendable {
         return s
     }
 
-    /// Number of distinct tokens.
-    public var tokenCount: Int { postings.count }
+    /// Number of distinct tokens ever indexed.
+    public var tokenCount: Int { terms.count }
 
     /// Indexes the tokens of `texts` (all searchable strings of one record) for `row`.
     public mutating func insert(row: RowID, texts: [String]) {
         for t in Self.tokenSet(texts) {
-            postings[t, default: []].insertSorted(row)
+            let id = termID(t)
+            postings[id].insertSorted(row)
         }
     }
 
     /// Removes the tokens of `texts` (the strings that were indexed for `row`).
     public mutating func remove(row: RowID, texts: [String]) {
         for t in Self.tokenSet(texts) {
-            guard var p = postings[t] else { continue }
-            postings[t] = nil  // keep p unique while editing
-            p.removeSorted(row)
-            if !p.isEmpty { postings[t] = p }
+            guard let id = terms[t] else { continue }
+            postings[Int(id)].removeSorted(row)
         }
     }
 
     /// Document frequency: how many rows hold `token` (an already-normalized token).
-    public func documentFrequency(token: String) -> Int { postings[token]?.count ?? 0 }
+    public func documentFrequency(token: String) -> Int { posting(token)?.count ?? 0 }
 
     /// Upper bound on the rows matching all words of `query` (the smallest posting), the
     /// planner's estimate. O(number of tokens).
@@ -96,7 +118,7 @@ public struct TextIndex: Sendable {
         for q in query {
             TextTokenizer.forEachGroup(q) { g in
                 for t in g {
-                    if let p = postings[t] { lists.append(p) } else { missing = true }
+                    if let p = posting(t), !p.isEmpty { lists.append(p) } else { missing = true }
                 }
             }
         }
@@ -112,7 +134,7 @@ public struct TextIndex: Sendable {
             TextTokenizer.forEachGroup(q) { g in
                 var lists: [[RowID]] = []
                 for t in g {
-                    guard let p = postings[t] else { return }
+                    guard let p = posting(t), !p.isEmpty else { return }
                     lists.append(p)
                 }
                 if !lists.isEmpty { perWord.append(Postings.intersect(lists)) }

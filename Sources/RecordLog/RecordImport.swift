@@ -57,15 +57,31 @@ public enum RecordTransfer {
     /// streamed in 32 MiB pieces, so a file of any size needs bounded memory; gzip and plist
     /// files are read whole.
     public static func importFile(_ path: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
+        return try readRecords(file: path, options: options, sink: storeSink(store))
+    }
+
+    /// Streams a file like `importFile`, handing the good records to `sink` in batches of
+    /// `options.batchSize`, in input order (see `readRecords(_:name:options:sink:)`).
+    public static func readRecords(
+        file path: String, options: ImportOptions = .init(),
+        sink: ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
+        try withoutActuallyEscaping(sink) { sink in try streamRecords(file: path, options: options, sink: sink) }
+    }
+
+    static func streamRecords(
+        file path: String, options: ImportOptions,
+        sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw FileSystemError("open", path: path, code: 2, message: "cannot open file")
         }
         defer { try? handle.close() }
         let head = [UInt8](handle.readData(ofLength: 64))
         if Gzip.isGzip(head) || isPropertyList(head) {
-            return try importBytes(try POSIXFileSystem().read(path), name: path, into: store, options: options)
+            return try readAll(try POSIXFileSystem().read(path), name: path, options: options, sink: sink)
         }
-        var importer = Importer(store: store, name: path, options: options)
+        var importer = Importer(name: path, options: options, sink: sink)
         var carry = head
         importer.summary.bytes = head.count
         while !importer.stop {
@@ -86,9 +102,35 @@ public enum RecordTransfer {
 
     /// Imports bytes in any supported format; `name` labels rejections.
     public static func importBytes(_ input: [UInt8], name: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
+        try readRecords(input, name: name, options: options, sink: storeSink(store))
+    }
+
+    /// A sink that commits each batch of records to `store` (already validated).
+    static func storeSink(_ store: RecordStore) -> ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)] {
+        { batch in
+            try store.commit(batch.map { .save($0.record) }, validate: false)
+            return []
+        }
+    }
+
+    /// Parses and validates bytes in any supported format and hands the good records to `sink`
+    /// in batches of `options.batchSize`, in input order. The sink may reject records of a batch
+    /// (by line, with a reason); they are counted and reported like parse errors. Used by the
+    /// store import above and by the Cirrus container import (which applies schema and zones).
+    public static func readRecords(
+        _ input: [UInt8], name: String, options: ImportOptions = .init(),
+        sink: ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
+        try withoutActuallyEscaping(sink) { sink in try readAll(input, name: name, options: options, sink: sink) }
+    }
+
+    static func readAll(
+        _ input: [UInt8], name: String, options: ImportOptions,
+        sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
         var bytes = input
         if Gzip.isGzip(bytes) { bytes = try Gzip.decompress(bytes) }
-        var importer = Importer(store: store, name: name, options: options)
+        var importer = Importer(name: name, options: options, sink: sink)
         importer.summary.bytes = bytes.count
         if isPropertyList(bytes) {
             let items: [Result<Record, Rejection>]
@@ -106,33 +148,44 @@ public enum RecordTransfer {
 
     /// The state of one import: pending batch, counts, line numbers across pieces.
     struct Importer {
-        let store: RecordStore
         let name: String
         let options: ImportOptions
+        let sink: ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
         let start = DispatchTime.now().uptimeNanoseconds
         var summary = ImportSummary()
-        var pending: [LogOperation] = []
+        var pending: [(line: Int, record: Record)] = []
         var stop = false
         /// Lines consumed so far (JSON Lines streamed in pieces).
         var line = 0
 
-        init(store: RecordStore, name: String, options: ImportOptions) {
-            self.store = store
+        init(name: String, options: ImportOptions, sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) {
             self.name = name
             self.options = options
+            self.sink = sink
             pending.reserveCapacity(options.batchSize)
         }
 
         mutating func flush() throws {
             guard !pending.isEmpty else { return }
-            try store.commit(pending, validate: false)
+            for (line, reason) in try sink(pending) {
+                summary.records -= 1
+                reject(line, reason)
+            }
             pending.removeAll(keepingCapacity: true)
+        }
+
+        mutating func reject(_ line: Int, _ reason: String) {
+            summary.rejected += 1
+            if summary.rejections.count < options.maximumReportedRejections {
+                summary.rejections.append(ImportRejection(file: name, line: line, reason: reason))
+            }
+            if options.stopOnError { stop = true }
         }
 
         mutating func accept(_ result: Result<Record, Rejection>, line: Int) throws {
             switch result {
             case .success(let r):
-                pending.append(.save(r))
+                pending.append((line, r))
                 summary.records += 1
                 if pending.count >= options.batchSize { try flush() }
                 if let p = options.progress, summary.records % options.progressInterval == 0 {
@@ -140,11 +193,7 @@ public enum RecordTransfer {
                     p(summary)
                 }
             case .failure(let reason):
-                summary.rejected += 1
-                if summary.rejections.count < options.maximumReportedRejections {
-                    summary.rejections.append(ImportRejection(file: name, line: line, reason: reason.message))
-                }
-                if options.stopOnError { stop = true }
+                reject(line, reason.message)
             }
         }
 

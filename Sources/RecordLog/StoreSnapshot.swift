@@ -28,10 +28,11 @@ struct LiveRecord: Sendable {
     var recordType: String
 }
 
-/// A deletion remembered for change fetching (until compaction drops it).
-struct Tombstone: Sendable {
-    var sequence: UInt64
-    var recordType: String
+/// A record deletion still in the log (since the last compaction), for change fetching.
+public struct Tombstone: Sendable, Hashable {
+    public var recordID: RecordID
+    public var recordType: String
+    public var sequence: UInt64
 }
 
 /// The records saved and deleted after a sequence number, in sequence order: the base of
@@ -93,8 +94,10 @@ enum StateChange {
 public struct StoreSnapshot: Sendable {
     /// Live records by id, encoded.
     var live = LiveMap()
-    /// Deleted records since the last compaction: sequence of the deletion and record type.
-    var tombstones = ShardedMap<Tombstone>()
+    /// Deletions still in the log (since the last compaction), per zone, in sequence order:
+    /// what "changes since a token" reports as deleted. The default zone has no change
+    /// fetching in CloudKit, so its deletions are not kept.
+    var tombstoneMap: [ZoneID: [Tombstone]] = [:]
     /// Created zones (not the default zone, which always exists) with the sequence that created them.
     public internal(set) var zones: [ZoneID: UInt64] = [:]
     /// The latest schema, if one was ever written.
@@ -108,6 +111,11 @@ public struct StoreSnapshot: Sendable {
     public internal(set) var horizon: UInt64 = 0
 
     public init() {}
+
+    /// Deletions of records in `zone` still in the log, in sequence order (compaction drops
+    /// them and raises `horizon`). A record deleted and saved again keeps its tombstone; see
+    /// `changes(since:in:limit:)` for the net view.
+    public func tombstones(in zone: ZoneID) -> [Tombstone] { tombstoneMap[zone] ?? [] }
 
     /// The number of live records.
     public var recordCount: Int { live.count }
@@ -162,7 +170,12 @@ public struct StoreSnapshot: Sendable {
         for (id, l) in live where l.sequence > sequence && (zone == nil || id.zoneID == zone) {
             all.append(.saved(id, sequence: l.sequence))
         }
-        for (id, t) in tombstones where t.sequence > sequence && (zone == nil || id.zoneID == zone) {
+        // Net deletions: the latest tombstone per record, unless the record was saved again.
+        var latest: [RecordID: Tombstone] = [:]
+        for (z, list) in tombstoneMap where zone == nil || z == zone {
+            for t in list where t.sequence > sequence { latest[t.recordID] = t }
+        }
+        for (id, t) in latest where (live[id]?.sequence ?? 0) < t.sequence {
             all.append(.deleted(id, recordType: t.recordType, sequence: t.sequence))
         }
         all.sort { $0.sequence < $1.sequence }
@@ -198,28 +211,32 @@ public struct StoreSnapshot: Sendable {
         switch change {
         case .record(let id, let type, let payload):
             live[id] = LiveRecord(payload: payload, sequence: sequence, recordType: type)
-            tombstones[id] = nil
         case .other(let entry):
             switch entry {
             case .recordVersion(let r):
                 live[r.recordID] = LiveRecord(payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
-                tombstones[r.recordID] = nil
             case .deletion(let id, let type):
                 let existed = live[id]
                 live[id] = nil
-                tombstones[id] = Tombstone(sequence: sequence, recordType: existed?.recordType ?? type)
+                if !id.zoneID.isDefaultZone {
+                    tombstoneMap[id.zoneID, default: []].append(
+                        Tombstone(recordID: id, recordType: existed?.recordType ?? type, sequence: sequence))
+                }
             case .zoneCreate(let z): zones[z] = sequence
             case .zoneDelete(let z):
                 zones[z] = nil
                 live.removeAll { id, _ in id.zoneID == z }
-                tombstones.removeAll { id, _ in id.zoneID == z }
+                tombstoneMap[z] = nil
             case .schemaChange(let s):
                 schema = s
                 schemaSequence = sequence
             case .checkpoint(let hi, let h):
                 lastSequence = max(lastSequence, hi)
                 horizon = max(horizon, h)
-                tombstones.removeAll { _, t in t.sequence <= h }
+                tombstoneMap = tombstoneMap.compactMapValues { list in
+                    let kept = list.filter { $0.sequence > h }
+                    return kept.isEmpty ? nil : kept
+                }
             }
         }
         lastSequence = max(lastSequence, sequence)

@@ -6,9 +6,11 @@ import RecordLog
 import RecordModel
 import Testing
 
+// A container directory; its development environment's log is the store at /db/development.
 private let dbDir = "/db"
-private func segPath(_ n: UInt64) -> String { dbDir + "/" + Manifest.segmentFileName(n) }
-private func openStore(_ fs: InMemoryFileSystem) throws -> RecordStore { try RecordStore.open(directory: dbDir, fileSystem: fs) }
+private let storeDir = "/db/development"
+private func segPath(_ n: UInt64) -> String { storeDir + "/" + Manifest.segmentFileName(n) }
+private func openStore(_ fs: InMemoryFileSystem) throws -> RecordStore { try RecordStore.open(directory: storeDir, fileSystem: fs) }
 private func note(_ name: String, _ i: Int = 0, zone: ZoneID = .default) -> Record {
     Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone), fields: ["title": .string(name), "n": .int64(Int64(i))])
 }
@@ -41,30 +43,30 @@ private let sampleJSONL = """
         #expect(ok.exitCode == 0)
         #expect(ok.stdout.contains("live records: 3"))
         #expect(ok.stdout.contains("type Note: 3"))
-        #expect(ok.stdout.hasSuffix("status: clean\n"))
+        #expect(ok.stdout.hasSuffix("indexes: ok\nstatus: clean\n"))
         let offs = frameOffsets(try #require(fs.contents(segPath(1))))
         fs.flipBit(segPath(1), atByte: offs[1] + 30)
         let bad = StoreCommands.verify(db: dbDir, json: true, fileSystem: fs)
         #expect(bad.exitCode == 1)
         let j = try JSONValue.parse(bad.stdout)
         #expect(j["clean"] == .bool(false))
-        guard case .array(let cs) = j["corruptions"] else { Issue.record("no corruptions"); return }
+        guard case .array(let cs) = j["environments"]?["development"]?["corruptions"] else { Issue.record("no corruptions"); return }
         #expect(cs.first?["offset"] == .integer(Int64(offs[1])))
         #expect(StoreCommands.verify(db: "/nowhere", json: false, fileSystem: fs).exitCode == 1)
     }
 
-    @Test func getFindsOrSaysNotFound() throws {
+    @Test func getFindsOrSaysNotFound() async throws {
         let fs = InMemoryFileSystem()
         let s = try openStore(fs)
         try s.save(note("a", 7))
         try s.close()
-        let text = StoreCommands.get(db: dbDir, type: "Note", recordName: "a", json: false, fileSystem: fs)
+        let text = await StoreCommands.get(db: dbDir, type: "Note", recordName: "a", json: false, fileSystem: fs)
         #expect(text.exitCode == 0)
         #expect(text.stdout.contains("n INT64 = 7"))
-        let json = StoreCommands.get(db: dbDir, type: "Note", recordName: "a", json: true, fileSystem: fs)
+        let json = await StoreCommands.get(db: dbDir, type: "Note", recordName: "a", json: true, fileSystem: fs)
         #expect(try Record(webServicesJSON: JSONValue.parse(json.stdout))["n"] == .int64(7))
-        #expect(StoreCommands.get(db: dbDir, type: "Note", recordName: "zz", json: false, fileSystem: fs).exitCode == 1)
-        #expect(StoreCommands.get(db: dbDir, type: "Other", recordName: "a", json: false, fileSystem: fs).exitCode == 1)
+        #expect(await StoreCommands.get(db: dbDir, type: "Note", recordName: "zz", json: false, fileSystem: fs).exitCode == 1)
+        #expect(await StoreCommands.get(db: dbDir, type: "Other", recordName: "a", json: false, fileSystem: fs).exitCode == 1)
     }
 
     @Test func importThenExportOnDisk() throws {

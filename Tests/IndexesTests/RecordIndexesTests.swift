@@ -96,6 +96,43 @@ import Testing
         try before.checkInvariants()
     }
 
+    /// Readers running beside a writer only ever see whole batches: every batch inserts 10 rows
+    /// and the snapshot's counts always agree with each other and with a multiple of 10.
+    @Test func readersNeverSeeHalfAppliedBatches() async throws {
+        let seed = TestSeed.next()
+        print("RecordIndexesTests.readersNeverSeeHalfAppliedBatches seed \(seed)")
+        var rng = SeededRandom(seed: seed)
+        let records = (0..<600).map { record($0, &rng) }
+        let store = RecordIndexStore(RecordIndexes(schema: Self.schema, rows: []))
+        let violations = await withTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for b in 0..<60 {
+                    store.commit((0..<10).map { i in .insert(RowID(b * 10 + i), records[b * 10 + i]) })
+                }
+                return 0
+            }
+            for _ in 0..<2 {
+                group.addTask {
+                    var bad = 0
+                    for _ in 0..<300 {
+                        let s = store.snapshot()
+                        let n = s.rowCount
+                        if n % 10 != 0 || s.ordered[.user("price")]?.count != n || s.ordered[.system(.creationDate)]?.count != n {
+                            bad += 1
+                        }
+                        await Task.yield()
+                    }
+                    return bad
+                }
+            }
+            var total = 0
+            for await v in group { total += v }
+            return total
+        }
+        #expect(violations == 0, "seed \(seed)")
+        #expect(store.snapshot().rowCount == 600)
+    }
+
     @Test func geosClipAgreesWithBoundingBoxSplit() throws {
         let planar = try #require(GEOSPlanar())
         let parts = planar.clipToWorld(latMin: 0, latMax: 1, lonMin: 179, lonMax: 181)

@@ -59,14 +59,15 @@ struct PointGen {
         }
     }
 
-    @Test func randomPointsMatchFullScan() throws {
+    @Test(arguments: [RTreePacking.str, .hilbert])
+    func randomPointsMatchFullScan(packing: RTreePacking) throws {
         let seed = TestSeed.next()
         print("SpatialIndexTests.randomPointsMatchFullScan seed \(seed)")
         var gen = PointGen(rng: SeededRandom(seed: seed))
         for size in stride(from: 0, through: 300, by: 5) {
             var pts: [RowID: Location] = [:]
             for r in 0..<size { pts[RowID(r)] = gen.location() }
-            var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4)
+            var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4, packing: packing)
             try check(index, pts, &gen, seed: seed)
             for _ in 0..<min(size, 150) {
                 let r = RowID(gen.rng.below(size + 10))
@@ -116,6 +117,41 @@ struct PointGen {
         var it = index.nearest(to: Location(latitude: 0, longitude: -179.995))
         #expect(it.next()?.row == 2)
         #expect(abs(GeoMath.distanceKm(latitude1: 0, longitude1: 179.99, latitude2: 0, longitude2: -179.99) - 2.2239) < 0.001)
+    }
+
+    /// The lat/lon box bound never exceeds the distance to any point of the box, and is matched
+    /// by a dense sampling of the box's boundary (it is exact, not just a bound).
+    @Test func boxLowerBoundMatchesSampledMinimum() {
+        let seed = TestSeed.next()
+        print("SpatialIndexTests.boxLowerBound seed \(seed)")
+        var gen = PointGen(rng: SeededRandom(seed: seed))
+        for _ in 0..<200 {
+            let a = gen.location()
+            let b = gen.location()
+            let w = gen.unit() * 40
+            let box = GeoBox(latMin: min(a.latitude, b.latitude), latMax: max(a.latitude, b.latitude),
+                             lonMin: max(-180, a.longitude - w), lonMax: min(180, a.longitude + w))
+            let qLoc = gen.location()
+            let q = GeoQueryPoint(latitude: qLoc.latitude, longitude: qLoc.longitude)
+            let bound = box.minChord2(from: q)
+            var sampled = 4.0
+            let steps = 400
+            for i in 0...steps {
+                let t = Double(i) / Double(steps)
+                let lat = box.latMin + (box.latMax - box.latMin) * t
+                let lon = box.lonMin + (box.lonMax - box.lonMin) * t
+                for (la, lo) in [(lat, box.lonMin), (lat, box.lonMax), (box.latMin, lon), (box.latMax, lon)] {
+                    sampled = min(sampled, q.vector.chord2(UnitVector(latitude: la, longitude: lo)))
+                }
+            }
+            let inside = box.containsLongitude(q.longitude) && q.latitude >= box.latMin && q.latitude <= box.latMax
+            if inside { sampled = 0 }
+            #expect(bound <= sampled + 1e-12, "seed \(seed): bound above a point of the box \(box) \(qLoc)")
+            // Sampling at 1/400 of the box misses the true minimum by at most a small margin.
+            let slack = GeoMath.distanceKm(chord2: sampled) - GeoMath.distanceKm(chord2: bound)
+            #expect(slack < 0.005 * 111 * max(box.latMax - box.latMin, box.lonMax - box.lonMin) + 1e-6,
+                    "seed \(seed): bound too loose by \(slack) km for \(box) \(qLoc)")
+        }
     }
 
     @Test func boxLowerBoundIsExactOnKnownCases() {

@@ -101,6 +101,30 @@ import Testing
         }
     }
 
+    @Test func largeIndexMatchesModel() {
+        let seed = TestSeed.next()
+        print("TextIndexTests.largeIndexMatchesModel seed \(seed)")
+        var rng = SeededRandom(seed: seed)
+        let words = (0..<400).map { "w\($0)" }
+        var docs: [RowID: String] = [:]
+        for r in 0..<20_000 {
+            docs[RowID(r)] = (0..<6).map { _ in words[min(rng.below(400), rng.below(400))] }.joined(separator: " ")
+        }
+        var index = TextIndex(rows: docs.map { ($0.key, [$0.value]) })  // unsorted input order
+        for r in stride(from: 0, to: 20_000, by: 7) {
+            index.remove(row: RowID(r), texts: [docs[RowID(r)] ?? ""])
+            docs[RowID(r)] = nil
+        }
+        let sets = docs.mapValues { Set($0.split(separator: " ").map(String.init)) }
+        for _ in 0..<30 {
+            let q = [words[rng.below(400)], words[rng.below(400)]]
+            let all = sets.filter { $0.value.isSuperset(of: q) }.map(\.key).sorted()
+            let any = sets.filter { !$0.value.isDisjoint(with: q) }.map(\.key).sorted()
+            #expect(index.rows(matchingAll: q) == all, "seed \(seed) \(q)")
+            #expect(index.rows(matchingAny: q) == any, "seed \(seed) \(q)")
+        }
+    }
+
     @Test func postingsIntersectAndUnionMatchSets() {
         let seed = TestSeed.next()
         print("TextIndexTests.postings seed \(seed)")
@@ -119,6 +143,7 @@ import Testing
                 }
             }
             #expect(Postings.union(lists) == Set(lists.joined()).sorted(), "seed \(seed)")
+            #expect(Postings.heapUnion(lists.filter { !$0.isEmpty }) == Set(lists.joined()).sorted(), "seed \(seed) heap")
         }
     }
 }

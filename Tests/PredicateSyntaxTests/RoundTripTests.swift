@@ -125,3 +125,42 @@ import Testing
         #expect(twice.formatString == printed)
     }
 }
+
+/// A seeded fuzz inside the test suite: mutated handwritten predicates either fail with an
+/// error pointing inside the input, or round-trip.
+@Suite struct MutationTests {
+    static let fragments = ["(", ")", "{", "}", "[", "]", ",", "'", "\"", "\\", "%", "%@", "-", "**", "AND", "OR", "NOT", "==",
+                            "[cd]", "ANY", "SUBQUERY(", "$x", "#", "@", ".", "0x", "1e", "5", "é", " ", "\u{A0}", ":", "TERNARY("]
+
+    @Test func mutatedPredicatesRoundTripOrFailCleanly() {
+        let seed = TestSeed.next()
+        var rng = SeededRandom(seed: seed)
+        let sources = RoundTripTests.handwritten
+        var parsed = 0
+        for n in 0..<5_000 {
+            var bytes = Array(sources[rng.below(sources.count)].utf8)
+            for _ in 0..<(1 + rng.below(3)) {
+                let at = rng.below(bytes.count + 1)
+                switch rng.below(3) {
+                case 0: bytes.insert(contentsOf: Array(Self.fragments[rng.below(Self.fragments.count)].utf8), at: at)
+                case 1: if at < bytes.count { bytes.remove(at: at) }
+                default: if at < bytes.count { bytes[at] = UInt8(truncatingIfNeeded: rng.next()) & 0x7F }
+                }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            do {
+                let tree = try PredicateParser.parse(text)
+                parsed += 1
+                let printed = tree.formatString
+                let again = try? PredicateParser.parse(printed)
+                #expect(again == tree, "CIRRUS_SEED=\(seed) #\(n): \(text) → \(printed)")
+                if again != tree { return }
+            } catch {
+                let n = text.utf8.count
+                #expect(error.range.start >= 0 && error.range.start <= error.range.end && error.range.end <= n,
+                        "CIRRUS_SEED=\(seed): \(text): \(error)")
+            }
+        }
+        #expect(parsed > 100, "the mutations should leave some predicates well-formed")
+    }
+}

@@ -11,12 +11,14 @@ import Testing
     @Test func changesSinceASequence() throws {
         let fs = InMemoryFileSystem()
         let zone = ZoneID(zoneName: "Z")
+        let notes = ZoneID(zoneName: "Notes")
+        func n(_ name: String, _ i: Int = 0) -> Record { note(name, i, zone: notes) }
         var s = try openStore(fs)
-        try s.commit([.createZone(zone), .save(note("a")), .save(note("b")), .save(note("z1", zone: zone))])
+        try s.commit([.createZone(zone), .createZone(notes), .save(n("a")), .save(n("b")), .save(note("z1", zone: zone))])
         let token = s.lastSequence
-        try s.save(note("c"))
-        try s.save(note("a", 2))
-        try s.commit([.delete(RecordID(recordName: "b"), recordType: "Note"), .delete(RecordID(recordName: "z1", zoneID: zone), recordType: "Note")])
+        try s.save(n("c"))
+        try s.save(n("a", 2))
+        try s.commit([.delete(RecordID(recordName: "b", zoneID: notes), recordType: "Note"), .delete(RecordID(recordName: "z1", zoneID: zone), recordType: "Note")])
         func check(_ s: RecordStore) throws {
             let all = try #require(s.snapshot().changes(since: token))
             #expect(all.changed.map(\.recordName) == ["c", "a"])
@@ -32,8 +34,8 @@ import Testing
         try s.close()
         s = try openStore(fs)
         try check(s)
-        // saving a deleted record again removes its tombstone
-        try s.save(note("b", 3))
+        // a deleted record saved again is reported as changed, not deleted
+        try s.save(n("b", 3))
         #expect(s.snapshot().changes(since: token)?.deleted.map(\.recordID.recordName) == ["z1"])
         // compaction drops deletions: older tokens expire
         try s.compact()
@@ -44,15 +46,17 @@ import Testing
         s = try openStore(fs)
         #expect(s.snapshot().changes(since: token) == nil)
         #expect(s.snapshot().horizon == h)
-        try s.save(note("d"))
+        try s.save(n("d"))
         #expect(s.snapshot().changes(since: h)?.changed.map(\.recordName) == ["d"])
+        #expect(s.snapshot().tombstones(in: notes).isEmpty)
     }
 
     @Test func changesArePagedInSequenceOrder() throws {
         let s = try openStore(InMemoryFileSystem())
-        for i in 0..<10 { try s.save(note("n\(i)")) }
-        try s.commit([.delete(RecordID(recordName: "n2"), recordType: "Note"), .delete(RecordID(recordName: "n5"), recordType: "Note")])
-        try s.save(note("n0", 1))
+        let z = ZoneID(zoneName: "Z")
+        for i in 0..<10 { try s.save(note("n\(i)", zone: z)) }
+        try s.commit([.delete(RecordID(recordName: "n2", zoneID: z), recordType: "Note"), .delete(RecordID(recordName: "n5", zoneID: z), recordType: "Note")])
+        try s.save(note("n0", 1, zone: z))
         var since: UInt64 = 0
         var seen: [String] = []
         var pages = 0
@@ -69,5 +73,18 @@ import Testing
         #expect(seen == ["n1", "n3", "n4", "n6", "n7", "n8", "n9", "-n2", "-n5", "n0"])
         #expect(pages == 4)
         #expect(since == s.lastSequence)
+    }
+}
+
+@Suite struct TombstoneTests {
+    @Test func defaultZoneKeepsNoTombstonesCustomZonesDo() throws {
+        let s = try openStore(InMemoryFileSystem())
+        let z = ZoneID(zoneName: "Z")
+        try s.commit([.save(note("a")), .save(note("b", zone: z))])
+        try s.commit([.delete(RecordID(recordName: "a"), recordType: "Note"), .delete(RecordID(recordName: "b", zoneID: z), recordType: "Note")])
+        #expect(s.snapshot().tombstones(in: .default).isEmpty)
+        #expect(s.snapshot().tombstones(in: z).map(\.recordID.recordName) == ["b"])
+        try s.commit([.deleteZone(z)])
+        #expect(s.snapshot().tombstones(in: z).isEmpty)
     }
 }

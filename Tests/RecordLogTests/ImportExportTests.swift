@@ -131,7 +131,7 @@ import Testing
     /// through `importFile` would need a 32 MiB file, so the piece logic is driven directly).
     @Test func piecesKeepLineNumbers() throws {
         let s = try openStore(InMemoryFileSystem(), durability: .none)
-        var imp = RecordTransfer.Importer(store: s, name: "f", options: ImportOptions())
+        var imp = RecordTransfer.Importer(name: "f", options: ImportOptions(), sink: RecordTransfer.storeSink(s))
         let text = Array(ImportExportTests.jsonl.utf8) + [0x0A]
         // split after the 3rd newline
         var newlines = 0

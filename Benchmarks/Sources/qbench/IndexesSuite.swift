@@ -16,7 +16,7 @@ struct IndexesSuite: ParsableCommand {
     @Flag(help: "Skip the GEOS STRtree comparison.") var noGeos = false
     @Option(help: "B+tree node size (entries per node).") var nodeSize = 64
     @Option(help: "R-tree fanout.") var fanout = 16
-    @Option(help: "Parts to run: ordered,spatial,text.") var parts = "ordered,spatial,text"
+    @Option(help: "Parts to run: ordered,spatial,text,facade.") var parts = "ordered,spatial,text,facade"
 
     func run() throws {
         let n = size
@@ -29,6 +29,7 @@ struct IndexesSuite: ParsableCommand {
         var sink = 0
         if parts.contains("spatial") { try runSpatial(data, &rng, &sink) }
         if parts.contains("text") { runText(data, &rng, &sink) }
+        if parts.contains("facade") { runFacade(data, &rng) }
         if sink == 42 { print("") }
     }
 

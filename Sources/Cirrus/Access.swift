@@ -1,0 +1,96 @@
+// Access: who may do what. A private database belongs to one user: every call on it must be
+// made on that user's behalf. In the public database a record type's grants decide, per role —
+// `_world` (everyone), `_icloud` (signed-in users), `_creator` (the record's creator) — with
+// CloudKit's defaults (read: world, create: signed-in, write: creator) unless the schema's
+// GRANT lines say otherwise. Writing always needs a signed-in user.
+
+import RecordModel
+
+enum Access {
+    /// Whether `identity` holds `permission` on records of `type` created by `creator` in the
+    /// public database (`creator` nil: for a type-level check, the creator role does not count).
+    static func allows(_ permission: Permission, type: String, creator: RecordID?, identity: Identity, schema: Schema) -> Bool {
+        let grants = schema.recordTypes[type]?.grants ?? Grant.defaults
+        for g in grants where g.permissions.contains(permission) {
+            switch g.role {
+            case Grant.world: return true
+            case Grant.authenticated: if identity.userRecordName != nil { return true }
+            case Grant.creator:
+                if let u = identity.userRecordName, let c = creator, c.recordName == u { return true }
+            default: continue
+            }
+        }
+        return false
+    }
+
+    /// Whether anyone in a role that `identity` could hold may read some records of `type`.
+    static func mayReadSome(type: String, identity: Identity, schema: Schema) -> Bool {
+        let grants = schema.recordTypes[type]?.grants ?? Grant.defaults
+        return grants.contains { g in
+            g.permissions.contains(.read)
+                && (g.role == Grant.world || (identity.userRecordName != nil && (g.role == Grant.authenticated || g.role == Grant.creator)))
+        }
+    }
+
+    /// Whether `identity` may read `record` of the database with storage owner `owner`.
+    static func canRead(_ record: Record, owner: String, identity: Identity, schema: Schema) -> Bool {
+        if owner != ZoneID.defaultOwnerName { return identity.userRecordName == owner }
+        return allows(.read, type: record.recordType, creator: record.creatorUserRecordID, identity: identity, schema: schema)
+    }
+}
+
+extension Database {
+    /// Throws unless this handle's identity may use the database at all: a private database
+    /// only by its owner (anonymous → notAuthenticated, anyone else → permissionFailure).
+    func checkDatabaseAccess() throws(CirrusError) {
+        guard case .private(let owner) = scope else { return }
+        if owner == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(owner)) == nil {
+            throw CirrusError(.invalidArguments, "\"\(owner)\" is not a user record name (1 to 255 printable ASCII characters, not \(ZoneID.defaultOwnerName))")
+        }
+        guard let u = identity.userRecordName else {
+            throw CirrusError(.notAuthenticated, "the private database of \"\(owner)\" needs its owner signed in")
+        }
+        if u != owner {
+            throw CirrusError(.permissionFailure, "user \"\(u)\" cannot use the private database of \"\(owner)\"")
+        }
+    }
+
+    /// Throws unless this identity may read records of `recordType` here — the check the query
+    /// code runs before executing a query. In the public database a `_creator`-only READ grant
+    /// passes for a signed-in user; filter rows with `canRead(_:)` then.
+    ///
+    /// ```swift
+    /// try db.checkCanRead(recordType: "Place")   // permissionFailure / notAuthenticated / invalidArguments (Users)
+    /// ```
+    public func checkCanRead(recordType: String) throws(CirrusError) {
+        try checkDatabaseAccess()
+        if recordType == Schema.usersRecordType {
+            throw CirrusError(.invalidArguments, "Type 'Users' cannot be queried")
+        }
+        if case .public = scope, !Access.mayReadSome(type: recordType, identity: identity, schema: schema) {
+            throw CirrusError(
+                identity.userRecordName == nil ? .notAuthenticated : .permissionFailure,
+                "\(identity) may not read records of type \(recordType)")
+        }
+    }
+
+    /// Whether this identity may read `record` (a record of this database, API form).
+    public func canRead(_ record: Record) -> Bool {
+        Access.canRead(record, owner: owner, identity: identity, schema: schema)
+    }
+
+    /// Throws unless this identity may create (`current` nil) or overwrite/delete `current`.
+    func checkWrite(type: String, current: Record?, id: RecordID, schema: Schema) throws(CirrusError) {
+        guard let u = identity.userRecordName else {
+            throw .record(.notAuthenticated, id, "writing needs a signed-in user")
+        }
+        guard case .public = scope else { return }
+        if let current {
+            if !Access.allows(.write, type: current.recordType, creator: current.creatorUserRecordID, identity: identity, schema: schema) {
+                throw .record(.permissionFailure, id, "user \"\(u)\" may not write this \(current.recordType) record (WRITE grant)")
+            }
+        } else if !Access.allows(.create, type: type, creator: nil, identity: identity, schema: schema) {
+            throw .record(.permissionFailure, id, "user \"\(u)\" may not create \(type) records (CREATE grant)")
+        }
+    }
+}

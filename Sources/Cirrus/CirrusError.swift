@@ -1,0 +1,96 @@
+// CirrusError: the one error type of the Cirrus façade, numbered like CloudKit's CKError so code
+// ported from CloudKit reads naturally (CKQUERY.md §4). Every error says what went wrong and,
+// when it concerns one record or zone, which one. Rendered to text in one place (`description`).
+
+import RecordModel
+
+/// An error of a Cirrus database call, with CloudKit's `CKError` code numbers.
+///
+/// ```swift
+/// do { _ = try await db.record(for: RecordID(recordName: "missing")) }
+/// catch let e as CirrusError where e.code == .unknownItem { print(e) }   // unknownItem (11): record "missing" …
+/// ```
+public struct CirrusError: Error, Sendable, CustomStringConvertible {
+    /// CloudKit's error codes (`CKError.Code` raw values). Never change the numbers.
+    public enum Code: Int, Sendable, Hashable, CaseIterable {
+        case internalError = 1
+        case partialFailure = 2
+        case notAuthenticated = 9
+        case permissionFailure = 10
+        case unknownItem = 11
+        case invalidArguments = 12
+        case serverRecordChanged = 14
+        case serverRejectedRequest = 15
+        case constraintViolation = 19
+        case operationCancelled = 20
+        case changeTokenExpired = 21
+        case batchRequestFailed = 22
+        case zoneBusy = 23
+        case badDatabase = 24
+        case quotaExceeded = 25
+        case zoneNotFound = 26
+        case limitExceeded = 27
+        case referenceViolation = 31
+    }
+
+    public var code: Code
+    /// A sentence saying what went wrong.
+    public var message: String
+    /// The record concerned, when the error is about one record.
+    public var recordID: RecordID?
+    /// The zone concerned, when the error is about one zone.
+    public var zoneID: ZoneID?
+    /// For `serverRecordChanged`: the record as the server has it now (merge and retry with its tag).
+    public var serverRecord: Record?
+    /// For `partialFailure`: the error of each failed item, by record id.
+    public var partialErrors: [RecordID: CirrusError]
+
+    public init(
+        _ code: Code, _ message: String, recordID: RecordID? = nil, zoneID: ZoneID? = nil, serverRecord: Record? = nil,
+        partialErrors: [RecordID: CirrusError] = [:]
+    ) {
+        self.code = code
+        self.message = message
+        self.recordID = recordID
+        self.zoneID = zoneID
+        self.serverRecord = serverRecord
+        self.partialErrors = partialErrors
+    }
+
+    /// CloudKit's number for the code.
+    public var errorCode: Int { code.rawValue }
+
+    /// `code (number): record "name" in zone "z": message`.
+    public var description: String {
+        var s = "\(code) (\(code.rawValue)): "
+        if let r = recordID {
+            s += "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"") + ": "
+        } else if let z = zoneID {
+            s += "zone \"\(z.zoneName)\": "
+        }
+        s += message
+        if !partialErrors.isEmpty {
+            for (id, e) in partialErrors.sorted(by: { $0.key < $1.key }) { s += "\n  \(id.recordName): \(e)" }
+        }
+        return s
+    }
+}
+
+extension CirrusError {
+    static func record(_ code: Code, _ id: RecordID, _ message: String) -> CirrusError {
+        CirrusError(code, message, recordID: id)
+    }
+
+    static func zone(_ code: Code, _ z: ZoneID, _ message: String) -> CirrusError {
+        CirrusError(code, message, zoneID: z)
+    }
+
+    static func cancelled() -> CirrusError { CirrusError(.operationCancelled, "the task was cancelled before the call ran") }
+
+    /// Wraps a store failure (I/O, closed store) as internalError; a record rule as invalidArguments.
+    static func from(_ e: any Error, recordID: RecordID? = nil) -> CirrusError {
+        if let c = e as? CirrusError { return c }
+        if let v = e as? RecordValidationError { return CirrusError(.invalidArguments, v.message, recordID: v.recordID ?? recordID) }
+        return CirrusError(.internalError, "\(e)", recordID: recordID)
+    }
+}

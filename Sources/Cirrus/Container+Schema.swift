@@ -1,0 +1,103 @@
+// Container+Schema: the schema lifecycle — export and import of CloudKit's schema language,
+// promotion from development to production, and the add-only rule: once a type or field
+// exists it is never removed or retyped (index options and grants may change). A schema change
+// rebuilds the indexes of every type whose schema changed, in every database.
+
+import RecordLog
+import RecordModel
+
+extension Container {
+    /// The current schema of this environment (always includes the reserved `Users` type).
+    public var schema: Schema { core.schema }
+
+    /// The schema in CloudKit's schema language (`cktool export-schema` format).
+    ///
+    /// ```swift
+    /// print(container.exportSchema())   // DEFINE SCHEMA\n    RECORD TYPE Place ( … );
+    /// ```
+    public func exportSchema() -> String { core.schema.schemaLanguage }
+
+    /// Replaces this environment's schema with `text` (CloudKit's schema language). Add-only:
+    /// every existing type and field must still be there with the same type (serverRejectedRequest
+    /// otherwise); index options and grants are taken from the text. Unreadable text →
+    /// invalidArguments with its line and column.
+    @discardableResult
+    public func importSchema(_ text: String) throws(CirrusError) -> Schema {
+        var new: Schema
+        do {
+            new = try Schema(schemaLanguage: text, environment: core.environment)
+        } catch {
+            throw CirrusError(.invalidArguments, "schema: \(error)")
+        }
+        try Self.validateNames(new)
+        if new.recordTypes[Schema.usersRecordType] == nil {
+            new.recordTypes[Schema.usersRecordType] = core.schema.recordTypes[Schema.usersRecordType] ?? RecordTypeSchema(name: Schema.usersRecordType)
+        }
+        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
+        try Self.checkAddOnly(from: core.schema, to: new)
+        if new == core.schema { return new }
+        try core.commitHoldingLock([.setSchema(new)], changes: [], newSchema: new)
+        return new
+    }
+
+    /// Copies the development schema to production (this container must be the development
+    /// one). Add-only against what production already has. Opens `DIR/production` for writing:
+    /// do not promote while a production container on the same directory is open.
+    @discardableResult
+    public func promoteSchema() throws(CirrusError) -> Schema {
+        guard core.environment == .development else {
+            throw CirrusError(.invalidArguments, "promote from the development container; this one is production")
+        }
+        var schema = core.schema
+        schema.environment = .production
+        let prod: RecordStore
+        do {
+            prod = try RecordStore.open(
+                directory: joinPath(core.directory, Environment.production.rawValue), fileSystem: core.options.fileSystem,
+                options: RecordStoreOptions(durability: .everyCommit, clock: core.options.clock))
+        } catch {
+            throw CirrusError(.internalError, "cannot open the production store: \(error)")
+        }
+        defer { try? prod.close() }
+        if let current = prod.snapshot().schema {
+            try Self.checkAddOnly(from: current, to: schema)
+            if current == schema { return schema }
+        }
+        do {
+            try prod.commit([.setSchema(schema)])
+        } catch {
+            throw CirrusError(.internalError, "cannot write the production schema: \(error)")
+        }
+        return schema
+    }
+
+    static func validateNames(_ s: Schema) throws(CirrusError) {
+        for t in s.sortedRecordTypes {
+            do {
+                try Validation.validateRecordTypeName(t.name)
+                for f in t.sortedFields { try Validation.validateFieldName(f.name) }
+            } catch {
+                throw CirrusError(.invalidArguments, "schema: \(error)")
+            }
+        }
+    }
+
+    /// Throws serverRejectedRequest naming the first type or field `new` removes or retypes.
+    static func checkAddOnly(from old: Schema, to new: Schema) throws(CirrusError) {
+        for t in old.sortedRecordTypes {
+            guard let n = new.recordTypes[t.name] else {
+                throw CirrusError(.serverRejectedRequest, "record type \(t.name) would be removed; types are never removed once they exist")
+            }
+            for f in t.sortedFields {
+                guard let nf = n.fields[f.name] else {
+                    throw CirrusError(.serverRejectedRequest, "field \(t.name).\(f.name) would be removed; fields are never removed once they exist")
+                }
+                if nf.type != f.type {
+                    throw CirrusError(.serverRejectedRequest, "field \(t.name).\(f.name) would change type from \(f.type) to \(nf.type); fields are never retyped")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+// Container+Transfer: administrative import and export of a database's records (what `cirrus
+// import` / `cirrus export` run). Import acts as the container's administrator: no grant
+// checks, system fields in the input are kept (missing ones filled in), custom zones are
+// created as needed (private databases only), and the schema rules apply as for any save —
+// development grows the schema, production rejects unknown types and fields.
+
+import Foundation
+import RecordLog
+import RecordModel
+
+extension Container {
+    /// Saves `records` into the database `scope` as an administrator. Returns the failures
+    /// (index into `records`, error); the others are committed together.
+    ///
+    /// ```swift
+    /// let failures = try container.importRecords(records, into: .public)
+    /// ```
+    public func importRecords(_ records: [Record], into scope: Database.Scope) throws(CirrusError) -> [(Int, CirrusError)] {
+        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
+        let owner: String
+        switch scope {
+        case .public: owner = ZoneID.defaultOwnerName
+        case .private(let o): owner = o
+        }
+        let db = Database(core: core, scope: scope, identity: .user(owner))
+        return try core.withWriteLock { () throws(CirrusError) in
+            var zones: [LogOperation] = []
+            if case .private = scope {
+                var seen = Set<String>()
+                for r in records where !r.recordID.zoneID.isDefaultZone && seen.insert(r.recordID.zoneID.zoneName).inserted {
+                    let z = ZoneID(zoneName: r.recordID.zoneID.zoneName, ownerName: owner)
+                    if !core.zoneExists(owner: owner, z), (try? Validation.validateZoneID(z)) != nil { zones.append(.createZone(z)) }
+                }
+            }
+            try core.commitHoldingLock(zones, changes: [], newSchema: nil)
+            var plan = ModifyPlanner(database: db, policy: .allKeys, excludedZones: [], administrative: true)
+            plan.run(saving: records, deleting: [])
+            try core.commitHoldingLock(plan.operations, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
+            return plan.outcomes.enumerated().compactMap { (i, r) in
+                if case .failure(let e) = r { return (i, e) }
+                return nil
+            }
+        }
+    }
+
+    /// Imports a file (Web Services JSON Lines, gzip JSON Lines or a property list) into the
+    /// database `scope`, reporting bad records with their line and reason.
+    public func importFile(_ path: String, into scope: Database.Scope, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try importBytes([UInt8](data), name: path, into: scope, options: options)
+    }
+
+    /// Imports bytes in any format `importFile` reads; `name` labels rejections.
+    public func importBytes(_ bytes: [UInt8], name: String, into scope: Database.Scope, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
+        try RecordTransfer.readRecords(bytes, name: name, options: options) { batch in
+            let failures = try importRecords(batch.map(\.record), into: scope)
+            return failures.map { (i, e) in (batch[i].line, "\(e)") }
+        }
+    }
+
+    /// Writes the live records of a database (optionally of one type) as Web Services JSON
+    /// Lines in commit order, one `write` call per line. Returns the count.
+    @discardableResult
+    public func exportRecords(from scope: Database.Scope, type: String? = nil, write: (String) throws -> Void) rethrows -> Int {
+        let owner: String
+        switch scope {
+        case .public: owner = ZoneID.defaultOwnerName
+        case .private(let o): owner = o
+        }
+        var n = 0
+        for s in core.store.snapshot().records(ofType: type) where s.record.recordID.zoneID.ownerName == owner {
+            var line = ""
+            ContainerCore.apiForm(s.record).webServicesJSON.write(to: &line)
+            line += "\n"
+            try write(line)
+            n += 1
+        }
+        return n
+    }
+}

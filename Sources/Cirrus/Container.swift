@@ -1,0 +1,120 @@
+// Container: a directory holding one CloudKit container in one environment — its public
+// database, every user's private database, its schema — over one record log.
+//
+// Layout (docs/database.md): DIR/development/ and DIR/production/ are each a RecordStore
+// (segments, CURRENT, assets/, cursor-secrets.json). A container opens one environment; the
+// schema lives in that environment's log. Schema operations: Container+Schema.swift.
+
+import RecordLog
+import RecordModel
+
+/// A CloudKit container opened from a directory.
+///
+/// ```swift
+/// let container = try Container.open(at: "/data/places", environment: .development)
+/// let db = container.publicDatabase(as: .user("_alice"))
+/// try await db.save(Record(recordType: "Place", recordID: RecordID(recordName: "louvre"), fields: ["name": "Louvre"]))
+/// ```
+public final class Container: Sendable {
+    let core: ContainerCore
+
+    init(core: ContainerCore) { self.core = core }
+
+    /// Opens (or creates) the container in `directory`, in `environment`. Replays the log and
+    /// builds every database's indexes in bulk.
+    public static func open(
+        at directory: String, environment: Environment = .development, options: ContainerOptions = ContainerOptions()
+    ) throws(CirrusError) -> Container {
+        Container(core: try ContainerCore.open(directory: directory, environment: environment, options: options))
+    }
+
+    /// The container's directory.
+    public var directory: String { core.directory }
+    /// The environment this container was opened in.
+    public var environment: Environment { core.environment }
+
+    /// The public database, anonymously (reads only what the world may read).
+    public var publicDatabase: Database { publicDatabase(as: .anonymous) }
+
+    /// The public database on behalf of `identity`.
+    public func publicDatabase(as identity: Identity) -> Database {
+        Database(core: core, scope: .public, identity: identity)
+    }
+
+    /// The private database of `userRecordName`, used on that user's behalf.
+    ///
+    /// ```swift
+    /// let mine = container.privateDatabase(for: "_alice")
+    /// ```
+    public func privateDatabase(for userRecordName: String) -> Database {
+        Database(core: core, scope: .private(owner: userRecordName), identity: .user(userRecordName))
+    }
+
+    /// The database with `scope`, on behalf of `identity` (a private database used by anyone
+    /// but its owner refuses every call).
+    public func database(_ scope: Database.Scope, as identity: Identity) -> Database {
+        Database(core: core, scope: scope, identity: identity)
+    }
+
+    /// The users that have records or zones in a private database, sorted.
+    public var privateDatabaseOwners: [String] {
+        let snap = core.store.snapshot()
+        var owners = Set(core.stateLock.withLock { core.tables.keys })
+        for z in snap.zones.keys { owners.insert(z.ownerName) }
+        owners.remove(ZoneID.defaultOwnerName)
+        return owners.sorted()
+    }
+
+    /// Rewrites the log to its live state (deletions older than now become unreachable for
+    /// change tokens: fetching changes with an older token → changeTokenExpired).
+    public func compact() throws(CirrusError) {
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
+        do {
+            try core.store.compact()
+        } catch {
+            throw CirrusError(.internalError, "compaction failed: \(error)")
+        }
+        core.removeUnreferencedAssets()
+    }
+
+    /// Makes every acknowledged write durable.
+    public func sync() throws(CirrusError) {
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
+        do {
+            try core.store.sync()
+        } catch {
+            throw CirrusError(.internalError, "sync failed: \(error)")
+        }
+        core.removeUnreferencedAssets()
+    }
+
+    /// Syncs and closes the log; later writes fail with internalError.
+    public func close() throws(CirrusError) {
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
+        do {
+            try core.store.close()
+        } catch {
+            throw CirrusError(.internalError, "close failed: \(error)")
+        }
+        core.removeUnreferencedAssets()
+    }
+
+    /// What opening the log found (torn tail, corruption).
+    public var openReport: OpenReport { core.store.openReport }
+
+    /// Checks every table's indexes against its rows (tests and `verify`).
+    public func checkInvariants() throws {
+        let tables = core.stateLock.withLock { core.tables }
+        for (owner, types) in tables {
+            for (type, t) in types {
+                try t.indexes.checkInvariants()
+                guard t.indexes.rowCount == t.liveCount else {
+                    throw CirrusError(.internalError, "\(owner)/\(type): indexes hold \(t.indexes.rowCount) rows, the table \(t.liveCount)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,298 @@
+// ContainerCore: the shared state behind a Container and its Database handles — the record
+// store, the schema, per-database row tables and indexes, reverse deleteSelf references, asset
+// reference counts, subscriptions — and the single write path.
+//
+// Concurrency: `writeLock` serializes every write (read current versions, check tags and
+// grants, commit to the log, apply to tables, publish, notify), so the log, the tables and the
+// reverse references always agree once the lock is released. `stateLock` guards only what
+// readers take: the published tables and schema. A writer builds new table values from copies
+// (copy-on-write: it copies only touched pages/shards) and publishes them in one locked
+// assignment, so a reader never sees half a commit and never waits for a commit's work.
+//
+// Keys: records are stored under their zone's *storage owner* — `__defaultOwner__` for the
+// public database, the user record name for a private database — so one log holds every
+// database of the container and no id of one database can name a record of another. Records
+// handed out use the API form (owner `__defaultOwner__`).
+
+import Foundation
+import Indexes
+import RecordLog
+import RecordModel
+
+/// One committed change to one record, in API form.
+struct RecordChange: Sendable {
+    var owner: String
+    var old: Record?
+    var new: Record?
+}
+
+final class ContainerCore: @unchecked Sendable {
+    let directory: String
+    let storeDirectory: String
+    let environment: Environment
+    let options: ContainerOptions
+    let store: RecordStore
+
+    let writeLock = NSLock()
+    let stateLock = NSLock()
+    // Guarded by stateLock (written only while also holding writeLock):
+    var tables: [String: [String: TypeTable]] = [:]
+    var publishedSchema: Schema
+    /// Bumped (under `stateLock`) every time tables or schema are published: two snapshots with
+    /// the same version see the same data. Query continuations are valid only within one version.
+    var publishedVersion: UInt64 = 0
+    /// Live states of nearest-first streams between pages (Database+Query).
+    let continuations = ContinuationCache()
+    var subscribers: [Int: Subscriber] = [:]
+    var nextSubscriberKey = 0
+    var subscriptions: [String: [String: Subscription]] = [:]  // owner → id → subscription
+    var secrets: [String: [UInt8]] = [:]
+    // Guarded by writeLock:
+    /// owner → target (API form) → records holding a deleteSelf reference to it.
+    var backrefs: [String: [RecordID: Set<RecordID>]] = [:]
+    var assetRefs: [String: Int] = [:]
+    /// Assets whose last reference went away, removed once that is durable.
+    var unreferencedAssets = Set<String>()
+
+    init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
+        self.directory = directory
+        self.storeDirectory = joinPath(directory, environment.rawValue)
+        self.environment = environment
+        self.options = options
+        self.store = store
+        self.publishedSchema = schema
+    }
+
+    static func open(directory: String, environment: Environment, options: ContainerOptions) throws(CirrusError) -> ContainerCore {
+        let storeDir = joinPath(directory, environment.rawValue)
+        let store: RecordStore
+        do {
+            if !options.readOnly { try options.fileSystem.createDirectory(directory) }
+            store = try RecordStore.open(
+                directory: storeDir, fileSystem: options.fileSystem,
+                options: RecordStoreOptions(durability: options.durability, readOnly: options.readOnly, clock: options.clock))
+        } catch {
+            throw CirrusError(.internalError, "cannot open container \(directory) (\(environment.rawValue)): \(error)")
+        }
+        let snap = store.snapshot()
+        var schema = snap.schema ?? Schema(environment: environment)
+        schema.environment = environment
+        if schema.recordTypes[Schema.usersRecordType] == nil {
+            schema.recordTypes[Schema.usersRecordType] = RecordTypeSchema(name: Schema.usersRecordType)
+        }
+        let core = ContainerCore(directory: directory, environment: environment, options: options, store: store, schema: schema)
+        core.loadSecrets()
+        // Bulk build: group every live record by database and type.
+        var grouped: [String: [String: [Record]]] = [:]
+        for (_, stored) in snap.records {
+            let owner = stored.record.recordID.zoneID.ownerName
+            let r = apiForm(stored.record)
+            grouped[owner, default: [:]][r.recordType, default: []].append(r)
+            core.addRefs(owner: owner, r)
+        }
+        for (owner, types) in grouped {
+            for (type, records) in types {
+                core.tables[owner, default: [:]][type] = TypeTable(
+                    recordType: type, schema: schema.recordTypes[type], records: records, nodeSize: options.indexNodeSize)
+            }
+        }
+        if !options.readOnly { core.sweepAssets() }
+        return core
+    }
+
+    // MARK: forms
+
+    static func apiForm(_ r: Record) -> Record {
+        if r.recordID.zoneID.ownerName == ZoneID.defaultOwnerName { return r }
+        var r = r
+        r.recordID.zoneID.ownerName = ZoneID.defaultOwnerName
+        return r
+    }
+
+    static func storageID(_ id: RecordID, owner: String) -> RecordID {
+        RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName, ownerName: owner))
+    }
+
+    static func apiID(_ id: RecordID) -> RecordID {
+        RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName))
+    }
+
+    // MARK: reading
+
+    var schema: Schema { stateLock.withLock { publishedSchema } }
+
+    func table(owner: String, type: String) -> (TypeTable?, Schema) {
+        stateLock.withLock { (tables[owner]?[type], publishedSchema) }
+    }
+
+    /// A table, the schema and the version they were published with, read together.
+    func versionedTable(owner: String, type: String) -> (TypeTable?, Schema, UInt64) {
+        stateLock.withLock { (tables[owner]?[type], publishedSchema, publishedVersion) }
+    }
+
+    /// The live record (API form) of a database, or nil.
+    func current(owner: String, _ id: RecordID) -> Record? {
+        store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }
+    }
+
+    /// Custom zones of a database (storage form) with their creation sequence.
+    func zones(owner: String) -> [ZoneID: UInt64] {
+        store.snapshot().zones.filter { $0.key.ownerName == owner }
+    }
+
+    func zoneExists(owner: String, _ z: ZoneID) -> Bool {
+        z.isDefaultZone || store.snapshot().zones[ZoneID(zoneName: z.zoneName, ownerName: owner)] != nil
+    }
+
+    // MARK: writing (writeLock held by the caller)
+
+    /// Runs `body` holding the write lock (a synchronous function, so async callers may use it).
+    func withWriteLock<T>(_ body: () throws(CirrusError) -> T) throws(CirrusError) -> T {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        return try body()
+    }
+
+    /// Commits `ops` to the log, then applies `changes` (and a new schema) to the tables,
+    /// publishes them and notifies subscribers.
+    func commitHoldingLock(_ ops: [LogOperation], changes: [RecordChange], newSchema: Schema?) throws(CirrusError) {
+        if ops.isEmpty { return }
+        do {
+            try store.commit(ops, validate: false)
+        } catch {
+            throw CirrusError(.internalError, "the commit failed: \(error)")
+        }
+        apply(changes, newSchema: newSchema)
+        notify(changes)
+    }
+
+    func apply(_ changes: [RecordChange], newSchema: Schema?) {
+        let (oldTables, oldSchema) = stateLock.withLock { (tables, publishedSchema) }
+        let schema = newSchema ?? oldSchema
+        var grouped: [String: [String: [(old: Record?, new: Record?)]]] = [:]
+        var dropped: [String: Int] = [:]
+        for c in changes {
+            let type = c.new?.recordType ?? c.old?.recordType ?? ""
+            if let o = c.old, let n = c.new, o.recordType != n.recordType {
+                grouped[c.owner, default: [:]][o.recordType, default: []].append((o, nil))
+                grouped[c.owner, default: [:]][n.recordType, default: []].append((nil, n))
+            } else {
+                grouped[c.owner, default: [:]][type, default: []].append((c.old, c.new))
+            }
+            if let o = c.old { removeRefs(owner: c.owner, o, dropped: &dropped) }
+            if let n = c.new { addRefs(owner: c.owner, n) }
+        }
+        var updated: [(String, String, TypeTable)] = []
+        for (owner, types) in grouped {
+            for (type, list) in types {
+                var t = oldTables[owner]?[type]
+                    ?? TypeTable(recordType: type, schema: schema.recordTypes[type], records: [], nodeSize: options.indexNodeSize)
+                t.apply(list)
+                if t.schema != schema.recordTypes[type] { t.rebuild(schema: schema.recordTypes[type]) }
+                updated.append((owner, type, t))
+            }
+        }
+        if let newSchema, newSchema != oldSchema {
+            // A type whose schema changed is rebuilt in every database that has it.
+            let touched = Set(updated.map { "\($0.0)\u{0}\($0.1)" })
+            for (owner, types) in oldTables {
+                for (type, t) in types where !touched.contains("\(owner)\u{0}\(type)") && t.schema != newSchema.recordTypes[type] {
+                    var t = t
+                    t.rebuild(schema: newSchema.recordTypes[type])
+                    updated.append((owner, type, t))
+                }
+            }
+        }
+        stateLock.withLock {
+            for (owner, type, t) in updated { tables[owner, default: [:]][type] = t }
+            if let newSchema { publishedSchema = newSchema }
+            publishedVersion &+= 1
+        }
+        for (hash, _) in dropped where (assetRefs[hash] ?? 0) == 0 {
+            assetRefs[hash] = nil
+            unreferencedAssets.insert(hash)
+        }
+        if case .everyCommit = options.durability { removeUnreferencedAssets() }
+    }
+
+    /// Deletes the files of assets no live record refers to. With `.everyCommit` right after
+    /// the commit; otherwise only once the deletions are durable (sync, close, compaction), so
+    /// a crash can never bring back a record whose asset file is gone.
+    func removeUnreferencedAssets() {
+        for hash in unreferencedAssets where (assetRefs[hash] ?? 0) == 0 {
+            try? options.fileSystem.remove(store.assetPath(hash))
+        }
+        unreferencedAssets = []
+    }
+
+    func addRefs(owner: String, _ r: Record) {
+        for v in r.fields.values {
+            for e in v.elements {
+                switch e {
+                case .reference(let ref) where ref.action == .deleteSelf:
+                    backrefs[owner, default: [:]][Self.apiID(ref.recordID), default: []].insert(r.recordID)
+                case .asset(let a): assetRefs[a.contentHash, default: 0] += 1
+                default: break
+                }
+            }
+        }
+    }
+
+    func removeRefs(owner: String, _ r: Record, dropped: inout [String: Int]) {
+        for v in r.fields.values {
+            for e in v.elements {
+                switch e {
+                case .reference(let ref) where ref.action == .deleteSelf:
+                    let t = Self.apiID(ref.recordID)
+                    backrefs[owner]?[t]?.remove(r.recordID)
+                    if backrefs[owner]?[t]?.isEmpty == true { backrefs[owner]?[t] = nil }
+                case .asset(let a):
+                    assetRefs[a.contentHash, default: 0] -= 1
+                    dropped[a.contentHash, default: 0] += 1
+                default: break
+                }
+            }
+        }
+    }
+
+    /// Removes asset files no live record refers to (left by a crash between storing an asset
+    /// and committing its record, or by deletions before the last close).
+    func sweepAssets() {
+        let fs = options.fileSystem
+        let root = joinPath(storeDirectory, "assets")
+        guard fs.exists(root), let subs = try? fs.list(root) else { return }
+        for sub in subs {
+            let dir = joinPath(root, sub)
+            for name in (try? fs.list(dir)) ?? [] where name.count == 64 && (assetRefs[name] ?? 0) == 0 {
+                try? fs.remove(joinPath(dir, name))
+            }
+        }
+    }
+
+    // MARK: cursor secrets
+
+    var secretsPath: String { joinPath(storeDirectory, "cursor-secrets.json") }
+
+    func loadSecrets() {
+        guard let bytes = try? options.fileSystem.read(secretsPath),
+            let map = try? JSONDecoder().decode([String: [UInt8]].self, from: Data(bytes))
+        else { return }
+        secrets = map
+    }
+
+    /// The database's cursor secret, created (from the injected randomness) and persisted once.
+    func cursorSecret(owner: String) -> [UInt8] {
+        writeLock.withLock {
+            if let s = stateLock.withLock({ secrets[owner] }) { return s }
+            let s = options.random.bytes(32)
+            let all = stateLock.withLock {
+                secrets[owner] = s
+                return secrets
+            }
+            if !options.readOnly, let data = try? JSONEncoder().encode(all) {
+                try? options.fileSystem.writeAtomically(secretsPath, Array(data))
+            }
+            return s
+        }
+    }
+}

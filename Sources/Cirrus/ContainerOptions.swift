@@ -1,0 +1,111 @@
+// ContainerOptions: what a container is opened with — the injected file system, clock and
+// randomness, durability, limits — and Identity, on whose behalf every call is made.
+// No global mutable state: tests pass an in-memory file system, a fixed clock and seeded bytes.
+
+import Foundation
+import RecordLog
+import RecordModel
+
+/// On whose behalf a call is made: a signed-in user (their user record name) or nobody.
+///
+/// ```swift
+/// let alice = Identity.user("_alice")
+/// let db = container.publicDatabase(as: alice)
+/// ```
+public enum Identity: Sendable, Hashable, CustomStringConvertible {
+    /// Not signed in: may read what the world may read, never write.
+    case anonymous
+    /// A signed-in user, by user record name.
+    case user(String)
+
+    /// The user record name, nil when anonymous.
+    public var userRecordName: String? {
+        if case .user(let n) = self { return n }
+        return nil
+    }
+
+    public var description: String { userRecordName.map { "user \"\($0)\"" } ?? "anonymous" }
+}
+
+/// A source of random bytes (change tags, cursor secrets), injected so tests are repeatable.
+public protocol RandomSource: Sendable {
+    /// `count` random bytes.
+    func bytes(_ count: Int) -> [UInt8]
+}
+
+/// The system's cryptographically secure generator.
+public struct SystemRandomSource: RandomSource {
+    public init() {}
+    public func bytes(_ count: Int) -> [UInt8] {
+        var g = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &g) }
+    }
+}
+
+/// A repeatable source (SplitMix64 from a seed) for tests and reproducible runs.
+public final class SeededRandomSource: RandomSource, @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public func bytes(_ count: Int) -> [UInt8] {
+        lock.withLock {
+            var out: [UInt8] = []
+            out.reserveCapacity(count)
+            while out.count < count {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                z ^= z >> 31
+                for i in 0..<8 where out.count < count { out.append(UInt8(truncatingIfNeeded: z >> (8 * UInt64(i)))) }
+            }
+            return out
+        }
+    }
+}
+
+/// How a container is opened.
+///
+/// ```swift
+/// let c = try Container.open(at: "/data/app", environment: .development,
+///                            options: ContainerOptions(durability: .batched(milliseconds: 50, bytes: 1 << 20)))
+/// ```
+public struct ContainerOptions: Sendable {
+    public var fileSystem: any FileSystem
+    /// Wall time for creation/modification dates (and the log's segment headers).
+    public var clock: any LogClock
+    public var random: any RandomSource
+    public var durability: Durability
+    /// Open without changing anything; every write fails with internalError.
+    public var readOnly: Bool
+    /// Most records one database may hold (nil: no quota); more → quotaExceeded (25).
+    public var maximumRecordsPerDatabase: Int?
+    /// Node size of the B+trees (tests use tiny nodes so splits happen constantly).
+    public var indexNodeSize: Int
+
+    public init(
+        fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
+        random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,
+        maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64
+    ) {
+        self.fileSystem = fileSystem
+        self.clock = clock
+        self.random = random
+        self.durability = durability
+        self.readOnly = readOnly
+        self.maximumRecordsPerDatabase = maximumRecordsPerDatabase
+        self.indexNodeSize = indexNodeSize
+    }
+}
+
+/// CloudKit's limits enforced by the façade.
+public enum DatabaseLimits {
+    /// Most records to save plus ids to delete in one modify call.
+    public static let maximumItemsPerRequest = 400
+    /// Most deleteSelf references that may point at one record.
+    public static let maximumCascadingReferences = 750
+    /// Default page size of change fetching.
+    public static let defaultChangesPageSize = 200
+}

@@ -1,0 +1,129 @@
+// Database+Modify: saving and deleting records in batches — save policies, system fields,
+// just-in-time schema (development) or the locked schema (production), grants, deleteSelf
+// cascades, asset checks, quotas — and the atomicity rules of zones.
+//
+// A batch is planned under the container's write lock by ModifyPlanner (ModifyPlanner.swift)
+// against the committed state plus the batch's own earlier items, then committed to the log as
+// one batch. Atomicity: items in a custom zone succeed or fail together (the failing item gets
+// its error, the others batchRequestFailed); default-zone items succeed or fail one by one and
+// the result reports partialFailure. Because one item's schema extension can change whether
+// another succeeds, planning repeats without the failed atomic zones until nothing changes.
+
+import RecordLog
+import RecordModel
+
+/// What to do when the record being saved already exists.
+public enum SavePolicy: Sendable, Hashable {
+    /// Save only if the record's `recordChangeTag` is the server's (a new record has none);
+    /// otherwise serverRecordChanged (14) carrying the server's record. CloudKit's default.
+    case ifServerRecordUnchanged
+    /// Ignore the tag; write the given fields over the server's, keeping the server's others.
+    case changedKeys
+    /// Ignore the tag; replace the server's record with the given one.
+    case allKeys
+}
+
+/// The per-item outcome of `modifyRecords`, in the order the items were given.
+///
+/// ```swift
+/// let r = try await db.modifyRecords(saving: [a, b], deleting: [oldID])
+/// if let e = r.partialFailure { print(e.partialErrors) }
+/// ```
+public struct ModifyResult: Sendable {
+    public var saveResults: [(RecordID, Result<Record, CirrusError>)]
+    public var deleteResults: [(RecordID, Result<Void, CirrusError>)]
+
+    /// partialFailure (2) listing every failed item's error, or nil when every item succeeded.
+    public var partialFailure: CirrusError? {
+        var errs: [RecordID: CirrusError] = [:]
+        for (id, r) in saveResults { if case .failure(let e) = r { errs[id] = e } }
+        for (id, r) in deleteResults { if case .failure(let e) = r { errs[id] = e } }
+        if errs.isEmpty { return nil }
+        return CirrusError(.partialFailure, "\(errs.count) of \(saveResults.count + deleteResults.count) items failed", partialErrors: errs)
+    }
+
+    /// The saved records, throwing partialFailure if any item failed.
+    public func get() throws(CirrusError) -> [Record] {
+        if let e = partialFailure { throw e }
+        return saveResults.compactMap { try? $0.1.get() }
+    }
+}
+
+extension Database {
+    /// Saves records and deletes ids in one request of at most 400 items (more →
+    /// limitExceeded). Custom-zone items are atomic per zone when `atomically`; default-zone
+    /// items are independent. Deleting a record deletes the records that reference it with
+    /// deleteSelf, cascading, within the zone.
+    ///
+    /// ```swift
+    /// let r = try await db.modifyRecords(saving: [note], deleting: [], savePolicy: .changedKeys)
+    /// let saved = try r.saveResults[0].1.get()
+    /// ```
+    public func modifyRecords(
+        saving: [Record], deleting: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged, atomically: Bool = true
+    ) async throws(CirrusError) -> ModifyResult {
+        try Self.checkCancelled()
+        try checkDatabaseAccess()
+        let n = saving.count + deleting.count
+        if n > DatabaseLimits.maximumItemsPerRequest {
+            throw CirrusError(.limitExceeded, "\(n) items in one request; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
+        }
+        if n == 0 { return ModifyResult(saveResults: [], deleteResults: []) }
+        if identity.userRecordName == nil {
+            throw CirrusError(.notAuthenticated, "saving and deleting records needs a signed-in user")
+        }
+        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
+        return try core.withWriteLock { () throws(CirrusError) in modifyLocked(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically) }
+    }
+
+    /// The body of `modifyRecords`, write lock held.
+    func modifyLocked(saving: [Record], deleting: [RecordID], savePolicy: SavePolicy, atomically: Bool) -> ModifyResult {
+        var excluded = Set<String>()
+        var firstErrors: [Int: CirrusError] = [:]
+        var plan: ModifyPlanner
+        var rounds = 0
+        while true {
+            plan = ModifyPlanner(database: self, policy: savePolicy, excludedZones: excluded)
+            plan.run(saving: saving, deleting: deleting)
+            for (i, r) in plan.outcomes.enumerated() {
+                if case .failure(let e) = r, firstErrors[i] == nil { firstErrors[i] = e }
+            }
+            rounds += 1
+            guard atomically else { break }
+            let failedZones = Set(plan.outcomes.indices.compactMap { i -> String? in
+                guard case .failure = plan.outcomes[i], let z = plan.zoneOf[i], z != ZoneID.defaultZoneName else { return nil }
+                return z
+            }).subtracting(excluded)
+            if failedZones.isEmpty || rounds > 8 { break }
+            excluded.formUnion(failedZones)
+        }
+        // Items of a failed atomic zone: their own first error, or batchRequestFailed.
+        for i in plan.outcomes.indices {
+            guard let z = plan.zoneOf[i], excluded.contains(z) else { continue }
+            if let e = firstErrors[i], e.code != .batchRequestFailed {
+                plan.outcomes[i] = .failure(e)
+            } else {
+                let id = i < saving.count ? saving[i].recordID : deleting[i - saving.count]
+                plan.outcomes[i] = .failure(.record(.batchRequestFailed, id, "another item of this atomic zone batch failed; nothing in zone \"\(z)\" was saved"))
+            }
+        }
+        do throws(CirrusError) {
+            // A just-in-time schema change is logged in the same commit as the saves that caused
+            // it, so replay after a reopen knows the new types and fields.
+            let ops = plan.schemaChanged ? [.setSchema(plan.schema)] + plan.operations : plan.operations
+            try core.commitHoldingLock(ops, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
+        } catch {
+            for i in plan.outcomes.indices where (try? plan.outcomes[i].get()) != nil {
+                var e = error
+                e.recordID = i < saving.count ? saving[i].recordID : deleting[i - saving.count]
+                plan.outcomes[i] = .failure(e)
+            }
+        }
+        var result = ModifyResult(saveResults: [], deleteResults: [])
+        for (i, r) in saving.enumerated() { result.saveResults.append((r.recordID, plan.outcomes[i])) }
+        for (j, id) in deleting.enumerated() {
+            result.deleteResults.append((id, plan.outcomes[saving.count + j].map { _ in () }))
+        }
+        return result
+    }
+}

@@ -1,0 +1,236 @@
+// Queries on a database, shaped like CloudKit's async API:
+// `records(matching:inZoneWith:desiredKeys:resultsLimit:)` and
+// `records(continuingMatchFrom:desiredKeys:resultsLimit:)`, plus `explain` and the index advisor.
+//
+// A query is checked by the CKQuery checker against this database's schema (production enforces
+// index options exactly; development answers anything the schema can type), planned on the
+// statistics of one consistent snapshot of the record type, executed on that same snapshot, and
+// returns a page with a cursor when more may follow. Access rules apply before anything runs.
+
+import Indexes
+import PredicateSyntax
+import QueryChecker
+import QueryExecution
+import QueryPlanner
+import RecordModel
+
+/// A query as CloudKit's `CKQuery` holds it: a record type, a predicate format string with its
+/// arguments, and sort descriptors.
+///
+/// ```swift
+/// let q = RecordQuery(recordType: "Place", predicate: "kind == %@ AND distanceToLocation:fromLocation:(location, %@) < 5",
+///                     arguments: ["cafe", .value(.location(here))],
+///                     sortDescriptors: [.distance(field: "location", from: here)])
+/// ```
+public struct RecordQuery: Sendable, Hashable {
+    public var recordType: String
+    /// An NSPredicate format string; `TRUEPREDICATE` for every record.
+    public var predicate: String
+    /// Values for `%@ %K %d …`, in order.
+    public var arguments: [PredicateArgument]
+    /// Values for `$NAME` variables.
+    public var variables: [String: PredicateArgument]
+    public var sortDescriptors: [SortDescriptor]
+
+    public init(
+        recordType: String, predicate: String = "TRUEPREDICATE", arguments: [PredicateArgument] = [],
+        variables: [String: PredicateArgument] = [:], sortDescriptors: [SortDescriptor] = []
+    ) {
+        self.recordType = recordType
+        self.predicate = predicate
+        self.arguments = arguments
+        self.variables = variables
+        self.sortDescriptors = sortDescriptors
+    }
+}
+
+/// `explain`: the plan with its estimates and actual rows, the plans rejected, the index options
+/// the query needs, and the checker's warnings.
+public struct QueryExplanation: Sendable {
+    public var plan: QueryPlan
+    /// Rows each plan node produced when the query was executed (empty otherwise).
+    public var actual: [Int: Int]
+    /// The index options the query relies on (what production requires).
+    public var requiredIndexes: [IndexRequirement]
+    /// Those of `requiredIndexes` the current schema does not have.
+    public var missingIndexes: [IndexRequirement]
+    public var warnings: [String]
+    /// Records the executed page returned.
+    public var returned: Int?
+
+    /// The plan, the index options (`+` present, `-` missing in the current schema), warnings.
+    public var text: String {
+        var out = plan.explain(actual: actual)
+        if !requiredIndexes.isEmpty {
+            out += "indexes:\n"
+            for r in requiredIndexes {
+                out += (missingIndexes.contains(r) ? "  - " : "  + ") + r.description + "\n"
+            }
+        }
+        for w in warnings { out += "warning: \(w)\n" }
+        return out
+    }
+}
+
+extension RecordTypeSnapshot: QuerySnapshot {
+    public var typeSchema: RecordTypeSchema? { schema }
+}
+
+extension Database {
+    /// The page size when `resultsLimit` is 0 ("the engine chooses").
+    public static let defaultResultsLimit = 100
+
+    /// Records of `query`, in its order: the first page of at most `resultsLimit` records (0: the
+    /// engine chooses) and a cursor when more may follow. `zoneID` nil means every zone of this
+    /// database. `desiredKeys` nil returns whole records, `[]` only the system fields.
+    public func records(
+        matching query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, desiredKeys: [String]? = nil, resultsLimit: Int = 0
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
+        let (checked, _) = try check(query)
+        let zone = try zoneID.map { (z) throws(CirrusError) in try queryZone(z) }
+        return try page(checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit)
+    }
+
+    /// The next page of the query a cursor came from. The query is checked again against the
+    /// current schema; a cursor of another database is rejected.
+    public func records(
+        continuingMatchFrom cursor: QueryCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 0
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
+        guard cursor.scope == cursorScope else {
+            throw CirrusError(.invalidArguments, "the cursor was issued by another database (\(cursor.scope))")
+        }
+        try checkCanRead(recordType: cursor.query.recordType)
+        try recheck(cursor.query)
+        return try page(cursor.query, zone: cursor.zone, desiredKeys: desiredKeys, after: cursor.position,
+                        resultsLimit: resultsLimit, from: cursor)
+    }
+
+    /// The printable token of a cursor, signed with this database's secret (docs/cursor-format.md).
+    public func token(for cursor: QueryCursor) -> String { cursor.token(secret: cursorSecret) }
+
+    /// The cursor of a token issued by this database; with `expecting`, it must belong to that query.
+    public func cursor(fromToken token: String, expecting query: RecordQuery? = nil) throws(CirrusError) -> QueryCursor {
+        let expected = try query.map { (q) throws(CirrusError) in try check(q).0 }
+        do {
+            return try QueryCursor(token: token, secret: cursorSecret, expecting: expected)
+        } catch {
+            throw CirrusError(.invalidArguments, "\(error)")
+        }
+    }
+
+    /// Plans `query` (and, with `execute`, runs its first page) and describes what happened.
+    public func explain(
+        _ query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, resultsLimit: Int = 0, execute: Bool = true
+    ) async throws(CirrusError) -> QueryExplanation {
+        let (checked, warnings) = try check(query)
+        let zone = try zoneID.map { (z) throws(CirrusError) in try queryZone(z) }
+        let snap = querySnapshot(recordType: checked.recordType)
+        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
+        let plan = QueryPlanner.plan(checked, statistics: snap.statistics, limit: limit)
+        var actual: [Int: Int] = [:]
+        var returned: Int? = nil
+        if execute {
+            let result = try run(plan, snap, zone: zone, desiredKeys: [], after: nil, limit: limit)
+            actual = result.actual
+            returned = result.records.count
+        }
+        let required = QueryPlanner.requiredIndexes(checked)
+        return QueryExplanation(
+            plan: plan, actual: actual, requiredIndexes: required,
+            missingIndexes: required.filter { !has($0, schema.recordTypes[checked.recordType]) },
+            warnings: warnings, returned: returned)
+    }
+
+    /// The index options `query` needs in production (the development index advisor).
+    public func requiredIndexes(for query: RecordQuery) throws(CirrusError) -> [IndexRequirement] {
+        QueryPlanner.requiredIndexes(try check(query).0)
+    }
+
+    // MARK: - internals
+
+    var cursorScope: String {
+        switch scope {
+        case .public: "public"
+        case .private(let o): "private:\(o)"
+        }
+    }
+
+    func queryZone(_ z: ZoneID) throws(CirrusError) -> ZoneID {
+        let zone = try checkZone(z)
+        if !zone.isDefaultZone, !core.zoneExists(owner: owner, zone) {
+            throw .zone(.zoneNotFound, z, "no such zone")
+        }
+        return zone
+    }
+
+    func checkContext(_ recordType: String) -> CheckContext {
+        CheckContext(schema: schema, recordType: recordType,
+                     now: Timestamp(millisecondsSince1970: core.options.clock.wallMilliseconds()))
+    }
+
+    /// Checks a query against the schema: access, predicate, sort descriptors.
+    func check(_ q: RecordQuery) throws(CirrusError) -> (Query, [String]) {
+        try checkCanRead(recordType: q.recordType)
+        var ctx = checkContext(q.recordType)
+        ctx.arguments = q.arguments
+        ctx.variables = q.variables
+        ctx.source = q.predicate
+        do throws(PredicateError) {
+            let checked = try QueryChecker.check(q.predicate, context: ctx)
+            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
+            return (Query(recordType: q.recordType, predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
+                    checked.warnings.map(\.message))
+        } catch {
+            throw CirrusError(.invalidArguments, error.range == .none ? error.message : error.rendered(source: q.predicate))
+        }
+    }
+
+    /// Checks a cursor's query against the current schema (it may have changed since).
+    func recheck(_ q: Query) throws(CirrusError) {
+        let (format, args) = q.predicate.predicateFormat
+        var ctx = checkContext(q.recordType)
+        ctx.arguments = args
+        do throws(PredicateError) {
+            _ = try QueryChecker.check(format, context: ctx)
+            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
+        } catch {
+            throw CirrusError(.invalidArguments, "the query of this cursor can no longer run: \(error.message)")
+        }
+    }
+
+    func page(
+        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int, from previous: QueryCursor? = nil
+    ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
+        let snap = querySnapshot(recordType: q.recordType)
+        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit)
+        let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
+        let result = try run(plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume)
+        let cursor = result.next.map {
+            QueryCursor(scope: cursorScope, query: q, zone: zone, desiredKeys: desiredKeys, position: $0)
+        }
+        if let cursor, let c = result.continuation { core.continuations.put(cursor, version: snap.version, c) }
+        return (result.records.map { ($0.recordID, .success($0)) }, cursor)
+    }
+
+    func run(
+        _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, limit: Int,
+        resume: StreamContinuation? = nil
+    ) throws(CirrusError) -> QueryPage {
+        let visible: (@Sendable (Record) -> Bool)?
+        if case .public = scope { visible = { [self] r in self.canRead(r) } } else { visible = nil }
+        do {
+            return try QueryExecutor.run(
+                plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible, resume: resume)
+        } catch {
+            throw CirrusError(.internalError, "query execution failed: \(error.message)")
+        }
+    }
+
+    func has(_ r: IndexRequirement, _ t: RecordTypeSchema?) -> Bool {
+        guard let t else { return false }
+        if let sys = SystemField(rawValue: r.field) { return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option) }
+        if r.option == .searchable { return t.fields.values.contains { $0.options.contains(.searchable) } }
+        return t.fields[r.field]?.options.isSuperset(of: r.option) ?? false
+    }
+}

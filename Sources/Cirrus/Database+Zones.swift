@@ -1,0 +1,146 @@
+// Database+Zones: custom zones (private databases only; the public database has just the
+// default zone → badDatabase) and fetching a zone's changes since a change token.
+//
+// A change token is the zone (owner and name) plus the log sequence number it was issued at,
+// encoded as opaque bytes: "CZT1", sequence (8 bytes little-endian), owner, 0, zone name. Changes since it: live records of the zone written after
+// the sequence and tombstones (RecordLog keeps deletions until compaction) after it, in sequence
+// order, paged. A token older than the compaction horizon or the zone's creation, from another
+// zone, from the future, or not decoding at all → changeTokenExpired.
+
+import RecordLog
+import RecordModel
+
+/// An opaque position in a zone's history.
+public struct ChangeToken: Sendable, Hashable {
+    /// The token's bytes (store them to resume later).
+    public let data: [UInt8]
+    public init(data: [UInt8]) { self.data = data }
+
+    init(owner: String, zoneName: String, sequence: UInt64) {
+        var d = Array("CZT1".utf8)
+        for i in 0..<8 { d.append(UInt8(truncatingIfNeeded: sequence >> (8 * UInt64(i)))) }
+        d += Array(owner.utf8) + [0] + Array(zoneName.utf8)
+        data = d
+    }
+
+    /// The token's zone (storage form: owner and name) and sequence; nil if it does not decode.
+    var decoded: (zone: ZoneID, sequence: UInt64)? {
+        guard data.count >= 13, Array(data[0..<4]) == Array("CZT1".utf8) else { return nil }
+        var s: UInt64 = 0
+        for i in 0..<8 { s |= UInt64(data[4 + i]) << (8 * UInt64(i)) }
+        let rest = data[12...]
+        guard let nul = rest.firstIndex(of: 0), let owner = String(validating: rest[..<nul], as: UTF8.self),
+            let name = String(validating: rest[(nul + 1)...], as: UTF8.self)
+        else { return nil }
+        return (ZoneID(zoneName: name, ownerName: owner), s)
+    }
+}
+
+/// One page of a zone's changes.
+public struct ZoneChanges: Sendable {
+    /// Records created or changed since the token (latest versions).
+    public var changed: [Record]
+    /// Records deleted since the token.
+    public var deleted: [(RecordID, recordType: String)]
+    /// Where the next fetch starts.
+    public var token: ChangeToken
+    /// Whether more changes follow (fetch again with `token`).
+    public var moreComing: Bool
+}
+
+extension Database {
+    /// Creates a custom zone (no-op if it exists). badDatabase in the public database.
+    @discardableResult
+    public func save(zone: ZoneID) async throws(CirrusError) -> ZoneID {
+        try Self.checkCancelled()
+        try checkDatabaseAccess()
+        let z = try checkZone(zone)
+        if z.isDefaultZone { return z }
+        do {
+            try Validation.validateZoneID(z)
+        } catch {
+            throw .zone(.invalidArguments, zone, error.message)
+        }
+        try requireWriter()
+        return try core.withWriteLock { () throws(CirrusError) in
+            if core.zoneExists(owner: owner, z) { return z }
+            try core.commitHoldingLock([.createZone(ZoneID(zoneName: z.zoneName, ownerName: owner))], changes: [], newSchema: nil)
+            return z
+        }
+    }
+
+    /// Deletes a custom zone and every record in it. zoneNotFound if it does not exist.
+    public func deleteZone(_ zone: ZoneID) async throws(CirrusError) {
+        try Self.checkCancelled()
+        try checkDatabaseAccess()
+        let z = try checkZone(zone)
+        if z.isDefaultZone { throw .zone(.invalidArguments, zone, "the default zone cannot be deleted") }
+        try requireWriter()
+        let storage = ZoneID(zoneName: z.zoneName, ownerName: owner)
+        try core.withWriteLock { () throws(CirrusError) in
+            guard core.zoneExists(owner: owner, z) else { throw .zone(.zoneNotFound, zone, "no such zone") }
+            let gone = core.store.snapshot().records(in: storage).map {
+                RecordChange(owner: owner, old: ContainerCore.apiForm($0.record), new: nil)
+            }
+            try core.commitHoldingLock([.deleteZone(storage)], changes: gone, newSchema: nil)
+        }
+    }
+
+    /// The zones of this database, the default zone first.
+    public func allZones() async throws(CirrusError) -> [ZoneID] {
+        try checkDatabaseAccess()
+        return [.default] + core.zones(owner: owner).keys.map { ZoneID(zoneName: $0.zoneName) }.sorted()
+    }
+
+    func requireWriter() throws(CirrusError) {
+        if identity.userRecordName == nil { throw CirrusError(.notAuthenticated, "changing zones needs a signed-in user") }
+        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
+    }
+
+    /// The changes of a custom zone since `token` (nil: from the beginning), at most `limit`
+    /// per page. The default zone and the public database have no change fetching (badDatabase).
+    ///
+    /// ```swift
+    /// var token: ChangeToken? = nil
+    /// repeat {
+    ///     let page = try await db.changes(in: zone, since: token)
+    ///     apply(page.changed, page.deleted)
+    ///     token = page.token
+    /// } while page.moreComing
+    /// ```
+    public func changes(in zone: ZoneID, since token: ChangeToken?, limit: Int = DatabaseLimits.defaultChangesPageSize) async throws(CirrusError) -> ZoneChanges {
+        try Self.checkCancelled()
+        try checkDatabaseAccess()
+        let z = try checkZone(zone)
+        if z.isDefaultZone { throw .zone(.badDatabase, zone, "the default zone does not support fetching changes") }
+        let storage = ZoneID(zoneName: z.zoneName, ownerName: owner)
+        let snap = core.store.snapshot()
+        guard let created = snap.zones[storage] else { throw .zone(.zoneNotFound, zone, "no such zone") }
+        var since: UInt64 = 0
+        if let token {
+            guard let (tz, seq) = token.decoded, tz == storage, seq <= snap.lastSequence,
+                seq >= snap.horizon, seq >= created
+            else {
+                throw .zone(.changeTokenExpired, zone, "the change token is unknown or older than the log keeps; fetch the zone from the beginning")
+            }
+            since = seq
+        }
+        enum Item { case saved(StoredRecord), deleted(RecordID, String, UInt64) }
+        var items: [(UInt64, Item)] = []
+        for s in snap.records(in: storage) where s.sequence > since { items.append((s.sequence, .saved(s))) }
+        for t in snap.tombstones(in: storage) where t.sequence > since { items.append((t.sequence, .deleted(t.recordID, t.recordType, t.sequence))) }
+        items.sort { $0.0 < $1.0 }
+        let pageSize = max(1, limit)
+        let more = items.count > pageSize
+        let page = items.prefix(pageSize)
+        var out = ZoneChanges(changed: [], deleted: [], token: ChangeToken(owner: owner, zoneName: z.zoneName, sequence: snap.lastSequence), moreComing: more)
+        for (_, item) in page {
+            switch item {
+            case .saved(let s): out.changed.append(ContainerCore.apiForm(s.record))
+            case .deleted(let id, let type, _): out.deleted.append((ContainerCore.apiID(id), recordType: type))
+            }
+        }
+        if more, let last = page.last { out.token = ChangeToken(owner: owner, zoneName: z.zoneName, sequence: last.0) }
+        return out
+    }
+}

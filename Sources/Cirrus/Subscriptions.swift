@@ -1,0 +1,178 @@
+// Subscriptions: query subscriptions (record type + a predicate checked by the CKQuery checker +
+// when to fire) and zone subscriptions, delivered in-process as an AsyncSequence of
+// notifications after the commit that caused them. "Matches" is RecordMatcher (QueryExecution),
+// the same single-record evaluator the planner's tests use as their full-scan oracle.
+//
+// Subscriptions live in memory for the life of the container (they are not persisted).
+
+import PredicateSyntax
+import QueryChecker
+import QueryExecution
+import RecordModel
+
+/// What a subscription watches.
+///
+/// ```swift
+/// let sub = try await db.save(Subscription(id: "cafes", recordType: "Place",
+///     predicate: "kind == %@", arguments: ["cafe"], firesOn: [.creation, .update]))
+/// for await n in db.notifications() { print(n.recordID, n.reason) }
+/// ```
+public struct Subscription: Sendable, Identifiable {
+    /// When a query subscription fires.
+    public struct FiresOn: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let creation = FiresOn(rawValue: 1)
+        public static let update = FiresOn(rawValue: 2)
+        public static let deletion = FiresOn(rawValue: 4)
+        /// Removed after its first notification.
+        public static let once = FiresOn(rawValue: 8)
+        public static let all: FiresOn = [.creation, .update, .deletion]
+    }
+
+    public enum Kind: Sendable {
+        /// Records of a type matching a predicate (format string + arguments).
+        case query(recordType: String, predicate: String, arguments: [PredicateArgument], firesOn: FiresOn)
+        /// Every change in one zone.
+        case zone(ZoneID)
+    }
+
+    public let id: String
+    public var kind: Kind
+
+    /// A query subscription.
+    public init(id: String, recordType: String, predicate: String, arguments: [PredicateArgument] = [], firesOn: FiresOn = .all) {
+        self.id = id
+        self.kind = .query(recordType: recordType, predicate: predicate, arguments: arguments, firesOn: firesOn)
+    }
+
+    /// A zone subscription.
+    public init(id: String, zoneID: ZoneID) {
+        self.id = id
+        self.kind = .zone(zoneID)
+    }
+
+    /// The checked predicate (set when saved).
+    var matcher: RecordMatcher?
+    /// Who saved it (notifications go to their streams, filtered by what they may read).
+    var subscriber: Identity = .anonymous
+}
+
+/// A notification: a change that a subscription asked for, delivered after its commit.
+public struct Notification: Sendable, Hashable {
+    public enum Reason: Sendable, Hashable {
+        case recordCreated, recordUpdated, recordDeleted
+    }
+
+    public var subscriptionID: String
+    public var recordID: RecordID
+    public var recordType: String
+    public var reason: Reason
+    /// The record after the change (nil for a deletion).
+    public var record: Record?
+}
+
+/// A registered notification stream.
+struct Subscriber {
+    var owner: String
+    var identity: Identity
+    var continuation: AsyncStream<Notification>.Continuation
+}
+
+extension ContainerCore {
+    /// Checks a subscription's predicate against the current schema and stores it.
+    func saveSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
+        var s = s
+        s.subscriber = identity
+        switch s.kind {
+        case .query(let type, let text, let args, _):
+            let tree: PredicateSyntax.Predicate
+            do {
+                tree = try PredicateParser.parse(text)
+            } catch {
+                throw CirrusError(.invalidArguments, "subscription \"\(s.id)\": \(error)")
+            }
+            let schema = self.schema
+            do {
+                let checked = try QueryChecker.check(
+                    tree,
+                    context: CheckContext(
+                        arguments: args, schema: schema, recordType: type,
+                        now: Timestamp(millisecondsSince1970: options.clock.wallMilliseconds()), source: text))
+                s.matcher = RecordMatcher(predicate: checked.predicate, schema: schema.recordTypes[type])
+            } catch {
+                throw CirrusError(.invalidArguments, "subscription \"\(s.id)\": \(error.rendered(source: text))")
+            }
+        case .zone(let z):
+            if !zoneExists(owner: owner, z) { throw .zone(.zoneNotFound, z, "no such zone") }
+        }
+        stateLock.withLock { subscriptions[owner, default: [:]][s.id] = s }
+        return s
+    }
+
+    func deleteSubscription(id: String, owner: String) throws(CirrusError) {
+        let removed = stateLock.withLock { subscriptions[owner]?.removeValue(forKey: id) }
+        if removed == nil { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
+    }
+
+    func allSubscriptions(owner: String) -> [Subscription] {
+        stateLock.withLock { (subscriptions[owner] ?? [:]).values.sorted { $0.id < $1.id } }
+    }
+
+    func addSubscriber(owner: String, identity: Identity) -> AsyncStream<Notification> {
+        let (stream, cont) = AsyncStream<Notification>.makeStream()
+        let key = stateLock.withLock {
+            nextSubscriberKey += 1
+            subscribers[nextSubscriberKey] = Subscriber(owner: owner, identity: identity, continuation: cont)
+            return nextSubscriberKey
+        }
+        cont.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.stateLock.withLock { _ = self.subscribers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    /// Delivers the notifications a commit causes (writeLock held: commit order is delivery order).
+    func notify(_ changes: [RecordChange]) {
+        let (subs, streams) = stateLock.withLock { (subscriptions, subscribers) }
+        if subs.isEmpty || streams.isEmpty { return }
+        var fired: [(String, String)] = []
+        for c in changes {
+            guard let owner = subs[c.owner], let any = c.new ?? c.old else { continue }
+            let reason: Notification.Reason = c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
+            for s in owner.values.sorted(by: { $0.id < $1.id }) {
+                guard fires(s, c, reason) else { continue }
+                let n = Notification(subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason, record: c.new)
+                for sub in streams.values where sub.owner == c.owner && sub.identity == s.subscriber
+                    && Access.canRead(any, owner: c.owner, identity: sub.identity, schema: schema)
+                {
+                    sub.continuation.yield(n)
+                }
+                if case .query(_, _, _, let f) = s.kind, f.contains(.once) { fired.append((c.owner, s.id)) }
+            }
+        }
+        if !fired.isEmpty {
+            stateLock.withLock { for (o, id) in fired { subscriptions[o]?[id] = nil } }
+        }
+    }
+
+    private func fires(_ s: Subscription, _ c: RecordChange, _ reason: Notification.Reason) -> Bool {
+        switch s.kind {
+        case .zone(let z):
+            return (c.new ?? c.old)?.recordID.zoneID.zoneName == z.zoneName
+        case .query(let type, _, _, let f):
+            guard let m = s.matcher else { return false }
+            let before = c.old.map { $0.recordType == type && m.matches($0) } ?? false
+            let after = c.new.map { $0.recordType == type && m.matches($0) } ?? false
+            switch reason {
+            case .recordCreated: return after && f.contains(.creation)
+            case .recordDeleted: return before && f.contains(.deletion)
+            case .recordUpdated:
+                // An update that makes a record match counts as a creation for the subscription's
+                // purposes only when it fires on updates; leaving the match fires as an update too.
+                return (before || after) && f.contains(.update)
+            }
+        }
+    }
+}

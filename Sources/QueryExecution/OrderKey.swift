@@ -1,0 +1,66 @@
+// Order keys: a row's place in its query's total order — the values of the sort descriptors,
+// then the record id. A cursor position is the order key of the last row returned.
+//
+// Field sorts use the field's value (records without it are not in a sorted query's results:
+// the index a sorted scan reads does not hold them either). A distance sort uses the squared
+// chord from the centre on the unit sphere — the very number the spatial index orders by, and
+// a monotonic function of great-circle distance — so positions compare exactly.
+
+import Indexes
+import RecordModel
+
+/// A row's position in a query's order.
+public struct OrderKey: Sendable, Hashable {
+    /// One value per sort descriptor (a distance sort: the squared chord, as a Double).
+    public var values: [FieldValue]
+    public var recordID: RecordID
+
+    public init(values: [FieldValue], recordID: RecordID) {
+        self.values = values
+        self.recordID = recordID
+    }
+}
+
+/// Computes and compares order keys for one query's sort descriptors.
+struct Ordering {
+    let sorts: [SortDescriptor]
+    private let centers: [UnitVector?]
+
+    init(_ sorts: [SortDescriptor]) {
+        self.sorts = sorts
+        centers = sorts.map {
+            if case .distance(_, let c) = $0 { return UnitVector(latitude: c.latitude, longitude: c.longitude) }
+            return nil
+        }
+    }
+
+    /// The key of a record, or nil when it lacks a sort field (then it is not in the results).
+    func key(_ r: Record) -> OrderKey? {
+        var values: [FieldValue] = []
+        values.reserveCapacity(sorts.count)
+        for (i, s) in sorts.enumerated() {
+            guard let v = r.queryValue(s.fieldName) else { return nil }
+            if let c = centers[i] {
+                guard case .location(let l) = v else { return nil }
+                values.append(.double(c.chord2(UnitVector(latitude: l.latitude, longitude: l.longitude))))
+            } else {
+                if v.isList { return nil }
+                values.append(v)
+            }
+        }
+        return OrderKey(values: values, recordID: r.recordID)
+    }
+
+    /// −1, 0 or 1: `a` before, equal to, or after `b` in the query's order.
+    func compare(_ a: OrderKey, _ b: OrderKey) -> Int {
+        for (i, s) in sorts.enumerated() where i < a.values.count && i < b.values.count {
+            var c = FieldValue.compare(a.values[i], b.values[i])
+            if case .field(_, let asc) = s, !asc { c = -c }
+            if c != 0 { return c }
+        }
+        if a.recordID == b.recordID { return 0 }
+        return a.recordID < b.recordID ? -1 : 1
+    }
+
+    func less(_ a: OrderKey, _ b: OrderKey) -> Bool { compare(a, b) < 0 }
+}

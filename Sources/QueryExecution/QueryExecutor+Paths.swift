@@ -1,0 +1,242 @@
+// The two execution shapes: ordered streams and row-id sets.
+
+import Indexes
+import QueryPlanner
+import RecordModel
+
+extension Run {
+    // MARK: - streams
+
+    mutating func executeStream() throws(ExecutionError) -> QueryPage {
+        var node = plan.root
+        var limitNode: PlanNode? = nil
+        if case .limit = node.op {
+            limitNode = node
+            node = node.children[0]
+        }
+        var filterNode: PlanNode? = nil
+        var residual: [QueryFilter] = []
+        if case .filter(let fs) = node.op {
+            filterNode = node
+            residual = fs
+            node = node.children[0]
+        }
+        var scan = node
+        var sets: [[RowID]] = []
+        if case .intersect = node.op {
+            scan = node.children[0]
+            for c in node.children.dropFirst() { sets.append(try rowSet(c)) }
+        }
+        let intersectNode = scan.id == node.id ? nil : node
+        let matcher = matcher(residual)
+        let want = pageSize + 1  // one more than a page tells whether more follow
+        var continuation: StreamContinuation? = nil
+
+        var results: [(OrderKey, Record, RowID)] = []
+        var group: [(OrderKey, Record, RowID)] = []
+        var dropped: RowID? = nil
+        var scanned = 0
+        var passedSets = 0
+        var passedFilter = 0
+        var ordering = self.ordering
+        let after = self.after
+
+        func flush() {
+            if group.count > 1 { group.sort { ordering.less($0.0, $1.0) } }
+            results += group
+            group.removeAll(keepingCapacity: true)
+        }
+        // Handles one row of the scan; false stops it.
+        func take(_ row: RowID) -> Bool {
+            scanned += 1
+            for s in sets where !containsRow(s, row) { return true }
+            passedSets += 1
+            guard inZone(row), let record = snapshot.record(row) else { return true }
+            if let visible, !visible(record) { return true }
+            if !residual.isEmpty {
+                guard matcher.matches(record) else { return true }
+            }
+            passedFilter += 1
+            guard let key = ordering.key(record) else { return true }
+            if let after, ordering.compare(key, after) <= 0 { return true }
+            if let first = group.first, !sameFirstKey(first.0, key) {
+                flush()
+                if results.count >= want {
+                    dropped = row
+                    return false
+                }
+            }
+            group.append((key, record, row))
+            return true
+        }
+
+        switch scan.op {
+        case .indexScan(let field, let range, let descending, _):
+            let index = try ordered(field)
+            var r = range
+            if let after {
+                // Seek to the position's first key (inclusive): the rows before it are never read.
+                let v = after.values.first ?? .reference(Reference(recordID: after.recordID))
+                if descending {
+                    r = r.intersected(with: KeyRange(upper: KeyBound(v, inclusive: true)))
+                } else {
+                    r = r.intersected(with: KeyRange(lower: KeyBound(v, inclusive: true)))
+                }
+            }
+            if !r.isEmpty {
+                index.scan(r.valueRange, direction: descending ? .descending : .ascending) { take($0) }
+            }
+        case .nearest(let field, let center, let maxKm):
+            let index = try spatial(field)
+            var start: NearestPosition? = nil
+            if let after, case .double(let c2)? = after.values.first {
+                start = NearestPosition(chord2: c2.nextDown, row: .max)
+            }
+            var it: NearestIterator
+            var stopped = false
+            if let c = resume, c.scan == scan.op {
+                // The live iterator of the previous page: first the rows it had read ahead.
+                it = c.iterator
+                for row in c.pending where !stopped { stopped = !take(row) }
+            } else {
+                it = index.nearest(to: center, maxKm: maxKm, after: start)
+            }
+            while !stopped, let hit = it.next() {
+                if !take(hit.row) { stopped = true }
+            }
+            if stopped {
+                let ahead = results.dropFirst(pageSize).map(\.2) + (dropped.map { [$0] } ?? [])
+                continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
+            }
+        default:
+            throw ExecutionError(message: "internal: \(scan.op) cannot stream")
+        }
+        flush()
+
+        count(scan, scanned)
+        if let intersectNode { count(intersectNode, passedSets) }
+        if let filterNode { count(filterNode, passedFilter) }
+        let page = Array(results.prefix(pageSize))
+        if let limitNode { count(limitNode, page.count) }
+        let more = results.count > pageSize
+        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual,
+                         continuation: more ? continuation : nil)
+    }
+
+    /// Whether two keys share the value the stream is ordered by (the first sort key; for
+    /// record-id order every row is its own group).
+    func sameFirstKey(_ a: OrderKey, _ b: OrderKey) -> Bool {
+        guard let x = a.values.first, let y = b.values.first else { return false }
+        return FieldValue.compare(x, y) == 0
+    }
+
+    // MARK: - sets
+
+    mutating func executeSet() throws(ExecutionError) -> QueryPage {
+        var node = plan.root
+        var orderNode: PlanNode? = nil
+        var k: Int? = nil
+        switch node.op {
+        case .topK(_, let n):
+            orderNode = node
+            k = n
+            node = node.children[0]
+        case .sort:
+            orderNode = node
+            node = node.children[0]
+        default: break
+        }
+        var filterNode: PlanNode? = nil
+        var residual: [QueryFilter] = []
+        if case .filter(let fs) = node.op {
+            filterNode = node
+            residual = fs
+            node = node.children[0]
+        }
+        let rows = try rowSet(node)
+        let matcher = matcher(residual)
+        let needRecord = !residual.isEmpty || !plan.query.sortDescriptors.isEmpty || visible != nil
+        let bound = pageSize + 1
+        _ = k
+        var heap = BoundedHeap(capacity: bound, ordering: ordering)
+        var passed = 0
+        for row in rows {
+            guard inZone(row) else { continue }
+            let key: OrderKey
+            if needRecord {
+                guard let record = snapshot.record(row) else { continue }
+                if let visible, !visible(record) { continue }
+                if !residual.isEmpty, !matcher.matches(record) { continue }
+                passed += 1
+                guard let kk = ordering.key(record) else { continue }
+                key = kk
+            } else {
+                guard let id = snapshot.recordID(row) else { continue }
+                passed += 1
+                key = OrderKey(values: [], recordID: id)
+            }
+            if let after, ordering.compare(key, after) <= 0 { continue }
+            heap.insert(key, row)
+        }
+        if let filterNode { count(filterNode, passed) }
+        let ranked = heap.sorted()
+        var page: [(OrderKey, Record)] = []
+        for (key, row) in ranked.prefix(pageSize) {
+            if let r = snapshot.record(row) { page.append((key, r)) }
+        }
+        if let orderNode { count(orderNode, page.count) }
+        let more = ranked.count > pageSize
+        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual)
+    }
+}
+
+/// Keeps the `capacity` smallest keys seen (a max-heap on the query's order).
+struct BoundedHeap {
+    let capacity: Int
+    let ordering: Ordering
+    var items: [(OrderKey, RowID)] = []
+
+    init(capacity: Int, ordering: Ordering) {
+        self.capacity = capacity
+        self.ordering = ordering
+        items.reserveCapacity(min(capacity, 4096))
+    }
+
+    mutating func insert(_ key: OrderKey, _ row: RowID) {
+        guard capacity > 0 else { return }
+        if items.count < capacity {
+            items.append((key, row))
+            siftUp(items.count - 1)
+        } else if ordering.less(key, items[0].0) {
+            items[0] = (key, row)
+            siftDown(0)
+        }
+    }
+
+    /// The kept items in the query's order.
+    func sorted() -> [(OrderKey, RowID)] { items.sorted { ordering.less($0.0, $1.0) } }
+
+    private mutating func siftUp(_ i: Int) {
+        var i = i
+        while i > 0 {
+            let p = (i - 1) / 2
+            guard ordering.less(items[p].0, items[i].0) else { return }
+            items.swapAt(p, i)
+            i = p
+        }
+    }
+
+    private mutating func siftDown(_ i: Int) {
+        var i = i
+        while true {
+            let l = 2 * i + 1
+            let r = l + 1
+            var m = i
+            if l < items.count, ordering.less(items[m].0, items[l].0) { m = l }
+            if r < items.count, ordering.less(items[m].0, items[r].0) { m = r }
+            if m == i { return }
+            items.swapAt(i, m)
+            i = m
+        }
+    }
+}

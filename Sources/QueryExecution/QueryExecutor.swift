@@ -1,0 +1,180 @@
+// QueryExecutor: runs a QueryPlan over a QuerySnapshot and returns one page.
+//
+// Two shapes of execution, chosen by the plan:
+//  - Streams (an ordered index scan or nearest-first browsing at the bottom): rows arrive in the
+//    order of the first sort key; each is tested against the membership sets (other access
+//    paths), its zone, and the residual filters, then grouped with the rows of equal first key
+//    so that ties can be ordered by the remaining keys and the record id. The scan starts at the
+//    cursor position (a seek, O(log n)) and stops as soon as a page and one more row are known.
+//  - Sets (everything else): the sources are materialized as row-id sets and intersected; the
+//    survivors are fetched, filtered, and the page is taken by a bounded top-K (or a full sort)
+//    in the query's order, skipping everything up to the cursor position.
+// Records are fetched only for rows that passed every index test; `desiredKeys` projects them.
+
+import Indexes
+import QueryPlanner
+import RecordModel
+
+/// One page of results.
+public struct QueryPage: Sendable {
+    /// The records of the page, projected to the desired keys.
+    public var records: [Record]
+    /// The position of the last record when more may follow; nil when the results are complete.
+    public var next: OrderKey?
+    /// Rows each plan node produced (node id → count), for `explain`.
+    public var actual: [Int: Int]
+    /// For a nearest-first stream that stopped at the page size: its live state, with which the
+    /// next page can go on without seeking again — valid only while the snapshot is unchanged.
+    public var continuation: StreamContinuation? = nil
+}
+
+/// The live state of a nearest-first stream between pages: the distance-browsing iterator and
+/// the rows it had already read past the page. Resuming from it gives exactly the rows a
+/// stateless resume from the cursor position would (rows up to the position are skipped either
+/// way), but without walking the R-tree down to the position again. The caller must use it only
+/// on the same snapshot it came from.
+public struct StreamContinuation: Sendable {
+    let scan: PlanOperator
+    let iterator: NearestIterator
+    let pending: [RowID]
+}
+
+/// An execution that cannot go on: an index the plan needs is missing from the snapshot.
+public struct ExecutionError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+public enum QueryExecutor {
+    /// Runs `plan` on `snapshot`: the `pageSize` rows after `after` (from the start when nil),
+    /// in zone `zone` (every zone when nil), among the records `visible` accepts (access rules;
+    /// nil: all), projected to `desiredKeys` (nil: whole records, []: system fields only).
+    public static func run(
+        _ plan: QueryPlan, on snapshot: some QuerySnapshot, after: OrderKey? = nil, pageSize: Int,
+        zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil,
+        resume: StreamContinuation? = nil
+    ) throws(ExecutionError) -> QueryPage {
+        var run = Run(plan: plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
+        run.resume = resume
+        var page = try run.execute()
+        if let keys = desiredKeys {
+            let keep = Set(keys)
+            page.records = page.records.map { r in
+                var p = r
+                p.fields = r.fields.filter { keep.contains($0.key) }
+                return p
+            }
+        }
+        return page
+    }
+}
+
+/// One execution.
+struct Run<S: QuerySnapshot> {
+    let plan: QueryPlan
+    let snapshot: S
+    let after: OrderKey?
+    let pageSize: Int
+    let zone: ZoneID?
+    let visible: (@Sendable (Record) -> Bool)?
+    var resume: StreamContinuation? = nil
+    let ordering: Ordering
+    var actual: [Int: Int] = [:]
+
+    init(plan: QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?, visible: (@Sendable (Record) -> Bool)?) {
+        self.plan = plan
+        self.snapshot = snapshot
+        self.after = after
+        self.pageSize = pageSize
+        self.zone = zone
+        self.visible = visible
+        self.ordering = Ordering(plan.query.sortDescriptors)
+    }
+
+    mutating func execute() throws(ExecutionError) -> QueryPage {
+        if plan.query.predicate == .none {
+            return QueryPage(records: [], next: nil, actual: [plan.root.id: 0])
+        }
+        if plan.streamsInOrder { return try executeStream() }
+        return try executeSet()
+    }
+
+    func matcher(_ filters: [QueryFilter]) -> RecordMatcher {
+        RecordMatcher(predicate: filters.isEmpty ? .all : .filters(filters), searchableFields: snapshot.indexes.searchableFields)
+    }
+
+    func inZone(_ row: RowID) -> Bool {
+        guard let zone else { return true }
+        return snapshot.recordID(row)?.zoneID == zone
+    }
+
+    mutating func count(_ node: PlanNode, _ n: Int) { actual[node.id, default: 0] += n }
+
+    func ordered(_ field: String) throws(ExecutionError) -> OrderedIndex {
+        let key: IndexedField = SystemField(rawValue: field).map { .system($0) } ?? .user(field)
+        guard let idx = snapshot.indexes.ordered[key] else {
+            throw ExecutionError(message: "the plan needs an ordered index on '\(field)', which this snapshot does not have")
+        }
+        return idx
+    }
+
+    func spatial(_ field: String) throws(ExecutionError) -> SpatialIndex {
+        guard let idx = snapshot.indexes.spatial[field] else {
+            throw ExecutionError(message: "the plan needs a spatial index on '\(field)', which this snapshot does not have")
+        }
+        return idx
+    }
+
+    /// The rows of a set-producing node, ascending and without duplicates.
+    mutating func rowSet(_ node: PlanNode) throws(ExecutionError) -> [RowID] {
+        var rows: [RowID]
+        switch node.op {
+        case .fullScan:
+            rows = snapshot.allRows()
+        case .indexScan(let field, let range, _, _):
+            rows = range.isEmpty ? [] : sortedUnique(try ordered(field).rows(in: range.valueRange))
+        case .indexLookup(let field, let values):
+            rows = try ordered(field).rows(equalToAnyOf: values)
+        case .indexPrefix(let field, let prefix):
+            rows = sortedUnique(try ordered(field).rows(beginningWith: prefix))
+        case .textSearch(let words, let all):
+            guard let text = snapshot.indexes.text else {
+                throw ExecutionError(message: "the plan needs the text index, which this snapshot does not have")
+            }
+            rows = all ? text.rows(matchingAll: [words]) : text.rows(matchingAny: [words])
+        case .radius(let field, let center, let km):
+            rows = try spatial(field).rows(withinKm: km, of: center)
+        case .intersect:
+            var lists: [[RowID]] = []
+            for c in node.children { lists.append(try rowSet(c)) }
+            rows = Postings.intersect(lists)
+        case .nearest, .filter, .sort, .topK, .limit:
+            throw ExecutionError(message: "internal: \(node.op) is not a row-set source")
+        }
+        count(node, rows.count)
+        return rows
+    }
+
+    func sortedUnique(_ a: [RowID]) -> [RowID] {
+        var a = a
+        a.sort()
+        var w = 0
+        for i in a.indices where i == 0 || a[i] != a[i - 1] {
+            a[w] = a[i]
+            w += 1
+        }
+        a.removeLast(a.count - w)
+        return a
+    }
+}
+
+/// Binary search in an ascending row list.
+func containsRow(_ rows: [RowID], _ r: RowID) -> Bool {
+    var lo = 0
+    var hi = rows.count
+    while lo < hi {
+        let mid = (lo + hi) / 2
+        if rows[mid] < r { lo = mid + 1 } else { hi = mid }
+    }
+    return lo < rows.count && rows[lo] == r
+}

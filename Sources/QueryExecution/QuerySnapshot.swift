@@ -1,0 +1,113 @@
+// QuerySnapshot: what the executor reads — one record type's indexes and rows, from one commit.
+//
+// The database provides it (its per-type snapshot conforms); tests build one from records in
+// memory (`MemorySnapshot`). `SnapshotStatistics` answers the planner's questions from it.
+
+import Indexes
+import QueryPlanner
+import RecordModel
+
+/// A consistent view of one record type: indexes and rows from the same commit.
+public protocol QuerySnapshot: Sendable {
+    /// The record type's indexes.
+    var indexes: RecordIndexes { get }
+    /// The record type's schema, when it has one.
+    var typeSchema: RecordTypeSchema? { get }
+    /// The current version of a row's record, nil when the row is deleted.
+    func record(_ row: RowID) -> Record?
+    /// A row's record id (cheaper than `record` where the store can).
+    func recordID(_ row: RowID) -> RecordID?
+    /// Every live row, ascending.
+    func allRows() -> [RowID]
+}
+
+extension QuerySnapshot {
+    public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
+
+    /// Planner statistics over this snapshot.
+    public var statistics: SnapshotStatistics { SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: allRows().count) }
+}
+
+/// A snapshot of records held in memory, for tests and small tools.
+public struct MemorySnapshot: QuerySnapshot {
+    public let indexes: RecordIndexes
+    public let typeSchema: RecordTypeSchema?
+    private let rows: [RowID: Record]
+
+    /// Indexes `records` (row ids 0, 1, 2, … in order) as `schema` asks.
+    public init(schema: RecordTypeSchema, records: [Record], nodeSize: Int = 64) {
+        var rows: [RowID: Record] = [:]
+        var pairs: [(RowID, Record)] = []
+        for (i, r) in records.enumerated() {
+            rows[RowID(i)] = r
+            pairs.append((RowID(i), r))
+        }
+        self.rows = rows
+        self.typeSchema = schema
+        self.indexes = RecordIndexes(schema: schema, rows: pairs, nodeSize: nodeSize)
+    }
+
+    public func record(_ row: RowID) -> Record? { rows[row] }
+    public func allRows() -> [RowID] { rows.keys.sorted() }
+}
+
+/// The planner's statistics from real indexes: exact counts from the B+trees' subtree counts,
+/// posting lengths for words, the spatial index's estimate for circles.
+public struct SnapshotStatistics: IndexStatistics {
+    let indexes: RecordIndexes
+    let schema: RecordTypeSchema?
+    public let rowCount: Int
+
+    init(indexes: RecordIndexes, schema: RecordTypeSchema?, rows: Int) {
+        self.indexes = indexes
+        self.schema = schema
+        self.rowCount = rows
+    }
+
+    static func indexed(_ field: String) -> IndexedField {
+        SystemField(rawValue: field).map { .system($0) } ?? .user(field)
+    }
+
+    public func fieldType(_ field: String) -> FieldType? {
+        schema?.fields[field]?.type ?? SystemField(rawValue: field)?.fieldType
+    }
+
+    public func hasOrderedIndex(_ field: String) -> Bool { indexes.ordered[Self.indexed(field)] != nil }
+    public func hasSpatialIndex(_ field: String) -> Bool { indexes.spatial[field] != nil }
+    public var hasTextIndex: Bool { indexes.text != nil }
+
+    public func count(_ field: String, in range: KeyRange) -> Int {
+        indexes.ordered[Self.indexed(field)]?.count(in: range.valueRange) ?? 0
+    }
+
+    public func count(_ field: String, equalToAnyOf values: [FieldValue]) -> Int {
+        indexes.ordered[Self.indexed(field)]?.count(equalToAnyOf: values) ?? 0
+    }
+
+    public func count(_ field: String, beginningWith prefix: FieldValue) -> Int {
+        indexes.ordered[Self.indexed(field)]?.count(beginningWith: prefix) ?? 0
+    }
+
+    public func estimatedTextCount(_ words: String, all: Bool) -> Int {
+        guard let text = indexes.text else { return 0 }
+        if all { return text.estimatedCount(matchingAll: [words]) }
+        var n = 0
+        TextTokenizer.forEachGroup(words) { g in n += g.map { text.documentFrequency(token: $0) }.min() ?? 0 }
+        return min(n, rowCount)
+    }
+
+    public func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int {
+        indexes.spatial[field]?.estimatedCount(withinKm: km, of: center) ?? 0
+    }
+}
+
+extension KeyRange {
+    /// The index library's form of the range.
+    var valueRange: ValueRange {
+        func bound(_ b: KeyBound?) -> RangeBound {
+            guard let b else { return .unbounded }
+            return b.inclusive ? .included(b.value) : .excluded(b.value)
+        }
+        return ValueRange(lower: bound(lower), upper: bound(upper))
+    }
+}

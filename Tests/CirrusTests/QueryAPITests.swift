@@ -1,0 +1,256 @@
+// The query API end to end: checked against the schema, planned and executed on the database's
+// own snapshots, paged with cursors — against the full-scan oracle, across reopenings, concurrent
+// writes, and bad tokens.
+
+import CirrusTestSupport
+import Foundation
+import QueryChecker
+import QueryExecution
+import QueryPlanner
+import RecordModel
+import Testing
+
+@testable import Cirrus
+
+@Suite struct QueryAPITests {
+    /// Saves `records` into the private database of `_u1` (zones created as needed).
+    func populate(_ db: Database, _ records: [Record]) async throws {
+        for z in Set(records.map(\.recordID.zoneID)).sorted() where !z.isDefaultZone { _ = try await db.save(zone: z) }
+        var i = 0
+        while i < records.count {
+            let batch = Array(records[i..<min(i + 300, records.count)])
+            _ = try await db.modifyRecords(saving: batch, deleting: [], atomically: false)
+            i += 300
+        }
+    }
+
+    func all(_ db: Database, _ q: RecordQuery, zone: ZoneID? = nil, pageSize: Int) async throws -> [String] {
+        var (results, cursor) = try await db.records(matching: q, inZoneWith: zone, resultsLimit: pageSize)
+        var names = try results.map { try $0.1.get().recordID.recordName }
+        var guardCount = 0
+        while let c = cursor, guardCount < 10_000 {
+            #expect(results.count == pageSize, "a page followed by a cursor is full")
+            (results, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: pageSize)
+            names += try results.map { try $0.1.get().recordID.recordName }
+            guardCount += 1
+        }
+        return names
+    }
+
+    @Test func randomQueriesThroughTheDatabaseMatchTheOracle() async throws {
+        let seed = TestSeed.next()
+        var gen = PlaceGenerator(rng: SeededRandom(seed: seed))
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        var unique: [RecordID: Record] = [:]
+        for i in 0..<250 {
+            let r = gen.record(i)
+            unique[r.recordID] = r
+        }
+        try await populate(db, unique.values.sorted { $0.recordID < $1.recordID })
+        let schema = db.schema.recordTypes["Place"]
+        let stored = db.querySnapshot(recordType: "Place")
+        let records = stored.allRows().compactMap { stored.record($0) }
+        // Saves whose values conflict with the field's just-in-time type (a DOUBLE into an INT64
+        // field) are rejected, as on CloudKit; the oracle sees exactly what was stored.
+        #expect(!records.isEmpty && records.count <= unique.count)
+        for _ in 0..<30 {
+            var format: [String] = []
+            var args: [PredicateArgument] = []
+            for _ in 0..<gen.rng.below(3) {
+                let (f, a) = gen.filter()
+                format.append(f)
+                args += a
+            }
+            let q = RecordQuery(recordType: "Place", predicate: format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND "),
+                                arguments: args, sortDescriptors: gen.sorts())
+            let zone: ZoneID? = gen.rng.chance(0.3) ? gen.zones[gen.rng.below(2)] : nil
+            let checked = try QueryChecker.check(q.predicate, context: CheckContext(arguments: args))
+            let expected = FullScan.results(Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
+                                            records: records, schema: schema, zone: zone).map(\.recordName)
+            for pageSize in [1, 7, 50, 1000] {
+                let got = try await all(db, q, zone: zone, pageSize: pageSize)
+                #expect(got == expected, "seed \(seed), page size \(pageSize): \(q.predicate) \(q.sortDescriptors)\ngot      \(got)\nexpected \(expected)")
+            }
+        }
+    }
+
+    func places(_ n: Int) -> [Record] {
+        (0..<n).map { i in
+            rec(String(format: "p%03d", i), "Place", ["population": .int64(Int64(i)), "kind": .string(i % 3 == 0 ? "cafe" : "shop"),
+                                                        "location": .location(Location(latitude: 48 + Double(i) / 1000, longitude: 2))])
+        }
+    }
+
+    @Test func aCursorResumesAfterTheContainerIsReopened() async throws {
+        let env = TestEnv()
+        var container = try env.open(.development)
+        try await populate(container.privateDatabase(for: "_u1"), places(30))
+        let q = RecordQuery(recordType: "Place", predicate: "population >= 5", sortDescriptors: [.field("population", ascending: true)])
+        let (first, cursor) = try await container.privateDatabase(for: "_u1").records(matching: q, resultsLimit: 10)
+        #expect(first.map { $0.0.recordName } == (5..<15).map { String(format: "p%03d", $0) })
+        let token = container.privateDatabase(for: "_u1").token(for: try #require(cursor))
+        try container.close()
+        container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let resumed = try db.cursor(fromToken: token)
+        let (next, _) = try await db.records(continuingMatchFrom: resumed, resultsLimit: 10)
+        #expect(next.map { $0.0.recordName } == (15..<25).map { String(format: "p%03d", $0) })
+    }
+
+    @Test func pagesNeitherDuplicateNorSkipUnchangedRecordsWhileOthersChange() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        try await populate(db, places(40))
+        let q = RecordQuery(recordType: "Place", predicate: "kind == 'cafe'", sortDescriptors: [.field("population", ascending: true)])
+        var (page, cursor) = try await db.records(matching: q, resultsLimit: 5)
+        var seen = page.map { $0.0.recordName }
+        // Between pages: insert a cafe before the position and one after, delete one not yet returned.
+        _ = try await db.modifyRecords(
+            saving: [rec("early", "Place", ["population": .int64(1), "kind": "cafe"]),
+                     rec("late", "Place", ["population": .int64(100), "kind": "cafe"])],
+            deleting: [rid("p030")])
+        while let c = cursor {
+            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 5)
+            seen += page.map { $0.0.recordName }
+        }
+        let unchanged = stride(from: 0, to: 40, by: 3).map { String(format: "p%03d", $0) }.filter { $0 != "p030" }
+        #expect(seen.filter { $0.hasPrefix("p") } == unchanged)
+        #expect(seen.contains("late"))
+        #expect(!seen.contains("early"))
+        #expect(Set(seen).count == seen.count)
+    }
+
+    @Test func tamperedForeignAndMismatchedTokensAreRejected() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let mine = container.privateDatabase(for: "_u1")
+        let theirs = container.privateDatabase(for: "_u2")
+        try await populate(mine, places(12))
+        let q = RecordQuery(recordType: "Place", predicate: "population > 1", sortDescriptors: [.field("population", ascending: true)])
+        let (_, cursor) = try await mine.records(matching: q, resultsLimit: 3)
+        let token = mine.token(for: try #require(cursor))
+        var tampered = Array(token.utf8)
+        tampered[10] = tampered[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(await code { try mine.cursor(fromToken: String(decoding: tampered, as: UTF8.self)) } == .invalidArguments)
+        #expect(await caught { try theirs.cursor(fromToken: token) }?.message == "the cursor was not issued by this database, or it was altered")
+        let other = RecordQuery(recordType: "Place", predicate: "population > 2", sortDescriptors: [.field("population", ascending: true)])
+        #expect(await caught { try mine.cursor(fromToken: token, expecting: other) }?.message == "the cursor belongs to another query")
+        #expect(try mine.cursor(fromToken: token, expecting: q).query.recordType == "Place")
+        #expect(await code { try await theirs.records(continuingMatchFrom: try #require(cursor)) } == .invalidArguments)
+    }
+
+    @Test func productionEnforcesIndexOptionsExactly() async throws {
+        let env = TestEnv()
+        var container = try env.open(.development)
+        try await populate(container.privateDatabase(for: "_u1"), places(3))
+        try await container.promoteSchema()
+        try container.close()
+        container = try env.open(.production)
+        let db = container.privateDatabase(for: "_u1")
+        try await populate(db, places(3))  // production holds its own data
+        // Development created kind QUERYABLE SORTABLE SEARCHABLE; recordName has no index.
+        #expect(await caught { try await db.records(matching: RecordQuery(recordType: "Place")) }?.message
+            .contains("Field 'recordName' is not marked queryable") == true)
+        #expect(try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == 'cafe'")).matchResults.count == 1)
+        #expect(await code { try await db.records(matching: RecordQuery(recordType: "Place", predicate: "nope == 1")) } == .invalidArguments)
+        #expect(await code { try await db.records(matching: RecordQuery(recordType: "Users")) } == .invalidArguments)
+    }
+
+    @Test func developmentAnswersAndTheAdvisorSaysWhatProductionNeeds() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        try await populate(db, places(20))
+        let q = RecordQuery(recordType: "Place", predicate: "kind == 'cafe'", sortDescriptors: [.field("population", ascending: false)])
+        let e = try await db.explain(q, resultsLimit: 3)
+        #expect(e.returned == 3)
+        #expect(e.text.contains("actual"))
+        #expect(e.text.contains("indexes:\n  + kind QUERYABLE  (EQUALS)\n  + population SORTABLE  (sort)\n"))
+        #expect(try db.requiredIndexes(for: RecordQuery(recordType: "Place")).map(\.description) == ["recordName QUERYABLE  (TRUEPREDICATE lists the type)"])
+        let all = try await db.explain(RecordQuery(recordType: "Place"), execute: false)
+        #expect(all.missingIndexes.map(\.field) == ["recordName"])
+        #expect(all.actual.isEmpty)
+    }
+
+    @Test func desiredKeysAndZones() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let z = ZoneID(zoneName: "Trips")
+        try await populate(db, places(4) + [rec("t1", "Place", zone: z, ["population": .int64(7), "kind": "cafe"])])
+        let q = RecordQuery(recordType: "Place", predicate: "population >= 0")
+        let inZone = try await db.records(matching: q, inZoneWith: z).matchResults
+        #expect(inZone.map { $0.0.recordName } == ["t1"])
+        let keys = try await db.records(matching: q, desiredKeys: ["kind"]).matchResults
+        #expect(try keys.allSatisfy { try Set($0.1.get().fields.keys) == ["kind"] })
+        let none = try await db.records(matching: q, desiredKeys: []).matchResults
+        #expect(try none.allSatisfy { try $0.1.get().fields.isEmpty && $0.1.get().modificationDate != nil })
+        #expect(await code { try await db.records(matching: q, inZoneWith: ZoneID(zoneName: "Nope")) } == .zoneNotFound)
+        #expect(await code { try await container.publicDatabase.records(matching: q, inZoneWith: z) } == .badDatabase)
+    }
+
+    @Test func privateRecordsAreInvisibleToOtherUsers() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        try await populate(container.privateDatabase(for: "_u1"), places(5))
+        let q = RecordQuery(recordType: "Place", predicate: "population >= 0")
+        #expect(try await container.privateDatabase(for: "_u2").records(matching: q).matchResults.isEmpty)
+        #expect(try await container.privateDatabase(for: "_u1").records(matching: q).matchResults.count == 5)
+    }
+
+    @Test func badPredicatesAreInvalidArgumentsWithTheCaret() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        try await populate(db, places(2))
+        let e = await caught { try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == 'a' OR kind == 'b'")) }
+        #expect(e?.code == .invalidArguments)
+        #expect(e?.message == """
+              kind == 'a' OR kind == 'b'
+                          ^^
+            error: OR predicates are not supported
+            hint: CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); otherwise run one query per alternative
+            """)
+    }
+}
+
+@Suite struct NearestPagingTests {
+    @Test func liveContinuationsAreUsedOnlyWhileNothingChanges() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let grid = (0..<200).map { i in
+            rec(String(format: "g%03d", i), "Place", ["location": .location(Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))])
+        }
+        _ = try await db.modifyRecords(saving: grid, deleting: [])
+        let centre = Location(latitude: 10.05, longitude: 20.05)
+        let q = RecordQuery(recordType: "Place", sortDescriptors: [.distance(field: "location", from: centre)])
+        var (page, cursor) = try await db.records(matching: q, resultsLimit: 15)
+        var seen = page.map { $0.0.recordName }
+        #expect(db.core.continuations.count == 1, "the first page leaves its live state behind")
+        var step = 0
+        while let c = cursor {
+            step += 1
+            if step == 4 {
+                // A write between pages: the cached state is stale and must not be used.
+                _ = try await db.modifyRecords(saving: [rec("late", "Place", ["location": .location(Location(latitude: 10.9, longitude: 20.9))])], deleting: [])
+            }
+            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 15)
+            seen += page.map { $0.0.recordName }
+        }
+        func km(_ name: String) -> Double {
+            let i = Int(name.dropFirst())!
+            return GeoMathKm(centre, Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))
+        }
+        let expected = grid.map(\.recordID.recordName).sorted { (km($0), $0) < (km($1), $1) } + ["late"]
+        #expect(seen == expected)
+    }
+}
+
+import Indexes
+func GeoMathKm(_ a: Location, _ b: Location) -> Double {
+    GeoMath.distanceKm(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
+}

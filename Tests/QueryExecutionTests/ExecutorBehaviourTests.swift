@@ -1,0 +1,150 @@
+import Indexes
+import Testing
+
+@testable import QueryExecution
+import QueryChecker
+import QueryPlanner
+import RecordModel
+
+@Suite struct ExecutorBehaviourTests {
+    /// 2 000 places with distinct populations, spread over a grid around Paris.
+    static let records: [Record] = (0..<2_000).map(place)
+
+    static func place(_ i: Int) -> Record {
+        let name = "p" + String(repeating: "0", count: 4 - String(i).count) + String(i)
+        let lat: Double = 48.0 + Double(i % 50) / 50
+        let lon: Double = 2.0 + Double(i / 50) / 50
+        var fields: [String: FieldValue] = [:]
+        fields["population"] = .int64(Int64(i * 7 % 2_000))
+        fields["kind"] = .string(i % 10 == 0 ? "cafe" : "shop")
+        fields["location"] = .location(Location(latitude: lat, longitude: lon))
+        return Record(recordType: "Place", recordID: RecordID(recordName: name), fields: fields)
+    }
+    static let schema = RecordTypeSchema(name: "Place", fields: [
+        FieldSchema(name: "population", type: .int64, options: [.queryable, .sortable]),
+        FieldSchema(name: "kind", type: .string, options: [.queryable]),
+        FieldSchema(name: "location", type: .location, options: [.queryable]),
+    ])
+    let snap = MemorySnapshot(schema: schema, records: records)
+
+    func query(_ p: String, _ args: [PredicateArgument] = [], sort: [SortDescriptor]) throws -> Query {
+        Query(recordType: "Place", predicate: try QueryChecker.check(p, context: CheckContext(arguments: args)).predicate,
+              sortDescriptors: sort)
+    }
+
+    @Test func resumingASortedStreamDoesNotRereadEarlierRows() throws {
+        let q = try query("population >= 0", sort: [.field("population", ascending: true)])
+        var after: OrderKey? = nil
+        for pageNumber in 0..<50 {
+            let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 10)
+            #expect(plan.streamsInOrder)
+            let page = try QueryExecutor.run(plan, on: snap, after: after, pageSize: 10)
+            #expect(page.records.map { $0["population"] } == (pageNumber * 10..<pageNumber * 10 + 10).map { .int64(Int64($0)) })
+            let scan = plan.root.allNodes.first { if case .indexScan = $0.op { return true } else { return false } }!
+            // A page reads its 10 rows, one more to know more follow, one more to close that row's
+            // tie group, and (when resumed) the boundary row the seek lands on — never earlier pages.
+            #expect((page.actual[scan.id] ?? 0) <= 13, "page \(pageNumber) scanned \(page.actual[scan.id] ?? -1) rows")
+            after = page.next
+        }
+    }
+
+    @Test func resumingNearestFirstDoesNotRereadEarlierRows() throws {
+        let q = try query("TRUEPREDICATE", sort: [.distance(field: "location", from: Location(latitude: 48.5, longitude: 2.5))])
+        var after: OrderKey? = nil
+        var seen = Set<String>()
+        var lastDistance = -1.0
+        for _ in 0..<30 {
+            let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 20)
+            let page = try QueryExecutor.run(plan, on: snap, after: after, pageSize: 20)
+            let scan = plan.root.allNodes.first { if case .nearest = $0.op { return true } else { return false } }!
+            #expect((page.actual[scan.id] ?? 0) <= 40, "a page browses about a page of points, not every earlier one")
+            for r in page.records {
+                #expect(seen.insert(r.recordID.recordName).inserted)
+                guard case .location(let l)? = r["location"] else { continue }
+                let d = GeoMath.distanceKm(latitude1: 48.5, longitude1: 2.5, latitude2: l.latitude, longitude2: l.longitude)
+                #expect(d >= lastDistance - 1e-9)
+                lastDistance = d
+            }
+            after = page.next
+        }
+        #expect(seen.count == 600)
+    }
+
+    @Test func explainShowsActualRowsAfterExecution() throws {
+        let q = try query("kind == 'cafe'", sort: [.field("population", ascending: false)])
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 5)
+        let page = try QueryExecutor.run(plan, on: snap, pageSize: 5)
+        let text = plan.explain(actual: page.actual)
+        #expect(page.records.count == 5)
+        #expect(text.contains("actual"), "\(text)")
+        for line in text.split(separator: "\n") where line.contains("(est") {
+            #expect(line.contains("actual"), "every executed node reports its rows: \(line)")
+        }
+    }
+
+    @Test func desiredKeysProjectFieldsButKeepSystemFields() throws {
+        let q = try query("kind == 'cafe'", sort: [])
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 3)
+        let some = try QueryExecutor.run(plan, on: snap, pageSize: 3, desiredKeys: ["kind"])
+        #expect(some.records.allSatisfy { Set($0.fields.keys) == ["kind"] })
+        let none = try QueryExecutor.run(plan, on: snap, pageSize: 3, desiredKeys: [])
+        #expect(none.records.allSatisfy { $0.fields.isEmpty && $0.recordID.recordName.hasPrefix("p") })
+        #expect(none.records.map(\.recordID.recordName) == ["p0000", "p0010", "p0020"])
+    }
+
+    @Test func aPlanNeedingAMissingIndexFailsClearly() throws {
+        let q = try query("kind == 'cafe'", sort: [])
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 3)
+        let bare = MemorySnapshot(schema: RecordTypeSchema(name: "Place"), records: Self.records)
+        #expect(throws: ExecutionError(message: "the plan needs an ordered index on 'kind', which this snapshot does not have")) {
+            try QueryExecutor.run(plan, on: bare, pageSize: 3)
+        }
+    }
+}
+
+@Suite struct ExecutorVisibilityTests {
+    @Test func invisibleRecordsAreSkippedInStreamsAndSets() throws {
+        let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
+        let hideOdd: @Sendable (Record) -> Bool = { r in
+            guard case .int64(let p)? = r["population"] else { return false }
+            return p % 2 == 0
+        }
+        for sort in [[SortDescriptor.field("population", ascending: true)], []] {
+            let q = Query(recordType: "Place", predicate: try QueryChecker.check("population < 20").predicate, sortDescriptors: sort)
+            let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 100)
+            let page = try QueryExecutor.run(plan, on: snap, pageSize: 100, visible: hideOdd)
+            #expect(Set(page.records.compactMap { r -> Int64? in if case .int64(let p)? = r["population"] { p } else { nil } })
+                == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18])
+        }
+    }
+}
+
+@Suite struct StreamContinuationTests {
+    @Test func nearestPagesContinueTheLiveIteratorAndAgreeWithSeeking() throws {
+        let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
+        let q = Query(recordType: "Place", predicate: .all,
+                      sortDescriptors: [.distance(field: "location", from: Location(latitude: 48.3, longitude: 2.7))])
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 20)
+        var afterLive: OrderKey? = nil
+        var afterSeek: OrderKey? = nil
+        var live: StreamContinuation? = nil
+        for _ in 0..<60 {
+            let a = try QueryExecutor.run(plan, on: snap, after: afterLive, pageSize: 20, resume: live)
+            let b = try QueryExecutor.run(plan, on: snap, after: afterSeek, pageSize: 20)
+            #expect(a.records.map(\.recordID) == b.records.map(\.recordID))
+            #expect(a.next == b.next)
+            #expect(a.continuation != nil, "a nearest stream with more pages hands over its state")
+            live = a.continuation
+            afterLive = a.next
+            afterSeek = b.next
+        }
+    }
+
+    @Test func setPlansHaveNoContinuation() throws {
+        let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
+        let q = Query(recordType: "Place", predicate: try QueryChecker.check("kind == 'cafe'").predicate)
+        let page = try QueryExecutor.run(QueryPlanner.plan(q, statistics: snap.statistics, limit: 5), on: snap, pageSize: 5)
+        #expect(page.next != nil)
+        #expect(page.continuation == nil)
+    }
+}
