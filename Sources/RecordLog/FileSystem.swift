@@ -39,6 +39,11 @@ extension AppendableFile {
     public func append(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try append($0) } }
 }
 
+/// An exclusive lock on a file, held until `unlock()` or deinit (or the process dies).
+public protocol FileLock: AnyObject {
+    func unlock()
+}
+
 /// The operations the record log performs on files.
 public protocol FileSystem: Sendable {
     /// Creates a directory and its parents; no error if it exists.
@@ -61,6 +66,9 @@ public protocol FileSystem: Sendable {
     func remove(_ path: String) throws
     /// Makes the directory's entries (creations, renames, removals) durable.
     func syncDirectory(_ path: String) throws
+    /// Takes an exclusive lock on `path` (created if missing) without waiting; throws if another
+    /// holder has it. One writable store per directory.
+    func lockFile(_ path: String) throws -> any FileLock
 }
 
 extension FileSystem {

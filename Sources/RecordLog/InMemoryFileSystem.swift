@@ -26,6 +26,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     var tearNext: Int?
     var mutationsUntilPowerOff: Int?
     var poweredOff = false
+    var locks: [String: Int] = [:]
     var mutations = 0
     /// Mutating operations performed so far (appends, syncs, truncates, renames, removes).
     public var mutationCount: Int { lock.withLock { mutations } }
@@ -60,6 +61,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
                 node.durable = node.data
             }
             entries = durableEntries
+            locks = [:]  // the "process" died
             generation += 1
             poweredOff = false
             mutationsUntilPowerOff = nil
@@ -217,6 +219,18 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    public func lockFile(_ path: String) throws -> any FileLock {
+        try lock.withLock {
+            if locks[path] != nil { throw FileSystemError("lock", path: path, code: 11, message: "held by another store") }
+            locks[path] = generation
+            return MemoryLock(fs: self, path: path, generation: generation)
+        }
+    }
+
+    fileprivate func unlock(_ path: String, _ gen: Int) {
+        lock.withLock { if locks[path] == gen { locks[path] = nil } }
+    }
+
     fileprivate func append(_ node: Node, _ path: String, _ gen: Int, _ bytes: UnsafeRawBufferPointer) throws {
         try lock.withLock {
             guard gen == generation else { throw FileSystemError("append", path: path, code: 9, message: "stale file handle") }
@@ -266,4 +280,25 @@ final class MemoryFile: AppendableFile {
     }
 
     func close() throws { closed = true }
+}
+
+/// A lock in the in-memory file system; a crash releases every lock.
+final class MemoryLock: FileLock {
+    let fs: InMemoryFileSystem
+    let path: String
+    let generation: Int
+    var held = true
+
+    init(fs: InMemoryFileSystem, path: String, generation: Int) {
+        self.fs = fs
+        self.path = path
+        self.generation = generation
+    }
+
+    func unlock() {
+        if held { fs.unlock(path, generation) }
+        held = false
+    }
+
+    deinit { unlock() }
 }

@@ -18,6 +18,8 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An earlier write or fsync failed; the store accepts no more writes until reopened
     /// (after a failed fsync the OS may have dropped the data, so nothing can be trusted).
     case failed(reason: String)
+    /// Another writable store (in this or another process) has the directory.
+    case locked(directory: String, reason: String)
     /// The store was opened read-only.
     case readOnly
     /// The store is closed.
@@ -34,6 +36,7 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notAStore(let d, let r): "\(d) is not a Cirrus store: \(r)"
         case .invalidRecord(let e): "invalid record: \(e)"
         case .failed(let r): "the store failed earlier and must be reopened: \(r)"
+        case .locked(let d, let r): "\(d) is in use by another writer: \(r)"
         case .readOnly: "the store is open read-only"
         case .closed: "the store is closed"
         case .asset(let h, let r): "asset \(h): \(r)"

@@ -89,6 +89,17 @@ public struct POSIXFileSystem: FileSystem {
         guard unlink(path) == 0 else { throw Self.error("unlink", path) }
     }
 
+    public func lockFile(_ path: String) throws -> any FileLock {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.error("open", path) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let e = Self.error("flock", path)
+            close(fd)
+            throw FileSystemError("lock", path: path, code: e.code, message: "held by another process or store (\(e.message))")
+        }
+        return POSIXLock(fd: fd)
+    }
+
     public func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw Self.error("open", path) }
@@ -134,4 +145,15 @@ final class POSIXFile: AppendableFile {
         fd = -1
         if r != 0 { throw POSIXFileSystem.error("close", path) }
     }
+}
+
+/// A flock(2) lock; the kernel releases it when the descriptor closes or the process dies.
+final class POSIXLock: FileLock {
+    var fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    func unlock() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+    deinit { unlock() }
 }

@@ -53,15 +53,61 @@ public struct ImportOptions: Sendable {
 
 /// Import and export of records.
 public enum RecordTransfer {
-    /// Imports a file (JSON Lines, gzip JSON Lines, or a property list).
+    /// Imports a file (JSON Lines, gzip JSON Lines, or a property list). Plain JSON Lines are
+    /// streamed in 32 MiB pieces, so a file of any size needs bounded memory; gzip and plist
+    /// files are read whole.
     public static func importFile(_ path: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        return try importBytes([UInt8](data), name: path, into: store, options: options)
+        return try readRecords(file: path, options: options, sink: storeSink(store))
+    }
+
+    /// Streams a file like `importFile`, handing the good records to `sink` in batches of
+    /// `options.batchSize`, in input order (see `readRecords(_:name:options:sink:)`).
+    public static func readRecords(
+        file path: String, options: ImportOptions = .init(),
+        sink: ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
+        try withoutActuallyEscaping(sink) { sink in try streamRecords(file: path, options: options, sink: sink) }
+    }
+
+    static func streamRecords(
+        file path: String, options: ImportOptions,
+        sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw FileSystemError("open", path: path, code: 2, message: "cannot open file")
+        }
+        defer { try? handle.close() }
+        let head = [UInt8](handle.readData(ofLength: 64))
+        if Gzip.isGzip(head) || isPropertyList(head) {
+            return try readAll(try POSIXFileSystem().read(path), name: path, options: options, sink: sink)
+        }
+        var importer = Importer(name: path, options: options, sink: sink)
+        var carry = head
+        importer.summary.bytes = head.count
+        while !importer.stop {
+            let piece = handle.readData(ofLength: 32 << 20)
+            let atEnd = piece.isEmpty
+            carry.append(contentsOf: piece)
+            importer.summary.bytes += piece.count
+            // Process whole lines; keep a partial last line for the next piece.
+            let cut = atEnd ? carry.count : (carry.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0)
+            if cut > 0 {
+                try importer.importJSONLines(Array(carry[..<cut]))
+                carry.removeFirst(cut)
+            }
+            if atEnd { break }
+        }
+        return try importer.finish()
     }
 
     /// Imports bytes in any supported format; `name` labels rejections.
     public static func importBytes(_ input: [UInt8], name: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
-        try readRecords(input, name: name, options: options) { batch in
+        try readRecords(input, name: name, options: options, sink: storeSink(store))
+    }
+
+    /// A sink that commits each batch of records to `store` (already validated).
+    static func storeSink(_ store: RecordStore) -> ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)] {
+        { batch in
             try store.commit(batch.map { .save($0.record) }, validate: false)
             return []
         }
@@ -75,23 +121,51 @@ public enum RecordTransfer {
         _ input: [UInt8], name: String, options: ImportOptions = .init(),
         sink: ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
     ) throws -> ImportSummary {
-        let start = DispatchTime.now().uptimeNanoseconds
+        try withoutActuallyEscaping(sink) { sink in try readAll(input, name: name, options: options, sink: sink) }
+    }
+
+    static func readAll(
+        _ input: [UInt8], name: String, options: ImportOptions,
+        sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+    ) throws -> ImportSummary {
         var bytes = input
         if Gzip.isGzip(bytes) { bytes = try Gzip.decompress(bytes) }
-        var summary = ImportSummary()
-        summary.bytes = bytes.count
-        var pending: [(line: Int, record: Record)] = []
-        pending.reserveCapacity(options.batchSize)
-        var stop = false
-
-        func reject(_ line: Int, _ reason: String) {
-            summary.rejected += 1
-            if summary.rejections.count < options.maximumReportedRejections {
-                summary.rejections.append(ImportRejection(file: name, line: line, reason: reason))
+        var importer = Importer(name: name, options: options, sink: sink)
+        importer.summary.bytes = bytes.count
+        if isPropertyList(bytes) {
+            let items: [Result<Record, Rejection>]
+            do {
+                items = try PropertyListRecords.decode(Data(bytes))
+            } catch {
+                items = [.failure(Rejection("not a property list array of records: \(error)"))]
             }
-            if options.stopOnError { stop = true }
+            for (i, item) in items.enumerated() where !importer.stop { try importer.accept(item.flatMap(validated), line: i + 1) }
+        } else {
+            try importer.importJSONLines(bytes)
         }
-        func flush() throws {
+        return try importer.finish()
+    }
+
+    /// The state of one import: pending batch, counts, line numbers across pieces.
+    struct Importer {
+        let name: String
+        let options: ImportOptions
+        let sink: ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+        let start = DispatchTime.now().uptimeNanoseconds
+        var summary = ImportSummary()
+        var pending: [(line: Int, record: Record)] = []
+        var stop = false
+        /// Lines consumed so far (JSON Lines streamed in pieces).
+        var line = 0
+
+        init(name: String, options: ImportOptions, sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) {
+            self.name = name
+            self.options = options
+            self.sink = sink
+            pending.reserveCapacity(options.batchSize)
+        }
+
+        mutating func flush() throws {
             guard !pending.isEmpty else { return }
             for (line, reason) in try sink(pending) {
                 summary.records -= 1
@@ -99,7 +173,16 @@ public enum RecordTransfer {
             }
             pending.removeAll(keepingCapacity: true)
         }
-        func accept(_ result: Result<Record, Rejection>, line: Int) throws {
+
+        mutating func reject(_ line: Int, _ reason: String) {
+            summary.rejected += 1
+            if summary.rejections.count < options.maximumReportedRejections {
+                summary.rejections.append(ImportRejection(file: name, line: line, reason: reason))
+            }
+            if options.stopOnError { stop = true }
+        }
+
+        mutating func accept(_ result: Result<Record, Rejection>, line: Int) throws {
             switch result {
             case .success(let r):
                 pending.append((line, r))
@@ -114,25 +197,19 @@ public enum RecordTransfer {
             }
         }
 
-        if isPropertyList(bytes) {
-            let items: [Result<Record, Rejection>]
-            do {
-                items = try PropertyListRecords.decode(Data(bytes))
-            } catch {
-                items = [.failure(Rejection("not a property list array of records: \(error)"))]
-            }
-            for (i, item) in items.enumerated() where !stop { try accept(item.flatMap(validated), line: i + 1) }
-        } else {
-            // Lines are parsed, mapped and validated in parallel, a window at a time, then
-            // committed in order by this thread.
-            let lines = lineRanges(bytes)
+        /// Imports whole lines (the piece ends at a newline or at the end of the input). Lines
+        /// are parsed, mapped and validated in parallel, a window at a time, then committed in
+        /// order by this thread.
+        mutating func importJSONLines(_ bytes: [UInt8]) throws {
+            let lines = RecordTransfer.lineRanges(bytes, firstLine: line + 1)
+            line += bytes.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } + (bytes.last == 0x0A || bytes.isEmpty ? 0 : 1)
             let chunk = 2048
             let window = chunk * 8
             var i = 0
-            try bytes.withUnsafeBufferPointer { buf in
-                while i < lines.count && !stop {
-                    let end = min(lines.count, i + window)
-                    var results = [Result<Record, Rejection>](repeating: .failure(Rejection("not parsed")), count: end - i)
+            while i < lines.count && !stop {
+                let end = min(lines.count, i + window)
+                var results = [Result<Record, Rejection>](repeating: .failure(Rejection("not parsed")), count: end - i)
+                bytes.withUnsafeBufferPointer { buf in
                     results.withUnsafeMutableBufferPointer { out in
                         nonisolated(unsafe) let out = out
                         nonisolated(unsafe) let buf = buf
@@ -140,26 +217,29 @@ public enum RecordTransfer {
                         DispatchQueue.concurrentPerform(iterations: (end - first + chunk - 1) / chunk) { c in
                             for k in c * chunk..<min((c + 1) * chunk, end - first) {
                                 let r = lines[first + k].range
-                                out[k] = parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(validated)
+                                out[k] = RecordTransfer.parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(RecordTransfer.validated)
                             }
                         }
                     }
-                    for (k, r) in results.enumerated() where !stop { try accept(r, line: lines[i + k].line) }
-                    i = end
                 }
+                for (k, r) in results.enumerated() where !stop { try accept(r, line: lines[i + k].line) }
+                i = end
             }
         }
-        try flush()
-        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        return summary
+
+        mutating func finish() throws -> ImportSummary {
+            try flush()
+            summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            return summary
+        }
     }
 
     /// The non-blank lines of `bytes`: 1-based number and byte range (without the newline).
-    static func lineRanges(_ bytes: [UInt8]) -> [(line: Int, range: Range<Int>)] {
+    static func lineRanges(_ bytes: [UInt8], firstLine: Int = 1) -> [(line: Int, range: Range<Int>)] {
         var out: [(line: Int, range: Range<Int>)] = []
         bytes.withUnsafeBufferPointer { buf in
             var start = 0
-            var line = 0
+            var line = firstLine - 1
             while start < buf.count {
                 line += 1
                 var end = start

@@ -85,10 +85,7 @@ extension RecordStore {
         segmentSize = size
         for o in before { try fileSystem.remove(segmentPath(o)) }
         try fileSystem.syncDirectory(directory)
-        cond.withLock {
-            state.horizon = max(state.horizon, snap.lastSequence)
-            state.tombstoneMap = [:]
-        }
+        cond.withLock { state.apply(.other(.checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence)), sequence: snap.lastSequence) }
         return CompactionReport(
             segmentsBefore: before, segmentAfter: n, bytesBefore: bytesBefore, bytesAfter: size, liveRecords: snap.live.count)
     }

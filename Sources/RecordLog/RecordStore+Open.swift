@@ -54,6 +54,14 @@ extension RecordStore {
         } else {
             try fs.createDirectory(directory)
         }
+        var dirLock: (any FileLock)?
+        if !readOnly {
+            do {
+                dirLock = try fs.lockFile(joinPath(directory, "LOCK"))
+            } catch let e as FileSystemError {
+                throw LogError.locked(directory: directory, reason: e.message)
+            }
+        }
         let names = try fs.list(directory)
         let segFiles = names.compactMap { Manifest.segmentNumber(fileName: $0) }.sorted()
         let manifestPath = joinPath(directory, Manifest.fileName)
@@ -83,6 +91,7 @@ extension RecordStore {
                 let store = RecordStore(
                     directory: directory, fileSystem: fs, options: options, report: report, state: StoreSnapshot(),
                     segments: [1], segmentSize: LogFormat.segmentHeaderSize, file: nil)
+                store.directoryLock = dirLock
                 store.file = try store.createSegment(1, flags: 0)
                 try fs.writeAtomically(manifestPath, Manifest(segments: [1]).encoded)
                 store.openReport.created = true
@@ -158,8 +167,10 @@ extension RecordStore {
             throw LogError.badManifest(path: manifestPath, reason: "no segment could be read")
         }
         let file = readOnly ? nil : try fs.openForAppend(path(last), create: false)
-        return RecordStore(
+        let store = RecordStore(
             directory: directory, fileSystem: fs, options: options, report: report, state: state, segments: live,
             segmentSize: lastSize, file: file)
+        store.directoryLock = dirLock
+        return store
     }
 }

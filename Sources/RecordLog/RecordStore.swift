@@ -61,6 +61,8 @@ public final class RecordStore: @unchecked Sendable {
     var counters = (commits: 0, groups: 0, syncs: 0, recordBytes: 0)
     /// Written by the token holder under `cond`; read by the token holder freely, by others under `cond`.
     var segments: [UInt64]
+    /// The directory lock of a writable store (DIR/LOCK), released by close or deinit.
+    var directoryLock: (any FileLock)?
     // Owned by the token holder:
     var file: (any AppendableFile)?
     var segmentSize: Int
@@ -379,6 +381,8 @@ public final class RecordStore: @unchecked Sendable {
         }
         try? file?.close()
         file = nil
+        directoryLock?.unlock()
+        directoryLock = nil
         cond.withLock { closed = true }
         if let err { throw err }
     }

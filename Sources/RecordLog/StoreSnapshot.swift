@@ -28,6 +28,55 @@ struct LiveRecord: Sendable {
     var recordType: String
 }
 
+/// A record deletion still in the log (since the last compaction), for change fetching.
+public struct Tombstone: Sendable, Hashable {
+    public var recordID: RecordID
+    public var recordType: String
+    public var sequence: UInt64
+}
+
+/// The records saved and deleted after a sequence number, in sequence order: the base of
+/// change tokens (`changes(since:in:limit:)`).
+public struct ChangeSet: Sendable, Hashable {
+    /// One change.
+    public enum Change: Sendable, Hashable {
+        /// The record's current version was written at `sequence`.
+        case saved(RecordID, sequence: UInt64)
+        /// The record was deleted at `sequence` (and not saved again since).
+        case deleted(RecordID, recordType: String, sequence: UInt64)
+
+        public var recordID: RecordID {
+            switch self {
+            case .saved(let id, _), .deleted(let id, _, _): id
+            }
+        }
+
+        public var sequence: UInt64 {
+            switch self {
+            case .saved(_, let s), .deleted(_, _, let s): s
+            }
+        }
+    }
+
+    /// The changes, in sequence order (at most `limit`).
+    public var changes: [Change]
+    /// Pass this as `since` next time: the last returned change's sequence when more are
+    /// coming, else the snapshot's last sequence.
+    public var lastSequence: UInt64
+    /// Whether changes after `lastSequence` exist beyond the limit.
+    public var moreComing: Bool
+
+    /// Ids of saved records, in sequence order.
+    public var changed: [RecordID] {
+        changes.compactMap { if case .saved(let id, _) = $0 { return id } else { return nil } }
+    }
+
+    /// Deleted records with their types, in sequence order.
+    public var deleted: [(recordID: RecordID, recordType: String)] {
+        changes.compactMap { if case .deleted(let id, let t, _) = $0 { return (id, t) } else { return nil } }
+    }
+}
+
 /// One replayed or committed change, as applied to a snapshot.
 enum StateChange {
     /// A record version: its key and encoded payload.
@@ -45,6 +94,10 @@ enum StateChange {
 public struct StoreSnapshot: Sendable {
     /// Live records by id, encoded.
     var live = LiveMap()
+    /// Deletions still in the log (since the last compaction), per zone, in sequence order:
+    /// what "changes since a token" reports as deleted. The default zone has no change
+    /// fetching in CloudKit, so its deletions are not kept.
+    var tombstoneMap: [ZoneID: [Tombstone]] = [:]
     /// Created zones (not the default zone, which always exists) with the sequence that created them.
     public internal(set) var zones: [ZoneID: UInt64] = [:]
     /// The latest schema, if one was ever written.
@@ -56,14 +109,12 @@ public struct StoreSnapshot: Sendable {
     /// Deletions at or below this sequence were dropped by compaction: a change token older than
     /// this must be treated as expired.
     public internal(set) var horizon: UInt64 = 0
-    /// Deletions still in the log (since the last compaction), per zone, in sequence order:
-    /// what "changes since a token" reports as deleted.
-    var tombstoneMap: [ZoneID: [Tombstone]] = [:]
 
     public init() {}
 
     /// Deletions of records in `zone` still in the log, in sequence order (compaction drops
-    /// them and raises `horizon`).
+    /// them and raises `horizon`). A record deleted and saved again keeps its tombstone; see
+    /// `changes(since:in:limit:)` for the net view.
     public func tombstones(in zone: ZoneID) -> [Tombstone] { tombstoneMap[zone] ?? [] }
 
     /// The number of live records.
@@ -109,11 +160,36 @@ public struct StoreSnapshot: Sendable {
         return pairs.map(\.1)
     }
 
+    /// What changed after `sequence` (optionally in one zone, at most `limit` > 0 changes): saved
+    /// and deleted record ids in sequence order, without decoding any record. Nil when
+    /// `sequence` is below `horizon` — compaction dropped deletions that old, so the caller must
+    /// report an expired token (CKError 21). O(live records + tombstones) per call.
+    public func changes(since sequence: UInt64, in zone: ZoneID? = nil, limit: Int? = nil) -> ChangeSet? {
+        guard sequence >= horizon else { return nil }
+        var all: [ChangeSet.Change] = []
+        for (id, l) in live where l.sequence > sequence && (zone == nil || id.zoneID == zone) {
+            all.append(.saved(id, sequence: l.sequence))
+        }
+        // Net deletions: the latest tombstone per record, unless the record was saved again.
+        var latest: [RecordID: Tombstone] = [:]
+        for (z, list) in tombstoneMap where zone == nil || z == zone {
+            for t in list where t.sequence > sequence { latest[t.recordID] = t }
+        }
+        for (id, t) in latest where (live[id]?.sequence ?? 0) < t.sequence {
+            all.append(.deleted(id, recordType: t.recordType, sequence: t.sequence))
+        }
+        all.sort { $0.sequence < $1.sequence }
+        if let limit, limit > 0, all.count > limit {
+            let page = Array(all.prefix(limit))
+            return ChangeSet(changes: page, lastSequence: page.last?.sequence ?? sequence, moreComing: true)
+        }
+        return ChangeSet(changes: all, lastSequence: lastSequence, moreComing: false)
+    }
+
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
+    /// O(n) with a decode per result; for change tracking use `changes(since:in:limit:)`.
     public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
-        live.filter { (type == nil || $0.value.recordType == type) && (zone == nil || $0.key.zoneID == zone) }
-            .sorted { $0.value.sequence < $1.value.sequence }
-            .compactMap { (try? RecordCodec.decode($0.value.payload)).map { [s = $0.value.sequence] in StoredRecord(record: $0, sequence: s) } }
+        orderedIDs(ofType: type, in: zone).compactMap { record($0) }
     }
 
     /// Live record counts per record type.
@@ -140,32 +216,31 @@ public struct StoreSnapshot: Sendable {
             case .recordVersion(let r):
                 live[r.recordID] = LiveRecord(payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
             case .deletion(let id, let type):
+                let existed = live[id]
                 live[id] = nil
                 if !id.zoneID.isDefaultZone {
-                    tombstoneMap[id.zoneID, default: []].append(Tombstone(recordID: id, recordType: type, sequence: sequence))
+                    tombstoneMap[id.zoneID, default: []].append(
+                        Tombstone(recordID: id, recordType: existed?.recordType ?? type, sequence: sequence))
                 }
             case .zoneCreate(let z): zones[z] = sequence
             case .zoneDelete(let z):
                 zones[z] = nil
-                tombstoneMap[z] = nil
                 live.removeAll { id, _ in id.zoneID == z }
+                tombstoneMap[z] = nil
             case .schemaChange(let s):
                 schema = s
                 schemaSequence = sequence
             case .checkpoint(let hi, let h):
                 lastSequence = max(lastSequence, hi)
                 horizon = max(horizon, h)
+                tombstoneMap = tombstoneMap.compactMapValues { list in
+                    let kept = list.filter { $0.sequence > h }
+                    return kept.isEmpty ? nil : kept
+                }
             }
         }
         lastSequence = max(lastSequence, sequence)
     }
-}
-
-/// A record deletion still in the log.
-public struct Tombstone: Sendable, Hashable {
-    public var recordID: RecordID
-    public var recordType: String
-    public var sequence: UInt64
 }
 
 /// A committed entry with its sequence number, as passed to commit observers.

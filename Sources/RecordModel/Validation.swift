@@ -47,7 +47,8 @@ public struct RecordValidationError: Error, Sendable, Hashable, CustomStringConv
 
     public var description: String {
         var s = ""
-        if let r = recordID { s += "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"") + ": " }
+        // An invalid record name already names itself.
+        if let r = recordID, !(kind == .invalidRecordName && field == nil) { s += "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"") + ": " }
         if let f = field { s += "field \"\(f)\": " }
         return s + message
     }

@@ -4,6 +4,7 @@
 //   cirrus-logbench reopen DIR                         time to open (replay) a store
 //   cirrus-logbench latency DIR N                      N sequential single-record .everyCommit commits
 //   cirrus-logbench group DIR THREADS N                THREADS concurrent .everyCommit writers, N commits each
+//   cirrus-logbench fsync DIR N                        baseline: N × (append 200 bytes + fdatasync) on a plain file
 //   cirrus-logbench commits DIR N THREADS              N single-record .none commits over THREADS threads (lock/queue overhead)
 
 import Foundation
@@ -97,6 +98,22 @@ do {
         let dt = now() - t
         let st = store.stats()
         print(String(format: "group commit: %d threads × %d commits in %.3f s = %.0f commits/s; %d groups, %d fsyncs (%.1f commits per fsync)", threads, n, dt, Double(threads * n) / dt, st.groups, st.syncs, Double(st.commits) / Double(max(1, st.syncs))))
+    case "fsync":
+        guard a.count >= 4, let n = Int(a[3]) else { fail("fsync DIR N") }
+        let fs = POSIXFileSystem()
+        try fs.createDirectory(dir)
+        let f = try fs.openForAppend(dir + "/fsync-baseline", create: true)
+        let bytes = [UInt8](repeating: 7, count: 200)
+        var lat: [Double] = []
+        for _ in 0..<n {
+            let t = now()
+            try f.append(bytes)
+            try f.sync()
+            lat.append(now() - t)
+        }
+        try f.close()
+        lat.sort()
+        print(String(format: "append+fdatasync baseline over %d: mean %.3f ms, p50 %.3f ms, p99 %.3f ms", n, lat.reduce(0, +) / Double(n) * 1e3, lat[n / 2] * 1e3, lat[min(n - 1, n * 99 / 100)] * 1e3))
     case "commits":
         guard a.count >= 5, let n = Int(a[3]), let threads = Int(a[4]) else { fail("commits DIR N THREADS") }
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: .none))

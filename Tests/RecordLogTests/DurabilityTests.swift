@@ -87,3 +87,31 @@ final class ManualClock: LogClock {
         #expect(try openStore(fs).openReport.isClean)
     }
 }
+
+@Suite struct LockTests {
+    @Test func oneWriterPerDirectory() throws {
+        let fs = InMemoryFileSystem()
+        let a = try openStore(fs)
+        try a.save(note("a"))
+        #expect(throws: LogError.self) { try openStore(fs) }
+        let ro = try openStore(fs, readOnly: true)  // readers need no lock
+        #expect(names(ro) == ["a"])
+        try a.close()
+        let b = try openStore(fs)
+        #expect(names(b) == ["a"])
+    }
+
+    @Test func posixLockExcludesASecondWriter() throws {
+        let dir = NSTemporaryDirectory() + "cirrus-lock-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let a = try RecordStore.open(directory: dir)
+        do {
+            _ = try RecordStore.open(directory: dir)
+            Issue.record("second writer opened")
+        } catch let LogError.locked(d, _) {
+            #expect(d == dir)
+        }
+        try a.close()
+        try RecordStore.open(directory: dir).close()
+    }
+}

@@ -1,4 +1,4 @@
-// LiveMap: the live records by id, as 512 dictionary shards.
+// ShardedMap: records (live versions, tombstones) by id, as 512 dictionary shards.
 //
 // Snapshots are copy-on-write values. With one big dictionary, the first commit after a reader
 // took a snapshot would copy every entry (O(n): ~50 ms at a million records). Sharding makes
@@ -7,17 +7,17 @@
 
 import RecordModel
 
-/// Live records by id, sharded so copy-on-write after a snapshot copies one shard.
-struct LiveMap: Sequence, Sendable {
-    static let shardCount = 512
-    private var shards: [[RecordID: LiveRecord]]
+/// Values by record id, sharded so copy-on-write after a snapshot copies one shard.
+struct ShardedMap<Value: Sendable>: Sequence, Sendable {
+    static var shardCount: Int { 512 }
+    private var shards: [[RecordID: Value]]
     private(set) var count = 0
 
     init() { shards = Array(repeating: [:], count: Self.shardCount) }
 
     @inline(__always) private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
 
-    subscript(id: RecordID) -> LiveRecord? {
+    subscript(id: RecordID) -> Value? {
         get { shards[Self.shard(id)][id] }
         set {
             let s = Self.shard(id)
@@ -30,7 +30,7 @@ struct LiveMap: Sequence, Sendable {
     }
 
     /// Removes every record matching `predicate`.
-    mutating func removeAll(where predicate: (RecordID, LiveRecord) -> Bool) {
+    mutating func removeAll(where predicate: (RecordID, Value) -> Bool) {
         for s in shards.indices where shards[s].contains(where: { predicate($0.key, $0.value) }) {
             let before = shards[s].count
             shards[s] = shards[s].filter { !predicate($0.key, $0.value) }
@@ -38,13 +38,16 @@ struct LiveMap: Sequence, Sendable {
         }
     }
 
-    var keys: LazySequence<FlattenSequence<LazyMapSequence<[[RecordID: LiveRecord]], Dictionary<RecordID, LiveRecord>.Keys>>> {
+    var keys: LazySequence<FlattenSequence<LazyMapSequence<[[RecordID: Value]], Dictionary<RecordID, Value>.Keys>>> {
         shards.lazy.map(\.keys).joined()
     }
 
-    var values: LazySequence<FlattenSequence<LazyMapSequence<[[RecordID: LiveRecord]], Dictionary<RecordID, LiveRecord>.Values>>> {
+    var values: LazySequence<FlattenSequence<LazyMapSequence<[[RecordID: Value]], Dictionary<RecordID, Value>.Values>>> {
         shards.lazy.map(\.values).joined()
     }
 
-    func makeIterator() -> FlattenSequence<[[RecordID: LiveRecord]]>.Iterator { shards.joined().makeIterator() }
+    func makeIterator() -> FlattenSequence<[[RecordID: Value]]>.Iterator { shards.joined().makeIterator() }
 }
+
+/// Live records by id.
+typealias LiveMap = ShardedMap<LiveRecord>
