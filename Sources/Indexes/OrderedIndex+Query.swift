@@ -178,14 +178,7 @@ extension OrderedIndex {
     public func rows(equalToAnyOf values: [FieldValue]) -> [RowID] {
         var out: [RowID] = []
         for v in values { out += rows(equalTo: v) }
-        out.sort()
-        var w = 0
-        for i in out.indices where i == 0 || out[i] != out[i - 1] {
-            out[w] = out[i]
-            w += 1
-        }
-        out.removeLast(out.count - w)
-        return out
+        return Postings.sortedUnique(out)
     }
 
     /// Number of entries matching any of `values` (duplicates in `values` count once).

@@ -31,6 +31,24 @@ public enum Postings {
         return lo
     }
 
+    /// The rows sorted ascending without duplicates (for row lists that come out of an index in
+    /// value order, or with one entry per list element).
+    ///
+    /// ```swift
+    /// Postings.sortedUnique([5, 1, 5, 3])   // [1, 3, 5]
+    /// ```
+    public static func sortedUnique(_ rows: [RowID]) -> [RowID] {
+        var a = rows
+        a.sort()
+        var w = 0
+        for i in a.indices where i == 0 || a[i] != a[i - 1] {
+            a[w] = a[i]
+            w += 1
+        }
+        a.removeLast(a.count - w)
+        return a
+    }
+
     /// Rows in every list: pairwise from the shortest list up, each step a linear merge when the
     /// sizes are within 16× of each other and a galloping search otherwise.
     public static func intersect(_ lists: [[RowID]]) -> [RowID] {

@@ -58,20 +58,8 @@ public struct TextIndex: Sendable {
             }
         }
         if !sorted {
-            for id in 0..<terms.count { postings[id] = Self.sortedUnique(postings[id]) }
+            for id in 0..<terms.count { postings[id] = Postings.sortedUnique(postings[id]) }
         }
-    }
-
-    static func sortedUnique(_ a: [RowID]) -> [RowID] {
-        var a = a
-        a.sort()
-        var w = 0
-        for i in a.indices where i == 0 || a[i] != a[i - 1] {
-            a[w] = a[i]
-            w += 1
-        }
-        a.removeLast(a.count - w)
-        return a
     }
 
     static func tokenSet(_ texts: [String]) -> Set<String> {

@@ -132,11 +132,11 @@ struct Run<S: QuerySnapshot> {
         case .fullScan:
             rows = snapshot.allRows()
         case .indexScan(let field, let range, _, _):
-            rows = range.isEmpty ? [] : sortedUnique(try ordered(field).rows(in: range.valueRange))
+            rows = range.isEmpty ? [] : Postings.sortedUnique(try ordered(field).rows(in: range.valueRange))
         case .indexLookup(let field, let values):
             rows = try ordered(field).rows(equalToAnyOf: values)
         case .indexPrefix(let field, let prefix):
-            rows = sortedUnique(try ordered(field).rows(beginningWith: prefix))
+            rows = Postings.sortedUnique(try ordered(field).rows(beginningWith: prefix))
         case .textSearch(let words, let all):
             guard let text = snapshot.indexes.text else {
                 throw ExecutionError(message: "the plan needs the text index, which this snapshot does not have")
@@ -153,18 +153,6 @@ struct Run<S: QuerySnapshot> {
         }
         count(node, rows.count)
         return rows
-    }
-
-    func sortedUnique(_ a: [RowID]) -> [RowID] {
-        var a = a
-        a.sort()
-        var w = 0
-        for i in a.indices where i == 0 || a[i] != a[i - 1] {
-            a[w] = a[i]
-            w += 1
-        }
-        a.removeLast(a.count - w)
-        return a
     }
 }
 
