@@ -137,19 +137,28 @@ extension Checker {
                 .unsupported, "Unexpected expression", hint: "collection operators such as \(name) are not supported; store the aggregate in its own field",
                 range: range)
         }
-        var ok = !name.isEmpty && name.utf8.count <= 255
-        for (i, c) in name.utf8.enumerated() where ok {
-            let letter = (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
-            let digit = c >= 0x30 && c <= 0x39
-            ok = i == 0 ? letter : (letter || digit || c == 0x5F)
-        }
-        guard ok else {
+        guard Self.isPlainKey(name) else {
             throw PredicateError(
                 .unsupported, "Invalid key '\(name)'",
                 hint: "field names start with a letter and contain only letters, digits and '_' (at most 255 characters)",
                 range: range)
         }
         return name
+    }
+
+    /// `[A-Za-z][A-Za-z0-9_]*`, 1…255 bytes — checked over the contiguous UTF-8 bytes (this runs
+    /// for every key of every predicate).
+    static func isPlainKey(_ name: String) -> Bool {
+        var copy = name
+        return copy.withUTF8 { b in
+            guard !b.isEmpty, b.count <= 255 else { return false }
+            for i in 0..<b.count {
+                let c = b[i]
+                let letter = (c &- 0x41) < 26 || (c &- 0x61) < 26
+                if i == 0 ? !letter : !(letter || (c &- 0x30) < 10 || c == 0x5F) { return false }
+            }
+            return true
+        }
     }
 
     private func placeholder(_ p: Placeholder, _ range: SourceRange) throws(PredicateError) -> Term {
