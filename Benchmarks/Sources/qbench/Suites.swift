@@ -41,8 +41,8 @@ struct SuiteBuilder {
     /// A centre near a data point (jittered ~1 km), so radius queries land where the data is.
     mutating func centre() -> Location {
         let p = randomPlace()
-        return Location(latitude: max(-90, min(90, p.latitude + (rng.unit() - 0.5) * 0.018)),
-                        longitude: max(-180, min(180, p.longitude + (rng.unit() - 0.5) * 0.018)))
+        return Location(latitude: max(-90, min(90, p.latitude + (rng.unit() - 0.5) * 0.006)),
+                        longitude: max(-180, min(180, p.longitude + (rng.unit() - 0.5) * 0.006)))
     }
 
 
