@@ -47,6 +47,8 @@ struct Compare: AsyncParsableCommand {
     var dir: String?
     @Option(help: "A JSON Lines file of Web Services records to load instead of generated places (needs --queries).")
     var data: String?
+    @Option(help: "Also write the generated places as Web Services JSON Lines to this file (input for --data).")
+    var export: String?
     @Option(help: "Queries for --data: one {\"recordType\",\"predicate\",\"args\",\"sort\"?,\"limit\"?} per line.")
     var queries: String?
 
@@ -193,6 +195,13 @@ struct Compare: AsyncParsableCommand {
         add(&report, SuiteResult(suite: "ingest", title: "ingest, \(batch)/commit (per commit; ops/s = records/s)", cirrus: ci, sqlite: si,
                                  speedup: ingestSpeedup, target: "≥ 2×", met: ingestSpeedup >= 2,
                                  note: "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"))
+
+        if let export {
+            var out = ""
+            try cirrus.container.exportRecords(from: .public, type: "Place") { out += $0 }
+            try out.write(toFile: export, atomically: true, encoding: .utf8)
+            print("wrote \(export)")
+        }
 
         // Reopen: Cirrus replays its log and bulk-builds the indexes; SQLite opens and answers.
         let probe = data.places[n / 2].recordName
