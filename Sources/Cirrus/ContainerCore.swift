@@ -92,6 +92,7 @@ final class ContainerCore: @unchecked Sendable {
             }
         }
         if !options.readOnly { core.sweepAssets() }
+        core.loadSubscriptions()
         return core
     }
 
@@ -146,6 +147,11 @@ final class ContainerCore: @unchecked Sendable {
     /// Commits `ops` to the log, then applies `changes` (and a new schema) to the tables,
     /// publishes them and notifies subscribers.
     func commitHoldingLock(_ ops: [LogOperation], changes: [RecordChange], newSchema: Schema?) throws(CirrusError) {
+        var ops = ops
+        if let newSchema, !ops.contains(where: { if case .setSchema = $0 { true } else { false } }) {
+            // The schema change is part of the same atomic batch as the records that caused it.
+            ops.insert(.setSchema(newSchema), at: 0)
+        }
         if ops.isEmpty { return }
         do {
             try store.commit(ops, validate: false)

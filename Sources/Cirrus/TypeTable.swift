@@ -2,7 +2,7 @@
 // of each row, RecordID → RowID — and the type's RecordIndexes, kept together so a snapshot of
 // the table is a snapshot of rows and indexes from the same commit.
 //
-// Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 64 shards, so
+// Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 1 024 shards, so
 // the first write after a reader took a snapshot copies the touched page/shard and the small
 // page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
@@ -34,7 +34,7 @@ struct RowPages: Sendable {
 
 /// RecordID → RowID in copy-on-write shards.
 struct RowMap: Sendable {
-    static let shardCount = 64
+    static let shardCount = 1024
     private var shards = [[RecordID: RowID]](repeating: [:], count: RowMap.shardCount)
 
     private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
@@ -61,17 +61,19 @@ struct TypeTable: Sendable {
         self.recordType = recordType
         self.schema = schema
         self.nodeSize = nodeSize
-        let sorted = records.sorted { $0.recordID < $1.recordID }
+        // Sort positions, not records: moving a Record is many retains.
+        let order = records.indices.sorted { records[$0].recordID < records[$1].recordID }
         var rows: [(RowID, Record)] = []
-        rows.reserveCapacity(sorted.count)
-        for (i, r) in sorted.enumerated() {
+        rows.reserveCapacity(order.count)
+        for (i, k) in order.enumerated() {
+            let r = records[k]
             let row = RowID(truncatingIfNeeded: i)
             pages[row] = r
             rowByID[r.recordID] = row
             rows.append((row, r))
         }
-        nextRow = RowID(truncatingIfNeeded: sorted.count)
-        liveCount = sorted.count
+        nextRow = RowID(truncatingIfNeeded: order.count)
+        liveCount = order.count
         indexes = RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize)
     }
 

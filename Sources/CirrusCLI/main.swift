@@ -22,10 +22,15 @@ func printError(_ text: String) {
     FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }
 
+/// Runs an async subcommand (`get`). Generic, so that `run()` resolves to the async
+/// requirement: on the existential it resolved to ParsableCommand's synchronous `run()`, which
+/// prints the help text.
+func runAsync<C: AsyncParsableCommand>(_ command: inout C) async throws { try await command.run() }
+
 do {
     var command = try CirrusCommand.parseAsRoot()
-    if var async = command as? any AsyncParsableCommand {
-        try await async.run()
+    if var asyncCommand = command as? any AsyncParsableCommand {
+        try await runAsync(&asyncCommand)
     } else {
         try command.run()
     }
