@@ -124,7 +124,7 @@ final class SQLitePeer {
     /// box joined by UNION ALL; `extra` is ANDed to each branch, `order` appended.
     func within(lat: Double, lon: Double, km: Double, extra: String = "", extraArgs: [SQLValue] = [], order: String = "") throws -> [Place] {
         let bx = Self.boxes(lat: lat, lon: lon, km: km)
-        let branch = "SELECT \(Self.columns), dist_km(p.lat, p.lon, ?, ?) AS d FROM place_rtree r JOIN place p ON p.id = r.id "
+        let branch = "SELECT \(Self.columns), dist_km(p.lat, p.lon, ?, ?) AS d FROM place_rtree r CROSS JOIN place p ON p.id = r.id "
             + "WHERE r.maxLat >= ? AND r.minLat <= ? AND r.maxLon >= ? AND r.minLon <= ? AND d <= ?" + extra
         let sql = Array(repeating: branch, count: bx.count).joined(separator: " UNION ALL ") + order
         var args: [SQLValue] = []
