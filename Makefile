@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: deps build test release run fuzz clean
+.PHONY: deps build test release run fuzz clean bench bench-quick
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -23,6 +23,14 @@ fuzz:
 
 clean:
 	rm -rf .build
+
+# Cirrus vs SQLite on the same generated places (docs/benchmarks.md). BENCH_SIZE=1M by default;
+# writes bench.json and bench.svg. `bench-quick`: 10k records, short timings, agreement included.
+bench: deps
+	$(SWIFT) run -c release --package-path Benchmarks qbench --size $${BENCH_SIZE:-1M} --json bench.json --svg bench.svg
+
+bench-quick: deps
+	$(SWIFT) run -c release --package-path Benchmarks qbench --quick --size 10k
 
 # A first taste: check a sample predicate.
 run: deps

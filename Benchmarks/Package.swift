@@ -1,7 +1,9 @@
 // swift-tools-version: 6.1
 //
 // qbench — Cirrus's performance suites, kept out of the library build (own package, depends on
-// Cirrus by path). Run: swift run -c release --package-path Benchmarks qbench indexes --size 1000000
+// Cirrus by path), with SQLite as a system library for the cross-engine suites.
+// Run: swift run -c release --package-path Benchmarks qbench            (Cirrus vs SQLite)
+//      swift run -c release --package-path Benchmarks qbench indexes    (the Indexes module alone)
 
 import PackageDescription
 
@@ -13,11 +15,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
+        // SQLite 3 (Debian's libsqlite3 has FTS5 and R*Tree compiled in).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "qbench",
             dependencies: [
                 .product(name: "Indexes", package: "Cirrus"),
                 .product(name: "RecordModel", package: "Cirrus"),
+                .product(name: "Cirrus", package: "Cirrus"),
+                .product(name: "QueryChecker", package: "Cirrus"),
+                .product(name: "RecordLog", package: "Cirrus"),
+                .product(name: "QueryExecution", package: "Cirrus"),
+                "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

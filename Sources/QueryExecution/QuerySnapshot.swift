@@ -24,8 +24,9 @@ public protocol QuerySnapshot: Sendable {
 extension QuerySnapshot {
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
 
-    /// Planner statistics over this snapshot.
-    public var statistics: SnapshotStatistics { SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: allRows().count) }
+    /// Planner statistics over this snapshot. The row count comes from the indexes (they hold
+    /// exactly the snapshot's live rows), not from enumerating the rows: O(1) per query.
+    public var statistics: SnapshotStatistics { SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: indexes.rowCount) }
 }
 
 /// A snapshot of records held in memory, for tests and small tools.

@@ -90,9 +90,13 @@ extension QueryPlanner {
                     estimate: n, answers: [i], materializeCost: total * Cost.entry))
             case .beginsWith where indexed && !isList, .listMemberBeginsWith where indexed && isList:
                 let n = Double(stats.count(f.fieldName, beginningWith: f.fieldValue))
+                // A string prefix is also the key range [p, p⁺) (strings order by scalars), so an
+                // ordered stream on the same field can scan just the prefix instead of the index.
+                let prefixRange = isList ? nil : Self.prefixRange(f.fieldValue)
                 paths.append(AccessPath(
                     node: PlanNode(op: .indexPrefix(field: f.fieldName, prefix: f.fieldValue), estimatedRows: n),
-                    estimate: n, answers: [i], materializeCost: n * Cost.entry * 2))
+                    estimate: n, answers: [i], rangeField: prefixRange == nil ? nil : f.fieldName, range: prefixRange,
+                    materializeCost: n * Cost.entry * 2))
             case .near where stats.hasSpatialIndex(f.fieldName):
                 guard case .location(let c) = f.fieldValue, let m = f.distance else { continue }
                 let n = Double(stats.estimatedRadiusCount(f.fieldName, center: c, km: m / 1000))
@@ -119,6 +123,19 @@ extension QueryPlanner {
                 materializeCost: n * Cost.entry + n * log2(n + 2) * Cost.compare))
         }
         return paths
+    }
+
+    /// The key range of the strings starting with `prefix`: [prefix, prefix with its last scalar
+    /// incremented); nil when there is no such bound (empty prefix, bytes, last scalar U+10FFFF
+    /// or U+D7FF) — then the prefix is only a set, never a stream range.
+    static func prefixRange(_ prefix: FieldValue) -> KeyRange? {
+        guard case .string(let p) = prefix else { return nil }
+        var scalars = Array(p.unicodeScalars)
+        guard let last = scalars.popLast(), let next = Unicode.Scalar(last.value + 1) else { return nil }
+        scalars.append(next)
+        var upper = String.UnicodeScalarView()
+        upper.append(contentsOf: scalars)
+        return KeyRange(lower: KeyBound(.string(p), inclusive: true), upper: KeyBound(.string(String(upper)), inclusive: false))
     }
 
     /// Fraction of the rows a filter keeps: exact from an access path when one answers it,

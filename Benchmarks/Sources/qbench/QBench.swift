@@ -1,12 +1,13 @@
-// qbench: the command line. Each suite is a subcommand; later suites (parse, ingest, SQLite
-// comparisons, …) are added beside `indexes`.
+// qbench: the command line. The default subcommand compares Cirrus with SQLite (Compare.swift);
+// `indexes` measures the Indexes module alone.
 
 import ArgumentParser
 
 @main
-struct QBench: ParsableCommand {
+struct QBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qbench",
-        abstract: "Cirrus performance suites on deterministic generated data.",
-        subcommands: [IndexesSuite.self])
+        abstract: "Cirrus performance suites on deterministic generated data, side by side with SQLite.",
+        subcommands: [Compare.self, IndexesSuite.self],
+        defaultSubcommand: Compare.self)
 }

@@ -1,0 +1,2 @@
+// The SQLite C API (libsqlite3-dev), for qbench's SQLite peer.
+#include <sqlite3.h>

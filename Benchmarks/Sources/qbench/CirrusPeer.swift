@@ -1,0 +1,89 @@
+// CirrusPeer: the places in a Cirrus container — opened with the run's durability, the Place
+// schema imported (the indexes CloudKit's production environment would need), records saved
+// through the public API (`modifyRecords`, batches of 400), queried with `records(matching:)`
+// and `records(continuingMatchFrom:)` as an application would, on behalf of a signed-in user.
+
+import Cirrus
+import Foundation
+import RecordLog
+import QueryExecution
+import RecordModel
+
+final class CirrusPeer {
+    static let schema = """
+        DEFINE SCHEMA
+            RECORD TYPE Place (
+                "___recordID" REFERENCE QUERYABLE,
+                name        STRING QUERYABLE SORTABLE SEARCHABLE,
+                kind        STRING QUERYABLE SORTABLE,
+                population  INT64 QUERYABLE SORTABLE,
+                country     STRING QUERYABLE SORTABLE,
+                location    LOCATION QUERYABLE,
+                tags        LIST<STRING> QUERYABLE,
+                description STRING SEARCHABLE,
+                GRANT WRITE TO "_creator",
+                GRANT CREATE TO "_icloud",
+                GRANT READ TO "_world"
+            );
+        """
+
+    let directory: String
+    let durability: Durability
+    private(set) var container: Container
+    private(set) var db: Database
+
+    init(directory: String, durability: Durability, schema: String? = CirrusPeer.schema) throws {
+        self.directory = directory
+        self.durability = durability
+        container = try Container.open(at: directory, environment: .development, options: ContainerOptions(durability: durability))
+        if let schema { try container.importSchema(schema) }
+        db = container.publicDatabase(as: .user("_bench"))
+    }
+
+    /// Saves `records` in requests of `batch` (≤ 400), calling `progress(n)`.
+    func ingest(_ records: [Record], batch: Int, progress: (Int) -> Void) async throws {
+        var i = 0
+        while i < records.count {
+            let end = min(records.count, i + batch)
+            let r = try await db.modifyRecords(saving: Array(records[i..<end]), deleting: [], savePolicy: .allKeys)
+            if let e = r.partialFailure { throw e }
+            i = end
+            progress(i)
+        }
+    }
+
+    /// Closes and opens the container again (replays the log, bulk-builds the indexes).
+    func reopen() throws {
+        try container.close()
+        container = try Container.open(at: directory, environment: .development, options: ContainerOptions(durability: durability))
+        db = container.publicDatabase(as: .user("_bench"))
+    }
+
+    func close() throws { try container.close() }
+
+    /// One page of `query` and its cursor.
+    func page(_ query: RecordQuery, limit: Int) async throws -> ([Record], QueryCursor?) {
+        let r = try await db.records(matching: query, resultsLimit: limit)
+        return (try r.matchResults.map { try $0.1.get() }, r.queryCursor)
+    }
+
+    func next(_ cursor: QueryCursor, limit: Int) async throws -> ([Record], QueryCursor?) {
+        let r = try await db.records(continuingMatchFrom: cursor, resultsLimit: limit)
+        return (try r.matchResults.map { try $0.1.get() }, r.queryCursor)
+    }
+
+    /// Every record of `query`, following cursors.
+    func all(_ query: RecordQuery, pageSize: Int = 10_000) async throws -> [Record] {
+        var (out, cursor) = try await page(query, limit: pageSize)
+        while let c = cursor {
+            let (more, nc) = try await next(c, limit: pageSize)
+            out += more
+            cursor = nc
+        }
+        return out
+    }
+
+    func point(_ recordName: String) async throws -> Record {
+        try await db.record(for: RecordID(recordName: recordName))
+    }
+}

@@ -1,0 +1,256 @@
+// Compare: the default `qbench` command — Cirrus and SQLite on the same generated places (or
+// a `--data` file), in one process and one run. Order: generate → ingest both (durable,
+// batched) → reopen both → parse → the read suites (agreement first, then timing) → mixed reads
+// with a concurrent writer (last: it changes the data). A disagreement is reported with the
+// query and the first differences, and makes the run exit with status 1.
+
+import ArgumentParser
+import Cirrus
+import Foundation
+import RecordLog
+import RecordModel
+
+struct Compare: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Cirrus vs SQLite on the same records: agreement, then median/p99/throughput and the speedup.")
+
+    static let allSuites = ["ingest", "reopen", "parse", "point", "eq-sort", "range-sort", "in", "beginswith", "list-contains",
+                            "text-any", "text-all", "text-range", "radius-1", "radius-10", "radius-50", "radius-eq",
+                            "nearest-first", "nearest-page", "deep-page", "mixed"]
+
+    @Option(help: "Suites to run (comma-separated): \(Compare.allSuites.joined(separator: ",")). Ingest always runs (it loads the data).")
+    var suite: String = ""
+    @Option(help: "Records: 10k, 100k, 1M or a number; comma-separated for several sizes.")
+    var size: String = "100k"
+    @Option(help: "Seconds of timing per engine per suite.")
+    var seconds: Double?
+    @Flag(help: "Short run: 0.2 s per engine per suite, fewer query cases.")
+    var quick = false
+    @Flag(help: "Only check that both engines return the same records; no timing.")
+    var verify = false
+    @Option(help: "Query cases per suite (parameters drawn from the data).")
+    var cases: Int?
+    @Option(help: "Data seed.")
+    var seed: UInt64 = 42
+    @Option(help: "Durability: every-commit (fsync per commit; SQLite synchronous=FULL), batched (NORMAL) or none (OFF).")
+    var durability: String = "every-commit"
+    @Option(help: "Records per ingest batch (≤ 400, CloudKit's request limit).")
+    var batch: Int = 400
+    @Option(help: "Write every figure and the machine description to this JSON file.")
+    var json: String?
+    @Option(help: "Write a bar chart of the speedups (SVG) to this file.")
+    var svg: String?
+    @Option(help: "Write the table as Markdown to this file.")
+    var markdown: String?
+    @Option(help: "Working directory for the two databases (default: a fresh one under /tmp, removed afterwards).")
+    var dir: String?
+    @Option(help: "A JSON Lines file of Web Services records to load instead of generated places (needs --queries).")
+    var data: String?
+    @Option(help: "Also write the generated places as Web Services JSON Lines to this file (input for --data).")
+    var export: String?
+    @Option(help: "Queries for --data: one {\"recordType\",\"predicate\",\"args\",\"sort\"?,\"limit\"?} per line.")
+    var queries: String?
+
+    func validate() throws {
+        guard (1...400).contains(batch) else { throw ValidationError("--batch must be 1…400") }
+        guard ["every-commit", "batched", "none"].contains(durability) else { throw ValidationError("--durability: every-commit, batched or none") }
+        for s in suiteList where !Self.allSuites.contains(s) { throw ValidationError("unknown suite \(s)") }
+        if (data == nil) != (queries == nil) { throw ValidationError("--data and --queries go together") }
+        _ = try sizes()
+    }
+
+    var suiteList: [String] { suite.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+    func wants(_ s: String) -> Bool { suiteList.isEmpty || suiteList.contains(s) }
+    var budget: Double { seconds ?? (quick ? 0.2 : 1.0) }
+    var caseCount: Int { cases ?? (quick ? 20 : 200) }
+
+    func sizes() throws -> [Int] {
+        try size.split(separator: ",").map { raw in
+            let s = raw.lowercased().trimmingCharacters(in: .whitespaces)
+            let (digits, mul) = s.hasSuffix("m") ? (s.dropLast(), 1_000_000) : s.hasSuffix("k") ? (s.dropLast(), 1_000) : (Substring(s), 1)
+            guard let v = Int(digits), v > 0 else { throw ValidationError("--size: \(raw) is not a size such as 10k, 100k, 1M") }
+            return v * mul
+        }
+    }
+
+    var storeDurability: (Durability, String) {
+        switch durability {
+        case "batched": (.batched(milliseconds: 50, bytes: 1 << 20), "NORMAL")
+        case "none": (.none, "OFF")
+        default: (.everyCommit, "FULL")
+        }
+    }
+
+    func run() async throws {
+        var failed = false
+        var reports: [RunReport] = []
+        if let data, let queries {
+            let r = try await DataFileRun(command: self).run(dataPath: data, queriesPath: queries)
+            failed = !r.agreementFailures.isEmpty
+            reports.append(r)
+        } else {
+            for n in try sizes() {
+                let r = try await runGenerated(size: n)
+                failed = failed || !r.agreementFailures.isEmpty
+                reports.append(r)
+            }
+        }
+        try write(reports)
+        if failed {
+            print("\nFAILED: the engines disagree (see above).")
+            throw ExitCode(1)
+        }
+        if verify { print("\nagreement: every query returned the same records on both engines.") }
+    }
+
+    func write(_ reports: [RunReport]) throws {
+        if let json {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let value: Data = reports.count == 1 ? try enc.encode(reports[0]) : try enc.encode(reports)
+            try value.write(to: URL(fileURLWithPath: json))
+            print("wrote \(json)")
+        }
+        if let svg, let last = reports.last {
+            let title = "Cirrus vs SQLite — speedup (SQLite time / Cirrus time), \(last.size) records"
+            try Chart.svg(last.results, title: title).write(toFile: svg, atomically: true, encoding: .utf8)
+            print("wrote \(svg)")
+        }
+        if let markdown {
+            var md = ""
+            for r in reports {
+                md += "### \(r.size) records\n\nmachine: \(r.machine.cores) cores, \(r.machine.memoryBytes >> 30) GiB, \(r.machine.os), "
+                md += "Swift \(r.machine.swift), SQLite \(r.machine.sqlite); load average \(r.machine.loadAverage) at start, "
+                md += "\(r.loadAverageAtEnd) at end; \(r.machine.date)\n\n" + Table.markdown(r.results) + "\n"
+            }
+            try md.write(toFile: markdown, atomically: true, encoding: .utf8)
+            print("wrote \(markdown)")
+        }
+    }
+
+    func workDirectory() throws -> (String, Bool) {
+        if let dir {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            return (dir, false)
+        }
+        let d = NSTemporaryDirectory() + "qbench-\(ProcessInfo.processInfo.processIdentifier)-\(UInt64(Date().timeIntervalSince1970 * 1000))"
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        return (d, true)
+    }
+
+    func runGenerated(size n: Int) async throws -> RunReport {
+        var report = RunReport(command: CommandLine.arguments.joined(separator: " "), size: n, seed: seed, durability: durability,
+                               machine: Machine.current())
+        print("qbench: Cirrus vs SQLite \(SQLiteDB.version), \(n) places (seed \(seed)), durability \(durability), "
+              + "\(report.machine.cores) cores, load \(report.machine.loadAverage)\(verify ? ", verify only" : "")")
+        let progress = Progress()
+        progress.show("generating \(n) places…")
+        let rss0 = Memory.status("VmRSS")
+        let data = PlaceSet(size: n, seed: seed)
+        progress.done()
+        let (work, temporary) = try workDirectory()
+        defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
+        let (cirrusDurability, sync) = storeDurability
+        print(Table.header())
+
+        // Ingest: both durable and batched; SQLite maintains the same indexes as it goes.
+        let cirrus = try CirrusPeer(directory: work + "/cirrus", durability: cirrusDurability)
+        let records = data.places.map(\.record)
+        let rssBefore = Memory.status("VmRSS")
+        var cTimes: [Double] = []
+        var last = Measure.now()
+        let c0 = last
+        try await cirrus.ingest(records, batch: batch) { done in
+            let t = Measure.now()
+            cTimes.append(Double(t - last))
+            last = t
+            progress.show("ingest Cirrus \(done)/\(n)")
+        }
+        let cTotal = Double(Measure.now() - c0)
+        progress.done()
+        let cirrusRSS = Memory.status("VmRSS") - rssBefore
+        var sqlite = try SQLitePeer(path: work + "/places.sqlite", synchronous: sync)
+        try sqlite.createSchema()
+        var sTimes: [Double] = []
+        last = Measure.now()
+        let s0 = last
+        try sqlite.ingest(data.places[...], firstID: 1, batch: batch) { done in
+            let t = Measure.now()
+            sTimes.append(Double(t - last))
+            last = t
+            progress.show("ingest SQLite \(done)/\(n)")
+        }
+        let sTotal = Double(Measure.now() - s0)
+        progress.show("SQLite ANALYZE")
+        let a0 = Measure.now()
+        try sqlite.analyze()
+        let analyze = Double(Measure.now() - a0)
+        progress.done()
+        var ci = Figures(times: cTimes)
+        ci.opsPerSecond = Double(n) / (cTotal / 1e9)
+        var si = Figures(times: sTimes)
+        si.opsPerSecond = Double(n) / (sTotal / 1e9)
+        let ingestSpeedup = ci.opsPerSecond / si.opsPerSecond
+        add(&report, SuiteResult(suite: "ingest", title: "ingest, \(batch)/commit (per commit; ops/s = records/s)", cirrus: ci, sqlite: si,
+                                 speedup: ingestSpeedup, target: "≥ 2×", met: ingestSpeedup >= 2,
+                                 note: "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"))
+
+        if let export {
+            var out = ""
+            try cirrus.container.exportRecords(from: .public, type: "Place") { out += $0 }
+            try out.write(toFile: export, atomically: true, encoding: .utf8)
+            print("wrote \(export)")
+        }
+
+        // Reopen: Cirrus replays its log and bulk-builds the indexes; SQLite opens and answers.
+        let probe = data.places[n / 2].recordName
+        let r0 = Measure.now()
+        try cirrus.reopen()
+        _ = try await cirrus.point(probe)
+        let cr = Double(Measure.now() - r0)
+        let sr0 = Measure.now()
+        sqlite = try SQLitePeer(path: work + "/places.sqlite", synchronous: sync)
+        _ = try sqlite.point(probe)
+        let sr = Double(Measure.now() - sr0)
+        let memory = Memory.status("VmRSS") - rssBefore
+        report.memory = ["generatorBytes": rssBefore - rss0, "cirrusAfterIngestBytes": cirrusRSS, "bothAfterReopenBytes": memory,
+                         "sqliteFileBytes": sqlite.fileBytes, "peakRSSBytes": Memory.status("VmHWM")]
+        if wants("reopen") {
+            add(&report, SuiteResult(suite: "reopen", title: "reopen + first lookup (1 run)",
+                                     cirrus: Figures(medianNs: cr, p99Ns: cr, opsPerSecond: 1e9 / cr, samples: 1),
+                                     sqlite: Figures(medianNs: sr, p99Ns: sr, opsPerSecond: 1e9 / sr, samples: 1), speedup: sr / cr,
+                                     note: "RSS after reopen (both engines + data) \(memory >> 20) MiB; SQLite file \(sqlite.fileBytes >> 20) MiB"))
+        }
+
+        if wants("parse") && !verify { add(&report, try parseSuite(cirrus, sqlite, data)) }
+
+        var builder = SuiteBuilder(data: data, cirrus: cirrus, sqlite: sqlite, rng: Rng(state: seed ^ 0x5EED), count: caseCount)
+        let makers: [(String, (inout SuiteBuilder) async throws -> ReadSuite)] = [
+            ("point", { $0.point() }), ("eq-sort", { $0.equalitySort() }), ("range-sort", { $0.rangeSort() }),
+            ("in", { $0.inList() }), ("beginswith", { $0.beginsWith() }), ("list-contains", { $0.listContains() }),
+            ("text-any", { $0.textAny() }), ("text-all", { $0.textAll() }), ("text-range", { $0.textRange() }),
+            ("radius-1", { $0.radius(1) }), ("radius-10", { $0.radius(10) }), ("radius-50", { $0.radius(50) }),
+            ("radius-eq", { $0.radiusEquality() }), ("nearest-first", { $0.nearestFirst() }),
+            ("nearest-page", { try await $0.nearestPage(5) }), ("deep-page", { try await $0.deepPage(500) }),
+        ]
+        for (name, make) in makers where wants(name) {
+            progress.show("\(name): preparing cases")
+            let s = try await make(&builder)
+            for r in try await runRead(s, progress: progress, report: &report) { add(&report, r) }
+        }
+        if wants("mixed") && !verify {
+            add(&report, try await mixedSuite(cirrus, sqlite, data, &builder, progress: progress))
+        }
+        try cirrus.close()
+        report.loadAverageAtEnd = Machine.current().loadAverage
+        report.memory["peakRSSBytes"] = Memory.status("VmHWM")
+        print("peak RSS \(Memory.status("VmHWM") >> 20) MiB; load average at end \(report.loadAverageAtEnd)")
+        return report
+    }
+
+    func add(_ report: inout RunReport, _ r: SuiteResult) {
+        report.results.append(r)
+        print(Table.row(r))
+    }
+}

@@ -1,0 +1,167 @@
+// DataFile: `qbench --data FILE --queries FILE` — any Web Services JSON Lines records, loaded
+// into Cirrus (administrative import, development schema grown from the data) and into SQLite
+// (SQLiteGeneric's layout of that schema), then each query of the queries file checked for
+// agreement and timed on both. Queries file: one JSON object per line,
+//   {"recordType": "Place", "predicate": "kind == %@", "args": ["cafe"],
+//    "sort": [{"field": "population", "ascending": false}] | [{"field": "location", "nearest": {"latitude": 48.8, "longitude": 2.3}}],
+//    "limit": 20}
+// Arguments: JSON strings, numbers, arrays, and {"latitude", "longitude"} objects for locations.
+// With a sort, the first page (`limit`, default 100) is compared in order; without one, every
+// match is compared as a set. A bad line is reported with its number.
+
+import Cirrus
+import Foundation
+import QueryChecker
+import RecordLog
+import RecordModel
+
+/// A JSON argument of the queries file.
+enum JSONArg: Decodable {
+    case int(Int64), double(Double), string(String), list([JSONArg]), location(Double, Double)
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let i = try? c.decode(Int64.self) { self = .int(i); return }
+        if let d = try? c.decode(Double.self) { self = .double(d); return }
+        if let s = try? c.decode(String.self) { self = .string(s); return }
+        if let l = try? c.decode([JSONArg].self) { self = .list(l); return }
+        if let o = try? c.decode([String: Double].self), let lat = o["latitude"], let lon = o["longitude"] {
+            self = .location(lat, lon)
+            return
+        }
+        throw DecodingError.dataCorruptedError(in: c, debugDescription: "an argument is a string, a number, an array or {\"latitude\", \"longitude\"}")
+    }
+
+    var fieldValue: FieldValue {
+        switch self {
+        case .int(let i): .int64(i)
+        case .double(let d): .double(d)
+        case .string(let s): .string(s)
+        case .list(let l): .list(l.map(\.fieldValue))
+        case .location(let a, let b): .location(Location(latitude: a, longitude: b))
+        }
+    }
+}
+
+struct QueryLine: Decodable {
+    struct Sort: Decodable {
+        var field: String
+        var ascending: Bool?
+        var nearest: [String: Double]?
+    }
+    var recordType: String
+    var predicate: String
+    var args: [JSONArg]?
+    var sort: [Sort]?
+    var limit: Int?
+}
+
+struct DataFileRun {
+    let command: Compare
+
+    func run(dataPath: String, queriesPath: String) async throws -> RunReport {
+        var report = RunReport(command: CommandLine.arguments.joined(separator: " "), size: 0, seed: 0,
+                               durability: command.durability, machine: Machine.current())
+        guard let bytes = FileManager.default.contents(atPath: dataPath) else { throw GenericError(message: "--data: cannot read \(dataPath)") }
+        guard let qtext = try? String(contentsOfFile: queriesPath, encoding: .utf8) else { throw GenericError(message: "--queries: cannot read \(queriesPath)") }
+        var records: [Record] = []
+        var rejected: [String] = []
+        let summary = try RecordTransfer.readRecords([UInt8](bytes), name: dataPath) { batch in
+            records += batch.map(\.record)
+            return []
+        }
+        _ = summary
+        if records.isEmpty { throw GenericError(message: "--data: \(dataPath) holds no readable records") }
+        report.size = records.count
+        print("qbench: Cirrus vs SQLite \(SQLiteDB.version) on \(records.count) records of \(dataPath)")
+        let (work, temporary) = try command.workDirectory()
+        defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
+        let (durability, sync) = command.storeDurability
+        let cirrus = try CirrusPeer(directory: work + "/cirrus", durability: durability, schema: nil)
+        let progress = Progress()
+        print(Table.header())
+
+        var cTimes: [Double] = []
+        var refused = Set<Int>()
+        let c0 = Measure.now()
+        for start in stride(from: 0, to: records.count, by: command.batch) {
+            let t0 = Measure.now()
+            let failures = try cirrus.container.importRecords(Array(records[start..<min(records.count, start + command.batch)]), into: .public)
+            rejected += failures.prefix(5).map { "record \(start + $0.0): \($0.1)" }
+            for (i, _) in failures { refused.insert(start + i) }
+            cTimes.append(Double(Measure.now() - t0))
+            progress.show("import Cirrus \(start)/\(records.count)")
+        }
+        let cTotal = Double(Measure.now() - c0)
+        progress.done()
+        if !refused.isEmpty {
+            // SQLite gets only what Cirrus accepted, so both hold the same records.
+            print("Cirrus refused \(refused.count) records (left out of SQLite too), e.g.:\n  " + rejected.prefix(5).joined(separator: "\n  "))
+            records = records.indices.filter { !refused.contains($0) }.map { records[$0] }
+        }
+        let schema = cirrus.container.schema
+        let peer = try SQLitePeer(path: work + "/data.sqlite", synchronous: sync)
+        let sqlite = SQLiteGeneric(peer: peer, schema: schema)
+        try sqlite.createTables()
+        var sTimes: [Double] = []
+        let s0 = Measure.now()
+        for start in stride(from: 0, to: records.count, by: command.batch) {
+            let t0 = Measure.now()
+            try sqlite.insert(Array(records[start..<min(records.count, start + command.batch)]))
+            sTimes.append(Double(Measure.now() - t0))
+            progress.show("insert SQLite \(start)/\(records.count)")
+        }
+        let sTotal = Double(Measure.now() - s0)
+        try peer.analyze()
+        progress.done()
+        var ci = Figures(times: cTimes), si = Figures(times: sTimes)
+        ci.opsPerSecond = Double(records.count) / (cTotal / 1e9)
+        si.opsPerSecond = Double(records.count) / (sTotal / 1e9)
+        command.add(&report, SuiteResult(suite: "ingest", title: "import, \(command.batch)/commit (ops/s = records/s)", cirrus: ci, sqlite: si,
+                                         speedup: ci.opsPerSecond / si.opsPerSecond))
+
+        for (i, line) in qtext.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            let where_ = "\(queriesPath):\(i + 1)"
+            let q: QueryLine
+            do { q = try JSONDecoder().decode(QueryLine.self, from: Data(text.utf8)) } catch {
+                throw GenericError(message: "\(where_): not a query line (\(error))")
+            }
+            let sorts: [RecordModel.SortDescriptor] = try (q.sort ?? []).map { s in
+                if let n = s.nearest {
+                    guard let lat = n["latitude"], let lon = n["longitude"] else { throw GenericError(message: "\(where_): nearest needs latitude and longitude") }
+                    return .distance(field: s.field, from: Location(latitude: lat, longitude: lon))
+                }
+                return .field(s.field, ascending: s.ascending ?? true)
+            }
+            let args = (q.args ?? []).map { PredicateArgument.value($0.fieldValue) }
+            let rq = RecordQuery(recordType: q.recordType, predicate: q.predicate, arguments: args, sortDescriptors: sorts)
+            let checked: CheckedPredicate
+            do {
+                checked = try QueryChecker.check(q.predicate, context: CheckContext(arguments: args, schema: schema, recordType: q.recordType))
+            } catch {
+                throw GenericError(message: "\(where_): \(error.rendered(source: q.predicate))")
+            }
+            let ordered = !sorts.isEmpty
+            let limit = q.limit ?? 100
+            let (sql, sqlArgs) = try sqlite.translate(q.recordType, checked.predicate, sort: sorts, limit: ordered ? limit : nil)
+            let c: () async throws -> [String] = ordered
+                ? { namesOf(try await cirrus.page(rq, limit: limit).0) }
+                : { namesOf(try await cirrus.all(rq, pageSize: 1_000_000)) }
+            let s: () throws -> [String] = {
+                let st = try peer.statement(sql)
+                st.bind(sqlArgs)
+                var out: [String] = []
+                while try st.step() { out.append(st.text(0)) }
+                return out
+            }
+            let suite = ReadSuite(name: "q\(i + 1)", title: "q\(i + 1): " + String(q.predicate.prefix(34)), target: nil,
+                                  cases: [Case(label: SuiteBuilder.label(rq) + "\n    SQL: " + sql, ordered: ordered, cirrus: c, sqlite: s)])
+            for r in try await command.runRead(suite, progress: progress, report: &report) { command.add(&report, r) }
+        }
+        try cirrus.close()
+        report.loadAverageAtEnd = Machine.current().loadAverage
+        return report
+    }
+}

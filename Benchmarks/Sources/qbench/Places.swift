@@ -1,0 +1,126 @@
+// Places: the deterministic data set of the cross-engine suites — one plain `Place` per record,
+// loaded into both Cirrus and SQLite, so both engines hold exactly the same values.
+//
+// 1 200 cities: 1 000 with centres uniform on the sphere between 60°S and 70°N, plus cities at
+// both poles and on both sides of the antimeridian; city sizes Zipf(0.7); points Gaussian
+// (σ = 40 km) around the city, 10% scattered uniformly on the sphere. Kinds Zipf(1.0) over 24;
+// population heavy-tailed (Pareto α ≈ 1.1, many ties among small towns); country: the city's;
+// 0–4 tags Zipf over 60; name two Zipf words; description 8–16 words Zipf(1.0) over 50 000. All
+// words are lower-case ASCII ending in "x", so Cirrus's tokenizer and FTS5's unicode61 agree
+// on them and none is a stop word. The same seed gives the same data on every machine.
+
+import Foundation
+import RecordModel
+
+struct Place {
+    var recordName: String
+    var name: String
+    var kind: String
+    var population: Int64
+    var country: String
+    var latitude: Double
+    var longitude: Double
+    var tags: [String]
+    var description: String
+
+    var record: Record {
+        Record(recordType: "Place", recordID: RecordID(recordName: recordName), fields: [
+            "name": .string(name), "kind": .string(kind), "population": .int64(population),
+            "country": .string(country), "location": .location(Location(latitude: latitude, longitude: longitude)),
+            "tags": .list(tags.map { .string($0) }), "description": .string(description),
+        ])
+    }
+}
+
+struct PlaceSet {
+    static let kinds = ["cafe", "restaurant", "park", "shop", "school", "museum", "bar", "hotel", "church", "library",
+                        "pharmacy", "bakery", "bank", "cinema", "theatre", "stadium", "zoo", "airport", "station",
+                        "harbour", "lighthouse", "castle", "observatory", "glacier"]
+    static let tags = (0..<60).map { "tag" + DataSet.word($0 * 7 + 3) }
+
+    var places: [Place] = []
+    var vocabulary: [String] = []
+    var cityCentres: [(Double, Double)] = []
+    /// Document frequency (records whose name or description holds the word) per vocabulary index.
+    var documentFrequency: [Int] = []
+
+    static func recordName(_ i: Int) -> String {
+        let s = String(i)
+        return "p" + String(repeating: "0", count: max(0, 7 - s.count)) + s
+    }
+
+    static func country(_ city: Int) -> String {
+        let a = UInt8(65 + city % 26), b = UInt8(65 + (city / 26) % 26)
+        return String(decoding: [a, b], as: UTF8.self)
+    }
+
+    init(size: Int, seed: UInt64 = 42) {
+        var rng = Rng(state: seed)
+        vocabulary = (0..<50_000).map(DataSet.word)
+        var cities: [(Double, Double)] = (0..<1000).map { _ in
+            let s60 = sin(60 * Double.pi / 180), s70 = sin(70 * Double.pi / 180)
+            let lat = asin(rng.unit() * (s70 + s60) - s60) * 180 / .pi
+            return (lat, rng.unit() * 360 - 180)
+        }
+        // Poles and the antimeridian, spread over the city-size ranking so some are large.
+        let special: [(Double, Double)] = [(89.95, 0), (-89.9, 45), (-17.7, 179.95), (-17.8, -179.9), (65.5, 179.99),
+                                            (64.9, -179.95), (51.9, 179.6), (-43.9, -176.5), (88.5, -120), (-85, 160)]
+        for (i, c) in special.enumerated() { cities.insert(c, at: min(cities.count, i * 7 + 3)) }
+        while cities.count < 1200 {
+            cities.append((rng.unit() * 120 - 55, rng.unit() * 360 - 180))
+        }
+        cityCentres = cities
+        let cityZipf = DataSet.Zipf(n: cities.count, s: 0.7)
+        let wordZipf = DataSet.Zipf(n: vocabulary.count, s: 1.0)
+        let kindZipf = DataSet.Zipf(n: Self.kinds.count, s: 1.0)
+        let tagZipf = DataSet.Zipf(n: Self.tags.count, s: 0.8)
+        places.reserveCapacity(size)
+        var df = [Int](repeating: 0, count: vocabulary.count)
+        var seen = Set<Int>()
+        for i in 0..<size {
+            let city = cityZipf.sample(&rng)
+            var lat: Double, lon: Double
+            if rng.unit() < 0.1 {
+                lat = asin(rng.unit() * 2 - 1) * 180 / .pi
+                lon = rng.unit() * 360 - 180
+            } else {
+                let (clat, clon) = cities[city]
+                lat = clat + rng.gaussian() * 40 / 111.2
+                if lat > 90 { lat = 180 - lat }
+                if lat < -90 { lat = -180 - lat }
+                lon = clon + rng.gaussian() * 40 / (111.2 * max(0.02, cos(clat * .pi / 180)))
+                lon = lon.truncatingRemainder(dividingBy: 360)
+                if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+            }
+            let population = min(40_000_000, Int64(50 / pow(max(1e-12, rng.unit()), 1 / 1.1)))
+            let w1 = wordZipf.sample(&rng), w2 = wordZipf.sample(&rng)
+            let nDesc = 8 + rng.below(9)
+            var words = [w1, w2]
+            var desc: [String] = []
+            desc.reserveCapacity(nDesc)
+            for _ in 0..<nDesc {
+                let w = wordZipf.sample(&rng)
+                words.append(w)
+                desc.append(vocabulary[w])
+            }
+            seen.removeAll(keepingCapacity: true)
+            for w in words where seen.insert(w).inserted { df[w] += 1 }
+            var tags: [String] = []
+            for _ in 0..<rng.below(5) {
+                let t = Self.tags[tagZipf.sample(&rng)]
+                if !tags.contains(t) { tags.append(t) }
+            }
+            places.append(Place(
+                recordName: Self.recordName(i), name: vocabulary[w1] + " " + vocabulary[w2],
+                kind: Self.kinds[kindZipf.sample(&rng)], population: population, country: Self.country(city),
+                latitude: max(-90, min(90, lat)), longitude: max(-180, min(180, lon)), tags: tags,
+                description: desc.joined(separator: " ")))
+        }
+        documentFrequency = df
+    }
+
+    /// Words whose document frequency lies in `range`, in vocabulary order.
+    func words(withFrequencyIn range: ClosedRange<Int>) -> [String] {
+        vocabulary.indices.filter { range.contains(documentFrequency[$0]) }.map { vocabulary[$0] }
+    }
+}

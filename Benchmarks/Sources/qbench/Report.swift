@@ -1,0 +1,181 @@
+// Report: the figures of a comparison run and their three renderings — the terminal table
+// (a row printed as each suite finishes), the JSON file (every figure plus the machine), and
+// the SVG bar chart of the speedups (SQLite time / Cirrus time, log scale, target marks).
+
+import Foundation
+
+/// Timing of one engine on one suite; nanoseconds per operation.
+struct Figures: Codable {
+    var medianNs: Double
+    var p99Ns: Double
+    var opsPerSecond: Double
+    var samples: Int
+
+    init(times: [Double]) {
+        let t = times.sorted()
+        samples = t.count
+        medianNs = t.isEmpty ? 0 : t[t.count / 2]
+        p99Ns = t.isEmpty ? 0 : t[min(t.count - 1, Int(Double(t.count) * 0.99))]
+        let total = t.reduce(0, +)
+        opsPerSecond = total > 0 ? Double(t.count) / (total / 1e9) : 0
+    }
+
+    init(medianNs: Double, p99Ns: Double, opsPerSecond: Double, samples: Int) {
+        self.medianNs = medianNs
+        self.p99Ns = p99Ns
+        self.opsPerSecond = opsPerSecond
+        self.samples = samples
+    }
+}
+
+struct SuiteResult: Codable {
+    var suite: String
+    var title: String
+    var cirrus: Figures?
+    var sqlite: Figures?
+    /// What the SQLite column measured when not the plain equivalent (e.g. "keyset").
+    var sqliteVariant: String?
+    /// SQLite median / Cirrus median (for ingest: Cirrus rate / SQLite rate).
+    var speedup: Double?
+    var target: String?
+    var met: Bool?
+    var note: String = ""
+    var cases: Int = 0
+}
+
+struct Machine: Codable {
+    var cores: Int
+    var memoryBytes: UInt64
+    var os: String
+    var swift: String
+    var sqlite: String
+    var loadAverage: String
+    var date: String
+
+    static func current() -> Machine {
+        let info = ProcessInfo.processInfo
+        let osRelease = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+        #if compiler(>=6.2)
+        let swift = "6.2+"
+        #elseif compiler(>=6.1)
+        let swift = "6.1"
+        #else
+        let swift = "6.0"
+        #endif
+        return Machine(cores: info.activeProcessorCount, memoryBytes: info.physicalMemory,
+                       os: (osRelease ?? "Linux") + " (" + info.operatingSystemVersionString + ")",
+                       swift: swift, sqlite: SQLiteDB.version, loadAverage: load,
+                       date: ISO8601DateFormatter().string(from: Date()))
+    }
+}
+
+struct RunReport: Codable {
+    var command: String
+    var size: Int
+    var seed: UInt64
+    var durability: String
+    var machine: Machine
+    var loadAverageAtEnd: String = ""
+    var memory: [String: Int] = [:]
+    var results: [SuiteResult] = []
+    var agreementFailures: [String] = []
+}
+
+enum Table {
+    static func pad(_ s: String, _ n: Int, right: Bool = false) -> String {
+        let c = s.count
+        if c >= n { return s }
+        let fill = String(repeating: " ", count: n - c)
+        return right ? fill + s : s + fill
+    }
+
+    static func header() -> String {
+        pad("suite", 40) + pad("Cirrus med", 11, right: true) + pad("p99", 10, right: true) + pad("ops/s", 10, right: true)
+            + pad("SQLite med", 12, right: true) + pad("p99", 10, right: true) + pad("ops/s", 10, right: true)
+            + pad("speedup", 10, right: true) + "  " + pad("target", 8) + "note"
+    }
+
+    static func rate(_ x: Double) -> String {
+        if x >= 1e6 { return String(format: "%.2fM", x / 1e6) }
+        if x >= 1e4 { return String(format: "%.0fk", x / 1e3) }
+        if x >= 1e3 { return String(format: "%.1fk", x / 1e3) }
+        return String(format: "%.1f", x)
+    }
+
+    static func row(_ r: SuiteResult) -> String {
+        func cols(_ f: Figures?) -> String {
+            guard let f else { return pad("–", 11, right: true) + pad("", 20) }
+            return pad(Measure.format(f.medianNs), 11, right: true) + pad(Measure.format(f.p99Ns), 10, right: true)
+                + pad(rate(f.opsPerSecond), 10, right: true)
+        }
+        let speed = r.speedup.map { String(format: "%.2f×", $0) } ?? "–"
+        let target = (r.target ?? "") + (r.met.map { $0 ? " ✓" : " ✗" } ?? "")
+        return pad(r.title, 40) + cols(r.cirrus) + " " + cols(r.sqlite) + pad(speed, 10, right: true) + "  " + pad(target, 8) + r.note
+    }
+
+    /// The table as Markdown (docs/benchmarks.md).
+    static func markdown(_ rs: [SuiteResult]) -> String {
+        var out = "| suite | Cirrus median | Cirrus p99 | Cirrus ops/s | SQLite median | SQLite p99 | SQLite ops/s | speedup | target | note |\n"
+        out += "|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n"
+        for r in rs {
+            func f(_ x: Figures?) -> String {
+                guard let x else { return "– | – | –" }
+                return "\(Measure.format(x.medianNs)) | \(Measure.format(x.p99Ns)) | \(rate(x.opsPerSecond))"
+            }
+            let t = (r.target ?? "") + (r.met.map { $0 ? " ✓" : " ✗" } ?? "")
+            out += "| \(r.title) | \(f(r.cirrus)) | \(f(r.sqlite)) | \(r.speedup.map { String(format: "%.2f×", $0) } ?? "–") | \(t) | \(r.note) |\n"
+        }
+        return out
+    }
+}
+
+enum Chart {
+    /// A horizontal bar per suite with a speedup: log-scale axis from 0.1× to 1000×, the 1× line,
+    /// and a tick at the target where there is one. Green when Cirrus is ahead, red behind.
+    static func svg(_ rs: [SuiteResult], title: String) -> String {
+        let rows = rs.filter { $0.speedup != nil }
+        let left = 300.0, width = 560.0, rowH = 24.0, top = 50.0
+        let height = top + rowH * Double(rows.count) + 40
+        let lo = log10(0.1), hi = log10(1000.0)
+        func x(_ v: Double) -> Double { left + (log10(max(0.1, min(1000, v))) - lo) / (hi - lo) * width }
+        func esc(_ s: String) -> String {
+            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        }
+        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(left + width + 90))\" height=\"\(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+        s += "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">\(esc(title))</text>\n"
+        for v in [0.1, 1, 10, 100, 1000] {
+            let xv = x(v)
+            s += "<line x1=\"\(xv)\" y1=\"\(top - 8)\" x2=\"\(xv)\" y2=\"\(height - 30)\" stroke=\"\(v == 1 ? "#000" : "#ddd")\"/>\n"
+            s += "<text x=\"\(xv)\" y=\"\(height - 14)\" text-anchor=\"middle\">\(v < 1 ? "0.1" : String(Int(v)))×</text>\n"
+        }
+        for (i, r) in rows.enumerated() {
+            guard let sp = r.speedup else { continue }
+            let y = top + Double(i) * rowH
+            let x0 = x(1), x1 = x(sp)
+            s += "<text x=\"\(left - 8)\" y=\"\(y + 15)\" text-anchor=\"end\">\(esc(r.title))</text>\n"
+            s += "<rect x=\"\(min(x0, x1))\" y=\"\(y + 4)\" width=\"\(max(1, abs(x1 - x0)))\" height=\"\(rowH - 8)\" fill=\"\(sp >= 1 ? "#3a7" : "#c44")\"/>\n"
+            s += "<text x=\"\(max(x0, x1) + 4)\" y=\"\(y + 15)\">\(String(format: "%.1f×", sp))</text>\n"
+            if let t = r.target, let tv = Double(t.trimmingCharacters(in: CharacterSet(charactersIn: "≥×≤ µs"))), t.hasPrefix("≥") {
+                s += "<line x1=\"\(x(tv))\" y1=\"\(y + 1)\" x2=\"\(x(tv))\" y2=\"\(y + rowH - 1)\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"3,2\"/>\n"
+            }
+        }
+        s += "</svg>\n"
+        return s
+    }
+}
+
+enum Memory {
+    /// A field of /proc/self/status in bytes (VmRSS, VmHWM); 0 when unreadable.
+    static func status(_ key: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+            let digits = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return digits * 1024
+        }
+        return 0
+    }
+}
