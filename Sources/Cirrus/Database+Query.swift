@@ -217,8 +217,17 @@ extension Database {
         _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, limit: Int,
         resume: StreamContinuation? = nil
     ) throws(CirrusError) -> QueryPage {
+        // A per-record read check only where the grants make it matter (a creator-only READ in the
+        // public database); otherwise every row of the type is readable and need not be fetched
+        // just to be checked.
         let visible: (@Sendable (Record) -> Bool)?
-        if case .public = scope { visible = { [self] r in self.canRead(r) } } else { visible = nil }
+        if case .public = scope,
+            !Access.allows(.read, type: plan.query.recordType, creator: nil, identity: identity, schema: schema)
+        {
+            visible = { [self] r in self.canRead(r) }
+        } else {
+            visible = nil
+        }
         do {
             return try QueryExecutor.run(
                 plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible, resume: resume)
