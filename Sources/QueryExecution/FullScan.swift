@@ -4,7 +4,7 @@ import Indexes
 import RecordModel
 
 /// The full-scan oracle: every record filtered by `RecordMatcher` and sorted by a direct
-/// comparison (great-circle kilometres for distance sorts, then the record ID). Deliberately
+/// comparison (the squared chord for distance sorts, then the record ID). Deliberately
 /// shares no code with the executor's ordering, so tests of one check the other.
 public enum FullScan {
     /// The IDs of the records of `q`, in its order.
@@ -15,7 +15,11 @@ public enum FullScan {
             guard let v = r.queryValue(s.fieldName) else { return nil }
             if case .distance(_, let c) = s {
                 guard case .location(let l) = v else { return nil }
-                return .double(GeoMath.distanceKm(latitude1: c.latitude, longitude1: c.longitude, latitude2: l.latitude, longitude2: l.longitude))
+                // The squared chord: monotone in great-circle distance and not rounded through
+                // asin, so points a few metres apart near a pole stay distinct (kilometres can
+                // round two different distances to the same double).
+                return .double(UnitVector(latitude: c.latitude, longitude: c.longitude)
+                    .chord2(UnitVector(latitude: l.latitude, longitude: l.longitude)))
             }
             return v.isList ? nil : v
         }
