@@ -10,11 +10,25 @@ struct CirrusCommand: AsyncParsableCommand {
         commandName: "cirrus",
         abstract: "Cirrus — a CloudKit-compatible predicate query engine.",
         discussion: """
+            Every command takes --db DIR (a container directory) where it needs one; --json prints \
+            JSON. Exit status: 0 ok, 1 rejected / not found / damaged, 2 usage. Errors go to standard error.
+
             Examples:
               cirrus check "kind == 'cafe' AND distanceToLocation:fromLocation:(location, %@) < 5" \\
                   --arg '{"type": "LOCATION", "value": {"latitude": 48.8584, "longitude": 2.2945}}'
+              cirrus query --db places --type Place "kind == 'museum'" --sort -population --limit 5
+              cirrus explain --db places --type Place "population > 1000" --sort -population --limit 10
+              cirrus import --db places places.jsonl.gz
+              cirrus export --db places --type Place > places.jsonl
+              cirrus get --db places --type Place louvre --json
+              cirrus schema --db places --export > schema.ckdb
+              cirrus verify --db places
+              cirrus repl                      (the demo database)
             """,
-        subcommands: [Check.self, Import.self, Export.self, Verify.self, Get.self, SchemaCommand.self])
+        subcommands: [
+            Check.self, QueryCommand.self, ExplainCommand.self, Import.self, Export.self, Get.self, SchemaCommand.self,
+            Verify.self, ReplCommand.self,
+        ])
 }
 
 /// Writes to standard error.

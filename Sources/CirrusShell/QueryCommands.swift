@@ -7,6 +7,7 @@
 import Cirrus
 import Foundation
 import QueryChecker
+import QueryExecution
 import RecordLog
 import RecordModel
 
@@ -22,7 +23,7 @@ public struct QueryRequest: Sendable {
     public var predicate: String
     public var arguments: [PredicateArgument]
     public var variables: [String: PredicateArgument]
-    public var sorts: [SortDescriptor]
+    public var sorts: [RecordModel.SortDescriptor]
     /// Page size; 0 lets the engine choose.
     public var limit: Int
     /// desiredKeys (nil: whole records).
@@ -32,7 +33,7 @@ public struct QueryRequest: Sendable {
 
     public init(
         recordType: String, predicate: String = "TRUEPREDICATE", arguments: [PredicateArgument] = [],
-        variables: [String: PredicateArgument] = [:], sorts: [SortDescriptor] = [], limit: Int = 0, keys: [String]? = nil, zone: ZoneID? = nil
+        variables: [String: PredicateArgument] = [:], sorts: [RecordModel.SortDescriptor] = [], limit: Int = 0, keys: [String]? = nil, zone: ZoneID? = nil
     ) {
         self.recordType = recordType
         self.predicate = predicate
@@ -54,7 +55,7 @@ public struct QueryRequest: Sendable {
 public enum QueryCommands {
     /// Parses a sort spec: `name` (ascending), `-population` (descending), `location@48.85,2.29`
     /// (nearest first from that point) or `location@$here` (a bound location variable).
-    public static func parseSort(_ spec: String, variables: [String: PredicateArgument] = [:]) throws(ShellError) -> SortDescriptor {
+    public static func parseSort(_ spec: String, variables: [String: PredicateArgument] = [:]) throws(ShellError) -> RecordModel.SortDescriptor {
         let s = spec.trimmingCharacters(in: .whitespaces)
         if let at = s.firstIndex(of: "@") {
             let field = String(s[..<at])
@@ -101,8 +102,8 @@ public enum QueryCommands {
     ) async -> CommandOutput {
         let database: Database
         switch open(db, target, fileSystem, "query") {
-        case .success(let d): database = d
-        case .failure(let out): return out
+        case .database(let d): database = d
+        case .failed(let out): return out
         }
         if let rejected = precheck(request, in: database) {
             return CommandOutput(stderr: rejected.text, exitCode: 1)
@@ -134,8 +135,8 @@ public enum QueryCommands {
     ) async -> CommandOutput {
         let database: Database
         switch open(db, target, fileSystem, "explain") {
-        case .success(let d): database = d
-        case .failure(let out): return out
+        case .database(let d): database = d
+        case .failed(let out): return out
         }
         if let rejected = precheck(request, in: database) { return CommandOutput(stderr: rejected.text, exitCode: 1) }
         do {
@@ -146,20 +147,25 @@ public enum QueryCommands {
         }
     }
 
-    static func open(_ db: String, _ target: DatabaseTarget, _ fs: any FileSystem, _ name: String) -> Result<Database, CommandOutput> {
+    enum Opened {
+        case database(Database)
+        case failed(CommandOutput)
+    }
+
+    static func open(_ db: String, _ target: DatabaseTarget, _ fs: any FileSystem, _ name: String) -> Opened {
         let scope: Database.Scope
         switch target.scope() {
         case .success(let s): scope = s
-        case .failure(let e): return .failure(CommandOutput(stderr: "cirrus \(name): \(e)\n", exitCode: 2))
+        case .failure(let e): return .failed(CommandOutput(stderr: "cirrus \(name): \(e)\n", exitCode: 2))
         }
         guard fs.exists(joinPath(db, target.environment.rawValue)) else {
-            return .failure(CommandOutput(stderr: "cirrus \(name): \(db) has no \(target.environment.rawValue) store\n", exitCode: 1))
+            return .failed(CommandOutput(stderr: "cirrus \(name): \(db) has no \(target.environment.rawValue) store\n", exitCode: 1))
         }
         do {
             let c = try StoreCommands.openContainer(db, target, readOnly: true, fileSystem: fs)
-            return .success(c.database(scope, as: target.identity))
+            return .database(c.database(scope, as: target.identity))
         } catch {
-            return .failure(CommandOutput(stderr: "cirrus \(name): \(error)\n", exitCode: 1))
+            return .failed(CommandOutput(stderr: "cirrus \(name): \(error)\n", exitCode: 1))
         }
     }
 
@@ -172,7 +178,7 @@ public enum QueryCommands {
 
     /// The columns of a page: `recordName`, `km` for a nearest-first sort, then `keys` (or the
     /// type's fields: `name`/`title` first, the rest by name; assets left out).
-    public static func table(_ records: [Record], keys: [String]?, schema: RecordTypeSchema?, sorts: [SortDescriptor], width: Int) -> String {
+    public static func table(_ records: [Record], keys: [String]?, schema: RecordTypeSchema?, sorts: [RecordModel.SortDescriptor], width: Int) -> String {
         var fields: [String]
         if let keys {
             fields = keys

@@ -8,6 +8,9 @@
 import PredicateSyntax
 import QueryChecker
 
+/// The checker's error (named apart from Foundation's `PredicateError`).
+typealias CheckerError = PredicateError
+
 /// A piece of the input line with its byte range in the line.
 struct Span: Sendable, Hashable {
     var text: String

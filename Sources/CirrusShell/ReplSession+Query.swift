@@ -30,7 +30,7 @@ extension ReplSession {
         }
     }
 
-    func shifted(_ e: PredicateError, by offset: Int) -> ReplError {
+    func shifted(_ e: CheckerError, by offset: Int) -> ReplError {
         let kind = e.kind == .syntax ? "syntax error: " : ""
         return ReplError(kind + e.message, hint: e.hint, at: SourceRange(e.range.start + offset, e.range.end + offset))
     }
@@ -85,8 +85,8 @@ extension ReplSession {
         return (request, predicateStart)
     }
 
-    func parseSorts(_ body: Span, after keyword: Span) throws(ReplError) -> [SortDescriptor] {
-        var out: [SortDescriptor] = []
+    func parseSorts(_ body: Span, after keyword: Span) throws(ReplError) -> [RecordModel.SortDescriptor] {
+        var out: [RecordModel.SortDescriptor] = []
         let words = ReplLine.words(body.text)
         guard !words.isEmpty else { throw ReplError("sort needs FIELD, -FIELD or FIELD@LAT,LON", span: keyword) }
         for w in words {

@@ -10,7 +10,9 @@
 
 import Cirrus
 import Foundation
+import PredicateSyntax
 import QueryChecker
+import QueryExecution
 import RecordModel
 
 /// One REPL session over a container.
