@@ -31,6 +31,15 @@ struct CirrusCommand: AsyncParsableCommand {
         ])
 }
 
+extension AsyncParsableCommand {
+    /// Runs the command's `async` run. (Calling `run()` on an existential picks ParsableCommand's
+    /// synchronous default, which only prints the help.)
+    func runAsync() async throws {
+        var c = self
+        try await c.run()
+    }
+}
+
 /// Writes to standard error.
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
@@ -38,8 +47,8 @@ func printError(_ text: String) {
 
 do {
     var command = try CirrusCommand.parseAsRoot()
-    if var async = command as? any AsyncParsableCommand {
-        try await async.run()
+    if let async = command as? any AsyncParsableCommand {
+        try await async.runAsync()
     } else {
         try command.run()
     }
