@@ -93,6 +93,8 @@ let package = Package(
         .testTarget(
             name: "CirrusTests", dependencies: ["Cirrus", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "CirrusShellTests", dependencies: ["CirrusShell", "RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CirrusShellTests", dependencies: ["CirrusShell", "Cirrus", "RecordLog", "RecordModel", "CirrusTestSupport"],
+            exclude: ["Transcripts"], swiftSettings: strict),
     ]
 )

@@ -45,6 +45,14 @@ public struct QueryRequest: Sendable {
         self.zone = zone
     }
 
+    /// The keys to fetch: `keys` plus the location field of a nearest-first sort (so the table can
+    /// show each record's distance).
+    public var fetchKeys: [String]? {
+        guard var k = keys else { return nil }
+        if case .distance(let f, _)? = sorts.first, !k.contains(f) { k.append(f) }
+        return k
+    }
+
     /// The façade's query value.
     public var recordQuery: RecordQuery {
         RecordQuery(recordType: recordType, predicate: predicate, arguments: arguments, variables: variables, sortDescriptors: sorts)
@@ -112,10 +120,10 @@ public enum QueryCommands {
             let page: (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
             if let token {
                 let c = try database.cursor(fromToken: token, expecting: request.recordQuery)
-                page = try await database.records(continuingMatchFrom: c, desiredKeys: request.keys, resultsLimit: request.limit)
+                page = try await database.records(continuingMatchFrom: c, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
             } else {
                 page = try await database.records(
-                    matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.keys, resultsLimit: request.limit)
+                    matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
             }
             let records = page.matchResults.compactMap { try? $0.1.get() }
             let next = page.queryCursor.map { database.token(for: $0) }

@@ -119,7 +119,7 @@ extension ReplSession {
         try precheck(request, predicateStart: start)
         let db = database
         do {
-            let page = try await db.records(matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.keys, resultsLimit: request.limit)
+            let page = try await db.records(matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
             lastQuery = request
             lastCursor = page.queryCursor
             pageNumber = 1
@@ -139,7 +139,7 @@ extension ReplSession {
         }
         let db = database
         do {
-            let page = try await db.records(continuingMatchFrom: cursor, desiredKeys: request.keys, resultsLimit: limit)
+            let page = try await db.records(continuingMatchFrom: cursor, desiredKeys: request.fetchKeys, resultsLimit: limit)
             lastCursor = page.queryCursor
             pageNumber += 1
             return render(page.matchResults.compactMap { try? $0.1.get() }, request, db)
