@@ -55,11 +55,12 @@ public enum ReplHelp {
             guard let c = commands.first(where: { $0.name == n }) else { return "no command \"\(name)\"; type `help` for the list\n" }
             return "\(c.syntax)\n  \(c.summary)\n  example: \(c.example)\n"
         }
-        let w = commands.map(\.syntax.count).max() ?? 0
+        // Long syntaxes are shortened to `name …` (`help name` has them in full).
+        let shown = commands.map { $0.syntax.count > 40 ? $0.name + " …" : $0.syntax }
+        let w = (shown.map(\.count).max() ?? 0) + 2
         var out = "commands:\n"
-        for c in commands {
-            let syntax = c.syntax.count > 44 ? c.name + " …" : c.syntax
-            out += "  " + syntax + String(repeating: " ", count: max(1, min(w, 46) - syntax.count)) + c.summary.prefix(while: { $0 != ";" && $0 != "(" }).trimmingTrailingSpace + "\n"
+        for (c, syntax) in zip(commands, shown) {
+            out += "  " + syntax + String(repeating: " ", count: w - syntax.count) + c.summary.prefix(while: { $0 != ";" && $0 != "(" }).trimmingTrailingSpace + "\n"
         }
         out += "Predicates are NSPredicate format strings checked as CloudKit's CKQuery does; `help COMMAND` shows the syntax and an example.\n"
         return out

@@ -5,6 +5,7 @@
 // (`where`, `sort`, `limit`, `keys`) count only at the top level, outside quotes and brackets, as
 // whole words — so `name == 'sort'` is safe, and a field called `limit` must be written `#limit`.
 
+import Cirrus
 import PredicateSyntax
 import QueryChecker
 
@@ -33,6 +34,12 @@ struct ReplError: Error, Sendable {
 
     init(_ message: String, hint: String? = nil, span: Span) {
         self.init(message, hint: hint, at: SourceRange(span.start, max(span.end, span.start + 1)))
+    }
+
+    /// An error from the database: its message without the code (CloudKit's wording).
+    init(wrapping error: any Error, span: Span? = nil) {
+        let message = (error as? CirrusError)?.message ?? "\(error)"
+        if let span { self.init(message, span: span) } else { self.init(message) }
     }
 
     /// The input line with a caret under the range, the message and the hint.

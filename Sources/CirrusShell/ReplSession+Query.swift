@@ -62,7 +62,7 @@ extension ReplSession {
                 request.predicate = body.text
                 predicateStart = body.start
             case "sort":
-                request.sorts = try parseSorts(body, after: keyword)
+                request.sorts = try parseSorts(body, after: keyword, type: type)
             case "limit":
                 guard let n = Int(body.text), (1...10_000).contains(n) else {
                     throw ReplError("limit takes a number from 1 to 10000", span: body.text.isEmpty ? keyword : body)
@@ -85,7 +85,7 @@ extension ReplSession {
         return (request, predicateStart)
     }
 
-    func parseSorts(_ body: Span, after keyword: Span) throws(ReplError) -> [RecordModel.SortDescriptor] {
+    func parseSorts(_ body: Span, after keyword: Span, type: String?) throws(ReplError) -> [RecordModel.SortDescriptor] {
         var out: [RecordModel.SortDescriptor] = []
         let words = ReplLine.words(body.text)
         guard !words.isEmpty else { throw ReplError("sort needs FIELD, -FIELD or FIELD@LAT,LON", span: keyword) }
@@ -98,13 +98,35 @@ extension ReplSession {
                 out[out.count - 1] = .field(f, ascending: text.lowercased() == "asc")
                 continue
             }
+            let sort: RecordModel.SortDescriptor
             do {
-                out.append(try QueryCommands.parseSort(text, variables: variables))
+                sort = try QueryCommands.parseSort(text, variables: variables)
             } catch {
                 throw ReplError(error.message, span: span)
             }
+            try checkSortField(sort, type: type, span: span)
+            out.append(sort)
         }
         return out
+    }
+
+    /// A sort must name a field of the type (or a system field); a nearest-first sort a LOCATION field.
+    func checkSortField(_ sort: RecordModel.SortDescriptor, type: String?, span: Span) throws(ReplError) {
+        guard let type, let schema = container.schema.recordTypes[type] else { return }
+        let field: String
+        var needsLocation = false
+        switch sort {
+        case .field(let f, _): field = f
+        case .distance(let f, _): field = f; needsLocation = true
+        }
+        let system = SystemField.allCases.map(\.rawValue)
+        guard let f = schema.fields[field] else {
+            if system.contains(field) && !needsLocation { return }
+            throw ReplError("no field \"\(field)\" in \(type)", hint: "fields: " + schema.sortedFields.map(\.name).joined(separator: ", "), span: span)
+        }
+        if needsLocation, f.type.scalar != .location || f.type.isList {
+            throw ReplError("\(field) is not a LOCATION field: nearest-first sorts need one", span: span)
+        }
     }
 
     /// Checks the predicate of a parsed query (caret in the input line).
@@ -125,7 +147,7 @@ extension ReplSession {
             pageNumber = 1
             return render(page.matchResults.compactMap { try? $0.1.get() }, request, db)
         } catch {
-            throw ReplError("\(error)")
+            throw ReplError(wrapping: error)
         }
     }
 
@@ -144,7 +166,7 @@ extension ReplSession {
             pageNumber += 1
             return render(page.matchResults.compactMap { try? $0.1.get() }, request, db)
         } catch {
-            throw ReplError("\(error)")
+            throw ReplError(wrapping: error)
         }
     }
 
@@ -165,7 +187,7 @@ extension ReplSession {
         do {
             return try await database.explain(request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit).text
         } catch {
-            throw ReplError("\(error)")
+            throw ReplError(wrapping: error)
         }
     }
 

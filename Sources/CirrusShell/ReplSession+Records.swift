@@ -49,16 +49,19 @@ extension ReplSession {
         let (type, id, span) = try recordTarget(words, command: "get")
         do {
             let r = try await database.record(for: id)
-            if let type, r.recordType != type { throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not a \(type)", span: span) }
+            if let type, r.recordType != type { throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span) }
             return json ? r.webServicesJSON.jsonText + "\n" : StoreCommands.recordText(r)
         } catch let e as CirrusError {
-            throw ReplError(e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : "\(e)", span: span)
+            throw ReplError(e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message, span: span)
         } catch let e as ReplError {
             throw e
         } catch {
-            throw ReplError("\(error)")
+            throw ReplError(wrapping: error)
         }
     }
+
+    /// "a" or "an" before a type name.
+    func article(_ word: String) -> String { "AEIOU".contains(word.first ?? "x") ? "an" : "a" }
 
     func zoneText(_ z: ZoneID) -> String { z.isDefaultZone ? "" : " in zone \(z.zoneName)" }
 
@@ -81,7 +84,7 @@ extension ReplSession {
         var record: Record
         do {
             record = try await db.record(for: id)
-            guard record.recordType == type else { throw ReplError("\"\(id.recordName)\" is a \(record.recordType), not a \(type)", span: words[1]) }
+            guard record.recordType == type else { throw ReplError("\"\(id.recordName)\" is a \(record.recordType), not \(article(type)) \(type)", span: words[1]) }
         } catch let e as ReplError {
             throw e
         } catch {
@@ -104,7 +107,7 @@ extension ReplSession {
             let saved = try await db.save(record)
             return "saved \(saved.recordType) \(saved.recordID.recordName)\(zoneText(saved.recordID.zoneID)) (change tag \(saved.recordChangeTag ?? "-"))\n"
         } catch {
-            throw ReplError("\(error)")
+            throw ReplError(wrapping: error)
         }
     }
 
@@ -113,15 +116,15 @@ extension ReplSession {
         let db = database
         do {
             let r = try await db.record(for: id)
-            if let type, r.recordType != type { throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not a \(type)", span: span) }
+            if let type, r.recordType != type { throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span) }
             try await db.deleteRecord(withID: id)
             return "deleted \(r.recordType) \(id.recordName)\(zoneText(id.zoneID))\n"
         } catch let e as CirrusError {
-            throw ReplError(e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : "\(e)", span: span)
+            throw ReplError(e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message, span: span)
         } catch let e as ReplError {
             throw e
         } catch {
-            throw ReplError("\(error)")
+            throw ReplError(wrapping: error)
         }
     }
 
@@ -129,7 +132,7 @@ extension ReplSession {
         do {
             return try await database.allZones().map { $0.zoneName + ($0 == zone ? "  (current)" : "") + "\n" }.joined()
         } catch {
-            throw ReplError("\(error)")
+            throw ReplError(wrapping: error)
         }
     }
 
@@ -192,7 +195,7 @@ extension ReplSession {
             for r in s.rejections.prefix(10) { out += "rejected \(r)\n" }
             return out
         } catch {
-            throw ReplError("\(error)", span: span)
+            throw ReplError(wrapping: error, span: span)
         }
     }
 }

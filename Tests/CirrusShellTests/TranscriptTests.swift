@@ -5,9 +5,11 @@
 //     expected output
 //     <blank line>
 //
-// run in order through one ReplSession on a fresh small demo database (built exactly as the full
+// (`{dir}` in a command is the Transcripts directory, for the data files `import` reads) run in
+// order through one ReplSession on a fresh small demo database (built exactly as the full
 // demo, with fewer generated places), and compared exactly. `CIRRUS_REWRITE=1 swift test` rewrites
-// the files with the actual output — review the diff before committing it.
+// the files with the actual output — review the diff before committing it. Times (`time: 1.23 ms`)
+// are the only thing that varies between runs; they are written as `time: … ms`.
 
 import Cirrus
 import CirrusShell
@@ -43,13 +45,22 @@ func parseTranscript(_ text: String) -> [TranscriptCase] {
     return cases
 }
 
+/// `time: 12.34 ms` → `time: … ms` (the only nondeterministic output).
+func normalizeTimes(_ text: String) -> String {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+        line.hasPrefix("time: ") && line.hasSuffix(" ms") ? "time: … ms" : String(line)
+    }.joined(separator: "\n")
+}
+
 let transcriptDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Transcripts").path
 
 /// A fresh small demo container in a temporary directory.
 func makeDemo() async throws -> (Container, String) {
     let dir = NSTemporaryDirectory() + "cirrus-transcript-\(UUID().uuidString)"
     try await DemoDatabase.build(at: dir, placeCount: transcriptPlaces)
-    return (try Container.open(at: dir), dir)
+    // A stopped clock and seeded randomness, so saved records' dates and change tags repeat.
+    let options = ContainerOptions(clock: FixedClock(wall: DemoDatabase.buildTime), random: SeededRandomSource(seed: 7))
+    return (try Container.open(at: dir, options: options), dir)
 }
 
 @Suite("REPL transcripts", .serialized)
@@ -69,7 +80,12 @@ struct TranscriptTests {
         var rewritten = ""
         for c in parseTranscript(text) {
             var actual = ""
-            for command in c.commands { actual += await session.execute(command).text }
+            for command in c.commands {
+                // `{dir}` stands for the Transcripts directory (data files for `import`).
+                actual += await session.execute(command.replacingOccurrences(of: "{dir}", with: transcriptDirectory)).text
+            }
+            actual = actual.replacingOccurrences(of: transcriptDirectory, with: "{dir}")
+            actual = normalizeTimes(actual)
             // A blank line would end the case early: show it as a lone "." in the file.
             actual = actual.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "." : String($0) }.joined(separator: "\n")
             if actual.hasSuffix("\n.") { actual.removeLast(); actual.removeLast() } else if actual == "." { actual = "" }
