@@ -33,18 +33,22 @@ struct Tmux {
     let tmux: String
     let socket: String
 
+    /// Runs a tmux command through posix_spawn + waitpid (not Foundation's Process: the tmux
+    /// server daemon that the first command starts inherits Process's descriptors, and Process
+    /// then never sees its client exit). Output, when `capture`, goes through a temporary file.
     @discardableResult
-    func run(_ args: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tmux)
-        p.arguments = ["-L", socket] + args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    func run(_ args: [String], capture: Bool = true) throws -> String {
+        let outPath = NSTemporaryDirectory() + "cirrus-tmux-out-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        let quoted = ([tmux, "-L", socket] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let shell = quoted + " </dev/null >" + (capture ? "'\(outPath)'" : "/dev/null") + " 2>/dev/null"
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(shell), nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { return "" }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return capture ? ((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "") : ""
     }
 
     func screen() throws -> String { try run(["capture-pane", "-p", "-t", "repl"]) }
@@ -81,25 +85,25 @@ struct TerminalTests {
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
         let t = Tmux(tmux: tmuxBin, socket: "cirrus-test-\(getpid())")
         defer {
-            _ = try? t.run(["kill-server"])
+            _ = try? t.run(["kill-server"], capture: false)
             try? FileManager.default.removeItem(atPath: cache)
         }
         let command = "env XDG_CACHE_HOME='\(cache)' TERM=xterm '\(cirrus)' repl --demo-places 300; echo EXITED $?; sleep 30"
-        try t.run(["new-session", "-d", "-s", "repl", "-x", "120", "-y", "40", command])
+        try t.run(["new-session", "-d", "-s", "repl", "-x", "120", "-y", "40", command], capture: false)
 
-        // The banner and the prompt.
-        try t.waitFor("cirrus:public> ")
+        // The banner and the prompt. (capture-pane drops trailing blanks: no space after `>`.)
+        try t.waitFor("cirrus:public>")
         #expect(try t.screen().contains("type `help` for commands"))
 
         // Tab completes a command, then a record type.
         try t.type("us")
         try t.press("Tab")
-        try t.waitFor("cirrus:public> use ")
-        try t.type("Pla")
+        try t.waitFor("cirrus:public> use")
+        try t.type(" Pla")  // libedit inserts the completion without a trailing space
         try t.press("Tab")
         try t.waitFor("cirrus:public> use Place")
         try t.press("Enter")
-        try t.waitFor("cirrus:public Place> ")
+        try t.waitFor("cirrus:public Place>")
 
         // Ctrl-A moves to the start of the line: fix a missing first letter.
         try t.type("uery where name == 'Louvre' keys name, kind")
@@ -127,7 +131,8 @@ struct TerminalTests {
         try t.type("quit")
         try t.press("Enter")
         try t.waitFor("EXITED 0")
-        let history = (try? String(contentsOfFile: cache + "/cirrus/history", encoding: .utf8)) ?? ""
+        // libedit's history file escapes blanks (`\040`).
+        let history = ((try? String(contentsOfFile: cache + "/cirrus/history", encoding: .utf8)) ?? "").replacingOccurrences(of: "\\040", with: " ")
         #expect(history.contains("use Place"), "history: \(history)")
         #expect(history.contains("query where name == 'Louvre'"))
     }
