@@ -23,6 +23,7 @@ extension Container {
         case .private(let o): owner = o
         }
         let db = Database(core: core, scope: scope, identity: .user(owner))
+        try db.checkDatabaseAccess()
         return try core.withWriteLock { () throws(CirrusError) in
             var zones: [LogOperation] = []
             if case .private = scope {
@@ -44,31 +45,44 @@ extension Container {
     }
 
     /// Imports a file (Web Services JSON Lines, gzip JSON Lines or a property list) into the
-    /// database `scope`, reporting bad records with their line and reason.
-    public func importFile(_ path: String, into scope: Database.Scope, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
+    /// database `scope`, reporting bad records with their line and reason. Records without a
+    /// zone go into `zone` when given.
+    public func importFile(
+        _ path: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
+    ) throws -> ImportSummary {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        return try importBytes([UInt8](data), name: path, into: scope, options: options)
+        return try importBytes([UInt8](data), name: path, into: scope, zone: zone, options: options)
     }
 
     /// Imports bytes in any format `importFile` reads; `name` labels rejections.
-    public func importBytes(_ bytes: [UInt8], name: String, into scope: Database.Scope, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
+    public func importBytes(
+        _ bytes: [UInt8], name: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
+    ) throws -> ImportSummary {
         try RecordTransfer.readRecords(bytes, name: name, options: options) { batch in
-            let failures = try importRecords(batch.map(\.record), into: scope)
+            let records = batch.map { item -> Record in
+                var r = item.record
+                if let zone, r.recordID.zoneID.isDefaultZone { r.recordID.zoneID = zone }
+                return r
+            }
+            let failures = try importRecords(records, into: scope)
             return failures.map { (i, e) in (batch[i].line, "\(e)") }
         }
     }
 
-    /// Writes the live records of a database (optionally of one type) as Web Services JSON
-    /// Lines in commit order, one `write` call per line. Returns the count.
+    /// Writes the live records of a database (optionally of one type, one zone) as Web Services
+    /// JSON Lines in commit order, one `write` call per line. Returns the count.
     @discardableResult
-    public func exportRecords(from scope: Database.Scope, type: String? = nil, write: (String) throws -> Void) rethrows -> Int {
+    public func exportRecords(
+        from scope: Database.Scope, type: String? = nil, zone: ZoneID? = nil, write: (String) throws -> Void
+    ) rethrows -> Int {
         let owner: String
         switch scope {
         case .public: owner = ZoneID.defaultOwnerName
         case .private(let o): owner = o
         }
         var n = 0
-        for s in core.store.snapshot().records(ofType: type) where s.record.recordID.zoneID.ownerName == owner {
+        let storageZone = zone.map { ZoneID(zoneName: $0.zoneName, ownerName: owner) }
+        for s in core.store.snapshot().records(ofType: type, in: storageZone) where s.record.recordID.zoneID.ownerName == owner {
             var line = ""
             ContainerCore.apiForm(s.record).webServicesJSON.write(to: &line)
             line += "\n"

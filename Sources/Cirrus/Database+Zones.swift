@@ -2,7 +2,10 @@
 // default zone → badDatabase) and fetching a zone's changes since a change token.
 //
 // A change token is the zone (owner and name) plus the log sequence number it was issued at,
-// encoded as opaque bytes: "CZT1", sequence (8 bytes little-endian), owner, 0, zone name. Changes since it: live records of the zone written after
+// and the compaction horizon at that time, encoded as opaque bytes: "CZT2", sequence and horizon
+// (8 bytes little-endian each), owner, 0, zone name. The horizon lets a token issued after a
+// compaction (say, the second page of a fetch from the beginning) stay valid although its
+// sequence is below the horizon: no deletion it has not seen was compacted away. Changes since it: live records of the zone written after
 // the sequence and tombstones (RecordLog keeps deletions until compaction) after it, in sequence
 // order, paged. A token older than the compaction horizon or the zone's creation, from another
 // zone, from the future, or not decoding at all → changeTokenExpired.
@@ -16,23 +19,27 @@ public struct ChangeToken: Sendable, Hashable {
     public let data: [UInt8]
     public init(data: [UInt8]) { self.data = data }
 
-    init(owner: String, zoneName: String, sequence: UInt64) {
-        var d = Array("CZT1".utf8)
-        for i in 0..<8 { d.append(UInt8(truncatingIfNeeded: sequence >> (8 * UInt64(i)))) }
+    init(owner: String, zoneName: String, sequence: UInt64, horizon: UInt64) {
+        var d = Array("CZT2".utf8)
+        for v in [sequence, horizon] { for i in 0..<8 { d.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
         d += Array(owner.utf8) + [0] + Array(zoneName.utf8)
         data = d
     }
 
-    /// The token's zone (storage form: owner and name) and sequence; nil if it does not decode.
-    var decoded: (zone: ZoneID, sequence: UInt64)? {
-        guard data.count >= 13, Array(data[0..<4]) == Array("CZT1".utf8) else { return nil }
-        var s: UInt64 = 0
-        for i in 0..<8 { s |= UInt64(data[4 + i]) << (8 * UInt64(i)) }
-        let rest = data[12...]
+    /// The token's zone (storage form), sequence and the compaction horizon when it was issued;
+    /// nil if it does not decode.
+    var decoded: (zone: ZoneID, sequence: UInt64, horizon: UInt64)? {
+        guard data.count >= 21, Array(data[0..<4]) == Array("CZT2".utf8) else { return nil }
+        func u64(_ at: Int) -> UInt64 {
+            var v: UInt64 = 0
+            for i in 0..<8 { v |= UInt64(data[at + i]) << (8 * UInt64(i)) }
+            return v
+        }
+        let rest = data[20...]
         guard let nul = rest.firstIndex(of: 0), let owner = String(validating: rest[..<nul], as: UTF8.self),
             let name = String(validating: rest[(nul + 1)...], as: UTF8.self)
         else { return nil }
-        return (ZoneID(zoneName: name, ownerName: owner), s)
+        return (ZoneID(zoneName: name, ownerName: owner), u64(4), u64(12))
     }
 }
 
@@ -69,7 +76,8 @@ extension Database {
         }
     }
 
-    /// Deletes a custom zone and every record in it. zoneNotFound if it does not exist.
+    /// Deletes a custom zone, every record in it and its zone subscriptions. zoneNotFound if it
+    /// does not exist.
     public func deleteZone(_ zone: ZoneID) async throws(CirrusError) {
         try Self.checkCancelled()
         try checkDatabaseAccess()
@@ -83,6 +91,16 @@ extension Database {
                 RecordChange(owner: owner, old: ContainerCore.apiForm($0.record), new: nil)
             }
             try core.commitHoldingLock([.deleteZone(storage)], changes: gone, newSchema: nil)
+            // Zone subscriptions of the zone go with it.
+            let dropped = core.stateLock.withLock { () -> Bool in
+                let before = core.subscriptions[owner]?.count ?? 0
+                core.subscriptions[owner] = core.subscriptions[owner]?.filter { _, s in
+                    if case .zone(let sz) = s.kind { return sz.zoneName != z.zoneName }
+                    return true
+                }
+                return (core.subscriptions[owner]?.count ?? 0) != before
+            }
+            if dropped { core.persistSubscriptions() }
         }
     }
 
@@ -118,29 +136,35 @@ extension Database {
         guard let created = snap.zones[storage] else { throw .zone(.zoneNotFound, zone, "no such zone") }
         var since: UInt64 = 0
         if let token {
-            guard let (tz, seq) = token.decoded, tz == storage, seq <= snap.lastSequence,
-                seq >= snap.horizon, seq >= created
+            // Valid when issued since the last compaction (the log still has every deletion
+            // the token has not seen) or at/after the horizon.
+            guard let (tz, seq, issuedHorizon) = token.decoded, tz == storage, seq <= snap.lastSequence,
+                seq >= snap.horizon || issuedHorizon == snap.horizon, seq >= created
             else {
                 throw .zone(.changeTokenExpired, zone, "the change token is unknown or older than the log keeps; fetch the zone from the beginning")
             }
             since = seq
         }
-        enum Item { case saved(StoredRecord), deleted(RecordID, String, UInt64) }
+        // Select by sequence without decoding; decode only the page.
+        enum Item { case saved(RecordID), deleted(RecordID, String) }
         var items: [(UInt64, Item)] = []
-        for s in snap.records(in: storage) where s.sequence > since { items.append((s.sequence, .saved(s))) }
-        for t in snap.tombstones(in: storage) where t.sequence > since { items.append((t.sequence, .deleted(t.recordID, t.recordType, t.sequence))) }
+        for id in snap.recordIDs where id.zoneID == storage {
+            if let seq = snap.sequence(of: id), seq > since { items.append((seq, .saved(id))) }
+        }
+        for t in snap.tombstones(in: storage) where t.sequence > since { items.append((t.sequence, .deleted(t.recordID, t.recordType))) }
         items.sort { $0.0 < $1.0 }
         let pageSize = max(1, limit)
         let more = items.count > pageSize
         let page = items.prefix(pageSize)
-        var out = ZoneChanges(changed: [], deleted: [], token: ChangeToken(owner: owner, zoneName: z.zoneName, sequence: snap.lastSequence), moreComing: more)
+        var out = ZoneChanges(changed: [], deleted: [], token: ChangeToken(owner: owner, zoneName: z.zoneName, sequence: snap.lastSequence, horizon: snap.horizon), moreComing: more)
         for (_, item) in page {
             switch item {
-            case .saved(let s): out.changed.append(ContainerCore.apiForm(s.record))
-            case .deleted(let id, let type, _): out.deleted.append((ContainerCore.apiID(id), recordType: type))
+            case .saved(let id):
+                if let s = snap.record(id) { out.changed.append(ContainerCore.apiForm(s.record)) }
+            case .deleted(let id, let type): out.deleted.append((ContainerCore.apiID(id), recordType: type))
             }
         }
-        if more, let last = page.last { out.token = ChangeToken(owner: owner, zoneName: z.zoneName, sequence: last.0) }
+        if more, let last = page.last { out.token = ChangeToken(owner: owner, zoneName: z.zoneName, sequence: last.0, horizon: snap.horizon) }
         return out
     }
 }

@@ -80,6 +80,20 @@ public final class Database: Sendable {
             nodeSize: core.options.indexNodeSize)
     }
 
+    // MARK: helpers for the query code (same module)
+
+    /// The container's clock as a timestamp (the value of `now()` in predicates).
+    var now: Timestamp { Timestamp(millisecondsSince1970: core.options.clock.wallMilliseconds()) }
+
+    /// Checks a query's zone: nil means every zone of the database; a zone must belong to this
+    /// database (permissionFailure / badDatabase) and exist (zoneNotFound). Returns it in API form.
+    func resolveQueryZone(_ zone: ZoneID?) throws(CirrusError) -> ZoneID? {
+        guard let zone else { return nil }
+        let z = try checkZone(zone)
+        if !core.zoneExists(owner: owner, z) { throw .zone(.zoneNotFound, zone, "no such zone") }
+        return z
+    }
+
     // MARK: ids
 
     /// Checks a zone id's owner and returns it in API form.
@@ -221,7 +235,7 @@ public final class Database: Sendable {
 
     /// The notifications of this identity's subscriptions in this database, from now on, in
     /// commit order. The stream ends when the consumer stops iterating.
-    public func notifications() -> AsyncStream<Notification> {
+    public func notifications() -> AsyncStream<RecordNotification> {
         core.addSubscriber(owner: owner, identity: identity)
     }
 }

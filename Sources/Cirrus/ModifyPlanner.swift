@@ -20,6 +20,8 @@ struct ModifyPlanner {
     var overlay: [RecordID: Record?] = [:]
     var addedRefs: [RecordID: Set<RecordID>] = [:]
     var liveCount: Int
+    /// The first sequence number the batch will get (the write lock keeps it stable).
+    let batchSequence: UInt64
     var outcomes: [Result<Record, CirrusError>] = []
     var zoneOf: [Int: String] = [:]
     var operations: [LogOperation] = []
@@ -32,6 +34,7 @@ struct ModifyPlanner {
         self.excludedZones = excludedZones
         now = Timestamp(millisecondsSince1970: database.core.options.clock.wallMilliseconds())
         schema = database.core.schema
+        batchSequence = database.core.store.lastSequence + 1
         liveCount = database.core.stateLock.withLock {
             (database.core.tables[database.owner] ?? [:]).values.reduce(0) { $0 + $1.liveCount }
         }
@@ -150,11 +153,13 @@ struct ModifyPlanner {
         return r
     }
 
+    /// A record version's change tag: the log sequence number of its batch in base 36. Every
+    /// version of a record is written by a later batch, so tags never repeat — not even across
+    /// reopenings or compactions (sequence numbers only grow) — unlike random tags from a
+    /// seeded source.
     func newTag(after old: String?) -> String {
-        while true {
-            let t = core.options.random.bytes(6).map { b in String(b, radix: 16).count == 1 ? "0" + String(b, radix: 16) : String(b, radix: 16) }.joined()
-            if t != old { return t }
-        }
+        let t = String(batchSequence, radix: 36)
+        return t == old ? t + "." : t
     }
 
     mutating func checkSchema(_ r: Record, id: RecordID) throws(CirrusError) {

@@ -3,7 +3,8 @@
 // notifications after the commit that caused them. "Matches" is RecordMatcher (QueryExecution),
 // the same single-record evaluator the planner's tests use as their full-scan oracle.
 //
-// Subscriptions live in memory for the life of the container (they are not persisted).
+// Subscriptions are kept in memory and persisted in subscriptions.json (SubscriptionStore.swift);
+// notifications are in-process only: a commit made while no stream is open is not replayed.
 
 import PredicateSyntax
 import QueryChecker
@@ -59,7 +60,7 @@ public struct Subscription: Sendable, Identifiable {
 }
 
 /// A notification: a change that a subscription asked for, delivered after its commit.
-public struct Notification: Sendable, Hashable {
+public struct RecordNotification: Sendable, Hashable {
     public enum Reason: Sendable, Hashable {
         case recordCreated, recordUpdated, recordDeleted
     }
@@ -76,12 +77,21 @@ public struct Notification: Sendable, Hashable {
 struct Subscriber {
     var owner: String
     var identity: Identity
-    var continuation: AsyncStream<Notification>.Continuation
+    var continuation: AsyncStream<RecordNotification>.Continuation
 }
 
 extension ContainerCore {
-    /// Checks a subscription's predicate against the current schema and stores it.
+    /// Checks a subscription's predicate against the current schema, stores and persists it.
     func saveSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
+        try withWriteLock { () throws(CirrusError) in
+            let saved = try storeSubscription(s, owner: owner, identity: identity)
+            persistSubscriptions()
+            return saved
+        }
+    }
+
+    /// Checks a subscription and keeps it in memory.
+    func storeSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
         var s = s
         s.subscriber = identity
         switch s.kind {
@@ -111,16 +121,19 @@ extension ContainerCore {
     }
 
     func deleteSubscription(id: String, owner: String) throws(CirrusError) {
-        let removed = stateLock.withLock { subscriptions[owner]?.removeValue(forKey: id) }
-        if removed == nil { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
+        try withWriteLock { () throws(CirrusError) in
+            let removed = stateLock.withLock { subscriptions[owner]?.removeValue(forKey: id) }
+            if removed == nil { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
+            persistSubscriptions()
+        }
     }
 
     func allSubscriptions(owner: String) -> [Subscription] {
         stateLock.withLock { (subscriptions[owner] ?? [:]).values.sorted { $0.id < $1.id } }
     }
 
-    func addSubscriber(owner: String, identity: Identity) -> AsyncStream<Notification> {
-        let (stream, cont) = AsyncStream<Notification>.makeStream()
+    func addSubscriber(owner: String, identity: Identity) -> AsyncStream<RecordNotification> {
+        let (stream, cont) = AsyncStream<RecordNotification>.makeStream()
         let key = stateLock.withLock {
             nextSubscriberKey += 1
             subscribers[nextSubscriberKey] = Subscriber(owner: owner, identity: identity, continuation: cont)
@@ -140,10 +153,10 @@ extension ContainerCore {
         var fired: [(String, String)] = []
         for c in changes {
             guard let owner = subs[c.owner], let any = c.new ?? c.old else { continue }
-            let reason: Notification.Reason = c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
+            let reason: RecordNotification.Reason = c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
             for s in owner.values.sorted(by: { $0.id < $1.id }) {
                 guard fires(s, c, reason) else { continue }
-                let n = Notification(subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason, record: c.new)
+                let n = RecordNotification(subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason, record: c.new)
                 for sub in streams.values where sub.owner == c.owner && sub.identity == s.subscriber
                     && Access.canRead(any, owner: c.owner, identity: sub.identity, schema: schema)
                 {
@@ -154,10 +167,11 @@ extension ContainerCore {
         }
         if !fired.isEmpty {
             stateLock.withLock { for (o, id) in fired { subscriptions[o]?[id] = nil } }
+            persistSubscriptions()
         }
     }
 
-    private func fires(_ s: Subscription, _ c: RecordChange, _ reason: Notification.Reason) -> Bool {
+    private func fires(_ s: Subscription, _ c: RecordChange, _ reason: RecordNotification.Reason) -> Bool {
         switch s.kind {
         case .zone(let z):
             return (c.new ?? c.old)?.recordID.zoneID.zoneName == z.zoneName

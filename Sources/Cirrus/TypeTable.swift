@@ -2,7 +2,7 @@
 // of each row, RecordID → RowID — and the type's RecordIndexes, kept together so a snapshot of
 // the table is a snapshot of rows and indexes from the same commit.
 //
-// Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 64 shards, so
+// Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 1 024 shards, so
 // the first write after a reader took a snapshot copies the touched page/shard and the small
 // page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
@@ -34,7 +34,7 @@ struct RowPages: Sendable {
 
 /// RecordID → RowID in copy-on-write shards.
 struct RowMap: Sendable {
-    static let shardCount = 64
+    static let shardCount = 1024
     private var shards = [[RecordID: RowID]](repeating: [:], count: RowMap.shardCount)
 
     private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
@@ -61,17 +61,19 @@ struct TypeTable: Sendable {
         self.recordType = recordType
         self.schema = schema
         self.nodeSize = nodeSize
-        let sorted = records.sorted { $0.recordID < $1.recordID }
+        // Sort positions, not records: moving a Record is many retains.
+        let order = records.indices.sorted { records[$0].recordID < records[$1].recordID }
         var rows: [(RowID, Record)] = []
-        rows.reserveCapacity(sorted.count)
-        for (i, r) in sorted.enumerated() {
+        rows.reserveCapacity(order.count)
+        for (i, k) in order.enumerated() {
+            let r = records[k]
             let row = RowID(truncatingIfNeeded: i)
             pages[row] = r
             rowByID[r.recordID] = row
             rows.append((row, r))
         }
-        nextRow = RowID(truncatingIfNeeded: sorted.count)
-        liveCount = sorted.count
+        nextRow = RowID(truncatingIfNeeded: order.count)
+        liveCount = order.count
         indexes = RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize)
     }
 
@@ -93,14 +95,18 @@ struct TypeTable: Sendable {
         var rowChanges: [RowChange] = []
         rowChanges.reserveCapacity(changes.count)
         for c in changes {
-            switch (c.old, c.new) {
+            // The row table is the truth about what the indexes hold: an update of a row it does
+            // not have is an insert, an insert of a row it has is an update.
+            var change = c
+            if let o = c.old, rowByID[o.recordID] == nil { change.old = nil }
+            if c.old == nil, let n = c.new, let row = rowByID[n.recordID] { change.old = pages[row] }
+            switch (change.old, change.new) {
             case (let old?, let new?):
                 if let row = rowByID[old.recordID] {
                     pages[row] = new
                     rowChanges.append(.update(row, old: old, new: new))
                 }
             case (nil, let new?):
-                if rowByID[new.recordID] != nil { continue }
                 if nextRow == RowID.max {
                     // Row ids exhausted by churn: compact now (rare; ids are dense after a rebuild).
                     indexes.apply(rowChanges)
@@ -129,6 +135,10 @@ struct TypeTable: Sendable {
 
 /// A consistent view of one record type in one database, for query execution: the indexes and
 /// the rows come from the same commit.
+///
+/// RowIDs are valid within a snapshot. A record usually keeps its row from commit to commit,
+/// but a rebuild (schema change of the type) or reopening renumbers rows: anything that
+/// outlives the snapshot (a cursor) must hold record ids, not rows.
 ///
 /// ```swift
 /// let snap = db.querySnapshot(recordType: "Place")

@@ -21,7 +21,7 @@ struct DatabaseOptions: ParsableArguments {
         if database == "private" && user == nil { throw ValidationError("--database private needs --as USER") }
     }
 
-    var target: DatabaseTarget {
-        DatabaseTarget(environment: Environment(rawValue: environment) ?? .development, database: database, user: user)
+    func target(zone: String?) -> DatabaseTarget {
+        DatabaseTarget(environment: Environment(rawValue: environment) ?? .development, database: database, user: user, zone: zone)
     }
 }

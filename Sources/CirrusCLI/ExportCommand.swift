@@ -23,10 +23,13 @@ struct Export: ParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
+    @Option(help: ArgumentHelp("Export only this zone.", valueName: "ZONE"))
+    var zone: String?
+
     func run() throws {
         var buffer = ""
         let stdout = FileHandle.standardOutput
-        let out = StoreCommands.export(db: db, type: recordType, target: target.target) { line in
+        let out = StoreCommands.export(db: db, type: recordType, target: target.target(zone: zone)) { line in
             buffer += line
             if buffer.utf8.count >= 1 << 20 {
                 stdout.write(Data(buffer.utf8))

@@ -32,13 +32,16 @@ struct Import: ParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
+    @Option(help: ArgumentHelp("Put records that name no zone into this zone (created if needed; private databases only).", valueName: "ZONE"))
+    var zone: String?
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one FILE to import") }
     }
 
     func run() throws {
         let tty = isatty(2) != 0
-        let out = StoreCommands.importFiles(db: db, files: files, target: target.target) { line in
+        let out = StoreCommands.importFiles(db: db, files: files, target: target.target(zone: zone)) { line in
             printError(tty ? "\r" + line + "\u{1B}[K" : line, newline: !tty)
         }
         if tty { printError("", newline: true) }

@@ -89,7 +89,7 @@ struct QueryCommand: AsyncParsableCommand {
     func run() async throws {
         let r = try options.request()
         try finish(await QueryCommands.query(
-            db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(), target: options.target.target))
+            db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(), target: options.target.target(zone: nil)))
     }
 }
 
@@ -111,6 +111,6 @@ struct ExplainCommand: AsyncParsableCommand {
 
     func run() async throws {
         let r = try options.request()
-        try finish(await QueryCommands.explain(db: options.db, request: r, target: options.target.target))
+        try finish(await QueryCommands.explain(db: options.db, request: r, target: options.target.target(zone: nil)))
     }
 }

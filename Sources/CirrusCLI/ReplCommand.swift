@@ -54,7 +54,7 @@ struct ReplCommand: AsyncParsableCommand {
         }
         let container: Container
         do {
-            container = try Container.open(at: path, environment: target.target.environment)
+            container = try Container.open(at: path, environment: target.target(zone: nil).environment)
         } catch {
             printError("cirrus repl: \(error)")
             throw ExitCode(1)

@@ -31,24 +31,20 @@ struct CirrusCommand: AsyncParsableCommand {
         ])
 }
 
-extension AsyncParsableCommand {
-    /// Runs the command's `async` run. (Calling `run()` on an existential picks ParsableCommand's
-    /// synchronous default, which only prints the help.)
-    func runAsync() async throws {
-        var c = self
-        try await c.run()
-    }
-}
-
 /// Writes to standard error.
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }
 
+/// Runs an async subcommand (`get`). Generic, so that `run()` resolves to the async
+/// requirement: on the existential it resolved to ParsableCommand's synchronous `run()`, which
+/// prints the help text.
+func runAsync<C: AsyncParsableCommand>(_ command: inout C) async throws { try await command.run() }
+
 do {
     var command = try CirrusCommand.parseAsRoot()
-    if let async = command as? any AsyncParsableCommand {
-        try await async.runAsync()
+    if var asyncCommand = command as? any AsyncParsableCommand {
+        try await runAsync(&asyncCommand)
     } else {
         try command.run()
     }

@@ -70,3 +70,15 @@ func caught<T>(_ body: () async throws -> T) async -> CirrusError? {
         return CirrusError(.internalError, "\(error)")
     }
 }
+
+/// `body`'s value or its CirrusError (avoids a typed-throws do/catch in async code, which
+/// crashes this compiler).
+func attempt<T>(_ body: () async throws -> T) async -> Result<T, CirrusError> {
+    do {
+        return .success(try await body())
+    } catch let e as CirrusError {
+        return .failure(e)
+    } catch {
+        return .failure(CirrusError(.internalError, "\(error)"))
+    }
+}

@@ -1,0 +1,138 @@
+// Schema lifecycle: just-in-time types and fields in development (automatic index options, no
+// system-field indexes), the locked production schema with exactly the declared options,
+// promotion, add-only evolution, schema-language import/export, the Users type, and index
+// rebuilds when a type's schema changes.
+
+import Indexes
+import RecordLog
+import RecordModel
+import Testing
+
+@testable import Cirrus
+
+private let alice = "_alice"
+
+@Suite struct SchemaLifecycleTests {
+    @Test func developmentCreatesTypesAndFieldsWithAutomaticOptions() async throws {
+        let c = try TestEnv().open()
+        let db = c.privateDatabase(for: alice)
+        try await db.save(rec("p", "Place", ["name": "Louvre", "visits": 3, "loc": .location(Location(latitude: 48.86, longitude: 2.34)), "tags": ["art"]]))
+        let t = try #require(c.schema.recordTypes["Place"])
+        #expect(t.fields["name"]?.options == [.queryable, .sortable, .searchable])
+        #expect(t.fields["visits"]?.options == [.queryable, .sortable])
+        #expect(t.fields["loc"]?.options == .queryable)
+        #expect(t.fields["tags"]?.type == .list(.string))
+        #expect(t.systemFieldOptions.isEmpty)
+        #expect(c.schema.recordTypes["Users"] != nil)
+        let snap = db.querySnapshot(recordType: "Place")
+        #expect(snap.indexes.catalog.kinds(for: .user("name")) == [.ordered, .text])
+        #expect(snap.indexes.catalog.kinds(for: .user("loc")) == [.spatial])
+        #expect(snap.indexes.catalog.kinds(for: .system(.recordName)).isEmpty)
+        #expect(snap.environment == .development)
+        // A new field later rebuilds the type's indexes over the existing rows.
+        try await db.save(rec("q", "Place", ["name": "Orsay", "rating": 4.5]))
+        let snap2 = db.querySnapshot(recordType: "Place")
+        #expect(snap2.indexes.ordered[.user("rating")]?.count == 1)
+        #expect(snap2.indexes.ordered[.user("name")]?.count == 2)
+        #expect(db.querySnapshot(recordType: "Nothing").schema == nil)
+        #expect(db.querySnapshot(recordType: "Nothing").rowCount == 0)
+    }
+
+    @Test func importedSchemaDecidesIndexesAndSurvivesReopen() async throws {
+        let env = TestEnv()
+        var c = try env.open()
+        try c.importSchema("""
+            DEFINE SCHEMA
+                RECORD TYPE Place (
+                    "___recordID" REFERENCE QUERYABLE,
+                    name STRING QUERYABLE,
+                    visits INT64 SORTABLE,
+                    GRANT READ TO "_world"
+                );
+            """)
+        let db = c.privateDatabase(for: alice)
+        try await db.save(rec("p", "Place", ["name": "Louvre", "visits": 3]))
+        var snap = db.querySnapshot(recordType: "Place")
+        #expect(snap.indexes.catalog.kinds(for: .system(.recordName)) == [.ordered])
+        #expect(snap.indexes.text == nil)  // name is not SEARCHABLE
+        #expect(snap.schema?.grants == [Grant([.read], to: Grant.world)])
+        try c.close()
+        c = try env.open()
+        snap = c.privateDatabase(for: alice).querySnapshot(recordType: "Place")
+        #expect(snap.indexes.catalog.kinds(for: .system(.recordName)) == [.ordered])
+        #expect(c.exportSchema().contains("visits INT64 SORTABLE"))
+        // Export → import is a fixed point.
+        let text = c.exportSchema()
+        try c.importSchema(text)
+        #expect(c.exportSchema() == text)
+    }
+
+    @Test func importIsAddOnly() async throws {
+        let c = try TestEnv().open()
+        try await c.privateDatabase(for: alice).save(rec("p", "Place", ["name": "Louvre", "visits": 3]))
+        let removesField = "DEFINE SCHEMA RECORD TYPE Place (name STRING QUERYABLE);"
+        let e1 = await caught { try c.importSchema(removesField) }
+        #expect(e1?.code == .serverRejectedRequest)
+        #expect(e1?.message.contains("Place.visits would be removed") == true)
+        let retypes = "DEFINE SCHEMA RECORD TYPE Place (name STRING, visits DOUBLE);"
+        let e2 = await caught { try c.importSchema(retypes) }
+        #expect(e2?.message.contains("would change type from INT64 to DOUBLE") == true)
+        let removesType = "DEFINE SCHEMA RECORD TYPE Other (x STRING);"
+        #expect(await caught { try c.importSchema(removesType) }?.message.contains("record type Place would be removed") == true)
+        let bad = "DEFINE SCHEMA RECORD TYPE Place (name STRING"
+        #expect(await code { try c.importSchema(bad) } == .invalidArguments)
+        // Adding a field and changing options is fine.
+        try c.importSchema("DEFINE SCHEMA RECORD TYPE Place (name STRING SEARCHABLE, visits INT64, extra DOUBLE QUERYABLE);")
+        #expect(c.schema.recordTypes["Place"]?.fields["extra"]?.type == .double)
+        #expect(c.privateDatabase(for: alice).querySnapshot(recordType: "Place").indexes.text != nil)
+    }
+
+    @Test func promotionMakesProductionUseExactlyTheDeclaredOptions() async throws {
+        let env = TestEnv()
+        let dev = try env.open()
+        try dev.importSchema("DEFINE SCHEMA RECORD TYPE Place (name STRING QUERYABLE, visits INT64);")
+        try await dev.privateDatabase(for: alice).save(rec("p", "Place", ["name": "Louvre", "visits": 3, "auto": "x"]))
+        let promoted = try dev.promoteSchema()
+        #expect(promoted.environment == .production)
+        try dev.close()
+        let prod = try env.open(.production)
+        #expect(prod.schema.recordTypes["Place"]?.fields["visits"]?.options == [])
+        #expect(prod.schema.recordTypes["Place"]?.fields["auto"]?.options == [.queryable, .sortable, .searchable])
+        let db = prod.privateDatabase(for: alice)
+        try await db.save(rec("p", "Place", ["name": "Louvre", "visits": 3]))
+        let snap = db.querySnapshot(recordType: "Place")
+        #expect(snap.environment == .production)
+        #expect(snap.indexes.ordered[.user("visits")] == nil)
+        #expect(snap.indexes.ordered[.user("name")]?.count == 1)
+        // Development data is not production data.
+        #expect(snap.rowCount == 1)
+        #expect(await code { try prod.promoteSchema() } == .invalidArguments)
+        try prod.close()
+        // Promoting again after development dropped a field is refused.
+        let dev2 = try env.open()
+        #expect(throws: Never.self) { try dev2.promoteSchema() }  // unchanged: fine
+    }
+
+    @Test func productionImportIsAddOnlyAgainstProduction() async throws {
+        let env = TestEnv()
+        let dev = try env.open()
+        try await dev.privateDatabase(for: alice).save(rec("p", "Place", ["name": "Louvre"]))
+        try dev.promoteSchema()
+        try dev.close()
+        let prod = try env.open(.production)
+        #expect(await code { try prod.importSchema("DEFINE SCHEMA RECORD TYPE Place (other STRING);") } == .serverRejectedRequest)
+        try prod.importSchema("DEFINE SCHEMA RECORD TYPE Place (name STRING QUERYABLE SORTABLE SEARCHABLE, more INT64 QUERYABLE);")
+        try await prod.privateDatabase(for: alice).save(rec("p", "Place", ["name": "Louvre", "more": 1]))
+    }
+
+    @Test func usersTypeExistsAndCannotBeQueried() async throws {
+        let c = try TestEnv().open()
+        #expect(c.exportSchema().contains("RECORD TYPE Users"))
+        #expect(await code { try c.publicDatabase.checkCanRead(recordType: "Users") } == .invalidArguments)
+        // A user may save their own Users record in the public database, nobody else's.
+        let pub = c.publicDatabase(as: .user(alice))
+        try await pub.save(rec(alice, "Users", ["nickname": "al"]))
+        #expect(await code { try await pub.save(rec("_bob", "Users")) } == .permissionFailure)
+        #expect(await code { try await c.privateDatabase(for: alice).save(rec(alice, "Users")) } == .permissionFailure)
+    }
+}
