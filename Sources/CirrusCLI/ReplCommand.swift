@@ -65,6 +65,8 @@ struct ReplCommand: AsyncParsableCommand {
         if interactive {
             print("Cirrus \(db == nil ? "demo database" : path) — type `help` for commands, `quit` or Ctrl-D to leave.")
             try? FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            // A stray Ctrl-C must not end the session (commands are short; quit or Ctrl-D leave).
+            signal(SIGINT, SIG_IGN)
             let snapshot = session
             let editor = LineEditor(historyPath: cache + "/history") { line, word in snapshot.completions(line: line, word: word) }
             while let line = editor.readLine(prompt: session.prompt) {

@@ -114,6 +114,9 @@ struct TerminalTests {
         #expect(s.contains("louvre"), "screen:\n\(s)")
         #expect(s.contains("museum"))
 
+        // Ctrl-C does not end the session (the final `EXITED 0` shows it lived on).
+        try t.press("C-c")
+
         // A rejected predicate: the caret under the offending part, then the prompt again.
         try t.type("check name CONTAINS[c] 'x'")
         try t.press("Enter")
