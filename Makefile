@@ -37,3 +37,11 @@ run: deps
 	$(SWIFT) build --product cirrus
 	$$($(SWIFT) build --show-bin-path)/cirrus check "kind == %@ AND distanceToLocation:fromLocation:(location, %@) < 5" \
 		--arg '"cafe"' --arg '{"type": "LOCATION", "value": {"latitude": 48.8584, "longitude": 2.2945}}'
+
+# The REPL on the demo database (CloudKit's Artwork/Artist/Note examples + 100,000 places),
+# generated on first use into $XDG_CACHE_HOME/cirrus (or ~/.cache/cirrus). Release build: opening
+# and querying 100 k records is several times faster than in debug.
+.PHONY: repl
+repl: deps
+	$(SWIFT) build -c release --product cirrus
+	$$($(SWIFT) build -c release --show-bin-path)/cirrus repl

@@ -10,11 +10,25 @@ struct CirrusCommand: AsyncParsableCommand {
         commandName: "cirrus",
         abstract: "Cirrus — a CloudKit-compatible predicate query engine.",
         discussion: """
-            Examples:
-              cirrus check "kind == 'cafe' AND distanceToLocation:fromLocation:(location, %@) < 5" \\
-                  --arg '{"type": "LOCATION", "value": {"latitude": 48.8584, "longitude": 2.2945}}'
+            Every command takes --db DIR (a container directory) where it needs one; --json prints \
+            JSON. Exit status: 0 ok, 1 rejected / not found / damaged, 2 usage. Errors go to standard error.
+
+            Examples (each command's --help has more):
+              cirrus check "kind == 'cafe' AND population > 100"
+              cirrus query --db DIR --type Place "kind == 'museum'" --sort -population
+              cirrus query --db DIR --type Place --sort location@48.8584,2.2945
+              cirrus explain --db DIR --type Place "population > 1000" --limit 10
+              cirrus import --db DIR places.jsonl.gz
+              cirrus export --db DIR --type Place > places.jsonl
+              cirrus get --db DIR --type Place louvre --json
+              cirrus schema --db DIR --export > schema.ckdb
+              cirrus verify --db DIR
+              cirrus repl                  (the demo database; `help` at the prompt)
             """,
-        subcommands: [Check.self, Import.self, Export.self, Verify.self, Get.self, SchemaCommand.self])
+        subcommands: [
+            Check.self, QueryCommand.self, ExplainCommand.self, Import.self, Export.self, Get.self, SchemaCommand.self,
+            Verify.self, ReplCommand.self,
+        ])
 }
 
 /// Writes to standard error.

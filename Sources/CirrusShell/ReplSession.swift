@@ -1,0 +1,166 @@
+// ReplSession: the `cirrus repl` interpreter — lines in, text out — so tests drive it by
+// transcript without a terminal. Owns the session state (database, zone, user, current type,
+// $variables, the last query and its cursor, timing and JSON toggles) and command dispatch.
+// Command bodies: ReplSession+Query.swift (check, query, next, explain, let) and
+// ReplSession+Records.swift (types, schema, get, save, delete, zones, switching, import);
+// help texts: ReplHelp.swift. The terminal (prompt, libedit, history) lives in the CLI.
+//
+// Nothing typed may crash the session or damage the database: every command reports errors as
+// text (with a caret under the offending part of the line) and leaves the state as it was.
+
+import Cirrus
+import Foundation
+import PredicateSyntax
+import QueryChecker
+import QueryExecution
+import RecordModel
+
+/// One REPL session over a container.
+///
+/// ```swift
+/// var s = ReplSession(container: try Container.open(at: dir), identity: .user("_demo"))
+/// print(await s.execute("query Place where kind == 'museum' sort -population limit 3").text)
+/// ```
+public struct ReplSession: Sendable {
+    /// What one line produced.
+    public struct Output: Sendable {
+        public var text: String
+        /// Whether the line failed (scripts exit 1 when any line failed).
+        public var isError: Bool
+        /// `quit` was typed.
+        public var quit: Bool
+    }
+
+    public let container: Container
+    public var scope: Database.Scope
+    public var identity: Identity
+    /// nil: queries span every zone of the database; get/save/delete use the default zone.
+    public var zone: ZoneID?
+    /// The type `query`, `check` and `explain` use when none is named (`use TYPE`).
+    public var currentType: String?
+    public var variables: [String: PredicateArgument] = [:]
+    public var timing = false
+    public var json = false
+    /// Terminal width for tables.
+    public var width: Int
+    var lastQuery: QueryRequest?
+    var lastCursor: QueryCursor?
+    var pageNumber = 0
+
+    public init(container: Container, identity: Identity = .anonymous, scope: Database.Scope = .public, width: Int = 100) {
+        self.container = container
+        self.identity = identity
+        self.scope = scope
+        self.width = width
+    }
+
+    /// The database the session works on.
+    public var database: Database { container.database(scope, as: identity) }
+
+    /// The prompt: `cirrus:public/Place> ` (database, zone when set, current type).
+    public var prompt: String {
+        var p = "cirrus:"
+        switch scope {
+        case .public: p += "public"
+        case .private(let o): p += "private(\(o))"
+        }
+        if let zone { p += "/" + zone.zoneName }
+        if let currentType { p += " " + currentType }
+        return p + "> "
+    }
+
+    /// Runs one input line.
+    public mutating func execute(_ line: String) async -> Output {
+        let words = ReplLine.words(line)
+        guard let first = words.first else { return Output(text: "", isError: false, quit: false) }
+        if first.text.hasPrefix("#") || first.text.hasPrefix("--") { return Output(text: "", isError: false, quit: false) }
+        let command = first.text.lowercased()
+        let start = DispatchTime.now().uptimeNanoseconds
+        var text: String
+        var failed = false
+        do throws(ReplError) {
+            text = try await dispatch(command, first, words, line)
+        } catch {
+            text = error.rendered(line: line)
+            failed = true
+        }
+        if timing, !failed, Self.timed.contains(command) {
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            text += String(format: "time: %.2f ms\n", ms)
+        }
+        return Output(text: text, isError: failed, quit: command == "quit" || command == "exit")
+    }
+
+    static let timed: Set<String> = ["check", "query", "find", "next", "explain", "get", "save", "delete", "import", "types"]
+
+    mutating func dispatch(_ command: String, _ first: Span, _ words: [Span], _ line: String) async throws(ReplError) -> String {
+        let rest = words.dropFirst().first?.start ?? line.utf8.count
+        switch command {
+        case "help", "?": return ReplHelp.text(for: words.dropFirst().first?.text)
+        case "quit", "exit": return ""
+        case "check": return try check(line, from: rest)
+        case "query", "find": return try await query(line, words, from: first.end)
+        case "next": return try await next(words)
+        case "explain": return try await explain(line, words, from: first.end)
+        case "let": return try bind(line, words)
+        case "vars": return listVariables()
+        case "unset": return try unset(words)
+        case "use": return try use(words)
+        case "types": return types()
+        case "schema": return try schemaText(words)
+        case "get": return try await get(words)
+        case "save": return try await save(line, words)
+        case "delete": return try await delete(words)
+        case "zones": return try await zones()
+        case "database": return try switchDatabase(words)
+        case "zone": return try switchZone(words)
+        case "user": return try switchUser(words)
+        case "import": return try importFile(line, words)
+        case "timing": timing = try toggle(words, timing); return "timing \(timing ? "on" : "off")\n"
+        case "json": json = try toggle(words, json); return "json \(json ? "on" : "off")\n"
+        case "width":
+            guard words.count == 2, let n = Int(words[1].text), (20...1000).contains(n) else {
+                throw ReplError("width takes a number of columns from 20 to 1000", at: words.count > 1 ? SourceRange(words[1].start, words[1].end) : nil)
+            }
+            width = n
+            return "width \(n)\n"
+        default:
+            let close = ReplHelp.commands.map(\.name).filter { $0.hasPrefix(String(command.prefix(2))) }
+            throw ReplError(
+                "unknown command \"\(first.text)\"",
+                hint: close.isEmpty ? "type `help` for the list of commands" : "did you mean \(close.joined(separator: ", "))? (`help` lists every command)",
+                span: first)
+        }
+    }
+
+    func toggle(_ words: [Span], _ current: Bool) throws(ReplError) -> Bool {
+        guard words.count <= 2 else { throw ReplError("expected on or off", span: words[2]) }
+        guard words.count == 2 else { return !current }
+        switch words[1].text.lowercased() {
+        case "on": return true
+        case "off": return false
+        default: throw ReplError("expected on or off", span: words[1])
+        }
+    }
+
+    /// Completions for the word being typed: commands first, then keywords, record types and
+    /// the field names of the type the line names (or the current type).
+    public func completions(line: String, word: String) -> [String] {
+        let words = ReplLine.words(line)
+        let atFirst = words.isEmpty || (words.count == 1 && !line.hasSuffix(" "))
+        if atFirst { return ReplHelp.commands.map(\.name).filter { $0.hasPrefix(word.lowercased()) }.sorted() }
+        let schema = container.schema
+        var candidates = schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
+        let typeName = words.dropFirst().first.map(\.text).flatMap { schema.recordTypes[$0] != nil ? $0 : nil } ?? currentType
+        if let t = typeName.flatMap({ schema.recordTypes[$0] }) { candidates += t.sortedFields.map(\.name) }
+        let cmd = words.first?.text.lowercased() ?? ""
+        if cmd == "query" || cmd == "find" || cmd == "explain" { candidates += ["where", "sort", "limit", "keys"] }
+        if ["timing", "json"].contains(cmd) { candidates = ["on", "off"] }
+        if cmd == "database" { candidates = ["public", "private"] }
+        if cmd == "help" { candidates = ReplHelp.commands.map(\.name) }
+        if cmd == "let" { candidates += ["location", "date", "ref"] }
+        candidates += variables.keys.map { "$" + $0 }
+        var seen = Set<String>()
+        return candidates.filter { $0.hasPrefix(word) && seen.insert($0).inserted }
+    }
+}
