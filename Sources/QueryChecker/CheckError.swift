@@ -86,3 +86,8 @@ public enum Diagnostics {
         return "  " + line + "\n  " + String(repeating: " ", count: column) + String(repeating: "^", count: width) + "\n"
     }
 }
+
+/// "a STRING", "an INT64": the article a type name takes when read aloud.
+func withArticle(_ typeName: String) -> String {
+    (typeName.first.map { "AEIOU".contains($0) } ?? false ? "an " : "a ") + typeName
+}

@@ -116,7 +116,7 @@ extension Checker {
         case .int64(let i): km = Double(i)
         case .double(let d): km = d
         default:
-            throw PredicateError(.argument, "The radius must be a number of kilometres, not a \(radius.typeName) value", range: rr)
+            throw PredicateError(.argument, "The radius must be a number of kilometres, not \(withArticle(radius.typeName)) value", range: rr)
         }
         guard km.isFinite, km >= 0 else {
             throw PredicateError(.argument, "The radius must be a finite, non-negative number of kilometres", range: rr)
@@ -318,7 +318,7 @@ extension Checker {
         switch v {
         case .string, .bytes: break
         default:
-            throw PredicateError(.argument, "BEGINSWITH needs a string or bytes prefix, not a \(v.typeName) value", range: vr)
+            throw PredicateError(.argument, "BEGINSWITH needs a string or bytes prefix, not \(withArticle(v.typeName)) value", range: vr)
         }
         try add(QueryFilter(fieldName: f, comparator: comparator, fieldValue: v), fieldRange: fr, valueRange: vr)
     }

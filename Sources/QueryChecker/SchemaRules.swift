@@ -138,7 +138,7 @@ extension Checker {
             if !ok {
                 throw PredicateError(
                     .schema, "Field '\(f.fieldName)' is \(field.type.webServicesName) but the value is \(v.typeName)",
-                    hint: "compare with a \(expected.webServicesName) value", range: range)
+                    hint: "compare with \(withArticle(expected.webServicesName)) value", range: range)
             }
         }
     }

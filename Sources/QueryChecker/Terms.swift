@@ -174,7 +174,7 @@ extension Checker {
             return .field(try fieldName(k, range), range)
         case (.key, .value(let v)):
             throw PredicateError(
-                .argument, "Argument \(p.index + 1) for %K must be a key, not a \(v.typeName) value",
+                .argument, "Argument \(p.index + 1) for %K must be a key, not \(withArticle(v.typeName)) value",
                 hint: "pass {\"type\": \"KEY\", \"value\": \"fieldName\"}, or use %@ for a value", range: range)
         case (_, .key(let k)):
             throw PredicateError(
@@ -185,7 +185,7 @@ extension Checker {
         case (let s, .value(let v)) where s.isInteger:
             guard case .int64 = v else {
                 throw PredicateError(
-                    .argument, "Argument \(p.index + 1) for \(s.rawValue) must be an integer, not a \(v.typeName) value",
+                    .argument, "Argument \(p.index + 1) for \(s.rawValue) must be an integer, not \(withArticle(v.typeName)) value",
                     hint: "use %@ for values of other types", range: range)
             }
             return .value(v, range)
@@ -195,7 +195,7 @@ extension Checker {
             case .int64(let i): return .value(.double(Double(i)), range)
             default:
                 throw PredicateError(
-                    .argument, "Argument \(p.index + 1) for \(s.rawValue) must be a number, not a \(v.typeName) value",
+                    .argument, "Argument \(p.index + 1) for \(s.rawValue) must be a number, not \(withArticle(v.typeName)) value",
                     hint: "use %@ for values of other types", range: range)
             }
         }
