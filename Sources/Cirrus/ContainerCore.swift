@@ -138,7 +138,15 @@ final class ContainerCore: @unchecked Sendable {
 
     /// The live record (API form) of a database, or nil.
     func current(owner: String, _ id: RecordID) -> Record? {
-        store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }
+        // The published type tables hold every live record already decoded (API form): a few
+        // dictionary lookups instead of decoding the log's stored bytes on every fetch.
+        let key = RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName))
+        if let types = stateLock.withLock({ tables[owner] }) {
+            for t in types.values {
+                if let row = t.rowByID[key], let r = t.pages[row] { return r }
+            }
+        }
+        return store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }
     }
 
     /// Custom zones of a database (storage form) with their creation sequence.
