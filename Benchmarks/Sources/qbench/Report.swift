@@ -58,15 +58,17 @@ struct Machine: Codable {
             .split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
             .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
-        #if compiler(>=6.2)
-        let swift = "6.2+"
+        #if compiler(>=6.3)
+        let swift = "6.3+"
+        #elseif compiler(>=6.2)
+        let swift = "6.2"
         #elseif compiler(>=6.1)
         let swift = "6.1"
         #else
         let swift = "6.0"
         #endif
         return Machine(cores: info.activeProcessorCount, memoryBytes: info.physicalMemory,
-                       os: (osRelease ?? "Linux") + " (" + info.operatingSystemVersionString + ")",
+                       os: (osRelease ?? "Linux") + ", kernel \(info.operatingSystemVersion.majorVersion).\(info.operatingSystemVersion.minorVersion).\(info.operatingSystemVersion.patchVersion)",
                        swift: swift, sqlite: SQLiteDB.version, loadAverage: load,
                        date: ISO8601DateFormatter().string(from: Date()))
     }
