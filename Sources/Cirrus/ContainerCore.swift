@@ -60,6 +60,11 @@ final class ContainerCore: @unchecked Sendable {
 
     static func open(directory: String, environment: Environment, options: ContainerOptions) throws(CirrusError) -> ContainerCore {
         let storeDir = joinPath(directory, environment.rawValue)
+        if options.fileSystem.exists(joinPath(directory, Manifest.fileName)) {
+            throw CirrusError(
+                .internalError,
+                "\(directory) is a bare record store, not a container: move its files into \(storeDir) (see docs/database.md)")
+        }
         let store: RecordStore
         do {
             if !options.readOnly { try options.fileSystem.createDirectory(directory) }
@@ -159,6 +164,13 @@ final class ContainerCore: @unchecked Sendable {
             throw CirrusError(.internalError, "the commit failed: \(error)")
         }
         apply(changes, newSchema: newSchema)
+        // A database that holds data has its cursor secret on disk, so a later read-only
+        // opening (e.g. `cirrus query`) signs and checks cursors with the same secret.
+        var owners = Set(changes.map(\.owner))
+        for op in ops {
+            if case .createZone(let z) = op { owners.insert(z.ownerName) }
+        }
+        for o in owners { _ = secretHoldingLock(owner: o) }
         notify(changes)
     }
 
@@ -276,18 +288,23 @@ final class ContainerCore: @unchecked Sendable {
     }
 
     /// The database's cursor secret, created (from the injected randomness) and persisted once.
+    /// A read-only container cannot persist: a database never written to gets a secret for this
+    /// process only (every database that holds data got its secret with its first commit).
     func cursorSecret(owner: String) -> [UInt8] {
-        writeLock.withLock {
-            if let s = stateLock.withLock({ secrets[owner] }) { return s }
-            let s = options.random.bytes(32)
-            let all = stateLock.withLock {
-                secrets[owner] = s
-                return secrets
-            }
-            if !options.readOnly, let data = try? JSONEncoder().encode(all) {
-                try? options.fileSystem.writeAtomically(secretsPath, Array(data))
-            }
-            return s
+        writeLock.withLock { secretHoldingLock(owner: owner) }
+    }
+
+    /// `cursorSecret(owner:)` with the write lock held.
+    func secretHoldingLock(owner: String) -> [UInt8] {
+        if let s = stateLock.withLock({ secrets[owner] }) { return s }
+        let s = options.random.bytes(32)
+        let all = stateLock.withLock {
+            secrets[owner] = s
+            return secrets
         }
+        if !options.readOnly, let data = try? JSONEncoder().encode(all) {
+            try? options.fileSystem.writeAtomically(secretsPath, Array(data))
+        }
+        return s
     }
 }

@@ -76,7 +76,8 @@ extension Database {
         }
     }
 
-    /// Deletes a custom zone and every record in it. zoneNotFound if it does not exist.
+    /// Deletes a custom zone, every record in it and its zone subscriptions. zoneNotFound if it
+    /// does not exist.
     public func deleteZone(_ zone: ZoneID) async throws(CirrusError) {
         try Self.checkCancelled()
         try checkDatabaseAccess()
@@ -90,6 +91,16 @@ extension Database {
                 RecordChange(owner: owner, old: ContainerCore.apiForm($0.record), new: nil)
             }
             try core.commitHoldingLock([.deleteZone(storage)], changes: gone, newSchema: nil)
+            // Zone subscriptions of the zone go with it.
+            let dropped = core.stateLock.withLock { () -> Bool in
+                let before = core.subscriptions[owner]?.count ?? 0
+                core.subscriptions[owner] = core.subscriptions[owner]?.filter { _, s in
+                    if case .zone(let sz) = s.kind { return sz.zoneName != z.zoneName }
+                    return true
+                }
+                return (core.subscriptions[owner]?.count ?? 0) != before
+            }
+            if dropped { core.persistSubscriptions() }
         }
     }
 
@@ -134,10 +145,13 @@ extension Database {
             }
             since = seq
         }
-        enum Item { case saved(StoredRecord), deleted(RecordID, String, UInt64) }
+        // Select by sequence without decoding; decode only the page.
+        enum Item { case saved(RecordID), deleted(RecordID, String) }
         var items: [(UInt64, Item)] = []
-        for s in snap.records(in: storage) where s.sequence > since { items.append((s.sequence, .saved(s))) }
-        for t in snap.tombstones(in: storage) where t.sequence > since { items.append((t.sequence, .deleted(t.recordID, t.recordType, t.sequence))) }
+        for id in snap.recordIDs where id.zoneID == storage {
+            if let seq = snap.sequence(of: id), seq > since { items.append((seq, .saved(id))) }
+        }
+        for t in snap.tombstones(in: storage) where t.sequence > since { items.append((t.sequence, .deleted(t.recordID, t.recordType))) }
         items.sort { $0.0 < $1.0 }
         let pageSize = max(1, limit)
         let more = items.count > pageSize
@@ -145,8 +159,9 @@ extension Database {
         var out = ZoneChanges(changed: [], deleted: [], token: ChangeToken(owner: owner, zoneName: z.zoneName, sequence: snap.lastSequence, horizon: snap.horizon), moreComing: more)
         for (_, item) in page {
             switch item {
-            case .saved(let s): out.changed.append(ContainerCore.apiForm(s.record))
-            case .deleted(let id, let type, _): out.deleted.append((ContainerCore.apiID(id), recordType: type))
+            case .saved(let id):
+                if let s = snap.record(id) { out.changed.append(ContainerCore.apiForm(s.record)) }
+            case .deleted(let id, let type): out.deleted.append((ContainerCore.apiID(id), recordType: type))
             }
         }
         if more, let last = page.last { out.token = ChangeToken(owner: owner, zoneName: z.zoneName, sequence: last.0, horizon: snap.horizon) }

@@ -95,14 +95,18 @@ struct TypeTable: Sendable {
         var rowChanges: [RowChange] = []
         rowChanges.reserveCapacity(changes.count)
         for c in changes {
-            switch (c.old, c.new) {
+            // The row table is the truth about what the indexes hold: an update of a row it does
+            // not have is an insert, an insert of a row it has is an update.
+            var change = c
+            if let o = c.old, rowByID[o.recordID] == nil { change.old = nil }
+            if c.old == nil, let n = c.new, let row = rowByID[n.recordID] { change.old = pages[row] }
+            switch (change.old, change.new) {
             case (let old?, let new?):
                 if let row = rowByID[old.recordID] {
                     pages[row] = new
                     rowChanges.append(.update(row, old: old, new: new))
                 }
             case (nil, let new?):
-                if rowByID[new.recordID] != nil { continue }
                 if nextRow == RowID.max {
                     // Row ids exhausted by churn: compact now (rare; ids are dense after a rebuild).
                     indexes.apply(rowChanges)
@@ -131,6 +135,10 @@ struct TypeTable: Sendable {
 
 /// A consistent view of one record type in one database, for query execution: the indexes and
 /// the rows come from the same commit.
+///
+/// RowIDs are valid within a snapshot. A record usually keeps its row from commit to commit,
+/// but a rebuild (schema change of the type) or reopening renumbers rows: anything that
+/// outlives the snapshot (a cursor) must hold record ids, not rows.
 ///
 /// ```swift
 /// let snap = db.querySnapshot(recordType: "Place")

@@ -52,4 +52,26 @@ import Testing
         _ = StoreCommands.export(db: "/c", type: nil, fileSystem: fs) { lines.append($0) }
         #expect(lines.isEmpty)
     }
+
+    @Test func importIntoProductionNeedsTheDeclaredSchema() throws {
+        let tmp = NSTemporaryDirectory() + "cirrus-prod-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
+        let file = tmp + "/in.jsonl"
+        try Data("""
+            {"recordName":"n1","recordType":"Note","fields":{"title":{"value":"Hello","type":"STRING"}}}
+            {"recordName":"n2","recordType":"Note","fields":{"other":{"value":2,"type":"INT64"}}}
+            {"recordName":"p1","recordType":"Place","fields":{}}
+            """.utf8).write(to: URL(fileURLWithPath: file))
+        let schema = tmp + "/schema.ckdb"
+        try Data("DEFINE SCHEMA RECORD TYPE Note (title STRING QUERYABLE);".utf8).write(to: URL(fileURLWithPath: schema))
+        #expect(SchemaCommands.run(db: tmp + "/c", action: .importFile(schema)).exitCode == 0)
+        #expect(SchemaCommands.run(db: tmp + "/c", action: .promote).exitCode == 0)
+        let out = StoreCommands.importFiles(db: tmp + "/c", files: [file], target: DatabaseTarget(environment: .production))
+        #expect(out.exitCode == 1)
+        #expect(out.stdout.hasPrefix("imported 1 records (2 rejected)"))
+        #expect(out.stderr.contains("in.jsonl:2:") && out.stderr.contains("Cannot create new field 'other'"))
+        #expect(out.stderr.contains("in.jsonl:3:") && out.stderr.contains("Cannot create new type Place"))
+        #expect(StoreCommands.verify(db: tmp + "/c", json: false).exitCode == 0)
+    }
 }

@@ -107,4 +107,46 @@ private let bob = "_bob"
         #expect(await code { try await c.privateDatabase(for: "has space").save(rec("x")) } == .invalidArguments)
         #expect(c.publicDatabase.querySnapshot(recordType: "Note").rowCount == 0)
     }
+
+    @Test func cursorSecretsArePersistedWithTheFirstCommit() async throws {
+        let env = TestEnv()
+        let c = try env.open()
+        try await c.privateDatabase(for: alice).save(rec("a"))
+        try c.close()
+        let ro1 = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        let s1 = ro1.privateDatabase(for: alice).cursorSecret
+        let ro2 = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(ro2.privateDatabase(for: alice).cursorSecret == s1)
+        #expect(s1.count == 32)
+        let rw = try env.open()
+        #expect(rw.privateDatabase(for: alice).cursorSecret == s1)
+    }
+
+    @Test(arguments: [Identity.user(bob), Identity.anonymous])
+    func nobodyButTheCreatorWritesAPublicRecord(_ who: Identity) async throws {
+        let c = try TestEnv().open()
+        let original = try await c.publicDatabase(as: .user(alice)).save(rec("a", ["text": "alice's"]))
+        let other = c.publicDatabase(as: who)
+        let expected: CirrusError.Code = who == .anonymous ? .notAuthenticated : .permissionFailure
+        var edit = original
+        edit["text"] = "changed"
+        let calls: [(String, () async throws -> Any)] = [
+            ("save", { try await other.save(edit) }),
+            ("save changedKeys", { try await other.save(edit, savePolicy: .changedKeys) }),
+            ("save allKeys", { try await other.save(edit, savePolicy: .allKeys) }),
+            ("deleteRecord", { try await other.deleteRecord(withID: rid("a")) }),
+        ]
+        for (name, call) in calls {
+            let got = await code(call)
+            #expect(got == expected, "\(name) as \(who): \(String(describing: got))")
+        }
+        switch await attempt({ try await other.modifyRecords(saving: [edit], deleting: [rid("a")]) }) {
+        case .success(let r):  // bob: each item refused
+            #expect(r.partialFailure?.partialErrors.values.allSatisfy { $0.code == .permissionFailure } == true)
+        case .failure(let e):  // anonymous: the whole request refused
+            #expect(e.code == .notAuthenticated && who == .anonymous)
+        }
+        #expect(try await c.publicDatabase.record(for: rid("a")) == original)  // unchanged, readable by all
+        #expect(other.canRead(original))
+    }
 }

@@ -1,5 +1,6 @@
-// Model-based tests: random operation sequences — saves with fresh and stale change tags,
-// creations that collide, batches (atomic in custom zones, per item in the default zone),
+// Model-based tests: random operation sequences — saves with fresh and stale change tags under
+// every save policy, creations that collide, batches (atomic or not in custom zones, per item
+// in the default zone),
 // deletions with deleteSelf cascades, zone creation and deletion, compaction, reopening —
 // run against an in-memory model of alice's private database. After every step the database
 // must agree with the model: every record (system fields included), the errors of failed items,
@@ -45,7 +46,8 @@ struct Model {
 
 /// One planned item and the error the model expects (nil: success).
 enum Item {
-    case save(Record, expect: CirrusError.Code?)
+    /// A save, its expected error, and the fields the stored record should have on success.
+    case save(Record, expect: CirrusError.Code?, fields: [String: FieldValue])
     case delete(RecordID, expect: CirrusError.Code?)
 }
 
@@ -87,7 +89,7 @@ struct ModelRun {
     }
 
     /// Plans one save or delete in `zone` against `m`, and applies its expected effect to `m`.
-    mutating func planItem(zone: ZoneID, _ m: inout Model, deletes: Bool) -> Item {
+    mutating func planItem(zone: ZoneID, _ m: inout Model, deletes: Bool, policy: SavePolicy) -> Item {
         let existing = m.inZone(zone.zoneName).sorted { $0.recordID < $1.recordID }
         if deletes {
             let id = existing.isEmpty || rng.chance(0.2) ? RecordID(recordName: "r\(rng.below(30))", zoneID: zone) : existing[rng.below(existing.count)].recordID
@@ -95,28 +97,43 @@ struct ModelRun {
             for g in m.cascade(id) { m.records[g] = nil }
             return .delete(id, expect: nil)
         }
+        /// The fields a save of `given` over `server` stores under the batch's policy.
+        func stored(_ given: Record, over server: Record?) -> [String: FieldValue] {
+            guard policy == .changedKeys, let server else { return given.fields }
+            return server.fields.merging(given.fields) { _, new in new }
+        }
         switch rng.below(4) {
         case 0 where !existing.isEmpty:  // fresh update
-            var r = existing[rng.below(existing.count)]
+            let server = existing[rng.below(existing.count)]
+            var r = server
             r.fields = fields(zone: zone, name: r.recordID.recordName)
-            m.records[r.recordID] = r  // system fields are filled in from the result
-            return .save(r, expect: nil)
+            let f = stored(r, over: server)
+            m.records[r.recordID]?.fields = f  // system fields are filled in from the result
+            return .save(r, expect: nil, fields: f)
         case 1 where existing.contains { !(m.oldTags[$0.recordID] ?? []).isEmpty }:  // stale tag
             let withOld = existing.filter { !(m.oldTags[$0.recordID] ?? []).isEmpty }
-            var r = withOld[rng.below(withOld.count)]
+            let server = withOld[rng.below(withOld.count)]
+            var r = server
             let tags = m.oldTags[r.recordID] ?? []
             r.recordChangeTag = tags[rng.below(tags.count)]
             r.fields = fields(zone: zone, name: r.recordID.recordName)
-            return .save(r, expect: .serverRecordChanged)
+            if policy == .ifServerRecordUnchanged { return .save(r, expect: .serverRecordChanged, fields: [:]) }
+            let f = stored(r, over: server)
+            m.records[r.recordID]?.fields = f
+            return .save(r, expect: nil, fields: f)
         default:  // create (names collide now and then)
             let name = "r\(rng.below(30))"
             let type = rng.chance(0.5) ? "Note" : "Task"
             let r = Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields(zone: zone, name: name))
             if let old = m.records[r.recordID] {
-                return .save(r, expect: old.recordType != type ? .constraintViolation : .serverRecordChanged)
+                if old.recordType != type { return .save(r, expect: .constraintViolation, fields: [:]) }
+                if policy == .ifServerRecordUnchanged { return .save(r, expect: .serverRecordChanged, fields: [:]) }
+                let f = stored(r, over: old)
+                m.records[r.recordID]?.fields = f
+                return .save(r, expect: nil, fields: f)
             }
             m.records[r.recordID] = r
-            return .save(r, expect: nil)
+            return .save(r, expect: nil, fields: r.fields)
         }
     }
 
@@ -146,6 +163,8 @@ struct ModelRun {
     mutating func batch() async throws {
         let zone = pickZone()
         let n = rng.chance(0.5) ? 1 : rng.below(5) + 1
+        let policy: SavePolicy = rng.chance(0.7) ? .ifServerRecordUnchanged : (rng.chance(0.5) ? .changedKeys : .allKeys)
+        let atomically = rng.chance(0.8)
         var m = model
         var saves: [Item] = []
         var deletes: [Item] = []
@@ -154,10 +173,10 @@ struct ModelRun {
         let deleteFlags = (0..<n).map { _ in rng.chance(0.3) }.sorted { !$0 && $1 }
         for isDelete in deleteFlags {
             var trial = m
-            let item = planItem(zone: zone, &trial, deletes: isDelete)
+            let item = planItem(zone: zone, &trial, deletes: isDelete, policy: policy)
             let name: String
             switch item {
-            case .save(let r, _): name = r.recordID.recordName
+            case .save(let r, _, _): name = r.recordID.recordName
             case .delete(let id, _): name = id.recordName
             }
             // One item per record per batch keeps the model's sequential reading exact.
@@ -166,17 +185,19 @@ struct ModelRun {
             if isDelete { deletes.append(item) } else { saves.append(item) }
         }
         let items = saves + deletes
-        let atomicFail = !zone.isDefaultZone && items.contains { if case .save(_, let e?) = $0 { _ = e; return true }; if case .delete(_, let e?) = $0 { _ = e; return true }; return false }
+        let atomicFail = atomically && !zone.isDefaultZone
+            && items.contains { if case .save(_, let e?, _) = $0 { _ = e; return true }; if case .delete(_, let e?) = $0 { _ = e; return true }; return false }
         env.clock.advance()
         let result = try await db.modifyRecords(
-            saving: saves.compactMap { if case .save(let r, _) = $0 { return r }; return nil },
-            deleting: deletes.compactMap { if case .delete(let id, _) = $0 { return id }; return nil })
+            saving: saves.compactMap { if case .save(let r, _, _) = $0 { return r }; return nil },
+            deleting: deletes.compactMap { if case .delete(let id, _) = $0 { return id }; return nil }, savePolicy: policy,
+            atomically: atomically)
         let outcomes: [Result<Record?, CirrusError>] =
             result.saveResults.map { $0.1.map { Optional($0) } } + result.deleteResults.map { $0.1.map { nil } }
         for (item, got) in zip(items, outcomes) {
             var expected: CirrusError.Code?
             switch item {
-            case .save(_, let e), .delete(_, let e): expected = e
+            case .save(_, let e, _), .delete(_, let e): expected = e
             }
             if atomicFail && expected == nil { expected = .batchRequestFailed }
             let gotCode: CirrusError.Code? = { if case .failure(let e) = got { return e.code }; return nil }()
@@ -186,9 +207,9 @@ struct ModelRun {
         // Apply the expected effects with the system fields the database chose.
         for (item, got) in zip(items, outcomes) {
             switch (item, got) {
-            case (.save(let r, nil), .success(let saved?)):
+            case (.save(let r, nil, let fields), .success(let saved?)):
                 if let old = model.records[r.recordID]?.recordChangeTag { model.oldTags[r.recordID, default: []].append(old) }
-                #expect(saved.fields == r.fields, "seed \(seed)")
+                #expect(saved.fields == fields, "seed \(seed): \(policy)")
                 #expect(saved.modificationDate?.millisecondsSince1970 == env.clock.wallMilliseconds(), "seed \(seed)")
                 model.records[r.recordID] = saved
             case (.delete(let id, nil), .success):

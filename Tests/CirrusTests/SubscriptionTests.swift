@@ -65,6 +65,7 @@ func drain(_ stream: AsyncStream<RecordNotification>, count: Int) async -> [Reco
         let got = await drain(stream, count: 2)
         #expect(got.map(\.recordID.recordName) == ["inside", "inside"])
         #expect(got.map(\.reason) == [.recordCreated, .recordDeleted])
+        #expect(try await db.allSubscriptions().isEmpty)  // the zone's subscription went with it
     }
 
     @Test func subscriptionPredicatesAreCheckedLikeQueries() async throws {
