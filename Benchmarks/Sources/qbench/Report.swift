@@ -160,7 +160,7 @@ enum Chart {
             let x0 = x(1), x1 = x(sp)
             s += "<text x=\"\(left - 8)\" y=\"\(y + 15)\" text-anchor=\"end\">\(esc(r.title))</text>\n"
             s += "<rect x=\"\(min(x0, x1))\" y=\"\(y + 4)\" width=\"\(max(1, abs(x1 - x0)))\" height=\"\(rowH - 8)\" fill=\"\(sp >= 1 ? "#3a7" : "#c44")\"/>\n"
-            s += "<text x=\"\(max(x0, x1) + 4)\" y=\"\(y + 15)\">\(String(format: "%.1f×", sp))</text>\n"
+            s += "<text x=\"\(max(x0, x1) + 4)\" y=\"\(y + 15)\">\(String(format: sp < 0.1 ? "%.4f×" : "%.1f×", sp))</text>\n"
             if let t = r.target, let tv = Double(t.trimmingCharacters(in: CharacterSet(charactersIn: "≥×≤ µs"))), t.hasPrefix("≥") {
                 s += "<line x1=\"\(x(tv))\" y1=\"\(y + 1)\" x2=\"\(x(tv))\" y2=\"\(y + rowH - 1)\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"3,2\"/>\n"
             }
