@@ -213,8 +213,15 @@ extension Database {
     func run(
         _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, limit: Int
     ) throws(CirrusError) -> QueryPage {
-        let visible: (@Sendable (Record) -> Bool)?
-        if case .public = scope { visible = { [self] r in self.canRead(r) } } else { visible = nil }
+        var visible: (@Sendable (Record) -> Bool)? = nil
+        if case .public = scope {
+            // One schema for the whole query; and when the type's grants let this identity read
+            // every record (world or signed-in READ), no per-row test at all.
+            let schema = self.schema, owner = self.owner, identity = self.identity
+            if !Access.allows(.read, type: plan.query.recordType, creator: nil, identity: identity, schema: schema) {
+                visible = { r in Access.canRead(r, owner: owner, identity: identity, schema: schema) }
+            }
+        }
         do {
             return try QueryExecutor.run(plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible)
         } catch {
