@@ -217,16 +217,14 @@ extension Database {
         _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, limit: Int,
         resume: StreamContinuation? = nil
     ) throws(CirrusError) -> QueryPage {
-        // A per-record read check only where the grants make it matter (a creator-only READ in the
-        // public database); otherwise every row of the type is readable and need not be fetched
-        // just to be checked.
-        let visible: (@Sendable (Record) -> Bool)?
-        if case .public = scope,
-            !Access.allows(.read, type: plan.query.recordType, creator: nil, identity: identity, schema: schema)
-        {
-            visible = { [self] r in self.canRead(r) }
-        } else {
-            visible = nil
+        var visible: (@Sendable (Record) -> Bool)? = nil
+        if case .public = scope {
+            // One schema for the whole query; and when the type's grants let this identity read
+            // every record (world or signed-in READ), no per-row test at all.
+            let schema = self.schema, owner = self.owner, identity = self.identity
+            if !Access.allows(.read, type: plan.query.recordType, creator: nil, identity: identity, schema: schema) {
+                visible = { r in Access.canRead(r, owner: owner, identity: identity, schema: schema) }
+            }
         }
         do {
             return try QueryExecutor.run(

@@ -58,15 +58,17 @@ struct Machine: Codable {
             .split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
             .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
-        #if compiler(>=6.2)
-        let swift = "6.2+"
+        #if compiler(>=6.3)
+        let swift = "6.3+"
+        #elseif compiler(>=6.2)
+        let swift = "6.2"
         #elseif compiler(>=6.1)
         let swift = "6.1"
         #else
         let swift = "6.0"
         #endif
         return Machine(cores: info.activeProcessorCount, memoryBytes: info.physicalMemory,
-                       os: (osRelease ?? "Linux") + " (" + info.operatingSystemVersionString + ")",
+                       os: (osRelease ?? "Linux") + ", kernel \(info.operatingSystemVersion.majorVersion).\(info.operatingSystemVersion.minorVersion).\(info.operatingSystemVersion.patchVersion)",
                        swift: swift, sqlite: SQLiteDB.version, loadAverage: load,
                        date: ISO8601DateFormatter().string(from: Date()))
     }
@@ -158,7 +160,7 @@ enum Chart {
             let x0 = x(1), x1 = x(sp)
             s += "<text x=\"\(left - 8)\" y=\"\(y + 15)\" text-anchor=\"end\">\(esc(r.title))</text>\n"
             s += "<rect x=\"\(min(x0, x1))\" y=\"\(y + 4)\" width=\"\(max(1, abs(x1 - x0)))\" height=\"\(rowH - 8)\" fill=\"\(sp >= 1 ? "#3a7" : "#c44")\"/>\n"
-            s += "<text x=\"\(max(x0, x1) + 4)\" y=\"\(y + 15)\">\(String(format: "%.1f×", sp))</text>\n"
+            s += "<text x=\"\(max(x0, x1) + 4)\" y=\"\(y + 15)\">\(String(format: sp < 0.1 ? "%.4f×" : "%.1f×", sp))</text>\n"
             if let t = r.target, let tv = Double(t.trimmingCharacters(in: CharacterSet(charactersIn: "≥×≤ µs"))), t.hasPrefix("≥") {
                 s += "<line x1=\"\(x(tv))\" y1=\"\(y + 1)\" x2=\"\(x(tv))\" y2=\"\(y + rowH - 1)\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"3,2\"/>\n"
             }
