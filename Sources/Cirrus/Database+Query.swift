@@ -87,7 +87,7 @@ extension Database {
         matching query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, desiredKeys: [String]? = nil, resultsLimit: Int = 0
     ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
         let (checked, _) = try check(query)
-        let zone = try zoneID.map { (z) throws(CirrusError) in try queryZone(z) }
+        let zone = try resolveQueryZone(zoneID)
         return try page(checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit)
     }
 
@@ -123,7 +123,7 @@ extension Database {
         _ query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, resultsLimit: Int = 0, execute: Bool = true
     ) async throws(CirrusError) -> QueryExplanation {
         let (checked, warnings) = try check(query)
-        let zone = try zoneID.map { (z) throws(CirrusError) in try queryZone(z) }
+        let zone = try resolveQueryZone(zoneID)
         let snap = querySnapshot(recordType: checked.recordType)
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         let plan = QueryPlanner.plan(checked, statistics: snap.statistics, limit: limit)
@@ -155,17 +155,8 @@ extension Database {
         }
     }
 
-    func queryZone(_ z: ZoneID) throws(CirrusError) -> ZoneID {
-        let zone = try checkZone(z)
-        if !zone.isDefaultZone, !core.zoneExists(owner: owner, zone) {
-            throw .zone(.zoneNotFound, z, "no such zone")
-        }
-        return zone
-    }
-
     func checkContext(_ recordType: String) -> CheckContext {
-        CheckContext(schema: schema, recordType: recordType,
-                     now: Timestamp(millisecondsSince1970: core.options.clock.wallMilliseconds()))
+        CheckContext(schema: schema, recordType: recordType, now: now)
     }
 
     /// Checks a query against the schema: access, predicate, sort descriptors.

@@ -38,7 +38,7 @@ extension Run {
         var scanned = 0
         var passedSets = 0
         var passedFilter = 0
-        var ordering = self.ordering
+        let ordering = self.ordering
         let after = self.after
 
         func flush() {
@@ -135,13 +135,8 @@ extension Run {
     mutating func executeSet() throws(ExecutionError) -> QueryPage {
         var node = plan.root
         var orderNode: PlanNode? = nil
-        var k: Int? = nil
         switch node.op {
-        case .topK(_, let n):
-            orderNode = node
-            k = n
-            node = node.children[0]
-        case .sort:
+        case .topK, .sort:  // the page size bounds the heap either way
             orderNode = node
             node = node.children[0]
         default: break
@@ -157,7 +152,6 @@ extension Run {
         let matcher = matcher(residual)
         let needRecord = !residual.isEmpty || !plan.query.sortDescriptors.isEmpty || visible != nil
         let bound = pageSize + 1
-        _ = k
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
         var passed = 0
         for row in rows {
