@@ -91,3 +91,8 @@ public enum Diagnostics {
 func withArticle(_ typeName: String) -> String {
     (typeName.first.map { "AEIOU".contains($0) } ?? false ? "an " : "a ") + typeName
 }
+
+/// CloudKit's generic rejection of an operand it cannot evaluate, with Cirrus's hint.
+func unexpected(_ hint: String?, at range: SourceRange) -> PredicateError {
+    PredicateError(.unsupported, "Unexpected expression", hint: hint, range: range)
+}

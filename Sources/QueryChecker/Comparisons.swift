@@ -39,7 +39,7 @@ extension Checker {
             let r = try term(c.right)
             guard case .field(let f, let fr) = l else {
                 if r.isField {
-                    throw PredicateError(.unsupported, "Unexpected expression", hint: "write the field first: k BEGINSWITH 'prefix'", range: whole)
+                    throw unexpected("write the field first: k BEGINSWITH 'prefix'", at: whole)
                 }
                 throw notAField(l)
             }
@@ -92,7 +92,7 @@ extension Checker {
                 .unsupported, "Unexpected expression",
                 hint: "compare the distance with a number of kilometres: distanceToLocation:fromLocation:(k, %@) < 5", range: whole)
         default:
-            throw PredicateError(.unsupported, "Unexpected expression", range: l.isField ? r.range : l.range)
+            throw unexpected(nil, at: l.isField ? r.range : l.range)
         }
     }
 
@@ -134,8 +134,7 @@ extension Checker {
         _ f: String, _ fr: SourceRange, _ op: ComparisonOperator, _ v: FieldValue, _ vr: SourceRange, _ opRange: SourceRange
     ) throws(PredicateError) {
         if v.isList {
-            throw PredicateError(
-                .unsupported, "Unexpected expression", hint: "to compare with several values use IN: \(f) IN {…}", range: vr)
+            throw unexpected("to compare with several values use IN: \(f) IN {…}", at: vr)
         }
         let comparator: Comparator
         switch op {
@@ -176,7 +175,7 @@ extension Checker {
         let l = try term(c.left)
         let r = try term(c.right)
         guard case .field(let f, let fr) = l else {
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "write k BETWEEN {lo, hi} with the field on the left", range: l.range)
+            throw unexpected("write k BETWEEN {lo, hi} with the field on the left", at: l.range)
         }
         guard let items = r.collection, items.count == 2 else {
             throw PredicateError(.unsupported, "BETWEEN requires exactly two numbers", hint: "write \(f) BETWEEN {lo, hi}", range: r.range)
@@ -219,7 +218,7 @@ extension Checker {
         case (.field, .field):
             throw PredicateError(.unsupported, "Comparing two fields is not supported", range: whole)
         default:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "write k IN {a, b} or c IN k (k a list field)", range: whole)
+            throw unexpected("write k IN {a, b} or c IN k (k a list field)", at: whole)
         }
     }
 
@@ -230,7 +229,7 @@ extension Checker {
         case (.evaluatedObject, .value(.string(let words), let vr)):
             try addTokens(words, .containsAnyTokens, vr)
         case (.evaluatedObject, _):
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "a text search takes a string of words: self CONTAINS 'w1 w2'", range: r.range)
+            throw unexpected("a text search takes a string of words: self CONTAINS 'w1 w2'", at: r.range)
         case (.value(.list(let items), let vr), .field(let f, let fr)):
             try add(QueryFilter(fieldName: f, comparator: .in, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
         case (.field(let f, let fr), .value(let v, let vr)) where !v.isList:
@@ -248,7 +247,7 @@ extension Checker {
         case (.field, .field):
             throw PredicateError(.unsupported, "Comparing two fields is not supported", range: whole)
         default:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "write k CONTAINS c (k a list field), {a, b} CONTAINS k, or self CONTAINS 'words'", range: whole)
+            throw unexpected("write k CONTAINS c (k a list field), {a, b} CONTAINS k, or self CONTAINS 'words'", at: whole)
         }
     }
 
@@ -261,10 +260,10 @@ extension Checker {
         let l = try term(c.left)
         let r = try term(c.right)
         guard case .field(allTokensKey, _) = l else {
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "write allTokens TOKENMATCHES[cdl] 'words'", range: l.range)
+            throw unexpected("write allTokens TOKENMATCHES[cdl] 'words'", at: l.range)
         }
         guard case .value(.string(let words), let vr) = r else {
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "TOKENMATCHES takes a string of words", range: r.range)
+            throw unexpected("TOKENMATCHES takes a string of words", at: r.range)
         }
         try addTokens(words, .containsAnyTokens, vr)
     }
@@ -313,7 +312,7 @@ extension Checker {
 
     private mutating func addPrefix(_ f: String, _ fr: SourceRange, _ r: Term, _ comparator: Comparator) throws(PredicateError) {
         guard case .value(let v, let vr) = r, !v.isList else {
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "BEGINSWITH takes a string or bytes prefix", range: r.range)
+            throw unexpected("BEGINSWITH takes a string or bytes prefix", at: r.range)
         }
         switch v {
         case .string, .bytes: break
@@ -332,7 +331,7 @@ extension Checker {
     }
 
     private func notAField(_ t: Term) -> PredicateError {
-        PredicateError(.unsupported, "Unexpected expression", hint: "expected a field name here", range: t.range)
+        unexpected("expected a field name here", at: t.range)
     }
 }
 

@@ -61,9 +61,7 @@ extension Checker {
             case .double(let d): return .value(.double(d), e.range)
             case .null: return .null(e.range)
             case .boolean:
-                throw PredicateError(
-                    .unsupported, "Unexpected expression", hint: "CloudKit has no boolean type: store an INT64 and compare it with 1 or 0",
-                    range: e.range)
+                throw unexpected("CloudKit has no boolean type: store an INT64 and compare it with 1 or 0", at: e.range)
             }
         case .evaluatedObject:
             return .evaluatedObject(e.range)
@@ -93,30 +91,26 @@ extension Checker {
                 default: break
                 }
             }
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "arithmetic is not supported; compute the value before the query", range: e.range)
+            throw unexpected("arithmetic is not supported; compute the value before the query", at: e.range)
         case .member(let base, let name):
             if name.hasPrefix("@") || isCollectionOperatorKey(base) {
-                throw PredicateError(
-                    .unsupported, "Unexpected expression", hint: "collection operators such as \(name.hasPrefix("@") ? name : "@count") are not supported; store the aggregate in its own field",
-                    range: e.range)
+                throw unexpected("collection operators such as \(name.hasPrefix("@") ? name : "@count") are not supported; store the aggregate in its own field", at: e.range)
             }
-            throw PredicateError(
-                .unsupported, "Unexpected expression", hint: "key paths are not supported: name a field of the record itself, without dots",
-                range: e.range)
+            throw unexpected("key paths are not supported: name a field of the record itself, without dots", at: e.range)
         case .arithmetic:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "arithmetic is not supported; compute the value before the query", range: e.range)
+            throw unexpected("arithmetic is not supported; compute the value before the query", at: e.range)
         case .subscripted:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "indexing ([i], [FIRST], [LAST], [SIZE]) is not supported", range: e.range)
+            throw unexpected("indexing ([i], [FIRST], [LAST], [SIZE]) is not supported", at: e.range)
         case .subquery:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "SUBQUERY is not supported; use list operators (ANY k == c, ANY k IN {…}) on a list field", range: e.range)
+            throw unexpected("SUBQUERY is not supported; use list operators (ANY k == c, ANY k IN {…}) on a list field", at: e.range)
         case .functionExpression:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "FUNCTION(…) is not supported", range: e.range)
+            throw unexpected("FUNCTION(…) is not supported", at: e.range)
         case .cast:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "CAST is not supported; pass a date argument (%@) instead", range: e.range)
+            throw unexpected("CAST is not supported; pass a date argument (%@) instead", at: e.range)
         case .ternary:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "TERNARY is not supported", range: e.range)
+            throw unexpected("TERNARY is not supported", at: e.range)
         case .anyKey:
-            throw PredicateError(.unsupported, "Unexpected expression", hint: "ANYKEY is not supported; name a field", range: e.range)
+            throw unexpected("ANYKEY is not supported; name a field", at: e.range)
         }
     }
 
@@ -133,9 +127,7 @@ extension Checker {
         // other valid key (including `recordName`) is returned as is.
         if name.utf8.first == UInt8(ascii: "_"), let system = SystemField(name: name) { return system.rawValue }
         if name.hasPrefix("@") {
-            throw PredicateError(
-                .unsupported, "Unexpected expression", hint: "collection operators such as \(name) are not supported; store the aggregate in its own field",
-                range: range)
+            throw unexpected("collection operators such as \(name) are not supported; store the aggregate in its own field", at: range)
         }
         guard Self.isPlainKey(name) else {
             throw PredicateError(
@@ -241,13 +233,12 @@ extension Checker {
         for item in items {
             switch try term(item) {
             case .value(let v, let r):
-                if v.isList { throw PredicateError(.unsupported, "Unexpected expression", hint: "aggregates cannot contain lists", range: r) }
+                if v.isList { throw unexpected("aggregates cannot contain lists", at: r) }
                 values.append(v)
             case .null(let r):
                 throw PredicateError(.unsupported, "Comparing with nil is not supported", hint: "aggregates cannot contain NULL", range: r)
             default:
-                throw PredicateError(
-                    .unsupported, "Unexpected expression", hint: "aggregate elements must be constants or arguments, not fields", range: item.range)
+                throw unexpected("aggregate elements must be constants or arguments, not fields", at: item.range)
             }
         }
         try requireHomogeneous(values, range)
