@@ -22,15 +22,7 @@ public struct CheckReport: Sendable {
     public init(predicate: String, context: CheckContext) {
         self.predicate = predicate
         do throws(PredicateError) {
-            let tree: Predicate
-            do {
-                tree = try PredicateParser.parse(predicate)
-            } catch {
-                throw PredicateError(error)
-            }
-            var context = context
-            context.source = predicate
-            let checked = try QueryChecker.check(tree, context: context)
+            let (tree, checked) = try QueryChecker.parseAndCheck(predicate, context: context)
             outcome = .accepted(canonical: tree.formatString, checked: checked)
         } catch {
             outcome = .rejected(error)
