@@ -69,9 +69,15 @@ public protocol FileSystem: Sendable {
     /// Takes an exclusive lock on `path` (created if missing) without waiting; throws if another
     /// holder has it. One writable store per directory.
     func lockFile(_ path: String) throws -> any FileLock
+    /// The whole content of an immutable file, mapped where the file system can (POSIX mmap),
+    /// else copied. Used for data segments, which are never written after they are named.
+    func map(_ path: String) throws -> MappedFile
 }
 
 extension FileSystem {
+    /// Default: a private copy of the file's bytes.
+    public func map(_ path: String) throws -> MappedFile { MappedFile(path: path, copying: try read(path)) }
+
     /// Writes a whole file durably: write `path.tmp`, fsync, rename over `path`, fsync the directory.
     public func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
         let tmp = path + ".tmp"

@@ -26,6 +26,9 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
     case closed
     /// An asset file is missing or does not match its hash.
     case asset(hash: String, reason: String)
+    /// A data segment (docs/storage-format.md) is damaged or missing: the file and the byte
+    /// offset where the damage was found.
+    case badSegment(path: String, offset: Int, reason: String)
 
     public var description: String {
         switch self {
@@ -40,6 +43,7 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
         case .readOnly: "the store is open read-only"
         case .closed: "the store is closed"
         case .asset(let h, let r): "asset \(h): \(r)"
+        case .badSegment(let p, let o, let r): "damaged data segment \(p) at byte \(o): \(r)"
         }
     }
 

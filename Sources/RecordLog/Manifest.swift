@@ -1,21 +1,76 @@
-// Manifest: the `CURRENT` file naming the live segments, and segment file names.
+// Manifest: the `CURRENT` file naming the live log segments and — after a checkpoint — the data
+// segments and the sequence they cover (docs/storage-format.md), and segment file names.
 //
-//   cirrus-log 1
-//   segments 2 3
-//   crc 1a2b3c4d        CRC-32C (hex) of the bytes before this line
+//   cirrus-log 1                         cirrus-log 2
+//   segments 2 3                         segments 7
+//   crc 1a2b3c4d                         checkpoint 120345 horizon 118000
+//                                        state 3
+//                                        table 4 <owner hex> <type hex>
+//                                        crc 1a2b3c4d
+//
+// `crc` is the CRC-32C (hex) of the bytes before its line. Version 1 is written while no
+// checkpoint exists, so stores that never checkpoint keep their old, readable manifest.
 //
 // Replaced only by write-tmp → fsync → rename → fsync(dir) (FileSystem.writeAtomically), so a
 // crash leaves the old or the new list, never a mix.
 
 import Foundation
 
+/// Which database and record type a table's data segment holds: the zone owner as stored
+/// (`__defaultOwner__` for the public database, the user record name for a private one).
+public struct TableKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var owner: String
+    public var recordType: String
+    public init(owner: String, recordType: String) {
+        self.owner = owner
+        self.recordType = recordType
+    }
+    public static func < (a: TableKey, b: TableKey) -> Bool { (a.owner, a.recordType) < (b.owner, b.recordType) }
+    public var description: String { "\(owner)/\(recordType)" }
+}
+
+/// What a checkpoint covers: every entry up to `sequence` lives in the data segments.
+public struct ManifestCheckpoint: Sendable, Hashable {
+    /// The last sequence the data segments include; replay starts after it.
+    public var sequence: UInt64
+    /// Change-token horizon (deletions at or below it are forgotten).
+    public var horizon: UInt64
+    /// The data segment holding the checkpoint state.
+    public var state: UInt64
+    /// Data segment of each table.
+    public var tables: [TableKey: UInt64]
+}
+
 /// The list of live segments.
 public struct Manifest: Sendable, Hashable {
     /// File name of the manifest.                                              never change
     public static let fileName = "CURRENT"
     public var segments: [UInt64]
+    /// The last checkpoint; nil while the store has never checkpointed (version 1 manifest).
+    public var checkpoint: ManifestCheckpoint?
 
-    public init(segments: [UInt64]) { self.segments = segments }
+    public init(segments: [UInt64], checkpoint: ManifestCheckpoint? = nil) {
+        self.segments = segments
+        self.checkpoint = checkpoint
+    }
+
+    /// Every data segment the manifest names.
+    public var dataSegments: Set<UInt64> {
+        guard let c = checkpoint else { return [] }
+        return Set(c.tables.values).union([c.state])
+    }
+
+    static func hex(_ s: String) -> String { s.utf8.map { String(format: "%02x", $0) }.joined() }
+
+    static func unhex(_ s: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var it = s.utf8.makeIterator()
+        while let a = it.next() {
+            guard let b = it.next(), let v = UInt8(String(decoding: [a, b], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(v)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
 
     /// `seg-<16 hex digits>.log`.                                              never change
     public static func segmentFileName(_ n: UInt64) -> String {
@@ -31,9 +86,15 @@ public struct Manifest: Sendable, Hashable {
 
     /// The file's bytes.
     public var encoded: [UInt8] {
-        var body = "cirrus-log 1\nsegments"
+        var body = checkpoint == nil ? "cirrus-log 1\nsegments" : "cirrus-log 2\nsegments"
         for s in segments { body += " \(s)" }
         body += "\n"
+        if let c = checkpoint {
+            body += "checkpoint \(c.sequence) horizon \(c.horizon)\nstate \(c.state)\n"
+            for (k, n) in c.tables.sorted(by: { $0.key < $1.key }) {
+                body += "table \(n) \(Self.hex(k.owner)) \(Self.hex(k.recordType))\n"
+            }
+        }
         let crc = CRC32C.checksum(Array(body.utf8))
         return Array((body + "crc " + String(crc, radix: 16) + "\n").utf8)
     }
@@ -48,7 +109,8 @@ public struct Manifest: Sendable, Hashable {
             return .failure(CodecError("checksum mismatch", offset: 0))
         }
         let lines = body.split(separator: "\n")
-        guard lines.count == 2, lines[0] == "cirrus-log 1", lines[1].hasPrefix("segments") else {
+        let v2 = lines.first == "cirrus-log 2"
+        guard (lines.count == 2 && lines[0] == "cirrus-log 1") || (v2 && lines.count >= 4), lines[1].hasPrefix("segments") else {
             return .failure(CodecError("unknown manifest version or layout", offset: 0))
         }
         var segs: [UInt64] = []
@@ -57,6 +119,20 @@ public struct Manifest: Sendable, Hashable {
             segs.append(n)
         }
         guard !segs.isEmpty, segs == segs.sorted() else { return .failure(CodecError("segment list empty or out of order", offset: 0)) }
-        return .success(Manifest(segments: segs))
+        guard v2 else { return .success(Manifest(segments: segs)) }
+        let cp = lines[2].split(separator: " ")
+        let st = lines[3].split(separator: " ")
+        guard cp.count == 4, cp[0] == "checkpoint", cp[2] == "horizon", let seq = UInt64(cp[1]), let hz = UInt64(cp[3]),
+            st.count == 2, st[0] == "state", let state = UInt64(st[1])
+        else { return .failure(CodecError("bad checkpoint lines", offset: 0)) }
+        var tables: [TableKey: UInt64] = [:]
+        for line in lines.dropFirst(4) {
+            let p = line.split(separator: " ", omittingEmptySubsequences: false)
+            guard p.count == 4, p[0] == "table", let n = UInt64(p[1]), let o = unhex(p[2]), let t = unhex(p[3]) else {
+                return .failure(CodecError("bad table line '\(line)'", offset: 0))
+            }
+            tables[TableKey(owner: o, recordType: t)] = n
+        }
+        return .success(Manifest(segments: segs, checkpoint: ManifestCheckpoint(sequence: seq, horizon: hz, state: state, tables: tables)))
     }
 }

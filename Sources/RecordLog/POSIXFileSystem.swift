@@ -39,6 +39,8 @@ public struct POSIXFileSystem: FileSystem {
 
     public func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    public func map(_ path: String) throws -> MappedFile { try MappedFile.map(path: path) }
+
     public func size(_ path: String) throws -> Int {
         var st = stat()
         guard stat(path, &st) == 0 else { throw Self.error("stat", path) }

@@ -118,7 +118,20 @@ extension RecordStore {
             if removed { try fs.syncDirectory(directory) }
         }
 
+        if !readOnly {
+            let named = manifest.dataSegments
+            var removed = false
+            for name in names {
+                if let n = DataSegmentFormat.number(fileName: name), !named.contains(n) {
+                    try fs.remove(joinPath(directory, name))
+                    report.removedFiles.append(name)
+                    removed = true
+                }
+            }
+            if removed { try fs.syncDirectory(directory) }
+        }
         var state = StoreSnapshot()
+        let user = try loadCheckpoint(manifest, directory: directory, fs: fs, repair: options.repair, into: &state, report: &report)
         var lastSize = LogFormat.segmentHeaderSize
         var live: [UInt64] = []
         for (i, n) in manifest.segments.enumerated() {
@@ -171,6 +184,67 @@ extension RecordStore {
             directory: directory, fileSystem: fs, options: options, report: report, state: state, segments: live,
             segmentSize: lastSize, file: file)
         store.directoryLock = dirLock
+        store.dataSegments = manifest.dataSegments
+        store.manifestCheckpoint = manifest.checkpoint
+        store.userState = user
         return store
+    }
+
+    /// Maps the checkpoint's data segments into `state` (base tables, zones, schema, tombstones,
+    /// sequences); returns the façade's `user` bytes. A damaged or missing segment fails the open
+    /// naming the file and offset — unless repairing, which drops that table (or the state) and
+    /// reports it: a table's rows are then lost unless the log still holds them.
+    static func loadCheckpoint(
+        _ manifest: Manifest, directory: String, fs: any FileSystem, repair: Bool,
+        into state: inout StoreSnapshot, report: inout OpenReport
+    ) throws(LogError) -> [UInt8]? {
+        guard let cp = manifest.checkpoint else { return nil }
+        var user: [UInt8]?
+        switch loadState(cp.state, directory: directory, fs: fs) {
+        case .success(let (st, u)):
+            state.zones = st.zones
+            state.schema = st.schema
+            state.schemaSequence = st.schemaSequence
+            state.tombstoneMap = st.tombstones
+            user = u
+        case .failure(let e):
+            guard repair else { throw e }
+            report.corruptions.append(
+                Corruption(segment: 0, offset: 0, length: 0, reason: "\(e) — the checkpoint's zones, schema and change history are lost", framesDropped: 0))
+        }
+        var tables: [BaseTable] = []
+        for (key, n) in cp.tables.sorted(by: { $0.key < $1.key }) {
+            switch openSegment(n, directory: directory, fs: fs).flatMap({ seg in Result { () throws(LogError) in try RowSection(segment: seg) } }) {
+            case .success(let rows): tables.append(BaseTable(key: key, segmentNumber: n, rows: rows))
+            case .failure(let e):
+                guard repair else { throw e }
+                report.corruptions.append(
+                    Corruption(segment: 0, offset: 0, length: 0, reason: "\(e) — the records of \(key) at the checkpoint are lost", framesDropped: 0))
+            }
+        }
+        state.setBase(tables, sequence: cp.sequence)
+        state.lastSequence = cp.sequence
+        state.horizon = cp.horizon
+        return user
+    }
+
+    static func openSegment(_ n: UInt64, directory: String, fs: any FileSystem) -> Result<DataSegment, LogError> {
+        let path = joinPath(directory, DataSegmentFormat.fileName(n))
+        guard fs.exists(path) else { return .failure(.badSegment(path: path, offset: 0, reason: "the manifest names it but the file is missing")) }
+        return Result { () throws(LogError) in try DataSegment.open(path, fileSystem: fs) }
+    }
+
+    static func loadState(_ n: UInt64, directory: String, fs: any FileSystem) -> Result<(CheckpointState, [UInt8]?), LogError> {
+        openSegment(n, directory: directory, fs: fs).flatMap { seg in
+            guard let b = seg.section("state") else {
+                return .failure(.badSegment(path: seg.file.path, offset: 0, reason: "no state section"))
+            }
+            do throws(CodecError) {
+                return .success((try CheckpointState.decode(b), seg.section("user").map { Array($0) }))
+            } catch {
+                let at = seg.sections.first { $0.name == "state" }?.offset ?? 0
+                return .failure(.badSegment(path: seg.file.path, offset: at + error.offset, reason: "state section: \(error.message)"))
+            }
+        }
     }
 }

@@ -61,6 +61,11 @@ public final class RecordStore: @unchecked Sendable {
     var counters = (commits: 0, groups: 0, syncs: 0, recordBytes: 0)
     /// Written by the token holder under `cond`; read by the token holder freely, by others under `cond`.
     var segments: [UInt64]
+    /// Data segments the manifest names, and the façade's checkpoint state (guarded by `cond`).
+    var dataSegments: Set<UInt64> = []
+    var userState: [UInt8]?
+    /// The manifest's checkpoint lines, carried over when the log rotates.
+    var manifestCheckpoint: ManifestCheckpoint?
     /// The directory lock of a writable store (DIR/LOCK), released by close or deinit.
     var directoryLock: (any FileLock)?
     // Owned by the token holder:
@@ -95,9 +100,7 @@ public final class RecordStore: @unchecked Sendable {
 
     /// The live version of a record and the sequence number that wrote it.
     public func record(_ id: RecordID) -> StoredRecord? {
-        let l = cond.withLock { state.live[id] }
-        guard let l, let r = try? RecordCodec.decode(l.payload) else { return nil }
-        return StoredRecord(record: r, sequence: l.sequence)
+        cond.withLock { state.record(id) }
     }
 
     /// The highest committed sequence number.
@@ -315,11 +318,11 @@ public final class RecordStore: @unchecked Sendable {
         file = nil
         let n = (segments.last ?? 0) + 1
         file = try createSegment(n, flags: 0)
-        let list = cond.withLock {
+        let (list, cp) = cond.withLock {
             segments.append(n)
-            return segments
+            return (segments, manifestCheckpoint)
         }
-        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: list).encoded)
+        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: list, checkpoint: cp).encoded)
         segmentSize = LogFormat.segmentHeaderSize
     }
 

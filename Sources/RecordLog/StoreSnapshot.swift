@@ -1,5 +1,11 @@
-// StoreSnapshot: the live state rebuilt from the log — latest version of every record with the
-// sequence number that wrote it, zones, schema — and how log entries change it.
+// StoreSnapshot: the live state — latest version of every record with the sequence number that
+// wrote it, zones, schema — and how log entries change it.
+//
+// Two layers (docs/storage-format.md): the *base*, the mapped `rows` sections of the last
+// checkpoint's data segments (one per database and record type), and the *delta*, the versions
+// written after the checkpoint (replayed from the log tail or committed since). A base row is
+// live unless `removed` names it (deleted or superseded after the checkpoint). Memory holds the
+// delta only; the base is paged in from the mapped files as it is read.
 //
 // A snapshot is a value (copy-on-write dictionaries): readers get one in O(1) and see exactly
 // the batches committed before it, never half of one. Indexes and change tracking are built on
@@ -85,6 +91,14 @@ enum StateChange {
     case other(LogEntry)
 }
 
+/// A table of the checkpoint: the rows of one record type in one database, mapped.
+public struct BaseTable: Sendable {
+    public let key: TableKey
+    /// The data segment number holding it.
+    public let segmentNumber: UInt64
+    public let rows: RowSection
+}
+
 /// A consistent view of the store's live state.
 ///
 /// ```swift
@@ -92,8 +106,18 @@ enum StateChange {
 /// for r in snap.records(ofType: "Note") { print(r.record.recordID.recordName, r.sequence) }
 /// ```
 public struct StoreSnapshot: Sendable {
-    /// Live records by id, encoded.
+    /// The checkpoint's tables (empty before the first checkpoint).
+    public internal(set) var base: [TableKey: BaseTable] = [:]
+    /// Base tables by zone owner (derived from `base`).
+    var baseByOwner: [String: [BaseTable]] = [:]
+    /// Rows in `base` (live or not).
+    var baseRows = 0
+    /// The sequence the base covers (0 before the first checkpoint).
+    public internal(set) var checkpointSequence: UInt64 = 0
+    /// Versions written after the checkpoint, by id, encoded (the delta).
     var live = LiveMap()
+    /// Base records deleted or superseded after the checkpoint, with the sequence that did it.
+    var removed = ShardedMap<UInt64>()
     /// Deletions still in the log (since the last compaction), per zone, in sequence order:
     /// what "changes since a token" reports as deleted. The default zone has no change
     /// fetching in CloudKit, so its deletions are not kept.
@@ -118,43 +142,93 @@ public struct StoreSnapshot: Sendable {
     public func tombstones(in zone: ZoneID) -> [Tombstone] { tombstoneMap[zone] ?? [] }
 
     /// The number of live records.
-    public var recordCount: Int { live.count }
+    public var recordCount: Int { baseRows - removed.count + live.count }
+
+    /// Installs checkpoint tables as the base (the delta must be empty or newer than them).
+    mutating func setBase(_ tables: [BaseTable], sequence: UInt64) {
+        base = [:]
+        baseByOwner = [:]
+        baseRows = 0
+        for t in tables {
+            base[t.key] = t
+            baseByOwner[t.key.owner, default: []].append(t)
+            baseRows += t.rows.count
+        }
+        checkpointSequence = sequence
+    }
+
+    /// Where a stored id lives in the base (whether or not it was removed since).
+    func baseLocation(_ id: RecordID) -> (BaseTable, Int)? {
+        guard let tables = baseByOwner[id.zoneID.ownerName] else { return nil }
+        for t in tables { if let i = t.rows.row(of: id) { return (t, i) } }
+        return nil
+    }
+
+    /// Calls `body` with every live record's id, sequence, type and encoded bytes (base rows
+    /// not removed, then the delta), without decoding.
+    public func forEachEncoded(_ body: (RecordID, UInt64, String, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        for t in base.values {
+            for i in 0..<t.rows.count {
+                guard let id = t.rows.recordID(i, owner: t.key.owner), removed[id] == nil, let p = t.rows.payload(i) else { continue }
+                try body(id, t.rows.sequence(i), t.key.recordType, p)
+            }
+        }
+        for (id, l) in live { try l.payload.withUnsafeBytes { try body(id, l.sequence, l.recordType, $0) } }
+    }
 
     /// The ids of the live records (no decoding).
-    public var recordIDs: some Sequence<RecordID> { live.keys }
+    public var recordIDs: [RecordID] {
+        var out: [RecordID] = []
+        out.reserveCapacity(recordCount)
+        forEachEncoded { id, _, _, _ in out.append(id) }
+        return out
+    }
 
     /// The sequence number of a record's live version (no decoding).
-    public func sequence(of id: RecordID) -> UInt64? { live[id]?.sequence }
+    public func sequence(of id: RecordID) -> UInt64? {
+        if let l = live[id] { return l.sequence }
+        guard removed[id] == nil, let (t, i) = baseLocation(id) else { return nil }
+        return t.rows.sequence(i)
+    }
+
+    /// The type of a live record (no decoding).
+    public func recordType(of id: RecordID) -> String? {
+        if let l = live[id] { return l.recordType }
+        guard removed[id] == nil, let (t, _) = baseLocation(id) else { return nil }
+        return t.key.recordType
+    }
 
     /// The live version of a record (decoded now). Nil if absent, or if its bytes do not decode
     /// (impossible for a CRC-checked frame unless the codec has a bug; `verify` decodes all).
     public func record(_ id: RecordID) -> StoredRecord? {
-        guard let l = live[id], let r = try? RecordCodec.decode(l.payload) else { return nil }
-        return StoredRecord(record: r, sequence: l.sequence)
+        if let l = live[id] {
+            guard let r = try? RecordCodec.decode(l.payload) else { return nil }
+            return StoredRecord(record: r, sequence: l.sequence)
+        }
+        guard removed[id] == nil, let (t, i) = baseLocation(id), let r = try? t.rows.record(i) else { return nil }
+        return StoredRecord(record: r, sequence: t.rows.sequence(i))
     }
 
     /// Every live record, decoded (O(n); prefer `records(ofType:in:)` or `record(_:)`).
     public var records: [RecordID: StoredRecord] {
-        var out = [RecordID: StoredRecord](minimumCapacity: live.count)
-        for (id, l) in live {
-            if let r = try? RecordCodec.decode(l.payload) { out[id] = StoredRecord(record: r, sequence: l.sequence) }
-        }
+        var out = [RecordID: StoredRecord](minimumCapacity: recordCount)
+        forEachRecord { out[$0.record.recordID] = $0 }
         return out
     }
 
     /// Calls `body` with every live record, decoded one at a time, in no particular order —
     /// the way to bulk-load indexes without holding every decoded record at once.
     public func forEachRecord(_ body: (StoredRecord) throws -> Void) rethrows {
-        for (_, l) in live {
-            if let r = try? RecordCodec.decode(l.payload) { try body(StoredRecord(record: r, sequence: l.sequence)) }
+        try forEachEncoded { _, seq, _, p in
+            if let r = try? RecordCodec.decode(p) { try body(StoredRecord(record: r, sequence: seq)) }
         }
     }
 
     /// Ids of live records (optionally of one type and/or zone) in sequence order, without decoding.
     public func orderedIDs(ofType type: String? = nil, in zone: ZoneID? = nil) -> [RecordID] {
         var pairs: [(UInt64, RecordID)] = []
-        for (id, l) in live where (type == nil || l.recordType == type) && (zone == nil || id.zoneID == zone) {
-            pairs.append((l.sequence, id))
+        forEachEncoded { id, seq, t, _ in
+            if (type == nil || t == type) && (zone == nil || id.zoneID == zone) { pairs.append((seq, id)) }
         }
         pairs.sort { $0.0 < $1.0 }
         return pairs.map(\.1)
@@ -167,15 +241,15 @@ public struct StoreSnapshot: Sendable {
     public func changes(since sequence: UInt64, in zone: ZoneID? = nil, limit: Int? = nil) -> ChangeSet? {
         guard sequence >= horizon else { return nil }
         var all: [ChangeSet.Change] = []
-        for (id, l) in live where l.sequence > sequence && (zone == nil || id.zoneID == zone) {
-            all.append(.saved(id, sequence: l.sequence))
+        forEachEncoded { id, seq, _, _ in
+            if seq > sequence && (zone == nil || id.zoneID == zone) { all.append(.saved(id, sequence: seq)) }
         }
         // Net deletions: the latest tombstone per record, unless the record was saved again.
         var latest: [RecordID: Tombstone] = [:]
         for (z, list) in tombstoneMap where zone == nil || z == zone {
             for t in list where t.sequence > sequence { latest[t.recordID] = t }
         }
-        for (id, t) in latest where (live[id]?.sequence ?? 0) < t.sequence {
+        for (id, t) in latest where (self.sequence(of: id) ?? 0) < t.sequence {
             all.append(.deleted(id, recordType: t.recordType, sequence: t.sequence))
         }
         all.sort { $0.sequence < $1.sequence }
@@ -195,37 +269,51 @@ public struct StoreSnapshot: Sendable {
     /// Live record counts per record type.
     public var countsByType: [String: Int] {
         var c: [String: Int] = [:]
-        for r in live.values { c[r.recordType, default: 0] += 1 }
+        forEachEncoded { _, _, t, _ in c[t, default: 0] += 1 }
         return c
     }
 
     /// Live record counts per zone.
     public var countsByZone: [ZoneID: Int] {
         var c: [ZoneID: Int] = [:]
-        for id in live.keys { c[id.zoneID, default: 0] += 1 }
+        forEachEncoded { id, _, _, _ in c[id.zoneID, default: 0] += 1 }
         return c
+    }
+
+    /// Marks a base record removed (deleted or superseded) at `sequence`, if it is in the base.
+    mutating func removeFromBase(_ id: RecordID, sequence: UInt64) {
+        guard checkpointSequence > 0, removed[id] == nil, baseLocation(id) != nil else { return }
+        removed[id] = sequence
     }
 
     /// Applies one committed change.
     mutating func apply(_ change: StateChange, sequence: UInt64) {
         switch change {
         case .record(let id, let type, let payload):
+            removeFromBase(id, sequence: sequence)
             live[id] = LiveRecord(payload: payload, sequence: sequence, recordType: type)
         case .other(let entry):
             switch entry {
             case .recordVersion(let r):
+                removeFromBase(r.recordID, sequence: sequence)
                 live[r.recordID] = LiveRecord(payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
             case .deletion(let id, let type):
-                let existed = live[id]
+                let existedType = recordType(of: id)
+                removeFromBase(id, sequence: sequence)
                 live[id] = nil
                 if !id.zoneID.isDefaultZone {
                     tombstoneMap[id.zoneID, default: []].append(
-                        Tombstone(recordID: id, recordType: existed?.recordType ?? type, sequence: sequence))
+                        Tombstone(recordID: id, recordType: existedType ?? type, sequence: sequence))
                 }
             case .zoneCreate(let z): zones[z] = sequence
             case .zoneDelete(let z):
                 zones[z] = nil
                 live.removeAll { id, _ in id.zoneID == z }
+                for t in baseByOwner[z.ownerName] ?? [] {
+                    for i in t.rows.rows(inZone: z.zoneName) {
+                        if let id = t.rows.recordID(i, owner: z.ownerName), removed[id] == nil { removed[id] = sequence }
+                    }
+                }
                 tombstoneMap[z] = nil
             case .schemaChange(let s):
                 schema = s

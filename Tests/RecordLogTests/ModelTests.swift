@@ -77,13 +77,18 @@ import Testing
                 try reopen(crash: false)
             } else if dice < 90 {
                 try reopen(crash: true)
-            } else if dice < 95 {
+            } else if dice < 93 {
                 try store.compact()
                 #expect(LiveState(store.snapshot()) == model, "seed \(seed) step \(step) after compaction")
+            } else if dice < 96 {
+                try store.checkpoint(userState: [UInt8(step & 0xFF)])
+                #expect(store.deltaCount == 0)
+                #expect(store.checkpointUserState == [UInt8(step & 0xFF)])
+                #expect(LiveState(store.snapshot()) == model, "seed \(seed) step \(step) after checkpoint")
             } else {
-                // power off in the middle of a compaction
-                fs.powerOff(afterOperations: g.below(15))
-                _ = try? store.compact()
+                // power off in the middle of a compaction or a checkpoint
+                fs.powerOff(afterOperations: g.below(25))
+                if g.chance(0.5) { _ = try? store.compact() } else { _ = try? store.checkpoint() }
                 try reopen(crash: true)
             }
         }

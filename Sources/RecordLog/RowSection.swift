@@ -1,0 +1,212 @@
+// RowSection: the `rows` section of a table's data segment — every record of one record type in
+// one database at a checkpoint, sorted by record id, each with the sequence that wrote it.
+// Format (docs/storage-format.md, "rows"):
+//
+//   header  = "CRROWS01" u32 row-count u32 0                                      never change
+//   entry   = u64 payload-offset u32 payload-length u16 zone-len u16 name-len
+//             u64 sequence u64 key-offset                       (32 bytes, in row order)
+//   keys    = zone name bytes, record name bytes, per row
+//   payload = RecordCodec bytes (the same as a log frame's payload)
+//
+// Offsets are relative to the section. Rows are ordered by (zone name, record name) as bytes:
+// row i is RowID i of the table's base. Construction bounds-checks the header and entry table;
+// each accessor bounds-checks what it follows, so a damaged section yields nil or an error,
+// never a read outside the file.
+
+import RecordModel
+
+/// Byte order of record ids inside a table (zone name, then record name, as UTF-8 bytes).
+public enum RowKeyOrder {
+    /// Compares two ids the way `rows` sections are sorted.
+    public static func less(_ a: RecordID, _ b: RecordID) -> Bool {
+        let z = compareBytes(a.zoneID.zoneName, b.zoneID.zoneName)
+        if z != 0 { return z < 0 }
+        return compareBytes(a.recordName, b.recordName) < 0
+    }
+
+    static func compareBytes(_ a: String, _ b: String) -> Int {
+        var a = a
+        var b = b
+        return a.withUTF8 { x in b.withUTF8 { y in compare(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
+    }
+
+    static func compare(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer) -> Int {
+        let n = min(x.count, y.count)
+        for i in 0..<n where x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
+        return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+    }
+}
+
+/// Builds a `rows` section from rows given in key order.
+public struct RowSectionWriter {
+    var entries = ByteWriter()
+    var keys = ByteWriter()
+    var payloads = ByteWriter()
+    public private(set) var count = 0
+
+    public init() {}
+
+    /// Adds the next row (ids must come in `RowKeyOrder`).
+    public mutating func add(_ id: RecordID, sequence: UInt64, payload: UnsafeRawBufferPointer) {
+        let zone = Array(id.zoneID.zoneName.utf8)
+        let name = Array(id.recordName.utf8)
+        entries.u64(UInt64(payloads.bytes.count))
+        entries.u32(UInt32(payload.count))
+        entries.u16(UInt16(zone.count))
+        entries.u16(UInt16(name.count))
+        entries.u64(sequence)
+        entries.u64(UInt64(keys.bytes.count))
+        keys.bytes += zone
+        keys.bytes += name
+        payloads.bytes.append(contentsOf: payload)
+        count += 1
+    }
+
+    /// The section's bytes (offsets fixed up to be section-relative).
+    public func finish() -> [UInt8] {
+        let keysAt = RowSection.headerSize + entries.bytes.count
+        let payloadsAt = keysAt + keys.bytes.count
+        var out = ByteWriter(capacity: payloadsAt + payloads.bytes.count)
+        out.bytes += RowSection.magic
+        out.u32(UInt32(count))
+        out.u32(0)
+        entries.bytes.withUnsafeBytes { e in
+            for i in 0..<count {
+                let b = i * RowSection.entrySize
+                out.u64(e.loadUnaligned(fromByteOffset: b, as: UInt64.self) + UInt64(payloadsAt))
+                out.u32(e.loadUnaligned(fromByteOffset: b + 8, as: UInt32.self))
+                out.u16(e.loadUnaligned(fromByteOffset: b + 12, as: UInt16.self))
+                out.u16(e.loadUnaligned(fromByteOffset: b + 14, as: UInt16.self))
+                out.u64(e.loadUnaligned(fromByteOffset: b + 16, as: UInt64.self))
+                out.u64(e.loadUnaligned(fromByteOffset: b + 24, as: UInt64.self) + UInt64(keysAt))
+            }
+        }
+        out.bytes += keys.bytes
+        out.bytes += payloads.bytes
+        return out.bytes
+    }
+}
+
+/// A read-only view of a `rows` section inside a mapped data segment.
+public struct RowSection: @unchecked Sendable {
+    // @unchecked: `bytes` points into `segment.file`, which this value keeps alive and which is
+    // immutable, so sharing the view between threads is sound.
+    static let magic: [UInt8] = Array("CRROWS01".utf8)  //                         never change
+    static let headerSize = 16
+    static let entrySize = 32
+
+    /// The segment the rows live in (kept alive by this view).
+    public let segment: DataSegment
+    let bytes: UnsafeRawBufferPointer
+    /// Number of rows.
+    public let count: Int
+
+    /// The `rows` section of `segment`; throws naming the file and offset when it is damaged.
+    public init(segment: DataSegment) throws(LogError) {
+        self.segment = segment
+        guard let b = segment.section("rows"), let s = segment.sections.first(where: { $0.name == "rows" }) else {
+            throw .badSegment(path: segment.file.path, offset: 0, reason: "no rows section")
+        }
+        func bad(_ r: String) -> LogError { .badSegment(path: segment.file.path, offset: s.offset, reason: "rows section: " + r) }
+        guard b.count >= Self.headerSize, Array(b[0..<8]) == Self.magic else { throw bad("bad header") }
+        let n = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+        guard n <= (b.count - Self.headerSize) / Self.entrySize else { throw bad("\(n) rows do not fit in \(b.count) bytes") }
+        bytes = b
+        count = n
+    }
+
+    @inline(__always) func u64(_ o: Int) -> Int { Int(truncatingIfNeeded: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self))) }
+    @inline(__always) func u32(_ o: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self))) }
+    @inline(__always) func u16(_ o: Int) -> Int { Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt16.self))) }
+    @inline(__always) func entry(_ i: Int) -> Int { Self.headerSize + i * Self.entrySize }
+
+    /// A slice of the section, nil when it falls outside (damage).
+    @inline(__always) func slice(_ o: Int, _ n: Int) -> UnsafeRawBufferPointer? {
+        guard o >= 0, n >= 0, o <= bytes.count - n else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[o..<(o + n)])
+    }
+
+    /// The zone-name and record-name bytes of row `i`.
+    func keyBytes(_ i: Int) -> (zone: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer)? {
+        let e = entry(i)
+        let z = u16(e + 12)
+        let n = u16(e + 14)
+        guard let k = slice(u64(e + 24), z + n) else { return nil }
+        return (UnsafeRawBufferPointer(rebasing: k[k.startIndex..<(k.startIndex + z)]),
+                UnsafeRawBufferPointer(rebasing: k[(k.startIndex + z)...]))
+    }
+
+    /// The encoded record of row `i` (RecordCodec bytes), nil when damaged.
+    public func payload(_ i: Int) -> UnsafeRawBufferPointer? {
+        guard i >= 0, i < count else { return nil }
+        let e = entry(i)
+        return slice(u64(e), u32(e + 8))
+    }
+
+    /// The sequence number that wrote row `i`.
+    public func sequence(_ i: Int) -> UInt64 {
+        guard i >= 0, i < count else { return 0 }
+        return UInt64(truncatingIfNeeded: u64(entry(i) + 16))
+    }
+
+    /// The record of row `i`, decoded (storage form: zone owner as stored).
+    public func record(_ i: Int) throws(LogError) -> Record {
+        guard let p = payload(i) else { throw damage(i, "row payload lies outside the section") }
+        do { return try RecordCodec.decode(p) } catch { throw damage(i, "row does not decode: \(error)") }
+    }
+
+    /// The record id of row `i` with the given zone owner.
+    public func recordID(_ i: Int, owner: String) -> RecordID? {
+        guard i >= 0, i < count, let (z, n) = keyBytes(i) else { return nil }
+        return RecordID(
+            recordName: String(decoding: n, as: UTF8.self),
+            zoneID: ZoneID(zoneName: String(decoding: z, as: UTF8.self), ownerName: owner))
+    }
+
+    func damage(_ i: Int, _ r: String) -> LogError {
+        let start = segment.sections.first(where: { $0.name == "rows" })?.offset ?? 0
+        return .badSegment(path: segment.file.path, offset: start + entry(i), reason: "row \(i): " + r)
+    }
+
+    /// Compares row `i`'s key with (zone, name): <0, 0, >0.
+    func compare(_ i: Int, _ zone: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Int {
+        guard let (z, n) = keyBytes(i) else { return -1 }
+        let c = RowKeyOrder.compare(z, zone)
+        return c != 0 ? c : RowKeyOrder.compare(n, name)
+    }
+
+    /// The row of a record id (its zone name and record name), nil when absent. O(log n).
+    public func row(of id: RecordID) -> Int? {
+        var zone = id.zoneID.zoneName
+        var name = id.recordName
+        return zone.withUTF8 { z in
+            name.withUTF8 { n in
+                let i = lowerBound(UnsafeRawBufferPointer(z), UnsafeRawBufferPointer(n))
+                return i < count && compare(i, UnsafeRawBufferPointer(z), UnsafeRawBufferPointer(n)) == 0 ? i : nil
+            }
+        }
+    }
+
+    /// The first row whose key is not less than (zone, name).
+    func lowerBound(_ zone: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Int {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let m = (lo + hi) / 2
+            if compare(m, zone, name) < 0 { lo = m + 1 } else { hi = m }
+        }
+        return lo
+    }
+
+    /// The rows of one zone (a contiguous range, since zone names sort first).
+    public func rows(inZone zoneName: String) -> Range<Int> {
+        var zone = zoneName
+        return zone.withUTF8 { z in
+            let zb = UnsafeRawBufferPointer(z)
+            let lo = lowerBound(zb, UnsafeRawBufferPointer(start: nil, count: 0))
+            var hi = lo
+            while hi < count, let (k, _) = keyBytes(hi), RowKeyOrder.compare(k, zb) == 0 { hi += 1 }
+            return lo..<hi
+        }
+    }
+}

@@ -1,0 +1,220 @@
+// Checkpoints and data segments: round trips through reopen, the delta over the base, and one
+// named test per damage case (docs/storage-format.md).
+
+import CirrusTestSupport
+import Foundation
+import RecordModel
+import Testing
+
+@testable import RecordLog
+
+@Suite struct CheckpointTests {
+    func dataFiles(_ fs: InMemoryFileSystem) throws -> [String] {
+        try fs.list(dbDir).filter { DataSegmentFormat.number(fileName: $0) != nil }.sorted()
+    }
+
+    /// A store with 40 notes in two zones, checkpointed, then changed in the delta.
+    func populated(_ fs: InMemoryFileSystem) throws -> (RecordStore, LiveState) {
+        let store = try openStore(fs)
+        var model = LiveState()
+        let z = ZoneID(zoneName: "Z")
+        for op in [LogOperation.createZone(z)] + (0..<40).map({ LogOperation.save(note("n\($0)", $0, zone: $0 % 3 == 0 ? z : .default)) }) {
+            try store.commit([op])
+            model.apply(op)
+        }
+        let report = try store.checkpoint(userState: [1, 2, 3])
+        #expect(report.rowsWritten == 40)
+        #expect(store.deltaCount == 0)
+        for op in [LogOperation.save(note("n1", 100)), .delete(RecordID(recordName: "n2"), recordType: "Note"), .save(note("new", 7))] {
+            try store.commit([op])
+            model.apply(op)
+        }
+        #expect(LiveState(store.snapshot()) == model)
+        return (store, model)
+    }
+
+    @Test func reopenSeesBasePlusDelta() throws {
+        let fs = InMemoryFileSystem()
+        let (store, model) = try populated(fs)
+        try store.close()
+        let again = try openStore(fs)
+        #expect(LiveState(again.snapshot()) == model)
+        #expect(again.checkpointUserState == [1, 2, 3])
+        #expect(again.snapshot().checkpointSequence > 0)
+        // Only the tail after the checkpoint was replayed: 3 frames.
+        #expect(again.openReport.frames == 3)
+        #expect(again.snapshot().record(RecordID(recordName: "n1"))?.record["n"] == .int64(100))
+        #expect(again.snapshot().record(RecordID(recordName: "n2")) == nil)
+    }
+
+    @Test func secondCheckpointMergesDeltaAndDropsOldFiles() throws {
+        let fs = InMemoryFileSystem()
+        let (store, model) = try populated(fs)
+        let before = try dataFiles(fs)
+        try store.checkpoint()
+        let after = try dataFiles(fs)
+        #expect(after.count == before.count)  // one table + one state segment each time
+        #expect(Set(after).isDisjoint(with: before))
+        #expect(try fs.list(dbDir).filter { Manifest.segmentNumber(fileName: $0) != nil }.count == 1)
+        try store.close()
+        #expect(LiveState(try openStore(fs).snapshot()) == model)
+    }
+
+    @Test func changesSinceATokenSpanTheCheckpoint() throws {
+        let fs = InMemoryFileSystem()
+        let store = try openStore(fs)
+        let z = ZoneID(zoneName: "Z")
+        try store.commit([.createZone(z), .save(note("a", 1, zone: z)), .save(note("b", 2, zone: z))])
+        let token = store.lastSequence
+        try store.commit([.save(note("a", 3, zone: z))])
+        try store.commit([.delete(RecordID(recordName: "b", zoneID: z), recordType: "Note")])
+        try store.checkpoint()
+        try store.close()
+        let again = try openStore(fs)
+        let changes = try #require(again.snapshot().changes(since: token, in: z))
+        #expect(changes.changed.map(\.recordName) == ["a"])
+        #expect(changes.deleted.map(\.recordID.recordName) == ["b"])
+    }
+
+    @Test func zoneDeletionRemovesBaseRows() throws {
+        let fs = InMemoryFileSystem()
+        let (store, _) = try populated(fs)
+        try store.commit([.deleteZone(ZoneID(zoneName: "Z"))])
+        #expect(store.snapshot().records.keys.allSatisfy { $0.zoneID.zoneName != "Z" })
+        try store.checkpoint()
+        try store.close()
+        #expect(try openStore(fs).snapshot().records.keys.allSatisfy { $0.zoneID.zoneName != "Z" })
+    }
+
+    @Test func crashBeforeManifestSwitchKeepsOldCheckpoint() throws {
+        for ops in stride(from: 0, to: 30, by: 2) {
+            let fs = InMemoryFileSystem()
+            let (store, model) = try populated(fs)
+            fs.powerOff(afterOperations: ops)
+            _ = try? store.checkpoint()
+            fs.crash()
+            let again = try openStore(fs)
+            #expect(LiveState(again.snapshot()) == model, "crash after \(ops) operations")
+            #expect(again.openReport.corruptions.isEmpty)
+            // No data segment the manifest does not name survives a writable open.
+            let named = again.cond.withLock { again.dataSegments }
+            #expect(Set(try dataFiles(fs).compactMap { DataSegmentFormat.number(fileName: $0) }) == named)
+        }
+    }
+
+    // MARK: damage, one test per case
+
+    func tableSegmentPath(_ fs: InMemoryFileSystem) throws -> String {
+        let m = try Manifest.decode(fs.read(dbDir + "/CURRENT")).get()
+        let n = try #require(m.checkpoint?.tables.values.first)
+        return dbDir + "/" + DataSegmentFormat.fileName(n)
+    }
+
+    func expectBadSegment(_ fs: InMemoryFileSystem, _ path: String, _ fragment: String) {
+        do {
+            _ = try openStore(fs)
+            Issue.record("open should fail")
+        } catch {
+            guard let e = error as? LogError, case .badSegment(let p, _, let reason) = e else { Issue.record("wrong error \(error)"); return }
+            #expect(p == path)
+            #expect(reason.contains(fragment), "\(reason)")
+        }
+    }
+
+    @Test func tornSegmentWriteIsDetected() throws {
+        let fs = InMemoryFileSystem()
+        let (store, _) = try populated(fs)
+        try store.close()
+        let path = try tableSegmentPath(fs)
+        fs.damageTruncate(path, to: try fs.size(path) - 10)
+        expectBadSegment(fs, path, "footer")
+    }
+
+    @Test func truncatedFooterIsDetected() throws {
+        let fs = InMemoryFileSystem()
+        let (store, _) = try populated(fs)
+        try store.close()
+        let path = try tableSegmentPath(fs)
+        fs.damageTruncate(path, to: 20)
+        expectBadSegment(fs, path, "footer")
+    }
+
+    @Test func badBlockCRCIsFoundByVerifyBlocks() throws {
+        let fs = InMemoryFileSystem()
+        let (store, _) = try populated(fs)
+        try store.close()
+        let path = try tableSegmentPath(fs)
+        fs.flipBit(path, atByte: 200)
+        let seg = try DataSegment.open(path, fileSystem: fs)
+        let damaged = seg.verifyBlocks()
+        #expect(damaged.count == 1)
+        #expect(damaged.first?.section == "rows")
+        #expect(damaged.first?.offset == 16)
+    }
+
+    @Test func damagedDirectoryIsDetected() throws {
+        let fs = InMemoryFileSystem()
+        let (store, _) = try populated(fs)
+        try store.close()
+        let path = try tableSegmentPath(fs)
+        let size = try fs.size(path)
+        fs.flipBit(path, atByte: size - DataSegmentFormat.footerSize - 3)
+        expectBadSegment(fs, path, "directory checksum")
+    }
+
+    @Test func missingSegmentFileIsDetectedAndRepairSalvages() throws {
+        let fs = InMemoryFileSystem()
+        let (store, model) = try populated(fs)
+        try store.close()
+        let path = try tableSegmentPath(fs)
+        try fs.remove(path)
+        expectBadSegment(fs, path, "missing")
+        let repaired = try openStore(fs, repair: true)
+        #expect(repaired.openReport.corruptions.count == 1)
+        #expect(repaired.openReport.corruptions[0].reason.contains("Note"))
+        // The delta (replayed from the log) survives; the checkpoint's rows of the table are lost.
+        let got = LiveState(repaired.snapshot())
+        #expect(got.records.count < model.records.count)
+        #expect(got.records[RecordID(recordName: "new")] != nil)
+    }
+
+    @Test func tornManifestKeepsThePreviousOne() throws {
+        let fs = InMemoryFileSystem()
+        let (store, model) = try populated(fs)
+        try store.close()
+        // A manifest being written (CURRENT.tmp, torn) is ignored and removed.
+        try fs.openForAppend(dbDir + "/CURRENT.tmp", create: true).append(Array("cirrus-log 2\nsegm".utf8))
+        let again = try openStore(fs)
+        #expect(LiveState(again.snapshot()) == model)
+        #expect(!fs.exists(dbDir + "/CURRENT.tmp"))
+    }
+
+    @Test func damagedManifestIsReported() throws {
+        let fs = InMemoryFileSystem()
+        let (store, _) = try populated(fs)
+        try store.close()
+        fs.flipBit(dbDir + "/CURRENT", atByte: 30)
+        #expect(throws: LogError.self) { _ = try openStore(fs) }
+    }
+
+    @Test func staleManifestNamingRemovedSegmentFails() throws {
+        let fs = InMemoryFileSystem()
+        let (store, _) = try populated(fs)
+        let old = try fs.read(dbDir + "/CURRENT")
+        try store.checkpoint()
+        try store.close()
+        fs.overwrite(dbDir + "/CURRENT", with: old)  // a manifest from before the last checkpoint
+        #expect(throws: LogError.self) { _ = try openStore(fs) }
+    }
+
+    @Test func manifestVersion2RoundTrips() throws {
+        let m = Manifest(
+            segments: [7, 8],
+            checkpoint: ManifestCheckpoint(
+                sequence: 120, horizon: 100, state: 3,
+                tables: [TableKey(owner: "__defaultOwner__", recordType: "Place"): 4, TableKey(owner: "a b", recordType: "Nöte"): 5]))
+        #expect(try Manifest.decode(m.encoded).get() == m)
+        #expect(String(decoding: m.encoded, as: UTF8.self).hasPrefix("cirrus-log 2\n"))
+        #expect(String(decoding: Manifest(segments: [1]).encoded, as: UTF8.self).hasPrefix("cirrus-log 1\n"))
+    }
+}
