@@ -70,12 +70,20 @@ public final class Container: Sendable {
     public func compact() throws(CirrusError) {
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
-        do {
-            try core.store.compact()
-        } catch {
-            throw CirrusError(.internalError, "compaction failed: \(error)")
-        }
+        // Compaction is a checkpoint that also forgets deletions (change tokens from before
+        // it expire): every live version moves into data segments and the log empties.
+        try core.checkpointHoldingLock(raiseHorizon: true)
         core.removeUnreferencedAssets()
+    }
+
+    /// Writes a checkpoint now: the records changed since the last one move from the log into
+    /// data segments, so the next open maps them instead of replaying (docs/storage-format.md).
+    /// Commits also checkpoint by themselves past `ContainerOptions.checkpointThreshold`.
+    @discardableResult
+    public func checkpoint() throws(CirrusError) -> CheckpointReport {
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
+        return try core.checkpointHoldingLock()
     }
 
     /// Makes every acknowledged write durable.
@@ -94,6 +102,17 @@ public final class Container: Sendable {
     public func close() throws(CirrusError) {
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
+        // A checkpoint at close when the delta is large enough to slow the next open down; a
+        // few changes stay in the log (replaying them is cheaper than rewriting their tables).
+        var checkpointError: CirrusError?
+        if !core.options.readOnly, !core.store.isClosed, core.store.deltaCount >= min(core.options.checkpointThreshold, 1000) {
+            do { try core.checkpointHoldingLock() } catch { checkpointError = error }
+        }
+        defer { core.removeUnreferencedAssets() }
+        if let checkpointError {
+            try? core.store.close()  // the checkpoint's error is the one to report
+            throw checkpointError
+        }
         do {
             try core.store.close()
         } catch {

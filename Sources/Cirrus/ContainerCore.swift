@@ -54,6 +54,9 @@ final class ContainerCore: @unchecked Sendable {
     /// Assets whose last reference went away, removed once that is durable.
     var unreferencedAssets = Set<String>()
 
+    /// Tables whose schema changed since the last checkpoint: the next one rewrites them.
+    var rewriteAtCheckpoint = Set<TableKey>()
+
     init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
         self.directory = directory
         self.storeDirectory = joinPath(directory, environment.rawValue)
@@ -87,20 +90,7 @@ final class ContainerCore: @unchecked Sendable {
         }
         let core = ContainerCore(directory: directory, environment: environment, options: options, store: store, schema: schema)
         core.loadSecrets()
-        // Bulk build: group every live record by database and type.
-        var grouped: [String: [String: [Record]]] = [:]
-        for (_, stored) in snap.records {
-            let owner = stored.record.recordID.zoneID.ownerName
-            let r = apiForm(stored.record)
-            grouped[owner, default: [:]][r.recordType, default: []].append(r)
-            core.addRefs(owner: owner, r)
-        }
-        for (owner, types) in grouped {
-            for (type, records) in types {
-                core.tables[owner, default: [:]][type] = TypeTable(
-                    recordType: type, schema: schema.recordTypes[type], records: records, nodeSize: options.indexNodeSize)
-            }
-        }
+        try core.loadTables(snap, schema: schema)
         if !options.readOnly { core.sweepAssets() }
         core.loadSubscriptions()
         return core
@@ -143,7 +133,7 @@ final class ContainerCore: @unchecked Sendable {
         let key = RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName))
         if let types = stateLock.withLock({ tables[owner] }) {
             for t in types.values {
-                if let row = t.rowByID[key], let r = t.pages[row] { return r }
+                if let row = t.row(for: key), let r = t.record(row) { return r }
             }
         }
         return store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }
@@ -190,6 +180,7 @@ final class ContainerCore: @unchecked Sendable {
         }
         for o in owners { _ = secretHoldingLock(owner: o) }
         notify(changes)
+        try checkpointIfDue()
     }
 
     func apply(_ changes: [RecordChange], newSchema: Schema?) {
@@ -212,9 +203,12 @@ final class ContainerCore: @unchecked Sendable {
         for (owner, types) in grouped {
             for (type, list) in types {
                 var t = oldTables[owner]?[type]
-                    ?? TypeTable(recordType: type, schema: schema.recordTypes[type], records: [], nodeSize: options.indexNodeSize)
+                    ?? TypeTable(recordType: type, owner: owner, schema: schema.recordTypes[type], records: [], nodeSize: options.indexNodeSize)
                 t.apply(list)
-                if t.schema != schema.recordTypes[type] { t.rebuild(schema: schema.recordTypes[type]) }
+                if t.schema != schema.recordTypes[type] {
+                    t.rebuild(schema: schema.recordTypes[type])
+                    rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
+                }
                 updated.append((owner, type, t))
             }
         }
@@ -225,6 +219,7 @@ final class ContainerCore: @unchecked Sendable {
                 for (type, t) in types where !touched.contains("\(owner)\u{0}\(type)") && t.schema != newSchema.recordTypes[type] {
                     var t = t
                     t.rebuild(schema: newSchema.recordTypes[type])
+                    rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
                     updated.append((owner, type, t))
                 }
             }

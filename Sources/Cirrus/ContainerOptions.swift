@@ -84,12 +84,17 @@ public struct ContainerOptions: Sendable {
     public var maximumRecordsPerDatabase: Int?
     /// Node size of the B+trees (tests use tiny nodes so splits happen constantly).
     public var indexNodeSize: Int
+    /// Records changed since the last checkpoint (the in-memory delta) after which a commit
+    /// writes a checkpoint: data segments that the next open maps instead of replaying the log
+    /// (docs/storage-format.md). Smaller: less memory and a shorter replay, more rewriting.
+    public var checkpointThreshold: Int
 
     public init(
         fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,
-        maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64
+        maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64, checkpointThreshold: Int = 50_000
     ) {
+        self.checkpointThreshold = checkpointThreshold
         self.fileSystem = fileSystem
         self.clock = clock
         self.random = random

@@ -1,6 +1,7 @@
 // TypeTable: the rows of one record type in one database — compact RowIDs, the current record
 // of each row, RecordID → RowID — and the type's RecordIndexes, kept together so a snapshot of
-// the table is a snapshot of rows and indexes from the same commit.
+// the table is a snapshot of rows and indexes from the same commit. Rows below `baseCount` live
+// in the last checkpoint's mapped data segment; the rest (the delta) in memory.
 //
 // Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 1 024 shards, so
 // the first write after a reader took a snapshot copies the touched page/shard and the small
@@ -8,6 +9,7 @@
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
 
 import Indexes
+import RecordLog
 import RecordModel
 
 /// Records by RowID in copy-on-write pages.
@@ -45,20 +47,60 @@ struct RowMap: Sendable {
     }
 }
 
+/// Which base rows were removed since the checkpoint, as copy-on-write pages of bits: a write
+/// after a reader's snapshot copies one 512-byte page and the page table, never the whole set.
+struct RowBits: Sendable {
+    static let pageShift = 12
+    private var pages: [[UInt64]?] = []
+    private(set) var count = 0
+
+    func contains(_ row: Int) -> Bool {
+        let p = row >> Self.pageShift
+        guard p < pages.count, let page = pages[p] else { return false }
+        let i = row & ((1 << Self.pageShift) - 1)
+        return page[i >> 6] & (1 << UInt64(i & 63)) != 0
+    }
+
+    mutating func insert(_ row: Int) {
+        let p = row >> Self.pageShift
+        while pages.count <= p { pages.append(nil) }
+        if pages[p] == nil { pages[p] = [UInt64](repeating: 0, count: (1 << Self.pageShift) / 64) }
+        let i = row & ((1 << Self.pageShift) - 1)
+        let bit: UInt64 = 1 << UInt64(i & 63)
+        if pages[p]![i >> 6] & bit == 0 {
+            pages[p]![i >> 6] |= bit
+            count += 1
+        }
+    }
+}
+
 /// The rows and indexes of one record type in one database.
+///
+/// Rows `0..<baseCount` are the checkpoint's (`base`, mapped, decoded on demand); rows from
+/// `baseCount` on are the delta's (decoded records in `pages`, at `row - baseCount`). A base row
+/// that is updated or deleted is marked in `baseRemoved` and, when updated, comes back as a new
+/// delta row, so the indexes never need to change a mapped entry.
 struct TypeTable: Sendable {
     let recordType: String
+    /// The zone owner as stored (the database).
+    let owner: String
     var schema: RecordTypeSchema?
+    var base: BaseTable?
+    var baseRemoved = RowBits()
     var pages = RowPages()
-    var rowByID = RowMap()
+    var deltaByID = RowMap()
     var indexes: RecordIndexes
     var nextRow: RowID = 0
-    var liveCount = 0
+    var deltaCount = 0
     let nodeSize: Int
 
+    var baseCount: Int { base?.rows.count ?? 0 }
+    var liveCount: Int { baseCount - baseRemoved.count + deltaCount }
+
     /// Builds the table from every live record of the type (bulk, sorted by record id).
-    init(recordType: String, schema: RecordTypeSchema?, records: [Record], nodeSize: Int) {
+    init(recordType: String, owner: String, schema: RecordTypeSchema?, records: [Record], nodeSize: Int) {
         self.recordType = recordType
+        self.owner = owner
         self.schema = schema
         self.nodeSize = nodeSize
         // Sort positions, not records: moving a Record is many retains.
@@ -69,26 +111,65 @@ struct TypeTable: Sendable {
             let r = records[k]
             let row = RowID(truncatingIfNeeded: i)
             pages[row] = r
-            rowByID[r.recordID] = row
+            deltaByID[r.recordID] = row
             rows.append((row, r))
         }
         nextRow = RowID(truncatingIfNeeded: order.count)
-        liveCount = order.count
+        deltaCount = order.count
         indexes = RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize)
     }
 
-    /// Every live record (row order).
-    var liveRecords: [Record] {
-        var out: [Record] = []
+    /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here.
+    init(base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int) throws(CirrusError) {
+        recordType = base.key.recordType
+        owner = base.key.owner
+        self.schema = schema
+        self.base = base
+        self.nodeSize = nodeSize
+        nextRow = RowID(truncatingIfNeeded: base.rows.count)
+        indexes = try Self.baseIndexes(base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize)
+    }
+
+    /// The record of `row` (API form), nil if the row is deleted or never existed.
+    func record(_ row: RowID) -> Record? {
+        let i = Int(row)
+        if i < baseCount {
+            guard !baseRemoved.contains(i), let r = try? base?.rows.record(i) else { return nil }
+            return ContainerCore.apiForm(r)
+        }
+        return pages[RowID(truncatingIfNeeded: i - baseCount)]
+    }
+
+    /// The row of a record (API-form id), nil if none.
+    func row(for id: RecordID) -> RowID? {
+        if let r = deltaByID[id] { return r }
+        guard let b = base, let i = b.rows.row(of: ContainerCore.storageID(id, owner: owner)), !baseRemoved.contains(i) else { return nil }
+        return RowID(truncatingIfNeeded: i)
+    }
+
+    /// Every live row, ascending.
+    func allRows() -> [RowID] {
+        var out: [RowID] = []
         out.reserveCapacity(liveCount)
-        for p in pages.pages { for r in p { if let r { out.append(r) } } }
+        for i in 0..<baseCount where !baseRemoved.contains(i) { out.append(RowID(truncatingIfNeeded: i)) }
+        for (p, page) in pages.pages.enumerated() {
+            for (i, r) in page.enumerated() where r != nil {
+                out.append(RowID(truncatingIfNeeded: baseCount + (p << RowPages.pageShift) + i))
+            }
+        }
         return out
     }
 
-    /// Rebuilds with a new schema (new field in development, promotion, import): compacts rows.
+    /// Every live record (row order).
+    var liveRecords: [Record] { allRows().compactMap { record($0) } }
+
+    /// Rebuilds with a new schema (new field in development, promotion, import): compacts rows
+    /// into an in-memory table until the next checkpoint writes it back to a segment.
     mutating func rebuild(schema: RecordTypeSchema?) {
-        self = TypeTable(recordType: recordType, schema: schema, records: liveRecords, nodeSize: nodeSize)
+        self = TypeTable(recordType: recordType, owner: owner, schema: schema, records: liveRecords, nodeSize: nodeSize)
     }
+
+    mutating func setDelta(_ row: RowID, _ r: Record?) { pages[RowID(truncatingIfNeeded: Int(row) - baseCount)] = r }
 
     /// Applies saves (old, new) and deletions (old, nil) of this type; returns the changes.
     mutating func apply(_ changes: [(old: Record?, new: Record?)]) {
@@ -98,15 +179,22 @@ struct TypeTable: Sendable {
             // The row table is the truth about what the indexes hold: an update of a row it does
             // not have is an insert, an insert of a row it has is an update.
             var change = c
-            if let o = c.old, rowByID[o.recordID] == nil { change.old = nil }
-            if c.old == nil, let n = c.new, let row = rowByID[n.recordID] { change.old = pages[row] }
-            switch (change.old, change.new) {
-            case (let old?, let new?):
-                if let row = rowByID[old.recordID] {
-                    pages[row] = new
-                    rowChanges.append(.update(row, old: old, new: new))
+            let oldRow = (c.old ?? c.new).flatMap { row(for: $0.recordID) }
+            if c.old != nil, oldRow == nil { change.old = nil }
+            if c.old == nil, let row = oldRow { change.old = record(row) }
+            switch (change.old, change.new, oldRow) {
+            case (let old?, let new?, let row?) where Int(row) >= baseCount:
+                setDelta(row, new)
+                rowChanges.append(.update(row, old: old, new: new))
+            case (let old?, nil, let row?):
+                remove(row, old.recordID)
+                rowChanges.append(.delete(row, old))
+            case (let old, let new?, let row):
+                if let old, let row {
+                    // A base row cannot change in place: it leaves, the new version gets a delta row.
+                    remove(row, old.recordID)
+                    rowChanges.append(.delete(row, old))
                 }
-            case (nil, let new?):
                 if nextRow == RowID.max {
                     // Row ids exhausted by churn: compact now (rare; ids are dense after a rebuild).
                     indexes.apply(rowChanges)
@@ -115,21 +203,25 @@ struct TypeTable: Sendable {
                 }
                 let row = nextRow
                 nextRow += 1
-                pages[row] = new
-                rowByID[new.recordID] = row
-                liveCount += 1
+                setDelta(row, new)
+                deltaByID[new.recordID] = row
+                deltaCount += 1
                 rowChanges.append(.insert(row, new))
-            case (let old?, nil):
-                if let row = rowByID[old.recordID] {
-                    pages[row] = nil
-                    rowByID[old.recordID] = nil
-                    liveCount -= 1
-                    rowChanges.append(.delete(row, old))
-                }
-            case (nil, nil): break
+            default: break
             }
         }
         indexes.apply(rowChanges)
+    }
+
+    /// Forgets a row (base: marked removed; delta: cleared).
+    mutating func remove(_ row: RowID, _ id: RecordID) {
+        if Int(row) < baseCount {
+            baseRemoved.insert(Int(row))
+        } else {
+            setDelta(row, nil)
+            deltaByID[id] = nil
+            deltaCount -= 1
+        }
     }
 }
 
@@ -170,23 +262,13 @@ public struct RecordTypeSnapshot: Sendable {
 
     /// The current version of the record in `row`; nil if the row was deleted or never existed.
     /// Record ids use the API form (zone owner `__defaultOwner__`).
-    public func record(_ row: RowID) -> Record? { table?.pages[row] }
+    public func record(_ row: RowID) -> Record? { table?.record(row) }
 
     /// The row of a record of this type, nil if none.
     public func row(for id: RecordID) -> RowID? {
-        table?.rowByID[RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName))]
+        table?.row(for: RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName)))
     }
 
     /// Every live row, sorted ascending.
-    public func allRows() -> [RowID] {
-        guard let t = table else { return [] }
-        var out: [RowID] = []
-        out.reserveCapacity(t.liveCount)
-        for (p, page) in t.pages.pages.enumerated() {
-            for (i, r) in page.enumerated() where r != nil {
-                out.append(RowID(truncatingIfNeeded: (p << RowPages.pageShift) + i))
-            }
-        }
-        return out
-    }
+    public func allRows() -> [RowID] { table?.allRows() ?? [] }
 }

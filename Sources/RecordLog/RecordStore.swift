@@ -103,6 +103,9 @@ public final class RecordStore: @unchecked Sendable {
         cond.withLock { state.record(id) }
     }
 
+    /// Whether `close()` has run.
+    public var isClosed: Bool { cond.withLock { closed } }
+
     /// The highest committed sequence number.
     public var lastSequence: UInt64 { cond.withLock { state.lastSequence } }
 

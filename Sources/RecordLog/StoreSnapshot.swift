@@ -280,6 +280,20 @@ public struct StoreSnapshot: Sendable {
         return c
     }
 
+    /// Every record changed since the checkpoint: its checkpoint version (nil if it is new
+    /// since) and its current version (nil if deleted since). Empty right after a checkpoint.
+    public func deltaChanges() -> [(id: RecordID, base: StoredRecord?, current: StoredRecord?)] {
+        var out: [(RecordID, StoredRecord?, StoredRecord?)] = []
+        out.reserveCapacity(live.count + removed.count)
+        func baseVersion(_ id: RecordID) -> StoredRecord? {
+            guard removed[id] != nil, let (t, i) = baseLocation(id), let r = try? t.rows.record(i) else { return nil }
+            return StoredRecord(record: r, sequence: t.rows.sequence(i))
+        }
+        for (id, _) in live { out.append((id, baseVersion(id), record(id))) }
+        for (id, _) in removed where live[id] == nil { out.append((id, baseVersion(id), nil)) }
+        return out
+    }
+
     /// Marks a base record removed (deleted or superseded) at `sequence`, if it is in the base.
     mutating func removeFromBase(_ id: RecordID, sequence: UInt64) {
         guard checkpointSequence > 0, removed[id] == nil, baseLocation(id) != nil else { return }

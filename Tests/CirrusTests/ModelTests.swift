@@ -64,6 +64,9 @@ struct ModelRun {
         self.seed = seed
         rng = SeededRandom(seed: seed)
         env.seed = seed
+        // Half the runs checkpoint every few changes, so queries, changes, cascades and
+        // reopening run over base ∪ delta with checkpoints interleaved.
+        env.checkpointThreshold = [3, 17, 50_000, 50_000][rng.below(4)]
         container = try env.open()
     }
 
@@ -154,7 +157,7 @@ struct ModelRun {
             try container.close()
             container = try env.open()
         case 3:
-            if rng.chance(0.3) { try container.compact() }
+            if rng.chance(0.3) { try container.compact() } else if rng.chance(0.5) { try container.checkpoint() }
         default:
             try await batch()
         }
@@ -270,5 +273,9 @@ struct ModelRun {
             if i % 10 == 9 { try await r.verify() }
         }
         try await r.verify()
+        if r.env.checkpointThreshold < 100 {
+            let files = try r.env.fs.list(r.env.dir + "/development")
+            #expect(files.contains { $0.hasPrefix("dat-") }, "seed \(seed): checkpoints were due but none was written")
+        }
     }
 }

@@ -25,11 +25,13 @@ struct TestEnv {
     let clock = TestClock()
     let dir = "/c"
     var seed: UInt64 = 1
+    /// Delta size that triggers a checkpoint (model tests use tiny ones).
+    var checkpointThreshold = 50_000
 
     func options(readOnly: Bool = false, quota: Int? = nil) -> ContainerOptions {
         ContainerOptions(
             fileSystem: fs, clock: clock, random: SeededRandomSource(seed: seed), durability: .none, readOnly: readOnly,
-            maximumRecordsPerDatabase: quota, indexNodeSize: 4)
+            maximumRecordsPerDatabase: quota, indexNodeSize: 4, checkpointThreshold: checkpointThreshold)
     }
 
     func open(_ env: Environment = .development, quota: Int? = nil) throws -> Container {

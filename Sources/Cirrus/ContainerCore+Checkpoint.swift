@@ -1,0 +1,127 @@
+// ContainerCore+Checkpoint: opening tables from the checkpoint's data segments plus the log
+// tail, and writing checkpoints (docs/storage-format.md).
+//
+// Open: a table per base table (mapped, nothing decoded), then the delta — every record changed
+// since the checkpoint — applied as one commit through the normal write path, so tables,
+// indexes, reverse references and asset counts come out exactly as if the process had never
+// stopped. The façade's own state (reverse deleteSelf references, asset reference counts) is
+// saved with each checkpoint in the store's `user` section so it need not be rebuilt from
+// every record. A store never checkpointed (or written by an older version) is bulk-built from
+// its log as before.
+//
+// Checkpoint: under the write lock, the store merges each changed table into a new segment and
+// asks for its index sections; the tables are then re-made over the new segments.
+
+import Foundation
+import Indexes
+import RecordLog
+import RecordModel
+
+/// The façade's state saved with a checkpoint.
+struct CheckpointUserState: Codable {
+    static let version = 1
+    var version = CheckpointUserState.version
+    /// owner → target (API form) → records holding a deleteSelf reference to it.
+    var backrefs: [String: [RecordID: Set<RecordID>]]
+    var assetRefs: [String: Int]
+}
+
+extension ContainerCore {
+    /// Builds the published tables from a store snapshot (at open).
+    func loadTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) {
+        guard snap.checkpointSequence > 0 else {
+            // Never checkpointed: bulk-build every table from the replayed log.
+            var grouped: [String: [String: [Record]]] = [:]
+            snap.forEachRecord { stored in
+                let owner = stored.record.recordID.zoneID.ownerName
+                let r = Self.apiForm(stored.record)
+                grouped[owner, default: [:]][r.recordType, default: []].append(r)
+                addRefs(owner: owner, r)
+            }
+            for (owner, types) in grouped {
+                for (type, records) in types {
+                    tables[owner, default: [:]][type] = TypeTable(
+                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: records, nodeSize: options.indexNodeSize)
+                }
+            }
+            return
+        }
+        for (key, b) in snap.base {
+            tables[key.owner, default: [:]][key.recordType] = try TypeTable(
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize)
+        }
+        if let bytes = store.checkpointUserState, !bytes.isEmpty {
+            do {
+                let u = try JSONDecoder().decode(CheckpointUserState.self, from: Data(bytes))
+                guard u.version == CheckpointUserState.version else {
+                    throw CirrusError(.internalError, "the checkpoint's façade state has version \(u.version); this build reads \(CheckpointUserState.version)")
+                }
+                backrefs = u.backrefs
+                assetRefs = u.assetRefs
+            } catch let e as CirrusError {
+                throw e
+            } catch {
+                throw CirrusError(.internalError, "the checkpoint's façade state in \(storeDirectory) does not decode: \(error)")
+            }
+        } else {
+            // No saved state (a store compacted by an older tool): rebuild it from the rows.
+            snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
+        }
+        let changes = snap.deltaChanges().map { c in
+            RecordChange(owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) }, new: c.current.map { Self.apiForm($0.record) })
+        }
+        if !changes.isEmpty { apply(changes, newSchema: nil) }
+    }
+
+    /// The façade's state as the checkpoint's `user` bytes.
+    func userStateBytes() throws(CirrusError) -> [UInt8] {
+        do {
+            let enc = JSONEncoder()
+            enc.outputFormatting = .sortedKeys
+            return Array(try enc.encode(CheckpointUserState(backrefs: backrefs, assetRefs: assetRefs)))
+        } catch {
+            throw CirrusError(.internalError, "cannot encode the façade state for a checkpoint: \(error)")
+        }
+    }
+
+    /// Writes a checkpoint and re-makes the tables over the new segments (write lock held).
+    /// `raiseHorizon` also forgets deletions, as compaction does.
+    @discardableResult
+    func checkpointHoldingLock(raiseHorizon: Bool = false) throws(CirrusError) -> CheckpointReport {
+        let schema = stateLock.withLock { publishedSchema }
+        let nodeSize = options.indexNodeSize
+        let report: CheckpointReport
+        do {
+            report = try store.checkpoint(
+                userState: try userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint,
+                sections: { rows in
+                    Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
+                })
+        } catch {
+            throw CirrusError(.internalError, "the checkpoint failed: \(error)")
+        }
+        rewriteAtCheckpoint = []
+        let snap = store.snapshot()
+        var next: [String: [String: TypeTable]] = [:]
+        for (key, b) in snap.base {
+            next[key.owner, default: [:]][key.recordType] = try TypeTable(
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: nodeSize)
+        }
+        stateLock.withLock {
+            tables = next
+            publishedVersion &+= 1
+        }
+        return report
+    }
+
+    /// Checkpoints when the delta has grown past the threshold (write lock held).
+    func checkpointIfDue() throws(CirrusError) {
+        guard !options.readOnly, store.deltaCount >= options.checkpointThreshold else { return }
+        try checkpointHoldingLock()
+    }
+
+    /// The index sections of a table being checkpointed (none yet: indexes are built at open).
+    static func indexSections(_ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int) -> [(name: String, bytes: [UInt8])] {
+        []
+    }
+}
