@@ -5,7 +5,7 @@
 //   segments 2 3                         segments 7
 //   crc 1a2b3c4d                         checkpoint 120345 horizon 118000
 //                                        state 3
-//                                        table 4 <owner hex> <type hex>
+//                                        table 4 5 <owner hex> <type hex>
 //                                        crc 1a2b3c4d
 //
 // `crc` is the CRC-32C (hex) of the bytes before its line. Version 1 is written while no
@@ -29,6 +29,16 @@ public struct TableKey: Sendable, Hashable, Comparable, CustomStringConvertible 
     public var description: String { "\(owner)/\(recordType)" }
 }
 
+/// The data segments of one table: its rows, and its indexes (nil until the façade wrote them).
+public struct TableFiles: Sendable, Hashable {
+    public var rows: UInt64
+    public var indexes: UInt64?
+    public init(rows: UInt64, indexes: UInt64?) {
+        self.rows = rows
+        self.indexes = indexes
+    }
+}
+
 /// What a checkpoint covers: every entry up to `sequence` lives in the data segments.
 public struct ManifestCheckpoint: Sendable, Hashable {
     /// The last sequence the data segments include; replay starts after it.
@@ -37,8 +47,8 @@ public struct ManifestCheckpoint: Sendable, Hashable {
     public var horizon: UInt64
     /// The data segment holding the checkpoint state.
     public var state: UInt64
-    /// Data segment of each table.
-    public var tables: [TableKey: UInt64]
+    /// Data segments of each table.
+    public var tables: [TableKey: TableFiles]
 }
 
 /// The list of live segments.
@@ -57,7 +67,12 @@ public struct Manifest: Sendable, Hashable {
     /// Every data segment the manifest names.
     public var dataSegments: Set<UInt64> {
         guard let c = checkpoint else { return [] }
-        return Set(c.tables.values).union([c.state])
+        var out: Set<UInt64> = [c.state]
+        for f in c.tables.values {
+            out.insert(f.rows)
+            if let i = f.indexes { out.insert(i) }
+        }
+        return out
     }
 
     static func hex(_ s: String) -> String { s.utf8.map { String(format: "%02x", $0) }.joined() }
@@ -91,8 +106,8 @@ public struct Manifest: Sendable, Hashable {
         body += "\n"
         if let c = checkpoint {
             body += "checkpoint \(c.sequence) horizon \(c.horizon)\nstate \(c.state)\n"
-            for (k, n) in c.tables.sorted(by: { $0.key < $1.key }) {
-                body += "table \(n) \(Self.hex(k.owner)) \(Self.hex(k.recordType))\n"
+            for (k, f) in c.tables.sorted(by: { $0.key < $1.key }) {
+                body += "table \(f.rows) \(f.indexes.map(String.init) ?? "-") \(Self.hex(k.owner)) \(Self.hex(k.recordType))\n"
             }
         }
         let crc = CRC32C.checksum(Array(body.utf8))
@@ -125,13 +140,15 @@ public struct Manifest: Sendable, Hashable {
         guard cp.count == 4, cp[0] == "checkpoint", cp[2] == "horizon", let seq = UInt64(cp[1]), let hz = UInt64(cp[3]),
             st.count == 2, st[0] == "state", let state = UInt64(st[1])
         else { return .failure(CodecError("bad checkpoint lines", offset: 0)) }
-        var tables: [TableKey: UInt64] = [:]
+        var tables: [TableKey: TableFiles] = [:]
         for line in lines.dropFirst(4) {
             let p = line.split(separator: " ", omittingEmptySubsequences: false)
-            guard p.count == 4, p[0] == "table", let n = UInt64(p[1]), let o = unhex(p[2]), let t = unhex(p[3]) else {
+            guard p.count == 5, p[0] == "table", let n = UInt64(p[1]), p[2] == "-" || UInt64(p[2]) != nil,
+                let o = unhex(p[3]), let t = unhex(p[4])
+            else {
                 return .failure(CodecError("bad table line '\(line)'", offset: 0))
             }
-            tables[TableKey(owner: o, recordType: t)] = n
+            tables[TableKey(owner: o, recordType: t)] = TableFiles(rows: n, indexes: UInt64(p[2]))
         }
         return .success(Manifest(segments: segs, checkpoint: ManifestCheckpoint(sequence: seq, horizon: hz, state: state, tables: tables)))
     }

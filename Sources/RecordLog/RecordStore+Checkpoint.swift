@@ -29,43 +29,86 @@ public struct CheckpointReport: Sendable, Hashable {
     public var bytesWritten: Int
 }
 
-/// The rows of one table being checkpointed, in row order (RowID 0, 1, …), decoded one at a
-/// time: what a section encoder reads to build the table's indexes.
+/// The rows of one table in row order (RowID 0, 1, …), decoded one at a time: what a section
+/// encoder reads to build the table's indexes.
 public struct CheckpointRows: Sequence {
-    enum Source {
-        case base(RowSection, Int)
-        case delta([UInt8])
-    }
     public let key: TableKey
-    let items: [(id: RecordID, sequence: UInt64, source: Source)]
+    public let rows: RowSection
 
     /// Number of rows.
-    public var count: Int { items.count }
-
-    func withPayload<T>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
-        switch items[i].source {
-        case .base(let rows, let j): return rows.payload(j).map(body)
-        case .delta(let bytes): return bytes.withUnsafeBytes(body)
-        }
-    }
+    public var count: Int { rows.count }
 
     public struct Iterator: IteratorProtocol {
-        let rows: CheckpointRows
+        let rows: RowSection
         var i = 0
-        /// The next row and its record (storage form); rows that fail to decode are skipped
-        /// (they were CRC-checked when written; `verify` reports them).
+        /// The next row and its record (storage form). Rows were CRC-checked when written; one
+        /// that does not decode is skipped here and reported by `verify`.
         public mutating func next() -> (Int, Record)? {
-            while i < rows.items.count {
+            while i < rows.count {
                 defer { i += 1 }
-                if let r = rows.withPayload(i, { try? RecordCodec.decode($0) }) ?? nil {
-                    return (i, r)
-                }
+                if let r = try? rows.record(i) { return (i, r) }
             }
             return nil
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(rows: self) }
+    public func makeIterator() -> Iterator { Iterator(rows: rows) }
+}
+
+/// Index sections for a table, built from its rows (the façade's indexes).
+public typealias SectionEncoder = (CheckpointRows) throws -> [(name: String, bytes: [UInt8])]
+
+/// One sorted source of rows for a table merge.
+struct MergeSource {
+    enum Kind {
+        /// Rows of a section.
+        case section(RowSection, owner: String)
+        case delta([(RecordID, LiveRecord)])
+    }
+    let kind: Kind
+    /// Whether this is the table's old base (whose rows `removed` may name).
+    let isBase: Bool
+    var i = 0
+    let count: Int
+    /// The head row's id, or nil when exhausted.
+    var head: RecordID?
+
+    init(_ kind: Kind, isBase: Bool = false) {
+        self.kind = kind
+        self.isBase = isBase
+        switch kind {
+        case .section(let r, _): count = r.count
+        case .delta(let d): count = d.count
+        }
+        load()
+    }
+
+    mutating func load() {
+        guard i < count else { head = nil; return }
+        switch kind {
+        case .section(let r, let owner): head = r.recordID(i, owner: owner)
+        case .delta(let d): head = d[i].0
+        }
+    }
+
+    mutating func advance() {
+        i += 1
+        load()
+    }
+
+    var sequence: UInt64 {
+        switch kind {
+        case .section(let r, _): r.sequence(i)
+        case .delta(let d): d[i].1.sequence
+        }
+    }
+
+    func withPayload(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        switch kind {
+        case .section(let r, _): if let p = r.payload(i) { try body(p) }
+        case .delta(let d): try d[i].1.payload.withUnsafeBytes(body)
+        }
+    }
 }
 
 extension RecordStore {
@@ -82,7 +125,7 @@ extension RecordStore {
     @discardableResult
     public func checkpoint(
         userState: [UInt8] = [], raiseHorizon: Bool = false, rewrite: Set<TableKey> = [],
-        sections: ((CheckpointRows) throws -> [(name: String, bytes: [UInt8])])? = nil
+        sections: SectionEncoder? = nil
     ) throws(LogError) -> CheckpointReport {
         if options.readOnly { throw .readOnly }
         acquireToken()
@@ -101,71 +144,84 @@ extension RecordStore {
     public var deltaCount: Int { cond.withLock { state.live.count + state.removed.count } }
 
     func checkpointHoldingToken(
-        userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
-        sections: ((CheckpointRows) throws -> [(name: String, bytes: [UInt8])])?
+        userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>, sections: SectionEncoder?,
+        bulk: BulkLoad? = nil
     ) throws -> CheckpointReport {
         try flushBuffer()
         try syncFile()
-        let snap = cond.withLock { state }
+        var snap = cond.withLock { state }
+        if let bulk {
+            snap.lastSequence = max(snap.lastSequence, bulk.lastSequence)
+            if let s = bulk.schema {
+                snap.schema = s
+                snap.schemaSequence = bulk.lastSequence
+            }
+            for z in bulk.zones where snap.zones[z] == nil { snap.zones[z] = bulk.lastSequence }
+        }
         let seq = snap.lastSequence
 
-        // Which tables change: every delta version's and every removal's.
+        // Which tables change: every delta version's, every removal's, every bulk run's.
         var deltaByTable: [TableKey: [(RecordID, LiveRecord)]] = [:]
         for (id, l) in snap.live { deltaByTable[TableKey(owner: id.zoneID.ownerName, recordType: l.recordType), default: []].append((id, l)) }
-        var changed = Set(deltaByTable.keys).union(rewrite)
+        var changed = Set(deltaByTable.keys).union(bulk?.runs.keys ?? [:].keys)
         for (id, _) in snap.removed {
             if let (t, _) = snap.baseLocation(id) { changed.insert(t.key) }
         }
 
-        var tables: [TableKey: UInt64] = [:]
+        var tables: [TableKey: TableFiles] = [:]
         var newTables: [BaseTable] = []
-        var kept = 0
+        var written = 0
         var rowsWritten = 0
         var bytesWritten = 0
         for (key, t) in snap.base where !changed.contains(key) {
-            tables[key] = t.segmentNumber
-            newTables.append(t)
-            kept += 1
+            if rewrite.contains(key) || (t.indexes == nil && sections != nil) {
+                // Same rows, new indexes (a schema change added one): rewrite the index segment only.
+                let idx = try writeIndexSegment(t.rows, key, sections)
+                tables[key] = TableFiles(rows: t.files.rows, indexes: idx?.number)
+                newTables.append(BaseTable(key: key, files: tables[key]!, rows: t.rows, indexes: idx?.segment))
+                written += 1
+            } else {
+                tables[key] = t.files
+                newTables.append(t)
+            }
         }
         for key in changed.sorted() {
-            var items: [(id: RecordID, sequence: UInt64, source: CheckpointRows.Source)] = []
-            if let t = snap.base[key] {
-                items.reserveCapacity(t.rows.count)
-                for i in 0..<t.rows.count {
-                    if let id = t.rows.recordID(i, owner: key.owner), snap.removed[id] == nil {
-                        items.append((id, t.rows.sequence(i), .base(t.rows, i)))
-                    }
-                }
+            var sources: [MergeSource] = []
+            if let t = snap.base[key] { sources.append(MergeSource(.section(t.rows, owner: key.owner), isBase: true)) }
+            if var d = deltaByTable[key] {
+                d.sort { RowKeyOrder.less($0.0, $1.0) }
+                sources.append(MergeSource(.delta(d)))
             }
-            for (id, l) in deltaByTable[key] ?? [] { items.append((id, l.sequence, .delta(l.payload))) }
-            if items.isEmpty { continue }  // the table emptied: it leaves the manifest
-            items.sort { RowKeyOrder.less($0.id, $1.id) }
-            let rows = CheckpointRows(key: key, items: items)
-            var rw = RowSectionWriter()
-            for i in 0..<rows.count {
-                _ = rows.withPayload(i) { rw.add(items[i].id, sequence: items[i].sequence, payload: $0) }
-            }
+            for r in bulk?.runs[key] ?? [] { sources.append(MergeSource(.section(r, owner: key.owner))) }
             let n = nextDataSegmentNumber()
             let path = joinPath(directory, DataSegmentFormat.fileName(n))
             var w = try DataSegmentWriter(fileSystem: fileSystem, path: path)
-            try w.addSection("rows", rw.finish())
-            for s in try sections?(rows) ?? [] { try w.addSection(s.name, s.bytes) }
+            var rw = try RowSectionWriter(into: &w)
+            try merge(&sources, removed: snap.removed) { id, seq, payload in
+                try rw.add(id, sequence: seq, payload: payload, into: &w)
+            }
+            try rw.finish(into: &w)
             try w.finish()
-            tables[key] = n
-            rowsWritten += items.count
+            if rw.count == 0 {
+                try fileSystem.remove(path)  // the table emptied: it leaves the manifest
+                continue
+            }
+            rowsWritten += rw.count
             bytesWritten += (try? fileSystem.size(path)) ?? 0
-            let seg = try DataSegment.open(path, fileSystem: fileSystem)
-            newTables.append(BaseTable(key: key, segmentNumber: n, rows: try RowSection(segment: seg)))
+            let rows = try RowSection(segment: try DataSegment.open(path, fileSystem: fileSystem))
+            let idx = try writeIndexSegment(rows, key, sections)
+            bytesWritten += idx.map { (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName($0.number)))) ?? 0 } ?? 0
+            tables[key] = TableFiles(rows: n, indexes: idx?.number)
+            newTables.append(BaseTable(key: key, files: tables[key]!, rows: rows, indexes: idx?.segment))
+            written += 1
         }
 
         // The state segment.
-        var st = CheckpointState(
+        let st = CheckpointState(
             lastSequence: seq, horizon: raiseHorizon ? seq : snap.horizon, schemaSequence: snap.schemaSequence,
             schema: snap.schema, zones: snap.zones, tombstones: raiseHorizon ? [:] : snap.tombstoneMap)
-        if raiseHorizon { st.tombstones = [:] }
         let stateNumber = nextDataSegmentNumber()
-        let statePath = joinPath(directory, DataSegmentFormat.fileName(stateNumber))
-        var sw = try DataSegmentWriter(fileSystem: fileSystem, path: statePath)
+        var sw = try DataSegmentWriter(fileSystem: fileSystem, path: joinPath(directory, DataSegmentFormat.fileName(stateNumber)))
         try sw.addSection("state", st.encoded())
         try sw.addSection("user", user)
         try sw.finish()
@@ -197,13 +253,49 @@ extension RecordStore {
             next.horizon = st.horizon
             next.tombstoneMap = st.tombstones
             state = next
+            nextSequence = max(nextSequence, seq + 1)
         }
         for o in before { try fileSystem.remove(segmentPath(o)) }
         try removeUnnamedDataSegments()
         try fileSystem.syncDirectory(directory)
         return CheckpointReport(
-            sequence: seq, tablesWritten: tables.count - kept, tablesKept: kept, rowsWritten: rowsWritten,
+            sequence: seq, tablesWritten: written, tablesKept: tables.count - written, rowsWritten: rowsWritten,
             bytesWritten: bytesWritten)
+    }
+
+    /// Merges sorted sources into `emit` in key order: for an id in several sources the version
+    /// with the highest sequence wins; base rows named in `removed` (and not re-saved) are dropped.
+    func merge(
+        _ sources: inout [MergeSource], removed: ShardedMap<UInt64>,
+        _ emit: (RecordID, UInt64, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        while true {
+            var best: Int? = nil
+            for k in sources.indices {
+                guard let h = sources[k].head else { continue }
+                guard let b = best, let bh = sources[b].head else { best = k; continue }
+                if RowKeyOrder.less(h, bh) || (h == bh && sources[k].sequence > sources[b].sequence) { best = k }
+            }
+            guard let b = best, let id = sources[b].head else { return }
+            let seq = sources[b].sequence
+            if !(sources[b].isBase && removed[id] != nil) {
+                try sources[b].withPayload { try emit(id, seq, $0) }
+            }
+            for k in sources.indices where sources[k].head == id { sources[k].advance() }
+        }
+    }
+
+    /// Writes a table's index segment from its rows; nil when there is no encoder or nothing to write.
+    func writeIndexSegment(_ rows: RowSection, _ key: TableKey, _ sections: SectionEncoder?) throws -> (number: UInt64, segment: DataSegment)? {
+        guard let sections else { return nil }
+        let list = try sections(CheckpointRows(key: key, rows: rows))
+        if list.isEmpty { return nil }
+        let n = nextDataSegmentNumber()
+        let path = joinPath(directory, DataSegmentFormat.fileName(n))
+        var w = try DataSegmentWriter(fileSystem: fileSystem, path: path)
+        for s in list { try w.addSection(s.name, s.bytes) }
+        try w.finish()
+        return (n, try DataSegment.open(path, fileSystem: fileSystem))
     }
 
     /// A data segment number no file and no manifest uses.

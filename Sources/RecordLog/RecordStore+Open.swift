@@ -213,9 +213,24 @@ extension RecordStore {
                 Corruption(segment: 0, offset: 0, length: 0, reason: "\(e) — the checkpoint's zones, schema and change history are lost", framesDropped: 0))
         }
         var tables: [BaseTable] = []
-        for (key, n) in cp.tables.sorted(by: { $0.key < $1.key }) {
-            switch openSegment(n, directory: directory, fs: fs).flatMap({ seg in Result { () throws(LogError) in try RowSection(segment: seg) } }) {
-            case .success(let rows): tables.append(BaseTable(key: key, segmentNumber: n, rows: rows))
+        for (key, files) in cp.tables.sorted(by: { $0.key < $1.key }) {
+            let rows = openSegment(files.rows, directory: directory, fs: fs).flatMap { seg in
+                Result { () throws(LogError) in try RowSection(segment: seg) }
+            }
+            switch rows {
+            case .success(let rows):
+                var indexes: DataSegment?
+                if let n = files.indexes {
+                    switch openSegment(n, directory: directory, fs: fs) {
+                    case .success(let s): indexes = s
+                    case .failure(let e):
+                        // Indexes are derived: the façade rebuilds them from the rows.
+                        guard repair else { throw e }
+                        report.corruptions.append(
+                            Corruption(segment: 0, offset: 0, length: 0, reason: "\(e) — the indexes of \(key) are rebuilt from its rows", framesDropped: 0))
+                    }
+                }
+                tables.append(BaseTable(key: key, files: files, rows: rows, indexes: indexes))
             case .failure(let e):
                 guard repair else { throw e }
                 report.corruptions.append(

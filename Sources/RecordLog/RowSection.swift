@@ -2,16 +2,19 @@
 // one database at a checkpoint, sorted by record id, each with the sequence that wrote it.
 // Format (docs/storage-format.md, "rows"):
 //
-//   header  = "CRROWS01" u32 row-count u32 0                                      never change
-//   entry   = u64 payload-offset u32 payload-length u16 zone-len u16 name-len
-//             u64 sequence u64 key-offset                       (32 bytes, in row order)
-//   keys    = zone name bytes, record name bytes, per row
-//   payload = RecordCodec bytes (the same as a log frame's payload)
+//   header   = "CRROWS02" u64 0                                                   never change
+//   payloads = RecordCodec bytes per row (the same as a log frame's payload), in row order
+//   keys     = zone name bytes, record name bytes, per row
+//   (zero padding to 8)
+//   entries  = u64 payload-offset u32 payload-length u16 zone-len u16 name-len
+//              u64 sequence u64 key-offset                       (32 bytes, in row order)
+//   trailer  = u64 entries-offset u32 row-count u32 0                              (16 bytes)
 //
-// Offsets are relative to the section. Rows are ordered by (zone name, record name) as bytes:
-// row i is RowID i of the table's base. Construction bounds-checks the header and entry table;
-// each accessor bounds-checks what it follows, so a damaged section yields nil or an error,
-// never a read outside the file.
+// Payloads come first so a writer streams them to the file as rows arrive and keeps only the
+// keys and entries (~50 bytes a row) in memory. Offsets are relative to the section. Rows are
+// ordered by (zone name, record name) as bytes: row i is RowID i of the table's base.
+// Construction bounds-checks header, trailer and entry table; each accessor bounds-checks what
+// it follows, so a damaged section yields nil or an error, never a read outside the file.
 
 import RecordModel
 
@@ -37,53 +40,59 @@ public enum RowKeyOrder {
     }
 }
 
-/// Builds a `rows` section from rows given in key order.
+/// Streams a `rows` section into a data segment writer from rows given in key order.
 public struct RowSectionWriter {
     var entries = ByteWriter()
     var keys = ByteWriter()
-    var payloads = ByteWriter()
+    var payloadBytes = 0
     public private(set) var count = 0
 
-    public init() {}
+    /// Begins the section `rows` in `w`.
+    public init(into w: inout DataSegmentWriter) throws {
+        try w.beginSection("rows")
+        var h = ByteWriter(capacity: 16)
+        h.bytes += RowSection.magic
+        h.u64(0)
+        try w.append(h.bytes)
+    }
 
     /// Adds the next row (ids must come in `RowKeyOrder`).
-    public mutating func add(_ id: RecordID, sequence: UInt64, payload: UnsafeRawBufferPointer) {
+    public mutating func add(_ id: RecordID, sequence: UInt64, payload: UnsafeRawBufferPointer, into w: inout DataSegmentWriter) throws {
         let zone = Array(id.zoneID.zoneName.utf8)
         let name = Array(id.recordName.utf8)
-        entries.u64(UInt64(payloads.bytes.count))
+        entries.u64(UInt64(RowSection.headerSize + payloadBytes))
         entries.u32(UInt32(payload.count))
         entries.u16(UInt16(zone.count))
         entries.u16(UInt16(name.count))
         entries.u64(sequence)
-        entries.u64(UInt64(keys.bytes.count))
+        entries.u64(UInt64(keys.bytes.count))  // relative to the keys block; fixed up in finish
         keys.bytes += zone
         keys.bytes += name
-        payloads.bytes.append(contentsOf: payload)
+        try w.append(Array(payload))
+        payloadBytes += payload.count
         count += 1
     }
 
-    /// The section's bytes (offsets fixed up to be section-relative).
-    public func finish() -> [UInt8] {
-        let keysAt = RowSection.headerSize + entries.bytes.count
-        let payloadsAt = keysAt + keys.bytes.count
-        var out = ByteWriter(capacity: payloadsAt + payloads.bytes.count)
-        out.bytes += RowSection.magic
-        out.u32(UInt32(count))
-        out.u32(0)
-        entries.bytes.withUnsafeBytes { e in
+    /// Writes keys, entries and trailer and ends the section.
+    public mutating func finish(into w: inout DataSegmentWriter) throws {
+        let keysAt = RowSection.headerSize + payloadBytes
+        try w.append(keys.bytes)
+        let pad = (8 - (keysAt + keys.bytes.count) % 8) % 8
+        try w.append([UInt8](repeating: 0, count: pad))
+        let entriesAt = keysAt + keys.bytes.count + pad
+        var e = ByteWriter(capacity: entries.bytes.count + 16)
+        entries.bytes.withUnsafeBytes { b in
             for i in 0..<count {
-                let b = i * RowSection.entrySize
-                out.u64(e.loadUnaligned(fromByteOffset: b, as: UInt64.self) + UInt64(payloadsAt))
-                out.u32(e.loadUnaligned(fromByteOffset: b + 8, as: UInt32.self))
-                out.u16(e.loadUnaligned(fromByteOffset: b + 12, as: UInt16.self))
-                out.u16(e.loadUnaligned(fromByteOffset: b + 14, as: UInt16.self))
-                out.u64(e.loadUnaligned(fromByteOffset: b + 16, as: UInt64.self))
-                out.u64(e.loadUnaligned(fromByteOffset: b + 24, as: UInt64.self) + UInt64(keysAt))
+                let o = i * RowSection.entrySize
+                e.bytes.append(contentsOf: b[o..<(o + 24)])
+                e.u64(b.loadUnaligned(fromByteOffset: o + 24, as: UInt64.self) + UInt64(keysAt))
             }
         }
-        out.bytes += keys.bytes
-        out.bytes += payloads.bytes
-        return out.bytes
+        e.u64(UInt64(entriesAt))
+        e.u32(UInt32(count))
+        e.u32(0)
+        try w.append(e.bytes)
+        w.endSection()
     }
 }
 
@@ -91,13 +100,16 @@ public struct RowSectionWriter {
 public struct RowSection: @unchecked Sendable {
     // @unchecked: `bytes` points into `segment.file`, which this value keeps alive and which is
     // immutable, so sharing the view between threads is sound.
-    static let magic: [UInt8] = Array("CRROWS01".utf8)  //                         never change
+    static let magic: [UInt8] = Array("CRROWS02".utf8)  //                         never change
     static let headerSize = 16
+    static let trailerSize = 16
     static let entrySize = 32
 
     /// The segment the rows live in (kept alive by this view).
     public let segment: DataSegment
     let bytes: UnsafeRawBufferPointer
+    /// Where the entry table starts.
+    let entriesAt: Int
     /// Number of rows.
     public let count: Int
 
@@ -108,17 +120,22 @@ public struct RowSection: @unchecked Sendable {
             throw .badSegment(path: segment.file.path, offset: 0, reason: "no rows section")
         }
         func bad(_ r: String) -> LogError { .badSegment(path: segment.file.path, offset: s.offset, reason: "rows section: " + r) }
-        guard b.count >= Self.headerSize, Array(b[0..<8]) == Self.magic else { throw bad("bad header") }
-        let n = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        guard n <= (b.count - Self.headerSize) / Self.entrySize else { throw bad("\(n) rows do not fit in \(b.count) bytes") }
+        guard b.count >= Self.headerSize + Self.trailerSize, Array(b[0..<8]) == Self.magic else { throw bad("bad header") }
+        let t = b.count - Self.trailerSize
+        let at = Int(truncatingIfNeeded: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: t, as: UInt64.self)))
+        let n = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: t + 8, as: UInt32.self)))
+        guard at >= Self.headerSize, at <= t, n <= (t - at) / Self.entrySize else {
+            throw bad("trailer names \(n) rows at \(at), outside the \(b.count)-byte section")
+        }
         bytes = b
+        entriesAt = at
         count = n
     }
 
     @inline(__always) func u64(_ o: Int) -> Int { Int(truncatingIfNeeded: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self))) }
     @inline(__always) func u32(_ o: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self))) }
     @inline(__always) func u16(_ o: Int) -> Int { Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt16.self))) }
-    @inline(__always) func entry(_ i: Int) -> Int { Self.headerSize + i * Self.entrySize }
+    @inline(__always) func entry(_ i: Int) -> Int { entriesAt + i * Self.entrySize }
 
     /// A slice of the section, nil when it falls outside (damage).
     @inline(__always) func slice(_ o: Int, _ n: Int) -> UnsafeRawBufferPointer? {

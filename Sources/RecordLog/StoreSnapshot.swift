@@ -94,9 +94,12 @@ enum StateChange {
 /// A table of the checkpoint: the rows of one record type in one database, mapped.
 public struct BaseTable: Sendable {
     public let key: TableKey
-    /// The data segment number holding it.
-    public let segmentNumber: UInt64
+    /// The data segments holding it.
+    public let files: TableFiles
     public let rows: RowSection
+    /// The segment with the table's index sections (docs/index-segment-format.md), nil when the
+    /// façade has not written them (the indexes are then built from the rows at open).
+    public let indexes: DataSegment?
 }
 
 /// A consistent view of the store's live state.

@@ -106,7 +106,7 @@ import Testing
 
     func tableSegmentPath(_ fs: InMemoryFileSystem) throws -> String {
         let m = try Manifest.decode(fs.read(dbDir + "/CURRENT")).get()
-        let n = try #require(m.checkpoint?.tables.values.first)
+        let n = try #require(m.checkpoint?.tables.values.first?.rows)
         return dbDir + "/" + DataSegmentFormat.fileName(n)
     }
 
@@ -207,12 +207,71 @@ import Testing
         #expect(throws: LogError.self) { _ = try openStore(fs) }
     }
 
+    // MARK: bulk load
+
+    @Test func bulkLoadMergesWithBaseAndDeltaAndSpillsRuns() throws {
+        let fs = InMemoryFileSystem()
+        let (store, model0) = try populated(fs)
+        var model = model0
+        let bulk = try store.beginBulkLoad(memoryBudget: 2_000)  // tiny: several sorted runs
+        var batch: [Record] = []
+        for i in 0..<300 {
+            let r = note(i % 7 == 0 ? "n\(i % 40)" : "bulk\(i)", 1_000 + i)  // some replace existing records
+            batch.append(r)
+            model.records[r.recordID] = r
+            if batch.count == 50 {
+                try bulk.add(batch)
+                batch = []
+            }
+        }
+        try bulk.add(batch)
+        #expect(try dataFiles(fs).count > 2, "runs were spilled")
+        try bulk.finish(userState: [9])
+        #expect(LiveState(store.snapshot()) == model)
+        try store.commit([.save(note("after", 1))])
+        model.records[RecordID(recordName: "after")] = note("after", 1)
+        try store.close()
+        let again = try openStore(fs)
+        #expect(LiveState(again.snapshot()) == model)
+        #expect(again.checkpointUserState == [9])
+    }
+
+    @Test func cancelledOrCrashedBulkLoadLeavesTheStoreAsItWas() throws {
+        let fs = InMemoryFileSystem()
+        let (store, model) = try populated(fs)
+        let bulk = try store.beginBulkLoad(memoryBudget: 1_000)
+        try bulk.add((0..<100).map { note("x\($0)", $0) })
+        bulk.cancel()
+        #expect(LiveState(store.snapshot()) == model)
+        try store.commit([.save(note("y", 1))])  // the writer token was released
+        var m2 = model
+        m2.records[RecordID(recordName: "y")] = note("y", 1)
+        for ops in stride(from: 0, to: 40, by: 3) {
+            let fs2 = InMemoryFileSystem()
+            let (s2, base) = try populated(fs2)
+            let b2 = try s2.beginBulkLoad(memoryBudget: 1_000)
+            try b2.add((0..<100).map { note("x\($0)", $0) })
+            fs2.powerOff(afterOperations: ops)
+            _ = try? b2.finish()
+            fs2.crash()
+            let again = try openStore(fs2)
+            let got = LiveState(again.snapshot())
+            var all = base
+            for i in 0..<100 { all.records[RecordID(recordName: "x\(i)")] = note("x\(i)", i) }
+            #expect(got == base || got == all, "crash after \(ops) operations: neither before nor after")
+        }
+        #expect(LiveState(store.snapshot()) == m2)
+    }
+
     @Test func manifestVersion2RoundTrips() throws {
         let m = Manifest(
             segments: [7, 8],
             checkpoint: ManifestCheckpoint(
                 sequence: 120, horizon: 100, state: 3,
-                tables: [TableKey(owner: "__defaultOwner__", recordType: "Place"): 4, TableKey(owner: "a b", recordType: "Nöte"): 5]))
+                tables: [
+                    TableKey(owner: "__defaultOwner__", recordType: "Place"): TableFiles(rows: 4, indexes: 9),
+                    TableKey(owner: "a b", recordType: "Nöte"): TableFiles(rows: 5, indexes: nil),
+                ]))
         #expect(try Manifest.decode(m.encoded).get() == m)
         #expect(String(decoding: m.encoded, as: UTF8.self).hasPrefix("cirrus-log 2\n"))
         #expect(String(decoding: Manifest(segments: [1]).encoded, as: UTF8.self).hasPrefix("cirrus-log 1\n"))

@@ -1,0 +1,126 @@
+// RecordStore+Bulk: loading many records straight into data segments, bypassing the log — what
+// `cirrus import` runs (docs/storage-format.md, "Bulk load").
+//
+// A BulkLoad holds the writer token from creation to `finish()` or `cancel()` (commits wait).
+// Records are numbered with fresh sequence numbers, encoded, and buffered per table; past the
+// memory budget each table's buffer is sorted and spilled as a sorted run — a data segment with
+// a `rows` section that no manifest names (external sort). `finish()` is a checkpoint that
+// merges, per table, the base, the delta and the runs into new segments, then switches the
+// manifest. Until that switch nothing the store reads has changed: a crash or a kill leaves
+// the store exactly as it was (the next writable open removes the unnamed runs), and a failed
+// load can be cancelled the same way.
+
+import RecordModel
+
+/// A bulk load into a store; see `RecordStore.beginBulkLoad()`.
+public final class BulkLoad {
+    let store: RecordStore
+    let budget: Int
+    /// The last sequence number handed out.
+    public private(set) var lastSequence: UInt64
+    /// Records added so far.
+    public private(set) var count = 0
+    var schema: Schema?
+    var zones: Set<ZoneID> = []
+    var runs: [TableKey: [RowSection]] = [:]
+    var buffer: [TableKey: [(id: RecordID, sequence: UInt64, payload: [UInt8])]] = [:]
+    var buffered = 0
+    var done = false
+
+    init(store: RecordStore, budget: Int) {
+        self.store = store
+        self.budget = budget
+        lastSequence = store.cond.withLock { store.nextSequence } - 1
+    }
+
+    deinit { if !done { cancel() } }
+
+    /// The sequence number the next added record will get.
+    public var nextSequence: UInt64 { lastSequence + 1 }
+
+    /// Adds records (storage form, already validated); each gets the next sequence number.
+    public func add(_ records: [Record]) throws(LogError) {
+        precondition(!done, "bulk load already finished")  // a programming error, not input
+        for r in records {
+            lastSequence += 1
+            let payload = RecordCodec.encode(r)
+            guard payload.count <= LogFormat.maximumPayload else {
+                throw .invalidRecord(RecordValidationError(.recordTooLarge, recordID: r.recordID, "a record of \(payload.count) bytes exceeds the frame limit"))
+            }
+            buffer[TableKey(owner: r.recordID.zoneID.ownerName, recordType: r.recordType), default: []]
+                .append((r.recordID, lastSequence, payload))
+            buffered += payload.count + 100
+            count += 1
+        }
+        if buffered >= budget { try spill() }
+    }
+
+    /// The schema after the load (written with it).
+    public func setSchema(_ s: Schema) { schema = s }
+
+    /// A custom zone the load creates.
+    public func addZone(_ z: ZoneID) { zones.insert(z) }
+
+    /// Sorts each table's buffer and writes it as a run.
+    func spill() throws(LogError) {
+        do {
+            for (key, var items) in buffer where !items.isEmpty {
+                items.sort { RowKeyOrder.less($0.id, $1.id) || ($0.id == $1.id && $0.sequence < $1.sequence) }
+                let n = store.nextDataSegmentNumber()
+                let path = joinPath(store.directory, DataSegmentFormat.fileName(n))
+                var w = try DataSegmentWriter(fileSystem: store.fileSystem, path: path)
+                var rw = try RowSectionWriter(into: &w)
+                for (i, it) in items.enumerated() where i + 1 == items.count || items[i + 1].id != it.id {
+                    try it.payload.withUnsafeBytes { try rw.add(it.id, sequence: it.sequence, payload: $0, into: &w) }
+                }
+                try rw.finish(into: &w)
+                try w.finish()
+                runs[key, default: []].append(try RowSection(segment: try DataSegment.open(path, fileSystem: store.fileSystem)))
+            }
+        } catch {
+            throw LogError.wrap(error)
+        }
+        buffer = [:]
+        buffered = 0
+    }
+
+    /// Merges everything into new data segments and switches the manifest (a checkpoint); the
+    /// store then holds the loaded records, durably. Releases the writer token.
+    @discardableResult
+    public func finish(userState: [UInt8] = [], sections: SectionEncoder? = nil) throws(LogError) -> CheckpointReport {
+        precondition(!done, "bulk load already finished")
+        done = true
+        defer { store.releaseToken() }
+        do {
+            try spill()
+            return try store.checkpointHoldingToken(userState: userState, raiseHorizon: false, rewrite: [], sections: sections, bulk: self)
+        } catch {
+            let e = LogError.wrap(error)
+            store.cond.withLock { store.failure = e }
+            throw e
+        }
+    }
+
+    /// Abandons the load: the store is as it was before it began.
+    public func cancel() {
+        guard !done else { return }
+        done = true
+        runs = [:]
+        try? store.removeUnnamedDataSegments()  // the runs; the store stays usable if this fails (open removes them)
+        store.releaseToken()
+    }
+}
+
+extension RecordStore {
+    /// Starts a bulk load (waits for the writer token; commits wait until it finishes).
+    /// `memoryBudget` bounds the bytes buffered before a sorted run is spilled to disk.
+    public func beginBulkLoad(memoryBudget: Int = 256 << 20) throws(LogError) -> BulkLoad {
+        if options.readOnly { throw .readOnly }
+        acquireToken()
+        if let f = cond.withLock({ failure }) {
+            releaseToken()
+            throw .failed(reason: "\(f)")
+        }
+        return BulkLoad(store: self, budget: memoryBudget)
+    }
+}
