@@ -47,26 +47,58 @@ extension Container {
     /// Imports a file (Web Services JSON Lines, gzip JSON Lines or a property list) into the
     /// database `scope`, reporting bad records with their line and reason. Records without a
     /// zone go into `zone` when given.
+    ///
+    /// A bulk load (docs/storage-format.md): records are checked and planned as administrative
+    /// saves in batches, then sorted straight into data segments — no log commits — and land
+    /// together with one manifest switch when the input ends. If the process dies before that,
+    /// the container is exactly as before the import. Other writers wait until it is done.
+    /// A record id may appear once per import; a repeat is rejected with its line.
     public func importFile(
         _ path: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
     ) throws -> ImportSummary {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        return try importBytes([UInt8](data), name: path, into: scope, zone: zone, options: options)
+        try bulkImport(into: scope, zone: zone) { sink in try RecordTransfer.readRecords(file: path, options: options, sink: sink) }
     }
 
-    /// Imports bytes in any format `importFile` reads; `name` labels rejections.
-    public func importBytes(
-        _ bytes: [UInt8], name: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
+    /// Runs `read` as one bulk load into `scope`: every batch it hands to the sink is planned
+    /// and added; the load is finished when `read` returns, cancelled when it throws.
+    func bulkImport(
+        into scope: Database.Scope, zone: ZoneID?,
+        _ read: (([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) throws -> ImportSummary
     ) throws -> ImportSummary {
-        try RecordTransfer.readRecords(bytes, name: name, options: options) { batch in
+        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
+        let owner: String
+        switch scope {
+        case .public: owner = ZoneID.defaultOwnerName
+        case .private(let o): owner = o
+        }
+        let db = Database(core: core, scope: scope, identity: .user(owner))
+        try db.checkDatabaseAccess()
+        core.writeLock.lock()
+        defer { core.writeLock.unlock() }
+        let load: BulkLoad
+        do { load = try core.store.beginBulkLoad() } catch { throw CirrusError(.internalError, "cannot start the import: \(error)") }
+        core.bulk = BulkImportState(load: load, schema: core.schema)
+        defer {
+            core.bulk = nil
+            load.cancel()  // no-op once finished
+        }
+        let summary = try read { batch in
             let records = batch.map { item -> Record in
                 var r = item.record
                 if let zone, r.recordID.zoneID.isDefaultZone { r.recordID.zoneID = zone }
                 return r
             }
-            let failures = try importRecords(records, into: scope)
-            return failures.map { (i, e) in (batch[i].line, "\(e)") }
+            return try core.bulkAdd(records, db: db, owner: owner).map { (i, e) in (batch[i].line, "\(e)") }
         }
+        try core.finishBulk()
+        return summary
+    }
+
+    /// Imports bytes in any format `importFile` reads, as one bulk load; `name` labels rejections.
+    public func importBytes(
+        _ bytes: [UInt8], name: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
+    ) throws -> ImportSummary {
+        try bulkImport(into: scope, zone: zone) { sink in try RecordTransfer.readRecords(bytes, name: name, options: options, sink: sink) }
     }
 
     /// Writes the live records of a database (optionally of one type, one zone) as Web Services

@@ -101,17 +101,24 @@ extension ContainerCore {
             throw CirrusError(.internalError, "the checkpoint failed: \(error)")
         }
         rewriteAtCheckpoint = []
+        try remakeTables(schema: schema)
+        return report
+    }
+
+    /// Re-makes every table over the store's base (after a checkpoint or bulk load: the delta
+    /// is empty) and publishes them with `schema`.
+    func remakeTables(schema: Schema) throws(CirrusError) {
         let snap = store.snapshot()
         var next: [String: [String: TypeTable]] = [:]
         for (key, b) in snap.base {
             next[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: nodeSize)
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize)
         }
         stateLock.withLock {
             tables = next
+            publishedSchema = schema
             publishedVersion &+= 1
         }
-        return report
     }
 
     /// Checkpoints when the delta has grown past the threshold (write lock held).

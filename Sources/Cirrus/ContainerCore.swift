@@ -54,6 +54,8 @@ final class ContainerCore: @unchecked Sendable {
     /// Assets whose last reference went away, removed once that is durable.
     var unreferencedAssets = Set<String>()
 
+    /// The bulk load under way (guarded by writeLock), see Container+Transfer.
+    var bulk: BulkImportState?
     /// Tables whose schema changed since the last checkpoint: the next one rewrites them.
     var rewriteAtCheckpoint = Set<TableKey>()
 
@@ -145,7 +147,8 @@ final class ContainerCore: @unchecked Sendable {
     }
 
     func zoneExists(owner: String, _ z: ZoneID) -> Bool {
-        z.isDefaultZone || store.snapshot().zones[ZoneID(zoneName: z.zoneName, ownerName: owner)] != nil
+        let key = ZoneID(zoneName: z.zoneName, ownerName: owner)
+        return z.isDefaultZone || store.snapshot().zones[key] != nil || bulk?.zones.contains(key) == true
     }
 
     // MARK: writing (writeLock held by the caller)

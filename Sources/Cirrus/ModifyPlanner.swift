@@ -33,8 +33,9 @@ struct ModifyPlanner {
         self.policy = administrative ? .allKeys : policy
         self.excludedZones = excludedZones
         now = Timestamp(millisecondsSince1970: database.core.options.clock.wallMilliseconds())
-        schema = database.core.schema
-        batchSequence = database.core.store.lastSequence + 1
+        let bulk = database.core.bulk
+        schema = bulk?.schema ?? database.core.schema
+        batchSequence = bulk?.load.nextSequence ?? database.core.store.lastSequence + 1
         liveCount = database.core.stateLock.withLock {
             (database.core.tables[database.owner] ?? [:]).values.reduce(0) { $0 + $1.liveCount }
         }
@@ -59,6 +60,9 @@ struct ModifyPlanner {
             do throws(CirrusError) {
                 if !seen.insert(ContainerCore.apiID(r.recordID)).inserted {
                     throw .record(.invalidArguments, r.recordID, "the record is saved twice in one request")
+                }
+                if let bulk = core.bulk, bulk.seen.contains(ContainerCore.storageID(r.recordID, owner: db.owner)) {
+                    throw .record(.invalidArguments, r.recordID, "the record appears earlier in this import")
                 }
                 outcomes.append(.success(try save(r)))
             } catch {
