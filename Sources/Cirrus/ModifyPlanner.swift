@@ -58,10 +58,9 @@ struct ModifyPlanner {
                 continue
             }
             do throws(CirrusError) {
-                if !seen.insert(ContainerCore.apiID(r.recordID)).inserted {
-                    throw .record(.invalidArguments, r.recordID, "the record is saved twice in one request")
-                }
-                if let bulk = core.bulk, bulk.seen.contains(ContainerCore.storageID(r.recordID, owner: db.owner)) {
+                let inBulk = core.bulk?.seen.contains(ContainerCore.storageID(r.recordID, owner: db.owner))
+                if !seen.insert(ContainerCore.apiID(r.recordID)).inserted || inBulk == true {
+                    if inBulk == nil { throw .record(.invalidArguments, r.recordID, "the record is saved twice in one request") }
                     throw .record(.invalidArguments, r.recordID, "the record appears earlier in this import")
                 }
                 outcomes.append(.success(try save(r)))

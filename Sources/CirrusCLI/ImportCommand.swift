@@ -40,10 +40,10 @@ struct Import: ParsableCommand {
     }
 
     func run() throws {
-        let tty = isatty(2) != 0
-        let out = StoreCommands.importFiles(db: db, files: files, target: target.target(zone: zone)) { line in
-            printError(tty ? "\r" + line + "\u{1B}[K" : line, newline: !tty)
-        }
+        // Progress (records/s, ETA) only on a terminal: redirected output stays clean.
+        let tty = isatty(1) != 0 && isatty(2) != 0
+        let progress: (@Sendable (String) -> Void)? = tty ? { @Sendable line in printError("\r" + line + "\u{1B}[K", newline: false) } : nil
+        let out = StoreCommands.importFiles(db: db, files: files, target: target.target(zone: zone), progress: progress)
         if tty { printError("", newline: true) }
         try finish(out)
     }

@@ -197,10 +197,14 @@ public enum StoreCommands {
             var total = ImportSummary()
             for file in files {
                 var o = ImportOptions()
-                o.batchSize = 4096  // one commit (and one copy-on-write of touched index parts) per 4 096 records
+                o.batchSize = 4096  // records planned per batch of the bulk load
                 if let progress {
+                    let total = (try? fileSystem.size(file)) ?? 0
                     o.progress = { s in
-                        progress(String(format: "%@: %d records, %.1f MB, %.0f records/s", file, s.records, Double(s.bytes) / 1e6, s.recordsPerSecond))
+                        // ETA from the bytes still to read at the rate so far (compressed input: unknown).
+                        let rate = s.seconds > 0 ? Double(s.bytes) / s.seconds : 0
+                        let left = total > s.bytes && rate > 0 ? String(format: ", ETA %.0f s", Double(total - s.bytes) / rate) : ""
+                        progress(String(format: "%@: %d records, %.1f MB, %.0f records/s%@", file, s.records, Double(s.bytes) / 1e6, s.recordsPerSecond, left))
                     }
                 }
                 let s = try c.importFile(file, into: scope, zone: target.zoneID, options: o)
