@@ -59,6 +59,35 @@ extension Container {
         try bulkImport(into: scope, zone: zone) { sink in try RecordTransfer.readRecords(file: path, options: options, sink: sink) }
     }
 
+    /// Saves many records into `scope` as one bulk load (see `importFile`): planned in batches of
+    /// `batchSize`, sorted into data segments, landed with one manifest switch. Returns the
+    /// rejected records (index in `records`, error).
+    ///
+    /// ```swift
+    /// let rejected = try container.importRecords(bulk: places, into: .public)
+    /// ```
+    public func importRecords<S: Sequence>(
+        bulk records: S, into scope: Database.Scope, batchSize: Int = 4096
+    ) throws -> [(Int, CirrusError)] where S.Element == Record {
+        var rejected: [(Int, CirrusError)] = []
+        _ = try bulkImport(into: scope, zone: nil) { sink in
+            var batch: [(line: Int, record: Record)] = []
+            var i = 0
+            func flush() throws {
+                for (line, reason) in try sink(batch) { rejected.append((line, CirrusError(.invalidArguments, reason))) }
+                batch.removeAll(keepingCapacity: true)
+            }
+            for r in records {
+                batch.append((i, r))
+                i += 1
+                if batch.count >= batchSize { try flush() }
+            }
+            try flush()
+            return ImportSummary()
+        }
+        return rejected
+    }
+
     /// Runs `read` as one bulk load into `scope`: every batch it hands to the sink is planned
     /// and added; the load is finished when `read` returns, cancelled when it throws.
     func bulkImport(

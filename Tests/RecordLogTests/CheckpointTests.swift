@@ -277,3 +277,20 @@ import Testing
         #expect(String(decoding: Manifest(segments: [1]).encoded, as: UTF8.self).hasPrefix("cirrus-log 1\n"))
     }
 }
+
+@Suite struct SegmentVerifyTests {
+    @Test func verifyReportsADamagedBlockWithFileAndOffset() throws {
+        let fs = InMemoryFileSystem()
+        let store = try openStore(fs)
+        for i in 0..<30 { try store.commit([.save(note("n\(i)", i))]) }
+        try store.checkpoint()
+        try store.close()
+        #expect(!(try RecordStore.verify(directory: dbDir, fileSystem: fs)).isDamaged)
+        let m = try Manifest.decode(fs.read(dbDir + "/CURRENT")).get()
+        let path = dbDir + "/" + DataSegmentFormat.fileName(try #require(m.checkpoint?.tables.values.first?.rows))
+        fs.flipBit(path, atByte: 100)
+        let v = try RecordStore.verify(directory: dbDir, fileSystem: fs)
+        #expect(v.isDamaged)
+        #expect(v.open.corruptions.contains { $0.reason.contains(path) && $0.reason.contains("fails its CRC") && $0.offset == 16 })
+    }
+}

@@ -15,7 +15,7 @@ struct Compare: AsyncParsableCommand {
         commandName: "compare",
         abstract: "Cirrus vs SQLite on the same records: agreement, then median/p99/throughput and the speedup.")
 
-    static let allSuites = ["ingest", "reopen", "parse", "point", "eq-sort", "range-sort", "in", "beginswith", "list-contains",
+    static let allSuites = ["ingest", "bulk", "reopen", "reopen-process", "parse", "point", "eq-sort", "range-sort", "in", "beginswith", "list-contains",
                             "text-any", "text-all", "text-range", "radius-1", "radius-10", "radius-50", "radius-eq",
                             "nearest-first", "nearest-page", "deep-page", "mixed"]
 
@@ -196,6 +196,8 @@ struct Compare: AsyncParsableCommand {
                                  speedup: ingestSpeedup, target: "≥ 2×", met: ingestSpeedup >= 2,
                                  note: "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"))
 
+        if wants("bulk") && !verify { add(&report, try bulkSuite(data, work: work, progress: progress)) }
+
         if let export {
             var out = ""
             try cirrus.container.exportRecords(from: .public, type: "Place") { out += $0 }
@@ -221,6 +223,10 @@ struct Compare: AsyncParsableCommand {
                                      cirrus: Figures(medianNs: cr, p99Ns: cr, opsPerSecond: 1e9 / cr, samples: 1),
                                      sqlite: Figures(medianNs: sr, p99Ns: sr, opsPerSecond: 1e9 / sr, samples: 1), speedup: sr / cr,
                                      note: "RSS after reopen (both engines + data) \(memory >> 20) MiB; SQLite file \(sqlite.fileBytes >> 20) MiB"))
+        }
+
+        if wants("reopen-process") && !verify {
+            add(&report, try reopenProbeSuite(data, cirrusDir: work + "/cirrus", sqlitePath: work + "/places.sqlite", work: work))
         }
 
         if wants("parse") && !verify { add(&report, try parseSuite(cirrus, sqlite, data)) }

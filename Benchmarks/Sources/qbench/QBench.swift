@@ -8,6 +8,6 @@ struct QBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qbench",
         abstract: "Cirrus performance suites on deterministic generated data, side by side with SQLite.",
-        subcommands: [Compare.self, IndexesSuite.self],
+        subcommands: [Compare.self, IndexesSuite.self, Probe.self],
         defaultSubcommand: Compare.self)
 }
