@@ -102,8 +102,10 @@ extension Container {
         }
         let db = Database(core: core, scope: scope, identity: .user(owner))
         try db.checkDatabaseAccess()
+        core.waitForCheckpoints()  // a bulk load is a checkpoint: one at a time
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
+        if core.checkpointRunning { throw CirrusError(.zoneBusy, "a checkpoint is being written; try the import again") }
         let load: BulkLoad
         do { load = try core.store.beginBulkLoad() } catch { throw CirrusError(.internalError, "cannot start the import: \(error)") }
         core.bulk = BulkImportState(load: load, schema: core.schema)

@@ -68,6 +68,7 @@ public final class Container: Sendable {
     /// Rewrites the log to its live state (deletions older than now become unreachable for
     /// change tokens: fetching changes with an older token → changeTokenExpired).
     public func compact() throws(CirrusError) {
+        core.waitForCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         // Compaction is a checkpoint that also forgets deletions (change tokens from before
@@ -81,6 +82,7 @@ public final class Container: Sendable {
     /// Commits also checkpoint by themselves past `ContainerOptions.checkpointThreshold`.
     @discardableResult
     public func checkpoint() throws(CirrusError) -> CheckpointReport {
+        core.waitForCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         return try core.checkpointHoldingLock()
@@ -100,6 +102,7 @@ public final class Container: Sendable {
 
     /// Syncs and closes the log; later writes fail with internalError.
     public func close() throws(CirrusError) {
+        core.waitForCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         // A checkpoint at close when the delta is large enough to slow the next open down; a

@@ -88,6 +88,10 @@ extension ContainerCore {
     /// `raiseHorizon` also forgets deletions, as compaction does.
     @discardableResult
     func checkpointHoldingLock(raiseHorizon: Bool = false) throws(CirrusError) -> CheckpointReport {
+        if let e = checkpointError {
+            checkpointError = nil
+            throw e
+        }
         let schema = stateLock.withLock { publishedSchema }
         let nodeSize = options.indexNodeSize
         let report: CheckpointReport
@@ -121,10 +125,79 @@ extension ContainerCore {
         }
     }
 
-    /// Checkpoints when the delta has grown past the threshold (write lock held).
+    /// Checkpoints when the delta has grown past the threshold (write lock held): in the
+    /// background when `options.backgroundCheckpoints`, so commits go on while segments are written.
     func checkpointIfDue() throws(CirrusError) {
-        guard !options.readOnly, store.deltaCount >= options.checkpointThreshold else { return }
-        try checkpointHoldingLock()
+        guard !options.readOnly, !checkpointRunning, bulk == nil, store.deltaCount >= options.checkpointThreshold else { return }
+        if options.backgroundCheckpoints { try startBackgroundCheckpoint() } else { try checkpointHoldingLock() }
+    }
+
+    /// Starts a checkpoint beside commits (write lock held): snapshot now, segments written on
+    /// another thread, switch and rebase under the write lock when they are done.
+    func startBackgroundCheckpoint() throws(CirrusError) {
+        let job: CheckpointJob
+        do { job = try store.beginCheckpoint() } catch { throw CirrusError(.internalError, "the checkpoint failed: \(error)") }
+        let user = try userStateBytes()
+        let schema = stateLock.withLock { publishedSchema }
+        let rewrite = rewriteAtCheckpoint
+        rewriteAtCheckpoint = []
+        checkpointRunning = true
+        checkpoints.enter()
+        let nodeSize = options.indexNodeSize
+        let thread = Thread { [self] in
+            defer { checkpoints.leave() }
+            let written = Result { () throws(LogError) in
+                try store.writeCheckpoint(job, userState: user, rewrite: rewrite) { rows in
+                    Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
+                }
+            }
+            writeLock.withLock {
+                checkpointRunning = false
+                do {
+                    try store.installCheckpoint(try written.get(), job: job)
+                    try rebaseTables()
+                    checkpointError = nil
+                } catch {
+                    // The commits are safe in the log; the next checkpoint tries again, and the
+                    // failure is reported by close() and checkpoint().
+                    rewriteAtCheckpoint.formUnion(rewrite)
+                    checkpointError = CirrusError(.internalError, "a background checkpoint failed: \(error)")
+                }
+            }
+        }
+        thread.name = "cirrus-checkpoint"
+        thread.start()
+    }
+
+    /// Waits until no background checkpoint is running (call without the write lock).
+    func waitForCheckpoints() { checkpoints.wait() }
+
+    /// After a background checkpoint's switch: tables over the new base plus the changes
+    /// committed since its snapshot, published at once (write lock held). References and asset
+    /// counts are already current and are not touched.
+    func rebaseTables() throws(CirrusError) {
+        let schema = stateLock.withLock { publishedSchema }
+        let snap = store.snapshot()
+        var next: [String: [String: TypeTable]] = [:]
+        for (key, b) in snap.base {
+            next[key.owner, default: [:]][key.recordType] = try TypeTable(
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize)
+        }
+        let changes = snap.deltaChanges().map { c in
+            RecordChange(owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) }, new: c.current.map { Self.apiForm($0.record) })
+        }
+        for (owner, types) in Self.byTable(changes) {
+            for (type, list) in types {
+                var t = next[owner]?[type]
+                    ?? TypeTable(recordType: type, owner: owner, schema: schema.recordTypes[type], records: [], nodeSize: options.indexNodeSize)
+                t.apply(list)
+                next[owner, default: [:]][type] = t
+            }
+        }
+        stateLock.withLock {
+            tables = next
+            publishedVersion &+= 1
+        }
     }
 
     /// The index sections of a table being checkpointed (none yet: indexes are built at open).

@@ -56,6 +56,11 @@ final class ContainerCore: @unchecked Sendable {
 
     /// The bulk load under way (guarded by writeLock), see Container+Transfer.
     var bulk: BulkImportState?
+    /// A background checkpoint is writing segments (guarded by writeLock); `checkpoints` counts
+    /// running ones for close; the last one's failure waits here to be reported.
+    var checkpointRunning = false
+    let checkpoints = DispatchGroup()
+    var checkpointError: CirrusError?
     /// Tables whose schema changed since the last checkpoint: the next one rewrites them.
     var rewriteAtCheckpoint = Set<TableKey>()
 
@@ -189,19 +194,12 @@ final class ContainerCore: @unchecked Sendable {
     func apply(_ changes: [RecordChange], newSchema: Schema?) {
         let (oldTables, oldSchema) = stateLock.withLock { (tables, publishedSchema) }
         let schema = newSchema ?? oldSchema
-        var grouped: [String: [String: [(old: Record?, new: Record?)]]] = [:]
         var dropped: [String: Int] = [:]
         for c in changes {
-            let type = c.new?.recordType ?? c.old?.recordType ?? ""
-            if let o = c.old, let n = c.new, o.recordType != n.recordType {
-                grouped[c.owner, default: [:]][o.recordType, default: []].append((o, nil))
-                grouped[c.owner, default: [:]][n.recordType, default: []].append((nil, n))
-            } else {
-                grouped[c.owner, default: [:]][type, default: []].append((c.old, c.new))
-            }
             if let o = c.old { removeRefs(owner: c.owner, o, dropped: &dropped) }
             if let n = c.new { addRefs(owner: c.owner, n) }
         }
+        let grouped = Self.byTable(changes)
         var updated: [(String, String, TypeTable)] = []
         for (owner, types) in grouped {
             for (type, list) in types {
@@ -237,6 +235,22 @@ final class ContainerCore: @unchecked Sendable {
             unreferencedAssets.insert(hash)
         }
         if case .everyCommit = options.durability { removeUnreferencedAssets() }
+    }
+
+    /// Changes grouped by database and record type (a change of type is a deletion from the old
+    /// type's table and an insertion into the new one's).
+    static func byTable(_ changes: [RecordChange]) -> [String: [String: [(old: Record?, new: Record?)]]] {
+        var grouped: [String: [String: [(old: Record?, new: Record?)]]] = [:]
+        for c in changes {
+            let type = c.new?.recordType ?? c.old?.recordType ?? ""
+            if let o = c.old, let n = c.new, o.recordType != n.recordType {
+                grouped[c.owner, default: [:]][o.recordType, default: []].append((o, nil))
+                grouped[c.owner, default: [:]][n.recordType, default: []].append((nil, n))
+            } else {
+                grouped[c.owner, default: [:]][type, default: []].append((c.old, c.new))
+            }
+        }
+        return grouped
     }
 
     /// Deletes the files of assets no live record refers to. With `.everyCommit` right after

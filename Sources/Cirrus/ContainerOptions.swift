@@ -88,13 +88,19 @@ public struct ContainerOptions: Sendable {
     /// writes a checkpoint: data segments that the next open maps instead of replaying the log
     /// (docs/storage-format.md). Smaller: less memory and a shorter replay, more rewriting.
     public var checkpointThreshold: Int
+    /// Write threshold-triggered checkpoints on a background thread while commits go on (the
+    /// switch to the new segments takes the write lock briefly). Off: the commit that crosses
+    /// the threshold writes the checkpoint itself.
+    public var backgroundCheckpoints: Bool
 
     public init(
         fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,
-        maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64, checkpointThreshold: Int = 50_000
+        maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64, checkpointThreshold: Int = 100_000,
+        backgroundCheckpoints: Bool = true
     ) {
         self.checkpointThreshold = checkpointThreshold
+        self.backgroundCheckpoints = backgroundCheckpoints
         self.fileSystem = fileSystem
         self.clock = clock
         self.random = random

@@ -55,6 +55,18 @@ public struct CheckpointRows: Sequence {
     public func makeIterator() -> Iterator { Iterator(rows: rows) }
 }
 
+/// A checkpoint under way beside commits (see `RecordStore.beginCheckpoint()`).
+public struct CheckpointJob: Sendable {
+    /// The state being checkpointed.
+    public let snapshot: StoreSnapshot
+    /// The first log segment written after the snapshot: it and later ones stay in the log.
+    let firstLogSegment: UInt64
+    /// Log segments the checkpoint covers (removed once it is installed).
+    let before: ArraySlice<UInt64>
+    /// The sequence the checkpoint covers.
+    public var sequence: UInt64 { snapshot.lastSequence }
+}
+
 /// Index sections for a table, built from its rows (the façade's indexes).
 public typealias SectionEncoder = (CheckpointRows) throws -> [(name: String, bytes: [UInt8])]
 
@@ -158,12 +170,52 @@ extension RecordStore {
             }
             for z in bulk.zones where snap.zones[z] == nil { snap.zones[z] = bulk.lastSequence }
         }
-        let seq = snap.lastSequence
+        let prepared = try writeCheckpoint(
+            snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections, runs: bulk?.runs ?? [:])
+        let logNumber = (segments.last ?? 0) + 1
+        let newFile = try createSegment(logNumber, flags: 0)
+        try? file?.close()
+        file = newFile
+        segmentSize = LogFormat.segmentHeaderSize
+        let before = cond.withLock {
+            let b = segments
+            segments.append(logNumber)
+            if let bulk {
+                // The loaded records are in the new base only: the live state must carry the
+                // bulk's schema, zones and sequences before it is rebased.
+                state.lastSequence = snap.lastSequence
+                state.schema = snap.schema
+                state.schemaSequence = snap.schemaSequence
+                state.zones = snap.zones
+                nextSequence = max(nextSequence, bulk.lastSequence + 1)
+            }
+            return b
+        }
+        return try installCheckpoint(prepared, keepingLogFrom: logNumber, removing: before)
+    }
 
+    /// What a written, not yet installed checkpoint is.
+    public struct PreparedCheckpoint: Sendable {
+        let sequence: UInt64
+        let horizon: UInt64
+        let state: UInt64
+        let tables: [TableKey: TableFiles]
+        let newTables: [BaseTable]
+        let userState: [UInt8]
+        var report: CheckpointReport
+    }
+
+    /// Writes a checkpoint of `snap` into data segments no manifest names yet (no token needed:
+    /// it reads only the snapshot and writes only new files).
+    func writeCheckpoint(
+        _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>, sections: SectionEncoder?,
+        runs: [TableKey: [RowSection]] = [:]
+    ) throws -> PreparedCheckpoint {
+        let seq = snap.lastSequence
         // Which tables change: every delta version's, every removal's, every bulk run's.
         var deltaByTable: [TableKey: [(RecordID, LiveRecord)]] = [:]
         for (id, l) in snap.live { deltaByTable[TableKey(owner: id.zoneID.ownerName, recordType: l.recordType), default: []].append((id, l)) }
-        var changed = Set(deltaByTable.keys).union(bulk?.runs.keys ?? [:].keys)
+        var changed = Set(deltaByTable.keys).union(runs.keys)
         for (id, _) in snap.removed {
             if let (t, _) = snap.baseLocation(id) { changed.insert(t.key) }
         }
@@ -173,12 +225,14 @@ extension RecordStore {
         var written = 0
         var rowsWritten = 0
         var bytesWritten = 0
+        func size(_ n: UInt64) -> Int { (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName(n)))) ?? 0 }
         for (key, t) in snap.base where !changed.contains(key) {
             if rewrite.contains(key) || (t.indexes == nil && sections != nil) {
                 // Same rows, new indexes (a schema change added one): rewrite the index segment only.
                 let idx = try writeIndexSegment(t.rows, key, sections)
                 tables[key] = TableFiles(rows: t.files.rows, indexes: idx?.number)
                 newTables.append(BaseTable(key: key, files: tables[key]!, rows: t.rows, indexes: idx?.segment))
+                bytesWritten += idx.map { size($0.number) } ?? 0
                 written += 1
             } else {
                 tables[key] = t.files
@@ -192,7 +246,7 @@ extension RecordStore {
                 d.sort { RowKeyOrder.less($0.0, $1.0) }
                 sources.append(MergeSource(.delta(d)))
             }
-            for r in bulk?.runs[key] ?? [] { sources.append(MergeSource(.section(r, owner: key.owner))) }
+            for r in runs[key] ?? [] { sources.append(MergeSource(.section(r, owner: key.owner))) }
             let n = nextDataSegmentNumber()
             let path = joinPath(directory, DataSegmentFormat.fileName(n))
             var w = try DataSegmentWriter(fileSystem: fileSystem, path: path)
@@ -207,10 +261,10 @@ extension RecordStore {
                 continue
             }
             rowsWritten += rw.count
-            bytesWritten += (try? fileSystem.size(path)) ?? 0
+            bytesWritten += size(n)
             let rows = try RowSection(segment: try DataSegment.open(path, fileSystem: fileSystem))
             let idx = try writeIndexSegment(rows, key, sections)
-            bytesWritten += idx.map { (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName($0.number)))) ?? 0 } ?? 0
+            bytesWritten += idx.map { size($0.number) } ?? 0
             tables[key] = TableFiles(rows: n, indexes: idx?.number)
             newTables.append(BaseTable(key: key, files: tables[key]!, rows: rows, indexes: idx?.segment))
             written += 1
@@ -226,41 +280,91 @@ extension RecordStore {
         try sw.addSection("user", user)
         try sw.finish()
         try fileSystem.syncDirectory(directory)
+        cond.withLock { pendingDataSegments.formUnion(Set(tables.values.flatMap { [$0.rows] + ($0.indexes.map { [$0] } ?? []) }).union([stateNumber])) }
+        return PreparedCheckpoint(
+            sequence: seq, horizon: st.horizon, state: stateNumber, tables: tables, newTables: newTables, userState: user,
+            report: CheckpointReport(
+                sequence: seq, tablesWritten: written, tablesKept: tables.count - written, rowsWritten: rowsWritten,
+                bytesWritten: bytesWritten))
+    }
 
-        // The next log segment, then the switch.
-        let before = segments
-        let logNumber = (before.last ?? 0) + 1
-        let newFile = try createSegment(logNumber, flags: 0)
+    /// Names a written checkpoint in the manifest (the switch), rebases the live state onto it
+    /// and removes the files it replaced: log segments before `keepingLogFrom` (they hold only
+    /// entries the checkpoint covers) and data segments no longer named. Token held.
+    func installCheckpoint(_ p: PreparedCheckpoint, keepingLogFrom first: UInt64, removing: [UInt64]) throws -> CheckpointReport {
+        let (logs, cur) = cond.withLock { (segments.filter { $0 >= first }, state) }
         let manifest = Manifest(
-            segments: [logNumber],
-            checkpoint: ManifestCheckpoint(sequence: seq, horizon: st.horizon, state: stateNumber, tables: tables))
+            segments: logs,
+            checkpoint: ManifestCheckpoint(sequence: p.sequence, horizon: p.horizon, state: p.state, tables: p.tables))
         try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), manifest.encoded)
-
-        try? file?.close()
-        file = newFile
-        segmentSize = LogFormat.segmentHeaderSize
         cond.withLock {
-            segments = [logNumber]
+            segments = logs
             dataSegments = manifest.dataSegments
+            pendingDataSegments = []
             manifestCheckpoint = manifest.checkpoint
-            userState = user
-            var next = StoreSnapshot()
-            next.setBase(newTables, sequence: seq)
-            next.zones = snap.zones
-            next.schema = snap.schema
-            next.schemaSequence = snap.schemaSequence
-            next.lastSequence = seq
-            next.horizon = st.horizon
-            next.tombstoneMap = st.tombstones
-            state = next
-            nextSequence = max(nextSequence, seq + 1)
+            userState = p.userState
+            state = cur.rebased(onto: p.newTables, sequence: p.sequence, horizon: p.horizon)
         }
-        for o in before { try fileSystem.remove(segmentPath(o)) }
+        for o in removing where o < first { try fileSystem.remove(segmentPath(o)) }
         try removeUnnamedDataSegments()
         try fileSystem.syncDirectory(directory)
-        return CheckpointReport(
-            sequence: seq, tablesWritten: written, tablesKept: tables.count - written, rowsWritten: rowsWritten,
-            bytesWritten: bytesWritten)
+        return p.report
+    }
+
+    // MARK: checkpoints beside commits
+
+    /// First step of a checkpoint that runs beside commits: flush, fsync, start a new log
+    /// segment (commits continue there) and take the snapshot to write. Then call
+    /// `writeCheckpoint(_:)` from any thread and `installCheckpoint(_:)` to switch. One at a time.
+    public func beginCheckpoint() throws(LogError) -> CheckpointJob {
+        if options.readOnly { throw .readOnly }
+        acquireToken()
+        defer { releaseToken() }
+        if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
+        do {
+            try flushBuffer()
+            try syncFile()
+            try rotate()
+            let (snap, segs) = cond.withLock { (state, segments) }
+            return CheckpointJob(snapshot: snap, firstLogSegment: segs.last ?? 0, before: segs.dropLast())
+        } catch {
+            let e = LogError.wrap(error)
+            cond.withLock { failure = e }
+            throw e
+        }
+    }
+
+    /// Second step: writes the job's data segments (no lock held; commits go on).
+    public func writeCheckpoint(
+        _ job: CheckpointJob, userState: [UInt8], raiseHorizon: Bool = false, rewrite: Set<TableKey> = [], sections: SectionEncoder? = nil
+    ) throws(LogError) -> PreparedCheckpoint {
+        do {
+            return try writeCheckpoint(job.snapshot, userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
+        } catch {
+            // Nothing is named yet: the store is intact; the unnamed files go at the next install or open.
+            throw LogError.wrap(error)
+        }
+    }
+
+    /// Last step: the manifest switch; the delta written since `beginCheckpoint` stays the delta.
+    @discardableResult
+    public func installCheckpoint(_ p: PreparedCheckpoint, job: CheckpointJob) throws(LogError) -> CheckpointReport {
+        acquireToken()
+        defer { releaseToken() }
+        if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
+        let current = cond.withLock { state.checkpointSequence }
+        guard p.sequence >= current, job.firstLogSegment >= (cond.withLock { segments.first } ?? 0) else {
+            // Another checkpoint was installed since this one began: this one is stale (its
+            // files are unnamed and go at the next install or open).
+            throw .badManifest(path: joinPath(directory, Manifest.fileName), reason: "checkpoint at \(p.sequence) is older than the installed one at \(current)")
+        }
+        do {
+            return try installCheckpoint(p, keepingLogFrom: job.firstLogSegment, removing: Array(job.before))
+        } catch {
+            let e = LogError.wrap(error)
+            cond.withLock { failure = e }
+            throw e
+        }
     }
 
     /// Merges sorted sources into `emit` in key order: for an id in several sources the version
@@ -301,13 +405,17 @@ extension RecordStore {
     /// A data segment number no file and no manifest uses.
     func nextDataSegmentNumber() -> UInt64 {
         let onDisk = ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) }
-        let n = max(onDisk.max() ?? 0, cond.withLock { dataSegments.max() ?? 0 }) + 1
-        return n
+        return cond.withLock {
+            let n = max(onDisk.max() ?? 0, dataSegments.max() ?? 0, pendingDataSegments.max() ?? 0, lastDataSegment) + 1
+            lastDataSegment = n
+            return n
+        }
     }
 
-    /// Removes data segment files the manifest does not name (token held or opening).
+    /// Removes data segment files the manifest does not name and no checkpoint under way is
+    /// writing (token held or opening).
     func removeUnnamedDataSegments() throws {
-        let named = cond.withLock { dataSegments }
+        let named = cond.withLock { dataSegments.union(pendingDataSegments) }
         for name in try fileSystem.list(directory) {
             if let n = DataSegmentFormat.number(fileName: name), !named.contains(n) {
                 try fileSystem.remove(joinPath(directory, name))

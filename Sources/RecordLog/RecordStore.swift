@@ -63,6 +63,10 @@ public final class RecordStore: @unchecked Sendable {
     var segments: [UInt64]
     /// Data segments the manifest names, and the façade's checkpoint state (guarded by `cond`).
     var dataSegments: Set<UInt64> = []
+    /// Data segments a checkpoint under way has written but not yet named, and the highest
+    /// number handed out (so two writers never pick the same file).
+    var pendingDataSegments: Set<UInt64> = []
+    var lastDataSegment: UInt64 = 0
     var userState: [UInt8]?
     /// The manifest's checkpoint lines, carried over when the log rotates.
     var manifestCheckpoint: ManifestCheckpoint?

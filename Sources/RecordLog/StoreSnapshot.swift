@@ -121,6 +121,10 @@ public struct StoreSnapshot: Sendable {
     var live = LiveMap()
     /// Base records deleted or superseded after the checkpoint, with the sequence that did it.
     var removed = ShardedMap<UInt64>()
+    /// Every record deletion since the checkpoint (base or not), and every zone deletion: what
+    /// a checkpoint written in the background needs to rebase the delta onto its new base.
+    var deletions = ShardedMap<UInt64>()
+    var zoneDeletions: [ZoneID: UInt64] = [:]
     /// Deletions still in the log (since the last compaction), per zone, in sequence order:
     /// what "changes since a token" reports as deleted. The default zone has no change
     /// fetching in CloudKit, so its deletions are not kept.
@@ -297,6 +301,40 @@ public struct StoreSnapshot: Sendable {
         return out
     }
 
+    /// The state after a checkpoint that covers everything up to `sequence` with `tables`:
+    /// this snapshot's small state, the delta entries newer than `sequence`, and the new base
+    /// rows those entries (or later deletions of records and zones) replace.
+    func rebased(onto tables: [BaseTable], sequence: UInt64, horizon: UInt64) -> StoreSnapshot {
+        var next = StoreSnapshot()
+        next.setBase(tables, sequence: sequence)
+        next.zones = zones
+        next.schema = schema
+        next.schemaSequence = schemaSequence
+        next.lastSequence = lastSequence
+        next.horizon = horizon
+        next.tombstoneMap = tombstoneMap.compactMapValues { list in
+            let kept = list.filter { $0.sequence > horizon }
+            return kept.isEmpty ? nil : kept
+        }
+        for (id, l) in live where l.sequence > sequence {
+            next.live[id] = l
+            if next.baseLocation(id) != nil { next.removed[id] = l.sequence }
+        }
+        for (id, seq) in deletions where seq > sequence {
+            next.deletions[id] = seq
+            if next.live[id] == nil, next.baseLocation(id) != nil { next.removed[id] = seq }
+        }
+        for (z, seq) in zoneDeletions where seq > sequence {
+            next.zoneDeletions[z] = seq
+            for t in next.baseByOwner[z.ownerName] ?? [] {
+                for i in t.rows.rows(inZone: z.zoneName) {
+                    if let id = t.rows.recordID(i, owner: z.ownerName), next.removed[id] == nil { next.removed[id] = seq }
+                }
+            }
+        }
+        return next
+    }
+
     /// Marks a base record removed (deleted or superseded) at `sequence`, if it is in the base.
     mutating func removeFromBase(_ id: RecordID, sequence: UInt64) {
         guard checkpointSequence > 0, removed[id] == nil, baseLocation(id) != nil else { return }
@@ -318,6 +356,7 @@ public struct StoreSnapshot: Sendable {
                 let existedType = recordType(of: id)
                 removeFromBase(id, sequence: sequence)
                 live[id] = nil
+                deletions[id] = sequence
                 if !id.zoneID.isDefaultZone {
                     tombstoneMap[id.zoneID, default: []].append(
                         Tombstone(recordID: id, recordType: existedType ?? type, sequence: sequence))
@@ -325,6 +364,7 @@ public struct StoreSnapshot: Sendable {
             case .zoneCreate(let z): zones[z] = sequence
             case .zoneDelete(let z):
                 zones[z] = nil
+                zoneDeletions[z] = sequence
                 live.removeAll { id, _ in id.zoneID == z }
                 for t in baseByOwner[z.ownerName] ?? [] {
                     for i in t.rows.rows(inZone: z.zoneName) {
