@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Kill test with more rounds: a cirrus-logwriter child (.everyCommit) is SIGKILLed at random
+# Kill test with more rounds: a cirrus-logwriter child (.everyCommit; in half the rounds also
+# checkpoints, three-step checkpoints beside commits and bulk loads) is SIGKILLed at random
 # moments; after each kill every acknowledged commit must be present and verify clean.
 #   scripts/killtest.sh [ROUNDS]      (default 500; CIRRUS_SEED=<seed> replays a run)
 set -euo pipefail

@@ -4,7 +4,12 @@
 // so the parent that SIGKILLs it knows what was acknowledged (must survive) and what was
 // attempted (must be all or nothing).
 //
-//   cirrus-logwriter DIR [--threads N] [--seed S] [--compact-every K] [--segment-size BYTES]
+//   cirrus-logwriter DIR [--threads N] [--seed S] [--compact-every K] [--checkpoint-every K]
+//                        [--segment-size BYTES]
+//
+// With --checkpoint-every, thread 0 also writes checkpoints (data segments), alternating the
+// one-step form with the three-step form that lets the other threads commit meanwhile, and
+// now and then a bulk load (printed like a batch: "try" before, "ack" after it lands).
 
 import Foundation
 import RecordLog
@@ -32,6 +37,7 @@ let dir = args[1]
 let threads = max(1, option("--threads", 3))
 let seed = UInt64(option("--seed", Int(getpid())))
 let compactEvery = option("--compact-every", 0)
+let checkpointEvery = option("--checkpoint-every", 0)
 let segmentSize = option("--segment-size", 64 << 10)
 
 let store: RecordStore
@@ -74,6 +80,31 @@ for t in 0..<threads {
                 let seq = try store.commit(ops)
                 say("ack \(seq) \(list)")
                 if compactEvery > 0, t == 0, i % compactEvery < count { try store.compact() }
+                if checkpointEvery > 0, t == 0, i % checkpointEvery < count {
+                    switch rnd(3) {
+                    case 0: try store.checkpoint()
+                    case 1:
+                        let job = try store.beginCheckpoint()
+                        let p = try store.writeCheckpoint(job, userState: [])
+                        try store.installCheckpoint(p, job: job)
+                    default:
+                        var bulk: [Record] = []
+                        var names: [String] = []
+                        for _ in 0..<(rnd(50) + 1) {
+                            let name = "p\(getpid())-t\(t)-\(i)"
+                            i += 1
+                            var r = Record(recordType: "Kill", recordID: RecordID(recordName: name))
+                            r["n"] = .int64(Int64(i))
+                            bulk.append(r)
+                            names.append(name)
+                        }
+                        say("try \(names.joined(separator: ","))")
+                        let load = try store.beginBulkLoad(memoryBudget: 4096)
+                        try load.add(bulk)
+                        try load.finish()
+                        say("ack \(store.lastSequence) \(names.joined(separator: ","))")
+                    }
+                }
             } catch {
                 say("error \(error)")
                 exit(1)

@@ -26,7 +26,7 @@ import Testing
         return ProcessInfo.processInfo.environment["CIRRUS_LOGWRITER"]
     }
 
-    @Test(.timeLimit(.minutes(2))) func killedWriterLosesNoAcknowledgedCommit() throws {
+    @Test(.timeLimit(.minutes(30))) func killedWriterLosesNoAcknowledgedCommit() throws {
         guard let writer = Self.writerPath() else {
             Issue.record("cirrus-logwriter not found next to \(CommandLine.arguments[0]); run `swift build` first")
             return
@@ -61,6 +61,7 @@ enum KillHarness {
             p.executableURL = URL(fileURLWithPath: writer)
             var args = [dir, "--seed", "\(g.next() % 1_000_000)", "--segment-size", "\(16_384 + g.below(65_536))"]
             if g.chance(0.3) { args += ["--compact-every", "\(10 + g.below(40))"] }
+            if g.chance(0.5) { args += ["--checkpoint-every", "\(5 + g.below(30))"] }
             p.arguments = args
             let pipe = Pipe()
             p.standardOutput = pipe
