@@ -1,0 +1,90 @@
+// Queries across checkpoints: a cursor taken before a checkpoint (or a compaction, or a
+// background checkpoint's rebase) resumes after it with no row repeated or skipped; queries see
+// base ∪ delta minus removed rows.
+
+import CirrusTestSupport
+import RecordLog
+import RecordModel
+import Testing
+
+@testable import Cirrus
+
+@Suite struct CheckpointQueryTests {
+    func place(_ i: Int) -> Record {
+        rec("p\(i)", "Place", [
+            "n": .int64(Int64(i % 13)), "name": .string("place \(i)"),
+            "loc": .location(Location(latitude: Double(i % 80), longitude: Double(i % 170))),
+        ])
+    }
+
+    func allPages(_ db: Database, _ q: RecordQuery, limit: Int, between: () throws -> Void) async throws -> [String] {
+        var (page, cursor) = try await db.records(matching: q, resultsLimit: limit)
+        var out = try page.map { try $0.1.get().recordID.recordName }
+        while let c = cursor {
+            try between()
+            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: limit)
+            out += try page.map { try $0.1.get().recordID.recordName }
+        }
+        return out
+    }
+
+    @Test(arguments: ["checkpoint", "compact"])
+    func cursorResumesAcrossACheckpoint(_ how: String) async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        let c = try env.open()
+        let db = c.publicDatabase(as: .user("_u"))
+        for chunk in stride(from: 0, to: 120, by: 40) {
+            _ = try await db.modifyRecords(saving: (chunk..<chunk + 40).map(place), deleting: [])
+        }
+        let queries = [
+            RecordQuery(recordType: "Place", predicate: "n < 7", sortDescriptors: [.field("n", ascending: false)]),
+            RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE",
+                        sortDescriptors: [.distance(field: "loc", from: Location(latitude: 10, longitude: 10))]),
+            RecordQuery(recordType: "Place", predicate: "n == 3"),
+        ]
+        for q in queries {
+            let oneShot = try await allPages(db, q, limit: 1000) {}
+            var toggled = false
+            let paged = try await allPages(db, q, limit: 4) {
+                if !toggled {
+                    toggled = true
+                    if how == "checkpoint" { try c.checkpoint() } else { try c.compact() }
+                }
+            }
+            #expect(toggled)
+            #expect(paged == oneShot, "query \(q.predicate)")
+        }
+        try c.checkInvariants()
+    }
+
+    @Test func queriesSeeBaseAndDeltaMinusRemovedRows() async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        let c = try env.open()
+        let db = c.publicDatabase(as: .user("_u"))
+        _ = try await db.modifyRecords(saving: (0..<60).map(place), deleting: [])
+        try c.checkpoint()
+        // Delta: delete some base rows, update others, add new ones.
+        _ = try await db.modifyRecords(saving: [], deleting: (0..<10).map { RecordID(recordName: "p\($0)") })
+        var changed: [Record] = []
+        for i in 10..<20 {
+            var r = try await db.record(for: RecordID(recordName: "p\(i)"))
+            r["n"] = .int64(100)
+            changed.append(r)
+        }
+        _ = try await db.modifyRecords(saving: changed + (60..<70).map(place), deleting: [])
+        let (page, _) = try await db.records(matching: RecordQuery(recordType: "Place", predicate: "n == 100"), resultsLimit: 100)
+        #expect(Set(try page.map { try $0.1.get().recordID.recordName }) == Set((10..<20).map { "p\($0)" }))
+        let (all, _) = try await db.records(matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
+        #expect(all.count == 60)
+        let snap = db.querySnapshot(recordType: "Place")
+        #expect(snap.rowCount == 60)
+        try c.checkInvariants()
+        try c.close()
+        let again = try env.open()
+        let (all2, _) = try await again.publicDatabase(as: .user("_u")).records(
+            matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
+        #expect(all2.count == 60)
+    }
+}
