@@ -200,8 +200,4 @@ extension ContainerCore {
         }
     }
 
-    /// The index sections of a table being checkpointed (none yet: indexes are built at open).
-    static func indexSections(_ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int) -> [(name: String, bytes: [UInt8])] {
-        []
-    }
 }

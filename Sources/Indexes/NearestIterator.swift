@@ -84,7 +84,14 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             pushNode(tree.levels[l][0], 0, UInt16(1 + layer * 64 + l))
         }
         for row in index.buffer { pushPoint(q.chord2(index.vectors[Int(row)]), row) }
+        if let base = index.base, base.count > 0 {
+            let l = base.levelCount - 1
+            pushNode(base.box(l, 0), 0, UInt16(1 + Self.baseLayer * 64 + l))
+        }
     }
+
+    /// The layer number that stands for the checkpoint's mapped tree in node ids.
+    static let baseLayer = 63
 
     @inline(__always)
     mutating func pushPoint(_ key: Double, _ row: RowID) {
@@ -149,6 +156,10 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             }
             let layer = Int(item.node - 1) / 64
             let level = Int(item.node - 1) % 64
+            if layer == Self.baseLayer {
+                expandBase(Int(item.id), level)
+                continue
+            }
             guard let tree = index.layers[layer] else { continue }
             let j = Int(item.id)
             if level == 0 {
@@ -169,6 +180,26 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             }
         }
         return nil
+    }
+
+    /// Pushes the children of node `j` of the mapped base tree at `level`.
+    mutating func expandBase(_ j: Int, _ level: Int) {
+        guard let tree = index.base else { return }
+        if level == 0 {
+            let skip = index.removed.count > 0
+            for i in tree.children(level: 0, j) {
+                let row = tree.row(i)
+                if skip && index.removed.contains(Int(row)) { continue }
+                let dx = q.x - tree.x(i)
+                let dy = q.y - tree.y(i)
+                let dz = q.z - tree.z(i)
+                pushPoint(dx * dx + dy * dy + dz * dz, row)
+            }
+        } else {
+            for c in tree.children(level: level, j) {
+                pushNode(tree.box(level - 1, c), UInt32(c), UInt16(1 + Self.baseLayer * 64 + level - 1))
+            }
+        }
     }
 
     /// Up to `limit` further rows.

@@ -131,10 +131,10 @@ extension OrderedIndex {
     public func rows(equalTo value: FieldValue) -> [RowID] {
         if family.isFixed {
             guard let k = fixedEnc(value) else { return [] }
-            return fixed.rowsEqual(k)
+            return layeredFixed.rowsEqual(k)
         }
         guard let k = varEnc(value) else { return [] }
-        return variable.rowsEqual(k)
+        return layeredVar.rowsEqual(k)
     }
 
     /// Number of entries equal to `value`. O(log n).
@@ -146,32 +146,32 @@ extension OrderedIndex {
     public func rows(in range: ValueRange) -> [RowID] {
         if family.isFixed {
             guard let (lo, hi) = positions(range, fixedEnc) else { return [] }
-            return fixed.rows(lo, hi)
+            return layeredFixed.rows(lo, hi)
         }
         guard let (lo, hi) = positions(range, varEnc) else { return [] }
-        return variable.rows(lo, hi)
+        return layeredVar.rows(lo, hi)
     }
 
     /// Number of entries in `range`. O(log n), from the subtree counts.
     public func count(in range: ValueRange) -> Int {
         if family.isFixed {
             guard let (lo, hi) = positions(range, fixedEnc) else { return 0 }
-            return fixed.count(lo, hi)
+            return layeredFixed.count(lo, hi)
         }
         guard let (lo, hi) = positions(range, varEnc) else { return 0 }
-        return variable.count(lo, hi)
+        return layeredVar.count(lo, hi)
     }
 
     /// Row ids whose string or bytes value begins with `prefix` (BEGINSWITH), in index order.
     public func rows(beginningWith prefix: FieldValue) -> [RowID] {
         guard let (l, u) = KeyEncoding.prefixRange(prefix, family: family) else { return [] }
-        return variable.rows((l, 0), u.map { ($0, 0) })
+        return layeredVar.rows((l, 0), u.map { ($0, 0) })
     }
 
     /// Number of entries beginning with `prefix`. O(log n).
     public func count(beginningWith prefix: FieldValue) -> Int {
         guard let (l, u) = KeyEncoding.prefixRange(prefix, family: family) else { return 0 }
-        return variable.count((l, 0), u.map { ($0, 0) })
+        return layeredVar.count((l, 0), u.map { ($0, 0) })
     }
 
     /// Row ids matching any of `values` (IN), sorted by row id, without duplicates.
@@ -202,11 +202,11 @@ extension OrderedIndex {
         if family.isFixed {
             guard let (lo, hi) = positions(range, fixedEnc) else { return }
             guard let (l, h) = Self.resume(lo, hi, direction, after, fixedEnc) else { return }
-            fixed.visit(l, h, direction) { _, r in body(r) }
+            layeredFixed.visit(l, h, direction) { _, r in body(r) }
         } else {
             guard let (lo, hi) = positions(range, varEnc) else { return }
             guard let (l, h) = Self.resume(lo, hi, direction, after, varEnc) else { return }
-            variable.visit(l, h, direction) { _, r in body(r) }
+            layeredVar.visit(l, h, direction) { _, r in body(r) }
         }
     }
 

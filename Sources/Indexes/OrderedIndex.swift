@@ -53,12 +53,36 @@ public struct OrderedIndex: Sendable {
     /// Numbers and dates live in `fixed`, other families in `variable`; the other tree stays empty.
     var fixed: BPlusTree<FixedKey>
     var variable: BPlusTree<VarKey>
+    /// The checkpoint's entries (rows `0..<baseCount`), mapped; nil for an index held wholly in
+    /// memory. `fixed`/`variable` then hold only delta rows, and removed base entries are in
+    /// `tombFixed`/`tombVar` (exact counts) and `removed` (skipped by scans). StaticOrdered.swift.
+    var base: StaticOrdered?
+    var baseCount = 0
+    var tombFixed: BPlusTree<FixedKey>
+    var tombVar: BPlusTree<VarKey>
+    var removed = RowBitmap()
+
+    var layeredFixed: LayeredKeys<StaticFixedKeys> { LayeredKeys(delta: fixed, base: base?.fixed, tomb: tombFixed, removed: removed) }
+    var layeredVar: LayeredKeys<StaticVarKeys> { LayeredKeys(delta: variable, base: base?.variable, tomb: tombVar, removed: removed) }
+
+    /// An index over a checkpoint's static entries (`baseCount` rows) plus an empty delta.
+    init(base: StaticOrdered, baseCount: Int, nodeSize: Int = 64) {
+        family = base.family
+        self.base = base
+        self.baseCount = baseCount
+        fixed = BPlusTree(maxEntries: nodeSize)
+        variable = BPlusTree(maxEntries: nodeSize)
+        tombFixed = BPlusTree(maxEntries: nodeSize)
+        tombVar = BPlusTree(maxEntries: nodeSize)
+    }
 
     /// An empty index. `nodeSize` is the maximum entries per node (≥ 4; tests use 4).
     public init(family: KeyFamily, nodeSize: Int = 64) {
         self.family = family
         fixed = BPlusTree(maxEntries: nodeSize)
         variable = BPlusTree(maxEntries: nodeSize)
+        tombFixed = BPlusTree(maxEntries: nodeSize)
+        tombVar = BPlusTree(maxEntries: nodeSize)
     }
 
     /// Bulk-builds an index from (value, row) pairs in any order: list values contribute one
@@ -72,6 +96,8 @@ public struct OrderedIndex: Sendable {
             }
             fixed = Self.build(&pairs, nodeSize)
             variable = BPlusTree(maxEntries: nodeSize)
+            tombFixed = BPlusTree(maxEntries: nodeSize)
+            tombVar = BPlusTree(maxEntries: nodeSize)
         } else {
             var pairs: [(VarKey, RowID)] = []
             for (v, r) in entries {
@@ -79,6 +105,8 @@ public struct OrderedIndex: Sendable {
             }
             variable = Self.build(&pairs, nodeSize)
             fixed = BPlusTree(maxEntries: nodeSize)
+            tombFixed = BPlusTree(maxEntries: nodeSize)
+            tombVar = BPlusTree(maxEntries: nodeSize)
         }
     }
 
@@ -108,13 +136,19 @@ public struct OrderedIndex: Sendable {
     }
 
     /// Number of entries (list fields count one per distinct element).
-    public var count: Int { family.isFixed ? fixed.count : variable.count }
+    public var count: Int {
+        let delta = family.isFixed ? fixed.count : variable.count
+        guard let base else { return delta }
+        return delta + base.count - (family.isFixed ? tombFixed.count : tombVar.count)
+    }
 
     // MARK: maintenance
 
     /// Adds the value (each element of a list) for `row`. Returns the number of entries added.
     @discardableResult
     public mutating func insert(_ value: FieldValue, row: RowID) -> Int {
+        // Base rows are never re-inserted: an updated base record comes back as a delta row.
+        if Int(row) < baseCount { return 0 }
         var added = 0
         for e in value.elements {
             if family.isFixed {
@@ -129,6 +163,7 @@ public struct OrderedIndex: Sendable {
     /// Removes the value (each element of a list) for `row`. Returns the number of entries removed.
     @discardableResult
     public mutating func remove(_ value: FieldValue, row: RowID) -> Int {
+        if Int(row) < baseCount { return tombstone(value, row: row) }
         var removed = 0
         for e in value.elements {
             if family.isFixed {
@@ -138,6 +173,24 @@ public struct OrderedIndex: Sendable {
             }
         }
         return removed
+    }
+
+    /// Records the removal of a base row's entries (the mapped entries cannot change).
+    mutating func tombstone(_ value: FieldValue, row: RowID) -> Int {
+        removed.insert(Int(row))
+        var n = 0
+        for e in value.elements {
+            if family.isFixed {
+                if let k = Self.fixedKey(e, family), layeredFixed.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
+                    tombFixed.insert(k, row)
+                { n += 1 }
+            } else {
+                if let k = KeyEncoding.varKey(e, family: family), layeredVar.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
+                    tombVar.insert(k, row)
+                { n += 1 }
+            }
+        }
+        return n
     }
 
     /// Checks the B+tree invariants (see BPlusTree.swift); throws the first violation.

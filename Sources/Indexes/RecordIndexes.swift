@@ -62,42 +62,115 @@ public struct RecordIndexes: Sendable {
     public let searchableFields: [String]
     /// Number of rows applied.
     public private(set) var rowCount = 0
+    /// Sections that were missing or unreadable when mapping a checkpoint's indexes, built in
+    /// memory instead (the next checkpoint writes them).
+    public private(set) var rebuilt: [String] = []
 
     /// Builds every index the schema asks for from `rows` (bulk, sorted builds).
     public init(schema: RecordTypeSchema, rows: [(RowID, Record)], nodeSize: Int = 64) {
         recordType = schema.name
-        var orderedFields: [(IndexedField, KeyFamily)] = []
-        var spatialFields: [String] = []
-        var searchable: [String] = []
-        for f in schema.sortedFields {
-            if !f.options.isDisjoint(with: [.queryable, .sortable]), let fam = KeyFamily(f.type.scalar) {
-                orderedFields.append((.user(f.name), fam))
-            }
-            if f.options.contains(.searchable), f.type.scalar == .string { searchable.append(f.name) }
-            if f.options.contains(.queryable), f.type == .location { spatialFields.append(f.name) }
-        }
-        for s in SystemField.allCases {
-            guard let o = schema.systemFieldOptions[s], !o.isDisjoint(with: [.queryable, .sortable]),
-                let fam = KeyFamily(s.fieldType.scalar)
-            else { continue }
-            orderedFields.append((.system(s), fam))
-        }
-        searchableFields = searchable
-        for (field, fam) in orderedFields {
+        let plan = IndexPlan(schema)
+        searchableFields = plan.searchable
+        for (field, fam) in plan.ordered {
             let entries = rows.lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } }
             ordered[field] = OrderedIndex(family: fam, entries: entries, nodeSize: nodeSize)
         }
-        if !searchable.isEmpty {
-            text = TextIndex(rows: rows.lazy.map { (row, rec) in (row, Self.texts(searchable, rec)) })
+        if !plan.searchable.isEmpty {
+            text = TextIndex(rows: rows.lazy.map { (row, rec) in (row, Self.texts(plan.searchable, rec)) })
         }
-        for name in spatialFields {
-            let pts = rows.lazy.compactMap { (row, rec) -> (RowID, Location)? in
-                if case .location(let l) = rec.fields[name] { return (row, l) }
-                return nil
-            }
-            spatial[name] = SpatialIndex(points: pts, nodeSize: nodeSize)
+        for name in plan.spatial {
+            spatial[name] = SpatialIndex(points: rows.lazy.compactMap { (row, rec) in Self.location(name, rec).map { (row, $0) } }, nodeSize: nodeSize)
         }
         rowCount = rows.count
+    }
+
+    /// Builds the indexes of a table whose `baseRowCount` rows live in a checkpoint: each index
+    /// maps its section from `sections` (by name, see `sectionNames`); an index whose section is
+    /// missing or unreadable (added to the schema after the checkpoint, or damaged) is built in
+    /// memory from `rows()` instead, and listed in `rebuilt`.
+    public init(
+        schema: RecordTypeSchema, baseRowCount: Int, sections: [String: SectionBytes], nodeSize: Int = 64,
+        rows: () -> [(RowID, Record)]
+    ) {
+        recordType = schema.name
+        let plan = IndexPlan(schema)
+        searchableFields = plan.searchable
+        var loaded: [(RowID, Record)]?
+        func all() -> [(RowID, Record)] {
+            if let loaded { return loaded }
+            let r = rows()
+            loaded = r
+            return r
+        }
+        for (field, fam) in plan.ordered {
+            let name = Self.sectionName(field)
+            if let s = sections[name], let b = try? StaticOrdered(s), b.family == fam {
+                ordered[field] = OrderedIndex(base: b, baseCount: baseRowCount, nodeSize: nodeSize)
+            } else {
+                rebuilt.append(name)
+                ordered[field] = OrderedIndex(family: fam, entries: all().lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } }, nodeSize: nodeSize)
+            }
+        }
+        if !plan.searchable.isEmpty {
+            let name = Self.textSectionName(plan.searchable)
+            if let s = sections[name], let b = try? StaticText(s) {
+                text = TextIndex(base: b, baseCount: baseRowCount)
+            } else {
+                rebuilt.append(name)
+                text = TextIndex(rows: all().lazy.map { (row, rec) in (row, Self.texts(plan.searchable, rec)) })
+            }
+        }
+        for field in plan.spatial {
+            let name = "spatial:" + field
+            if let s = sections[name], let b = try? StaticRTree(s) {
+                spatial[field] = SpatialIndex(base: b, baseCount: baseRowCount, nodeSize: nodeSize)
+            } else {
+                rebuilt.append(name)
+                spatial[field] = SpatialIndex(points: all().lazy.compactMap { (row, rec) in Self.location(field, rec).map { (row, $0) } }, nodeSize: nodeSize)
+            }
+        }
+        rowCount = baseRowCount
+    }
+
+    /// The index sections of a table's rows (given in row order), for a checkpoint's index segment.
+    public static func encodeSections<S: Sequence>(schema: RecordTypeSchema, rows: S) -> [(name: String, bytes: [UInt8])]
+    where S.Element == (RowID, Record) {
+        let plan = IndexPlan(schema)
+        if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return [] }
+        // One pass over the rows (they may be decoded from a mapped file on the fly).
+        var values: [[(FieldValue, RowID)]] = Array(repeating: [], count: plan.ordered.count)
+        var texts: [(RowID, [String])] = []
+        var points: [[(RowID, Location)]] = Array(repeating: [], count: plan.spatial.count)
+        for (row, rec) in rows {
+            for (i, (field, _)) in plan.ordered.enumerated() { if let v = value(field, rec) { values[i].append((v, row)) } }
+            if !plan.searchable.isEmpty { texts.append((row, Self.texts(plan.searchable, rec))) }
+            for (i, name) in plan.spatial.enumerated() { if let l = location(name, rec) { points[i].append((row, l)) } }
+        }
+        var out: [(name: String, bytes: [UInt8])] = []
+        for (i, (field, fam)) in plan.ordered.enumerated() {
+            out.append((sectionName(field), StaticOrdered.encode(family: fam, entries: values[i])))
+        }
+        if !plan.searchable.isEmpty { out.append((textSectionName(plan.searchable), StaticText.encode(rows: texts))) }
+        for (i, name) in plan.spatial.enumerated() { out.append(("spatial:" + name, StaticRTree.encode(points: points[i]))) }
+        return out
+    }
+
+    /// Section name of an ordered index (user and system fields apart: a user field may not
+    /// shadow a system one, but names must never collide in a file).
+    static func sectionName(_ f: IndexedField) -> String {
+        switch f {
+        case .user(let n): "ordered:u." + n
+        case .system(let s): "ordered:s." + s.rawValue
+        }
+    }
+
+    /// The text section's name lists the SEARCHABLE fields it covers, so a section written
+    /// before a field became SEARCHABLE is not taken for the current one.
+    static func textSectionName(_ fields: [String]) -> String { "text:" + fields.joined(separator: ",") }
+
+    static func location(_ name: String, _ r: Record) -> Location? {
+        if case .location(let l) = r.fields[name] { return l }
+        return nil
     }
 
     /// The value a record holds for an indexed field, if any.
@@ -159,7 +232,9 @@ public struct RecordIndexes: Sendable {
             if let v = Self.value(field, rec) { ordered[field]?.remove(v, row: row) }
         }
         if text != nil { text?.remove(row: row, texts: Self.texts(searchableFields, rec)) }
-        for name in Array(spatial.keys) { spatial[name]?.remove(row: row) }
+        for name in Array(spatial.keys) {
+            spatial[name]?.remove(row: row, indexed: Self.location(name, rec)?.hasValidCoordinates == true)
+        }
     }
 
     /// The planner's view: which indexes exist and their statistics.
@@ -169,6 +244,29 @@ public struct RecordIndexes: Sendable {
     public func checkInvariants() throws {
         for o in ordered.values { try o.checkInvariants() }
         for s in spatial.values { try s.checkInvariants() }
+    }
+}
+
+/// Which indexes a record type's schema asks for (CKQUERY.md §3).
+struct IndexPlan {
+    var ordered: [(IndexedField, KeyFamily)] = []
+    var searchable: [String] = []
+    var spatial: [String] = []
+
+    init(_ schema: RecordTypeSchema) {
+        for f in schema.sortedFields {
+            if !f.options.isDisjoint(with: [.queryable, .sortable]), let fam = KeyFamily(f.type.scalar) {
+                ordered.append((.user(f.name), fam))
+            }
+            if f.options.contains(.searchable), f.type.scalar == .string { searchable.append(f.name) }
+            if f.options.contains(.queryable), f.type == .location { spatial.append(f.name) }
+        }
+        for s in SystemField.allCases {
+            guard let o = schema.systemFieldOptions[s], !o.isDisjoint(with: [.queryable, .sortable]),
+                let fam = KeyFamily(s.fieldType.scalar)
+            else { continue }
+            ordered.append((.system(s), fam))
+        }
     }
 }
 

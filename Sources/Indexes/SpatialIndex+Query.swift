@@ -26,6 +26,7 @@ extension SpatialIndex {
                      using strategy: RadiusStrategy = .rtree) -> [RowID] {
         guard center.hasValidCoordinates, km >= 0 else { return [] }
         var out = strategy == .geohash ? geohashRadius(km, center, inclusive) : rtreeRadius(km, center, inclusive)
+        baseRadius(km, center, inclusive, into: &out)
         out.sort()
         return out
     }
@@ -74,6 +75,31 @@ extension SpatialIndex {
         return out
     }
 
+    /// Base rows within the radius (R-tree descent over the mapped tree, removed rows skipped).
+    func baseRadius(_ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]) {
+        guard let tree = base, tree.count > 0 else { return }
+        let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
+        let r2 = GeoMath.chord2(forKm: km)
+        let skip = removed.count > 0
+        var stack: [(Int, Int)] = [(tree.levelCount - 1, 0)]
+        while let (l, j) = stack.popLast() {
+            if tree.box(l, j).minDist2(q) > r2 * (1 + 1e-9) + 1e-18 { continue }
+            if l == 0 {
+                for i in tree.children(level: 0, j) {
+                    let dx = q.x - tree.x(i)
+                    let dy = q.y - tree.y(i)
+                    let dz = q.z - tree.z(i)
+                    let row = tree.row(i)
+                    if Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive), !(skip && removed.contains(Int(row))) {
+                        out.append(row)
+                    }
+                }
+            } else {
+                for c in tree.children(level: l, j) { stack.append((l - 1, c)) }
+            }
+        }
+    }
+
     /// Planner estimate of the rows within `km`: the entries of the geohash cells covering the
     /// circle (an upper bound), from subtree counts in O(cells · log n).
     public func estimatedCount(withinKm km: Double, of center: Location) -> Int {
@@ -82,6 +108,7 @@ extension SpatialIndex {
         var n = 0
         for (lo, hi) in Geohash.covering(boxes) {
             n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
+            if let base { n += base.cellCount(lo, hi) }
         }
         return min(n, count)
     }

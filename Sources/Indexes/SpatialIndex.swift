@@ -43,8 +43,25 @@ public struct SpatialIndex: Sendable {
     var geohash: BPlusTree<FixedKey>
     let fanout: Int
     let packing: RTreePacking
+    /// Rows with an indexed location among the delta's (all rows when there is no base).
+    var deltaCount = 0
+    /// The checkpoint's points (rows `0..<baseCount`) in a mapped packed R-tree; the dense
+    /// tables and layers then hold delta rows only. Removed base rows are in `removed` and are
+    /// skipped by every query; `baseLive` counts the base points still live. StaticSpatial.swift.
+    var base: StaticRTree?
+    var baseCount = 0
+    var baseLive = 0
+    var removed = RowBitmap()
     /// Number of rows with an indexed location.
-    public private(set) var count = 0
+    public var count: Int { deltaCount + baseLive }
+
+    /// An index over a checkpoint's static R-tree (`baseCount` rows) plus an empty delta.
+    init(base: StaticRTree, baseCount: Int, nodeSize: Int = 64, fanout: Int = 16) {
+        self.init(nodeSize: nodeSize, fanout: fanout)
+        self.base = base
+        self.baseCount = baseCount
+        baseLive = base.count
+    }
 
     /// Bulk build from (row, location) pairs; invalid locations are skipped. `nodeSize` is the
     /// B+tree node size (tests use 4), `fanout` the R-tree's, `packing` its bulk-load order.
@@ -75,7 +92,7 @@ public struct SpatialIndex: Sendable {
         self.vectors = vectors
         self.cells = cells
         self.tiers = tiers
-        count = pts.count
+        deltaCount = pts.count
         geohash = OrderedIndex.build(&cellPairs, nodeSize)
         if !pts.isEmpty {
             var k = 0
@@ -99,6 +116,7 @@ public struct SpatialIndex: Sendable {
     /// (the row then has no location in the index).
     @discardableResult
     public mutating func insert(row: RowID, location: Location) -> Bool {
+        if Int(row) < baseCount { return false }  // base rows come back as delta rows, never in place
         remove(row: row)
         guard location.hasValidCoordinates else { return false }
         let r = Int(row)
@@ -113,7 +131,7 @@ public struct SpatialIndex: Sendable {
         tiers[r] = Self.bufferTier
         buffer.append(row)
         geohash.insert(FixedKey(a: c, b: 0), row)
-        count += 1
+        deltaCount += 1
         if buffer.count >= Self.bufferLimit { carry() }
         return true
     }
@@ -126,7 +144,7 @@ public struct SpatialIndex: Sendable {
         geohash.remove(FixedKey(a: cells[r], b: 0), row)
         let t = tiers[r]
         tiers[r] = 0
-        count -= 1
+        deltaCount -= 1
         if t == Self.bufferTier {
             if let i = buffer.firstIndex(of: row) { buffer.remove(at: i) }
         } else {
@@ -134,6 +152,17 @@ public struct SpatialIndex: Sendable {
             layerLive[k] -= 1
             if let tree = layers[k], layerLive[k] * 2 < tree.count { place(livePoints(of: k), layer: k) }
         }
+        return true
+    }
+
+    /// Removes a row whose record had `indexed` true when its location was in the index: for a
+    /// base row the mapped tree cannot change, so the row is marked removed.
+    @discardableResult
+    public mutating func remove(row: RowID, indexed: Bool) -> Bool {
+        guard Int(row) < baseCount else { return remove(row: row) }
+        guard indexed, !removed.contains(Int(row)) else { return false }
+        removed.insert(Int(row))
+        baseLive -= 1
         return true
     }
 
@@ -180,7 +209,7 @@ public struct SpatialIndex: Sendable {
         try geohash.checkInvariants()
         func fail(_ s: String) -> InvariantViolation { InvariantViolation(description: "spatial: " + s) }
         let live = (0..<tiers.capacity).filter { tiers[$0] != 0 }.count
-        if live != count || geohash.count != count { throw fail("count \(count), live \(live), cells \(geohash.count)") }
+        if live != deltaCount || geohash.count != deltaCount { throw fail("count \(deltaCount), live \(live), cells \(geohash.count)") }
         var seen = 0
         for (k, layer) in layers.enumerated() {
             var live = 0
@@ -189,7 +218,7 @@ public struct SpatialIndex: Sendable {
             seen += live
         }
         for r in buffer where tiers[Int(r)] == Self.bufferTier { seen += 1 }
-        if seen != count { throw fail("layers hold \(seen) live rows, expected \(count)") }
+        if seen != deltaCount { throw fail("layers hold \(seen) live rows, expected \(deltaCount)") }
         if buffer.count >= Self.bufferLimit { throw fail("buffer overfull") }
     }
 }

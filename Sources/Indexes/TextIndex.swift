@@ -23,6 +23,19 @@ public struct TextIndex: Sendable {
     var terms: [String: UInt32] = [:]
     /// Term id → row ids, ascending, unique.
     var postings = PagedArray<[RowID]>(fill: [], pageShift: 8)
+    /// The checkpoint's postings (rows `0..<baseCount`), mapped; `terms`/`postings` then hold
+    /// delta rows only. Removed base rows are in `removed` and, per token, in `removedCounts`
+    /// (so document frequencies stay exact). StaticText.swift.
+    var base: StaticText?
+    var baseCount = 0
+    var removed = RowBitmap()
+    var removedCounts: [String: Int] = [:]
+
+    /// An index over a checkpoint's static postings (`baseCount` rows) plus an empty delta.
+    init(base: StaticText, baseCount: Int) {
+        self.base = base
+        self.baseCount = baseCount
+    }
 
     /// The term id of `t`, adding the token when new.
     mutating func termID(_ t: String) -> Int {
@@ -36,8 +49,11 @@ public struct TextIndex: Sendable {
     /// The posting of a token, if the token was ever indexed.
     @inline(__always)
     func posting(_ t: String) -> [RowID]? {
-        guard let id = terms[t] else { return nil }
-        return postings[Int(id)]
+        let delta = terms[t].map { postings[Int($0)] }
+        guard let base, let i = base.find(t) else { return delta }
+        var rows = base.posting(i)
+        if removed.count > 0 { rows.removeAll { removed.contains(Int($0)) } }
+        return rows + (delta ?? [])
     }
 
     /// An empty index.
@@ -73,6 +89,7 @@ public struct TextIndex: Sendable {
 
     /// Indexes the tokens of `texts` (all searchable strings of one record) for `row`.
     public mutating func insert(row: RowID, texts: [String]) {
+        if Int(row) < baseCount { return }  // base rows come back as delta rows, never in place
         for t in Self.tokenSet(texts) {
             let id = termID(t)
             postings[id].insertSorted(row)
@@ -81,6 +98,12 @@ public struct TextIndex: Sendable {
 
     /// Removes the tokens of `texts` (the strings that were indexed for `row`).
     public mutating func remove(row: RowID, texts: [String]) {
+        if Int(row) < baseCount {
+            guard !removed.contains(Int(row)) else { return }
+            removed.insert(Int(row))
+            for t in Self.tokenSet(texts) where base?.find(t) != nil { removedCounts[t, default: 0] += 1 }
+            return
+        }
         for t in Self.tokenSet(texts) {
             guard let id = terms[t] else { continue }
             postings[Int(id)].removeSorted(row)
@@ -88,7 +111,11 @@ public struct TextIndex: Sendable {
     }
 
     /// Document frequency: how many rows hold `token` (an already-normalized token).
-    public func documentFrequency(token: String) -> Int { posting(token)?.count ?? 0 }
+    public func documentFrequency(token: String) -> Int {
+        let delta = terms[token].map { postings[Int($0)].count } ?? 0
+        guard let base, let i = base.find(token) else { return delta }
+        return delta + base.frequency(i) - (removedCounts[token] ?? 0)
+    }
 
     /// Upper bound on the rows matching all words of `query` (the smallest posting), the
     /// planner's estimate. O(number of tokens).

@@ -35,6 +35,12 @@ public struct CheckpointRows: Sequence {
     public let key: TableKey
     public let rows: RowSection
 
+    /// The rows of one table.
+    public init(key: TableKey, rows: RowSection) {
+        self.key = key
+        self.rows = rows
+    }
+
     /// Number of rows.
     public var count: Int { rows.count }
 

@@ -1,0 +1,35 @@
+// RowBitmap: a set of row ids as copy-on-write pages of bits — which base rows (those in a
+// checkpoint's mapped segment) were removed since. A write after a reader's snapshot copies one
+// 512-byte page and the page table, never the whole set.
+
+/// A set of row ids in copy-on-write pages of 4 096 bits.
+public struct RowBitmap: Sendable, Hashable {
+    static let pageShift = 12
+    private var pages: [[UInt64]?] = []
+    /// Number of rows in the set.
+    public private(set) var count = 0
+
+    public init() {}
+
+    /// Whether `row` is in the set.
+    @inline(__always)
+    public func contains(_ row: Int) -> Bool {
+        let p = row >> Self.pageShift
+        guard p < pages.count, let page = pages[p] else { return false }
+        let i = row & ((1 << Self.pageShift) - 1)
+        return page[i >> 6] & (1 << UInt64(i & 63)) != 0
+    }
+
+    /// Adds `row`.
+    public mutating func insert(_ row: Int) {
+        let p = row >> Self.pageShift
+        while pages.count <= p { pages.append(nil) }
+        if pages[p] == nil { pages[p] = [UInt64](repeating: 0, count: (1 << Self.pageShift) / 64) }
+        let i = row & ((1 << Self.pageShift) - 1)
+        let bit: UInt64 = 1 << UInt64(i & 63)
+        if pages[p]![i >> 6] & bit == 0 {
+            pages[p]![i >> 6] |= bit
+            count += 1
+        }
+    }
+}

@@ -1,0 +1,228 @@
+// StaticOrdered: an ordered index of a checkpoint's base rows in static, mapped form
+// (docs/index-segment-format.md, "ordered"), and the layered view that answers an OrderedIndex's
+// questions over base ∪ delta minus removed base entries.
+//
+//   header  = "CRORD001" u8 family u8 var(1)/fixed(0) u16 0 u32 0 u64 count u64 tail-offset
+//                                                                               never change
+//   fixed   : count × (u64 a, u64 b, u32 row, u32 0)                        24 bytes each
+//   var     : count × (u64 a, u64 b, u64 tail-offset, u32 row, u32 tail-len)  32 bytes each
+//             then the tails (bytes past the 16 inline ones) at tail-offset
+//
+// Entries are sorted by (key, row) exactly as the B+tree orders them, so a position (key, row)
+// is found by binary search and the number of entries in [lo, hi) is a difference of two
+// searches: counts stay O(log n). The delta (rows ≥ the base's count) lives in the in-memory
+// B+tree; a removed base entry is recorded in `tomb` (a B+tree of (key, row), for exact
+// counts) and `removed` (a bitmap of rows, to skip them while scanning).
+
+import RecordModel
+
+/// Sorted (key, row) entries read from a section.
+protocol StaticKeys: Sendable {
+    associatedtype K: TreeKey
+    var count: Int { get }
+    func key(_ i: Int) -> K
+    func row(_ i: Int) -> RowID
+}
+
+struct StaticFixedKeys: StaticKeys {
+    let s: SectionBytes
+    let count: Int
+    static let entry = 24
+    @inline(__always) func key(_ i: Int) -> FixedKey {
+        let o = StaticOrdered.headerSize + i * Self.entry
+        return FixedKey(a: s.u64(o), b: s.u64(o + 8))
+    }
+    @inline(__always) func row(_ i: Int) -> RowID { s.u32(StaticOrdered.headerSize + i * Self.entry + 16) }
+}
+
+struct StaticVarKeys: StaticKeys {
+    let s: SectionBytes
+    let count: Int
+    let tails: Int
+    static let entry = 32
+    @inline(__always) func key(_ i: Int) -> VarKey {
+        let o = StaticOrdered.headerSize + i * Self.entry
+        let n = Int(s.u32(o + 28))
+        var tail: [UInt8] = []
+        if n > 0 {
+            let t = tails + Int(truncatingIfNeeded: s.u64(o + 16))
+            // A damaged offset yields a wrong key, never a read outside the section (verify
+            // reports the damaged block).
+            if t >= tails, t <= s.count - n { tail = Array(s.bytes[t..<(t + n)]) }
+        }
+        return VarKey(a: s.u64(o), b: s.u64(o + 8), tail: tail)
+    }
+    @inline(__always) func row(_ i: Int) -> RowID { s.u32(StaticOrdered.headerSize + i * Self.entry + 24) }
+}
+
+extension StaticKeys {
+    /// The first entry not before position `p` (entries before it are < p).
+    func lowerBound(_ p: Position<K>) -> Int {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let m = (lo + hi) >> 1
+            let k = key(m)
+            if k < p.0 || (!(p.0 < k) && UInt64(row(m)) < p.1) { lo = m + 1 } else { hi = m }
+        }
+        return lo
+    }
+
+    func range(_ lo: Position<K>?, _ hi: Position<K>?) -> Range<Int> {
+        let a = lo.map(lowerBound) ?? 0
+        let b = hi.map(lowerBound) ?? count
+        return a..<max(a, b)
+    }
+}
+
+/// The static ordered index of one field of a table's base rows.
+struct StaticOrdered: Sendable {
+    static let magic = "CRORD001"
+    static let headerSize = 32
+    let family: KeyFamily
+    let fixed: StaticFixedKeys?
+    let variable: StaticVarKeys?
+
+    init(_ s: SectionBytes) throws(IndexSectionError) {
+        try s.header(Self.magic, size: Self.headerSize)
+        guard let fam = KeyFamily(rawValue: s.bytes[8]) else { throw IndexSectionError(s.name, offset: 8, "unknown key family \(s.bytes[8])") }
+        family = fam
+        let isVar = s.bytes[9] == 1
+        guard isVar == !fam.isFixed else { throw IndexSectionError(s.name, offset: 9, "key layout does not match the family") }
+        let n = try s.boundedCount(s.u64(16), size: isVar ? StaticVarKeys.entry : StaticFixedKeys.entry, at: 16)
+        if isVar {
+            try s.within(Self.headerSize, n * StaticVarKeys.entry, "entries")
+            let tails = Int(truncatingIfNeeded: s.u64(24))
+            try s.within(tails, 0, "tails")
+            guard tails >= Self.headerSize + n * StaticVarKeys.entry else { throw IndexSectionError(s.name, offset: 24, "tails overlap the entries") }
+            variable = StaticVarKeys(s: s, count: n, tails: tails)
+            fixed = nil
+        } else {
+            try s.within(Self.headerSize, n * StaticFixedKeys.entry, "entries")
+            fixed = StaticFixedKeys(s: s, count: n)
+            variable = nil
+        }
+    }
+
+    var count: Int { fixed?.count ?? variable?.count ?? 0 }
+
+    /// The section of `family` from (value, row) pairs (list values: one entry per element).
+    static func encode<S: Sequence>(family: KeyFamily, entries: S) -> [UInt8] where S.Element == (FieldValue, RowID) {
+        var w = SectionWriter()
+        w.magic(magic)
+        w.bytes += [family.rawValue, family.isFixed ? 0 : 1, 0, 0, 0, 0, 0, 0]
+        if family.isFixed {
+            var pairs: [(FixedKey, RowID)] = []
+            for (v, r) in entries { for e in v.elements { if let k = OrderedIndex.fixedKey(e, family) { pairs.append((k, r)) } } }
+            pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
+            let unique = dedupe(pairs)
+            w.u64(UInt64(unique.count))
+            w.u64(0)
+            for (k, r) in unique {
+                w.u64(k.a)
+                w.u64(k.b)
+                w.u32(r)
+                w.u32(0)
+            }
+        } else {
+            var pairs: [(VarKey, RowID)] = []
+            for (v, r) in entries { for e in v.elements { if let k = KeyEncoding.varKey(e, family: family) { pairs.append((k, r)) } } }
+            pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
+            let unique = dedupe(pairs)
+            w.u64(UInt64(unique.count))
+            let tailsAt = headerSize + unique.count * StaticVarKeys.entry
+            w.u64(UInt64(tailsAt))
+            var tailOffset: UInt64 = 0
+            for (k, r) in unique {
+                w.u64(k.a)
+                w.u64(k.b)
+                w.u64(tailOffset)
+                w.u32(r)
+                w.u32(UInt32(k.tail.count))
+                tailOffset += UInt64(k.tail.count)
+            }
+            for (k, _) in unique { w.bytes += k.tail }
+        }
+        return w.bytes
+    }
+
+    static func dedupe<K: TreeKey>(_ pairs: [(K, RowID)]) -> [(K, RowID)] {
+        var out: [(K, RowID)] = []
+        out.reserveCapacity(pairs.count)
+        for p in pairs {
+            if let l = out.last, !(l.0 < p.0), l.1 == p.1 { continue }
+            out.append(p)
+        }
+        return out
+    }
+}
+
+/// An ordered index's entries over base ∪ delta minus removed base entries, with the B+tree's
+/// query surface (positions, counts, visits).
+struct LayeredKeys<S: StaticKeys> {
+    typealias K = S.K
+    let delta: BPlusTree<K>
+    let base: S?
+    let tomb: BPlusTree<K>
+    let removed: RowBitmap
+
+    func count(_ lo: Position<K>?, _ hi: Position<K>?) -> Int {
+        var n = delta.count(lo, hi)
+        if let base { n += base.range(lo, hi).count - (tomb.count == 0 ? 0 : tomb.count(lo, hi)) }
+        return n
+    }
+
+    /// Entries in [lo, hi) in the given direction: the base's (skipping removed rows) merged with
+    /// the delta's by (key, row).
+    func visit(_ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection, _ body: (K, RowID) -> Bool) {
+        guard let base else { return delta.visit(lo, hi, dir, body) }
+        var d: [(K, RowID)] = []
+        delta.visit(lo, hi, dir) { k, r in
+            d.append((k, r))
+            return true
+        }
+        var j = 0
+        let r = base.range(lo, hi)
+        let skip = removed.count > 0
+        func before(_ a: (K, RowID), _ b: (K, RowID)) -> Bool {
+            let less = a.0 < b.0 || (!(b.0 < a.0) && a.1 < b.1)
+            return dir == .ascending ? less : !less
+        }
+        let indices: [Int] = dir == .ascending ? Array(r) : r.reversed()
+        for i in indices {
+            let row = base.row(i)
+            if skip && removed.contains(Int(row)) { continue }
+            let k = base.key(i)
+            while j < d.count, before(d[j], (k, row)) {
+                if !body(d[j].0, d[j].1) { return }
+                j += 1
+            }
+            if !body(k, row) { return }
+        }
+        while j < d.count {
+            if !body(d[j].0, d[j].1) { return }
+            j += 1
+        }
+    }
+
+    /// Rows of entries equal to `key`, ascending by row (base rows come before delta rows).
+    func rowsEqual(_ key: K) -> [RowID] {
+        guard let base else { return delta.rowsEqual(key) }
+        var out: [RowID] = []
+        let skip = removed.count > 0
+        for i in base.range((key, 0), (key, afterKey)) {
+            let row = base.row(i)
+            if !(skip && removed.contains(Int(row))) { out.append(row) }
+        }
+        return out + delta.rowsEqual(key)
+    }
+
+    func rows(_ lo: Position<K>?, _ hi: Position<K>?) -> [RowID] {
+        var out: [RowID] = []
+        visit(lo, hi, .ascending) { _, r in
+            out.append(r)
+            return true
+        }
+        return out
+    }
+}

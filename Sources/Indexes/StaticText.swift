@@ -1,0 +1,116 @@
+// StaticText: the text index of a checkpoint's base rows in static, mapped form
+// (docs/index-segment-format.md, "text").
+//
+//   header   = "CRTXT001" u64 term-count u64 posting-count u64 postings-offset   never change
+//   terms    = u64 term-offset[term-count + 1]     (into the term bytes)
+//   starts   = u64 posting-start[term-count + 1]   (into the postings)
+//   bytes    = the tokens' UTF-8, sorted as bytes, concatenated
+//   postings = u32 row ids, each term's run ascending, at postings-offset (4-aligned)
+//
+// A token is found by binary search over the sorted terms; its run of row ids is its posting
+// (document frequency = run length; binary search on the run is the skip data). TextIndex merges
+// it with the delta's posting and drops removed base rows.
+
+/// The static postings of a table's base rows.
+struct StaticText: Sendable {
+    static let magic = "CRTXT001"
+    static let headerSize = 32
+    let s: SectionBytes
+    let terms: Int
+    let postingsAt: Int
+    let postingCount: Int
+    var bytesAt: Int { Self.headerSize + 16 * (terms + 1) }
+
+    init(_ s: SectionBytes) throws(IndexSectionError) {
+        try s.header(Self.magic, size: Self.headerSize)
+        self.s = s
+        terms = try s.boundedCount(s.u64(8), size: 16, at: 8)
+        postingCount = try s.boundedCount(s.u64(16), size: 4, at: 16)
+        postingsAt = Int(truncatingIfNeeded: s.u64(24))
+        try s.within(Self.headerSize, 16 * (terms + 1), "term tables")
+        try s.within(postingsAt, 4 * postingCount, "postings")
+        try s.within(bytesAt, Int(truncatingIfNeeded: s.u64(Self.headerSize + 8 * terms)), "term bytes")
+    }
+
+    @inline(__always) func termOffset(_ i: Int) -> Int { Int(truncatingIfNeeded: s.u64(Self.headerSize + 8 * i)) }
+    @inline(__always) func start(_ i: Int) -> Int { Int(truncatingIfNeeded: s.u64(Self.headerSize + 8 * (terms + 1) + 8 * i)) }
+
+    /// Compares term `i` with `token` as bytes.
+    func compare(_ i: Int, _ token: UnsafeRawBufferPointer) -> Int {
+        let a = bytesAt + termOffset(i)
+        let b = bytesAt + termOffset(i + 1)
+        guard a >= bytesAt, a <= b, b <= s.count else { return -1 }
+        let n = min(b - a, token.count)
+        for j in 0..<n {
+            let x = s.bytes[a + j], y = token[j]
+            if x != y { return x < y ? -1 : 1 }
+        }
+        return (b - a) == token.count ? 0 : ((b - a) < token.count ? -1 : 1)
+    }
+
+    /// The term index of `token`, nil when absent.
+    func find(_ token: String) -> Int? {
+        var t = token
+        return t.withUTF8 { u in
+            let p = UnsafeRawBufferPointer(u)
+            var lo = 0
+            var hi = terms
+            while lo < hi {
+                let m = (lo + hi) >> 1
+                if compare(m, p) < 0 { lo = m + 1 } else { hi = m }
+            }
+            return lo < terms && compare(lo, p) == 0 ? lo : nil
+        }
+    }
+
+    /// The rows of term `i` (bounded by the section).
+    func posting(_ i: Int) -> [RowID] {
+        let a = start(i)
+        let b = start(i + 1)
+        guard a >= 0, a <= b, b <= postingCount else { return [] }
+        var out: [RowID] = []
+        out.reserveCapacity(b - a)
+        for j in a..<b { out.append(s.u32(postingsAt + 4 * j)) }
+        return out
+    }
+
+    /// Document frequency of term `i`.
+    func frequency(_ i: Int) -> Int { max(0, start(i + 1) - start(i)) }
+
+    /// The section from (row, searchable strings) in row order.
+    static func encode<S: Sequence>(rows: S) -> [UInt8] where S.Element == (RowID, [String]) {
+        var postings: [String: [RowID]] = [:]
+        for (row, texts) in rows {
+            for t in TextIndex.tokenSet(texts) { postings[t, default: []].append(row) }
+        }
+        let sorted = postings.keys.sorted { a, b in a.utf8.lexicographicallyPrecedes(b.utf8) }
+        var w = SectionWriter()
+        w.magic(magic)
+        w.u64(UInt64(sorted.count))
+        let total = postings.values.reduce(0) { $0 + $1.count }
+        w.u64(UInt64(total))
+        var termBytes = 0
+        for t in sorted { termBytes += t.utf8.count }
+        var postingsAt = headerSize + 16 * (sorted.count + 1) + termBytes
+        postingsAt = (postingsAt + 3) & ~3
+        w.u64(UInt64(postingsAt))
+        var off = 0
+        for t in sorted {
+            w.u64(UInt64(off))
+            off += t.utf8.count
+        }
+        w.u64(UInt64(off))
+        var start = 0
+        for t in sorted {
+            w.u64(UInt64(start))
+            start += postings[t]?.count ?? 0
+        }
+        w.u64(UInt64(start))
+        for t in sorted { w.bytes += Array(t.utf8) }
+        while w.bytes.count < postingsAt { w.bytes.append(0) }
+        for t in sorted {
+            for r in postings[t]?.sorted() ?? [] { w.u32(r) }
+        }
+        return w.bytes
+    }
+}

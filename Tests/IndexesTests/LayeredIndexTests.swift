@@ -1,0 +1,190 @@
+// Layered indexes: a checkpoint's static sections (mapped bytes) plus an in-memory delta, with
+// removed base rows, must answer every query exactly as one in-memory index over the same final
+// rows — counts, scans with resume in both directions, prefixes, IN, text ANY/ALL and document
+// frequencies, radius and nearest-first with resume. Damaged sections fail with an error.
+
+import CirrusTestSupport
+import Foundation
+import RecordModel
+import Testing
+
+@testable import Indexes
+
+/// Owns a copy of section bytes (as a mapped file would).
+final class Bytes: @unchecked Sendable {
+    let p: UnsafeMutableRawBufferPointer
+    let count: Int
+    init(_ b: [UInt8]) {
+        let m = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, b.count), alignment: 16)
+        b.withUnsafeBytes { src in if let s = src.baseAddress, let d = m.baseAddress { d.copyMemory(from: s, byteCount: src.count) } }
+        p = m
+        count = b.count
+    }
+    var view: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[0..<count]) }
+    deinit { p.deallocate() }
+}
+
+@Suite struct LayeredIndexTests {
+    var schema: RecordTypeSchema { RecordIndexesTests.schema }
+
+    func sections(_ rows: [(RowID, Record)]) -> ([String: SectionBytes], [Bytes]) {
+        var out: [String: SectionBytes] = [:]
+        var keep: [Bytes] = []
+        for (name, bytes) in RecordIndexes.encodeSections(schema: schema, rows: rows) {
+            let b = Bytes(bytes)
+            keep.append(b)
+            out[name] = SectionBytes(b.view, keepAlive: b, name: name)
+        }
+        return (out, keep)
+    }
+
+    @Test(arguments: 0..<6)
+    func baseAndDeltaAnswerLikeOneIndex(_ run: Int) throws {
+        let seed = TestSeed.next() &+ UInt64(run)
+        var rng = SeededRandom(seed: seed)
+        let t = RecordIndexesTests()
+        let n = [0, 1, 40, 300][run % 4]
+        var live: [RowID: Record] = [:]
+        var baseRows: [(RowID, Record)] = []
+        for i in 0..<n {
+            let r = t.record(i, &rng)
+            baseRows.append((RowID(i), r))
+            live[RowID(i)] = r
+        }
+        let (secs, keep) = sections(baseRows)
+        var layered = RecordIndexes(schema: schema, baseRowCount: n, sections: secs, nodeSize: 4) {
+            Issue.record("seed \(seed): a section was missing")
+            return baseRows
+        }
+        #expect(layered.rebuilt.isEmpty)
+        // The delta: deletions and updates of base rows (an update is a delete + a new row), and
+        // changes of delta rows.
+        var next = RowID(n)
+        for _ in 0..<(rng.below(120) + 1) {
+            let rows = Array(live.keys)
+            switch rng.below(3) {
+            case 0 where !rows.isEmpty:
+                let row = rows[rng.below(rows.count)]
+                layered.apply([.delete(row, live[row]!)])
+                live[row] = nil
+            case 1 where !rows.isEmpty:
+                let row = rows[rng.below(rows.count)]
+                let new = t.record(Int(next) + 1000, &rng)
+                if Int(row) < n {
+                    layered.apply([.delete(row, live[row]!), .insert(next, new)])
+                    live[row] = nil
+                    live[next] = new
+                    next += 1
+                } else {
+                    layered.apply([.update(row, old: live[row]!, new: new)])
+                    live[row] = new
+                }
+            default:
+                let new = t.record(Int(next) + 1000, &rng)
+                layered.apply([.insert(next, new)])
+                live[next] = new
+                next += 1
+            }
+        }
+        let model = RecordIndexes(schema: schema, rows: live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, nodeSize: 4)
+        try compare(layered, model, seed: seed, &rng)
+        withExtendedLifetime(keep) {}
+    }
+
+    func compare(_ a: RecordIndexes, _ b: RecordIndexes, seed: UInt64, _ rng: inout SeededRandom) throws {
+        #expect(a.rowCount == b.rowCount, "seed \(seed): rowCount")
+        let values: [FieldValue] = [.string("Bistro"), .string("Café Nord"), .string("Le Dôme"), .string("東京ラーメン"), .string("a"), .string("b"),
+                                    .int64(3), .double(7.5), .int64(20), .date(Timestamp(millisecondsSince1970: 500))]
+        for (field, x) in a.ordered {
+            guard let y = b.ordered[field] else { Issue.record("seed \(seed): \(field) missing"); continue }
+            #expect(x.count == y.count, "seed \(seed): \(field) count")
+            for v in values {
+                #expect(x.rows(equalTo: v) == y.rows(equalTo: v), "seed \(seed): \(field) = \(v)")
+                #expect(x.count(equalTo: v) == y.count(equalTo: v), "seed \(seed): count \(field) = \(v)")
+                for r in [ValueRange(lower: .included(v)), ValueRange(upper: .excluded(v)), .all] {
+                    #expect(x.rows(in: r) == y.rows(in: r), "seed \(seed): \(field) in \(r)")
+                    #expect(x.count(in: r) == y.count(in: r), "seed \(seed): count \(field) in \(r)")
+                    for dir in [ScanDirection.ascending, .descending] {
+                        let all = x.page(r, direction: dir, limit: 10_000)
+                        #expect(all == y.page(r, direction: dir, limit: 10_000), "seed \(seed): scan \(field) \(dir)")
+                        if let mid = all.dropFirst(all.count / 2).first, let rec = values.first(where: { x.rows(equalTo: $0).contains(mid) }) {
+                            #expect(x.page(r, direction: dir, after: (rec, mid), limit: 7) == y.page(r, direction: dir, after: (rec, mid), limit: 7),
+                                    "seed \(seed): resumed scan \(field)")
+                        }
+                    }
+                }
+            }
+            for p in [FieldValue.string("B"), .string("Caf"), .string("東")] where !x.family.isFixed {
+                #expect(x.rows(beginningWith: p) == y.rows(beginningWith: p), "seed \(seed): \(field) prefix \(p)")
+                #expect(x.count(beginningWith: p) == y.count(beginningWith: p), "seed \(seed)")
+            }
+            #expect(x.rows(equalToAnyOf: values) == y.rows(equalToAnyOf: values), "seed \(seed): \(field) IN")
+            #expect(x.count(equalToAnyOf: values) == y.count(equalToAnyOf: values), "seed \(seed): count \(field) IN")
+        }
+        if let x = a.text, let y = b.text {
+            for q in ["cafe", "the coffee", "quiet late", "dome", "東京", "best", "the"] {
+                #expect(x.rows(matchingAny: [q]) == y.rows(matchingAny: [q]), "seed \(seed): text any \(q)")
+                #expect(x.rows(matchingAll: [q]) == y.rows(matchingAll: [q]), "seed \(seed): text all \(q)")
+                TextTokenizer.forEachGroup(q) { g in
+                    for t in g { #expect(x.documentFrequency(token: t) == y.documentFrequency(token: t), "seed \(seed): df \(t)") }
+                }
+            }
+        } else {
+            #expect(a.text == nil && b.text == nil)
+        }
+        for (name, x) in a.spatial {
+            guard let y = b.spatial[name] else { continue }
+            #expect(x.count == y.count, "seed \(seed): spatial count")
+            for _ in 0..<5 {
+                let c = Location(latitude: Double(rng.below(180)) - 90, longitude: Double(rng.below(360)) - 180)
+                for km in [0.0, 500, 3000, 20_100] {
+                    #expect(x.rows(withinKm: km, of: c) == y.rows(withinKm: km, of: c), "seed \(seed): radius \(km)")
+                    #expect(x.rows(withinKm: km, of: c, inclusive: false) == y.rows(withinKm: km, of: c, inclusive: false))
+                }
+                var i1 = x.nearest(to: c)
+                var i2 = y.nearest(to: c)
+                let h1 = i1.next(25)
+                #expect(h1.map(\.row) == i2.next(25).map(\.row), "seed \(seed): nearest")
+                if let mid = h1.dropFirst(h1.count / 2).first {
+                    var r1 = x.nearest(to: c, after: mid.position)
+                    var r2 = y.nearest(to: c, after: mid.position)
+                    #expect(r1.next(10).map(\.row) == r2.next(10).map(\.row), "seed \(seed): nearest resumed")
+                }
+                var m1 = x.nearest(to: c, maxKm: 2000)
+                var m2 = y.nearest(to: c, maxKm: 2000)
+                #expect(m1.next(1000).map(\.row) == m2.next(1000).map(\.row), "seed \(seed): nearest within")
+            }
+        }
+    }
+
+    @Test func damagedSectionsFailWithAnErrorNotACrash() throws {
+        var rng = SeededRandom(seed: 7)
+        let t = RecordIndexesTests()
+        let rows = (0..<50).map { (RowID($0), t.record($0, &rng)) }
+        for (name, bytes) in RecordIndexes.encodeSections(schema: schema, rows: rows) {
+            var cases: [[UInt8]] = [Array(bytes.prefix(bytes.count / 2)), Array(bytes.prefix(10)), []]
+            var badMagic = bytes
+            badMagic[0] ^= 0xFF
+            cases.append(badMagic)
+            var badCount = bytes
+            for i in 8..<24 where i < badCount.count { badCount[i] = 0xFF }
+            cases.append(badCount)
+            for c in cases {
+                let b = Bytes(c)
+                let s = SectionBytes(b.view, keepAlive: b, name: name)
+                var threw = false
+                do {
+                    if name.hasPrefix("ordered:") { _ = try StaticOrdered(s) } else if name.hasPrefix("text") { _ = try StaticText(s) } else { _ = try StaticRTree(s) }
+                } catch {
+                    threw = true
+                    #expect(error.section == name)
+                }
+                #expect(threw, "\(name): damaged section of \(c.count) bytes was accepted")
+            }
+            // A damaged section is rebuilt from the rows, not trusted.
+            let b = Bytes(Array(bytes.prefix(bytes.count / 2)))
+            let idx = RecordIndexes(schema: schema, baseRowCount: 50, sections: [name: SectionBytes(b.view, keepAlive: b, name: name)], nodeSize: 4) { rows }
+            #expect(idx.rebuilt.contains(name))
+        }
+    }
+}
