@@ -48,7 +48,8 @@ extension ContainerCore {
         }
         for (key, b) in snap.base {
             tables[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize)
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
+                cacheSize: options.recordCacheSize)
         }
         if let bytes = store.checkpointUserState, !bytes.isEmpty {
             do {
@@ -116,7 +117,8 @@ extension ContainerCore {
         var next: [String: [String: TypeTable]] = [:]
         for (key, b) in snap.base {
             next[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize)
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
+                cacheSize: options.recordCacheSize)
         }
         stateLock.withLock {
             tables = next
@@ -181,7 +183,8 @@ extension ContainerCore {
         var next: [String: [String: TypeTable]] = [:]
         for (key, b) in snap.base {
             next[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize)
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
+                cacheSize: options.recordCacheSize)
         }
         let changes = snap.deltaChanges().map { c in
             RecordChange(owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) }, new: c.current.map { Self.apiForm($0.record) })

@@ -92,13 +92,17 @@ public struct ContainerOptions: Sendable {
     /// switch to the new segments takes the write lock briefly). Off: the commit that crosses
     /// the threshold writes the checkpoint itself.
     public var backgroundCheckpoints: Bool
+    /// Decoded records kept per table for rows read from data segments (0: decode every read).
+    /// Memory: about a kilobyte per record for a record of ten fields.
+    public var recordCacheSize: Int
 
     public init(
         fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,
         maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64, checkpointThreshold: Int = 100_000,
-        backgroundCheckpoints: Bool = true
+        backgroundCheckpoints: Bool = true, recordCacheSize: Int = 16_384
     ) {
+        self.recordCacheSize = recordCacheSize
         self.checkpointThreshold = checkpointThreshold
         self.backgroundCheckpoints = backgroundCheckpoints
         self.fileSystem = fileSystem

@@ -86,6 +86,8 @@ struct TypeTable: Sendable {
     let owner: String
     var schema: RecordTypeSchema?
     var base: BaseTable?
+    /// Decoded base rows (shared by every snapshot of this base).
+    var cache: RecordCache?
     var baseRemoved = RowBits()
     var pages = RowPages()
     var deltaByID = RowMap()
@@ -120,7 +122,8 @@ struct TypeTable: Sendable {
     }
 
     /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here.
-    init(base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int) throws(CirrusError) {
+    init(base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0) throws(CirrusError) {
+        cache = RecordCache(capacity: cacheSize)
         recordType = base.key.recordType
         owner = base.key.owner
         self.schema = schema
@@ -134,8 +137,9 @@ struct TypeTable: Sendable {
     func record(_ row: RowID) -> Record? {
         let i = Int(row)
         if i < baseCount {
-            guard !baseRemoved.contains(i), let r = try? base?.rows.record(i) else { return nil }
-            return ContainerCore.apiForm(r)
+            guard !baseRemoved.contains(i), let base else { return nil }
+            guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+            return cache.record(i) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
         }
         return pages[RowID(truncatingIfNeeded: i - baseCount)]
     }
@@ -238,37 +242,55 @@ struct TypeTable: Sendable {
 /// snap.indexes.catalog.kinds(for: .user("name"))   // [.ordered, .text]
 /// ```
 public struct RecordTypeSnapshot: Sendable {
-    public let recordType: String
-    /// The type's schema in this environment; nil if the type has no schema yet.
-    public let schema: RecordTypeSchema?
-    public let environment: Environment
-    /// Every index the schema asks for, over exactly the rows of this snapshot.
-    public let indexes: RecordIndexes
-    let table: TypeTable?
+    /// The snapshot's parts behind one reference: executors copy the snapshot freely (it is
+    /// passed and captured per row), which must cost one retain, not one per field.
+    final class Storage: Sendable {
+        let recordType: String
+        let schema: RecordTypeSchema?
+        let environment: Environment
+        let indexes: RecordIndexes
+        let table: TypeTable?
+
+        init(recordType: String, schema: RecordTypeSchema?, environment: Environment, indexes: RecordIndexes, table: TypeTable?) {
+            self.recordType = recordType
+            self.schema = schema
+            self.environment = environment
+            self.indexes = indexes
+            self.table = table
+        }
+    }
+    let storage: Storage
     /// The container's publish version this snapshot was taken at (equal versions, equal data).
     var version: UInt64 = 0
 
+    public var recordType: String { storage.recordType }
+    /// The type's schema in this environment; nil if the type has no schema yet.
+    public var schema: RecordTypeSchema? { storage.schema }
+    public var environment: Environment { storage.environment }
+    /// Every index the schema asks for, over exactly the rows of this snapshot.
+    public var indexes: RecordIndexes { storage.indexes }
+    var table: TypeTable? { storage.table }
+
     init(recordType: String, environment: Environment, table: TypeTable?, schema: RecordTypeSchema?, nodeSize: Int) {
-        self.recordType = recordType
-        self.environment = environment
-        self.table = table
-        self.schema = table?.schema ?? schema
-        self.indexes = table?.indexes
-            ?? RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: [], nodeSize: nodeSize)
+        storage = Storage(
+            recordType: recordType, schema: table?.schema ?? schema, environment: environment,
+            indexes: table?.indexes
+                ?? RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: [], nodeSize: nodeSize),
+            table: table)
     }
 
     /// Number of live records of the type in the database.
-    public var rowCount: Int { table?.liveCount ?? 0 }
+    public var rowCount: Int { storage.table?.liveCount ?? 0 }
 
     /// The current version of the record in `row`; nil if the row was deleted or never existed.
     /// Record ids use the API form (zone owner `__defaultOwner__`).
-    public func record(_ row: RowID) -> Record? { table?.record(row) }
+    public func record(_ row: RowID) -> Record? { storage.table?.record(row) }
 
     /// The row of a record of this type, nil if none.
     public func row(for id: RecordID) -> RowID? {
-        table?.row(for: RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName)))
+        storage.table?.row(for: RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName)))
     }
 
     /// Every live row, sorted ascending.
-    public func allRows() -> [RowID] { table?.allRows() ?? [] }
+    public func allRows() -> [RowID] { storage.table?.allRows() ?? [] }
 }

@@ -188,8 +188,9 @@ struct LayeredKeys<S: StaticKeys> {
             let less = a.0 < b.0 || (!(b.0 < a.0) && a.1 < b.1)
             return dir == .ascending ? less : !less
         }
-        let indices: [Int] = dir == .ascending ? Array(r) : r.reversed()
-        for i in indices {
+        let step = dir == .ascending ? 1 : -1
+        let first = dir == .ascending ? r.lowerBound : r.upperBound - 1
+        for i in stride(from: first, through: dir == .ascending ? r.upperBound - 1 : r.lowerBound, by: step) where !r.isEmpty {
             let row = base.row(i)
             if skip && removed.contains(Int(row)) { continue }
             let k = base.key(i)

@@ -144,8 +144,17 @@ public struct ByteReader {
         let n = try length()
         let start = offset
         offset += n
-        let slice = UnsafeRawBufferPointer(rebasing: buffer[start..<start + n])
-        guard let s = String(validating: slice.bindMemoryToUTF8(), as: UTF8.self) else {
+        let slice = UnsafeRawBufferPointer(rebasing: buffer[start..<start + n]).bindMemoryToUTF8()
+        // `String(decoding:)` is specialized and fast (the generic `String(validating:)` costs a
+        // metadata lookup per call); it repairs invalid UTF-8, so a result whose bytes differ
+        // from the input means the input was invalid.
+        let s = String(decoding: slice, as: UTF8.self)
+        var ascii = true
+        for b in slice where b >= 0x80 {
+            ascii = false
+            break
+        }
+        guard ascii || s.utf8.elementsEqual(slice) else {
             throw CodecError("invalid UTF-8 in string", offset: start)
         }
         return s
