@@ -5,6 +5,7 @@
 // (segments, CURRENT, assets/, cursor-secrets.json). A container opens one environment; the
 // schema lives in that environment's log. Schema operations: Container+Schema.swift.
 
+import Indexes
 import RecordLog
 import RecordModel
 
@@ -135,6 +136,13 @@ public final class Container: Sendable {
                 try t.indexes.checkInvariants()
                 guard t.indexes.rowCount == t.liveCount else {
                     throw CirrusError(.internalError, "\(owner)/\(type): indexes hold \(t.indexes.rowCount) rows, the table \(t.liveCount)")
+                }
+                // Every index entry against the rows: rebuild from the stored rows and compare.
+                let rows = t.allRows().compactMap { row in t.record(row).map { (row, $0) } }
+                let rebuilt = RecordIndexes(
+                    schema: t.schema ?? RecordTypeSchema(name: type, grants: []), rows: rows, nodeSize: core.options.indexNodeSize)
+                if let d = t.indexes.differences(from: rebuilt).first {
+                    throw CirrusError(.internalError, "\(owner)/\(type): \(d)")
                 }
             }
         }

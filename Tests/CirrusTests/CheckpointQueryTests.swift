@@ -88,3 +88,31 @@ import Testing
         #expect(all2.count == 60)
     }
 }
+
+@Suite struct IndexSegmentVerifyTests {
+    @Test func aDamagedIndexEntryIsFoundByCheckInvariants() async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        let c = try env.open()
+        let db = c.publicDatabase(as: .user("_u"))
+        _ = try await db.modifyRecords(saving: (0..<30).map { rec("r\($0)", ["n": .int64(Int64($0))]) }, deleting: [])
+        try c.checkpoint()
+        try c.checkInvariants()
+        try c.close()
+        let dir = env.dir + "/development"
+        let m = try Manifest.decode(env.fs.read(dir + "/CURRENT")).get()
+        let n = try #require(m.checkpoint?.tables.values.first?.indexes)
+        let path = dir + "/" + DataSegmentFormat.fileName(n)
+        let seg = try DataSegment.open(path, fileSystem: env.fs)
+        let s = try #require(seg.sections.first { $0.name == "ordered:u.n" })
+        // The row id of the fifth entry (header 32 bytes, entries of 24, row at +16) now names another row.
+        var bytes = try env.fs.read(path)
+        bytes[s.offset + 32 + 4 * 24 + 16] ^= 0x01
+        env.fs.overwrite(path, with: bytes)
+        let again = try env.open()
+        #expect(throws: CirrusError.self) { try again.checkInvariants() }
+        // …and verify reports the block whose CRC no longer matches.
+        let v = try RecordStore.verify(directory: dir, fileSystem: env.fs)
+        #expect(v.open.corruptions.contains { $0.reason.contains(path) })
+    }
+}
