@@ -146,13 +146,24 @@ public struct RecordIndexes: Sendable {
             if !plan.searchable.isEmpty { texts.append((row, Self.texts(plan.searchable, rec))) }
             for (i, name) in plan.spatial.enumerated() { if let l = location(name, rec) { points[i].append((row, l)) } }
         }
-        var out: [(name: String, bytes: [UInt8])] = []
+        // The sections are independent: build them on all cores (each sorts its own entries).
+        var jobs: [(name: String, build: @Sendable () -> [UInt8])] = []
         for (i, (field, fam)) in plan.ordered.enumerated() {
-            out.append((sectionName(field), StaticOrdered.encode(family: fam, entries: values[i])))
+            let v = values[i]
+            jobs.append((sectionName(field), { StaticOrdered.encode(family: fam, entries: v) }))
         }
-        if !plan.searchable.isEmpty { out.append((textSectionName(plan.searchable), StaticText.encode(rows: texts))) }
-        for (i, name) in plan.spatial.enumerated() { out.append(("spatial:" + name, StaticRTree.encode(points: points[i]))) }
-        return out
+        if !plan.searchable.isEmpty {
+            let t = texts
+            jobs.append((textSectionName(plan.searchable), { StaticText.encode(rows: t) }))
+        }
+        for (i, name) in plan.spatial.enumerated() {
+            let p = points[i]
+            jobs.append(("spatial:" + name, { StaticRTree.encode(points: p) }))
+        }
+        let results = SectionResults(count: jobs.count)
+        let builds = jobs.map(\.build)
+        DispatchQueue.concurrentPerform(iterations: builds.count) { i in results.set(i, builds[i]()) }
+        return jobs.indices.map { (jobs[$0].name, results.get($0)) }
     }
 
     /// Section name of an ordered index (user and system fields apart: a user field may not
@@ -245,6 +256,16 @@ public struct RecordIndexes: Sendable {
         for o in ordered.values { try o.checkInvariants() }
         for s in spatial.values { try s.checkInvariants() }
     }
+}
+
+/// Slots for sections built concurrently (each slot written by exactly one job).
+final class SectionResults: @unchecked Sendable {
+    // @unchecked: every access holds `lock`.
+    private let lock = NSLock()
+    private var slots: [[UInt8]]
+    init(count: Int) { slots = Array(repeating: [], count: count) }
+    func set(_ i: Int, _ b: [UInt8]) { lock.withLock { slots[i] = b } }
+    func get(_ i: Int) -> [UInt8] { lock.withLock { slots[i] } }
 }
 
 /// Which indexes a record type's schema asks for (CKQUERY.md §3).
