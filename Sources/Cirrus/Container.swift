@@ -113,6 +113,9 @@ public final class Container: Sendable {
             do { try core.checkpointHoldingLock() } catch { checkpointError = error }
         }
         defer { core.removeUnreferencedAssets() }
+        if checkpointError == nil, !core.options.readOnly, core.stateLock.withLock({ core.subscriptionsUnsaved }) != nil {
+            do { try core.persistSubscriptions() } catch { checkpointError = error }  // the last try
+        }
         if let checkpointError {
             try? core.store.close()  // the checkpoint's error is the one to report
             throw checkpointError

@@ -69,6 +69,7 @@ extension ContainerCore {
         let schema = state.schema
         if state.schemaChanged { state.load.setSchema(schema) }
         let nodeSize = options.indexNodeSize
+        try ensureSecrets(Set(state.seen.map(\.zoneID.ownerName)).union(state.zones.map(\.ownerName)))
         do {
             try state.load.finish(userState: try userStateBytes()) { rows in
                 Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
@@ -79,6 +80,5 @@ extension ContainerCore {
         bulk = nil
         rewriteAtCheckpoint = []
         try remakeTables(schema: schema)
-        for o in Set(state.seen.map(\.zoneID.ownerName)).union(state.zones.map(\.ownerName)) { _ = secretHoldingLock(owner: o) }
     }
 }

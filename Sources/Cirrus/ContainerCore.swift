@@ -47,6 +47,10 @@ final class ContainerCore: @unchecked Sendable {
     var nextSubscriberKey = 0
     var subscriptions: [String: [String: Subscription]] = [:]  // owner → id → subscription
     var secrets: [String: [UInt8]] = [:]
+    /// The error of a subscriptions write that was not a request of its own (SubscriptionStore).
+    var subscriptionsUnsaved: CirrusError?
+    /// Databases whose cursor secret is not on disk (`cursorSecret(owner:)`).
+    var transientSecrets: Set<String> = []
     // Guarded by writeLock:
     /// owner → target (API form) → records holding a deleteSelf reference to it.
     var backrefs: [String: [RecordID: Set<RecordID>]] = [:]
@@ -96,10 +100,15 @@ final class ContainerCore: @unchecked Sendable {
             schema.recordTypes[Schema.usersRecordType] = RecordTypeSchema(name: Schema.usersRecordType)
         }
         let core = ContainerCore(directory: directory, environment: environment, options: options, store: store, schema: schema)
-        core.loadSecrets()
-        try core.loadTables(snap, schema: schema)
-        if !options.readOnly { core.sweepAssets() }
-        core.loadSubscriptions()
+        do throws(CirrusError) {
+            try core.loadSecrets()
+            try core.loadTables(snap, schema: schema)
+            if !options.readOnly { core.sweepAssets() }
+            try core.loadSubscriptions()
+        } catch {
+            try? store.close()  // the load's error is the one to report; the store is dropped
+            throw error
+        }
         return core
     }
 
@@ -174,19 +183,18 @@ final class ContainerCore: @unchecked Sendable {
             ops.insert(.setSchema(newSchema), at: 0)
         }
         if ops.isEmpty { return }
+        // A database that holds data has its cursor secret on disk (`ensureSecrets`).
+        var owners = Set(changes.map(\.owner))
+        for op in ops {
+            if case .createZone(let z) = op { owners.insert(z.ownerName) }
+        }
+        try ensureSecrets(owners)
         do {
             try store.commit(ops, validate: false)
         } catch {
             throw CirrusError(.internalError, "the commit failed: \(error)")
         }
         apply(changes, newSchema: newSchema)
-        // A database that holds data has its cursor secret on disk, so a later read-only
-        // opening (e.g. `cirrus query`) signs and checks cursors with the same secret.
-        var owners = Set(changes.map(\.owner))
-        for op in ops {
-            if case .createZone(let z) = op { owners.insert(z.ownerName) }
-        }
-        for o in owners { _ = secretHoldingLock(owner: o) }
         notify(changes)
         try checkpointIfDue()
     }
@@ -311,31 +319,51 @@ final class ContainerCore: @unchecked Sendable {
 
     var secretsPath: String { joinPath(storeDirectory, "cursor-secrets.json") }
 
-    func loadSecrets() {
-        guard let bytes = try? options.fileSystem.read(secretsPath),
-            let map = try? JSONDecoder().decode([String: [UInt8]].self, from: Data(bytes))
-        else { return }
-        secrets = map
+    /// Reads the cursor secrets. A missing file means none yet; an unreadable one fails the
+    /// open (every cursor issued so far would otherwise stop being valid, silently).
+    func loadSecrets() throws(CirrusError) {
+        let path = secretsPath
+        guard options.fileSystem.exists(path) else { return }
+        do {
+            let bytes = try options.fileSystem.read(path)
+            secrets = try JSONDecoder().decode([String: [UInt8]].self, from: Data(bytes))
+        } catch {
+            throw CirrusError(
+                .internalError,
+                "\(path) is unreadable: \(error) (restore it from a backup, or delete it: every cursor issued so far then fails as stale)")
+        }
     }
 
-    /// The database's cursor secret, created (from the injected randomness) and persisted once.
-    /// A read-only container cannot persist: a database never written to gets a secret for this
-    /// process only (every database that holds data got its secret with its first commit).
+    /// The database's cursor secret. Every database that holds data got its secret, on disk,
+    /// before its first commit (`ensureSecrets`); one never written to (nothing to page through)
+    /// gets a secret for this process only.
     func cursorSecret(owner: String) -> [UInt8] {
-        writeLock.withLock { secretHoldingLock(owner: owner) }
+        stateLock.withLock {
+            if let s = secrets[owner] { return s }
+            let s = options.random.bytes(32)
+            transientSecrets.insert(owner)
+            secrets[owner] = s
+            return s
+        }
     }
 
-    /// `cursorSecret(owner:)` with the write lock held.
-    func secretHoldingLock(owner: String) -> [UInt8] {
-        if let s = stateLock.withLock({ secrets[owner] }) { return s }
-        let s = options.random.bytes(32)
-        let all = stateLock.withLock {
-            secrets[owner] = s
-            return secrets
+    /// Makes sure each database of `owners` has its cursor secret on disk, before a commit
+    /// writes to it (write lock held), so a later opening — read-only `cirrus query` among them —
+    /// signs and checks cursors with the same secret. A failed write fails the commit.
+    func ensureSecrets(_ owners: Set<String>) throws(CirrusError) {
+        if options.readOnly { return }
+        let all: [String: [UInt8]]? = stateLock.withLock {
+            let missing = owners.filter { secrets[$0] == nil || transientSecrets.contains($0) }
+            if missing.isEmpty { return nil }
+            for o in missing where secrets[o] == nil { secrets[o] = options.random.bytes(32) }
+            return secrets.filter { !transientSecrets.contains($0.key) || missing.contains($0.key) }
         }
-        if !options.readOnly, let data = try? JSONEncoder().encode(all) {
-            try? options.fileSystem.writeAtomically(secretsPath, Array(data))
+        guard let all else { return }
+        do {
+            try options.fileSystem.writeAtomically(secretsPath, Array(try JSONEncoder().encode(all)))
+        } catch {
+            throw CirrusError(.internalError, "cannot write \(secretsPath): \(error)")
         }
-        return s
+        stateLock.withLock { transientSecrets.subtract(owners) }
     }
 }

@@ -100,7 +100,7 @@ extension Database {
                 }
                 return (core.subscriptions[owner]?.count ?? 0) != before
             }
-            if dropped { core.persistSubscriptions() }
+            if dropped { core.persistSubscriptionsLater() }
         }
     }
 

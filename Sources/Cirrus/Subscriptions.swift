@@ -84,8 +84,14 @@ extension ContainerCore {
     /// Checks a subscription's predicate against the current schema, stores and persists it.
     func saveSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
         try withWriteLock { () throws(CirrusError) in
+            let previous = stateLock.withLock { subscriptions[owner]?[s.id] }
             let saved = try storeSubscription(s, owner: owner, identity: identity)
-            persistSubscriptions()
+            do throws(CirrusError) {
+                try persistSubscriptions()
+            } catch {
+                stateLock.withLock { subscriptions[owner, default: [:]][s.id] = previous }  // undone: not saved
+                throw error
+            }
             return saved
         }
     }
@@ -122,9 +128,15 @@ extension ContainerCore {
 
     func deleteSubscription(id: String, owner: String) throws(CirrusError) {
         try withWriteLock { () throws(CirrusError) in
-            let removed = stateLock.withLock { subscriptions[owner]?.removeValue(forKey: id) }
-            if removed == nil { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
-            persistSubscriptions()
+            guard let removed = stateLock.withLock({ subscriptions[owner]?.removeValue(forKey: id) }) else {
+                throw CirrusError(.unknownItem, "no subscription \"\(id)\"")
+            }
+            do throws(CirrusError) {
+                try persistSubscriptions()
+            } catch {
+                stateLock.withLock { subscriptions[owner, default: [:]][id] = removed }  // undone: still there
+                throw error
+            }
         }
     }
 
@@ -167,7 +179,7 @@ extension ContainerCore {
         }
         if !fired.isEmpty {
             stateLock.withLock { for (o, id) in fired { subscriptions[o]?[id] = nil } }
-            persistSubscriptions()
+            persistSubscriptionsLater()
         }
     }
 

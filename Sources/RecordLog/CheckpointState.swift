@@ -22,7 +22,7 @@ struct CheckpointState {
     var zones: [ZoneID: UInt64] = [:]
     var tombstones: [ZoneID: [Tombstone]] = [:]
 
-    func encoded() -> [UInt8] {
+    func encoded() throws(CodecError) -> [UInt8] {
         var w = ByteWriter(capacity: 1024)
         w.u8(Self.version)
         w.varint(lastSequence)
@@ -31,7 +31,7 @@ struct CheckpointState {
         if let schema {
             w.u8(1)
             var s = ByteWriter()
-            LogEntry.schemaChange(schema).encodePayload(into: &s)
+            try LogEntry.schemaChange(schema).encodePayload(into: &s)
             w.byteString(s.bytes)
         } else {
             w.u8(0)

@@ -30,8 +30,9 @@ public enum LogEntry: Sendable, Hashable {
         }
     }
 
-    /// Appends the payload bytes of this entry.
-    public func encodePayload(into w: inout ByteWriter) {
+    /// Appends the payload bytes of this entry. Throws only for a schema that JSON cannot
+    /// encode (never written as anything else: the commit that carries it fails).
+    public func encodePayload(into w: inout ByteWriter) throws(CodecError) {
         switch self {
         case .recordVersion(let r): RecordCodec.encode(r, into: &w)
         case .deletion(let id, let type):
@@ -42,9 +43,11 @@ public enum LogEntry: Sendable, Hashable {
             w.u8(1)
             let enc = JSONEncoder()
             enc.outputFormatting = .sortedKeys
-            // Schema is plain Codable data; encoding cannot fail for it.
-            let data = (try? enc.encode(s)) ?? Data("{}".utf8)
-            w.bytes.append(contentsOf: data)
+            do {
+                w.bytes.append(contentsOf: try enc.encode(s))
+            } catch {
+                throw CodecError("the schema does not encode as JSON: \(error)", offset: w.bytes.count)
+            }
         case .checkpoint(let hi, let horizon):
             w.varint(hi)
             w.varint(horizon)

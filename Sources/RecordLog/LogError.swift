@@ -29,6 +29,8 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A data segment (docs/storage-format.md) is damaged or missing: the file and the byte
     /// offset where the damage was found.
     case badSegment(path: String, offset: Int, reason: String)
+    /// An entry of a batch cannot be encoded (a schema JSON rejects); nothing was written.
+    case unencodable(reason: String)
 
     public var description: String {
         switch self {
@@ -44,6 +46,7 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
         case .closed: "the store is closed"
         case .asset(let h, let r): "asset \(h): \(r)"
         case .badSegment(let p, let o, let r): "damaged data segment \(p) at byte \(o): \(r)"
+        case .unencodable(let r): "the batch cannot be encoded, nothing was written: \(r)"
         }
     }
 

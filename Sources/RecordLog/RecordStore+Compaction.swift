@@ -73,7 +73,7 @@ extension RecordStore {
                 Frame.append(kind: .recordVersion, sequence: seq, flags: both, payload: payload, to: &out)
             case .other(let e):
                 w.bytes.removeAll(keepingCapacity: true)
-                e.encodePayload(into: &w)
+                try e.encodePayload(into: &w)  // entries that were written once encode again
                 Frame.append(kind: e.kind, sequence: seq, flags: both, payload: w.bytes, to: &out)
             }
             if out.count >= 1 << 20 {

@@ -237,7 +237,11 @@ public final class RecordStore: @unchecked Sendable {
             }
             let e = op.entry
             let start = w.bytes.count
-            e.encodePayload(into: &w)
+            do {
+                try e.encodePayload(into: &w)
+            } catch {
+                throw .unencodable(reason: error.description)
+            }
             let size = w.bytes.count - start
             if case .recordVersion(let r) = e, validate, size > RecordLimits.maximumRecordDataSize {
                 throw .invalidRecord(

@@ -77,7 +77,7 @@ import Testing
         ]
         for e in entries {
             var w = ByteWriter()
-            e.encodePayload(into: &w)
+            try e.encodePayload(into: &w)
             let back = try w.bytes.withUnsafeBytes { try LogEntry.decode(kind: e.kind.rawValue, payload: $0) }
             #expect(back == e)
         }
