@@ -44,6 +44,7 @@ extension Database {
     /// only by its owner (anonymous → notAuthenticated, anyone else → permissionFailure).
     func checkDatabaseAccess() throws(CirrusError) {
         guard case .private(let owner) = scope else { return }
+        // The validation's message is replaced by one that says what an owner must be.
         if owner == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(owner)) == nil {
             throw CirrusError(.invalidArguments, "\"\(owner)\" is not a user record name (1 to 255 printable ASCII characters, not \(ZoneID.defaultOwnerName))")
         }

@@ -60,7 +60,7 @@ extension Container {
         } catch {
             throw CirrusError(.internalError, "cannot open the production store: \(error)")
         }
-        defer { try? prod.close() }
+        defer { try? prod.close() }  // read-only: nothing to flush, the promotion's result is reported
         if let current = prod.snapshot().schema {
             try Self.checkAddOnly(from: current, to: schema)
             if current == schema { return schema }

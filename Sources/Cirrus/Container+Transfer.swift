@@ -30,6 +30,7 @@ extension Container {
                 var seen = Set<String>()
                 for r in records where !r.recordID.zoneID.isDefaultZone && seen.insert(r.recordID.zoneID.zoneName).inserted {
                     let z = ZoneID(zoneName: r.recordID.zoneID.zoneName, ownerName: owner)
+                    // An invalid zone is not created here: its records fail validation with its name.
                     if !core.zoneExists(owner: owner, z), (try? Validation.validateZoneID(z)) != nil { zones.append(.createZone(z)) }
                 }
             }

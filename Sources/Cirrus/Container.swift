@@ -112,7 +112,7 @@ public final class Container: Sendable {
         if !core.options.readOnly, !core.store.isClosed, core.store.deltaCount >= min(core.options.checkpointThreshold, 1000) {
             do { try core.checkpointHoldingLock() } catch { checkpointError = error }
         }
-        defer { core.removeUnreferencedAssets() }
+        defer { core.removeUnreferencedAssets(ignoringPins: true) }  // no save can follow a close
         if checkpointError == nil, !core.options.readOnly, core.stateLock.withLock({ core.subscriptionsUnsaved }) != nil {
             do { try core.persistSubscriptions() } catch { checkpointError = error }  // the last try
         }
@@ -125,7 +125,6 @@ public final class Container: Sendable {
         } catch {
             throw CirrusError(.internalError, "close failed: \(error)")
         }
-        core.removeUnreferencedAssets()
     }
 
     /// What opening the log found (torn tail, corruption).

@@ -26,6 +26,7 @@ extension ContainerCore {
         if case .private = db.scope {
             for r in records where !r.recordID.zoneID.isDefaultZone {
                 let z = ZoneID(zoneName: r.recordID.zoneID.zoneName, ownerName: owner)
+                // An invalid zone is not created here: its records fail validation with its name.
                 if !zoneExists(owner: owner, z), (try? Validation.validateZoneID(z)) != nil {
                     state.zones.insert(z)
                     state.load.addZone(z)

@@ -57,6 +57,10 @@ final class ContainerCore: @unchecked Sendable {
     var assetRefs: [String: Int] = [:]
     /// Assets whose last reference went away, removed once that is durable.
     var unreferencedAssets = Set<String>()
+    /// Assets stored by `storeAsset` and not yet referenced by a commit (stateLock): count of
+    /// stores not yet matched by a committed reference. Their files are not removed until then
+    /// (or until close; an asset never saved is removed at the next open).
+    var assetPins: [String: Int] = [:]
 
     /// The bulk load under way (guarded by writeLock), see Container+Transfer.
     var bulk: BulkImportState?
@@ -264,11 +268,21 @@ final class ContainerCore: @unchecked Sendable {
     /// Deletes the files of assets no live record refers to. With `.everyCommit` right after
     /// the commit; otherwise only once the deletions are durable (sync, close, compaction), so
     /// a crash can never bring back a record whose asset file is gone.
-    func removeUnreferencedAssets() {
+    func removeUnreferencedAssets(ignoringPins: Bool = false) {
+        var kept = Set<String>()
         for hash in unreferencedAssets where (assetRefs[hash] ?? 0) == 0 {
-            try? options.fileSystem.remove(store.assetPath(hash))
+            // Checked and removed under stateLock, the lock `storeAsset` pins under: either the pin
+            // comes first and the file stays, or the removal does and storeAsset writes it again.
+            stateLock.withLock {
+                if !ignoringPins, (assetPins[hash] ?? 0) > 0 {
+                    kept.insert(hash)
+                    return
+                }
+                // An asset file that cannot be removed now is swept at the next writable open.
+                try? options.fileSystem.remove(store.assetPath(hash))
+            }
         }
-        unreferencedAssets = []
+        unreferencedAssets = kept
     }
 
     func addRefs(owner: String, _ r: Record) {
@@ -277,7 +291,11 @@ final class ContainerCore: @unchecked Sendable {
                 switch e {
                 case .reference(let ref) where ref.action == .deleteSelf:
                     backrefs[owner, default: [:]][Self.apiID(ref.recordID), default: []].insert(r.recordID)
-                case .asset(let a): assetRefs[a.contentHash, default: 0] += 1
+                case .asset(let a):
+                    assetRefs[a.contentHash, default: 0] += 1
+                    stateLock.withLock {
+                        if let n = assetPins[a.contentHash] { assetPins[a.contentHash] = n > 1 ? n - 1 : nil }
+                    }
                 default: break
                 }
             }
@@ -306,6 +324,7 @@ final class ContainerCore: @unchecked Sendable {
     func sweepAssets() {
         let fs = options.fileSystem
         let root = joinPath(storeDirectory, "assets")
+        // Best effort: what cannot be listed or removed now is tried again at the next open.
         guard fs.exists(root), let subs = try? fs.list(root) else { return }
         for sub in subs {
             let dir = joinPath(root, sub)

@@ -45,7 +45,7 @@ public struct ModifyResult: Sendable {
     /// The saved records, throwing partialFailure if any item failed.
     public func get() throws(CirrusError) -> [Record] {
         if let e = partialFailure { throw e }
-        return saveResults.compactMap { try? $0.1.get() }
+        return saveResults.compactMap { try? $0.1.get() }  // no partial failure: every result is a success
     }
 }
 
@@ -110,6 +110,7 @@ extension Database {
         do throws(CirrusError) {
             try core.commitHoldingLock(plan.operations, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
         } catch {
+            // Only the items that were going to succeed get the commit's error.
             for i in plan.outcomes.indices where (try? plan.outcomes[i].get()) != nil {
                 var e = error
                 e.recordID = i < saving.count ? saving[i].recordID : deleting[i - saving.count]

@@ -191,7 +191,9 @@ public final class Database: Sendable {
         try checkDatabaseAccess()
         if identity.userRecordName == nil { throw CirrusError(.notAuthenticated, "storing an asset needs a signed-in user") }
         do {
-            return try core.store.storeAsset(bytes)
+            // Pinned before its file is checked: a removal of unreferenced assets beside this call
+            // (another database deleting the last record that used the same bytes) leaves it.
+            return try core.store.storeAsset(bytes) { hash in core.stateLock.withLock { core.assetPins[hash, default: 0] += 1 } }
         } catch {
             throw CirrusError(.internalError, "cannot store the asset: \(error)")
         }

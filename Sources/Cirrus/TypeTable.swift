@@ -138,6 +138,8 @@ struct TypeTable: Sendable {
         let i = Int(row)
         if i < baseCount {
             guard !baseRemoved.contains(i), let base else { return nil }
+            // Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row
+            // that does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
             guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
             return cache.record(i) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
         }

@@ -64,6 +64,7 @@ struct ReplCommand: AsyncParsableCommand {
         var failed = false
         if interactive {
             print("Cirrus \(db == nil ? "demo database" : path) — type `help` for commands, `quit` or Ctrl-D to leave.")
+            // Only for the history file: without the directory the session runs without history.
             try? FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
             // A stray Ctrl-C must not end the session (commands are short; quit or Ctrl-D leave).
             signal(SIGINT, SIG_IGN)
@@ -84,7 +85,12 @@ struct ReplCommand: AsyncParsableCommand {
                 if out.quit { break }
             }
         }
-        try? container.close()
+        do {
+            try container.close()
+        } catch {
+            FileHandle.standardError.write(Data("cirrus: closing the database failed: \(error)\n".utf8))
+            failed = true
+        }
         if failed { throw ExitCode(1) }
     }
 }

@@ -66,7 +66,7 @@ public enum DemoDatabase {
         }
         try fm.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
         let tmp = dir + ".building-\(ProcessInfo.processInfo.processIdentifier)"
-        try? fm.removeItem(atPath: tmp)
+        try? fm.removeItem(atPath: tmp)  // a leftover of a killed build, usually absent
         progress?("building the demo database (\(placeCount) places) in \(dir) …")
         let start = DispatchTime.now().uptimeNanoseconds
         let n = try await build(at: tmp, placeCount: placeCount)
@@ -75,7 +75,7 @@ public enum DemoDatabase {
         let old = dir + ".old-\(ProcessInfo.processInfo.processIdentifier)"
         if fm.fileExists(atPath: dir) { try fm.moveItem(atPath: dir, toPath: old) }
         try fm.moveItem(atPath: tmp, toPath: dir)
-        try? fm.removeItem(atPath: old)
+        try? fm.removeItem(atPath: old)  // the new demo is in place; a stale copy aside is harmless
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         progress?(String(format: "built %d records in %.1f s", n, seconds))
         return Outcome(path: dir, built: true, records: n, seconds: seconds)

@@ -125,7 +125,7 @@ public enum QueryCommands {
                 page = try await database.records(
                     matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
             }
-            let records = page.matchResults.compactMap { try? $0.1.get() }
+            let records = try pageRecords(page.matchResults)
             let next = page.queryCursor.map { database.token(for: $0) }
             if json { return CommandOutput(stdout: pageJSON(records, cursor: next).jsonText + "\n") }
             var text = table(records, keys: request.keys, schema: database.schema.recordTypes[request.recordType], sorts: request.sorts, width: width)
@@ -236,4 +236,18 @@ public enum QueryCommands {
         let h = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
         return 2 * r * asin(min(1, h.squareRoot()))
     }
+}
+
+/// The records of a page. CloudKit's shape allows an error per match; one is reported with the
+/// record it belongs to, never dropped from the output.
+func pageRecords(_ results: [(RecordID, Result<Record, CirrusError>)]) throws(CirrusError) -> [Record] {
+    var records: [Record] = []
+    records.reserveCapacity(results.count)
+    for (id, result) in results {
+        switch result {
+        case .success(let r): records.append(r)
+        case .failure(let e): throw CirrusError(e.code, "record \(id.recordName): \(e.message)")
+        }
+    }
+    return records
 }

@@ -145,7 +145,7 @@ extension ReplSession {
             lastQuery = request
             lastCursor = page.queryCursor
             pageNumber = 1
-            return render(page.matchResults.compactMap { try? $0.1.get() }, request, db)
+            return render(try pageRecords(page.matchResults), request, db)
         } catch {
             throw ReplError(wrapping: error)
         }
@@ -164,7 +164,7 @@ extension ReplSession {
             let page = try await db.records(continuingMatchFrom: cursor, desiredKeys: request.fetchKeys, resultsLimit: limit)
             lastCursor = page.queryCursor
             pageNumber += 1
-            return render(page.matchResults.compactMap { try? $0.1.get() }, request, db)
+            return render(try pageRecords(page.matchResults), request, db)
         } catch {
             throw ReplError(wrapping: error)
         }

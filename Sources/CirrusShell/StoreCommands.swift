@@ -199,7 +199,7 @@ public enum StoreCommands {
                 var o = ImportOptions()
                 o.batchSize = 4096  // records planned per batch of the bulk load
                 if let progress {
-                    let total = (try? fileSystem.size(file)) ?? 0
+                    let total = (try? fileSystem.size(file)) ?? 0  // only for the ETA: no size, no ETA (import reports errors)
                     o.progress = { s in
                         // ETA from the bytes still to read at the rate so far (compressed input: unknown).
                         let rate = s.seconds > 0 ? Double(s.bytes) / s.seconds : 0

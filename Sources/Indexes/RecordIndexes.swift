@@ -102,6 +102,8 @@ public struct RecordIndexes: Sendable {
             loaded = r
             return r
         }
+        // A section that is missing or does not open (`try?`) is rebuilt from the rows and named in
+        // `rebuilt`, which the caller reports; `verify` reports the damage itself.
         for (field, fam) in plan.ordered {
             let name = Self.sectionName(field)
             if let s = sections[name], let b = try? StaticOrdered(s), b.family == fam {

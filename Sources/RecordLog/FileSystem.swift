@@ -88,7 +88,7 @@ extension FileSystem {
             try f.sync()
             try f.close()
         } catch {
-            try? f.close()
+            try? f.close()  // the append or sync error is the one to report
             throw error
         }
         try rename(tmp, to: path)

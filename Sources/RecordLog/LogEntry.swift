@@ -70,10 +70,11 @@ public enum LogEntry: Sendable, Hashable {
             guard try r.u8() == 1 else { throw CodecError("unknown schema encoding", offset: 0) }
             let data = Data(payload[1...])
             r.offset = payload.count
-            guard let s = try? JSONDecoder().decode(Schema.self, from: data) else {
-                throw CodecError("schema JSON does not decode", offset: 1)
+            do {
+                e = .schemaChange(try JSONDecoder().decode(Schema.self, from: data))
+            } catch {
+                throw CodecError("schema JSON does not decode: \(error)", offset: 1)
             }
-            e = .schemaChange(s)
         case .checkpoint:
             let hi = try r.varint()
             e = .checkpoint(highestSequence: hi, horizon: try r.varint())

@@ -76,7 +76,7 @@ public enum RecordTransfer {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw FileSystemError("open", path: path, code: 2, message: "cannot open file")
         }
-        defer { try? handle.close() }
+        defer { try? handle.close() }  // a read handle: closing loses nothing
         let head = [UInt8](handle.readData(ofLength: 64))
         if Gzip.isGzip(head) || isPropertyList(head) {
             return try readAll(try POSIXFileSystem().read(path), name: path, options: options, sink: sink)

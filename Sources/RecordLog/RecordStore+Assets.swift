@@ -1,8 +1,11 @@
 // RecordStore+Assets: asset files beside the log, content-addressed by SHA-256:
 // DIR/assets/<first 2 hex digits>/<64 hex digits>. Written tmp → fsync → rename → fsync(dir)
 // before the record that references them is committed, so a committed Asset always has its
-// file. Asset bytes never count towards the 1 MB record limit. Unreferenced files are not
-// collected yet.
+// file. Asset bytes never count towards the 1 MB record limit. The store does not count
+// references: the container does (ContainerCore.assetRefs) and deletes the files no live record
+// refers to — after the deleting commit is durable, and at open for assets never saved in a
+// record. `willWrite` lets it pin an asset before its file is checked or written, so a removal
+// running beside `storeAsset` cannot take the file away from the record about to use it.
 
 import RecordModel
 
@@ -13,11 +16,14 @@ extension RecordStore {
     }
 
     /// Stores `bytes` as an asset file (once per content) and returns the `Asset` to put in a field.
-    public func storeAsset(_ bytes: [UInt8]) throws(LogError) -> Asset {
+    /// `willWrite` is called with the content hash before the file is looked for or written.
+    public func storeAsset(_ bytes: [UInt8], willWrite: (String) -> Void = { _ in }) throws(LogError) -> Asset {
         if options.readOnly { throw .readOnly }
         let hash = SHA256.hexDigest(bytes)
+        willWrite(hash)
         let asset = Asset(contentHash: hash, size: Int64(bytes.count))
         let path = assetPath(hash)
+        // Already stored (content-addressed); a size that cannot be read means: write it again.
         if fileSystem.exists(path), (try? fileSystem.size(path)) == bytes.count { return asset }
         do {
             let assets = joinPath(directory, "assets")

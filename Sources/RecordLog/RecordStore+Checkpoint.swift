@@ -14,6 +14,7 @@
 // A crash before 5 leaves the old manifest, whose files are all still there (the new ones are
 // unnamed and removed by the next writable open); after 5, the new one.
 
+import Foundation
 import RecordModel
 
 /// What a checkpoint did.
@@ -34,6 +35,8 @@ public struct CheckpointReport: Sendable, Hashable {
 public struct CheckpointRows: Sequence {
     public let key: TableKey
     public let rows: RowSection
+    /// The first row that did not decode, seen by any iterator of this sequence.
+    let failure = FirstFailure()
 
     /// The rows of one table.
     public init(key: TableKey, rows: RowSection) {
@@ -41,24 +44,38 @@ public struct CheckpointRows: Sequence {
         self.rows = rows
     }
 
+    /// Holds the first decoding failure of any of the (possibly concurrent) iterators.
+    final class FirstFailure: @unchecked Sendable {
+        private let lock = NSLock()
+        private var first: (row: Int, error: any Error)?
+        func record(row: Int, _ error: any Error) { lock.withLock { if first == nil { first = (row, error) } } }
+        var value: (row: Int, error: any Error)? { lock.withLock { first } }
+    }
+
     /// Number of rows.
     public var count: Int { rows.count }
 
     public struct Iterator: IteratorProtocol {
         let rows: RowSection
+        let failure: FirstFailure
         var i = 0
-        /// The next row and its record (storage form). Rows were CRC-checked when written; one
-        /// that does not decode is skipped here and reported by `verify`.
+        /// The next row and its record (storage form). The rows were just written from records,
+        /// so one that does not decode is a codec bug: it ends the iteration and the checkpoint
+        /// that reads it fails (`writeIndexSegment`), rather than index a table with a row missing.
         public mutating func next() -> (Int, Record)? {
-            while i < rows.count {
-                defer { i += 1 }
-                if let r = try? rows.record(i) { return (i, r) }
+            guard i < rows.count else { return nil }
+            defer { i += 1 }
+            do {
+                return (i, try rows.record(i))
+            } catch {
+                failure.record(row: i, error)
+                i = rows.count
+                return nil
             }
-            return nil
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(rows: rows) }
+    public func makeIterator() -> Iterator { Iterator(rows: rows, failure: failure) }
 }
 
 /// A checkpoint under way beside commits (see `RecordStore.beginCheckpoint()`).
@@ -180,7 +197,7 @@ extension RecordStore {
             snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections, runs: bulk?.runs ?? [:])
         let logNumber = (segments.last ?? 0) + 1
         let newFile = try createSegment(logNumber, flags: 0)
-        try? file?.close()
+        try? file?.close()  // the old log segment was synced; new commits go to newFile
         file = newFile
         segmentSize = LogFormat.segmentHeaderSize
         let before = cond.withLock {
@@ -231,6 +248,7 @@ extension RecordStore {
         var written = 0
         var rowsWritten = 0
         var bytesWritten = 0
+        // Report only (bytesWritten): a size that cannot be read counts 0.
         func size(_ n: UInt64) -> Int { (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName(n)))) ?? 0 }
         for (key, t) in snap.base where !changed.contains(key) {
             if rewrite.contains(key) || (t.indexes == nil && sections != nil) {
@@ -398,7 +416,12 @@ extension RecordStore {
     /// Writes a table's index segment from its rows; nil when there is no encoder or nothing to write.
     func writeIndexSegment(_ rows: RowSection, _ key: TableKey, _ sections: SectionEncoder?) throws -> (number: UInt64, segment: DataSegment)? {
         guard let sections else { return nil }
-        let list = try sections(CheckpointRows(key: key, rows: rows))
+        let table = CheckpointRows(key: key, rows: rows)
+        let list = try sections(table)
+        if let (row, error) = table.failure.value {
+            throw LogError.badSegment(
+                path: "table \(key.owner)/\(key.recordType)", offset: row, reason: "row \(row) does not decode: \(error)")
+        }
         if list.isEmpty { return nil }
         let n = nextDataSegmentNumber()
         let path = joinPath(directory, DataSegmentFormat.fileName(n))
@@ -410,6 +433,7 @@ extension RecordStore {
 
     /// A data segment number no file and no manifest uses.
     func nextDataSegmentNumber() -> UInt64 {
+        // Unlisted names are still avoided: the manifest's and pending numbers are excluded below.
         let onDisk = ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) }
         return cond.withLock {
             let n = max(onDisk.max() ?? 0, dataSegments.max() ?? 0, pendingDataSegments.max() ?? 0, lastDataSegment) + 1

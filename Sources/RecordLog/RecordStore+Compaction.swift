@@ -49,6 +49,7 @@ extension RecordStore {
         try syncFile()
         let snap = cond.withLock { state }
         let before = segments
+        // Report only: a size that cannot be read counts 0.
         let bytesBefore = before.reduce(0) { $0 + ((try? fileSystem.size(segmentPath($1))) ?? 0) }
         let n = (before.last ?? 0) + 1
         let f = try createSegment(n, flags: LogFormat.segmentFlagCompacted)
@@ -88,7 +89,7 @@ extension RecordStore {
         try fileSystem.syncDirectory(directory)
         try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: [n]).encoded)
 
-        try? file?.close()
+        try? file?.close()  // the old segment is retired, every byte of it synced above
         file = f
         cond.withLock { segments = [n] }
         segmentSize = size

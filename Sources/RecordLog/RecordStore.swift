@@ -95,7 +95,7 @@ public final class RecordStore: @unchecked Sendable {
         self.lastSyncNanos = options.clock.monotonicNanoseconds()
     }
 
-    deinit { try? file?.close() }
+    deinit { try? file?.close() }  // nothing to report to; close() reports its errors
 
     // MARK: reading
 
@@ -125,6 +125,7 @@ public final class RecordStore: @unchecked Sendable {
         // Read counts under the lock rather than copying the state: a copy held across the next
         // commit would make that commit copy-on-write a shard.
         let (records, zones, last, c, segs) = cond.withLock { (state.recordCount, state.zones.count, state.lastSequence, counters, segments) }
+        // Statistics only: a segment whose size cannot be read counts 0 (open and verify report it).
         let bytes = segs.reduce(0) { $0 + ((try? fileSystem.size(segmentPath($1))) ?? 0) }
         return StoreStats(
             segments: segs.count, logBytes: bytes, liveRecords: records, zones: zones,
@@ -393,7 +394,7 @@ public final class RecordStore: @unchecked Sendable {
                 try syncFile()
             } catch { err = LogError.wrap(error) }
         }
-        try? file?.close()
+        try? file?.close()  // flushed and synced above (or `err` says why not); a close error adds nothing
         file = nil
         directoryLock?.unlock()
         directoryLock = nil

@@ -227,6 +227,7 @@ public struct StoreSnapshot: Sendable {
     /// the way to bulk-load indexes without holding every decoded record at once.
     public func forEachRecord(_ body: (StoredRecord) throws -> Void) rethrows {
         try forEachEncoded { _, seq, _, p in
+            // As in record(_:): a payload that does not decode is skipped here; `verify` names it.
             if let r = try? RecordCodec.decode(p) { try body(StoredRecord(record: r, sequence: seq)) }
         }
     }
@@ -293,6 +294,7 @@ public struct StoreSnapshot: Sendable {
         var out: [(RecordID, StoredRecord?, StoredRecord?)] = []
         out.reserveCapacity(live.count + removed.count)
         func baseVersion(_ id: RecordID) -> StoredRecord? {
+            // As in record(_:): a row that does not decode is absent here; `verify` names it.
             guard removed[id] != nil, let (t, i) = baseLocation(id), let r = try? t.rows.record(i) else { return nil }
             return StoredRecord(record: r, sequence: t.rows.sequence(i))
         }

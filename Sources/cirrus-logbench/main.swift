@@ -90,6 +90,7 @@ do {
         let t = now()
         for k in 0..<threads {
             Thread.detachNewThread {
+                // Throughput only; the correctness of commits is the tests' business.
                 for i in 0..<n { _ = try? store.commit([.save(small(k * n + i))]) }
                 done.signal()
             }
@@ -121,6 +122,7 @@ do {
         let records = (0..<per * threads).map { small($0) }
         let t = now()
         DispatchQueue.concurrentPerform(iterations: threads) { k in
+            // Throughput only; the correctness of commits is the tests' business.
             for i in 0..<per { _ = try? store.commit([.save(records[k * per + i])]) }
         }
         let dt = now() - t
