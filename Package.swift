@@ -26,6 +26,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // SHA-256 for asset names and HMAC-SHA256 for cursor tokens.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -38,7 +40,9 @@ let package = Package(
         .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS"], swiftSettings: strict),
         // The record store: append-only log, codec, group-commit writer, recovery, compaction,
         // import/export. Format: docs/log-format.md.
-        .target(name: "RecordLog", dependencies: ["RecordModel", "CZlib"], swiftSettings: strict),
+        .target(
+            name: "RecordLog", dependencies: ["RecordModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         // zlib (system library) for gzip-compressed imports.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
@@ -72,7 +76,10 @@ let package = Package(
         // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
         .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
-        .target(name: "QueryExecution", dependencies: ["RecordModel", "Indexes", "QueryPlanner", "RecordLog"], swiftSettings: strict),
+        .target(
+            name: "QueryExecution",
+            dependencies: ["RecordModel", "Indexes", "QueryPlanner", "RecordLog", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
 

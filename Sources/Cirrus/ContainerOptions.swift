@@ -45,20 +45,16 @@ public struct SystemRandomSource: RandomSource {
 /// A repeatable source (SplitMix64 from a seed) for tests and reproducible runs.
 public final class SeededRandomSource: RandomSource, @unchecked Sendable {
     private let lock = NSLock()
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
     public func bytes(_ count: Int) -> [UInt8] {
         lock.withLock {
             var out: [UInt8] = []
             out.reserveCapacity(count)
             while out.count < count {
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                z ^= z >> 31
+                let z = generator.next()
                 for i in 0..<8 where out.count < count { out.append(UInt8(truncatingIfNeeded: z >> (8 * UInt64(i)))) }
             }
             return out

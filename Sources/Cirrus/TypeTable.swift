@@ -3,49 +3,14 @@
 // the table is a snapshot of rows and indexes from the same commit. Rows below `baseCount` live
 // in the last checkpoint's mapped data segment; the rest (the delta) in memory.
 //
-// Copy-on-write throughout: records live in pages of 1 024 rows and the id map in 1 024 shards, so
-// the first write after a reader took a snapshot copies the touched page/shard and the small
-// page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
+// Copy-on-write throughout: records live in pages of 1 024 rows (PagedArray) and the id map in
+// 512 shards (ShardedMap), so the first write after a reader took a snapshot copies the touched
+// page/shard and the small page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
 
 import Indexes
 import RecordLog
 import RecordModel
-
-/// Records by RowID in copy-on-write pages.
-struct RowPages: Sendable {
-    static let pageShift = 10
-    static let pageSize = 1 << pageShift
-    private(set) var pages: [[Record?]] = []
-
-    var capacity: Int { pages.count << Self.pageShift }
-
-    subscript(row: RowID) -> Record? {
-        get {
-            let i = Int(row)
-            guard i < capacity else { return nil }
-            return pages[i >> Self.pageShift][i & (Self.pageSize - 1)]
-        }
-        set {
-            let i = Int(row)
-            while i >= capacity { pages.append([Record?](repeating: nil, count: Self.pageSize)) }
-            pages[i >> Self.pageShift][i & (Self.pageSize - 1)] = newValue
-        }
-    }
-}
-
-/// RecordID → RowID in copy-on-write shards.
-struct RowMap: Sendable {
-    static let shardCount = 1024
-    private var shards = [[RecordID: RowID]](repeating: [:], count: RowMap.shardCount)
-
-    private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
-
-    subscript(id: RecordID) -> RowID? {
-        get { shards[Self.shard(id)][id] }
-        set { shards[Self.shard(id)][id] = newValue }
-    }
-}
 
 /// Which base rows were removed since the checkpoint, as copy-on-write pages of bits: a write
 /// after a reader's snapshot copies one 512-byte page and the page table, never the whole set.
@@ -89,8 +54,9 @@ struct TypeTable: Sendable {
     /// Decoded base rows (shared by every snapshot of this base).
     var cache: RecordCache?
     var baseRemoved = RowBits()
-    var pages = RowPages()
-    var deltaByID = RowMap()
+    /// Delta records by `row - baseCount`.
+    var pages = PagedArray<Record?>(fill: nil, pageShift: 10)
+    var deltaByID = ShardedMap<RowID>()
     var indexes: RecordIndexes
     var nextRow: RowID = 0
     var deltaCount = 0
@@ -112,7 +78,8 @@ struct TypeTable: Sendable {
         for (i, k) in order.enumerated() {
             let r = records[k]
             let row = RowID(truncatingIfNeeded: i)
-            pages[row] = r
+            pages.ensure(i)
+            pages[i] = r
             deltaByID[r.recordID] = row
             rows.append((row, r))
         }
@@ -143,7 +110,8 @@ struct TypeTable: Sendable {
             guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
             return cache.record(i) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
         }
-        return pages[RowID(truncatingIfNeeded: i - baseCount)]
+        let d = i - baseCount
+        return pages.contains(d) ? pages[d] : nil
     }
 
     /// The row of a record (API-form id), nil if none.
@@ -158,9 +126,9 @@ struct TypeTable: Sendable {
         var out: [RowID] = []
         out.reserveCapacity(liveCount)
         for i in 0..<baseCount where !baseRemoved.contains(i) { out.append(RowID(truncatingIfNeeded: i)) }
-        for (p, page) in pages.pages.enumerated() {
+        for (offset, page) in pages.pagesWithOffsets {
             for (i, r) in page.enumerated() where r != nil {
-                out.append(RowID(truncatingIfNeeded: baseCount + (p << RowPages.pageShift) + i))
+                out.append(RowID(truncatingIfNeeded: baseCount + offset + i))
             }
         }
         return out
@@ -175,7 +143,11 @@ struct TypeTable: Sendable {
         self = TypeTable(recordType: recordType, owner: owner, schema: schema, records: liveRecords, nodeSize: nodeSize)
     }
 
-    mutating func setDelta(_ row: RowID, _ r: Record?) { pages[RowID(truncatingIfNeeded: Int(row) - baseCount)] = r }
+    mutating func setDelta(_ row: RowID, _ r: Record?) {
+        let d = Int(row) - baseCount
+        pages.ensure(d)
+        pages[d] = r
+    }
 
     /// Applies saves (old, new) and deletions (old, nil) of this type; returns the changes.
     mutating func apply(_ changes: [(old: Record?, new: Record?)]) {

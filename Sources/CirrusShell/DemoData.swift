@@ -168,24 +168,11 @@ public struct DemoData: Sendable {
     }
 }
 
-/// SplitMix64: a tiny, fast, seeded generator so the demo is the same on every machine.
-struct DemoRandom: Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
+/// The demo's generator: SplitMix64, so the demo is the same on every machine.
+typealias DemoRandom = SplitMix64
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, n).
-    mutating func below(_ n: Int) -> Int { n <= 1 ? 0 : Int(next() % UInt64(n)) }
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
-    /// Standard normal (Box–Muller).
+extension SplitMix64 {
+    /// Standard normal (Box–Muller), Foundation-free so the demo is identical everywhere.
     mutating func normal() -> Double {
         let u = max(unit(), 1e-12)
         let v = unit()

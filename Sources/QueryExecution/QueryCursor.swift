@@ -2,6 +2,8 @@
 // record — as an opaque, signed, printable token. Format: docs/cursor-format.md (never change
 // the meaning of a field; add a version).
 
+import Crypto
+import Foundation
 import QueryPlanner
 import RecordLog
 import RecordModel
@@ -79,7 +81,7 @@ extension QueryCursor {
         w.varint(UInt64(position.values.count))
         for v in position.values { CursorCoding.write(v, &w) }
         CursorCoding.write(position.recordID, &w)
-        let mac = HMAC.sha256(key: secret, message: w.bytes).prefix(16)
+        let mac = CursorMAC.sha256(key: secret, message: w.bytes).prefix(16)
         return Base64URL.encode(w.bytes + mac)
     }
 
@@ -89,7 +91,7 @@ extension QueryCursor {
         guard raw.count > 17 else { throw .malformed("too short") }
         let body = Array(raw.dropLast(16))
         guard raw[0] == Self.version else { throw .unsupportedVersion(raw[0]) }
-        let mac = HMAC.sha256(key: secret, message: body).prefix(16)
+        let mac = CursorMAC.sha256(key: secret, message: body).prefix(16)
         guard constantTimeEqual(Array(mac), Array(raw.suffix(16))) else { throw .notIssuedHere }
         let decoded = body.withUnsafeBytes { buf -> Result<QueryCursor, CodecError> in
             do throws(CodecError) { return .success(try Self.decodeBody(buf)) } catch { return .failure(error) }
@@ -132,61 +134,36 @@ func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     return d == 0
 }
 
-/// HMAC (RFC 2104) over SHA-256.
-enum HMAC {
+/// The cursor token's MAC: HMAC-SHA256 (swift-crypto).
+enum CursorMAC {
     static func sha256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var k = key.count > 64 ? SHA256.digest(key) : key
-        k += [UInt8](repeating: 0, count: 64 - k.count)
-        let inner = SHA256.digest(k.map { $0 ^ 0x36 } + message)
-        return SHA256.digest(k.map { $0 ^ 0x5C } + inner)
+        Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
     }
 }
 
-/// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5).
+/// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5), on Foundation's base64.
 enum Base64URL {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
     static func encode(_ b: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((b.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= b.count {
-            let n = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2])
-            for s in [18, 12, 6, 0] { out.append(alphabet[Int((n >> UInt32(s)) & 63)]) }
-            i += 3
-        }
-        let rest = b.count - i
-        if rest > 0 {
-            var n = UInt32(b[i]) << 16
-            if rest == 2 { n |= UInt32(b[i + 1]) << 8 }
-            for s in [18, 12, 6, 0].prefix(rest + 1) { out.append(alphabet[Int((n >> UInt32(s)) & 63)]) }
-        }
-        return String(decoding: out, as: UTF8.self)
+        var s = Data(b).base64EncodedString()
+        while s.hasSuffix("=") { s.removeLast() }
+        return String(s.map { $0 == "+" ? "-" : ($0 == "/" ? "_" : $0) })
     }
 
+    /// Nil unless `s` is unpadded base64url: only the URL-safe alphabet, a length that is not
+    /// 1 more than a multiple of 4.
     static func decode(_ s: String) -> [UInt8]? {
-        var values: [UInt32] = []
-        for c in s.utf8 {
+        var t = ""
+        t.reserveCapacity(s.utf8.count + 3)
+        for c in s.unicodeScalars {
             switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(UInt32(c - 65))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(UInt32(c - 97 + 26))
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(UInt32(c - 48 + 52))
-            case UInt8(ascii: "-"): values.append(62)
-            case UInt8(ascii: "_"): values.append(63)
+            case "A"..."Z", "a"..."z", "0"..."9": t.unicodeScalars.append(c)
+            case "-": t += "+"
+            case "_": t += "/"
             default: return nil
             }
         }
-        if values.count % 4 == 1 { return nil }
-        var out: [UInt8] = []
-        var i = 0
-        while i < values.count {
-            let chunk = values[i..<min(i + 4, values.count)]
-            var n: UInt32 = 0
-            for (j, v) in chunk.enumerated() { n |= v << UInt32(18 - 6 * j) }
-            let bytes = chunk.count - 1
-            for j in 0..<bytes { out.append(UInt8((n >> UInt32(16 - 8 * j)) & 0xFF)) }
-            i += 4
-        }
-        return out
+        if t.utf8.count % 4 == 1 { return nil }
+        t += String(repeating: "=", count: (4 - t.utf8.count % 4) % 4)
+        return Data(base64Encoded: t).map(Array.init)
     }
 }

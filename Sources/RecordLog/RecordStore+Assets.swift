@@ -19,7 +19,7 @@ extension RecordStore {
     /// `willWrite` is called with the content hash before the file is looked for or written.
     public func storeAsset(_ bytes: [UInt8], willWrite: (String) -> Void = { _ in }) throws(LogError) -> Asset {
         if options.readOnly { throw .readOnly }
-        let hash = SHA256.hexDigest(bytes)
+        let hash = ContentHash.sha256Hex(bytes)
         willWrite(hash)
         let asset = Asset(contentHash: hash, size: Int64(bytes.count))
         let path = assetPath(hash)
@@ -49,7 +49,7 @@ extension RecordStore {
         } catch {
             throw .asset(hash: asset.contentHash, reason: "\(error)")
         }
-        guard bytes.count == asset.size, SHA256.hexDigest(bytes) == asset.contentHash else {
+        guard bytes.count == asset.size, ContentHash.sha256Hex(bytes) == asset.contentHash else {
             throw .asset(hash: asset.contentHash, reason: "content does not match its hash or size")
         }
         return bytes

@@ -1,4 +1,5 @@
-// ShardedMap: records (live versions, tombstones) by id, as 512 dictionary shards.
+// ShardedMap: values by record id (the store's live versions and tombstones, the container's
+// delta rows), as 512 dictionary shards.
 //
 // Snapshots are copy-on-write values. With one big dictionary, the first commit after a reader
 // took a snapshot would copy every entry (O(n): ~50 ms at a million records). Sharding makes
@@ -8,16 +9,16 @@
 import RecordModel
 
 /// Values by record id, sharded so copy-on-write after a snapshot copies one shard.
-struct ShardedMap<Value: Sendable>: Sequence, Sendable {
+public struct ShardedMap<Value: Sendable>: Sequence, Sendable {
     static var shardCount: Int { 512 }
     private var shards: [[RecordID: Value]]
-    private(set) var count = 0
+    public private(set) var count = 0
 
-    init() { shards = Array(repeating: [:], count: Self.shardCount) }
+    public init() { shards = Array(repeating: [:], count: Self.shardCount) }
 
     @inline(__always) private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
 
-    subscript(id: RecordID) -> Value? {
+    public subscript(id: RecordID) -> Value? {
         get { shards[Self.shard(id)][id] }
         set {
             let s = Self.shard(id)
@@ -46,7 +47,7 @@ struct ShardedMap<Value: Sendable>: Sequence, Sendable {
         shards.lazy.map(\.values).joined()
     }
 
-    func makeIterator() -> FlattenSequence<[[RecordID: Value]]>.Iterator { shards.joined().makeIterator() }
+    public func makeIterator() -> FlattenSequence<[[RecordID: Value]]>.Iterator { shards.joined().makeIterator() }
 }
 
 /// Live records by id.

@@ -53,13 +53,8 @@ let group = DispatchGroup()
 for t in 0..<threads {
     group.enter()
     Thread.detachNewThread {
-        var x = seed &+ UInt64(t) &* 0x9E37_79B9_7F4A_7C15
-        func rnd(_ n: Int) -> Int {
-            x ^= x << 13
-            x ^= x >> 7
-            x ^= x << 17
-            return Int(x % UInt64(n))
-        }
+        var g = SplitMix64(seed: seed &+ UInt64(t))
+        func rnd(_ n: Int) -> Int { g.below(n) }
         var i = 0
         while true {
             let count = rnd(4) + 1

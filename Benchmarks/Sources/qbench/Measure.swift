@@ -4,6 +4,7 @@
 // fixed-width table and can be compared with targets.
 
 import Foundation
+import RecordModel
 
 struct Stat {
     var name: String
@@ -60,18 +61,11 @@ enum Measure {
     }
 }
 
-/// SplitMix64, the same generator as the tests' SeededRandom, for deterministic data.
-struct Rng: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+/// qbench's generator: SplitMix64 (RecordModel), the tests' generator, for deterministic data.
+typealias Rng = SplitMix64
+
+extension SplitMix64 {
+    init(state: UInt64) { self.init(seed: state) }
     mutating func gaussian() -> Double {
         let u = max(1e-300, unit())
         return sqrt(-2 * log(u)) * cos(2 * .pi * unit())

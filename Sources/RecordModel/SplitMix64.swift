@@ -1,0 +1,28 @@
+// SplitMix64 (Steele, Lea, Flood 2014): the one seeded generator of the project — tests, the
+// demo data, qbench's data sets and the container's repeatable random source all draw from it,
+// so the same seed gives the same values on every platform.
+
+/// A tiny, fast, repeatable generator: 64 bits of state, statistically adequate for tests and
+/// generated data (not for secrets: `SystemRandomSource` makes cursor secrets).
+public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
+    public private(set) var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, n); 0 when n ≤ 1.
+    public mutating func below(_ n: Int) -> Int { n <= 1 ? 0 : Int(next() % UInt64(n)) }
+
+    /// Uniform in [0, 1), from the top 53 bits.
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+
+    /// True with probability `p`.
+    public mutating func chance(_ p: Double) -> Bool { unit() < p }
+}
