@@ -41,18 +41,22 @@ public struct NearestHit: Sendable, Hashable {
     public var position: NearestPosition
 }
 
-struct HeapItem {
+struct HeapItem: Sendable {
     var key: Double
     /// Point: row id. Node: index within its level.
     var id: UInt32
     /// 0 for a point; otherwise 1 + layer * 64 + level.
     var node: UInt16
 
-    @inline(__always)
-    static func < (a: HeapItem, b: HeapItem) -> Bool {
-        if a.key != b.key { return a.key < b.key }
-        if (a.node != 0) != (b.node != 0) { return a.node != 0 }
-        return a.id < b.id
+    /// Nearest first; at equal keys nodes before points (so a point is returned only once
+    /// nothing nearer can hide in a node), then by id.
+    struct Order: HeapOrder, Sendable {
+        @inline(__always)
+        func less(_ a: HeapItem, _ b: HeapItem) -> Bool {
+            if a.key != b.key { return a.key < b.key }
+            if (a.node != 0) != (b.node != 0) { return a.node != 0 }
+            return a.id < b.id
+        }
     }
 }
 
@@ -68,7 +72,7 @@ public struct NearestIterator: IteratorProtocol, Sendable {
     let maxChord2: Double
     let maxKm: Double
     let after: NearestPosition?
-    var heap: [HeapItem] = []
+    var heap = BinaryHeap(order: HeapItem.Order(), capacity: 64)
 
     init(index: SpatialIndex, center: Location, maxKm: Double?, after: NearestPosition?) {
         self.index = index
@@ -77,7 +81,6 @@ public struct NearestIterator: IteratorProtocol, Sendable {
         maxChord2 = maxKm.map { GeoMath.chord2(forKm: $0) * (1 + 1e-9) + 1e-18 } ?? 4
         self.after = after
         guard center.hasValidCoordinates else { return }
-        heap.reserveCapacity(64)
         for (layer, tree) in index.layers.enumerated() {
             guard let tree, tree.count > 0 else { continue }
             let l = tree.levels.count - 1
@@ -112,40 +115,12 @@ public struct NearestIterator: IteratorProtocol, Sendable {
     @inline(__always)
     mutating func push(_ item: HeapItem) {
         guard item.key <= maxChord2 else { return }
-        heap.append(item)
-        var i = heap.count - 1
-        while i > 0 {
-            let p = (i - 1) >> 1
-            if !(item < heap[p]) { break }
-            heap[i] = heap[p]
-            i = p
-        }
-        heap[i] = item
-    }
-
-    @inline(__always)
-    mutating func pop() -> HeapItem? {
-        guard let top = heap.first else { return nil }
-        let last = heap.removeLast()
-        if heap.isEmpty { return top }
-        var i = 0
-        let n = heap.count
-        while true {
-            let l = 2 * i + 1
-            if l >= n { break }
-            var c = l
-            if l + 1 < n, heap[l + 1] < heap[l] { c = l + 1 }
-            if !(heap[c] < last) { break }
-            heap[i] = heap[c]
-            i = c
-        }
-        heap[i] = last
-        return top
+        heap.push(item)
     }
 
     /// The next nearest row, or nil when none is left (within the maximum radius).
     public mutating func next() -> NearestHit? {
-        while let item = pop() {
+        while let item = heap.pop() {
             if item.node == 0 {
                 let pos = NearestPosition(chord2: item.key, row: item.id)
                 if pos.distanceKm > maxKm {  // keys are monotone: nothing further qualifies

@@ -198,34 +198,21 @@ public enum Postings {
     /// k-way merge with a binary heap.
     static func heapUnion(_ lists: [[RowID]]) -> [RowID] {
         // Heap of (value, list index), positions per list.
-        var heap: [(RowID, Int)] = lists.indices.map { (lists[$0][0], $0) }
-        var pos = [Int](repeating: 0, count: lists.count)
-        func siftDown(_ i0: Int) {
-            var i = i0
-            while true {
-                let l = 2 * i + 1
-                let r = l + 1
-                var m = i
-                if l < heap.count, heap[l].0 < heap[m].0 { m = l }
-                if r < heap.count, heap[r].0 < heap[m].0 { m = r }
-                if m == i { return }
-                heap.swapAt(i, m)
-                i = m
-            }
+        struct ByValue: HeapOrder {
+            @inline(__always) func less(_ a: (RowID, Int), _ b: (RowID, Int)) -> Bool { a.0 < b.0 }
         }
-        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+        var heap = BinaryHeap(order: ByValue(), elements: lists.indices.map { (lists[$0][0], $0) })
+        var pos = [Int](repeating: 0, count: lists.count)
         var out: [RowID] = []
         out.reserveCapacity(lists.map(\.count).max() ?? 0)
-        while let (v, k) = heap.first {
+        while let (v, k) = heap.top {
             if out.last != v { out.append(v) }
             pos[k] += 1
             if pos[k] < lists[k].count {
-                heap[0] = (lists[k][pos[k]], k)
+                heap.replaceTop((lists[k][pos[k]], k))
             } else {
-                heap[0] = heap[heap.count - 1]
-                heap.removeLast()
+                _ = heap.pop()
             }
-            if !heap.isEmpty { siftDown(0) }
         }
         return out
     }

@@ -184,53 +184,34 @@ extension Run {
     }
 }
 
-/// Keeps the `capacity` smallest keys seen (a max-heap on the query's order).
+/// Keeps the `capacity` smallest keys seen: a heap whose top is the largest kept key under the
+/// query's order, replaced whenever a smaller one arrives.
 struct BoundedHeap {
+    struct Reversed: HeapOrder {
+        let ordering: Ordering
+        @inline(__always)
+        func less(_ a: (OrderKey, RowID), _ b: (OrderKey, RowID)) -> Bool { ordering.less(b.0, a.0) }
+    }
+
     let capacity: Int
     let ordering: Ordering
-    var items: [(OrderKey, RowID)] = []
+    var heap: BinaryHeap<Reversed>
 
     init(capacity: Int, ordering: Ordering) {
         self.capacity = capacity
         self.ordering = ordering
-        items.reserveCapacity(min(capacity, 4096))
+        heap = BinaryHeap(order: Reversed(ordering: ordering), capacity: min(capacity, 4096))
     }
 
     mutating func insert(_ key: OrderKey, _ row: RowID) {
         guard capacity > 0 else { return }
-        if items.count < capacity {
-            items.append((key, row))
-            siftUp(items.count - 1)
-        } else if ordering.less(key, items[0].0) {
-            items[0] = (key, row)
-            siftDown(0)
+        if heap.count < capacity {
+            heap.push((key, row))
+        } else if let top = heap.top, ordering.less(key, top.0) {
+            heap.replaceTop((key, row))
         }
     }
 
     /// The kept items in the query's order.
-    func sorted() -> [(OrderKey, RowID)] { items.sorted { ordering.less($0.0, $1.0) } }
-
-    private mutating func siftUp(_ i: Int) {
-        var i = i
-        while i > 0 {
-            let p = (i - 1) / 2
-            guard ordering.less(items[p].0, items[i].0) else { return }
-            items.swapAt(p, i)
-            i = p
-        }
-    }
-
-    private mutating func siftDown(_ i: Int) {
-        var i = i
-        while true {
-            let l = 2 * i + 1
-            let r = l + 1
-            var m = i
-            if l < items.count, ordering.less(items[m].0, items[l].0) { m = l }
-            if r < items.count, ordering.less(items[m].0, items[r].0) { m = r }
-            if m == i { return }
-            items.swapAt(i, m)
-            i = m
-        }
-    }
+    func sorted() -> [(OrderKey, RowID)] { heap.unordered.sorted { ordering.less($0.0, $1.0) } }
 }
