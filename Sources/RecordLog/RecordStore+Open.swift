@@ -46,6 +46,8 @@ extension RecordStore {
         }
     }
 
+    /// Opens in steps: lock the directory, read the manifest (or create a new store), remove
+    /// files no manifest names, map the checkpoint's data segments, replay the log segments.
     static func openUnchecked(directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool = false) throws -> RecordStore {
         var report = OpenReport()
         let readOnly = options.readOnly
@@ -54,92 +56,139 @@ extension RecordStore {
         } else {
             try fs.createDirectory(directory)
         }
-        var dirLock: (any FileLock)?
-        if !readOnly {
-            do {
-                dirLock = try fs.lockFile(joinPath(directory, "LOCK"))
-            } catch let e as FileSystemError {
-                throw LogError.locked(directory: directory, reason: e.message)
-            }
-        }
+        let dirLock = readOnly ? nil : try lockDirectory(directory, fs: fs)
         let names = try fs.list(directory)
         let segFiles = names.compactMap { Manifest.segmentNumber(fileName: $0) }.sorted()
         let manifestPath = joinPath(directory, Manifest.fileName)
-        func path(_ n: UInt64) -> String { joinPath(directory, Manifest.segmentFileName(n)) }
 
-        var manifest: Manifest
+        guard let manifest = try readManifest(directory: directory, fs: fs, options: options, segFiles: segFiles, report: &report) else {
+            return try createStore(directory: directory, fs: fs, options: options, segFiles: segFiles, lock: dirLock, report: report)
+        }
+        if !readOnly { try removeUnlisted(manifest, names: names, segFiles: segFiles, directory: directory, fs: fs, report: &report) }
+
+        var state = StoreSnapshot()
+        let user = try loadCheckpoint(manifest, directory: directory, fs: fs, repair: options.repair, into: &state, report: &report)
+        if deep { verifySegments(manifest, directory: directory, fs: fs, state: state, report: &report) }
+        let (live, lastSize) = try replayLog(manifest, directory: directory, fs: fs, options: options, deep: deep, into: &state, report: &report)
+        guard let last = live.last else {
+            throw LogError.badManifest(path: manifestPath, reason: "no segment could be read")
+        }
+        let file = readOnly ? nil : try fs.openForAppend(joinPath(directory, Manifest.segmentFileName(last)), create: false)
+        let store = RecordStore(
+            directory: directory, fileSystem: fs, options: options, report: report, state: state, segments: live,
+            segmentSize: lastSize, file: file)
+        store.directoryLock = dirLock
+        store.dataSegments = manifest.dataSegments
+        store.manifestCheckpoint = manifest.checkpoint
+        store.userState = user
+        return store
+    }
+
+    /// Takes the directory's LOCK (one writable store per directory, across processes).
+    static func lockDirectory(_ directory: String, fs: any FileSystem) throws -> any FileLock {
+        do {
+            return try fs.lockFile(joinPath(directory, "LOCK"))
+        } catch let e as FileSystemError {
+            throw LogError.locked(directory: directory, reason: e.message)
+        }
+    }
+
+    /// The manifest (`CURRENT`); when repairing, one adopting every segment file if it is damaged
+    /// or missing. Nil when there is none and no segment holds a frame: a new store.
+    static func readManifest(
+        directory: String, fs: any FileSystem, options: RecordStoreOptions, segFiles: [UInt64], report: inout OpenReport
+    ) throws -> Manifest? {
+        let manifestPath = joinPath(directory, Manifest.fileName)
         if fs.exists(manifestPath) {
             switch Manifest.decode(try fs.read(manifestPath)) {
-            case .success(let m): manifest = m
+            case .success(let m): return m
             case .failure(let e):
                 guard options.repair, !segFiles.isEmpty else {
                     throw LogError.badManifest(path: manifestPath, reason: e.message)
                 }
-                manifest = Manifest(segments: segFiles)
-                report.corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: "CURRENT: \(e.message); using every segment file", framesDropped: 0))
+                report.corruptions.append(
+                    Corruption(segment: 0, offset: 0, length: 0, reason: "CURRENT: \(e.message); using every segment file", framesDropped: 0))
+                return Manifest(segments: segFiles)
             }
-        } else {
-            let withFrames = try segFiles.filter { try fs.size(path($0)) > LogFormat.segmentHeaderSize }
-            if withFrames.isEmpty {
-                if readOnly { throw LogError.notAStore(directory: directory, reason: "no \(Manifest.fileName) file") }
-                // Nothing was ever acknowledged: start a new store.
-                for n in segFiles {
-                    try fs.remove(path(n))
-                    report.removedFiles.append(Manifest.segmentFileName(n))
-                }
-                if fs.exists(manifestPath + ".tmp") { try fs.remove(manifestPath + ".tmp") }
-                let store = RecordStore(
-                    directory: directory, fileSystem: fs, options: options, report: report, state: StoreSnapshot(),
-                    segments: [1], segmentSize: LogFormat.segmentHeaderSize, file: nil)
-                store.directoryLock = dirLock
-                store.file = try store.createSegment(1, flags: 0)
-                try fs.writeAtomically(manifestPath, Manifest(segments: [1]).encoded)
-                store.openReport.created = true
-                return store
-            }
-            guard options.repair else {
-                throw LogError.notAStore(directory: directory, reason: "segment files but no \(Manifest.fileName); open with repair to adopt them")
-            }
-            manifest = Manifest(segments: segFiles)
-            report.corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: "no CURRENT; adopting every segment file", framesDropped: 0))
         }
+        let withFrames = try segFiles.filter { try fs.size(joinPath(directory, Manifest.segmentFileName($0))) > LogFormat.segmentHeaderSize }
+        if withFrames.isEmpty {
+            if options.readOnly { throw LogError.notAStore(directory: directory, reason: "no \(Manifest.fileName) file") }
+            return nil
+        }
+        guard options.repair else {
+            throw LogError.notAStore(directory: directory, reason: "segment files but no \(Manifest.fileName); open with repair to adopt them")
+        }
+        report.corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: "no CURRENT; adopting every segment file", framesDropped: 0))
+        return Manifest(segments: segFiles)
+    }
 
-        if !readOnly {
-            var removed = false
-            for n in segFiles where !manifest.segments.contains(n) {
-                try fs.remove(path(n))
-                report.removedFiles.append(Manifest.segmentFileName(n))
+    /// A new store: nothing was ever acknowledged, so empty segment files are removed and
+    /// segment 1 and a manifest naming it are written.
+    static func createStore(
+        directory: String, fs: any FileSystem, options: RecordStoreOptions, segFiles: [UInt64], lock: (any FileLock)?,
+        report: OpenReport
+    ) throws -> RecordStore {
+        var report = report
+        let manifestPath = joinPath(directory, Manifest.fileName)
+        for n in segFiles {
+            try fs.remove(joinPath(directory, Manifest.segmentFileName(n)))
+            report.removedFiles.append(Manifest.segmentFileName(n))
+        }
+        if fs.exists(manifestPath + ".tmp") { try fs.remove(manifestPath + ".tmp") }
+        let store = RecordStore(
+            directory: directory, fileSystem: fs, options: options, report: report, state: StoreSnapshot(),
+            segments: [1], segmentSize: LogFormat.segmentHeaderSize, file: nil)
+        store.directoryLock = lock
+        store.file = try store.createSegment(1, flags: 0)
+        try fs.writeAtomically(manifestPath, Manifest(segments: [1]).encoded)
+        store.openReport.created = true
+        return store
+    }
+
+    /// Removes log segments and data segments the manifest does not name (left by an
+    /// interrupted compaction, checkpoint or bulk load) and a leftover `CURRENT.tmp`.
+    static func removeUnlisted(
+        _ manifest: Manifest, names: [String], segFiles: [UInt64], directory: String, fs: any FileSystem, report: inout OpenReport
+    ) throws {
+        let manifestPath = joinPath(directory, Manifest.fileName)
+        let named = manifest.dataSegments
+        var removed = false
+        for n in segFiles where !manifest.segments.contains(n) {
+            try fs.remove(joinPath(directory, Manifest.segmentFileName(n)))
+            report.removedFiles.append(Manifest.segmentFileName(n))
+            removed = true
+        }
+        if fs.exists(manifestPath + ".tmp") {
+            try fs.remove(manifestPath + ".tmp")
+            removed = true
+        }
+        for name in names {
+            if let n = DataSegmentFormat.number(fileName: name), !named.contains(n) {
+                try fs.remove(joinPath(directory, name))
+                report.removedFiles.append(name)
                 removed = true
             }
-            if fs.exists(manifestPath + ".tmp") {
-                try fs.remove(manifestPath + ".tmp")
-                removed = true
-            }
-            if removed { try fs.syncDirectory(directory) }
         }
+        if removed { try fs.syncDirectory(directory) }
+    }
 
-        if !readOnly {
-            let named = manifest.dataSegments
-            var removed = false
-            for name in names {
-                if let n = DataSegmentFormat.number(fileName: name), !named.contains(n) {
-                    try fs.remove(joinPath(directory, name))
-                    report.removedFiles.append(name)
-                    removed = true
-                }
-            }
-            if removed { try fs.syncDirectory(directory) }
-        }
-        var state = StoreSnapshot()
-        let user = try loadCheckpoint(manifest, directory: directory, fs: fs, repair: options.repair, into: &state, report: &report)
-        if deep { verifySegments(manifest, directory: directory, fs: fs, state: state, report: &report) }
+    /// Replays every log segment the manifest names into `state`; returns the segments that
+    /// exist and the size of the last one (where appends continue).
+    static func replayLog(
+        _ manifest: Manifest, directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool,
+        into state: inout StoreSnapshot, report: inout OpenReport
+    ) throws -> (live: [UInt64], lastSize: Int) {
         var lastSize = LogFormat.segmentHeaderSize
         var live: [UInt64] = []
         for (i, n) in manifest.segments.enumerated() {
-            let p = path(n)
+            let p = joinPath(directory, Manifest.segmentFileName(n))
             let isLast = i == manifest.segments.count - 1
             guard fs.exists(p) else {
-                guard options.repair else { throw LogError.badManifest(path: manifestPath, reason: "lists missing segment \(Manifest.segmentFileName(n))") }
+                guard options.repair else {
+                    throw LogError.badManifest(
+                        path: joinPath(directory, Manifest.fileName), reason: "lists missing segment \(Manifest.segmentFileName(n))")
+                }
                 report.corruptions.append(Corruption(segment: n, offset: 0, length: 0, reason: "segment file missing", framesDropped: 0))
                 continue
             }
@@ -158,37 +207,37 @@ extension RecordStore {
                     compacted: (scan.header?.flags ?? 0) & LogFormat.segmentFlagCompacted != 0))
             report.corruptions += scan.corruptions
             lastSize = scan.tornHeader ? LogFormat.segmentHeaderSize : (scan.tornTail?.offset ?? bytes.count)
-            if var t = scan.tornTail {
-                if !readOnly {
-                    try fs.truncate(p, to: scan.tornHeader ? 0 : t.offset)
-                    let f = try fs.openForAppend(p, create: false)
-                    if scan.tornHeader {
-                        try f.append(SegmentHeader(segmentNumber: n, createdMilliseconds: options.clock.wallMilliseconds()).encoded)
-                    }
-                    try f.sync()
-                    try f.close()
-                    t.truncated = true
-                }
-                report.tornTail = t
-            } else if scan.tornHeader && !readOnly {
+            try repairTail(scan, path: p, number: n, fs: fs, options: options, report: &report)
+        }
+        return (live, lastSize)
+    }
+
+    /// A writable open truncates a torn tail (and rewrites a torn header) and fsyncs it before
+    /// accepting writes; a read-only open only reports it.
+    static func repairTail(
+        _ scan: SegmentScan, path p: String, number n: UInt64, fs: any FileSystem, options: RecordStoreOptions,
+        report: inout OpenReport
+    ) throws {
+        let readOnly = options.readOnly
+        func writeHeader(_ f: any AppendableFile) throws {
+            try f.append(SegmentHeader(segmentNumber: n, createdMilliseconds: options.clock.wallMilliseconds()).encoded)
+        }
+        if var t = scan.tornTail {
+            if !readOnly {
+                try fs.truncate(p, to: scan.tornHeader ? 0 : t.offset)
                 let f = try fs.openForAppend(p, create: false)
-                try f.append(SegmentHeader(segmentNumber: n, createdMilliseconds: options.clock.wallMilliseconds()).encoded)
+                if scan.tornHeader { try writeHeader(f) }
                 try f.sync()
                 try f.close()
+                t.truncated = true
             }
+            report.tornTail = t
+        } else if scan.tornHeader && !readOnly {
+            let f = try fs.openForAppend(p, create: false)
+            try writeHeader(f)
+            try f.sync()
+            try f.close()
         }
-        guard let last = live.last else {
-            throw LogError.badManifest(path: manifestPath, reason: "no segment could be read")
-        }
-        let file = readOnly ? nil : try fs.openForAppend(path(last), create: false)
-        let store = RecordStore(
-            directory: directory, fileSystem: fs, options: options, report: report, state: state, segments: live,
-            segmentSize: lastSize, file: file)
-        store.directoryLock = dirLock
-        store.dataSegments = manifest.dataSegments
-        store.manifestCheckpoint = manifest.checkpoint
-        store.userState = user
-        return store
     }
 
     /// Maps the checkpoint's data segments into `state` (base tables, zones, schema, tombstones,
