@@ -7,27 +7,45 @@ import RecordModel
 extension Run {
     // MARK: - streams
 
-    mutating func executeStream() throws(ExecutionError) -> QueryPage {
-        var node = plan.root
-        var limitNode: PlanNode? = nil
-        if case .limit = node.op {
-            limitNode = node
-            node = node.children[0]
-        }
-        var filterNode: PlanNode? = nil
+    /// The nodes around an ordered scan: limit → filter → intersect → scan, all but the scan
+    /// optional.
+    struct StreamShape {
+        var limit: PlanNode?
+        var filter: PlanNode?
         var residual: [QueryFilter] = []
-        if case .filter(let fs) = node.op {
-            filterNode = node
-            residual = fs
+        var intersect: PlanNode?
+        var scan: PlanNode
+    }
+
+    static func streamShape(_ root: PlanNode) -> StreamShape {
+        var node = root
+        var shape = StreamShape(scan: root)
+        if case .limit = node.op {
+            shape.limit = node
             node = node.children[0]
         }
-        var scan = node
-        var sets: [[RowID]] = []
-        if case .intersect = node.op {
-            scan = node.children[0]
-            for c in node.children.dropFirst() { sets.append(try rowSet(c)) }
+        if case .filter(let fs) = node.op {
+            shape.filter = node
+            shape.residual = fs
+            node = node.children[0]
         }
-        let intersectNode = scan.id == node.id ? nil : node
+        shape.scan = node
+        if case .intersect = node.op {
+            shape.intersect = node
+            shape.scan = node.children[0]
+        }
+        return shape
+    }
+
+    /// Runs an ordered scan (index order or nearest-first), keeping `pageSize + 1` rows that pass
+    /// the intersected sets, the zone, the read rule and the residual filter, in the query's order
+    /// (rows with equal first keys are ordered among themselves).
+    mutating func executeStream() throws(ExecutionError) -> QueryPage {
+        let shape = Self.streamShape(plan.root)
+        let scan = shape.scan
+        var sets: [[RowID]] = []
+        for c in shape.intersect?.children.dropFirst() ?? [] { sets.append(try rowSet(c)) }
+        let residual = shape.residual
         let matcher = matcher(residual)
         let want = pageSize + 1  // one more than a page tells whether more follow
         var continuation: StreamContinuation? = nil
@@ -73,37 +91,12 @@ extension Run {
         switch scan.op {
         case .indexScan(let field, let range, let descending, _):
             let index = try ordered(field)
-            var r = range
-            if let after {
-                // Seek to the position's first key (inclusive): the rows before it are never read.
-                let v = after.values.first ?? .reference(Reference(recordID: after.recordID))
-                if descending {
-                    r = r.intersected(with: KeyRange(upper: KeyBound(v, inclusive: true)))
-                } else {
-                    r = r.intersected(with: KeyRange(lower: KeyBound(v, inclusive: true)))
-                }
-            }
+            let r = seek(range, descending: descending)
             if !r.isEmpty {
                 index.scan(r.valueRange, direction: descending ? .descending : .ascending) { take($0) }
             }
         case .nearest(let field, let center, let maxKm):
-            let index = try spatial(field)
-            var start: NearestPosition? = nil
-            if let after, case .double(let c2)? = after.values.first {
-                start = NearestPosition(chord2: c2.nextDown, row: .max)
-            }
-            var it: NearestIterator
-            var stopped = false
-            if let c = resume, c.scan == scan.op {
-                // The live iterator of the previous page: first the rows it had read ahead.
-                it = c.iterator
-                for row in c.pending where !stopped { stopped = !take(row) }
-            } else {
-                it = index.nearest(to: center, maxKm: maxKm, after: start)
-            }
-            while !stopped, let hit = it.next() {
-                if !take(hit.row) { stopped = true }
-            }
+            let (it, stopped) = try streamNearest(scan.op, field: field, center: center, maxKm: maxKm, take)
             if stopped {
                 let ahead = results.dropFirst(pageSize).map(\.2) + (dropped.map { [$0] } ?? [])
                 continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
@@ -114,13 +107,46 @@ extension Run {
         flush()
 
         count(scan, scanned)
-        if let intersectNode { count(intersectNode, passedSets) }
-        if let filterNode { count(filterNode, passedFilter) }
+        if let node = shape.intersect { count(node, passedSets) }
+        if let node = shape.filter { count(node, passedFilter) }
         let page = Array(results.prefix(pageSize))
-        if let limitNode { count(limitNode, page.count) }
+        if let node = shape.limit { count(node, page.count) }
         let more = results.count > pageSize
         return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual,
                          continuation: more ? continuation : nil)
+    }
+
+    /// `range` narrowed to start at the resume position's first key (inclusive), so the rows
+    /// before it are never read.
+    func seek(_ range: KeyRange, descending: Bool) -> KeyRange {
+        guard let after else { return range }
+        let v = after.values.first ?? .reference(Reference(recordID: after.recordID))
+        if descending { return range.intersected(with: KeyRange(upper: KeyBound(v, inclusive: true))) }
+        return range.intersected(with: KeyRange(lower: KeyBound(v, inclusive: true)))
+    }
+
+    /// Feeds `take` nearest-first from the resume position — or from the previous page's live
+    /// iterator, its read-ahead rows first; returns the iterator and whether `take` stopped it.
+    func streamNearest(
+        _ op: PlanOperator, field: String, center: Location, maxKm: Double?, _ take: (RowID) -> Bool
+    ) throws(ExecutionError) -> (NearestIterator, Bool) {
+        let index = try spatial(field)
+        var it: NearestIterator
+        var stopped = false
+        if let c = resume, c.scan == op {
+            it = c.iterator
+            for row in c.pending where !stopped { stopped = !take(row) }
+        } else {
+            var start: NearestPosition? = nil
+            if let after, case .double(let c2)? = after.values.first {
+                start = NearestPosition(chord2: c2.nextDown, row: .max)
+            }
+            it = index.nearest(to: center, maxKm: maxKm, after: start)
+        }
+        while !stopped, let hit = it.next() {
+            if !take(hit.row) { stopped = true }
+        }
+        return (it, stopped)
     }
 
     /// Whether two keys share the value the stream is ordered by (the first sort key; for
