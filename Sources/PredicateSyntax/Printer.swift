@@ -117,82 +117,93 @@ struct Printer {
             out += "{"
             list(elements)
             out += "}"
-        case .subscripted(let base, let sub):
-            expression(base, level: 5)
-            switch sub {
-            case .index(let index):
-                out += "["
-                expression(index, level: 0)
-                out += "]"
-            case .first: out += "[FIRST]"
-            case .last: out += "[LAST]"
-            case .size: out += "[SIZE]"
-            }
-        case .negate(let operand):
-            out += "-"
-            if case .constant(.integer) = operand.kind {
-                // `-5` would read back as the literal -5, not as negate(5).
-                out += "("
-                expression(operand, level: 0)
-                out += ")"
-            } else if case .constant(.double) = operand.kind {
-                out += "("
-                expression(operand, level: 0)
-                out += ")"
-            } else {
-                expression(operand, level: 3)
-            }
-        case .arithmetic(let op, let a, let b):
-            switch op {
-            case .add, .subtract:
-                expression(a, level: 1)
-                out += " " + op.rawValue + " "
-                expression(b, level: 2)
-            case .multiply, .divide:
-                expression(a, level: 2)
-                out += " " + op.rawValue + " "
-                expression(b, level: 3)
-            case .power:
-                expression(a, level: 5)
-                out += " ** "
-                expression(b, level: 3)
-            }
+        case .subscripted(let base, let sub): subscripted(base, sub)
+        case .negate(let operand): negate(operand)
+        case .arithmetic(let op, let a, let b): arithmetic(op, a, b)
         case .function(let name, let arguments):
             out += name + "("
             list(arguments)
             out += ")"
-        case .functionExpression(let target, let selector, let arguments):
-            out += "FUNCTION("
-            expression(target, level: 0)
-            out += ", "
-            string(selector)
-            for a in arguments {
-                out += ", "
-                expression(a, level: 0)
-            }
-            out += ")"
-        case .cast(let value, let type):
-            out += "CAST("
-            expression(value, level: 0)
-            out += ", "
-            expression(type, level: 0)
-            out += ")"
+        case .functionExpression(let target, let selector, let arguments): functionExpression(target, selector, arguments)
+        case .cast(let value, let type): call("CAST", [.expression(value), .expression(type)])
         case .subquery(let collection, let variable, let p):
-            out += "SUBQUERY("
-            expression(collection, level: 0)
-            out += ", $" + variable + ", "
-            predicate(p, level: 0)
-            out += ")"
-        case .ternary(let p, let a, let b):
-            out += "TERNARY("
-            predicate(p, level: 0)
-            out += ", "
-            expression(a, level: 0)
-            out += ", "
-            expression(b, level: 0)
-            out += ")"
+            call("SUBQUERY", [.expression(collection), .text("$" + variable), .predicate(p)])
+        case .ternary(let p, let a, let b): call("TERNARY", [.predicate(p), .expression(a), .expression(b)])
         }
         if parenthesize { out += ")" }
+    }
+
+    mutating func subscripted(_ base: Expression, _ sub: Subscript) {
+        expression(base, level: 5)
+        switch sub {
+        case .index(let index):
+            out += "["
+            expression(index, level: 0)
+            out += "]"
+        case .first: out += "[FIRST]"
+        case .last: out += "[LAST]"
+        case .size: out += "[SIZE]"
+        }
+    }
+
+    mutating func negate(_ operand: Expression) {
+        out += "-"
+        switch operand.kind {
+        case .constant(.integer), .constant(.double):
+            // `-5` would read back as the literal -5, not as negate(5).
+            out += "("
+            expression(operand, level: 0)
+            out += ")"
+        default:
+            expression(operand, level: 3)
+        }
+    }
+
+    /// Left operand at the operator's level, right one a level higher (left-associative), but
+    /// `**` is right-associative: its left operand binds tighter.
+    mutating func arithmetic(_ op: ArithmeticOperator, _ a: Expression, _ b: Expression) {
+        let (left, right) =
+            switch op {
+            case .add, .subtract: (1, 2)
+            case .multiply, .divide: (2, 3)
+            case .power: (5, 3)
+            }
+        expression(a, level: left)
+        out += op == .power ? " ** " : " " + op.rawValue + " "
+        expression(b, level: right)
+    }
+
+    mutating func functionExpression(_ target: Expression, _ selector: String, _ arguments: [Expression]) {
+        out += "FUNCTION("
+        expression(target, level: 0)
+        out += ", "
+        string(selector)
+        for a in arguments {
+            out += ", "
+            expression(a, level: 0)
+        }
+        out += ")"
+    }
+
+    /// One argument of a keyword call: an expression, a predicate or literal text.
+    enum CallArgument {
+        case expression(Expression)
+        case predicate(Predicate)
+        case text(String)
+    }
+
+    /// `NAME(a, b, …)` with every argument at the lowest level.
+    mutating func call(_ name: String, _ arguments: [CallArgument]) {
+        out += name + "("
+        for (n, a) in arguments.enumerated() {
+            if n > 0 { out += ", " }
+            switch a {
+            case .expression(let e): expression(e, level: 0)
+            case .predicate(let p): predicate(p, level: 0)
+            case .text(let t): out += t
+            }
+        }
+        out += ")"
     }
 
     mutating func list(_ elements: [Expression]) {
