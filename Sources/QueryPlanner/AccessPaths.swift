@@ -38,80 +38,28 @@ enum Cost {
 }
 
 extension QueryPlanner {
+    /// Every way an index can answer one or more of `filters`: per field, one range scan for all
+    /// its equality and range filters together; per other filter an index lookup, prefix, radius
+    /// or text search when the field has the index.
     static func accessPaths(_ filters: [QueryFilter], _ stats: some IndexStatistics) -> [AccessPath] {
         var paths: [AccessPath] = []
-        // Equality and ranges: one combined range per field.
         var ranges: [String: (KeyRange, Set<Int>)] = [:]
         var rangeOrder: [String] = []
         for (i, f) in filters.enumerated() {
-            let type = stats.fieldType(f.fieldName)
-            let isList = type?.isList ?? false
+            let isList = stats.fieldType(f.fieldName)?.isList ?? false
             let indexed = stats.hasOrderedIndex(f.fieldName)
-            let stringRecordName = f.fieldName == SystemField.recordName.rawValue && f.fieldValue.elements.first?.scalarType == .string
-            if stringRecordName { continue }  // the index holds record ids with zones; a bare name is residual
-            switch f.comparator {
-            case .equals, .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
+            // The index holds record ids with zones; a bare record name is a residual filter.
+            if f.fieldName == SystemField.recordName.rawValue && f.fieldValue.elements.first?.scalarType == .string { continue }
+            if let r = comparisonRange(f) {
                 guard indexed, !isList, !f.fieldValue.isList else { continue }
-                let r: KeyRange
-                switch f.comparator {
-                case .equals: r = .point(f.fieldValue)
-                case .lessThan: r = KeyRange(upper: KeyBound(f.fieldValue, inclusive: false))
-                case .lessThanOrEquals: r = KeyRange(upper: KeyBound(f.fieldValue, inclusive: true))
-                case .greaterThan: r = KeyRange(lower: KeyBound(f.fieldValue, inclusive: false))
-                default: r = KeyRange(lower: KeyBound(f.fieldValue, inclusive: true))
-                }
                 if let (old, ids) = ranges[f.fieldName] {
                     ranges[f.fieldName] = (old.intersected(with: r), ids.union([i]))
                 } else {
                     ranges[f.fieldName] = (r, [i])
                     rangeOrder.append(f.fieldName)
                 }
-            case .in where indexed && !isList, .listContainsAny where indexed && isList:
-                let values = f.fieldValue.elements
-                let n = Double(stats.count(f.fieldName, equalToAnyOf: values))
-                paths.append(AccessPath(
-                    node: PlanNode(op: .indexLookup(field: f.fieldName, values: values), estimatedRows: n),
-                    estimate: n, answers: [i], materializeCost: n * Cost.entry * 2))
-            case .listContains where indexed && isList:
-                let n = Double(stats.count(f.fieldName, equalToAnyOf: [f.fieldValue]))
-                paths.append(AccessPath(
-                    node: PlanNode(op: .indexLookup(field: f.fieldName, values: [f.fieldValue]), estimatedRows: n),
-                    estimate: n, answers: [i], materializeCost: n * Cost.entry))
-            case .listContainsAll where indexed && isList && !f.fieldValue.elements.isEmpty:
-                var children: [PlanNode] = []
-                for v in f.fieldValue.elements {
-                    let n = Double(stats.count(f.fieldName, equalToAnyOf: [v]))
-                    children.append(PlanNode(op: .indexLookup(field: f.fieldName, values: [v]), estimatedRows: n))
-                }
-                let n = children.map(\.estimatedRows).min() ?? 0
-                let total = children.map(\.estimatedRows).reduce(0, +)
-                paths.append(AccessPath(
-                    node: PlanNode(op: .intersect, estimatedRows: n, children: children),
-                    estimate: n, answers: [i], materializeCost: total * Cost.entry))
-            case .beginsWith where indexed && !isList, .listMemberBeginsWith where indexed && isList:
-                let n = Double(stats.count(f.fieldName, beginningWith: f.fieldValue))
-                // A string prefix is also the key range [p, p⁺) (strings order by scalars), so an
-                // ordered stream on the same field can scan just the prefix instead of the index.
-                let prefixRange = isList ? nil : Self.prefixRange(f.fieldValue)
-                paths.append(AccessPath(
-                    node: PlanNode(op: .indexPrefix(field: f.fieldName, prefix: f.fieldValue), estimatedRows: n),
-                    estimate: n, answers: [i], rangeField: prefixRange == nil ? nil : f.fieldName, range: prefixRange,
-                    materializeCost: n * Cost.entry * 2))
-            case .near where stats.hasSpatialIndex(f.fieldName):
-                guard case .location(let c) = f.fieldValue, let m = f.distance else { continue }
-                let n = Double(stats.estimatedRadiusCount(f.fieldName, center: c, km: m / 1000))
-                paths.append(AccessPath(
-                    node: PlanNode(op: .radius(field: f.fieldName, center: c, km: m / 1000), estimatedRows: n),
-                    estimate: n, answers: [i], materializeCost: n * Cost.radiusHit))
-            case .containsAllTokens where stats.hasTextIndex, .containsAnyTokens where stats.hasTextIndex:
-                guard case .string(let words) = f.fieldValue else { continue }
-                let all = f.comparator == .containsAllTokens
-                let n = Double(stats.estimatedTextCount(words, all: all))
-                paths.append(AccessPath(
-                    node: PlanNode(op: .textSearch(words: words, all: all), estimatedRows: n),
-                    estimate: n, answers: [i], materializeCost: n * Cost.posting * 2))
-            default:
-                continue
+            } else if let path = lookupPath(f, index: i, indexed: indexed, isList: isList, stats) {
+                paths.append(path)
             }
         }
         for field in rangeOrder {
@@ -123,6 +71,76 @@ extension QueryPlanner {
                 materializeCost: n * Cost.entry + n * log2(n + 2) * Cost.compare))
         }
         return paths
+    }
+
+    /// The key range of an equality or range comparison; nil for every other comparator.
+    static func comparisonRange(_ f: QueryFilter) -> KeyRange? {
+        switch f.comparator {
+        case .equals: .point(f.fieldValue)
+        case .lessThan: KeyRange(upper: KeyBound(f.fieldValue, inclusive: false))
+        case .lessThanOrEquals: KeyRange(upper: KeyBound(f.fieldValue, inclusive: true))
+        case .greaterThan: KeyRange(lower: KeyBound(f.fieldValue, inclusive: false))
+        case .greaterThanOrEquals: KeyRange(lower: KeyBound(f.fieldValue, inclusive: true))
+        default: nil
+        }
+    }
+
+    /// The index path answering filter `i` that is not a comparison, if its index exists.
+    static func lookupPath(
+        _ f: QueryFilter, index i: Int, indexed: Bool, isList: Bool, _ stats: some IndexStatistics
+    ) -> AccessPath? {
+        func lookup(_ values: [FieldValue], costPerRow: Double) -> AccessPath {
+            let n = Double(stats.count(f.fieldName, equalToAnyOf: values))
+            return AccessPath(
+                node: PlanNode(op: .indexLookup(field: f.fieldName, values: values), estimatedRows: n),
+                estimate: n, answers: [i], materializeCost: n * costPerRow)
+        }
+        switch f.comparator {
+        case .in where indexed && !isList, .listContainsAny where indexed && isList:
+            return lookup(f.fieldValue.elements, costPerRow: Cost.entry * 2)
+        case .listContains where indexed && isList:
+            return lookup([f.fieldValue], costPerRow: Cost.entry)
+        case .listContainsAll where indexed && isList && !f.fieldValue.elements.isEmpty:
+            return listContainsAllPath(f, index: i, stats)
+        case .beginsWith where indexed && !isList, .listMemberBeginsWith where indexed && isList:
+            let n = Double(stats.count(f.fieldName, beginningWith: f.fieldValue))
+            // A string prefix is also the key range [p, p⁺) (strings order by scalars), so an
+            // ordered stream on the same field can scan just the prefix instead of the index.
+            let prefixRange = isList ? nil : Self.prefixRange(f.fieldValue)
+            return AccessPath(
+                node: PlanNode(op: .indexPrefix(field: f.fieldName, prefix: f.fieldValue), estimatedRows: n),
+                estimate: n, answers: [i], rangeField: prefixRange == nil ? nil : f.fieldName, range: prefixRange,
+                materializeCost: n * Cost.entry * 2)
+        case .near where stats.hasSpatialIndex(f.fieldName):
+            guard case .location(let c) = f.fieldValue, let m = f.distance else { return nil }
+            let n = Double(stats.estimatedRadiusCount(f.fieldName, center: c, km: m / 1000))
+            return AccessPath(
+                node: PlanNode(op: .radius(field: f.fieldName, center: c, km: m / 1000), estimatedRows: n),
+                estimate: n, answers: [i], materializeCost: n * Cost.radiusHit)
+        case .containsAllTokens where stats.hasTextIndex, .containsAnyTokens where stats.hasTextIndex:
+            guard case .string(let words) = f.fieldValue else { return nil }
+            let all = f.comparator == .containsAllTokens
+            let n = Double(stats.estimatedTextCount(words, all: all))
+            return AccessPath(
+                node: PlanNode(op: .textSearch(words: words, all: all), estimatedRows: n),
+                estimate: n, answers: [i], materializeCost: n * Cost.posting * 2)
+        default:
+            return nil
+        }
+    }
+
+    /// CONTAINS ALL on a list: the intersection of one lookup per element.
+    static func listContainsAllPath(_ f: QueryFilter, index i: Int, _ stats: some IndexStatistics) -> AccessPath {
+        var children: [PlanNode] = []
+        for v in f.fieldValue.elements {
+            let n = Double(stats.count(f.fieldName, equalToAnyOf: [v]))
+            children.append(PlanNode(op: .indexLookup(field: f.fieldName, values: [v]), estimatedRows: n))
+        }
+        let n = children.map(\.estimatedRows).min() ?? 0
+        let total = children.map(\.estimatedRows).reduce(0, +)
+        return AccessPath(
+            node: PlanNode(op: .intersect, estimatedRows: n, children: children),
+            estimate: n, answers: [i], materializeCost: total * Cost.entry)
     }
 
     /// The key range of the strings starting with `prefix`: [prefix, prefix with its last scalar
