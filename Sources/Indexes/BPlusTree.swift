@@ -198,79 +198,98 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
         let right = n.children[l + 1]
         let leftSize = left.isLeaf ? left.keys.count : left.children.count
         let rightSize = right.isLeaf ? right.keys.count : right.children.count
-        let fits = leftSize + rightSize < 2 * min  // merged size ≤ 2m − 1 ≤ M
-        if fits {
-            if left.isLeaf {
-                left.keys += right.keys
-                left.rows += right.rows
-            } else {
-                left.keys.append(n.keys[l])
-                left.rows.append(n.rows[l])
-                left.keys += right.keys
-                left.rows += right.rows
-                left.children += right.children
-                left.counts += right.counts
-            }
-            left.total += right.total
-            n.keys.remove(at: l)
-            n.rows.remove(at: l)
-            n.children.remove(at: l + 1)
-            n.counts.remove(at: l + 1)
-            n.counts[l] = left.total
+        if leftSize + rightSize < 2 * min {  // merged size ≤ 2m − 1 ≤ M
+            merge(n, at: l)
             return
         }
         // Borrow one from the larger side.
         if leftSize > rightSize {
-            if left.isLeaf {
-                let k = left.keys.removeLast()
-                let r = left.rows.removeLast()
-                right.keys.insert(k, at: 0)
-                right.rows.insert(r, at: 0)
-                left.total -= 1
-                right.total += 1
-                n.keys[l] = k
-                n.rows[l] = r
-            } else {
-                let child = left.children.removeLast()
-                let cnt = left.counts.removeLast()
-                let sk = left.keys.removeLast()
-                let sr = left.rows.removeLast()
-                right.children.insert(child, at: 0)
-                right.counts.insert(cnt, at: 0)
-                right.keys.insert(n.keys[l], at: 0)
-                right.rows.insert(n.rows[l], at: 0)
-                n.keys[l] = sk
-                n.rows[l] = sr
-                left.total -= cnt
-                right.total += cnt
-            }
+            moveLastOfLeft(n, at: l)
         } else {
-            if right.isLeaf {
-                let k = right.keys.removeFirst()
-                let r = right.rows.removeFirst()
-                left.keys.append(k)
-                left.rows.append(r)
-                left.total += 1
-                right.total -= 1
-                n.keys[l] = right.keys[0]
-                n.rows[l] = right.rows[0]
-            } else {
-                let child = right.children.removeFirst()
-                let cnt = right.counts.removeFirst()
-                let sk = right.keys.removeFirst()
-                let sr = right.rows.removeFirst()
-                left.children.append(child)
-                left.counts.append(cnt)
-                left.keys.append(n.keys[l])
-                left.rows.append(n.rows[l])
-                n.keys[l] = sk
-                n.rows[l] = sr
-                left.total += cnt
-                right.total -= cnt
-            }
+            moveFirstOfRight(n, at: l)
         }
         n.counts[l] = left.total
         n.counts[l + 1] = right.total
+    }
+
+    /// Merges child l + 1 into child l (an inner node takes the separator key down with it).
+    private static func merge(_ n: BNode<Key>, at l: Int) {
+        let left = n.children[l]
+        let right = n.children[l + 1]
+        if !left.isLeaf {
+            left.keys.append(n.keys[l])
+            left.rows.append(n.rows[l])
+            left.children += right.children
+            left.counts += right.counts
+        }
+        left.keys += right.keys
+        left.rows += right.rows
+        left.total += right.total
+        n.keys.remove(at: l)
+        n.rows.remove(at: l)
+        n.children.remove(at: l + 1)
+        n.counts.remove(at: l + 1)
+        n.counts[l] = left.total
+    }
+
+    /// Moves the last entry (leaf) or child (inner node, rotating through the separator) of
+    /// child l to the front of child l + 1.
+    private static func moveLastOfLeft(_ n: BNode<Key>, at l: Int) {
+        let left = n.children[l]
+        let right = n.children[l + 1]
+        if left.isLeaf {
+            let k = left.keys.removeLast()
+            let r = left.rows.removeLast()
+            right.keys.insert(k, at: 0)
+            right.rows.insert(r, at: 0)
+            left.total -= 1
+            right.total += 1
+            n.keys[l] = k
+            n.rows[l] = r
+            return
+        }
+        let child = left.children.removeLast()
+        let cnt = left.counts.removeLast()
+        let sk = left.keys.removeLast()
+        let sr = left.rows.removeLast()
+        right.children.insert(child, at: 0)
+        right.counts.insert(cnt, at: 0)
+        right.keys.insert(n.keys[l], at: 0)
+        right.rows.insert(n.rows[l], at: 0)
+        n.keys[l] = sk
+        n.rows[l] = sr
+        left.total -= cnt
+        right.total += cnt
+    }
+
+    /// Moves the first entry (leaf) or child (inner node, rotating through the separator) of
+    /// child l + 1 to the end of child l.
+    private static func moveFirstOfRight(_ n: BNode<Key>, at l: Int) {
+        let left = n.children[l]
+        let right = n.children[l + 1]
+        if right.isLeaf {
+            let k = right.keys.removeFirst()
+            let r = right.rows.removeFirst()
+            left.keys.append(k)
+            left.rows.append(r)
+            left.total += 1
+            right.total -= 1
+            n.keys[l] = right.keys[0]
+            n.rows[l] = right.rows[0]
+            return
+        }
+        let child = right.children.removeFirst()
+        let cnt = right.counts.removeFirst()
+        let sk = right.keys.removeFirst()
+        let sr = right.rows.removeFirst()
+        left.children.append(child)
+        left.counts.append(cnt)
+        left.keys.append(n.keys[l])
+        left.rows.append(n.rows[l])
+        n.keys[l] = sk
+        n.rows[l] = sr
+        left.total += cnt
+        right.total -= cnt
     }
 
     // MARK: bulk load
