@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: deps build test release run fuzz clean bench bench-quick
+.PHONY: deps build test release run fuzz clean bench bench-quick lint format
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -16,6 +16,15 @@ test: deps
 
 release: deps
 	$(SWIFT) build -c release
+
+# Formatting (.swift-format: 4 spaces, 120 columns): `lint` fails on any difference (CI runs it),
+# `format` rewrites the files in place.
+SWIFT_SOURCES = Sources Tests Benchmarks/Sources Fuzz
+lint:
+	$(SWIFT) format lint --strict -r --configuration .swift-format $(SWIFT_SOURCES)
+
+format:
+	$(SWIFT) format -i -r --configuration .swift-format $(SWIFT_SOURCES)
 
 # A fuzz run of the predicate front end (lexer, parser, checker); SECONDS=60 by default.
 fuzz:

@@ -41,7 +41,8 @@ let package = Package(
         // The record store: append-only log, codec, group-commit writer, recovery, compaction,
         // import/export. Format: docs/log-format.md.
         .target(
-            name: "RecordLog", dependencies: ["RecordModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
+            name: "RecordLog",
+            dependencies: ["RecordModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         // zlib (system library) for gzip-compressed imports.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -55,7 +56,10 @@ let package = Package(
         // lifecycle, changes, access, subscriptions, index maintenance. docs/database.md.
         .target(
             name: "Cirrus",
-            dependencies: ["RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution", "PredicateSyntax"],
+            dependencies: [
+                "RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution",
+                "PredicateSyntax",
+            ],
             swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
@@ -78,7 +82,10 @@ let package = Package(
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
         .target(
             name: "QueryExecution",
-            dependencies: ["RecordModel", "Indexes", "QueryPlanner", "RecordLog", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "RecordModel", "Indexes", "QueryPlanner", "RecordLog",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
@@ -87,12 +94,17 @@ let package = Package(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "IndexesTests", dependencies: ["Indexes", "CirrusTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"], swiftSettings: strict),
-        .testTarget(name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"], swiftSettings: strict),
+            name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"],
+            swiftSettings: strict),
         .testTarget(
-            name: "QueryExecutionTests", dependencies: ["QueryExecution", "QueryChecker", "QueryPlanner", "Indexes", "CirrusTestSupport"],
+            name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QueryCheckerTests", dependencies: ["QueryChecker", "PredicateSyntax", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QueryExecutionTests",
+            dependencies: ["QueryExecution", "QueryChecker", "QueryPlanner", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
@@ -101,7 +113,8 @@ let package = Package(
             name: "CirrusTests", dependencies: ["Cirrus", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "CirrusShellTests", dependencies: ["CirrusShell", "Cirrus", "RecordLog", "RecordModel", "CirrusTestSupport"],
+            name: "CirrusShellTests",
+            dependencies: ["CirrusShell", "Cirrus", "RecordLog", "RecordModel", "CirrusTestSupport"],
             exclude: ["Transcripts"], swiftSettings: strict),
     ]
 )

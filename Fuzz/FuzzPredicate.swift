@@ -48,7 +48,8 @@ func checkerProperties(_ text: String) {
     } catch {
         let n = text.utf8.count
         if error.range.start < 0 || error.range.start > error.range.end || error.range.end > n {
-            fatalError("checker error range \(error.range) outside input of \(n) bytes: \(error.message)\ninput: \(text)")
+            fatalError(
+                "checker error range \(error.range) outside input of \(n) bytes: \(error.message)\ninput: \(text)")
         }
     }
 }
@@ -71,7 +72,9 @@ func builtTreeRoundTrip(_ bytes: UnsafeBufferPointer<UInt8>) {
     do { again = try PredicateParser.parse(printed) } catch {
         fatalError("printed tree does not parse\nprinted: \(printed)\nerror:   \(error)")
     }
-    if again != tree { fatalError("built tree changed in print-then-parse\nprinted: \(printed)\nagain:   \(again.formatString)") }
+    if again != tree {
+        fatalError("built tree changed in print-then-parse\nprinted: \(printed)\nagain:   \(again.formatString)")
+    }
 }
 
 /// parse(print(parse(x))) == parse(x), and print is a fixed point after one parse.
@@ -80,7 +83,9 @@ func predicateRoundTrip(_ text: String) {
     do { tree = try PredicateParser.parse(text) } catch {
         // Errors must point inside the input (or at its end).
         let n = text.utf8.count
-        if error.range.start < 0 || error.range.start > error.range.end || (error.range.end > n && n <= ParserLimits.default.maxLength) {
+        if error.range.start < 0 || error.range.start > error.range.end
+            || (error.range.end > n && n <= ParserLimits.default.maxLength)
+        {
             fatalError("error range \(error.range) outside input of \(n) bytes: \(error)")
         }
         return
@@ -90,8 +95,12 @@ func predicateRoundTrip(_ text: String) {
     do { again = try PredicateParser.parse(printed) } catch {
         fatalError("printed predicate does not parse\ninput:   \(text)\nprinted: \(printed)\nerror:   \(error)")
     }
-    if again != tree { fatalError("round trip changed the tree\ninput:   \(text)\nprinted: \(printed)\nagain:   \(again.formatString)") }
-    if again.formatString != printed { fatalError("printing is not a fixed point\ninput: \(text)\nprinted: \(printed)") }
+    if again != tree {
+        fatalError("round trip changed the tree\ninput:   \(text)\nprinted: \(printed)\nagain:   \(again.formatString)")
+    }
+    if again.formatString != printed {
+        fatalError("printing is not a fixed point\ninput: \(text)\nprinted: \(printed)")
+    }
 }
 
 /// The same property for a lone expression.

@@ -29,11 +29,15 @@ struct TreeBuilder {
 
     mutating func pick<T>(_ xs: [T]) -> T { xs[below(xs.count)] }
 
-    static let keys = ["a", "name", "_x", "é", "size", "IN", "first", "TruePredicate", "uti", "equals", "CI", "Self", "@avg", "@size"]
+    static let keys = [
+        "a", "name", "_x", "é", "size", "IN", "first", "TruePredicate", "uti", "equals", "CI", "Self", "@avg", "@size",
+    ]
     static let members = ["b", "@count", "@sum", "last", "AND", "e5", "E"]
     static let variables = ["x", "in", "_"]
     static let functions = ["now", "tokenize", "sum:", "distanceToLocation:fromLocation:"]
-    static let pieces = ["", "abc", "'", "\"", "\\", "%", "%@", "%%", "\n", "\t", "\r", "\0", "\u{1}", "\u{7f}", "é", "😀", "\u{A0}"]
+    static let pieces = [
+        "", "abc", "'", "\"", "\\", "%", "%@", "%%", "\n", "\t", "\r", "\0", "\u{1}", "\u{7f}", "é", "😀", "\u{A0}",
+    ]
 
     mutating func predicate(_ depth: Int) -> Predicate {
         switch depth <= 0 ? below(3) : below(8) {
@@ -45,7 +49,8 @@ struct TreeBuilder {
             let op = pick(ComparisonOperator.allCases)
             let options = ComparisonOptions(rawValue: UInt8(below(16)))
             let right = expression(depth - 1)
-            return Predicate(.comparison(Comparison(modifier: modifier, left: left, op: op, options: options, right: right)))
+            return Predicate(
+                .comparison(Comparison(modifier: modifier, left: left, op: op, options: options, right: right)))
         case 5: return Predicate(.not(predicate(depth - 1)))
         case 6:
             let a = predicate(depth - 1)
@@ -79,29 +84,35 @@ struct TreeBuilder {
         case 1: return Expression(.aggregate((0..<below(4)).map { _ in expression(d) }))
         case 2:
             let base = expression(d)
-            let sub: Subscript = switch below(4) {
-            case 0: .first
-            case 1: .last
-            case 2: .size
-            default: .index(expression(d))
-            }
+            let sub: Subscript =
+                switch below(4) {
+                case 0: .first
+                case 1: .last
+                case 2: .size
+                default: .index(expression(d))
+                }
             return Expression(.subscripted(base, sub))
         case 3: return Expression(.negate(expression(d)))
         case 4, 5:
             let op = pick(ArithmeticOperator.allCases)
             let a = expression(d)
             return Expression(.arithmetic(op, a, expression(d)))
-        case 6: return Expression(.function(name: pick(Self.functions), arguments: (0..<below(3)).map { _ in expression(d) }))
+        case 6:
+            return Expression(
+                .function(name: pick(Self.functions), arguments: (0..<below(3)).map { _ in expression(d) }))
         case 7:
             let target = expression(d)
             let selector = pick(["uppercaseString", "x:y:", "it's %@"])
-            return Expression(.functionExpression(target: target, selector: selector, arguments: (0..<below(3)).map { _ in expression(d) }))
+            return Expression(
+                .functionExpression(
+                    target: target, selector: selector, arguments: (0..<below(3)).map { _ in expression(d) }))
         case 8:
             let value = expression(d)
             return Expression(.cast(value, expression(d)))
         case 9:
             let collection = expression(d)
-            return Expression(.subquery(collection: collection, variable: pick(Self.variables), predicate: predicate(d)))
+            return Expression(
+                .subquery(collection: collection, variable: pick(Self.variables), predicate: predicate(d)))
         case 10:
             let p = predicate(d)
             let a = expression(d)

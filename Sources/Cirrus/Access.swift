@@ -9,7 +9,9 @@ import RecordModel
 enum Access {
     /// Whether `identity` holds `permission` on records of `type` created by `creator` in the
     /// public database (`creator` nil: for a type-level check, the creator role does not count).
-    static func allows(_ permission: Permission, type: String, creator: RecordID?, identity: Identity, schema: Schema) -> Bool {
+    static func allows(
+        _ permission: Permission, type: String, creator: RecordID?, identity: Identity, schema: Schema
+    ) -> Bool {
         let grants = schema.recordTypes[type]?.grants ?? Grant.defaults
         for g in grants where g.permissions.contains(permission) {
             switch g.role {
@@ -28,14 +30,16 @@ enum Access {
         let grants = schema.recordTypes[type]?.grants ?? Grant.defaults
         return grants.contains { g in
             g.permissions.contains(.read)
-                && (g.role == Grant.world || (identity.userRecordName != nil && (g.role == Grant.authenticated || g.role == Grant.creator)))
+                && (g.role == Grant.world
+                    || (identity.userRecordName != nil && (g.role == Grant.authenticated || g.role == Grant.creator)))
         }
     }
 
     /// Whether `identity` may read `record` of the database with storage owner `owner`.
     static func canRead(_ record: Record, owner: String, identity: Identity, schema: Schema) -> Bool {
         if owner != ZoneID.defaultOwnerName { return identity.userRecordName == owner }
-        return allows(.read, type: record.recordType, creator: record.creatorUserRecordID, identity: identity, schema: schema)
+        return allows(
+            .read, type: record.recordType, creator: record.creatorUserRecordID, identity: identity, schema: schema)
     }
 }
 
@@ -46,7 +50,10 @@ extension Database {
         guard case .private(let owner) = scope else { return }
         // The validation's message is replaced by one that says what an owner must be.
         if owner == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(owner)) == nil {
-            throw CirrusError(.invalidArguments, "\"\(owner)\" is not a user record name (1 to 255 printable ASCII characters, not \(ZoneID.defaultOwnerName))")
+            throw CirrusError(
+                .invalidArguments,
+                "\"\(owner)\" is not a user record name (1 to 255 printable ASCII characters, not \(ZoneID.defaultOwnerName))"
+            )
         }
         guard let u = identity.userRecordName else {
             throw CirrusError(.notAuthenticated, "the private database of \"\(owner)\" needs its owner signed in")
@@ -87,8 +94,13 @@ extension Database {
         }
         guard case .public = scope else { return }
         if let current {
-            if !Access.allows(.write, type: current.recordType, creator: current.creatorUserRecordID, identity: identity, schema: schema) {
-                throw .record(.permissionFailure, id, "user \"\(u)\" may not write this \(current.recordType) record (WRITE grant)")
+            if !Access.allows(
+                .write, type: current.recordType, creator: current.creatorUserRecordID, identity: identity,
+                schema: schema)
+            {
+                throw .record(
+                    .permissionFailure, id,
+                    "user \"\(u)\" may not write this \(current.recordType) record (WRITE grant)")
             }
         } else if !Access.allows(.create, type: type, creator: nil, identity: identity, schema: schema) {
             throw .record(.permissionFailure, id, "user \"\(u)\" may not create \(type) records (CREATE grant)")

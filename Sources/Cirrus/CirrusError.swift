@@ -64,7 +64,9 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var s = "\(code) (\(code.rawValue)): "
         if let r = recordID {
-            s += "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"") + ": "
+            s +=
+                "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"")
+                + ": "
         } else if let z = zoneID {
             s += "zone \"\(z.zoneName)\": "
         }
@@ -85,12 +87,16 @@ extension CirrusError {
         CirrusError(code, message, zoneID: z)
     }
 
-    static func cancelled() -> CirrusError { CirrusError(.operationCancelled, "the task was cancelled before the call ran") }
+    static func cancelled() -> CirrusError {
+        CirrusError(.operationCancelled, "the task was cancelled before the call ran")
+    }
 
     /// Wraps a store failure (I/O, closed store) as internalError; a record rule as invalidArguments.
     static func from(_ e: any Error, recordID: RecordID? = nil) -> CirrusError {
         if let c = e as? CirrusError { return c }
-        if let v = e as? RecordValidationError { return CirrusError(.invalidArguments, v.message, recordID: v.recordID ?? recordID) }
+        if let v = e as? RecordValidationError {
+            return CirrusError(.invalidArguments, v.message, recordID: v.recordID ?? recordID)
+        }
         return CirrusError(.internalError, "\(e)", recordID: recordID)
     }
 }

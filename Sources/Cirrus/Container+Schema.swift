@@ -31,7 +31,8 @@ extension Container {
         }
         try Self.validateNames(new)
         if new.recordTypes[Schema.usersRecordType] == nil {
-            new.recordTypes[Schema.usersRecordType] = core.schema.recordTypes[Schema.usersRecordType] ?? RecordTypeSchema(name: Schema.usersRecordType)
+            new.recordTypes[Schema.usersRecordType] =
+                core.schema.recordTypes[Schema.usersRecordType] ?? RecordTypeSchema(name: Schema.usersRecordType)
         }
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
         core.writeLock.lock()
@@ -55,7 +56,8 @@ extension Container {
         let prod: RecordStore
         do {
             prod = try RecordStore.open(
-                directory: joinPath(core.directory, Environment.production.rawValue), fileSystem: core.options.fileSystem,
+                directory: joinPath(core.directory, Environment.production.rawValue),
+                fileSystem: core.options.fileSystem,
                 options: RecordStoreOptions(durability: .everyCommit, clock: core.options.clock))
         } catch {
             throw CirrusError(.internalError, "cannot open the production store: \(error)")
@@ -88,14 +90,21 @@ extension Container {
     static func checkAddOnly(from old: Schema, to new: Schema) throws(CirrusError) {
         for t in old.sortedRecordTypes {
             guard let n = new.recordTypes[t.name] else {
-                throw CirrusError(.serverRejectedRequest, "record type \(t.name) would be removed; types are never removed once they exist")
+                throw CirrusError(
+                    .serverRejectedRequest,
+                    "record type \(t.name) would be removed; types are never removed once they exist")
             }
             for f in t.sortedFields {
                 guard let nf = n.fields[f.name] else {
-                    throw CirrusError(.serverRejectedRequest, "field \(t.name).\(f.name) would be removed; fields are never removed once they exist")
+                    throw CirrusError(
+                        .serverRejectedRequest,
+                        "field \(t.name).\(f.name) would be removed; fields are never removed once they exist")
                 }
                 if nf.type != f.type {
-                    throw CirrusError(.serverRejectedRequest, "field \(t.name).\(f.name) would change type from \(f.type) to \(nf.type); fields are never retyped")
+                    throw CirrusError(
+                        .serverRejectedRequest,
+                        "field \(t.name).\(f.name) would change type from \(f.type) to \(nf.type); fields are never retyped"
+                    )
                 }
             }
         }

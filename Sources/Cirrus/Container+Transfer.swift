@@ -15,7 +15,9 @@ extension Container {
     /// ```swift
     /// let failures = try container.importRecords(records, into: .public)
     /// ```
-    public func importRecords(_ records: [Record], into scope: Database.Scope) throws(CirrusError) -> [(Int, CirrusError)] {
+    public func importRecords(
+        _ records: [Record], into scope: Database.Scope
+    ) throws(CirrusError) -> [(Int, CirrusError)] {
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
         let owner: String
         switch scope {
@@ -28,16 +30,20 @@ extension Container {
             var zones: [LogOperation] = []
             if case .private = scope {
                 var seen = Set<String>()
-                for r in records where !r.recordID.zoneID.isDefaultZone && seen.insert(r.recordID.zoneID.zoneName).inserted {
+                for r in records
+                where !r.recordID.zoneID.isDefaultZone && seen.insert(r.recordID.zoneID.zoneName).inserted {
                     let z = ZoneID(zoneName: r.recordID.zoneID.zoneName, ownerName: owner)
                     // An invalid zone is not created here: its records fail validation with its name.
-                    if !core.zoneExists(owner: owner, z), (try? Validation.validateZoneID(z)) != nil { zones.append(.createZone(z)) }
+                    if !core.zoneExists(owner: owner, z), (try? Validation.validateZoneID(z)) != nil {
+                        zones.append(.createZone(z))
+                    }
                 }
             }
             try core.commitHoldingLock(zones, changes: [], newSchema: nil)
             var plan = ModifyPlanner(database: db, policy: .allKeys, excludedZones: [], administrative: true)
             plan.run(saving: records, deleting: [])
-            try core.commitHoldingLock(plan.operations, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
+            try core.commitHoldingLock(
+                plan.operations, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
             return plan.outcomes.enumerated().compactMap { (i, r) in
                 if case .failure(let e) = r { return (i, e) }
                 return nil
@@ -57,7 +63,9 @@ extension Container {
     public func importFile(
         _ path: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
     ) throws -> ImportSummary {
-        try bulkImport(into: scope, zone: zone) { sink in try RecordTransfer.readRecords(file: path, options: options, sink: sink) }
+        try bulkImport(into: scope, zone: zone) { sink in
+            try RecordTransfer.readRecords(file: path, options: options, sink: sink)
+        }
     }
 
     /// Saves many records into `scope` as one bulk load (see `importFile`): planned in batches of
@@ -75,7 +83,9 @@ extension Container {
             var batch: [(line: Int, record: Record)] = []
             var i = 0
             func flush() throws {
-                for (line, reason) in try sink(batch) { rejected.append((line, CirrusError(.invalidArguments, reason))) }
+                for (line, reason) in try sink(batch) {
+                    rejected.append((line, CirrusError(.invalidArguments, reason)))
+                }
                 batch.removeAll(keepingCapacity: true)
             }
             for r in records {
@@ -106,9 +116,13 @@ extension Container {
         core.waitForCheckpoints()  // a bulk load is a checkpoint: one at a time
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
-        if core.checkpointRunning { throw CirrusError(.zoneBusy, "a checkpoint is being written; try the import again") }
+        if core.checkpointRunning {
+            throw CirrusError(.zoneBusy, "a checkpoint is being written; try the import again")
+        }
         let load: BulkLoad
-        do { load = try core.store.beginBulkLoad() } catch { throw CirrusError(.internalError, "cannot start the import: \(error)") }
+        do { load = try core.store.beginBulkLoad() } catch {
+            throw CirrusError(.internalError, "cannot start the import: \(error)")
+        }
         core.bulk = BulkImportState(load: load, schema: core.schema)
         defer {
             core.bulk = nil
@@ -131,9 +145,12 @@ extension Container {
 
     /// Imports bytes in any format `importFile` reads, as one bulk load; `name` labels rejections.
     public func importBytes(
-        _ bytes: [UInt8], name: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
+        _ bytes: [UInt8], name: String, into scope: Database.Scope, zone: ZoneID? = nil,
+        options: ImportOptions = ImportOptions()
     ) throws -> ImportSummary {
-        try bulkImport(into: scope, zone: zone) { sink in try RecordTransfer.readRecords(bytes, name: name, options: options, sink: sink) }
+        try bulkImport(into: scope, zone: zone) { sink in
+            try RecordTransfer.readRecords(bytes, name: name, options: options, sink: sink)
+        }
     }
 
     /// Writes the live records of a database (optionally of one type, one zone) as Web Services
@@ -149,7 +166,8 @@ extension Container {
         }
         var n = 0
         let storageZone = zone.map { ZoneID(zoneName: $0.zoneName, ownerName: owner) }
-        for s in core.store.snapshot().records(ofType: type, in: storageZone) where s.record.recordID.zoneID.ownerName == owner {
+        for s in core.store.snapshot().records(ofType: type, in: storageZone)
+        where s.record.recordID.zoneID.ownerName == owner {
             var line = ""
             ContainerCore.apiForm(s.record).webServicesJSON.write(to: &line)
             line += "\n"

@@ -109,11 +109,14 @@ public final class Container: Sendable {
         // A checkpoint at close when the delta is large enough to slow the next open down; a
         // few changes stay in the log (replaying them is cheaper than rewriting their tables).
         var checkpointError: CirrusError?
-        if !core.options.readOnly, !core.store.isClosed, core.store.deltaCount >= min(core.options.checkpointThreshold, 1000) {
+        if !core.options.readOnly, !core.store.isClosed,
+            core.store.deltaCount >= min(core.options.checkpointThreshold, 1000)
+        {
             do { try core.checkpointHoldingLock() } catch { checkpointError = error }
         }
         defer { core.removeUnreferencedAssets(ignoringPins: true) }  // no save can follow a close
-        if checkpointError == nil, !core.options.readOnly, core.stateLock.withLock({ core.subscriptionsUnsaved }) != nil {
+        if checkpointError == nil, !core.options.readOnly, core.stateLock.withLock({ core.subscriptionsUnsaved }) != nil
+        {
             do { try core.persistSubscriptions() } catch { checkpointError = error }  // the last try
         }
         if let checkpointError {
@@ -137,12 +140,15 @@ public final class Container: Sendable {
             for (type, t) in types {
                 try t.indexes.checkInvariants()
                 guard t.indexes.rowCount == t.liveCount else {
-                    throw CirrusError(.internalError, "\(owner)/\(type): indexes hold \(t.indexes.rowCount) rows, the table \(t.liveCount)")
+                    throw CirrusError(
+                        .internalError,
+                        "\(owner)/\(type): indexes hold \(t.indexes.rowCount) rows, the table \(t.liveCount)")
                 }
                 // Every index entry against the rows: rebuild from the stored rows and compare.
                 let rows = t.allRows().compactMap { row in t.record(row).map { (row, $0) } }
                 let rebuilt = RecordIndexes(
-                    schema: t.schema ?? RecordTypeSchema(name: type, grants: []), rows: rows, nodeSize: core.options.indexNodeSize)
+                    schema: t.schema ?? RecordTypeSchema(name: type, grants: []), rows: rows,
+                    nodeSize: core.options.indexNodeSize)
                 if let d = t.indexes.differences(from: rebuilt).first {
                     throw CirrusError(.internalError, "\(owner)/\(type): \(d)")
                 }

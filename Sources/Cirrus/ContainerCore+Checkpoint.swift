@@ -41,7 +41,8 @@ extension ContainerCore {
             for (owner, types) in grouped {
                 for (type, records) in types {
                     tables[owner, default: [:]][type] = TypeTable(
-                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: records, nodeSize: options.indexNodeSize)
+                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: records,
+                        nodeSize: options.indexNodeSize)
                 }
             }
             return
@@ -55,21 +56,27 @@ extension ContainerCore {
             do {
                 let u = try JSONDecoder().decode(CheckpointUserState.self, from: Data(bytes))
                 guard u.version == CheckpointUserState.version else {
-                    throw CirrusError(.internalError, "the checkpoint's façade state has version \(u.version); this build reads \(CheckpointUserState.version)")
+                    throw CirrusError(
+                        .internalError,
+                        "the checkpoint's façade state has version \(u.version); this build reads \(CheckpointUserState.version)"
+                    )
                 }
                 backrefs = u.backrefs
                 assetRefs = u.assetRefs
             } catch let e as CirrusError {
                 throw e
             } catch {
-                throw CirrusError(.internalError, "the checkpoint's façade state in \(storeDirectory) does not decode: \(error)")
+                throw CirrusError(
+                    .internalError, "the checkpoint's façade state in \(storeDirectory) does not decode: \(error)")
             }
         } else {
             // No saved state (a store compacted by an older tool): rebuild it from the rows.
             snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
         }
         let changes = snap.deltaChanges().map { c in
-            RecordChange(owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) }, new: c.current.map { Self.apiForm($0.record) })
+            RecordChange(
+                owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) },
+                new: c.current.map { Self.apiForm($0.record) })
         }
         if !changes.isEmpty { apply(changes, newSchema: nil) }
     }
@@ -130,7 +137,9 @@ extension ContainerCore {
     /// Checkpoints when the delta has grown past the threshold (write lock held): in the
     /// background when `options.backgroundCheckpoints`, so commits go on while segments are written.
     func checkpointIfDue() throws(CirrusError) {
-        guard !options.readOnly, !checkpointRunning, bulk == nil, store.deltaCount >= options.checkpointThreshold else { return }
+        guard !options.readOnly, !checkpointRunning, bulk == nil, store.deltaCount >= options.checkpointThreshold else {
+            return
+        }
         if options.backgroundCheckpoints { try startBackgroundCheckpoint() } else { try checkpointHoldingLock() }
     }
 
@@ -138,7 +147,9 @@ extension ContainerCore {
     /// another thread, switch and rebase under the write lock when they are done.
     func startBackgroundCheckpoint() throws(CirrusError) {
         let job: CheckpointJob
-        do { job = try store.beginCheckpoint() } catch { throw CirrusError(.internalError, "the checkpoint failed: \(error)") }
+        do { job = try store.beginCheckpoint() } catch {
+            throw CirrusError(.internalError, "the checkpoint failed: \(error)")
+        }
         let user = try userStateBytes()
         let schema = stateLock.withLock { publishedSchema }
         let rewrite = rewriteAtCheckpoint
@@ -187,12 +198,17 @@ extension ContainerCore {
                 cacheSize: options.recordCacheSize)
         }
         let changes = snap.deltaChanges().map { c in
-            RecordChange(owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) }, new: c.current.map { Self.apiForm($0.record) })
+            RecordChange(
+                owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) },
+                new: c.current.map { Self.apiForm($0.record) })
         }
         for (owner, types) in Self.byTable(changes) {
             for (type, list) in types {
-                var t = next[owner]?[type]
-                    ?? TypeTable(recordType: type, owner: owner, schema: schema.recordTypes[type], records: [], nodeSize: options.indexNodeSize)
+                var t =
+                    next[owner]?[type]
+                    ?? TypeTable(
+                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: [],
+                        nodeSize: options.indexNodeSize)
                 t.apply(list)
                 next[owner, default: [:]][type] = t
             }

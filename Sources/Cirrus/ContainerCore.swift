@@ -81,19 +81,23 @@ final class ContainerCore: @unchecked Sendable {
         self.publishedSchema = schema
     }
 
-    static func open(directory: String, environment: Environment, options: ContainerOptions) throws(CirrusError) -> ContainerCore {
+    static func open(
+        directory: String, environment: Environment, options: ContainerOptions
+    ) throws(CirrusError) -> ContainerCore {
         let storeDir = joinPath(directory, environment.rawValue)
         if options.fileSystem.exists(joinPath(directory, Manifest.fileName)) {
             throw CirrusError(
                 .internalError,
-                "\(directory) is a bare record store, not a container: move its files into \(storeDir) (see docs/database.md)")
+                "\(directory) is a bare record store, not a container: move its files into \(storeDir) (see docs/database.md)"
+            )
         }
         let store: RecordStore
         do {
             if !options.readOnly { try options.fileSystem.createDirectory(directory) }
             store = try RecordStore.open(
                 directory: storeDir, fileSystem: options.fileSystem,
-                options: RecordStoreOptions(durability: options.durability, readOnly: options.readOnly, clock: options.clock))
+                options: RecordStoreOptions(
+                    durability: options.durability, readOnly: options.readOnly, clock: options.clock))
         } catch {
             throw CirrusError(.internalError, "cannot open container \(directory) (\(environment.rawValue)): \(error)")
         }
@@ -103,7 +107,8 @@ final class ContainerCore: @unchecked Sendable {
         if schema.recordTypes[Schema.usersRecordType] == nil {
             schema.recordTypes[Schema.usersRecordType] = RecordTypeSchema(name: Schema.usersRecordType)
         }
-        let core = ContainerCore(directory: directory, environment: environment, options: options, store: store, schema: schema)
+        let core = ContainerCore(
+            directory: directory, environment: environment, options: options, store: store, schema: schema)
         do throws(CirrusError) {
             try core.loadSecrets()
             try core.loadTables(snap, schema: schema)
@@ -215,8 +220,11 @@ final class ContainerCore: @unchecked Sendable {
         var updated: [(String, String, TypeTable)] = []
         for (owner, types) in grouped {
             for (type, list) in types {
-                var t = oldTables[owner]?[type]
-                    ?? TypeTable(recordType: type, owner: owner, schema: schema.recordTypes[type], records: [], nodeSize: options.indexNodeSize)
+                var t =
+                    oldTables[owner]?[type]
+                    ?? TypeTable(
+                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: [],
+                        nodeSize: options.indexNodeSize)
                 t.apply(list)
                 if t.schema != schema.recordTypes[type] {
                     t.rebuild(schema: schema.recordTypes[type])
@@ -229,7 +237,8 @@ final class ContainerCore: @unchecked Sendable {
             // A type whose schema changed is rebuilt in every database that has it.
             let touched = Set(updated.map { "\($0.0)\u{0}\($0.1)" })
             for (owner, types) in oldTables {
-                for (type, t) in types where !touched.contains("\(owner)\u{0}\(type)") && t.schema != newSchema.recordTypes[type] {
+                for (type, t) in types
+                where !touched.contains("\(owner)\u{0}\(type)") && t.schema != newSchema.recordTypes[type] {
                     var t = t
                     t.rebuild(schema: newSchema.recordTypes[type])
                     rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
@@ -349,7 +358,8 @@ final class ContainerCore: @unchecked Sendable {
         } catch {
             throw CirrusError(
                 .internalError,
-                "\(path) is unreadable: \(error) (restore it from a backup, or delete it: every cursor issued so far then fails as stale)")
+                "\(path) is unreadable: \(error) (restore it from a backup, or delete it: every cursor issued so far then fails as stale)"
+            )
         }
     }
 

@@ -39,7 +39,9 @@ public struct ModifyResult: Sendable {
         for (id, r) in saveResults { if case .failure(let e) = r { errs[id] = e } }
         for (id, r) in deleteResults { if case .failure(let e) = r { errs[id] = e } }
         if errs.isEmpty { return nil }
-        return CirrusError(.partialFailure, "\(errs.count) of \(saveResults.count + deleteResults.count) items failed", partialErrors: errs)
+        return CirrusError(
+            .partialFailure, "\(errs.count) of \(saveResults.count + deleteResults.count) items failed",
+            partialErrors: errs)
     }
 
     /// The saved records, throwing partialFailure if any item failed.
@@ -60,24 +62,29 @@ extension Database {
     /// let saved = try r.saveResults[0].1.get()
     /// ```
     public func modifyRecords(
-        saving: [Record], deleting: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged, atomically: Bool = true
+        saving: [Record], deleting: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged,
+        atomically: Bool = true
     ) async throws(CirrusError) -> ModifyResult {
         try Self.checkCancelled()
         try checkDatabaseAccess()
         let n = saving.count + deleting.count
         if n > DatabaseLimits.maximumItemsPerRequest {
-            throw CirrusError(.limitExceeded, "\(n) items in one request; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
+            throw CirrusError(
+                .limitExceeded, "\(n) items in one request; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
         }
         if n == 0 { return ModifyResult(saveResults: [], deleteResults: []) }
         if identity.userRecordName == nil {
             throw CirrusError(.notAuthenticated, "saving and deleting records needs a signed-in user")
         }
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
-        return try core.withWriteLock { () throws(CirrusError) in modifyLocked(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically) }
+        return try core.withWriteLock { () throws(CirrusError) in
+            modifyLocked(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+        }
     }
 
     /// The body of `modifyRecords`, write lock held.
-    func modifyLocked(saving: [Record], deleting: [RecordID], savePolicy: SavePolicy, atomically: Bool) -> ModifyResult {
+    func modifyLocked(saving: [Record], deleting: [RecordID], savePolicy: SavePolicy, atomically: Bool) -> ModifyResult
+    {
         var excluded = Set<String>()
         var firstErrors: [Int: CirrusError] = [:]
         var plan: ModifyPlanner
@@ -90,10 +97,14 @@ extension Database {
             }
             rounds += 1
             guard atomically else { break }
-            let failedZones = Set(plan.outcomes.indices.compactMap { i -> String? in
-                guard case .failure = plan.outcomes[i], let z = plan.zoneOf[i], z != ZoneID.defaultZoneName else { return nil }
-                return z
-            }).subtracting(excluded)
+            let failedZones = Set(
+                plan.outcomes.indices.compactMap { i -> String? in
+                    guard case .failure = plan.outcomes[i], let z = plan.zoneOf[i], z != ZoneID.defaultZoneName else {
+                        return nil
+                    }
+                    return z
+                }
+            ).subtracting(excluded)
             if failedZones.isEmpty || rounds > 8 { break }
             excluded.formUnion(failedZones)
         }
@@ -104,11 +115,15 @@ extension Database {
                 plan.outcomes[i] = .failure(e)
             } else {
                 let id = i < saving.count ? saving[i].recordID : deleting[i - saving.count]
-                plan.outcomes[i] = .failure(.record(.batchRequestFailed, id, "another item of this atomic zone batch failed; nothing in zone \"\(z)\" was saved"))
+                plan.outcomes[i] = .failure(
+                    .record(
+                        .batchRequestFailed, id,
+                        "another item of this atomic zone batch failed; nothing in zone \"\(z)\" was saved"))
             }
         }
         do throws(CirrusError) {
-            try core.commitHoldingLock(plan.operations, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
+            try core.commitHoldingLock(
+                plan.operations, changes: plan.changes, newSchema: plan.schemaChanged ? plan.schema : nil)
         } catch {
             // Only the items that were going to succeed get the commit's error.
             for i in plan.outcomes.indices where (try? plan.outcomes[i].get()) != nil {

@@ -84,8 +84,10 @@ extension Database {
     /// engine chooses) and a cursor when more may follow. `zoneID` nil means every zone of this
     /// database. `desiredKeys` nil returns whole records, `[]` only the system fields.
     public func records(
-        matching query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, desiredKeys: [String]? = nil, resultsLimit: Int = 0
-    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
+        matching query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, desiredKeys: [String]? = nil,
+        resultsLimit: Int = 0
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
         let (checked, _) = try check(query)
         let zone = try resolveQueryZone(zoneID)
         return try page(checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit)
@@ -95,21 +97,24 @@ extension Database {
     /// current schema; a cursor of another database is rejected.
     public func records(
         continuingMatchFrom cursor: QueryCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 0
-    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
         guard cursor.scope == cursorScope else {
             throw CirrusError(.invalidArguments, "the cursor was issued by another database (\(cursor.scope))")
         }
         try checkCanRead(recordType: cursor.query.recordType)
         try recheck(cursor.query)
-        return try page(cursor.query, zone: cursor.zone, desiredKeys: desiredKeys, after: cursor.position,
-                        resultsLimit: resultsLimit, from: cursor)
+        return try page(
+            cursor.query, zone: cursor.zone, desiredKeys: desiredKeys, after: cursor.position,
+            resultsLimit: resultsLimit, from: cursor)
     }
 
     /// The printable token of a cursor, signed with this database's secret (docs/cursor-format.md).
     public func token(for cursor: QueryCursor) -> String { cursor.token(secret: cursorSecret) }
 
     /// The cursor of a token issued by this database; with `expecting`, it must belong to that query.
-    public func cursor(fromToken token: String, expecting query: RecordQuery? = nil) throws(CirrusError) -> QueryCursor {
+    public func cursor(fromToken token: String, expecting query: RecordQuery? = nil) throws(CirrusError) -> QueryCursor
+    {
         let expected = try query.map { (q) throws(CirrusError) in try check(q).0 }
         do {
             return try QueryCursor(token: token, secret: cursorSecret, expecting: expected)
@@ -169,10 +174,13 @@ extension Database {
         do throws(PredicateError) {
             let checked = try QueryChecker.check(q.predicate, context: ctx)
             try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
-            return (Query(recordType: q.recordType, predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
-                    checked.warnings.map(\.message))
+            return (
+                Query(recordType: q.recordType, predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
+                checked.warnings.map(\.message)
+            )
         } catch {
-            throw CirrusError(.invalidArguments, error.range == .none ? error.message : error.rendered(source: q.predicate))
+            throw CirrusError(
+                .invalidArguments, error.range == .none ? error.message : error.rendered(source: q.predicate))
         }
     }
 
@@ -190,13 +198,15 @@ extension Database {
     }
 
     func page(
-        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int, from previous: QueryCursor? = nil
+        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int,
+        from previous: QueryCursor? = nil
     ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
         let snap = querySnapshot(recordType: q.recordType)
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
-        let result = try run(plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume)
+        let result = try run(
+            plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume)
         let cursor = result.next.map {
             QueryCursor(scope: cursorScope, query: q, zone: zone, desiredKeys: desiredKeys, position: $0)
         }
@@ -205,7 +215,8 @@ extension Database {
     }
 
     func run(
-        _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, limit: Int,
+        _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?,
+        limit: Int,
         resume: StreamContinuation? = nil
     ) throws(CirrusError) -> QueryPage {
         var visible: (@Sendable (Record) -> Bool)? = nil
@@ -219,7 +230,8 @@ extension Database {
         }
         do {
             return try QueryExecutor.run(
-                plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible, resume: resume)
+                plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible,
+                resume: resume)
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")
         }
@@ -227,7 +239,9 @@ extension Database {
 
     func has(_ r: IndexRequirement, _ t: RecordTypeSchema?) -> Bool {
         guard let t else { return false }
-        if let sys = SystemField(rawValue: r.field) { return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option) }
+        if let sys = SystemField(rawValue: r.field) {
+            return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option)
+        }
         if r.option == .searchable { return t.fields.values.contains { $0.options.contains(.searchable) } }
         return t.fields[r.field]?.options.isSuperset(of: r.option) ?? false
     }

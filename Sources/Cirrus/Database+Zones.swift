@@ -71,7 +71,8 @@ extension Database {
         try requireWriter()
         return try core.withWriteLock { () throws(CirrusError) in
             if core.zoneExists(owner: owner, z) { return z }
-            try core.commitHoldingLock([.createZone(ZoneID(zoneName: z.zoneName, ownerName: owner))], changes: [], newSchema: nil)
+            try core.commitHoldingLock(
+                [.createZone(ZoneID(zoneName: z.zoneName, ownerName: owner))], changes: [], newSchema: nil)
             return z
         }
     }
@@ -111,7 +112,9 @@ extension Database {
     }
 
     func requireWriter() throws(CirrusError) {
-        if identity.userRecordName == nil { throw CirrusError(.notAuthenticated, "changing zones needs a signed-in user") }
+        if identity.userRecordName == nil {
+            throw CirrusError(.notAuthenticated, "changing zones needs a signed-in user")
+        }
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
     }
 
@@ -126,7 +129,9 @@ extension Database {
     ///     token = page.token
     /// } while page.moreComing
     /// ```
-    public func changes(in zone: ZoneID, since token: ChangeToken?, limit: Int = DatabaseLimits.defaultChangesPageSize) async throws(CirrusError) -> ZoneChanges {
+    public func changes(
+        in zone: ZoneID, since token: ChangeToken?, limit: Int = DatabaseLimits.defaultChangesPageSize
+    ) async throws(CirrusError) -> ZoneChanges {
         try Self.checkCancelled()
         try checkDatabaseAccess()
         let z = try checkZone(zone)
@@ -141,7 +146,9 @@ extension Database {
             guard let (tz, seq, issuedHorizon) = token.decoded, tz == storage, seq <= snap.lastSequence,
                 seq >= snap.horizon || issuedHorizon == snap.horizon, seq >= created
             else {
-                throw .zone(.changeTokenExpired, zone, "the change token is unknown or older than the log keeps; fetch the zone from the beginning")
+                throw .zone(
+                    .changeTokenExpired, zone,
+                    "the change token is unknown or older than the log keeps; fetch the zone from the beginning")
             }
             since = seq
         }
@@ -151,12 +158,17 @@ extension Database {
         for id in snap.recordIDs where id.zoneID == storage {
             if let seq = snap.sequence(of: id), seq > since { items.append((seq, .saved(id))) }
         }
-        for t in snap.tombstones(in: storage) where t.sequence > since { items.append((t.sequence, .deleted(t.recordID, t.recordType))) }
+        for t in snap.tombstones(in: storage) where t.sequence > since {
+            items.append((t.sequence, .deleted(t.recordID, t.recordType)))
+        }
         items.sort { $0.0 < $1.0 }
         let pageSize = max(1, limit)
         let more = items.count > pageSize
         let page = items.prefix(pageSize)
-        var out = ZoneChanges(changed: [], deleted: [], token: ChangeToken(owner: owner, zoneName: z.zoneName, sequence: snap.lastSequence, horizon: snap.horizon), moreComing: more)
+        var out = ZoneChanges(
+            changed: [], deleted: [],
+            token: ChangeToken(owner: owner, zoneName: z.zoneName, sequence: snap.lastSequence, horizon: snap.horizon),
+            moreComing: more)
         for (_, item) in page {
             switch item {
             case .saved(let id):
@@ -164,7 +176,9 @@ extension Database {
             case .deleted(let id, let type): out.deleted.append((ContainerCore.apiID(id), recordType: type))
             }
         }
-        if more, let last = page.last { out.token = ChangeToken(owner: owner, zoneName: z.zoneName, sequence: last.0, horizon: snap.horizon) }
+        if more, let last = page.last {
+            out.token = ChangeToken(owner: owner, zoneName: z.zoneName, sequence: last.0, horizon: snap.horizon)
+        }
         return out
     }
 }

@@ -141,7 +141,8 @@ public final class Database: Sendable {
         try Self.checkCancelled()
         try checkDatabaseAccess()
         if ids.count > DatabaseLimits.maximumItemsPerRequest {
-            throw CirrusError(.limitExceeded, "\(ids.count) ids in one fetch; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
+            throw CirrusError(
+                .limitExceeded, "\(ids.count) ids in one fetch; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
         }
         let schema = core.schema
         var out: [(RecordID, Result<Record, CirrusError>)] = []
@@ -151,9 +152,13 @@ public final class Database: Sendable {
                 if !api.zoneID.isDefaultZone && !core.zoneExists(owner: owner, api.zoneID) {
                     throw .record(.zoneNotFound, id, "zone \"\(api.zoneID.zoneName)\" does not exist")
                 }
-                guard let r = core.current(owner: owner, api) else { throw .record(.unknownItem, id, "record not found") }
+                guard let r = core.current(owner: owner, api) else {
+                    throw .record(.unknownItem, id, "record not found")
+                }
                 if !Access.canRead(r, owner: owner, identity: identity, schema: schema) {
-                    throw .record(identity.userRecordName == nil ? .notAuthenticated : .permissionFailure, id, "\(identity) may not read this record")
+                    throw .record(
+                        identity.userRecordName == nil ? .notAuthenticated : .permissionFailure, id,
+                        "\(identity) may not read this record")
                 }
                 out.append((id, .success(r)))
             } catch {
@@ -167,7 +172,9 @@ public final class Database: Sendable {
 
     /// Saves one record with the given policy; returns it as stored (system fields set).
     @discardableResult
-    public func save(_ record: Record, savePolicy: SavePolicy = .ifServerRecordUnchanged) async throws(CirrusError) -> Record {
+    public func save(
+        _ record: Record, savePolicy: SavePolicy = .ifServerRecordUnchanged
+    ) async throws(CirrusError) -> Record {
         let r = try await modifyRecords(saving: [record], deleting: [], savePolicy: savePolicy)
         switch r.saveResults.first?.1 {
         case .success(let rec): return rec
@@ -189,11 +196,15 @@ public final class Database: Sendable {
     /// is removed at the next open).
     public func storeAsset(_ bytes: [UInt8]) async throws(CirrusError) -> Asset {
         try checkDatabaseAccess()
-        if identity.userRecordName == nil { throw CirrusError(.notAuthenticated, "storing an asset needs a signed-in user") }
+        if identity.userRecordName == nil {
+            throw CirrusError(.notAuthenticated, "storing an asset needs a signed-in user")
+        }
         do {
             // Pinned before its file is checked: a removal of unreferenced assets beside this call
             // (another database deleting the last record that used the same bytes) leaves it.
-            return try core.store.storeAsset(bytes) { hash in core.stateLock.withLock { core.assetPins[hash, default: 0] += 1 } }
+            return try core.store.storeAsset(bytes) { hash in
+                core.stateLock.withLock { core.assetPins[hash, default: 0] += 1 }
+            }
         } catch {
             throw CirrusError(.internalError, "cannot store the asset: \(error)")
         }
@@ -219,7 +230,9 @@ public final class Database: Sendable {
     public func save(_ subscription: Subscription) async throws(CirrusError) -> Subscription {
         try Self.checkCancelled()
         try checkDatabaseAccess()
-        if identity.userRecordName == nil { throw CirrusError(.notAuthenticated, "subscriptions need a signed-in user") }
+        if identity.userRecordName == nil {
+            throw CirrusError(.notAuthenticated, "subscriptions need a signed-in user")
+        }
         if case .query(let t, _, _, _) = subscription.kind { try checkCanRead(recordType: t) }
         if case .zone(let z) = subscription.kind { _ = try checkZone(z) }
         return try core.saveSubscription(subscription, owner: owner, identity: identity)

@@ -60,7 +60,9 @@ struct ModifyPlanner {
             do throws(CirrusError) {
                 let inBulk = core.bulk?.seen.contains(ContainerCore.storageID(r.recordID, owner: db.owner))
                 if !seen.insert(ContainerCore.apiID(r.recordID)).inserted || inBulk == true {
-                    if inBulk == nil { throw .record(.invalidArguments, r.recordID, "the record is saved twice in one request") }
+                    if inBulk == nil {
+                        throw .record(.invalidArguments, r.recordID, "the record is saved twice in one request")
+                    }
                     throw .record(.invalidArguments, r.recordID, "the record appears earlier in this import")
                 }
                 outcomes.append(.success(try save(r)))
@@ -100,12 +102,16 @@ struct ModifyPlanner {
         }
         if r.recordType == Schema.usersRecordType && !administrative {
             guard case .public = db.scope, db.identity.userRecordName == id.recordName else {
-                throw .record(.permissionFailure, given.recordID, "a Users record can only be saved by its user, in the public database")
+                throw .record(
+                    .permissionFailure, given.recordID,
+                    "a Users record can only be saved by its user, in the public database")
             }
         }
         let server = current(id)
         if let server, server.recordType != r.recordType {
-            throw .record(.constraintViolation, given.recordID, "a \(server.recordType) record with this name exists; its type cannot change to \(r.recordType)")
+            throw .record(
+                .constraintViolation, given.recordID,
+                "a \(server.recordType) record with this name exists; its type cannot change to \(r.recordType)")
         }
         switch policy {
         case .ifServerRecordUnchanged:
@@ -119,18 +125,23 @@ struct ModifyPlanner {
                         recordID: given.recordID, serverRecord: server)
                 }
             } else if r.recordChangeTag != nil {
-                throw .record(.unknownItem, given.recordID, "the record was deleted on the server (it has a change tag but no server version)")
+                throw .record(
+                    .unknownItem, given.recordID,
+                    "the record was deleted on the server (it has a change tag but no server version)")
             }
         case .changedKeys:
             if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
         case .allKeys: break
         }
-        if !administrative { try db.checkWrite(type: r.recordType, current: server, id: given.recordID, schema: schema) }
+        if !administrative {
+            try db.checkWrite(type: r.recordType, current: server, id: given.recordID, schema: schema)
+        }
         try checkSchema(r, id: given.recordID)
         try checkReferences(r, id: given.recordID)
         try checkAssets(r, id: given.recordID)
         if server == nil, let q = core.options.maximumRecordsPerDatabase, liveCount + 1 > q {
-            throw .record(.quotaExceeded, given.recordID, "the \(db.scope) holds \(liveCount) records; its quota is \(q)")
+            throw .record(
+                .quotaExceeded, given.recordID, "the \(db.scope) holds \(liveCount) records; its quota is \(q)")
         }
         // System fields.
         if administrative {
@@ -169,7 +180,9 @@ struct ModifyPlanner {
         let prod = schema.environment == .production
         var t = schema.recordTypes[r.recordType]
         if t == nil {
-            if prod { throw .record(.serverRejectedRequest, id, "Cannot create new type \(r.recordType) in production schema") }
+            if prod {
+                throw .record(.serverRejectedRequest, id, "Cannot create new type \(r.recordType) in production schema")
+            }
             t = RecordTypeSchema(name: r.recordType)
         }
         guard var type = t else { return }
@@ -186,9 +199,14 @@ struct ModifyPlanner {
                 }
                 continue
             }
-            if prod { throw .record(.serverRejectedRequest, id, "Cannot create new field '\(name)' of type \(r.recordType) in production schema") }
+            if prod {
+                throw .record(
+                    .serverRejectedRequest, id,
+                    "Cannot create new field '\(name)' of type \(r.recordType) in production schema")
+            }
             guard let ft = v.fieldType else {
-                throw .record(.invalidArguments, id, "field '\(name)': an empty list does not say its type; save a value first")
+                throw .record(
+                    .invalidArguments, id, "field '\(name)': an empty list does not say its type; save a value first")
             }
             type.fields[name] = FieldSchema(name: name, type: ft, options: .automatic(for: ft))
             grew = true
@@ -199,7 +217,9 @@ struct ModifyPlanner {
     func deleteSelfTargets(_ r: Record) -> [RecordID] {
         var out: [RecordID] = []
         for v in r.fields.values {
-            for case .reference(let ref) in v.elements where ref.action == .deleteSelf { out.append(ContainerCore.apiID(ref.recordID)) }
+            for case .reference(let ref) in v.elements where ref.action == .deleteSelf {
+                out.append(ContainerCore.apiID(ref.recordID))
+            }
         }
         return out
     }
@@ -207,24 +227,34 @@ struct ModifyPlanner {
     func checkReferences(_ r: Record, id: RecordID) throws(CirrusError) {
         for target in Set(deleteSelfTargets(r)) {
             if target.zoneID.zoneName != id.zoneID.zoneName {
-                throw .record(.referenceViolation, id, "a deleteSelf reference must stay in its zone; \"\(target.recordName)\" is in zone \"\(target.zoneID.zoneName)\"")
+                throw .record(
+                    .referenceViolation, id,
+                    "a deleteSelf reference must stay in its zone; \"\(target.recordName)\" is in zone \"\(target.zoneID.zoneName)\""
+                )
             }
             if target != id && current(target) == nil {
-                throw .record(.referenceViolation, id, "the deleteSelf reference target \"\(target.recordName)\" does not exist")
+                throw .record(
+                    .referenceViolation, id, "the deleteSelf reference target \"\(target.recordName)\" does not exist")
             }
             var sources = core.backrefs[db.owner]?[target] ?? []
             sources.formUnion(addedRefs[target] ?? [])
             sources.insert(id)
             if sources.count > DatabaseLimits.maximumCascadingReferences {
-                throw .record(.limitExceeded, id, "record \"\(target.recordName)\" already has \(sources.count - 1) deleteSelf references; the limit is \(DatabaseLimits.maximumCascadingReferences)")
+                throw .record(
+                    .limitExceeded, id,
+                    "record \"\(target.recordName)\" already has \(sources.count - 1) deleteSelf references; the limit is \(DatabaseLimits.maximumCascadingReferences)"
+                )
             }
         }
     }
 
     func checkAssets(_ r: Record, id: RecordID) throws(CirrusError) {
         for (name, v) in r.fields {
-            for case .asset(let a) in v.elements where !core.options.fileSystem.exists(core.store.assetPath(a.contentHash)) {
-                throw CirrusError(.invalidArguments, "field '\(name)': asset \(a.contentHash) was not stored (use storeAsset first)", recordID: id)
+            for case .asset(let a) in v.elements
+            where !core.options.fileSystem.exists(core.store.assetPath(a.contentHash)) {
+                throw CirrusError(
+                    .invalidArguments, "field '\(name)': asset \(a.contentHash) was not stored (use storeAsset first)",
+                    recordID: id)
             }
         }
     }
@@ -243,7 +273,8 @@ struct ModifyPlanner {
         while let victim = queue.popLast() {
             overlay[victim.recordID] = .some(nil)
             liveCount -= 1
-            operations.append(.delete(ContainerCore.storageID(victim.recordID, owner: db.owner), recordType: victim.recordType))
+            operations.append(
+                .delete(ContainerCore.storageID(victim.recordID, owner: db.owner), recordType: victim.recordType))
             changes.append(RecordChange(owner: db.owner, old: victim, new: nil))
             var sources = core.backrefs[db.owner]?[victim.recordID] ?? []
             sources.formUnion(addedRefs[victim.recordID] ?? [])

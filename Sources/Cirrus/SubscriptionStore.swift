@@ -64,12 +64,16 @@ extension ContainerCore {
             m.append(("recordType", .string(type)))
             m.append(("predicate", .string(predicate)))
             m.append(
-                ("arguments", .array(args.map { a in
-                    switch a {
-                    case .key(let k): .object([("key", .string(k))])
-                    case .value(let v): .object([("value", v.webServicesJSON)])
-                    }
-                })))
+                (
+                    "arguments",
+                    .array(
+                        args.map { a in
+                            switch a {
+                            case .key(let k): .object([("key", .string(k))])
+                            case .value(let v): .object([("value", v.webServicesJSON)])
+                            }
+                        })
+                ))
             m.append(("firesOn", .integer(Int64(firesOn.rawValue))))
         }
         return .object(m)

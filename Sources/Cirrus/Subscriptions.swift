@@ -42,7 +42,9 @@ public struct Subscription: Sendable, Identifiable {
     public var kind: Kind
 
     /// A query subscription.
-    public init(id: String, recordType: String, predicate: String, arguments: [PredicateArgument] = [], firesOn: FiresOn = .all) {
+    public init(
+        id: String, recordType: String, predicate: String, arguments: [PredicateArgument] = [], firesOn: FiresOn = .all
+    ) {
         self.id = id
         self.kind = .query(recordType: recordType, predicate: predicate, arguments: arguments, firesOn: firesOn)
     }
@@ -165,11 +167,15 @@ extension ContainerCore {
         var fired: [(String, String)] = []
         for c in changes {
             guard let owner = subs[c.owner], let any = c.new ?? c.old else { continue }
-            let reason: RecordNotification.Reason = c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
+            let reason: RecordNotification.Reason =
+                c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
             for s in owner.values.sorted(by: { $0.id < $1.id }) {
                 guard fires(s, c, reason) else { continue }
-                let n = RecordNotification(subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason, record: c.new)
-                for sub in streams.values where sub.owner == c.owner && sub.identity == s.subscriber
+                let n = RecordNotification(
+                    subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason,
+                    record: c.new)
+                for sub in streams.values
+                where sub.owner == c.owner && sub.identity == s.subscriber
                     && Access.canRead(any, owner: c.owner, identity: sub.identity, schema: schema)
                 {
                     sub.continuation.yield(n)

@@ -9,7 +9,9 @@ import RecordModel
 extension TypeTable {
     /// The indexes of a base table: the index segment's sections mapped (nothing decoded); an
     /// index the segment lacks (added to the schema since, or damaged) is built from the rows.
-    static func baseIndexes(_ base: BaseTable, schema: RecordTypeSchema, nodeSize: Int) throws(CirrusError) -> RecordIndexes {
+    static func baseIndexes(
+        _ base: BaseTable, schema: RecordTypeSchema, nodeSize: Int
+    ) throws(CirrusError) -> RecordIndexes {
         var sections: [String: SectionBytes] = [:]
         if let seg = base.indexes {
             for s in seg.sections {
@@ -29,7 +31,9 @@ extension TypeTable {
 
 extension ContainerCore {
     /// The index sections of a table being checkpointed, built from its rows in row order.
-    static func indexSections(_ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int) -> [(name: String, bytes: [UInt8])] {
+    static func indexSections(
+        _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int
+    ) -> [(name: String, bytes: [UInt8])] {
         guard let schema else { return [] }
         return RecordIndexes.encodeSections(
             schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) })

@@ -85,7 +85,8 @@ struct TypeTable: Sendable {
         }
         nextRow = RowID(truncatingIfNeeded: order.count)
         deltaCount = order.count
-        indexes = RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize)
+        indexes = RecordIndexes(
+            schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize)
     }
 
     /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here.
@@ -97,7 +98,8 @@ struct TypeTable: Sendable {
         self.base = base
         self.nodeSize = nodeSize
         nextRow = RowID(truncatingIfNeeded: base.rows.count)
-        indexes = try Self.baseIndexes(base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize)
+        indexes = try Self.baseIndexes(
+            base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize)
     }
 
     /// The record of `row` (API form), nil if the row is deleted or never existed.
@@ -117,7 +119,8 @@ struct TypeTable: Sendable {
     /// The row of a record (API-form id), nil if none.
     func row(for id: RecordID) -> RowID? {
         if let r = deltaByID[id] { return r }
-        guard let b = base, let i = b.rows.row(of: ContainerCore.storageID(id, owner: owner)), !baseRemoved.contains(i) else { return nil }
+        guard let b = base, let i = b.rows.row(of: ContainerCore.storageID(id, owner: owner)), !baseRemoved.contains(i)
+        else { return nil }
         return RowID(truncatingIfNeeded: i)
     }
 
@@ -225,7 +228,10 @@ public struct RecordTypeSnapshot: Sendable {
         let indexes: RecordIndexes
         let table: TypeTable?
 
-        init(recordType: String, schema: RecordTypeSchema?, environment: Environment, indexes: RecordIndexes, table: TypeTable?) {
+        init(
+            recordType: String, schema: RecordTypeSchema?, environment: Environment, indexes: RecordIndexes,
+            table: TypeTable?
+        ) {
             self.recordType = recordType
             self.schema = schema
             self.environment = environment
@@ -249,7 +255,8 @@ public struct RecordTypeSnapshot: Sendable {
         storage = Storage(
             recordType: recordType, schema: table?.schema ?? schema, environment: environment,
             indexes: table?.indexes
-                ?? RecordIndexes(schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: [], nodeSize: nodeSize),
+                ?? RecordIndexes(
+                    schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: [], nodeSize: nodeSize),
             table: table)
     }
 

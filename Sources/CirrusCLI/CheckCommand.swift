@@ -29,7 +29,9 @@ struct Check: ParsableCommand {
     @Argument(help: "The predicate format string.")
     var predicate: String?
 
-    @Option(name: .customLong("arg"), help: ArgumentHelp("An argument for the next placeholder, as JSON.", valueName: "JSON"))
+    @Option(
+        name: .customLong("arg"),
+        help: ArgumentHelp("An argument for the next placeholder, as JSON.", valueName: "JSON"))
     var arguments: [String] = []
 
     @Option(name: .customLong("var"), help: ArgumentHelp("A $variable binding: NAME=JSON.", valueName: "NAME=JSON"))
@@ -38,13 +40,17 @@ struct Check: ParsableCommand {
     @Option(help: ArgumentHelp("A schema in CloudKit's schema language (cktool export-schema).", valueName: "FILE"))
     var schema: String?
 
-    @Option(name: .customLong("type"), help: ArgumentHelp("The record type the predicate queries (with --schema).", valueName: "TYPE"))
+    @Option(
+        name: .customLong("type"),
+        help: ArgumentHelp("The record type the predicate queries (with --schema).", valueName: "TYPE"))
     var recordType: String?
 
     @Option(help: "The schema's environment: production enforces index options exactly.")
     var environment: Environment = .production
 
-    @Option(help: ArgumentHelp("Check each line of FILE ('-' for standard input): {\"predicate\": …, \"args\": […]}.", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Check each line of FILE ('-' for standard input): {\"predicate\": …, \"args\": […]}.", valueName: "FILE"))
     var jsonl: String?
 
     @Flag(help: "Print the verdict as a JSON object.")
@@ -75,7 +81,8 @@ struct Check: ParsableCommand {
             for a in arguments { context.arguments.append(try PredicateArgument(argumentJSON: a)) }
             for v in variables {
                 guard let eq = v.firstIndex(of: "=") else { throw ArgumentError("--var takes NAME=JSON, got \(v)") }
-                context.variables[String(v[..<eq])] = try PredicateArgument(argumentJSON: String(v[v.index(after: eq)...]))
+                context.variables[String(v[..<eq])] = try PredicateArgument(
+                    argumentJSON: String(v[v.index(after: eq)...]))
             }
         } catch let error as ArgumentError {
             printError("cirrus check: \(error.message)")
@@ -104,7 +111,9 @@ struct Check: ParsableCommand {
                 printError("cirrus: cannot read \(path)")
                 throw ExitCode(2)
             }
-            String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).forEach { handle(String($0)) }
+            String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).forEach {
+                handle(String($0))
+            }
         }
     }
 }

@@ -36,6 +36,9 @@ struct Get: AsyncParsableCommand {
 
     func run() async throws {
         let z = zone.map { ZoneID(zoneName: $0) } ?? .default
-        try finish(await StoreCommands.get(db: db, type: recordType, recordName: recordName, zone: z, json: json, target: target.target(zone: nil)))
+        try finish(
+            await StoreCommands.get(
+                db: db, type: recordType, recordName: recordName, zone: z, json: json, target: target.target(zone: nil))
+        )
     }
 }

@@ -32,7 +32,10 @@ struct Import: ParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
-    @Option(help: ArgumentHelp("Put records that name no zone into this zone (created if needed; private databases only).", valueName: "ZONE"))
+    @Option(
+        help: ArgumentHelp(
+            "Put records that name no zone into this zone (created if needed; private databases only).",
+            valueName: "ZONE"))
     var zone: String?
 
     func validate() throws {
@@ -42,7 +45,8 @@ struct Import: ParsableCommand {
     func run() throws {
         // Progress (records/s, ETA) only on a terminal: redirected output stays clean.
         let tty = isatty(1) != 0 && isatty(2) != 0
-        let progress: (@Sendable (String) -> Void)? = tty ? { @Sendable line in printError("\r" + line + "\u{1B}[K", newline: false) } : nil
+        let progress: (@Sendable (String) -> Void)? =
+            tty ? { @Sendable line in printError("\r" + line + "\u{1B}[K", newline: false) } : nil
         let out = StoreCommands.importFiles(db: db, files: files, target: target.target(zone: zone), progress: progress)
         if tty { printError("", newline: true) }
         try finish(out)

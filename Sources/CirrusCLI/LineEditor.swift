@@ -40,7 +40,9 @@ final class LineEditor {
 
 /// libedit's completion hook: an array of malloc'd strings — the common prefix to insert, then
 /// the candidates — ending in NULL; NULL when nothing matches.
-private func lineEditorComplete(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+private func lineEditorComplete(
+    _ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32
+) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
     guard let text, let completer = LineEditor.completer else { return nil }
     let word = String(cString: text)
     let line = cirrus_el_line_buffer().map { String(cString: $0) } ?? word
@@ -53,8 +55,9 @@ private func lineEditorComplete(_ text: UnsafePointer<CChar>?, _ start: Int32, _
         while !m.hasPrefix(common) { common.removeLast() }
     }
     let items = [common] + (matches.count == 1 ? [] : matches)
-    guard let array = malloc(MemoryLayout<UnsafeMutablePointer<CChar>?>.stride * (items.count + 1))?
-        .bindMemory(to: UnsafeMutablePointer<CChar>?.self, capacity: items.count + 1)
+    guard
+        let array = malloc(MemoryLayout<UnsafeMutablePointer<CChar>?>.stride * (items.count + 1))?
+            .bindMemory(to: UnsafeMutablePointer<CChar>?.self, capacity: items.count + 1)
     else { return nil }
     for (i, s) in items.enumerated() { array[i] = strdup(s) }
     array[items.count] = nil

@@ -16,14 +16,19 @@ struct QueryOptions: ParsableArguments {
     @Argument(help: "The predicate format string (default TRUEPREDICATE).")
     var predicate: String = "TRUEPREDICATE"
 
-    @Option(name: .customLong("arg"), help: ArgumentHelp("An argument for the next placeholder, as JSON (as in `cirrus check`).", valueName: "JSON"))
+    @Option(
+        name: .customLong("arg"),
+        help: ArgumentHelp("An argument for the next placeholder, as JSON (as in `cirrus check`).", valueName: "JSON"))
     var arguments: [String] = []
 
     @Option(name: .customLong("var"), help: ArgumentHelp("A $variable binding: NAME=JSON.", valueName: "NAME=JSON"))
     var variables: [String] = []
 
-    @Option(parsing: .unconditionalSingleValue, help: ArgumentHelp(
-        "Sort: FIELD (ascending), -FIELD (descending) or FIELD@LAT,LON (nearest first); repeat for more.", valueName: "SPEC"))
+    @Option(
+        parsing: .unconditionalSingleValue,
+        help: ArgumentHelp(
+            "Sort: FIELD (ascending), -FIELD (descending) or FIELD@LAT,LON (nearest first); repeat for more.",
+            valueName: "SPEC"))
     var sort: [String] = []
 
     @Option(help: ArgumentHelp("Page size (default: the engine chooses, 100).", valueName: "N"))
@@ -55,7 +60,9 @@ struct QueryOptions: ParsableArguments {
         } catch let e as ShellError {
             throw ValidationError(e.message)
         }
-        r.keys = keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        r.keys = keys.map {
+            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         r.zone = zone.map { ZoneID(zoneName: $0) }
         return r
     }
@@ -88,8 +95,10 @@ struct QueryCommand: AsyncParsableCommand {
 
     func run() async throws {
         let r = try options.request()
-        try finish(await QueryCommands.query(
-            db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(), target: options.target.target(zone: nil)))
+        try finish(
+            await QueryCommands.query(
+                db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(),
+                target: options.target.target(zone: nil)))
     }
 }
 

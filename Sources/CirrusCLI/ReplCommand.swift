@@ -44,7 +44,9 @@ struct ReplCommand: AsyncParsableCommand {
         var user = target.user
         if db == nil {
             do {
-                let outcome = try await DemoDatabase.ensure(cacheDirectory: cache, placeCount: demoPlaces) { printError($0) }
+                let outcome = try await DemoDatabase.ensure(cacheDirectory: cache, placeCount: demoPlaces) {
+                    printError($0)
+                }
                 path = outcome.path
             } catch {
                 printError("cirrus repl: cannot build the demo database: \(error)")
@@ -60,7 +62,8 @@ struct ReplCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let scope: Database.Scope = target.database == "private" ? .private(owner: user ?? "") : .public
-        var session = ReplSession(container: container, identity: user.map { .user($0) } ?? .anonymous, scope: scope, width: terminalWidth())
+        var session = ReplSession(
+            container: container, identity: user.map { .user($0) } ?? .anonymous, scope: scope, width: terminalWidth())
         var failed = false
         if interactive {
             print("Cirrus \(db == nil ? "demo database" : path) — type `help` for commands, `quit` or Ctrl-D to leave.")
@@ -69,7 +72,9 @@ struct ReplCommand: AsyncParsableCommand {
             // A stray Ctrl-C must not end the session (commands are short; quit or Ctrl-D leave).
             signal(SIGINT, SIG_IGN)
             let snapshot = session
-            let editor = LineEditor(historyPath: cache + "/history") { line, word in snapshot.completions(line: line, word: word) }
+            let editor = LineEditor(historyPath: cache + "/history") { line, word in
+                snapshot.completions(line: line, word: word)
+            }
             while let line = editor.readLine(prompt: session.prompt) {
                 let out = await session.execute(line)
                 LineEditor.completer = { [session] l, w in session.completions(line: l, word: w) }

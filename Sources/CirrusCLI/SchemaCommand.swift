@@ -40,7 +40,9 @@ struct SchemaCommand: ParsableCommand {
         if [export, importFile != nil, promote].filter({ $0 }).count > 1 {
             throw ValidationError("give one of --export, --import FILE, --promote")
         }
-        if Environment(rawValue: environment) == nil { throw ValidationError("--environment is development or production") }
+        if Environment(rawValue: environment) == nil {
+            throw ValidationError("--environment is development or production")
+        }
     }
 
     func run() throws {

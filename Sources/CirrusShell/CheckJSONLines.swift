@@ -37,7 +37,10 @@ public enum CheckJSONLines {
             let report = CheckReport(predicate: predicate, context: context)
             if case .object(let m) = report.json { out += m }
         } catch {
-            out += [("accepted", .bool(false)), ("error", .object([("message", .string(error.message)), ("kind", .string("input"))]))]
+            out += [
+                ("accepted", .bool(false)),
+                ("error", .object([("message", .string(error.message)), ("kind", .string("input"))])),
+            ]
         }
         return .object(out)
     }

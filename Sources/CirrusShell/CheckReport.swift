@@ -61,9 +61,17 @@ public struct CheckReport: Sendable {
             m.append(("filters", .array(checked.predicate.filters.map(\.webServicesJSON))))
             if checked.predicate == .none { m.append(("matchesNothing", .bool(true))) }
             if !checked.warnings.isEmpty {
-                m.append(("warnings", .array(checked.warnings.map {
-                    .object([("message", .string($0.message)), ("start", .integer(Int64($0.range.start))), ("end", .integer(Int64($0.range.end)))])
-                })))
+                m.append(
+                    (
+                        "warnings",
+                        .array(
+                            checked.warnings.map {
+                                .object([
+                                    ("message", .string($0.message)), ("start", .integer(Int64($0.range.start))),
+                                    ("end", .integer(Int64($0.range.end))),
+                                ])
+                            })
+                    ))
             }
             return .object(m)
         case .rejected(let e):

@@ -107,25 +107,62 @@ public struct DemoData: Sendable {
     /// The artists of CloudKit's Quick Start example.
     public func artists() -> [Record] {
         Self.artistRows.map { a in
-            Record(recordType: "Artist", recordID: RecordID(recordName: a.id), fields: [
-                "name": .string(a.name), "born": .date(Self.civil(a.born.0, a.born.1, a.born.2)), "country": .string(a.country),
-            ])
+            Record(
+                recordType: "Artist", recordID: RecordID(recordName: a.id),
+                fields: [
+                    "name": .string(a.name), "born": .date(Self.civil(a.born.0, a.born.1, a.born.2)),
+                    "country": .string(a.country),
+                ])
         }
     }
 
-    static let artworkRows: [(id: String, title: String, artist: String, address: String, lat: Double, lon: Double, year: Int64)] = [
-        ("mona-lisa", "Mona Lisa", "leonardo", "Musée du Louvre, Rue de Rivoli, 75001 Paris", 48.8606, 2.3376, 1503),
-        ("last-supper", "The Last Supper", "leonardo", "Piazza di Santa Maria delle Grazie 2, 20123 Milano", 45.4660, 9.1709, 1498),
-        ("girl-pearl", "Girl with a Pearl Earring", "vermeer", "Mauritshuis, Plein 29, 2511 CS Den Haag", 52.0804, 4.3143, 1665),
-        ("milkmaid", "The Milkmaid", "vermeer", "Rijksmuseum, Museumstraat 1, 1071 XX Amsterdam", 52.3600, 4.8852, 1658),
-        ("starry-night", "The Starry Night", "vangogh", "MoMA, 11 West 53rd Street, New York", 40.7614, -73.9776, 1889),
-        ("sunflowers", "Sunflowers", "vangogh", "National Gallery, Trafalgar Square, London", 51.5089, -0.1283, 1888),
-        ("water-lilies", "Water Lilies", "monet", "Musée de l'Orangerie, Jardin des Tuileries, 75001 Paris", 48.8638, 2.3226, 1920),
-        ("impression-sunrise", "Impression, Sunrise", "monet", "Musée Marmottan Monet, 2 Rue Louis Boilly, 75016 Paris", 48.8592, 2.2676, 1872),
-        ("great-wave", "The Great Wave off Kanagawa", "hokusai", "Tokyo National Museum, 13-9 Ueno Park, Tokyo", 35.7188, 139.7765, 1831),
-        ("guernica", "Guernica", "picasso", "Museo Reina Sofía, Calle de Santa Isabel 52, Madrid", 40.4080, -3.6946, 1937),
-        ("two-fridas", "The Two Fridas", "kahlo", "Museo de Arte Moderno, Bosque de Chapultepec, Ciudad de México", 19.4230, -99.1790, 1939),
-    ]
+    static let artworkRows:
+        [(id: String, title: String, artist: String, address: String, lat: Double, lon: Double, year: Int64)] = [
+            (
+                "mona-lisa", "Mona Lisa", "leonardo", "Musée du Louvre, Rue de Rivoli, 75001 Paris", 48.8606, 2.3376,
+                1503
+            ),
+            (
+                "last-supper", "The Last Supper", "leonardo", "Piazza di Santa Maria delle Grazie 2, 20123 Milano",
+                45.4660, 9.1709, 1498
+            ),
+            (
+                "girl-pearl", "Girl with a Pearl Earring", "vermeer", "Mauritshuis, Plein 29, 2511 CS Den Haag",
+                52.0804, 4.3143, 1665
+            ),
+            (
+                "milkmaid", "The Milkmaid", "vermeer", "Rijksmuseum, Museumstraat 1, 1071 XX Amsterdam", 52.3600,
+                4.8852, 1658
+            ),
+            (
+                "starry-night", "The Starry Night", "vangogh", "MoMA, 11 West 53rd Street, New York", 40.7614, -73.9776,
+                1889
+            ),
+            (
+                "sunflowers", "Sunflowers", "vangogh", "National Gallery, Trafalgar Square, London", 51.5089, -0.1283,
+                1888
+            ),
+            (
+                "water-lilies", "Water Lilies", "monet", "Musée de l'Orangerie, Jardin des Tuileries, 75001 Paris",
+                48.8638, 2.3226, 1920
+            ),
+            (
+                "impression-sunrise", "Impression, Sunrise", "monet",
+                "Musée Marmottan Monet, 2 Rue Louis Boilly, 75016 Paris", 48.8592, 2.2676, 1872
+            ),
+            (
+                "great-wave", "The Great Wave off Kanagawa", "hokusai", "Tokyo National Museum, 13-9 Ueno Park, Tokyo",
+                35.7188, 139.7765, 1831
+            ),
+            (
+                "guernica", "Guernica", "picasso", "Museo Reina Sofía, Calle de Santa Isabel 52, Madrid", 40.4080,
+                -3.6946, 1937
+            ),
+            (
+                "two-fridas", "The Two Fridas", "kahlo",
+                "Museo de Arte Moderno, Bosque de Chapultepec, Ciudad de México", 19.4230, -99.1790, 1939
+            ),
+        ]
 
     /// A small deterministic "image" for an artwork (the asset's bytes).
     public static func imageBytes(_ id: String) -> [UInt8] {
@@ -152,7 +189,10 @@ public struct DemoData: Sendable {
     static let noteRows: [(id: String, title: String, content: String, lat: Double, lon: Double)] = [
         ("note-1", "Groceries", "milk, bread, coffee beans and two lemons", 37.3349, -122.0090),
         ("note-2", "Louvre visit", "see the Mona Lisa early, then the Winged Victory of Samothrace", 48.8606, 2.3376),
-        ("note-3", "Trip ideas", "Kyoto in autumn, Reykjavik for the northern lights, Hobart by ferry", 35.0116, 135.7681),
+        (
+            "note-3", "Trip ideas", "Kyoto in autumn, Reykjavik for the northern lights, Hobart by ferry", 35.0116,
+            135.7681
+        ),
         ("note-4", "Book club", "next month: a novel about a lighthouse keeper", 51.5074, -0.1278),
         ("note-5", "Fiji dive log", "manta rays at the reef near Suva, water 27 degrees", -18.1416, 178.4419),
     ]
@@ -160,10 +200,12 @@ public struct DemoData: Sendable {
     /// The notes of the CloudNotes sample.
     public func notes() -> [Record] {
         Self.noteRows.map { n in
-            Record(recordType: "Note", recordID: RecordID(recordName: n.id), fields: [
-                "title": .string(n.title), "content": .string(n.content),
-                "location": .location(Location(latitude: n.lat, longitude: n.lon)),
-            ])
+            Record(
+                recordType: "Note", recordID: RecordID(recordName: n.id),
+                fields: [
+                    "title": .string(n.title), "content": .string(n.content),
+                    "location": .location(Location(latitude: n.lat, longitude: n.lon)),
+                ])
         }
     }
 }

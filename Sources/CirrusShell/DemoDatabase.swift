@@ -40,7 +40,9 @@ public enum DemoDatabase {
     }
 
     /// `$XDG_CACHE_HOME/cirrus`, else `$HOME/.cache/cirrus`, else a directory under /tmp.
-    public static func defaultCacheDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultCacheDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         if let x = environment["XDG_CACHE_HOME"], x.hasPrefix("/") { return x + "/cirrus" }
         if let h = environment["HOME"], !h.isEmpty { return h + "/.cache/cirrus" }
         return NSTemporaryDirectory() + "cirrus-cache"
@@ -84,9 +86,12 @@ public enum DemoDatabase {
     /// Writes a fresh demo container into `directory` (which must not hold one); returns the
     /// number of records.
     @discardableResult
-    public static func build(at directory: String, placeCount: Int, fileSystem: any FileSystem = POSIXFileSystem()) async throws -> Int {
+    public static func build(
+        at directory: String, placeCount: Int, fileSystem: any FileSystem = POSIXFileSystem()
+    ) async throws -> Int {
         let options = ContainerOptions(
-            fileSystem: fileSystem, clock: FixedClock(wall: buildTime), random: SeededRandomSource(seed: 0xDE40), durability: .none)
+            fileSystem: fileSystem, clock: FixedClock(wall: buildTime), random: SeededRandomSource(seed: 0xDE40),
+            durability: .none)
         let c = try Container.open(at: directory, environment: .development, options: options)
         try c.importSchema(DemoData.schemaText)
         let db = c.publicDatabase(as: .user(builder))
@@ -118,12 +123,15 @@ public enum DemoDatabase {
         // A private note of the builder, in a custom zone, so zones and `database private` have something to show.
         let mine = c.privateDatabase(for: builder)
         try await mine.save(zone: ZoneID(zoneName: "Travel"))
-        _ = try c.importRecords([
-            Record(recordType: "Note", recordID: RecordID(recordName: "packing", zoneID: ZoneID(zoneName: "Travel")), fields: [
-                "title": "Packing list", "content": "passport, adapter, warm socks for Longyearbyen",
-                "location": .location(Location(latitude: 78.2232, longitude: 15.6267)),
-            ])
-        ], into: .private(owner: builder))
+        _ = try c.importRecords(
+            [
+                Record(
+                    recordType: "Note", recordID: RecordID(recordName: "packing", zoneID: ZoneID(zoneName: "Travel")),
+                    fields: [
+                        "title": "Packing list", "content": "passport, adapter, warm socks for Longyearbyen",
+                        "location": .location(Location(latitude: 78.2232, longitude: 15.6267)),
+                    ])
+            ], into: .private(owner: builder))
         total += 1
         try c.sync()
         try c.close()

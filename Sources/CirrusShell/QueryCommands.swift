@@ -33,7 +33,8 @@ public struct QueryRequest: Sendable {
 
     public init(
         recordType: String, predicate: String = "TRUEPREDICATE", arguments: [PredicateArgument] = [],
-        variables: [String: PredicateArgument] = [:], sorts: [RecordModel.SortDescriptor] = [], limit: Int = 0, keys: [String]? = nil, zone: ZoneID? = nil
+        variables: [String: PredicateArgument] = [:], sorts: [RecordModel.SortDescriptor] = [], limit: Int = 0,
+        keys: [String]? = nil, zone: ZoneID? = nil
     ) {
         self.recordType = recordType
         self.predicate = predicate
@@ -55,7 +56,9 @@ public struct QueryRequest: Sendable {
 
     /// The façade's query value.
     public var recordQuery: RecordQuery {
-        RecordQuery(recordType: recordType, predicate: predicate, arguments: arguments, variables: variables, sortDescriptors: sorts)
+        RecordQuery(
+            recordType: recordType, predicate: predicate, arguments: arguments, variables: variables,
+            sortDescriptors: sorts)
     }
 }
 
@@ -63,7 +66,9 @@ public struct QueryRequest: Sendable {
 public enum QueryCommands {
     /// Parses a sort spec: `name` (ascending), `-population` (descending), `location@48.85,2.29`
     /// (nearest first from that point) or `location@$here` (a bound location variable).
-    public static func parseSort(_ spec: String, variables: [String: PredicateArgument] = [:]) throws(ShellError) -> RecordModel.SortDescriptor {
+    public static func parseSort(
+        _ spec: String, variables: [String: PredicateArgument] = [:]
+    ) throws(ShellError) -> RecordModel.SortDescriptor {
         let s = spec.trimmingCharacters(in: .whitespaces)
         if let at = s.firstIndex(of: "@") {
             let field = String(s[..<at])
@@ -71,13 +76,18 @@ public enum QueryCommands {
             guard isFieldName(field) else { throw ShellError("sort: \"\(field)\" is not a field name (in \(spec))") }
             if point.hasPrefix("$") {
                 guard case .value(.location(let l))? = variables[String(point.dropFirst())] else {
-                    throw ShellError("sort: \(point) is not a bound location (bind one with: let \(point.dropFirst()) = location LAT LON)")
+                    throw ShellError(
+                        "sort: \(point) is not a bound location (bind one with: let \(point.dropFirst()) = location LAT LON)"
+                    )
                 }
                 return .distance(field: field, from: l)
             }
             let parts = point.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard parts.count == 2, let lat = parts[0], let lon = parts[1], (-90...90).contains(lat), (-180...180).contains(lon) else {
-                throw ShellError("sort: \(spec): a nearest-first sort is FIELD@LATITUDE,LONGITUDE, e.g. location@48.8584,2.2945")
+            guard parts.count == 2, let lat = parts[0], let lon = parts[1], (-90...90).contains(lat),
+                (-180...180).contains(lon)
+            else {
+                throw ShellError(
+                    "sort: \(spec): a nearest-first sort is FIELD@LATITUDE,LONGITUDE, e.g. location@48.8584,2.2945")
             }
             return .distance(field: field, from: Location(latitude: lat, longitude: lon))
         }
@@ -120,15 +130,19 @@ public enum QueryCommands {
             let page: (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
             if let token {
                 let c = try database.cursor(fromToken: token, expecting: request.recordQuery)
-                page = try await database.records(continuingMatchFrom: c, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
+                page = try await database.records(
+                    continuingMatchFrom: c, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
             } else {
                 page = try await database.records(
-                    matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
+                    matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.fetchKeys,
+                    resultsLimit: request.limit)
             }
             let records = try pageRecords(page.matchResults)
             let next = page.queryCursor.map { database.token(for: $0) }
             if json { return CommandOutput(stdout: pageJSON(records, cursor: next).jsonText + "\n") }
-            var text = table(records, keys: request.keys, schema: database.schema.recordTypes[request.recordType], sorts: request.sorts, width: width)
+            var text = table(
+                records, keys: request.keys, schema: database.schema.recordTypes[request.recordType],
+                sorts: request.sorts, width: width)
             text += "\(records.count) record\(records.count == 1 ? "" : "s")\n"
             if let next { text += "cursor: \(next)\n" }
             return CommandOutput(stdout: text)
@@ -139,7 +153,8 @@ public enum QueryCommands {
 
     /// `cirrus explain …`: plans and runs the first page, prints `QueryExplanation.text`.
     public static func explain(
-        db: String, request: QueryRequest, target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem()
+        db: String, request: QueryRequest, target: DatabaseTarget = DatabaseTarget(),
+        fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
         let database: Database
         switch open(db, target, fileSystem, "explain") {
@@ -148,7 +163,8 @@ public enum QueryCommands {
         }
         if let rejected = precheck(request, in: database) { return CommandOutput(stderr: rejected.text, exitCode: 1) }
         do {
-            let e = try await database.explain(request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit)
+            let e = try await database.explain(
+                request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit)
             return CommandOutput(stdout: e.text)
         } catch {
             return CommandOutput(stderr: "cirrus explain: \(error)\n", exitCode: 1)
@@ -167,7 +183,9 @@ public enum QueryCommands {
         case .failure(let e): return .failed(CommandOutput(stderr: "cirrus \(name): \(e)\n", exitCode: 2))
         }
         guard fs.exists(joinPath(db, target.environment.rawValue)) else {
-            return .failed(CommandOutput(stderr: "cirrus \(name): \(db) has no \(target.environment.rawValue) store\n", exitCode: 1))
+            return .failed(
+                CommandOutput(
+                    stderr: "cirrus \(name): \(db) has no \(target.environment.rawValue) store\n", exitCode: 1))
         }
         do {
             let c = try StoreCommands.openContainer(db, target, readOnly: true, fileSystem: fs)
@@ -186,7 +204,9 @@ public enum QueryCommands {
 
     /// The columns of a page: `recordName`, `km` for a nearest-first sort, then `keys` (or the
     /// type's fields: `name`/`title` first, the rest by name; assets left out).
-    public static func table(_ records: [Record], keys: [String]?, schema: RecordTypeSchema?, sorts: [RecordModel.SortDescriptor], width: Int) -> String {
+    public static func table(
+        _ records: [Record], keys: [String]?, schema: RecordTypeSchema?, sorts: [RecordModel.SortDescriptor], width: Int
+    ) -> String {
         var fields: [String]
         if let keys {
             fields = keys
@@ -211,10 +231,15 @@ public enum QueryCommands {
         let offset = header.count - fields.count
         for (i, f) in fields.enumerated() {
             let vals = records.compactMap { $0.fields[f] }
-            if !vals.isEmpty, vals.allSatisfy({ $0.scalarType?.isNumeric == true && !$0.isList }) { right.insert(offset + i) }
+            if !vals.isEmpty, vals.allSatisfy({ $0.scalarType?.isNumeric == true && !$0.isList }) {
+                right.insert(offset + i)
+            }
         }
         let rows = records.map { r -> [String] in
-            var row = [r.recordID.zoneID.isDefaultZone ? r.recordID.recordName : "\(r.recordID.recordName) (\(r.recordID.zoneID.zoneName))"]
+            var row = [
+                r.recordID.zoneID.isDefaultZone
+                    ? r.recordID.recordName : "\(r.recordID.recordName) (\(r.recordID.zoneID.zoneName))"
+            ]
             if let (f, l) = from {
                 if case .location(let p)? = r.fields[f] {
                     row.append(String(format: "%.3f", greatCircleKm(l, p)))

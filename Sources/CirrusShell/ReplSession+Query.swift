@@ -49,13 +49,17 @@ extension ReplSession {
             guard let keyword else {
                 let w = ReplLine.words(body.text)
                 guard w.count == 1 else {
-                    throw ReplError("expected a record type, then where / sort / limit / keys", hint: "example: query Place where kind == 'cafe' limit 5", span: body)
+                    throw ReplError(
+                        "expected a record type, then where / sort / limit / keys",
+                        hint: "example: query Place where kind == 'cafe' limit 5", span: body)
                 }
                 type = body.text
                 typeSpan = body
                 continue
             }
-            guard seen.insert(keyword.text).inserted else { throw ReplError("\(keyword.text) given twice", span: keyword) }
+            guard seen.insert(keyword.text).inserted else {
+                throw ReplError("\(keyword.text) given twice", span: keyword)
+            }
             switch keyword.text {
             case "where":
                 guard !body.text.isEmpty else { throw ReplError("where needs a predicate", span: keyword) }
@@ -73,19 +77,23 @@ extension ReplSession {
             }
         }
         guard let type else {
-            throw ReplError("which record type?", hint: "name it (query Place where …) or set one with `use Place`; `types` lists them",
-                            at: SourceRange(from, from + 1))
+            throw ReplError(
+                "which record type?",
+                hint: "name it (query Place where …) or set one with `use Place`; `types` lists them",
+                at: SourceRange(from, from + 1))
         }
         if container.schema.recordTypes[type] == nil || type == Schema.usersRecordType {
             let known = container.schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
             let span = typeSpan ?? Span(text: type, start: from, end: from + 1)
-            throw ReplError("no record type \"\(type)\"", hint: "the types are \(known.joined(separator: ", "))", span: span)
+            throw ReplError(
+                "no record type \"\(type)\"", hint: "the types are \(known.joined(separator: ", "))", span: span)
         }
         request.recordType = type
         return (request, predicateStart)
     }
 
-    func parseSorts(_ body: Span, after keyword: Span, type: String?) throws(ReplError) -> [RecordModel.SortDescriptor] {
+    func parseSorts(_ body: Span, after keyword: Span, type: String?) throws(ReplError) -> [RecordModel.SortDescriptor]
+    {
         var out: [RecordModel.SortDescriptor] = []
         let words = ReplLine.words(body.text)
         guard !words.isEmpty else { throw ReplError("sort needs FIELD, -FIELD or FIELD@LAT,LON", span: keyword) }
@@ -122,7 +130,9 @@ extension ReplSession {
         let system = SystemField.allCases.map(\.rawValue)
         guard let f = schema.fields[field] else {
             if system.contains(field) && !needsLocation { return }
-            throw ReplError("no field \"\(field)\" in \(type)", hint: "fields: " + schema.sortedFields.map(\.name).joined(separator: ", "), span: span)
+            throw ReplError(
+                "no field \"\(field)\" in \(type)",
+                hint: "fields: " + schema.sortedFields.map(\.name).joined(separator: ", "), span: span)
         }
         if needsLocation, f.type.scalar != .location || f.type.isList {
             throw ReplError("\(field) is not a LOCATION field: nearest-first sorts need one", span: span)
@@ -141,7 +151,9 @@ extension ReplSession {
         try precheck(request, predicateStart: start)
         let db = database
         do {
-            let page = try await db.records(matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.fetchKeys, resultsLimit: request.limit)
+            let page = try await db.records(
+                matching: request.recordQuery, inZoneWith: request.zone, desiredKeys: request.fetchKeys,
+                resultsLimit: request.limit)
             lastQuery = request
             lastCursor = page.queryCursor
             pageNumber = 1
@@ -152,16 +164,21 @@ extension ReplSession {
     }
 
     mutating func next(_ words: [Span]) async throws(ReplError) -> String {
-        guard let request = lastQuery else { throw ReplError("no query yet", hint: "run a query first, e.g. query Place sort name limit 5") }
+        guard let request = lastQuery else {
+            throw ReplError("no query yet", hint: "run a query first, e.g. query Place sort name limit 5")
+        }
         guard let cursor = lastCursor else { throw ReplError("no more pages: the last page had no cursor") }
         var limit = request.limit
         if words.count > 1 {
-            guard let n = Int(words[1].text), (1...10_000).contains(n) else { throw ReplError("next takes a page size from 1 to 10000", span: words[1]) }
+            guard let n = Int(words[1].text), (1...10_000).contains(n) else {
+                throw ReplError("next takes a page size from 1 to 10000", span: words[1])
+            }
             limit = n
         }
         let db = database
         do {
-            let page = try await db.records(continuingMatchFrom: cursor, desiredKeys: request.fetchKeys, resultsLimit: limit)
+            let page = try await db.records(
+                continuingMatchFrom: cursor, desiredKeys: request.fetchKeys, resultsLimit: limit)
             lastCursor = page.queryCursor
             pageNumber += 1
             return render(try pageRecords(page.matchResults), request, db)
@@ -173,8 +190,12 @@ extension ReplSession {
     func render(_ records: [Record], _ request: QueryRequest, _ db: Database) -> String {
         let token = lastCursor.map { db.token(for: $0) }
         if json { return QueryCommands.pageJSON(records, cursor: token).jsonText + "\n" }
-        var out = records.isEmpty ? "" : QueryCommands.table(records, keys: request.keys, schema: db.schema.recordTypes[request.recordType],
-                                                              sorts: request.sorts, width: width)
+        var out =
+            records.isEmpty
+            ? ""
+            : QueryCommands.table(
+                records, keys: request.keys, schema: db.schema.recordTypes[request.recordType],
+                sorts: request.sorts, width: width)
         out += "\(records.count) record\(records.count == 1 ? "" : "s")"
         if pageNumber > 1 { out += " (page \(pageNumber))" }
         out += lastCursor == nil ? "\n" : "; more: type `next`\n"
@@ -185,7 +206,9 @@ extension ReplSession {
         let (request, start) = try parseQuery(line, from: from)
         try precheck(request, predicateStart: start)
         do {
-            return try await database.explain(request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit).text
+            return try await database.explain(
+                request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit
+            ).text
         } catch {
             throw ReplError(wrapping: error)
         }
@@ -195,11 +218,14 @@ extension ReplSession {
 
     mutating func bind(_ line: String, _ words: [Span]) throws(ReplError) -> String {
         guard words.count >= 4, words[2].text == "=" else {
-            throw ReplError("expected let NAME = VALUE", hint: "example: let here = location 48.8584 2.2945",
-                            at: words.count > 1 ? SourceRange(words[1].start, words.last?.end ?? words[1].end) : nil)
+            throw ReplError(
+                "expected let NAME = VALUE", hint: "example: let here = location 48.8584 2.2945",
+                at: words.count > 1 ? SourceRange(words[1].start, words.last?.end ?? words[1].end) : nil)
         }
         let name = words[1].text.hasPrefix("$") ? String(words[1].text.dropFirst()) : words[1].text
-        guard QueryCommands.isFieldName(name) else { throw ReplError("\"\(words[1].text)\" is not a variable name", span: words[1]) }
+        guard QueryCommands.isFieldName(name) else {
+            throw ReplError("\"\(words[1].text)\" is not a variable name", span: words[1])
+        }
         let valueSpan = ReplLine.trimmed(Array(line.utf8), words[3].start, line.utf8.count)
         let kind = words[3].text.lowercased()
         let args = Array(words.dropFirst(4))
@@ -207,24 +233,34 @@ extension ReplSession {
         switch kind {
         case "location":
             let nums = args.flatMap { $0.text.split(separator: ",") }.map { Double($0) }
-            guard nums.count == 2, let lat = nums[0], let lon = nums[1], (-90...90).contains(lat), (-180...180).contains(lon) else {
-                throw ReplError("a location is LATITUDE LONGITUDE in degrees", hint: "example: let here = location 48.8584 2.2945", span: valueSpan)
+            guard nums.count == 2, let lat = nums[0], let lon = nums[1], (-90...90).contains(lat),
+                (-180...180).contains(lon)
+            else {
+                throw ReplError(
+                    "a location is LATITUDE LONGITUDE in degrees", hint: "example: let here = location 48.8584 2.2945",
+                    span: valueSpan)
             }
             value = .value(.location(Location(latitude: lat, longitude: lon)))
         case "date":
             guard args.count == 1, let t = Self.parseDate(args[0].text) else {
-                throw ReplError("a date is YYYY-MM-DD, an ISO 8601 date-time or now", hint: "example: let since = date 2024-05-01", span: valueSpan)
+                throw ReplError(
+                    "a date is YYYY-MM-DD, an ISO 8601 date-time or now", hint: "example: let since = date 2024-05-01",
+                    span: valueSpan)
             }
             value = .value(.date(t))
         case "ref":
             guard args.count == 1 else { throw ReplError("a reference is ref RECORDNAME", span: valueSpan) }
-            value = .value(.reference(Reference(recordID: RecordID(recordName: args[0].text, zoneID: zone ?? .default))))
+            value = .value(
+                .reference(Reference(recordID: RecordID(recordName: args[0].text, zoneID: zone ?? .default))))
         default:
             do {
                 value = try PredicateArgument(argumentJSON: valueSpan.text)
             } catch {
-                throw ReplError(error.message, hint: "a value is location LAT LON, date ISO-DATE, ref NAME, or ARG JSON such as \"cafe\", 42, [\"a\", \"b\"]",
-                                span: valueSpan)
+                throw ReplError(
+                    error.message,
+                    hint:
+                        "a value is location LAT LON, date ISO-DATE, ref NAME, or ARG JSON such as \"cafe\", 42, [\"a\", \"b\"]",
+                    span: valueSpan)
             }
         }
         variables[name] = value
@@ -255,7 +291,9 @@ extension ReplSession {
     mutating func unset(_ words: [Span]) throws(ReplError) -> String {
         guard words.count == 2 else { throw ReplError("expected unset NAME") }
         let name = words[1].text.hasPrefix("$") ? String(words[1].text.dropFirst()) : words[1].text
-        guard variables.removeValue(forKey: name) != nil else { throw ReplError("no variable $\(name)", span: words[1]) }
+        guard variables.removeValue(forKey: name) != nil else {
+            throw ReplError("no variable $\(name)", span: words[1])
+        }
         return "unset $\(name)\n"
     }
 
@@ -264,7 +302,8 @@ extension ReplSession {
         let t = words[1].text
         guard container.schema.recordTypes[t] != nil, t != Schema.usersRecordType else {
             let known = container.schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
-            throw ReplError("no record type \"\(t)\"", hint: "the types are \(known.joined(separator: ", "))", span: words[1])
+            throw ReplError(
+                "no record type \"\(t)\"", hint: "the types are \(known.joined(separator: ", "))", span: words[1])
         }
         currentType = t
         return "using \(t)\n"

@@ -9,7 +9,8 @@ import RecordModel
 extension ReplSession {
     func types() -> String {
         let db = database
-        let rows = container.schema.sortedRecordTypes.filter { $0.name != Schema.usersRecordType }.map { t -> [String] in
+        let rows = container.schema.sortedRecordTypes.filter { $0.name != Schema.usersRecordType }.map {
+            t -> [String] in
             [t.name, String(db.querySnapshot(recordType: t.name).rowCount), String(t.fields.count)]
         }
         return TextTable(header: ["type", "records", "fields"], rows: rows, rightAligned: [1, 2]).render(width: width)
@@ -21,13 +22,22 @@ extension ReplSession {
         guard words.count == 2 else { throw ReplError("expected schema [TYPE]", span: words[2]) }
         guard let t = schema.recordTypes[words[1].text] else {
             let known = schema.sortedRecordTypes.map(\.name)
-            throw ReplError("no record type \"\(words[1].text)\"", hint: "the types are \(known.joined(separator: ", "))", span: words[1])
+            throw ReplError(
+                "no record type \"\(words[1].text)\"", hint: "the types are \(known.joined(separator: ", "))",
+                span: words[1])
         }
         var rows: [[String]] = []
         for sys in SystemField.allCases {
-            if let o = t.systemFieldOptions[sys], !o.isEmpty { rows.append([sys.rawValue + " (" + sys.schemaName + ")", sys.fieldType.webServicesName, o.names.joined(separator: " ")]) }
+            if let o = t.systemFieldOptions[sys], !o.isEmpty {
+                rows.append([
+                    sys.rawValue + " (" + sys.schemaName + ")", sys.fieldType.webServicesName,
+                    o.names.joined(separator: " "),
+                ])
+            }
         }
-        for f in t.sortedFields { rows.append([f.name, f.type.webServicesName, f.options.names.joined(separator: " ")]) }
+        for f in t.sortedFields {
+            rows.append([f.name, f.type.webServicesName, f.options.names.joined(separator: " ")])
+        }
         var out = "record type \(t.name) (\(container.environment.rawValue))\n"
         out += TextTable(header: ["field", "type", "indexes"], rows: rows).render(width: width)
         let grants = t.grants.map { "\($0.permissions.sorted().map(\.rawValue).joined(separator: ", ")) to \($0.role)" }
@@ -41,7 +51,9 @@ extension ReplSession {
         guard args.count == 1 || args.count == 2 else { throw ReplError("expected \(command) [TYPE] RECORDNAME") }
         let name = args[args.count - 1]
         let type = args.count == 2 ? args[0].text : nil
-        if let type, container.schema.recordTypes[type] == nil { throw ReplError("no record type \"\(type)\"", span: args[0]) }
+        if let type, container.schema.recordTypes[type] == nil {
+            throw ReplError("no record type \"\(type)\"", span: args[0])
+        }
         return (type, RecordID(recordName: name.text, zoneID: zone ?? .default), name)
     }
 
@@ -49,10 +61,14 @@ extension ReplSession {
         let (type, id, span) = try recordTarget(words, command: "get")
         do {
             let r = try await database.record(for: id)
-            if let type, r.recordType != type { throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span) }
+            if let type, r.recordType != type {
+                throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span)
+            }
             return json ? r.webServicesJSON.jsonText + "\n" : StoreCommands.recordText(r)
         } catch let e as CirrusError {
-            throw ReplError(e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message, span: span)
+            throw ReplError(
+                e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message,
+                span: span)
         } catch let e as ReplError {
             throw e
         } catch {
@@ -67,7 +83,9 @@ extension ReplSession {
 
     func save(_ line: String, _ words: [Span]) async throws(ReplError) -> String {
         guard words.count >= 4 else {
-            throw ReplError("expected save TYPE RECORDNAME {FIELD: VALUE, …}", hint: "example: " + (ReplHelp.commands.first { $0.name == "save" }?.example ?? ""))
+            throw ReplError(
+                "expected save TYPE RECORDNAME {FIELD: VALUE, …}",
+                hint: "example: " + (ReplHelp.commands.first { $0.name == "save" }?.example ?? ""))
         }
         let type = words[1].text
         let id = RecordID(recordName: words[2].text, zoneID: zone ?? .default)
@@ -78,13 +96,18 @@ extension ReplSession {
         } catch {
             throw ReplError("the fields are not valid JSON: \(error)", span: body)
         }
-        guard case .object(let members) = json else { throw ReplError("the fields are a JSON object {\"field\": value, …}", span: body) }
+        guard case .object(let members) = json else {
+            throw ReplError("the fields are a JSON object {\"field\": value, …}", span: body)
+        }
         let fieldTypes = container.schema.recordTypes[type]?.fields
         let db = database
         var record: Record
         do {
             record = try await db.record(for: id)
-            guard record.recordType == type else { throw ReplError("\"\(id.recordName)\" is a \(record.recordType), not \(article(type)) \(type)", span: words[1]) }
+            guard record.recordType == type else {
+                throw ReplError(
+                    "\"\(id.recordName)\" is a \(record.recordType), not \(article(type)) \(type)", span: words[1])
+            }
         } catch let e as ReplError {
             throw e
         } catch {
@@ -105,7 +128,8 @@ extension ReplSession {
         }
         do {
             let saved = try await db.save(record)
-            return "saved \(saved.recordType) \(saved.recordID.recordName)\(zoneText(saved.recordID.zoneID)) (change tag \(saved.recordChangeTag ?? "-"))\n"
+            return
+                "saved \(saved.recordType) \(saved.recordID.recordName)\(zoneText(saved.recordID.zoneID)) (change tag \(saved.recordChangeTag ?? "-"))\n"
         } catch {
             throw ReplError(wrapping: error)
         }
@@ -116,11 +140,15 @@ extension ReplSession {
         let db = database
         do {
             let r = try await db.record(for: id)
-            if let type, r.recordType != type { throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span) }
+            if let type, r.recordType != type {
+                throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span)
+            }
             try await db.deleteRecord(withID: id)
             return "deleted \(r.recordType) \(id.recordName)\(zoneText(id.zoneID))\n"
         } catch let e as CirrusError {
-            throw ReplError(e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message, span: span)
+            throw ReplError(
+                e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message,
+                span: span)
         } catch let e as ReplError {
             throw e
         } catch {
@@ -187,8 +215,12 @@ extension ReplSession {
         guard words.count >= 2 else { throw ReplError("expected import FILE") }
         let span = ReplLine.trimmed(Array(line.utf8), words[1].start, line.utf8.count)
         var path = span.text
-        if path.count >= 2, path.first == path.last, path.first == "\"" || path.first == "'" { path = String(path.dropFirst().dropLast()) }
-        guard FileManager.default.isReadableFile(atPath: path) else { throw ReplError("cannot read \(path)", span: span) }
+        if path.count >= 2, path.first == path.last, path.first == "\"" || path.first == "'" {
+            path = String(path.dropFirst().dropLast())
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ReplError("cannot read \(path)", span: span)
+        }
         do {
             let s = try container.importFile(path, into: scope)
             var out = "imported \(s.records) records (\(s.rejected) rejected)\n"

@@ -47,7 +47,9 @@ public struct ReplSession: Sendable {
     var lastCursor: QueryCursor?
     var pageNumber = 0
 
-    public init(container: Container, identity: Identity = .anonymous, scope: Database.Scope = .public, width: Int = 100) {
+    public init(
+        container: Container, identity: Identity = .anonymous, scope: Database.Scope = .public, width: Int = 100
+    ) {
         self.container = container
         self.identity = identity
         self.scope = scope
@@ -73,7 +75,9 @@ public struct ReplSession: Sendable {
     public mutating func execute(_ line: String) async -> Output {
         let words = ReplLine.words(line)
         guard let first = words.first else { return Output(text: "", isError: false, quit: false) }
-        if first.text.hasPrefix("#") || first.text.hasPrefix("--") { return Output(text: "", isError: false, quit: false) }
+        if first.text.hasPrefix("#") || first.text.hasPrefix("--") {
+            return Output(text: "", isError: false, quit: false)
+        }
         let command = first.text.lowercased()
         let start = DispatchTime.now().uptimeNanoseconds
         var text: String
@@ -91,9 +95,13 @@ public struct ReplSession: Sendable {
         return Output(text: text, isError: failed, quit: command == "quit" || command == "exit")
     }
 
-    static let timed: Set<String> = ["check", "query", "find", "next", "explain", "get", "save", "delete", "import", "types"]
+    static let timed: Set<String> = [
+        "check", "query", "find", "next", "explain", "get", "save", "delete", "import", "types",
+    ]
 
-    mutating func dispatch(_ command: String, _ first: Span, _ words: [Span], _ line: String) async throws(ReplError) -> String {
+    mutating func dispatch(
+        _ command: String, _ first: Span, _ words: [Span], _ line: String
+    ) async throws(ReplError) -> String {
         let rest = words.dropFirst().first?.start ?? line.utf8.count
         switch command {
         case "help", "?": return ReplHelp.text(for: words.dropFirst().first?.text)
@@ -120,7 +128,9 @@ public struct ReplSession: Sendable {
         case "json": json = try toggle(words, json); return "json \(json ? "on" : "off")\n"
         case "width":
             guard words.count == 2, let n = Int(words[1].text), (20...1000).contains(n) else {
-                throw ReplError("width takes a number of columns from 20 to 1000", at: words.count > 1 ? SourceRange(words[1].start, words[1].end) : nil)
+                throw ReplError(
+                    "width takes a number of columns from 20 to 1000",
+                    at: words.count > 1 ? SourceRange(words[1].start, words[1].end) : nil)
             }
             width = n
             return "width \(n)\n"
@@ -128,7 +138,9 @@ public struct ReplSession: Sendable {
             let close = ReplHelp.commands.map(\.name).filter { $0.hasPrefix(String(command.prefix(2))) }
             throw ReplError(
                 "unknown command \"\(first.text)\"",
-                hint: close.isEmpty ? "type `help` for the list of commands" : "did you mean \(close.joined(separator: ", "))? (`help` lists every command)",
+                hint: close.isEmpty
+                    ? "type `help` for the list of commands"
+                    : "did you mean \(close.joined(separator: ", "))? (`help` lists every command)",
                 span: first)
         }
     }
@@ -151,7 +163,8 @@ public struct ReplSession: Sendable {
         if atFirst { return ReplHelp.commands.map(\.name).filter { $0.hasPrefix(word.lowercased()) }.sorted() }
         let schema = container.schema
         var candidates = schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
-        let typeName = words.dropFirst().first.map(\.text).flatMap { schema.recordTypes[$0] != nil ? $0 : nil } ?? currentType
+        let typeName =
+            words.dropFirst().first.map(\.text).flatMap { schema.recordTypes[$0] != nil ? $0 : nil } ?? currentType
         if let t = typeName.flatMap({ schema.recordTypes[$0] }) { candidates += t.sortedFields.map(\.name) }
         let cmd = words.first?.text.lowercased() ?? ""
         if cmd == "query" || cmd == "find" || cmd == "explain" { candidates += ["where", "sort", "limit", "keys"] }

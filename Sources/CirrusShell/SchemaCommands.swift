@@ -23,32 +23,38 @@ public enum SchemaCommands {
     /// print(out.stdout)   // DEFINE SCHEMA …
     /// ```
     public static func run(
-        db: String, action: Action, environment: Environment = .development, fileSystem: any FileSystem = POSIXFileSystem()
+        db: String, action: Action, environment: Environment = .development,
+        fileSystem: any FileSystem = POSIXFileSystem()
     ) -> CommandOutput {
         var out = CommandOutput()
         do {
             switch action {
             case .export:
                 if !fileSystem.exists(joinPath(db, environment.rawValue)) {
-                    return CommandOutput(stderr: "cirrus schema: \(db) has no \(environment.rawValue) store\n", exitCode: 1)
+                    return CommandOutput(
+                        stderr: "cirrus schema: \(db) has no \(environment.rawValue) store\n", exitCode: 1)
                 }
-                let c = try Container.open(at: db, environment: environment, options: ContainerOptions(fileSystem: fileSystem, readOnly: true))
+                let c = try Container.open(
+                    at: db, environment: environment, options: ContainerOptions(fileSystem: fileSystem, readOnly: true))
                 out.stdout = c.exportSchema()
             case .importFile(let path):
                 let bytes: [UInt8]
                 do {
                     bytes = try fileSystem.read(path)
                 } catch {
-                    return CommandOutput(stderr: "cirrus schema: \(path): cannot read the schema file (\(error))\n", exitCode: 1)
+                    return CommandOutput(
+                        stderr: "cirrus schema: \(path): cannot read the schema file (\(error))\n", exitCode: 1)
                 }
-                let c = try Container.open(at: db, environment: environment, options: ContainerOptions(fileSystem: fileSystem))
+                let c = try Container.open(
+                    at: db, environment: environment, options: ContainerOptions(fileSystem: fileSystem))
                 let s = try c.importSchema(String(decoding: bytes, as: UTF8.self))
                 try c.close()
                 let types = s.recordTypes.count
                 let fields = s.recordTypes.values.reduce(0) { $0 + $1.fields.count }
                 out.stdout = "imported the \(environment.rawValue) schema: \(types) record types, \(fields) fields\n"
             case .promote:
-                let c = try Container.open(at: db, environment: .development, options: ContainerOptions(fileSystem: fileSystem))
+                let c = try Container.open(
+                    at: db, environment: .development, options: ContainerOptions(fileSystem: fileSystem))
                 let s = try c.promoteSchema()
                 try c.close()
                 out.stdout = "promoted the development schema to production: \(s.recordTypes.count) record types\n"

@@ -32,7 +32,9 @@ public enum SchemaFile {
         if let explicit { return explicit }
         let types = schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
         guard types.count == 1 else {
-            throw ShellError("--type is required: the schema defines \(types.isEmpty ? "no record type" : types.joined(separator: ", "))")
+            throw ShellError(
+                "--type is required: the schema defines \(types.isEmpty ? "no record type" : types.joined(separator: ", "))"
+            )
         }
         return types[0]
     }

@@ -38,7 +38,9 @@ public struct DatabaseTarget: Sendable, Hashable {
     /// `--zone`: export only this zone; import records without a zone into it.
     public var zone: String?
 
-    public init(environment: Environment = .development, database: String = "public", user: String? = nil, zone: String? = nil) {
+    public init(
+        environment: Environment = .development, database: String = "public", user: String? = nil, zone: String? = nil
+    ) {
         self.environment = environment
         self.database = database
         self.user = user
@@ -52,7 +54,9 @@ public struct DatabaseTarget: Sendable, Hashable {
         switch database {
         case "public": return .success(.public)
         case "private":
-            guard let user else { return .failure(ShellError("--database private needs --as USER (the database's owner)")) }
+            guard let user else {
+                return .failure(ShellError("--database private needs --as USER (the database's owner)"))
+            }
             return .success(.private(owner: user))
         default: return .failure(ShellError("--database is public or private, not \"\(database)\""))
         }
@@ -86,7 +90,8 @@ public enum StoreCommands {
                 if !v.isDamaged {
                     let problem = checkIndexes(db, env, fileSystem)
                     text = text.replacingOccurrences(
-                        of: "status: clean\n", with: problem.map { "indexes: \($0)\nstatus: DAMAGED\n" } ?? "indexes: ok\nstatus: clean\n")
+                        of: "status: clean\n",
+                        with: problem.map { "indexes: \($0)\nstatus: DAMAGED\n" } ?? "indexes: ok\nstatus: clean\n")
                     if case .object(var m) = j {
                         m.append(("indexes", .string(problem ?? "ok")))
                         if problem != nil { m = m.map { $0.0 == "clean" ? ("clean", .bool(false)) : $0 } }
@@ -102,7 +107,10 @@ public enum StoreCommands {
             }
         }
         if json {
-            out.stdout = JSONValue.object([("container", .string(db)), ("clean", .bool(!damaged)), ("environments", .object(reports))]).jsonText + "\n"
+            out.stdout =
+                JSONValue.object([
+                    ("container", .string(db)), ("clean", .bool(!damaged)), ("environments", .object(reports)),
+                ]).jsonText + "\n"
         }
         out.exitCode = damaged ? 1 : 0
         return out
@@ -111,7 +119,8 @@ public enum StoreCommands {
     /// Opens the container read-only and checks every index against its rows; nil when fine.
     static func checkIndexes(_ db: String, _ env: Environment, _ fs: any FileSystem) -> String? {
         do {
-            let c = try Container.open(at: db, environment: env, options: ContainerOptions(fileSystem: fs, readOnly: true))
+            let c = try Container.open(
+                at: db, environment: env, options: ContainerOptions(fileSystem: fs, readOnly: true))
             try c.checkInvariants()
             return nil
         } catch {
@@ -119,14 +128,20 @@ public enum StoreCommands {
         }
     }
 
-    static func openContainer(_ db: String, _ target: DatabaseTarget, readOnly: Bool, fileSystem: any FileSystem, durability: Durability = .everyCommit) throws -> Container {
-        try Container.open(at: db, environment: target.environment, options: ContainerOptions(fileSystem: fileSystem, durability: durability, readOnly: readOnly))
+    static func openContainer(
+        _ db: String, _ target: DatabaseTarget, readOnly: Bool, fileSystem: any FileSystem,
+        durability: Durability = .everyCommit
+    ) throws -> Container {
+        try Container.open(
+            at: db, environment: target.environment,
+            options: ContainerOptions(fileSystem: fileSystem, durability: durability, readOnly: readOnly))
     }
 
     /// `cirrus get --db DIR --type T RECORDNAME [--zone Z] [--database D --as USER] [--json]`:
     /// fetches through the database API, so access rules apply.
     public static func get(
-        db: String, type: String, recordName: String, zone: ZoneID = .default, json: Bool, target: DatabaseTarget = DatabaseTarget(),
+        db: String, type: String, recordName: String, zone: ZoneID = .default, json: Bool,
+        target: DatabaseTarget = DatabaseTarget(),
         fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
         var out = CommandOutput()
@@ -139,9 +154,11 @@ public enum StoreCommands {
         let where_ = zone.isDefaultZone ? "" : " in zone \(zone.zoneName)"
         do {
             let c = try openContainer(db, target, readOnly: true, fileSystem: fileSystem)
-            let r = try await c.database(scope, as: target.identity).record(for: RecordID(recordName: recordName, zoneID: zone))
+            let r = try await c.database(scope, as: target.identity).record(
+                for: RecordID(recordName: recordName, zoneID: zone))
             guard r.recordType == type else {
-                out.stderr = "cirrus get: no \(type) record named \"\(recordName)\"\(where_) (it is a \(r.recordType))\n"
+                out.stderr =
+                    "cirrus get: no \(type) record named \"\(recordName)\"\(where_) (it is a \(r.recordType))\n"
                 out.exitCode = 1
                 return out
             }
@@ -159,7 +176,8 @@ public enum StoreCommands {
     /// `cirrus export --db DIR [--type T] [--database D --as USER]`: JSON Lines through `write`;
     /// the summary goes to stderr.
     public static func export(
-        db: String, type: String?, target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem(),
+        db: String, type: String?, target: DatabaseTarget = DatabaseTarget(),
+        fileSystem: any FileSystem = POSIXFileSystem(),
         write: (String) -> Void
     ) -> CommandOutput {
         var out = CommandOutput()
@@ -183,7 +201,8 @@ public enum StoreCommands {
     /// container's administrator with `.batched` durability and a final sync; `progress` gets a
     /// status line now and then; exit 1 if any record was rejected.
     public static func importFiles(
-        db: String, files: [String], target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem(),
+        db: String, files: [String], target: DatabaseTarget = DatabaseTarget(),
+        fileSystem: any FileSystem = POSIXFileSystem(),
         progress: (@Sendable (String) -> Void)? = nil
     ) -> CommandOutput {
         var out = CommandOutput()
@@ -193,18 +212,26 @@ public enum StoreCommands {
         case .failure(let e): return CommandOutput(stderr: "cirrus import: \(e)\n", exitCode: 2)
         }
         do {
-            let c = try openContainer(db, target, readOnly: false, fileSystem: fileSystem, durability: .batched(milliseconds: 200, bytes: 16 << 20))
+            let c = try openContainer(
+                db, target, readOnly: false, fileSystem: fileSystem,
+                durability: .batched(milliseconds: 200, bytes: 16 << 20))
             var total = ImportSummary()
             for file in files {
                 var o = ImportOptions()
                 o.batchSize = 4096  // records planned per batch of the bulk load
                 if let progress {
-                    let total = (try? fileSystem.size(file)) ?? 0  // only for the ETA: no size, no ETA (import reports errors)
+                    // Only for the ETA: no size, no ETA (the import itself reports errors).
+                    let total = (try? fileSystem.size(file)) ?? 0
                     o.progress = { s in
                         // ETA from the bytes still to read at the rate so far (compressed input: unknown).
                         let rate = s.seconds > 0 ? Double(s.bytes) / s.seconds : 0
-                        let left = total > s.bytes && rate > 0 ? String(format: ", ETA %.0f s", Double(total - s.bytes) / rate) : ""
-                        progress(String(format: "%@: %d records, %.1f MB, %.0f records/s%@", file, s.records, Double(s.bytes) / 1e6, s.recordsPerSecond, left))
+                        let left =
+                            total > s.bytes && rate > 0
+                            ? String(format: ", ETA %.0f s", Double(total - s.bytes) / rate) : ""
+                        progress(
+                            String(
+                                format: "%@: %d records, %.1f MB, %.0f records/s%@", file, s.records,
+                                Double(s.bytes) / 1e6, s.recordsPerSecond, left))
                     }
                 }
                 let s = try c.importFile(file, into: scope, zone: target.zoneID, options: o)
@@ -212,9 +239,12 @@ public enum StoreCommands {
             }
             try c.close()
             for r in total.rejections { out.stderr += "rejected \(r)\n" }
-            if total.rejected > total.rejections.count { out.stderr += "… \(total.rejected - total.rejections.count) more rejected\n" }
+            if total.rejected > total.rejections.count {
+                out.stderr += "… \(total.rejected - total.rejections.count) more rejected\n"
+            }
             out.stdout = String(
-                format: "imported %d records (%d rejected), %d bytes in %.2f s, %.0f records/s\n", total.records, total.rejected,
+                format: "imported %d records (%d rejected), %d bytes in %.2f s, %.0f records/s\n", total.records,
+                total.rejected,
                 total.bytes, total.seconds, total.recordsPerSecond)
             out.exitCode = total.rejected > 0 ? 1 : 0
         } catch {
@@ -229,15 +259,20 @@ public enum StoreCommands {
     /// Human-readable verify report.
     public static func verifyText(_ db: String, _ v: VerifyReport) -> String {
         let o = v.open
-        var s = "store \(db): \(o.segments.count) segments, \(o.frames) frames, \(o.bytes) bytes, last sequence \(v.lastSequence)\n"
+        var s =
+            "store \(db): \(o.segments.count) segments, \(o.frames) frames, \(o.bytes) bytes, last sequence \(v.lastSequence)\n"
         for seg in o.segments {
-            s += "  \(Manifest.segmentFileName(seg.number))  \(seg.bytes) bytes  \(seg.frames) frames  \(seg.batches) batches\(seg.compacted ? "  compacted" : "")\n"
+            s +=
+                "  \(Manifest.segmentFileName(seg.number))  \(seg.bytes) bytes  \(seg.frames) frames  \(seg.batches) batches\(seg.compacted ? "  compacted" : "")\n"
         }
         s += "live records: \(v.liveRecords) in \(v.recordsByZone.count) zones (\(v.zones) created zones)\n"
         for (t, n) in v.recordsByType.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) { s += "  type \(t): \(n)\n" }
-        for (z, n) in v.recordsByZone.sorted(by: { $0.key < $1.key }) { s += "  zone \(z.zoneName) (\(z.ownerName)): \(n)\n" }
+        for (z, n) in v.recordsByZone.sorted(by: { $0.key < $1.key }) {
+            s += "  zone \(z.zoneName) (\(z.ownerName)): \(n)\n"
+        }
         if let t = o.tornTail {
-            s += "torn tail: \(Manifest.segmentFileName(t.segment)) at byte \(t.offset): \(t.bytesDropped) bytes, \(t.framesDropped) frames of an unfinished batch (a writable open truncates it)\n"
+            s +=
+                "torn tail: \(Manifest.segmentFileName(t.segment)) at byte \(t.offset): \(t.bytesDropped) bytes, \(t.framesDropped) frames of an unfinished batch (a writable open truncates it)\n"
         }
         for c in o.corruptions { s += "corruption: \(c)\n" }
         s += v.isDamaged ? "status: DAMAGED\n" : "status: clean\n"
@@ -248,30 +283,62 @@ public enum StoreCommands {
     public static func verifyJSON(_ db: String, _ v: VerifyReport) -> JSONValue {
         let o = v.open
         var m: [(String, JSONValue)] = [
-            ("store", .string(db)), ("clean", .bool(!v.isDamaged)), ("segments", .array(o.segments.map { seg in
-                .object([
-                    ("file", .string(Manifest.segmentFileName(seg.number))), ("bytes", .integer(Int64(seg.bytes))),
-                    ("frames", .integer(Int64(seg.frames))), ("batches", .integer(Int64(seg.batches))), ("compacted", .bool(seg.compacted)),
-                ])
-            })), ("frames", .integer(Int64(o.frames))), ("bytes", .integer(Int64(o.bytes))),
-            ("lastSequence", .integer(Int64(bitPattern: v.lastSequence))), ("liveRecords", .integer(Int64(v.liveRecords))),
-            ("recordsByType", .object(v.recordsByType.sorted { compareUTF8($0.key, $1.key) < 0 }.map { ($0.key, .integer(Int64($0.value))) })),
-            ("recordsByZone", .array(v.recordsByZone.sorted { $0.key < $1.key }.map { (z, n) in
-                .object([("zoneName", .string(z.zoneName)), ("ownerRecordName", .string(z.ownerName)), ("records", .integer(Int64(n)))])
-            })),
+            ("store", .string(db)), ("clean", .bool(!v.isDamaged)),
+            (
+                "segments",
+                .array(
+                    o.segments.map { seg in
+                        .object([
+                            ("file", .string(Manifest.segmentFileName(seg.number))),
+                            ("bytes", .integer(Int64(seg.bytes))),
+                            ("frames", .integer(Int64(seg.frames))), ("batches", .integer(Int64(seg.batches))),
+                            ("compacted", .bool(seg.compacted)),
+                        ])
+                    })
+            ), ("frames", .integer(Int64(o.frames))), ("bytes", .integer(Int64(o.bytes))),
+            ("lastSequence", .integer(Int64(bitPattern: v.lastSequence))),
+            ("liveRecords", .integer(Int64(v.liveRecords))),
+            (
+                "recordsByType",
+                .object(
+                    v.recordsByType.sorted { compareUTF8($0.key, $1.key) < 0 }.map {
+                        ($0.key, .integer(Int64($0.value)))
+                    })
+            ),
+            (
+                "recordsByZone",
+                .array(
+                    v.recordsByZone.sorted { $0.key < $1.key }.map { (z, n) in
+                        .object([
+                            ("zoneName", .string(z.zoneName)), ("ownerRecordName", .string(z.ownerName)),
+                            ("records", .integer(Int64(n))),
+                        ])
+                    })
+            ),
         ]
         if let t = o.tornTail {
-            m.append(("tornTail", .object([
-                ("file", .string(Manifest.segmentFileName(t.segment))), ("offset", .integer(Int64(t.offset))),
-                ("bytes", .integer(Int64(t.bytesDropped))), ("frames", .integer(Int64(t.framesDropped))),
-            ])))
+            m.append(
+                (
+                    "tornTail",
+                    .object([
+                        ("file", .string(Manifest.segmentFileName(t.segment))), ("offset", .integer(Int64(t.offset))),
+                        ("bytes", .integer(Int64(t.bytesDropped))), ("frames", .integer(Int64(t.framesDropped))),
+                    ])
+                ))
         }
-        m.append(("corruptions", .array(o.corruptions.map { c in
-            .object([
-                ("file", .string(Manifest.segmentFileName(c.segment))), ("offset", .integer(Int64(c.offset))),
-                ("bytes", .integer(Int64(c.length))), ("reason", .string(c.reason)), ("framesDropped", .integer(Int64(c.framesDropped))),
-            ])
-        })))
+        m.append(
+            (
+                "corruptions",
+                .array(
+                    o.corruptions.map { c in
+                        .object([
+                            ("file", .string(Manifest.segmentFileName(c.segment))),
+                            ("offset", .integer(Int64(c.offset))),
+                            ("bytes", .integer(Int64(c.length))), ("reason", .string(c.reason)),
+                            ("framesDropped", .integer(Int64(c.framesDropped))),
+                        ])
+                    })
+            ))
         return .object(m)
     }
 
@@ -281,8 +348,12 @@ public enum StoreCommands {
         if !r.recordID.zoneID.isDefaultZone { t += " in zone \(r.recordID.zoneID.zoneName)" }
         if let tag = r.recordChangeTag { t += "  (change tag \(tag))" }
         t += "\n"
-        if let d = r.creationDate { t += "  created \(d)\(r.creatorUserRecordID.map { " by \($0.recordName)" } ?? "")\n" }
-        if let d = r.modificationDate { t += "  modified \(d)\(r.lastModifiedUserRecordID.map { " by \($0.recordName)" } ?? "")\n" }
+        if let d = r.creationDate {
+            t += "  created \(d)\(r.creatorUserRecordID.map { " by \($0.recordName)" } ?? "")\n"
+        }
+        if let d = r.modificationDate {
+            t += "  modified \(d)\(r.lastModifiedUserRecordID.map { " by \($0.recordName)" } ?? "")\n"
+        }
         for name in r.fields.keys.sorted(by: { compareUTF8($0, $1) < 0 }) {
             guard let v = r.fields[name] else { continue }
             t += "  \(name) \(v.typeName == "EMPTY_LIST" ? "LIST" : v.typeName) = \(v.webServicesJSONValue.jsonText)\n"

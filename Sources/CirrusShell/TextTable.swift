@@ -30,7 +30,9 @@ public struct TextTable: Sendable {
     public func render(width: Int) -> String {
         let n = header.count
         guard n > 0 else { return "" }
-        var widths = (0..<n).map { i in rows.reduce(displayWidth(header[i])) { max($0, displayWidth(i < $1.count ? $1[i] : "")) } }
+        var widths = (0..<n).map { i in
+            rows.reduce(displayWidth(header[i])) { max($0, displayWidth(i < $1.count ? $1[i] : "")) }
+        }
         let gap = 2
         let budget = max(n * 6 + (n - 1) * gap, width)
         while widths.reduce(0, +) + (n - 1) * gap > budget {
@@ -62,7 +64,9 @@ public func displayWidth(_ s: String) -> Int {
 
 private func scalarWidth(_ u: Unicode.Scalar) -> Int {
     let v = u.value
-    if v == 0 || (0x300...0x36F).contains(v) || (0x0E31 == v) || (0x0E34...0x0E3A).contains(v) || (0x0E47...0x0E4E).contains(v) {
+    if v == 0 || (0x300...0x36F).contains(v) || (0x0E31 == v) || (0x0E34...0x0E3A).contains(v)
+        || (0x0E47...0x0E4E).contains(v)
+    {
         return 0  // combining marks (Latin diacritics, Thai vowel and tone marks)
     }
     if (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)

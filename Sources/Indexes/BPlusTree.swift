@@ -77,8 +77,9 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
         let (inserted, split) = Self.insert(key, row, into: root, max: maxEntries)
         if let (sk, sr, right) = split {
             let left = root
-            root = BNode(keys: [sk], rows: [sr], children: [left, right], counts: [left.total, right.total],
-                         total: left.total + right.total)
+            root = BNode(
+                keys: [sk], rows: [sr], children: [left, right], counts: [left.total, right.total],
+                total: left.total + right.total)
         }
         return inserted
     }
@@ -107,7 +108,9 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
         return lo
     }
 
-    private static func insert(_ key: Key, _ row: RowID, into n: BNode<Key>, max: Int)
+    private static func insert(
+        _ key: Key, _ row: RowID, into n: BNode<Key>, max: Int
+    )
         -> (Bool, (Key, RowID, BNode<Key>)?)
     {
         if n.isLeaf {
@@ -118,8 +121,9 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
             n.total += 1
             guard n.keys.count > max else { return (true, nil) }
             let mid = n.keys.count / 2
-            let right = BNode<Key>(keys: Array(n.keys[mid...]), rows: Array(n.rows[mid...]),
-                                   total: n.keys.count - mid)
+            let right = BNode<Key>(
+                keys: Array(n.keys[mid...]), rows: Array(n.rows[mid...]),
+                total: n.keys.count - mid)
             n.keys.removeSubrange(mid...)
             n.rows.removeSubrange(mid...)
             n.total = mid
@@ -145,8 +149,9 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
         let upKey = n.keys[mid - 1]
         let upRow = n.rows[mid - 1]
         let rc = Array(n.counts[mid...])
-        let r = BNode<Key>(keys: Array(n.keys[mid...]), rows: Array(n.rows[mid...]),
-                           children: Array(n.children[mid...]), counts: rc, total: rc.reduce(0, +))
+        let r = BNode<Key>(
+            keys: Array(n.keys[mid...]), rows: Array(n.rows[mid...]),
+            children: Array(n.children[mid...]), counts: rc, total: rc.reduce(0, +))
         n.keys.removeSubrange((mid - 1)...)
         n.rows.removeSubrange((mid - 1)...)
         n.children.removeSubrange(mid...)
@@ -312,8 +317,10 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
                 let ch = Array(level[range])
                 let counts = ch.map(\.total)
                 let seps = firsts[range].dropFirst()
-                next.append(BNode(keys: seps.map(\.0), rows: seps.map(\.1), children: ch, counts: counts,
-                                  total: counts.reduce(0, +)))
+                next.append(
+                    BNode(
+                        keys: seps.map(\.0), rows: seps.map(\.1), children: ch, counts: counts,
+                        total: counts.reduce(0, +)))
                 nextFirsts.append(firsts[range.lowerBound])
             }
             level = next

@@ -46,7 +46,8 @@ extension TextIndex {
 extension SpatialIndex {
     /// Approximate heap bytes: (dense per-row arrays, R-tree layers, geohash B+tree).
     public var approximateBytes: (dense: Int, rtree: Int, geohash: Int) {
-        let dense = vectors.capacity * MemoryLayout<UnitVector>.stride + cells.capacity * 8 + tiers.capacity
+        let dense =
+            vectors.capacity * MemoryLayout<UnitVector>.stride + cells.capacity * 8 + tiers.capacity
             + (vectors.pages.count + cells.pages.count + tiers.pages.count) * 40
         var rt = 0
         for case let t? in layers {

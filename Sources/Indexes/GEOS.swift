@@ -39,7 +39,9 @@ public final class GEOSPlanar {
     /// copies shifted by ±360°. Returns the parts' envelopes.
     public func clipToWorld(latMin: Double, latMax: Double, lonMin: Double, lonMax: Double) -> [GeoBox] {
         let h = ctx.handle
-        guard let rect = GEOSGeom_createRectangle_r(h, lonMin, max(-90, latMin), lonMax, min(90, latMax)) else { return [] }
+        guard let rect = GEOSGeom_createRectangle_r(h, lonMin, max(-90, latMin), lonMax, min(90, latMax)) else {
+            return []
+        }
         defer { GEOSGeom_destroy_r(h, rect) }
         var out: [GeoBox] = []
         for shift in [-360.0, 0, 360] {
@@ -98,15 +100,19 @@ public final class GEOSPointTree {
     /// Row ids whose point lies in the box.
     public func rows(in box: GeoBox) -> [RowID] {
         let h = ctx.handle
-        guard let rect = GEOSGeom_createRectangle_r(h, box.lonMin, box.latMin, box.lonMax, box.latMax) else { return [] }
+        guard let rect = GEOSGeom_createRectangle_r(h, box.lonMin, box.latMin, box.lonMax, box.latMax) else {
+            return []
+        }
         defer { GEOSGeom_destroy_r(h, rect) }
         let collector = Collector()
         withExtendedLifetime(collector) {
-            GEOSSTRtree_query_r(h, tree, rect, { item, user in
-                guard let item, let user else { return }
-                let c = Unmanaged<Collector>.fromOpaque(user).takeUnretainedValue()
-                c.rows.append(RowID(UInt(bitPattern: item) - 1))
-            }, Unmanaged.passUnretained(collector).toOpaque())
+            GEOSSTRtree_query_r(
+                h, tree, rect,
+                { item, user in
+                    guard let item, let user else { return }
+                    let c = Unmanaged<Collector>.fromOpaque(user).takeUnretainedValue()
+                    c.rows.append(RowID(UInt(bitPattern: item) - 1))
+                }, Unmanaged.passUnretained(collector).toOpaque())
         }
         return collector.rows
     }
@@ -143,18 +149,20 @@ public final class GEOSPointTree {
         // The query item is UInt.max, an address no row id maps to (rows map to row + 1).
         let queryItem = UnsafeRawPointer(bitPattern: UInt.max)
         let found = withExtendedLifetime(nc) {
-            GEOSSTRtree_nearest_generic_r(h, tree, queryItem, pt, { a, b, dist, user in
-                guard let user, let dist else { return 0 }
-                let c = Unmanaged<NearestContext>.fromOpaque(user).takeUnretainedValue()
-                func vec(_ p: UnsafeRawPointer?) -> UnitVector? {
-                    guard let p else { return nil }
-                    let bits = UInt(bitPattern: p)
-                    return bits == UInt.max ? c.query : c.vectors[RowID(truncatingIfNeeded: bits - 1)]
-                }
-                guard let va = vec(a), let vb = vec(b) else { return 0 }
-                dist.pointee = GeoMath.distanceKm(chord2: va.chord2(vb))
-                return 1
-            }, Unmanaged.passUnretained(nc).toOpaque())
+            GEOSSTRtree_nearest_generic_r(
+                h, tree, queryItem, pt,
+                { a, b, dist, user in
+                    guard let user, let dist else { return 0 }
+                    let c = Unmanaged<NearestContext>.fromOpaque(user).takeUnretainedValue()
+                    func vec(_ p: UnsafeRawPointer?) -> UnitVector? {
+                        guard let p else { return nil }
+                        let bits = UInt(bitPattern: p)
+                        return bits == UInt.max ? c.query : c.vectors[RowID(truncatingIfNeeded: bits - 1)]
+                    }
+                    guard let va = vec(a), let vb = vec(b) else { return 0 }
+                    dist.pointee = GeoMath.distanceKm(chord2: va.chord2(vb))
+                    return 1
+                }, Unmanaged.passUnretained(nc).toOpaque())
         }
         guard let found else { return nil }
         return RowID(truncatingIfNeeded: UInt(bitPattern: found) - 1)

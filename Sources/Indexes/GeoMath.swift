@@ -76,9 +76,12 @@ public enum GeoMath {
     }
 
     /// Great-circle distance in km between two points given in degrees.
-    public static func distanceKm(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
-        distanceKm(chord2: UnitVector(latitude: latitude1, longitude: longitude1)
-            .chord2(UnitVector(latitude: latitude2, longitude: longitude2)))
+    public static func distanceKm(
+        latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double
+    ) -> Double {
+        distanceKm(
+            chord2: UnitVector(latitude: latitude1, longitude: longitude1)
+                .chord2(UnitVector(latitude: latitude2, longitude: longitude2)))
     }
 
     /// Longitude difference wrapped to −180…180.
@@ -109,7 +112,8 @@ public struct GeoBox: Sendable, Hashable {
     /// Whether longitude `lon` (any value) falls in the box's longitude range modulo 360.
     @inline(__always)
     func containsLongitude(_ lon: Double) -> Bool {
-        (lonMin...lonMax).contains(lon) || (lonMin...lonMax).contains(lon - 360) || (lonMin...lonMax).contains(lon + 360)
+        (lonMin...lonMax).contains(lon) || (lonMin...lonMax).contains(lon - 360)
+            || (lonMin...lonMax).contains(lon + 360)
     }
 
     /// Exact minimum squared chord from the query to any point of the box (0 when inside).

@@ -51,12 +51,16 @@ enum Geohash {
         let lo = λ - dλ
         let hi = λ + dλ
         if lo < -180 {
-            return [GeoBox(latMin: latMin, latMax: latMax, lonMin: lo + 360, lonMax: 180),
-                    GeoBox(latMin: latMin, latMax: latMax, lonMin: -180, lonMax: hi)]
+            return [
+                GeoBox(latMin: latMin, latMax: latMax, lonMin: lo + 360, lonMax: 180),
+                GeoBox(latMin: latMin, latMax: latMax, lonMin: -180, lonMax: hi),
+            ]
         }
         if hi > 180 {
-            return [GeoBox(latMin: latMin, latMax: latMax, lonMin: lo, lonMax: 180),
-                    GeoBox(latMin: latMin, latMax: latMax, lonMin: -180, lonMax: hi - 360)]
+            return [
+                GeoBox(latMin: latMin, latMax: latMax, lonMin: lo, lonMax: 180),
+                GeoBox(latMin: latMin, latMax: latMax, lonMin: -180, lonMax: hi - 360),
+            ]
         }
         return [GeoBox(latMin: latMin, latMax: latMax, lonMin: lo, lonMax: hi)]
     }

@@ -62,8 +62,12 @@ public struct OrderedIndex: Sendable {
     var tombVar: BPlusTree<VarKey>
     var removed = RowBitmap()
 
-    var layeredFixed: LayeredKeys<StaticFixedKeys> { LayeredKeys(delta: fixed, base: base?.fixed, tomb: tombFixed, removed: removed) }
-    var layeredVar: LayeredKeys<StaticVarKeys> { LayeredKeys(delta: variable, base: base?.variable, tomb: tombVar, removed: removed) }
+    var layeredFixed: LayeredKeys<StaticFixedKeys> {
+        LayeredKeys(delta: fixed, base: base?.fixed, tomb: tombFixed, removed: removed)
+    }
+    var layeredVar: LayeredKeys<StaticVarKeys> {
+        LayeredKeys(delta: variable, base: base?.variable, tomb: tombVar, removed: removed)
+    }
 
     /// An index over a checkpoint's static entries (`baseCount` rows) plus an empty delta.
     init(base: StaticOrdered, baseCount: Int, nodeSize: Int = 64) {
@@ -181,13 +185,19 @@ public struct OrderedIndex: Sendable {
         var n = 0
         for e in value.elements {
             if family.isFixed {
-                if let k = Self.fixedKey(e, family), layeredFixed.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
+                if let k = Self.fixedKey(e, family),
+                    layeredFixed.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
                     tombFixed.insert(k, row)
-                { n += 1 }
+                {
+                    n += 1
+                }
             } else {
-                if let k = KeyEncoding.varKey(e, family: family), layeredVar.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
+                if let k = KeyEncoding.varKey(e, family: family),
+                    layeredVar.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
                     tombVar.insert(k, row)
-                { n += 1 }
+                {
+                    n += 1
+                }
             }
         }
         return n

@@ -172,8 +172,9 @@ final class PackedRTree: Sendable {
 struct Box3: Sendable {
     var minX, maxX, minY, maxY, minZ, maxZ: Double
 
-    static let empty = Box3(minX: .infinity, maxX: -.infinity, minY: .infinity, maxY: -.infinity,
-                            minZ: .infinity, maxZ: -.infinity)
+    static let empty = Box3(
+        minX: .infinity, maxX: -.infinity, minY: .infinity, maxY: -.infinity,
+        minZ: .infinity, maxZ: -.infinity)
 
     @inline(__always)
     mutating func add(_ x: Double, _ y: Double, _ z: Double) {

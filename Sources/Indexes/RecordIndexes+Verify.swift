@@ -8,14 +8,20 @@ extension RecordIndexes {
     /// same row ids), as readable lines; empty when they agree.
     public func differences(from rebuilt: RecordIndexes) -> [String] {
         var out: [String] = []
-        if rowCount != rebuilt.rowCount { out.append("\(recordType): \(rowCount) rows indexed, \(rebuilt.rowCount) rows stored") }
+        if rowCount != rebuilt.rowCount {
+            out.append("\(recordType): \(rowCount) rows indexed, \(rebuilt.rowCount) rows stored")
+        }
         for (field, want) in rebuilt.ordered {
             guard let got = ordered[field] else {
                 out.append("\(recordType).\(field): ordered index missing")
                 continue
             }
-            if got.count != want.count { out.append("\(recordType).\(field): \(got.count) entries, rows hold \(want.count)") }
-            if got.rows(in: .all) != want.rows(in: .all) { out.append("\(recordType).\(field): ordered entries differ from the rows") }
+            if got.count != want.count {
+                out.append("\(recordType).\(field): \(got.count) entries, rows hold \(want.count)")
+            }
+            if got.rows(in: .all) != want.rows(in: .all) {
+                out.append("\(recordType).\(field): ordered entries differ from the rows")
+            }
         }
         if let want = rebuilt.text {
             if let got = text {
@@ -25,7 +31,9 @@ extension RecordIndexes {
                     for i in 0..<b.terms {
                         let a = b.bytesAt + b.termOffset(i)
                         let e = b.bytesAt + b.termOffset(i + 1)
-                        if a >= b.bytesAt, a <= e, e <= b.s.count { tokens.insert(String(decoding: b.s.bytes[a..<e], as: UTF8.self)) }
+                        if a >= b.bytesAt, a <= e, e <= b.s.count {
+                            tokens.insert(String(decoding: b.s.bytes[a..<e], as: UTF8.self))
+                        }
                     }
                 }
                 for t in tokens where (got.posting(t) ?? []) != (want.posting(t) ?? []) {
@@ -42,7 +50,9 @@ extension RecordIndexes {
                 out.append("\(recordType).\(name): spatial index missing")
                 continue
             }
-            if got.count != want.count || got.rows(withinKm: 20_100, of: everywhere) != want.rows(withinKm: 20_100, of: everywhere) {
+            if got.count != want.count
+                || got.rows(withinKm: 20_100, of: everywhere) != want.rows(withinKm: 20_100, of: everywhere)
+            {
                 out.append("\(recordType).\(name): spatial points differ from the rows")
             }
         }

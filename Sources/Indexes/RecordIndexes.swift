@@ -79,7 +79,9 @@ public struct RecordIndexes: Sendable {
             text = TextIndex(rows: rows.lazy.map { (row, rec) in (row, Self.texts(plan.searchable, rec)) })
         }
         for name in plan.spatial {
-            spatial[name] = SpatialIndex(points: rows.lazy.compactMap { (row, rec) in Self.location(name, rec).map { (row, $0) } }, nodeSize: nodeSize)
+            spatial[name] = SpatialIndex(
+                points: rows.lazy.compactMap { (row, rec) in Self.location(name, rec).map { (row, $0) } },
+                nodeSize: nodeSize)
         }
         rowCount = rows.count
     }
@@ -110,7 +112,10 @@ public struct RecordIndexes: Sendable {
                 ordered[field] = OrderedIndex(base: b, baseCount: baseRowCount, nodeSize: nodeSize)
             } else {
                 rebuilt.append(name)
-                ordered[field] = OrderedIndex(family: fam, entries: all().lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } }, nodeSize: nodeSize)
+                ordered[field] = OrderedIndex(
+                    family: fam,
+                    entries: all().lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } },
+                    nodeSize: nodeSize)
             }
         }
         if !plan.searchable.isEmpty {
@@ -128,14 +133,18 @@ public struct RecordIndexes: Sendable {
                 spatial[field] = SpatialIndex(base: b, baseCount: baseRowCount, nodeSize: nodeSize)
             } else {
                 rebuilt.append(name)
-                spatial[field] = SpatialIndex(points: all().lazy.compactMap { (row, rec) in Self.location(field, rec).map { (row, $0) } }, nodeSize: nodeSize)
+                spatial[field] = SpatialIndex(
+                    points: all().lazy.compactMap { (row, rec) in Self.location(field, rec).map { (row, $0) } },
+                    nodeSize: nodeSize)
             }
         }
         rowCount = baseRowCount
     }
 
     /// The index sections of a table's rows (given in row order), for a checkpoint's index segment.
-    public static func encodeSections<S: Sequence>(schema: RecordTypeSchema, rows: S) -> [(name: String, bytes: [UInt8])]
+    public static func encodeSections<S: Sequence>(
+        schema: RecordTypeSchema, rows: S
+    ) -> [(name: String, bytes: [UInt8])]
     where S.Element == (RowID, Record) {
         let plan = IndexPlan(schema)
         if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return [] }
@@ -144,7 +153,9 @@ public struct RecordIndexes: Sendable {
         var texts: [(RowID, [String])] = []
         var points: [[(RowID, Location)]] = Array(repeating: [], count: plan.spatial.count)
         for (row, rec) in rows {
-            for (i, (field, _)) in plan.ordered.enumerated() { if let v = value(field, rec) { values[i].append((v, row)) } }
+            for (i, (field, _)) in plan.ordered.enumerated() {
+                if let v = value(field, rec) { values[i].append((v, row)) }
+            }
             if !plan.searchable.isEmpty { texts.append((row, Self.texts(plan.searchable, rec))) }
             for (i, name) in plan.spatial.enumerated() { if let l = location(name, rec) { points[i].append((row, l)) } }
         }
@@ -195,7 +206,8 @@ public struct RecordIndexes: Sendable {
             case .recordName: return .reference(Reference(recordID: r.recordID, action: .none))
             case .creationDate: return r.creationDate.map { .date($0) }
             case .modificationDate: return r.modificationDate.map { .date($0) }
-            case .creatorUserRecordID: return r.creatorUserRecordID.map { .reference(Reference(recordID: $0, action: .none)) }
+            case .creatorUserRecordID:
+                return r.creatorUserRecordID.map { .reference(Reference(recordID: $0, action: .none)) }
             case .lastModifiedUserRecordID:
                 return r.lastModifiedUserRecordID.map { .reference(Reference(recordID: $0, action: .none)) }
             case .recordChangeTag: return r.recordChangeTag.map { .string($0) }

@@ -31,26 +31,37 @@ public struct SectionBytes: @unchecked Sendable {
 
     var count: Int { bytes.count }
 
-    @inline(__always) func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
-    @inline(__always) func u32(_ o: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self)) }
+    @inline(__always) func u64(_ o: Int) -> UInt64 {
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self))
+    }
+    @inline(__always) func u32(_ o: Int) -> UInt32 {
+        UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self))
+    }
     @inline(__always) func f64(_ o: Int) -> Double { Double(bitPattern: u64(o)) }
 
     /// Checks the 8-byte magic and that `n` bytes of header are there.
     func header(_ magic: String, size n: Int) throws(IndexSectionError) {
-        guard count >= n else { throw IndexSectionError(name, offset: 0, "\(count) bytes is shorter than its \(n)-byte header") }
-        guard Array(bytes[0..<8]) == Array(magic.utf8) else { throw IndexSectionError(name, offset: 0, "bad magic (expected \(magic))") }
+        guard count >= n else {
+            throw IndexSectionError(name, offset: 0, "\(count) bytes is shorter than its \(n)-byte header")
+        }
+        guard Array(bytes[0..<8]) == Array(magic.utf8) else {
+            throw IndexSectionError(name, offset: 0, "bad magic (expected \(magic))")
+        }
     }
 
     /// Checks that [offset, offset + length) lies inside the section.
     func within(_ offset: Int, _ length: Int, _ what: String) throws(IndexSectionError) {
         guard offset >= 0, length >= 0, offset <= count, length <= count - offset else {
-            throw IndexSectionError(name, offset: offset, "\(what) (\(length) bytes at \(offset)) runs past the section's \(count) bytes")
+            throw IndexSectionError(
+                name, offset: offset, "\(what) (\(length) bytes at \(offset)) runs past the section's \(count) bytes")
         }
     }
 
     /// A count read from the section, bounded so that `count × size` fits in what is left.
     func boundedCount(_ raw: UInt64, size: Int, at o: Int) throws(IndexSectionError) -> Int {
-        guard raw <= UInt64(count / max(size, 1)) else { throw IndexSectionError(name, offset: o, "count \(raw) cannot fit") }
+        guard raw <= UInt64(count / max(size, 1)) else {
+            throw IndexSectionError(name, offset: o, "count \(raw) cannot fit")
+        }
         return Int(raw)
     }
 }

@@ -22,8 +22,10 @@ extension SpatialIndex {
     }
 
     /// Rows within `km` of `center`, sorted by row id.
-    public func rows(withinKm km: Double, of center: Location, inclusive: Bool = true,
-                     using strategy: RadiusStrategy = .rtree) -> [RowID] {
+    public func rows(
+        withinKm km: Double, of center: Location, inclusive: Bool = true,
+        using strategy: RadiusStrategy = .rtree
+    ) -> [RowID] {
         guard center.hasValidCoordinates, km >= 0 else { return [] }
         var out = strategy == .geohash ? geohashRadius(km, center, inclusive) : rtreeRadius(km, center, inclusive)
         baseRadius(km, center, inclusive, into: &out)
@@ -90,7 +92,9 @@ extension SpatialIndex {
                     let dy = q.y - tree.y(i)
                     let dz = q.z - tree.z(i)
                     let row = tree.row(i)
-                    if Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive), !(skip && removed.contains(Int(row))) {
+                    if Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive),
+                        !(skip && removed.contains(Int(row)))
+                    {
                         out.append(row)
                     }
                 }

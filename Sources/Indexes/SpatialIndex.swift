@@ -209,7 +209,9 @@ public struct SpatialIndex: Sendable {
         try geohash.checkInvariants()
         func fail(_ s: String) -> InvariantViolation { InvariantViolation(description: "spatial: " + s) }
         let live = (0..<tiers.capacity).filter { tiers[$0] != 0 }.count
-        if live != deltaCount || geohash.count != deltaCount { throw fail("count \(deltaCount), live \(live), cells \(geohash.count)") }
+        if live != deltaCount || geohash.count != deltaCount {
+            throw fail("count \(deltaCount), live \(live), cells \(geohash.count)")
+        }
         var seen = 0
         for (k, layer) in layers.enumerated() {
             var live = 0

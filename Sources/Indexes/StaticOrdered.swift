@@ -85,16 +85,22 @@ struct StaticOrdered: Sendable {
 
     init(_ s: SectionBytes) throws(IndexSectionError) {
         try s.header(Self.magic, size: Self.headerSize)
-        guard let fam = KeyFamily(rawValue: s.bytes[8]) else { throw IndexSectionError(s.name, offset: 8, "unknown key family \(s.bytes[8])") }
+        guard let fam = KeyFamily(rawValue: s.bytes[8]) else {
+            throw IndexSectionError(s.name, offset: 8, "unknown key family \(s.bytes[8])")
+        }
         family = fam
         let isVar = s.bytes[9] == 1
-        guard isVar == !fam.isFixed else { throw IndexSectionError(s.name, offset: 9, "key layout does not match the family") }
+        guard isVar == !fam.isFixed else {
+            throw IndexSectionError(s.name, offset: 9, "key layout does not match the family")
+        }
         let n = try s.boundedCount(s.u64(16), size: isVar ? StaticVarKeys.entry : StaticFixedKeys.entry, at: 16)
         if isVar {
             try s.within(Self.headerSize, n * StaticVarKeys.entry, "entries")
             let tails = Int(truncatingIfNeeded: s.u64(24))
             try s.within(tails, 0, "tails")
-            guard tails >= Self.headerSize + n * StaticVarKeys.entry else { throw IndexSectionError(s.name, offset: 24, "tails overlap the entries") }
+            guard tails >= Self.headerSize + n * StaticVarKeys.entry else {
+                throw IndexSectionError(s.name, offset: 24, "tails overlap the entries")
+            }
             variable = StaticVarKeys(s: s, count: n, tails: tails)
             fixed = nil
         } else {
@@ -113,7 +119,9 @@ struct StaticOrdered: Sendable {
         w.bytes += [family.rawValue, family.isFixed ? 0 : 1, 0, 0, 0, 0, 0, 0]
         if family.isFixed {
             var pairs: [(FixedKey, RowID)] = []
-            for (v, r) in entries { for e in v.elements { if let k = OrderedIndex.fixedKey(e, family) { pairs.append((k, r)) } } }
+            for (v, r) in entries {
+                for e in v.elements { if let k = OrderedIndex.fixedKey(e, family) { pairs.append((k, r)) } }
+            }
             pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
             let unique = dedupe(pairs)
             w.u64(UInt64(unique.count))
@@ -126,7 +134,9 @@ struct StaticOrdered: Sendable {
             }
         } else {
             var pairs: [(VarKey, RowID)] = []
-            for (v, r) in entries { for e in v.elements { if let k = KeyEncoding.varKey(e, family: family) { pairs.append((k, r)) } } }
+            for (v, r) in entries {
+                for e in v.elements { if let k = KeyEncoding.varKey(e, family: family) { pairs.append((k, r)) } }
+            }
             pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
             let unique = dedupe(pairs)
             w.u64(UInt64(unique.count))
@@ -190,7 +200,8 @@ struct LayeredKeys<S: StaticKeys> {
         }
         let step = dir == .ascending ? 1 : -1
         let first = dir == .ascending ? r.lowerBound : r.upperBound - 1
-        for i in stride(from: first, through: dir == .ascending ? r.upperBound - 1 : r.lowerBound, by: step) where !r.isEmpty {
+        for i in stride(from: first, through: dir == .ascending ? r.upperBound - 1 : r.lowerBound, by: step)
+        where !r.isEmpty {
             let row = base.row(i)
             if skip && removed.contains(Int(row)) { continue }
             let k = base.key(i)

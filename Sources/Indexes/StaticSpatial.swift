@@ -32,7 +32,9 @@ struct StaticRTree: Sendable {
         self.s = s
         fanout = Int(s.u32(8))
         let levels = Int(s.u32(12))
-        guard fanout >= 2, levels <= 64 else { throw IndexSectionError(s.name, offset: 8, "fanout \(fanout) or \(levels) levels out of range") }
+        guard fanout >= 2, levels <= 64 else {
+            throw IndexSectionError(s.name, offset: 8, "fanout \(fanout) or \(levels) levels out of range")
+        }
         count = try s.boundedCount(s.u64(16), size: 28, at: 16)
         boxesAt = Int(truncatingIfNeeded: s.u64(24))
         cellsAt = Int(truncatingIfNeeded: s.u64(32))
@@ -44,12 +46,17 @@ struct StaticRTree: Sendable {
             let n = try s.boundedCount(s.u64(Self.headerSize + 8 * l), size: 48, at: Self.headerSize + 8 * l)
             // Each level must have exactly ⌈below / B⌉ nodes, or the child arithmetic would run off.
             let below = l == 0 ? count : sizes[l - 1]
-            guard n == (below + fanout - 1) / fanout else { throw IndexSectionError(s.name, offset: Self.headerSize + 8 * l, "level \(l) has \(n) nodes for \(below) below") }
+            guard n == (below + fanout - 1) / fanout else {
+                throw IndexSectionError(
+                    s.name, offset: Self.headerSize + 8 * l, "level \(l) has \(n) nodes for \(below) below")
+            }
             sizes.append(n)
             starts.append(nodes)
             nodes += n
         }
-        guard count == 0 || sizes.last == 1 else { throw IndexSectionError(s.name, offset: 12, "the top level is not a single root") }
+        guard count == 0 || sizes.last == 1 else {
+            throw IndexSectionError(s.name, offset: 12, "the top level is not a single root")
+        }
         self.sizes = sizes
         levelStarts = starts
         try s.within(Self.headerSize + 8 * levels, 28 * count, "points")
@@ -65,7 +72,9 @@ struct StaticRTree: Sendable {
 
     @inline(__always) func box(_ l: Int, _ j: Int) -> Box3 {
         let o = boxesAt + 48 * (levelStarts[l] + j)
-        return Box3(minX: s.f64(o), maxX: s.f64(o + 8), minY: s.f64(o + 16), maxY: s.f64(o + 24), minZ: s.f64(o + 32), maxZ: s.f64(o + 40))
+        return Box3(
+            minX: s.f64(o), maxX: s.f64(o + 8), minY: s.f64(o + 16), maxY: s.f64(o + 24), minZ: s.f64(o + 32),
+            maxZ: s.f64(o + 40))
     }
 
     /// Children of node `j` at level `l` (l ≥ 1: nodes of level l − 1; l = 0: points).

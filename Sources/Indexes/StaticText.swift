@@ -33,7 +33,9 @@ struct StaticText: Sendable {
     }
 
     @inline(__always) func termOffset(_ i: Int) -> Int { Int(truncatingIfNeeded: s.u64(Self.headerSize + 8 * i)) }
-    @inline(__always) func start(_ i: Int) -> Int { Int(truncatingIfNeeded: s.u64(Self.headerSize + 8 * (terms + 1) + 8 * i)) }
+    @inline(__always) func start(_ i: Int) -> Int {
+        Int(truncatingIfNeeded: s.u64(Self.headerSize + 8 * (terms + 1) + 8 * i))
+    }
 
     /// Compares term `i` with `token` as bytes.
     func compare(_ i: Int, _ token: UnsafeRawBufferPointer) -> Int {

@@ -121,7 +121,9 @@ public struct TextIndex: Sendable {
     /// planner's estimate. O(number of tokens).
     public func estimatedCount(matchingAll query: [String]) -> Int {
         var best = Int.max
-        for q in query { TextTokenizer.forEachGroup(q) { g in for t in g { best = min(best, documentFrequency(token: t)) } } }
+        for q in query {
+            TextTokenizer.forEachGroup(q) { g in for t in g { best = min(best, documentFrequency(token: t)) } }
+        }
         return best == .max ? 0 : best
     }
 

@@ -74,10 +74,12 @@ struct Lexer {
         case UInt8(ascii: ">"): return peek() == UInt8(ascii: "=") ? punct(.greaterOrEqual, length: 2) : punct(.greater)
         case UInt8(ascii: "&"):
             if peek() == UInt8(ascii: "&") { return punct(.andAnd, length: 2) }
-            throw SyntaxError("unexpected character '&'", range: SourceRange(start, start + 1), hint: "write '&&' or AND")
+            throw SyntaxError(
+                "unexpected character '&'", range: SourceRange(start, start + 1), hint: "write '&&' or AND")
         case UInt8(ascii: "|"):
             if peek() == UInt8(ascii: "|") { return punct(.orOr, length: 2) }
-            throw SyntaxError("unexpected character '|'", range: SourceRange(start, start + 1), hint: "write '||' or OR")
+            throw SyntaxError(
+                "unexpected character '|'", range: SourceRange(start, start + 1), hint: "write '||' or OR")
         case UInt8(ascii: "+"): return punct(.plus)
         case UInt8(ascii: "-"): return punct(.minus)
         case UInt8(ascii: "*"): return peek() == UInt8(ascii: "*") ? punct(.power, length: 2) : punct(.star)
@@ -95,8 +97,9 @@ struct Lexer {
         case UInt8(ascii: "#"), UInt8(ascii: "$"):
             guard ByteClass.isIdentifierStart(peek()), pos >= src.count || unicodeSpaceLength(at: pos) == nil else {
                 let what = b == UInt8(ascii: "#") ? "a key after '#'" : "a variable name after '$'"
-                throw SyntaxError("expected \(what)", range: SourceRange(start, start + 1),
-                                  hint: b == UInt8(ascii: "#") ? "'#word' uses a reserved word as a key, e.g. #size" : "e.g. $x")
+                throw SyntaxError(
+                    "expected \(what)", range: SourceRange(start, start + 1),
+                    hint: b == UInt8(ascii: "#") ? "'#word' uses a reserved word as a key, e.g. #size" : "e.g. $x")
             }
             skipIdentifier()
             return Token(kind: b == UInt8(ascii: "#") ? .escapedKey : .variable, start: start, end: pos)
@@ -139,8 +142,11 @@ struct Lexer {
         let w = UnsafeBufferPointer(rebasing: src[start..<pos])
         if let k = Keyword.lookup(w) { return Token(kind: .keyword(k), start: start, end: pos) }
         // UTI-CONFORMS-TO and UTI-EQUALS: only when written without spaces around the hyphens.
-        if w.count == 3, w[0] & 0xDF == UInt8(ascii: "U"), w[1] & 0xDF == UInt8(ascii: "T"), w[2] & 0xDF == UInt8(ascii: "I") {
-            for (suffix, keyword) in [("-CONFORMS-TO", Keyword.utiConformsTo), ("-EQUALS", .utiEquals)] where matchesSuffix(suffix) {
+        if w.count == 3, w[0] & 0xDF == UInt8(ascii: "U"), w[1] & 0xDF == UInt8(ascii: "T"),
+            w[2] & 0xDF == UInt8(ascii: "I")
+        {
+            for (suffix, keyword) in [("-CONFORMS-TO", Keyword.utiConformsTo), ("-EQUALS", .utiEquals)]
+            where matchesSuffix(suffix) {
                 pos += suffix.utf8.count
                 return Token(kind: .keyword(keyword), start: start, end: pos)
             }
@@ -177,8 +183,9 @@ struct Lexer {
             if c == UInt8(ascii: "%") { plain = false }
             pos += 1
         }
-        throw SyntaxError("unterminated string", range: SourceRange(start, src.count),
-                          hint: "close it with \(quote == UInt8(ascii: "'") ? "'" : "\"")")
+        throw SyntaxError(
+            "unterminated string", range: SourceRange(start, src.count),
+            hint: "close it with \(quote == UInt8(ascii: "'") ? "'" : "\"")")
     }
 
     /// Numbers: `12`, `1.5`, `.5`, `2e3`, `1E-7`, `0x1F`, `0o17`, `0b101`. The shape only; the
@@ -190,8 +197,9 @@ struct Lexer {
             while pos < src.count, let v = ByteClass.hexValue(src[pos]), v < radix { pos += 1 }
             if pos == digitsStart {
                 skipIdentifier()
-                throw SyntaxError("invalid number '\(text(start, pos))'", range: SourceRange(start, pos),
-                                  hint: "expected digits after '\(text(start, start + 2))'")
+                throw SyntaxError(
+                    "invalid number '\(text(start, pos))'", range: SourceRange(start, pos),
+                    hint: "expected digits after '\(text(start, start + 2))'")
             }
         } else {
             while pos < src.count, ByteClass.isDigit(src[pos]) { pos += 1 }
@@ -237,18 +245,21 @@ struct Lexer {
         case UInt8(ascii: "g"): spec = .g
         case UInt8(ascii: "e"): spec = .e
         case UInt8(ascii: "l") where peek(1) == UInt8(ascii: "d"): (spec, length) = (.ld, 3)
-        case UInt8(ascii: "l") where peek(1) == UInt8(ascii: "l") && peek(2) == UInt8(ascii: "d"): (spec, length) = (.lld, 4)
+        case UInt8(ascii: "l") where peek(1) == UInt8(ascii: "l") && peek(2) == UInt8(ascii: "d"):
+            (spec, length) = (.lld, 4)
         case UInt8(ascii: "%"):
-            throw SyntaxError("'%%' is a percent sign only inside a quoted string", range: SourceRange(start, start + 2),
-                              hint: "write '%' inside quotes, e.g. 'up 5%'")
+            throw SyntaxError(
+                "'%%' is a percent sign only inside a quoted string", range: SourceRange(start, start + 2),
+                hint: "write '%' inside quotes, e.g. 'up 5%'")
         default: spec = nil
         }
         guard let spec else {
             var end = pos
             while end < src.count, end < start + 4, ByteClass.isIdentifierContinue(src[end]) { end += 1 }
             end = Swift.max(end, Swift.min(pos + 1, src.count))
-            throw SyntaxError("unknown format specifier '\(text(start, end))'", range: SourceRange(start, end),
-                              hint: "use %@, %K, %d, %i, %ld, %lld, %u, %f, %g or %e")
+            throw SyntaxError(
+                "unknown format specifier '\(text(start, end))'", range: SourceRange(start, end),
+                hint: "use %@, %K, %d, %i, %ld, %lld, %u, %f, %g or %e")
         }
         pos = start + length
         return Token(kind: .placeholder(spec), start: start, end: pos)

@@ -293,7 +293,8 @@ extension Parser {
         }
         if contiguous { name = text(start.start, end) }
         guard isPunct(.leftParen) else {
-            throw expected("'(' after the function name '\(name)'", hint: "e.g. distanceToLocation:fromLocation:(location, %@)")
+            throw expected(
+                "'(' after the function name '\(name)'", hint: "e.g. distanceToLocation:fromLocation:(location, %@)")
         }
         return try parseCall(name: name, start: start)
     }
@@ -324,12 +325,13 @@ extension Parser {
         let start = advance()
         guard let open = eat(.leftParen) else { throw expected("'(' after \(w.spelling)") }
         try enter(open)
-        let (kind, h) = switch w {
-        case .subquery: try parseSubqueryBody()
-        case .ternary: try parseTernaryBody()
-        case .function: try parseFunctionBody()
-        default: try parseCastBody()
-        }
+        let (kind, h) =
+            switch w {
+            case .subquery: try parseSubqueryBody()
+            case .ternary: try parseTernaryBody()
+            case .function: try parseFunctionBody()
+            default: try parseCastBody()
+            }
         let close = try expectClose(.rightParen, opening: open)
         leave()
         let range = start.range.union(close.range)

@@ -40,7 +40,9 @@ extension Parser {
         }
         if !overflow {
             if !negative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
-            if negative, magnitude <= UInt64(Int64.max) + 1 { return .integer(Int64(truncatingIfNeeded: 0 &- magnitude)) }
+            if negative, magnitude <= UInt64(Int64.max) + 1 {
+                return .integer(Int64(truncatingIfNeeded: 0 &- magnitude))
+            }
         }
         if radix == 10 { return try double(t, negative: negative) }
         return try finite(negative ? -approximate : approximate, t)
@@ -55,8 +57,9 @@ extension Parser {
 
     private func finite(_ value: Double, _ t: Token) throws -> Literal {
         guard value.isFinite else {
-            throw SyntaxError("number '\(shown(t))' is out of range", range: t.range,
-                              hint: "numbers are limited to about ±1.8e308")
+            throw SyntaxError(
+                "number '\(shown(t))' is out of range", range: t.range,
+                hint: "numbers are limited to about ±1.8e308")
         }
         return .double(value)
     }
@@ -91,17 +94,21 @@ extension Parser {
             case UInt8(ascii: "u"):
                 var (scalar, length) = try unicodeEscape(at: j, end: end)
                 if (0xD800...0xDBFF).contains(scalar) {
-                    let low = j + length < end - 1 && src[j + length] == UInt8(ascii: "\\") && src[j + length + 1] == UInt8(ascii: "u")
+                    let low =
+                        j + length < end - 1 && src[j + length] == UInt8(ascii: "\\")
+                            && src[j + length + 1] == UInt8(ascii: "u")
                         ? try unicodeEscape(at: j + length, end: end) : nil
                     guard let low, (0xDC00...0xDFFF).contains(low.0) else {
-                        throw SyntaxError("unpaired surrogate in '\(text(j, j + length))'", range: SourceRange(j, j + length),
-                                          hint: "write the character itself, or both halves of the pair")
+                        throw SyntaxError(
+                            "unpaired surrogate in '\(text(j, j + length))'", range: SourceRange(j, j + length),
+                            hint: "write the character itself, or both halves of the pair")
                     }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low.0 - 0xDC00)
                     length += low.1
                 }
                 guard let s = Unicode.Scalar(scalar) else {
-                    throw SyntaxError("unpaired surrogate in '\(text(j, j + length))'", range: SourceRange(j, j + length))
+                    throw SyntaxError(
+                        "unpaired surrogate in '\(text(j, j + length))'", range: SourceRange(j, j + length))
                 }
                 UTF8.encode(s) { out.append($0) }
                 j += length
@@ -109,8 +116,9 @@ extension Parser {
             default:
                 var escapeEnd = j + 2
                 while escapeEnd < end, src[escapeEnd] & 0xC0 == 0x80 { escapeEnd += 1 }
-                throw SyntaxError("unknown escape '\(text(j, escapeEnd))' in string", range: SourceRange(j, escapeEnd),
-                                  hint: "escapes are \\n \\t \\r \\0 \\' \\\" \\\\ and \\uXXXX")
+                throw SyntaxError(
+                    "unknown escape '\(text(j, escapeEnd))' in string", range: SourceRange(j, escapeEnd),
+                    hint: "escapes are \\n \\t \\r \\0 \\' \\\" \\\\ and \\uXXXX")
             }
             j += 2
         }
@@ -122,8 +130,10 @@ extension Parser {
         var value: UInt32 = 0
         for k in (j + 2)..<(j + 6) {
             guard k < end, let v = ByteClass.hexValue(src[k]) else {
-                throw SyntaxError("invalid escape '\(text(j, Swift.min(k + 1, end)))' in string", range: SourceRange(j, Swift.min(k + 1, end)),
-                                  hint: "\\u takes exactly four hex digits, e.g. \\u00e9")
+                throw SyntaxError(
+                    "invalid escape '\(text(j, Swift.min(k + 1, end)))' in string",
+                    range: SourceRange(j, Swift.min(k + 1, end)),
+                    hint: "\\u takes exactly four hex digits, e.g. \\u00e9")
             }
             value = value << 4 | UInt32(v)
         }

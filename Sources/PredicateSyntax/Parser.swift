@@ -32,7 +32,9 @@ public enum PredicateParser {
     }
 
     /// Parses a single expression, e.g. `distanceToLocation:fromLocation:(location, %@)`.
-    public static func parseExpression(_ text: String, limits: ParserLimits = .default) throws(SyntaxError) -> Expression {
+    public static func parseExpression(
+        _ text: String, limits: ParserLimits = .default
+    ) throws(SyntaxError) -> Expression {
         try run(text, limits) { (p: inout Parser) throws -> Expression in try p.parseWholeExpression() }
     }
 
@@ -41,8 +43,9 @@ public enum PredicateParser {
     ) throws(SyntaxError) -> T {
         let length = text.utf8.count
         if length > limits.maxLength {
-            throw SyntaxError("predicate is too long (\(length) bytes; the limit is \(limits.maxLength))",
-                              range: SourceRange(limits.maxLength, length))
+            throw SyntaxError(
+                "predicate is too long (\(length) bytes; the limit is \(limits.maxLength))",
+                range: SourceRange(limits.maxLength, length))
         }
         var text = text
         let result: Result<T, SyntaxError> = text.withUTF8 { buffer in
@@ -157,8 +160,9 @@ struct Parser {
     /// Records the height of a node just built and enforces the limit.
     mutating func setHeight(_ h: Int, _ range: SourceRange) throws {
         if h > limits.maxTreeHeight {
-            throw SyntaxError("predicate is too complex (tree height over \(limits.maxTreeHeight))", range: range,
-                              hint: "use IN {…} instead of long OR chains, or split the query")
+            throw SyntaxError(
+                "predicate is too complex (tree height over \(limits.maxTreeHeight))", range: range,
+                hint: "use IN {…} instead of long OR chains, or split the query")
         }
         height = h
     }
@@ -167,12 +171,14 @@ struct Parser {
 
     mutating func parseWholePredicate() throws -> Predicate {
         if token.kind == .end {
-            throw SyntaxError("empty predicate", range: SourceRange(0, src.count), hint: "TRUEPREDICATE matches everything")
+            throw SyntaxError(
+                "empty predicate", range: SourceRange(0, src.count), hint: "TRUEPREDICATE matches everything")
         }
         let p = try parsePredicate()
         if token.kind != .end {
-            throw SyntaxError("unexpected '\(shown(token))' after the end of the predicate", range: token.range,
-                              hint: "join predicates with AND or OR")
+            throw SyntaxError(
+                "unexpected '\(shown(token))' after the end of the predicate", range: token.range,
+                hint: "join predicates with AND or OR")
         }
         return p
     }
@@ -268,14 +274,18 @@ struct Parser {
         func finish(_ f: Frame) {
             let isPredicate = f.sawPredicateToken || (f.items == 1 && f.firstIsParen && f.firstIsPredicate)
             if tokens[f.open].kind == .punct(.leftParen) { result[f.open] = isPredicate }
-            if !stack.isEmpty, stack[stack.count - 1].items == 1 { stack[stack.count - 1].firstIsPredicate = isPredicate }
+            if !stack.isEmpty, stack[stack.count - 1].items == 1 {
+                stack[stack.count - 1].firstIsPredicate = isPredicate
+            }
         }
         for (j, t) in tokens.enumerated() {
             switch t.kind {
             case .punct(.leftParen), .punct(.leftBracket), .punct(.leftBrace):
                 if !stack.isEmpty {
                     stack[stack.count - 1].items += 1
-                    if stack[stack.count - 1].items == 1 { stack[stack.count - 1].firstIsParen = t.kind == .punct(.leftParen) }
+                    if stack[stack.count - 1].items == 1 {
+                        stack[stack.count - 1].firstIsParen = t.kind == .punct(.leftParen)
+                    }
                 }
                 stack.append(Frame(open: j))
             case .punct(.rightParen), .punct(.rightBracket), .punct(.rightBrace):
@@ -377,8 +387,11 @@ struct Parser {
             default:
                 var end = j + 1
                 while end < word.end, src[end] & 0xC0 == 0x80 { end += 1 }
-                throw SyntaxError("unknown comparison option '\(text(j, end))'", range: SourceRange(j, end),
-                                  hint: "options are c (case-insensitive), d (diacritic-insensitive), n (normalized), l (locale-sensitive)")
+                throw SyntaxError(
+                    "unknown comparison option '\(text(j, end))'", range: SourceRange(j, end),
+                    hint:
+                        "options are c (case-insensitive), d (diacritic-insensitive), n (normalized), l (locale-sensitive)"
+                )
             }
             j += 1
         }

@@ -23,7 +23,9 @@ public struct ParserLimits: Sendable, Hashable {
     /// Most elements in one aggregate `{…}` or one argument list.
     public var maxAggregateCount: Int
 
-    public init(maxLength: Int = 65_536, maxDepth: Int = 100, maxTreeHeight: Int = 1_000, maxAggregateCount: Int = 10_000) {
+    public init(
+        maxLength: Int = 65_536, maxDepth: Int = 100, maxTreeHeight: Int = 1_000, maxAggregateCount: Int = 10_000
+    ) {
         self.maxLength = maxLength
         self.maxDepth = maxDepth
         self.maxTreeHeight = maxTreeHeight

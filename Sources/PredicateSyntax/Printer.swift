@@ -124,7 +124,8 @@ struct Printer {
             out += name + "("
             list(arguments)
             out += ")"
-        case .functionExpression(let target, let selector, let arguments): functionExpression(target, selector, arguments)
+        case .functionExpression(let target, let selector, let arguments):
+            functionExpression(target, selector, arguments)
         case .cast(let value, let type): call("CAST", [.expression(value), .expression(type)])
         case .subquery(let collection, let variable, let p):
             call("SUBQUERY", [.expression(collection), .text("$" + variable), .predicate(p)])
@@ -242,7 +243,10 @@ struct Printer {
             case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
             case 0x00..<0x20, 0x7F:
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 15)]]
+                bytes += [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)],
+                    hex[Int(b & 15)],
+                ]
             default: bytes.append(b)
             }
         }

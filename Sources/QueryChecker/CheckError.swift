@@ -83,7 +83,8 @@ public enum Diagnostics {
         let line = String(decoding: bytes[lineStart..<lineEnd], as: UTF8.self)
         let column = String(decoding: bytes[lineStart..<start], as: UTF8.self).count
         let width = max(1, String(decoding: bytes[start..<min(end, lineEnd)], as: UTF8.self).count)
-        return "  " + line + "\n  " + String(repeating: " ", count: column) + String(repeating: "^", count: width) + "\n"
+        return "  " + line + "\n  " + String(repeating: " ", count: column) + String(repeating: "^", count: width)
+            + "\n"
     }
 }
 

@@ -11,7 +11,8 @@ extension Checker {
         if !c.options.isEmpty && c.op != .tokenMatches {
             throw PredicateError(
                 .unsupported, "Predicate comparison options are not supported for expression",
-                hint: "CloudKit compares strings exactly; for case- or diacritic-insensitive matching use a token search (self CONTAINS 'word') or store a normalized copy of the field",
+                hint:
+                    "CloudKit compares strings exactly; for case- or diacritic-insensitive matching use a token search (self CONTAINS 'word') or store a normalized copy of the field",
                 range: c.operatorRange)
         }
         switch c.modifier {
@@ -27,7 +28,8 @@ extension Checker {
 
     // MARK: - direct comparisons
 
-    private mutating func directComparison(_ c: Comparison, _ whole: SourceRange, negated: Bool) throws(PredicateError) {
+    private mutating func directComparison(_ c: Comparison, _ whole: SourceRange, negated: Bool) throws(PredicateError)
+    {
         switch c.op {
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             try relational(c, whole, negated: negated)
@@ -52,10 +54,12 @@ extension Checker {
         case .like:
             throw PredicateError(
                 .unsupported, "LIKE is not supported",
-                hint: "use BEGINSWITH for a prefix, or a token search (self CONTAINS 'word') for words", range: c.operatorRange)
+                hint: "use BEGINSWITH for a prefix, or a token search (self CONTAINS 'word') for words",
+                range: c.operatorRange)
         case .matches:
             throw PredicateError(
-                .unsupported, "MATCHES is not supported", hint: "CloudKit has no regular expressions; use BEGINSWITH or a token search",
+                .unsupported, "MATCHES is not supported",
+                hint: "CloudKit has no regular expressions; use BEGINSWITH or a token search",
                 range: c.operatorRange)
         case .utiConformsTo, .utiEquals:
             throw PredicateError(.unsupported, "\(c.op.spelling) is not supported", range: c.operatorRange)
@@ -83,14 +87,17 @@ extension Checker {
         case (.evaluatedObject, _), (_, .evaluatedObject):
             throw PredicateError(
                 .unsupported, "Unexpected expression",
-                hint: "SELF cannot be compared; to match one record use recordName == %@ with a reference", range: l.isSelf ? l.range : r.range)
+                hint: "SELF cannot be compared; to match one record use recordName == %@ with a reference",
+                range: l.isSelf ? l.range : r.range)
         case (.value, .value), (.value, .null), (.null, .value), (.null, .null):
             throw PredicateError(
-                .unsupported, "Comparing two constants is not supported", hint: "one side of a comparison must be a field", range: whole)
+                .unsupported, "Comparing two constants is not supported",
+                hint: "one side of a comparison must be a field", range: whole)
         case (.distance, _), (_, .distance):
             throw PredicateError(
                 .unsupported, "Unexpected expression",
-                hint: "compare the distance with a number of kilometres: distanceToLocation:fromLocation:(k, %@) < 5", range: whole)
+                hint: "compare the distance with a number of kilometres: distanceToLocation:fromLocation:(k, %@) < 5",
+                range: whole)
         default:
             throw unexpected(nil, at: l.isField ? r.range : l.range)
         }
@@ -105,7 +112,8 @@ extension Checker {
         case .greater, .greaterOrEqual:
             throw PredicateError(
                 .unsupported, "Searching for locations outside of a specified circular area is not supported",
-                hint: "CloudKit can only search inside a circle: distanceToLocation:fromLocation:(k, %@) < r", range: whole)
+                hint: "CloudKit can only search inside a circle: distanceToLocation:fromLocation:(k, %@) < r",
+                range: whole)
         default:
             throw PredicateError(
                 .unsupported, "Unexpected expression",
@@ -116,22 +124,28 @@ extension Checker {
         case .int64(let i): km = Double(i)
         case .double(let d): km = d
         default:
-            throw PredicateError(.argument, "The radius must be a number of kilometres, not \(withArticle(radius.typeName)) value", range: rr)
+            throw PredicateError(
+                .argument, "The radius must be a number of kilometres, not \(withArticle(radius.typeName)) value",
+                range: rr)
         }
         guard km.isFinite, km >= 0 else {
             throw PredicateError(.argument, "The radius must be a finite, non-negative number of kilometres", range: rr)
         }
         guard center.hasValidCoordinates else {
-            throw PredicateError(.argument, "The centre of a distance search must have latitude in -90...90 and longitude in -180...180", range: whole)
+            throw PredicateError(
+                .argument, "The centre of a distance search must have latitude in -90...90 and longitude in -180...180",
+                range: whole)
         }
         // Metres, rounded to the micrometre so that km → m → km → m is exact.
         let metres = (km * 1_000_000_000).rounded() / 1_000_000
-        try add(QueryFilter(fieldName: f, comparator: .near, fieldValue: .location(center), distance: metres),
-                fieldRange: fr, valueRange: rr)
+        try add(
+            QueryFilter(fieldName: f, comparator: .near, fieldValue: .location(center), distance: metres),
+            fieldRange: fr, valueRange: rr)
     }
 
     private mutating func addRelational(
-        _ f: String, _ fr: SourceRange, _ op: ComparisonOperator, _ v: FieldValue, _ vr: SourceRange, _ opRange: SourceRange
+        _ f: String, _ fr: SourceRange, _ op: ComparisonOperator, _ v: FieldValue, _ vr: SourceRange,
+        _ opRange: SourceRange
     ) throws(PredicateError) {
         if v.isList {
             throw unexpected("to compare with several values use IN: \(f) IN {…}", at: vr)
@@ -160,14 +174,20 @@ extension Checker {
 
     /// `k == nil` / `k != nil`: CloudKit allows it only for the system keys `parent` and `share`.
     /// Cirrus records have neither, so `== nil` matches every record and `!= nil` none.
-    private mutating func nilComparison(_ f: String, _ op: ComparisonOperator, _ whole: SourceRange, negated: Bool) throws(PredicateError) {
+    private mutating func nilComparison(
+        _ f: String, _ op: ComparisonOperator, _ whole: SourceRange, negated: Bool
+    ) throws(PredicateError) {
         guard f == "parent" || f == "share", op == .equal || op == .notEqual else {
             throw PredicateError(
                 .unsupported, "Comparing with nil is not supported",
-                hint: "CloudKit cannot search for missing values; store an explicit marker value (e.g. an INT64 flag) instead", range: whole)
+                hint:
+                    "CloudKit cannot search for missing values; store an explicit marker value (e.g. an INT64 flag) instead",
+                range: whole)
         }
         let matchesAll = (op == .equal) != negated
-        warn("Cirrus records have no \(f); \(f) \(op == .equal ? "==" : "!=") nil matches \(matchesAll ? "every" : "no") record", whole)
+        warn(
+            "Cirrus records have no \(f); \(f) \(op == .equal ? "==" : "!=") nil matches \(matchesAll ? "every" : "no") record",
+            whole)
         if !matchesAll { matchesNothing = true }
     }
 
@@ -178,18 +198,26 @@ extension Checker {
             throw unexpected("write k BETWEEN {lo, hi} with the field on the left", at: l.range)
         }
         guard let items = r.collection, items.count == 2 else {
-            throw PredicateError(.unsupported, "BETWEEN requires exactly two numbers", hint: "write \(f) BETWEEN {lo, hi}", range: r.range)
+            throw PredicateError(
+                .unsupported, "BETWEEN requires exactly two numbers", hint: "write \(f) BETWEEN {lo, hi}",
+                range: r.range)
         }
         let numeric = items.allSatisfy { $0.scalarType?.isNumeric == true }
         let dates = items.allSatisfy { $0.scalarType == .date }
         guard numeric || dates else {
-            throw PredicateError(.unsupported, "BETWEEN requires exactly two numbers", hint: "write \(f) BETWEEN {lo, hi} with numbers", range: r.range)
+            throw PredicateError(
+                .unsupported, "BETWEEN requires exactly two numbers", hint: "write \(f) BETWEEN {lo, hi} with numbers",
+                range: r.range)
         }
         if dates {
             warn("BETWEEN with dates is a Cirrus extension; for CloudKit write \(f) >= %@ AND \(f) <= %@", r.range)
         }
-        try add(QueryFilter(fieldName: f, comparator: .greaterThanOrEquals, fieldValue: items[0]), fieldRange: fr, valueRange: r.range)
-        try add(QueryFilter(fieldName: f, comparator: .lessThanOrEquals, fieldValue: items[1]), fieldRange: fr, valueRange: r.range)
+        try add(
+            QueryFilter(fieldName: f, comparator: .greaterThanOrEquals, fieldValue: items[0]), fieldRange: fr,
+            valueRange: r.range)
+        try add(
+            QueryFilter(fieldName: f, comparator: .lessThanOrEquals, fieldValue: items[1]), fieldRange: fr,
+            valueRange: r.range)
     }
 
     private mutating func inComparison(_ c: Comparison, _ whole: SourceRange) throws(PredicateError) {
@@ -199,12 +227,15 @@ extension Checker {
         case (.field(let f, let fr), .value(.list(let items), let vr)):
             if let fs = fieldSchema(f), fs.type.isList {
                 throw PredicateError(
-                    .unsupported, "Field '\(f)' is a list", hint: "to match any element write ANY \(f) IN {…}; all elements: ALL {…} IN \(f)", range: fr)
+                    .unsupported, "Field '\(f)' is a list",
+                    hint: "to match any element write ANY \(f) IN {…}; all elements: ALL {…} IN \(f)", range: fr)
             }
-            try add(QueryFilter(fieldName: f, comparator: .in, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
+            try add(
+                QueryFilter(fieldName: f, comparator: .in, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
         case (.field, _):
             throw PredicateError(
-                .unsupported, "IN requires a collection on the right", hint: "write k IN {a, b} or pass an array argument (%@)", range: r.range)
+                .unsupported, "IN requires a collection on the right",
+                hint: "write k IN {a, b} or pass an array argument (%@)", range: r.range)
         case (.value(let v, let vr), .field(let f, let fr)) where !v.isList:
             try add(QueryFilter(fieldName: f, comparator: .listContains, fieldValue: v), fieldRange: fr, valueRange: vr)
         case (.value(.list, _), .field(let f, _)):
@@ -214,7 +245,9 @@ extension Checker {
         case (.tokenize, .field):
             throw PredicateError(
                 .unsupported, "Unexpected expression",
-                hint: "write ALL tokenize(%@, 'Cdl') IN allTokens (all words) or ANY tokenize(%@, 'Cdl') IN allTokens (any word)", range: whole)
+                hint:
+                    "write ALL tokenize(%@, 'Cdl') IN allTokens (all words) or ANY tokenize(%@, 'Cdl') IN allTokens (any word)",
+                range: whole)
         case (.field, .field):
             throw PredicateError(.unsupported, "Comparing two fields is not supported", range: whole)
         default:
@@ -231,12 +264,14 @@ extension Checker {
         case (.evaluatedObject, _):
             throw unexpected("a text search takes a string of words: self CONTAINS 'w1 w2'", at: r.range)
         case (.value(.list(let items), let vr), .field(let f, let fr)):
-            try add(QueryFilter(fieldName: f, comparator: .in, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
+            try add(
+                QueryFilter(fieldName: f, comparator: .in, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
         case (.field(let f, let fr), .value(let v, let vr)) where !v.isList:
             if let fs = fieldSchema(f), !fs.type.isList, fs.type.scalar == .string {
                 throw PredicateError(
                     .unsupported, "CONTAINS on a String field is not a substring search",
-                    hint: "CloudKit's CONTAINS tests list membership; to find words in text use self CONTAINS 'word' (SEARCHABLE fields), for a prefix use BEGINSWITH",
+                    hint:
+                        "CloudKit's CONTAINS tests list membership; to find words in text use self CONTAINS 'word' (SEARCHABLE fields), for a prefix use BEGINSWITH",
                     range: c.operatorRange)
             }
             try add(QueryFilter(fieldName: f, comparator: .listContains, fieldValue: v), fieldRange: fr, valueRange: vr)
@@ -247,7 +282,8 @@ extension Checker {
         case (.field, .field):
             throw PredicateError(.unsupported, "Comparing two fields is not supported", range: whole)
         default:
-            throw unexpected("write k CONTAINS c (k a list field), {a, b} CONTAINS k, or self CONTAINS 'words'", at: whole)
+            throw unexpected(
+                "write k CONTAINS c (k a list field), {a, b} CONTAINS k, or self CONTAINS 'words'", at: whole)
         }
     }
 
@@ -275,12 +311,15 @@ extension Checker {
         let r = try term(c.right)
         switch (c.op, l, r) {
         case (.equal, .value(.list(let items), let vr), .field(let f, let fr)):
-            try add(QueryFilter(fieldName: f, comparator: .in, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
+            try add(
+                QueryFilter(fieldName: f, comparator: .in, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
         case (.equal, .field(let f, let fr), .value(let v, let vr)) where !v.isList,
             (.equal, .value(let v, let vr), .field(let f, let fr)) where !v.isList:
             try add(QueryFilter(fieldName: f, comparator: .listContains, fieldValue: v), fieldRange: fr, valueRange: vr)
         case (.in, .field(let f, let fr), .value(.list(let items), let vr)):
-            try add(QueryFilter(fieldName: f, comparator: .listContainsAny, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
+            try add(
+                QueryFilter(fieldName: f, comparator: .listContainsAny, fieldValue: .list(items)), fieldRange: fr,
+                valueRange: vr)
         case (.in, .tokenize(let words, let tr), .field(allTokensKey, _)):
             try addTokens(words, .containsAnyTokens, tr)
         case (.beginsWith, .field(let f, let fr), _):
@@ -288,7 +327,8 @@ extension Checker {
         default:
             throw PredicateError(
                 .unsupported, "Aggregate operator ANY not allowed for comparison expression",
-                hint: "ANY is allowed in ANY k == c, ANY k IN {…}, ANY k BEGINSWITH c (k a list field), ANY {…} == k and ANY tokenize(…) IN allTokens",
+                hint:
+                    "ANY is allowed in ANY k == c, ANY k IN {…}, ANY k BEGINSWITH c (k a list field), ANY {…} == k and ANY tokenize(…) IN allTokens",
                 range: whole)
         }
     }
@@ -298,36 +338,45 @@ extension Checker {
         let r = try term(c.right)
         switch (c.op, l, r) {
         case (.in, .value(.list(let items), let vr), .field(let f, let fr)):
-            try add(QueryFilter(fieldName: f, comparator: .listContainsAll, fieldValue: .list(items)), fieldRange: fr, valueRange: vr)
+            try add(
+                QueryFilter(fieldName: f, comparator: .listContainsAll, fieldValue: .list(items)), fieldRange: fr,
+                valueRange: vr)
         case (.in, .tokenize(let words, let tr), .field(allTokensKey, _)):
             try addTokens(words, .containsAllTokens, tr)
         default:
             throw PredicateError(
                 .unsupported, "Aggregate operator ALL not allowed for comparison expression",
-                hint: "ALL is allowed only in ALL {…} IN k (k a list field) and ALL tokenize(%@, 'Cdl') IN allTokens", range: whole)
+                hint: "ALL is allowed only in ALL {…} IN k (k a list field) and ALL tokenize(%@, 'Cdl') IN allTokens",
+                range: whole)
         }
     }
 
     // MARK: - helpers
 
-    private mutating func addPrefix(_ f: String, _ fr: SourceRange, _ r: Term, _ comparator: Comparator) throws(PredicateError) {
+    private mutating func addPrefix(
+        _ f: String, _ fr: SourceRange, _ r: Term, _ comparator: Comparator
+    ) throws(PredicateError) {
         guard case .value(let v, let vr) = r, !v.isList else {
             throw unexpected("BEGINSWITH takes a string or bytes prefix", at: r.range)
         }
         switch v {
         case .string, .bytes: break
         default:
-            throw PredicateError(.argument, "BEGINSWITH needs a string or bytes prefix, not \(withArticle(v.typeName)) value", range: vr)
+            throw PredicateError(
+                .argument, "BEGINSWITH needs a string or bytes prefix, not \(withArticle(v.typeName)) value", range: vr)
         }
         try add(QueryFilter(fieldName: f, comparator: comparator, fieldValue: v), fieldRange: fr, valueRange: vr)
     }
 
-    private mutating func addTokens(_ words: String, _ comparator: Comparator, _ range: SourceRange) throws(PredicateError) {
+    private mutating func addTokens(
+        _ words: String, _ comparator: Comparator, _ range: SourceRange
+    ) throws(PredicateError) {
         guard words.contains(where: { $0.isLetter || $0.isNumber }) else {
             throw PredicateError(.argument, "A text search needs at least one word", range: range)
         }
-        try add(QueryFilter(fieldName: allTokensKey, comparator: comparator, fieldValue: .string(words)),
-                fieldRange: range, valueRange: range)
+        try add(
+            QueryFilter(fieldName: allTokensKey, comparator: comparator, fieldValue: .string(words)),
+            fieldRange: range, valueRange: range)
     }
 
     private func notAField(_ t: Term) -> PredicateError {

@@ -5,7 +5,9 @@ import RecordModel
 
 extension QueryChecker {
     /// Parses and checks a format string; syntax errors come back as `PredicateError` of kind `.syntax`.
-    public static func check(_ text: String, context: CheckContext = CheckContext()) throws(PredicateError) -> CheckedPredicate {
+    public static func check(
+        _ text: String, context: CheckContext = CheckContext()
+    ) throws(PredicateError) -> CheckedPredicate {
         try parseAndCheck(text, context: context).checked
     }
 

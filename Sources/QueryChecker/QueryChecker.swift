@@ -18,7 +18,9 @@ import RecordModel
 /// ```
 public enum QueryChecker {
     /// Checks a parsed predicate.
-    public static func check(_ tree: Predicate, context: CheckContext = CheckContext()) throws(PredicateError) -> CheckedPredicate {
+    public static func check(
+        _ tree: Predicate, context: CheckContext = CheckContext()
+    ) throws(PredicateError) -> CheckedPredicate {
         var checker = Checker(context: context)
         return try checker.run(tree)
     }
@@ -49,9 +51,10 @@ struct Checker {
             try requireListable(tree.range)
             return CheckedPredicate(predicate: .all, warnings: warnings)
         case .falsePredicate:
-            warnings.append(CheckWarning(
-                "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not portable to CloudKit",
-                range: tree.range))
+            warnings.append(
+                CheckWarning(
+                    "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not portable to CloudKit",
+                    range: tree.range))
             return CheckedPredicate(predicate: .none, warnings: warnings)
         default:
             try conjunct(tree, topLevel: true)
@@ -73,14 +76,17 @@ struct Checker {
         case .or(let a, let b):
             throw PredicateError(
                 .unsupported, "OR predicates are not supported",
-                hint: "CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); otherwise run one query per alternative",
+                hint:
+                    "CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); otherwise run one query per alternative",
                 range: operatorRange(between: a.range, and: b.range) ?? p.range)
         case .truePredicate:
-            warnings.append(CheckWarning("TRUEPREDICATE inside AND has no effect and may be rejected by CloudKit", range: p.range))
+            warnings.append(
+                CheckWarning("TRUEPREDICATE inside AND has no effect and may be rejected by CloudKit", range: p.range))
         case .falsePredicate:
-            warnings.append(CheckWarning(
-                "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not portable to CloudKit",
-                range: p.range))
+            warnings.append(
+                CheckWarning(
+                    "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not portable to CloudKit",
+                    range: p.range))
             matchesNothing = true
         case .not(let inner):
             try negation(inner, whole: p)
@@ -94,7 +100,8 @@ struct Checker {
         guard case .comparison(let c) = inner.kind else {
             let hint: String
             switch inner.kind {
-            case .and: hint = "NOT applies to a single comparison; NOT over AND would need OR, which CloudKit does not support"
+            case .and:
+                hint = "NOT applies to a single comparison; NOT over AND would need OR, which CloudKit does not support"
             case .or: hint = "NOT applies to a single comparison, and CloudKit does not support OR"
             case .not: hint = "remove the double negation"
             default: hint = "NOT applies to a single comparison"
@@ -104,14 +111,16 @@ struct Checker {
         if c.op == .between {
             throw PredicateError(
                 .unsupported, "Invalid NOT predicate",
-                hint: "NOT BETWEEN would need OR; write the two sides as separate queries (k < lo, k > hi)", range: whole.range)
+                hint: "NOT BETWEEN would need OR; write the two sides as separate queries (k < lo, k > hi)",
+                range: whole.range)
         }
         let before = filters.count
         try comparison(c, whole: inner.range, negated: true)
         guard filters.count == before + 1 else { return }  // parent/share nil checks add no filter
         let f = filters[before]
         guard let flipped = f.comparator.negated else {
-            let hint = f.comparator == .near
+            let hint =
+                f.comparator == .near
                 ? "CloudKit can only search inside a circle: distanceToLocation:fromLocation:(k, %@) < r"
                 : "a text search cannot be negated"
             throw PredicateError(.unsupported, "Invalid NOT predicate", hint: hint, range: whole.range)
@@ -126,8 +135,11 @@ struct Checker {
         guard a.end <= b.start, b.start <= bytes.count else { return nil }
         var start = a.end
         var end = b.start
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 || bytes[start] == 0x0A || bytes[start] == 0x0D { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 || bytes[start] == 0x0A || bytes[start] == 0x0D
+        { start += 1 }
+        while end > start,
+            bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D
+        { end -= 1 }
         return start < end ? SourceRange(start, end) : nil
     }
 

@@ -19,12 +19,14 @@ extension Checker {
     func checkRecordType(_ range: SourceRange) throws(PredicateError) {
         guard let schema = context.schema, let t = context.recordType else { return }
         if t == Schema.usersRecordType {
-            throw PredicateError(.schema, "Type 'Users' cannot be queried", hint: "the Users type is reserved by CloudKit", range: range)
+            throw PredicateError(
+                .schema, "Type 'Users' cannot be queried", hint: "the Users type is reserved by CloudKit", range: range)
         }
         if schema.recordTypes[t] == nil {
             throw PredicateError(
                 .schema, "Did not find record type: \(t)",
-                hint: schema.recordTypes.isEmpty ? nil : "record types: \(schema.sortedRecordTypes.map(\.name).joined(separator: ", "))",
+                hint: schema.recordTypes.isEmpty
+                    ? nil : "record types: \(schema.sortedRecordTypes.map(\.name).joined(separator: ", "))",
                 range: range)
         }
     }
@@ -35,7 +37,8 @@ extension Checker {
         if !(ts.systemFieldOptions[.recordName] ?? []).contains(.queryable) {
             throw PredicateError(
                 .schema, "Field 'recordName' is not marked queryable",
-                hint: "listing every record of a type needs a QUERYABLE index on recordName (___recordID) in the production schema",
+                hint:
+                    "listing every record of a type needs a QUERYABLE index on recordName (___recordID) in the production schema",
                 range: range)
         }
     }
@@ -48,7 +51,8 @@ extension Checker {
         guard let f = ts.fields[name] else {
             throw PredicateError(
                 .schema, "Unknown field '\(name)' in record type '\(ts.name)'",
-                hint: ts.fields.isEmpty ? nil : "fields: \(ts.sortedFields.map(\.name).joined(separator: ", "))", range: range)
+                hint: ts.fields.isEmpty ? nil : "fields: \(ts.sortedFields.map(\.name).joined(separator: ", "))",
+                range: range)
         }
         return ResolvedField(type: f.type, options: f.options, isSystem: false)
     }
@@ -58,7 +62,9 @@ extension Checker {
         defer { filters.append(f) }
         guard let ts = typeSchema, let schema = context.schema else {
             if f.fieldName == SystemField.recordName.rawValue, case .string = f.fieldValue {
-                warn("CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be portable", valueRange)
+                warn(
+                    "CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be portable",
+                    valueRange)
             }
             return
         }
@@ -81,46 +87,66 @@ extension Checker {
             if !field.options.contains(needed) {
                 throw PredicateError(
                     .schema, "Field '\(f.fieldName)' is not marked \(needed == .sortable ? "sortable" : "queryable")",
-                    hint: "add the \(needed == .sortable ? "SORTABLE" : "QUERYABLE") index option to '\(f.fieldName)' in the schema and deploy it to production",
+                    hint:
+                        "add the \(needed == .sortable ? "SORTABLE" : "QUERYABLE") index option to '\(f.fieldName)' in the schema and deploy it to production",
                     range: fieldRange)
             }
         }
     }
 
-    private func checkOperatorFits(_ f: QueryFilter, _ field: ResolvedField, _ range: SourceRange) throws(PredicateError) {
+    private func checkOperatorFits(
+        _ f: QueryFilter, _ field: ResolvedField, _ range: SourceRange
+    ) throws(PredicateError) {
         let t = field.type
         func reject(_ what: String, _ hint: String? = nil) -> PredicateError {
-            PredicateError(.schema, "Field '\(f.fieldName)' of type \(t.webServicesName) \(what)", hint: hint, range: range)
+            PredicateError(
+                .schema, "Field '\(f.fieldName)' of type \(t.webServicesName) \(what)", hint: hint, range: range)
         }
         switch f.comparator {
         case .equals, .notEquals, .in, .notIn:
             if t.isList {
-                throw reject("is a list", "for list membership write \(f.fieldName) CONTAINS c, ANY \(f.fieldName) IN {…} or ALL {…} IN \(f.fieldName)")
+                throw reject(
+                    "is a list",
+                    "for list membership write \(f.fieldName) CONTAINS c, ANY \(f.fieldName) IN {…} or ALL {…} IN \(f.fieldName)"
+                )
             }
-            if t.scalar == .location { throw reject("cannot be compared with ==", "search locations with distanceToLocation:fromLocation:") }
+            if t.scalar == .location {
+                throw reject("cannot be compared with ==", "search locations with distanceToLocation:fromLocation:")
+            }
             if t.scalar == .asset { throw reject("is never queryable") }
         case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
             if t.isList || ![.string, .int64, .double, .date].contains(t.scalar) {
-                throw reject("cannot be compared with <, <=, > or >=", "ranges work on String, INT64, DOUBLE and TIMESTAMP fields")
+                throw reject(
+                    "cannot be compared with <, <=, > or >=",
+                    "ranges work on String, INT64, DOUBLE and TIMESTAMP fields")
             }
         case .beginsWith, .notBeginsWith:
             if t.isList { throw reject("is a list", "write ANY \(f.fieldName) BEGINSWITH c") }
-            if t.scalar != .string && t.scalar != .bytes { throw reject("does not support BEGINSWITH", "BEGINSWITH works on String and BYTES fields") }
-        case .listContains, .notListContains, .listContainsAny, .notListContainsAny, .listContainsAll, .notListContainsAll:
+            if t.scalar != .string && t.scalar != .bytes {
+                throw reject("does not support BEGINSWITH", "BEGINSWITH works on String and BYTES fields")
+            }
+        case .listContains, .notListContains, .listContainsAny, .notListContainsAny, .listContainsAll,
+            .notListContainsAll:
             if !t.isList {
                 throw reject("is not a list", "compare a single value with == or IN")
             }
             if t.scalar == .asset { throw reject("is never queryable") }
         case .listMemberBeginsWith, .notListMemberBeginsWith:
-            if !(t.isList && t.scalar == .string) { throw reject("is not a list of strings", "ANY k BEGINSWITH c works on STRING_LIST fields") }
+            if !(t.isList && t.scalar == .string) {
+                throw reject("is not a list of strings", "ANY k BEGINSWITH c works on STRING_LIST fields")
+            }
         case .near:
-            if t != .location { throw reject("is not a location", "distanceToLocation:fromLocation: needs a LOCATION field") }
+            if t != .location {
+                throw reject("is not a location", "distanceToLocation:fromLocation: needs a LOCATION field")
+            }
         case .containsAllTokens, .containsAnyTokens:
             break
         }
     }
 
-    private mutating func checkValueFits(_ f: QueryFilter, _ field: ResolvedField, _ range: SourceRange) throws(PredicateError) {
+    private mutating func checkValueFits(
+        _ f: QueryFilter, _ field: ResolvedField, _ range: SourceRange
+    ) throws(PredicateError) {
         if f.comparator == .near { return }
         let expected = field.type.scalar
         for v in f.fieldValue.elements {
@@ -131,7 +157,9 @@ extension Checker {
             case .reference:
                 ok = got == .reference || (got == .string && f.fieldName == SystemField.recordName.rawValue)
                 if ok && got == .string {
-                    warn("CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be portable", range)
+                    warn(
+                        "CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be portable",
+                        range)
                 }
             default: ok = got == expected
             }
@@ -157,20 +185,29 @@ extension QueryChecker {
                 if field.type.isList || ![.string, .int64, .double, .date].contains(field.type.scalar) {
                     throw PredicateError(
                         .schema, "Field '\(name)' of type \(field.type.webServicesName) cannot be sorted",
-                        hint: "sort by a String, INT64, DOUBLE or TIMESTAMP field, or by distance for a LOCATION", range: .none)
+                        hint: "sort by a String, INT64, DOUBLE or TIMESTAMP field, or by distance for a LOCATION",
+                        range: .none)
                 }
                 if schema.environment == .production, !field.options.contains(.sortable) {
-                    throw PredicateError(.schema, "Field '\(name)' is not marked sortable", hint: "add SORTABLE to '\(name)' in \(ts.name)", range: .none)
+                    throw PredicateError(
+                        .schema, "Field '\(name)' is not marked sortable",
+                        hint: "add SORTABLE to '\(name)' in \(ts.name)", range: .none)
                 }
             case .distance(let name, let from):
                 if field.type != .location {
-                    throw PredicateError(.schema, "Field '\(name)' of type \(field.type.webServicesName) is not a location", range: .none)
+                    throw PredicateError(
+                        .schema, "Field '\(name)' of type \(field.type.webServicesName) is not a location", range: .none
+                    )
                 }
                 if !from.hasValidCoordinates {
-                    throw PredicateError(.argument, "The sort location must have latitude in -90...90 and longitude in -180...180", range: .none)
+                    throw PredicateError(
+                        .argument, "The sort location must have latitude in -90...90 and longitude in -180...180",
+                        range: .none)
                 }
                 if schema.environment == .production, !field.options.contains(.queryable) {
-                    throw PredicateError(.schema, "Field '\(name)' is not marked queryable", hint: "add QUERYABLE to '\(name)' in \(ts.name)", range: .none)
+                    throw PredicateError(
+                        .schema, "Field '\(name)' is not marked queryable",
+                        hint: "add QUERYABLE to '\(name)' in \(ts.name)", range: .none)
                 }
             }
         }

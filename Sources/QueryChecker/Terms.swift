@@ -71,7 +71,8 @@ extension Checker {
             guard let arg = context.variables[name] else {
                 throw PredicateError(
                     .argument, "Unsubstituted variable $\(name)",
-                    hint: "bind $\(name) to a value before the query runs (variables: \(Set(context.variables.keys).sorted().joined(separator: ", ")))"
+                    hint:
+                        "bind $\(name) to a value before the query runs (variables: \(Set(context.variables.keys).sorted().joined(separator: ", ")))"
                         .replacingOccurrences(of: " (variables: )", with: ""),
                     range: e.range)
             }
@@ -94,15 +95,19 @@ extension Checker {
             throw unexpected("arithmetic is not supported; compute the value before the query", at: e.range)
         case .member(let base, let name):
             if name.hasPrefix("@") || isCollectionOperatorKey(base) {
-                throw unexpected("collection operators such as \(name.hasPrefix("@") ? name : "@count") are not supported; store the aggregate in its own field", at: e.range)
+                throw unexpected(
+                    "collection operators such as \(name.hasPrefix("@") ? name : "@count") are not supported; store the aggregate in its own field",
+                    at: e.range)
             }
-            throw unexpected("key paths are not supported: name a field of the record itself, without dots", at: e.range)
+            throw unexpected(
+                "key paths are not supported: name a field of the record itself, without dots", at: e.range)
         case .arithmetic:
             throw unexpected("arithmetic is not supported; compute the value before the query", at: e.range)
         case .subscripted:
             throw unexpected("indexing ([i], [FIRST], [LAST], [SIZE]) is not supported", at: e.range)
         case .subquery:
-            throw unexpected("SUBQUERY is not supported; use list operators (ANY k == c, ANY k IN {…}) on a list field", at: e.range)
+            throw unexpected(
+                "SUBQUERY is not supported; use list operators (ANY k == c, ANY k IN {…}) on a list field", at: e.range)
         case .functionExpression:
             throw unexpected("FUNCTION(…) is not supported", at: e.range)
         case .cast:
@@ -127,12 +132,15 @@ extension Checker {
         // other valid key (including `recordName`) is returned as is.
         if name.utf8.first == UInt8(ascii: "_"), let system = SystemField(name: name) { return system.rawValue }
         if name.hasPrefix("@") {
-            throw unexpected("collection operators such as \(name) are not supported; store the aggregate in its own field", at: range)
+            throw unexpected(
+                "collection operators such as \(name) are not supported; store the aggregate in its own field",
+                at: range)
         }
         guard Self.isPlainKey(name) else {
             throw PredicateError(
                 .unsupported, "Invalid key '\(name)'",
-                hint: "field names start with a letter and contain only letters, digits and '_' (at most 255 characters)",
+                hint:
+                    "field names start with a letter and contain only letters, digits and '_' (at most 255 characters)",
                 range: range)
         }
         return name
@@ -157,7 +165,8 @@ extension Checker {
         guard p.index < context.arguments.count else {
             throw PredicateError(
                 .argument, "Missing argument for \(p.specifier.rawValue) (placeholder \(p.index + 1))",
-                hint: "the predicate has more placeholders than the \(context.arguments.count) argument\(context.arguments.count == 1 ? "" : "s") given",
+                hint:
+                    "the predicate has more placeholders than the \(context.arguments.count) argument\(context.arguments.count == 1 ? "" : "s") given",
                 range: range)
         }
         let arg = context.arguments[p.index]
@@ -177,7 +186,8 @@ extension Checker {
         case (let s, .value(let v)) where s.isInteger:
             guard case .int64 = v else {
                 throw PredicateError(
-                    .argument, "Argument \(p.index + 1) for \(s.rawValue) must be an integer, not \(withArticle(v.typeName)) value",
+                    .argument,
+                    "Argument \(p.index + 1) for \(s.rawValue) must be an integer, not \(withArticle(v.typeName)) value",
                     hint: "use %@ for values of other types", range: range)
             }
             return .value(v, range)
@@ -187,7 +197,8 @@ extension Checker {
             case .int64(let i): return .value(.double(Double(i)), range)
             default:
                 throw PredicateError(
-                    .argument, "Argument \(p.index + 1) for \(s.rawValue) must be a number, not \(withArticle(v.typeName)) value",
+                    .argument,
+                    "Argument \(p.index + 1) for \(s.rawValue) must be a number, not \(withArticle(v.typeName)) value",
                     hint: "use %@ for values of other types", range: range)
             }
         }
@@ -197,12 +208,16 @@ extension Checker {
     func checkedArgumentValue(_ v: FieldValue, _ range: SourceRange) throws(PredicateError) -> FieldValue {
         switch v {
         case .asset:
-            throw PredicateError(.argument, "Assets cannot be compared", hint: "assets are never queryable", range: range)
+            throw PredicateError(
+                .argument, "Assets cannot be compared", hint: "assets are never queryable", range: range)
         case .double(let d) where !d.isFinite:
             throw PredicateError(.argument, "A number argument is not finite (\(d))", range: range)
         case .list(let items):
             if items.count > context.maximumListCount {
-                throw PredicateError(.argument, "A list argument has \(items.count) elements, more than the limit of \(context.maximumListCount)", range: range)
+                throw PredicateError(
+                    .argument,
+                    "A list argument has \(items.count) elements, more than the limit of \(context.maximumListCount)",
+                    range: range)
             }
             for item in items {
                 if item.isList { throw PredicateError(.argument, "Lists of lists are not supported", range: range) }
@@ -219,14 +234,18 @@ extension Checker {
         guard let first = items.first else { return }
         for item in items.dropFirst() where item.familyRank != first.familyRank {
             throw PredicateError(
-                .argument, "Collection elements must all have the same type (found \(first.typeName) and \(item.typeName))",
+                .argument,
+                "Collection elements must all have the same type (found \(first.typeName) and \(item.typeName))",
                 range: range)
         }
     }
 
     private func aggregate(_ items: [Expression], _ range: SourceRange) throws(PredicateError) -> [FieldValue] {
         if items.count > context.maximumListCount {
-            throw PredicateError(.unsupported, "An aggregate has \(items.count) elements, more than the limit of \(context.maximumListCount)", range: range)
+            throw PredicateError(
+                .unsupported,
+                "An aggregate has \(items.count) elements, more than the limit of \(context.maximumListCount)",
+                range: range)
         }
         var values: [FieldValue] = []
         values.reserveCapacity(items.count)
@@ -236,7 +255,9 @@ extension Checker {
                 if v.isList { throw unexpected("aggregates cannot contain lists", at: r) }
                 values.append(v)
             case .null(let r):
-                throw PredicateError(.unsupported, "Comparing with nil is not supported", hint: "aggregates cannot contain NULL", range: r)
+                throw PredicateError(
+                    .unsupported, "Comparing with nil is not supported", hint: "aggregates cannot contain NULL",
+                    range: r)
             default:
                 throw unexpected("aggregate elements must be constants or arguments, not fields", at: item.range)
             }
@@ -252,41 +273,51 @@ extension Checker {
             return .value(.date(context.now), range)
         case "tokenize":
             guard args.count == 2 else {
-                throw PredicateError(.unsupported, "tokenize takes two arguments", hint: "write tokenize(%@, 'Cdl')", range: range)
+                throw PredicateError(
+                    .unsupported, "tokenize takes two arguments", hint: "write tokenize(%@, 'Cdl')", range: range)
             }
             guard case .value(.string(let text), _) = try term(args[0]) else {
-                throw PredicateError(.unsupported, "The first argument of tokenize must be a string", hint: "write tokenize(%@, 'Cdl') with a string argument", range: args[0].range)
+                throw PredicateError(
+                    .unsupported, "The first argument of tokenize must be a string",
+                    hint: "write tokenize(%@, 'Cdl') with a string argument", range: args[0].range)
             }
             guard case .constant(.string(let opts)) = args[1].kind,
                 Set(opts.lowercased()) == Set("cdl"), opts.count == 3
             else {
                 throw PredicateError(
                     .unsupported, "Predicate comparison options are not supported for expression",
-                    hint: "tokenize requires exactly the options 'Cdl' (case-, diacritic- and locale-insensitive)", range: args[1].range)
+                    hint: "tokenize requires exactly the options 'Cdl' (case-, diacritic- and locale-insensitive)",
+                    range: args[1].range)
             }
             return .tokenize(text, range)
         case distanceFunctionName:
             guard args.count == 2 else {
-                throw PredicateError(.unsupported, "distanceToLocation:fromLocation: takes two arguments", hint: "write distanceToLocation:fromLocation:(location, %@)", range: range)
+                throw PredicateError(
+                    .unsupported, "distanceToLocation:fromLocation: takes two arguments",
+                    hint: "write distanceToLocation:fromLocation:(location, %@)", range: range)
             }
             let a = try term(args[0])
             let b = try term(args[1])
             switch (a, b) {
-            case (.field(let f, let fr), .value(.location(let c), _)), (.value(.location(let c), _), .field(let f, let fr)):
+            case (.field(let f, let fr), .value(.location(let c), _)),
+                (.value(.location(let c), _), .field(let f, let fr)):
                 return .distance(field: f, fieldRange: fr, center: c, range)
             case (.field, let other), (let other, .field):
                 throw PredicateError(
                     .argument, "The distance must be measured from a location",
-                    hint: "pass a LOCATION argument: distanceToLocation:fromLocation:(location, %@)", range: other.range)
+                    hint: "pass a LOCATION argument: distanceToLocation:fromLocation:(location, %@)", range: other.range
+                )
             default:
                 throw PredicateError(
                     .unsupported, "Unexpected expression",
-                    hint: "distanceToLocation:fromLocation: takes a Location field and a location argument", range: range)
+                    hint: "distanceToLocation:fromLocation: takes a Location field and a location argument",
+                    range: range)
             }
         default:
             throw PredicateError(
                 .unsupported, "Unexpected expression",
-                hint: "CloudKit supports only the functions now(), tokenize(…) and distanceToLocation:fromLocation:(…)", range: range)
+                hint: "CloudKit supports only the functions now(), tokenize(…) and distanceToLocation:fromLocation:(…)",
+                range: range)
         }
     }
 }

@@ -52,7 +52,9 @@ enum CursorCoding {
             for _ in 0..<(try count(&r)) {
                 let name = try r.string()
                 let cname = try r.string()
-                guard let c = Comparator(rawValue: cname) else { throw CodecError("unknown comparator \(cname)", offset: r.offset) }
+                guard let c = Comparator(rawValue: cname) else {
+                    throw CodecError("unknown comparator \(cname)", offset: r.offset)
+                }
                 let v = try readValue(&r, depth: 0)
                 let d: Double? = try r.u8() == 1 ? try r.f64() : nil
                 fs.append(QueryFilter(fieldName: name, comparator: c, fieldValue: v, distance: d))
@@ -64,7 +66,9 @@ enum CursorCoding {
         for _ in 0..<(try count(&r)) {
             switch try r.u8() {
             case 1: sorts.append(.field(try r.string(), ascending: try r.u8() == 1))
-            case 2: sorts.append(.distance(field: try r.string(), from: Location(latitude: try r.f64(), longitude: try r.f64())))
+            case 2:
+                sorts.append(
+                    .distance(field: try r.string(), from: Location(latitude: try r.f64(), longitude: try r.f64())))
             case let t: throw CodecError("unknown sort tag \(t)", offset: r.offset)
             }
         }
@@ -135,7 +139,9 @@ enum CursorCoding {
     /// A count that cannot exceed the bytes left (each item takes at least one byte).
     static func count(_ r: inout ByteReader) throws(CodecError) -> Int {
         let n = try r.varint()
-        guard n <= UInt64(r.remaining) else { throw CodecError("count \(n) exceeds the remaining bytes", offset: r.offset) }
+        guard n <= UInt64(r.remaining) else {
+            throw CodecError("count \(n) exceeds the remaining bytes", offset: r.offset)
+        }
         return Int(n)
     }
 }

@@ -8,7 +8,9 @@ import RecordModel
 /// shares no code with the executor's ordering, so tests of one check the other.
 public enum FullScan {
     /// The IDs of the records of `q`, in its order.
-    public static func results(_ q: Query, records: [Record], schema: RecordTypeSchema?, zone: ZoneID? = nil) -> [RecordID] {
+    public static func results(
+        _ q: Query, records: [Record], schema: RecordTypeSchema?, zone: ZoneID? = nil
+    ) -> [RecordID] {
         let m = RecordMatcher(predicate: q.predicate, schema: schema)
         var hits = records.filter { m.matches($0) && (zone == nil || $0.recordID.zoneID == zone) }
         func key(_ r: Record, _ s: SortDescriptor) -> FieldValue? {
@@ -18,8 +20,9 @@ public enum FullScan {
                 // The squared chord: monotone in great-circle distance and not rounded through
                 // asin, so points a few metres apart near a pole stay distinct (kilometres can
                 // round two different distances to the same double).
-                return .double(UnitVector(latitude: c.latitude, longitude: c.longitude)
-                    .chord2(UnitVector(latitude: l.latitude, longitude: l.longitude)))
+                return .double(
+                    UnitVector(latitude: c.latitude, longitude: c.longitude)
+                        .chord2(UnitVector(latitude: l.latitude, longitude: l.longitude)))
             }
             return v.isList ? nil : v
         }

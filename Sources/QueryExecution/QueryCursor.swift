@@ -112,7 +112,9 @@ extension QueryCursor {
         var zone: ZoneID? = nil
         if try r.u8() == 1 { zone = ZoneID(zoneName: try r.string(), ownerName: try r.string()) }
         let query = try CursorCoding.readQuery(&r)
-        guard QueryPlanner.fingerprint(query) == fingerprint else { throw CodecError("fingerprint mismatch", offset: 1) }
+        guard QueryPlanner.fingerprint(query) == fingerprint else {
+            throw CodecError("fingerprint mismatch", offset: 1)
+        }
         var keys: [String]? = nil
         if try r.u8() == 1 {
             var k: [String] = []
@@ -123,7 +125,8 @@ extension QueryCursor {
         for _ in 0..<(try CursorCoding.count(&r)) { values.append(try CursorCoding.readValue(&r, depth: 0)) }
         let id = try CursorCoding.readRecordID(&r)
         guard r.isAtEnd else { throw CodecError("trailing bytes", offset: r.offset) }
-        return QueryCursor(scope: scope, query: query, zone: zone, desiredKeys: keys, position: OrderKey(values: values, recordID: id))
+        return QueryCursor(
+            scope: scope, query: query, zone: zone, desiredKeys: keys, position: OrderKey(values: values, recordID: id))
     }
 }
 

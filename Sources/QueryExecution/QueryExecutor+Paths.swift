@@ -112,8 +112,9 @@ extension Run {
         let page = Array(results.prefix(pageSize))
         if let node = shape.limit { count(node, page.count) }
         let more = results.count > pageSize
-        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual,
-                         continuation: more ? continuation : nil)
+        return QueryPage(
+            records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual,
+            continuation: more ? continuation : nil)
     }
 
     /// `range` narrowed to start at the resume position's first key (inclusive), so the rows

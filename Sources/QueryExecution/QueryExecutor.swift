@@ -54,7 +54,8 @@ public enum QueryExecutor {
         zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil,
         resume: StreamContinuation? = nil
     ) throws(ExecutionError) -> QueryPage {
-        var run = Run(plan: plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
+        var run = Run(
+            plan: plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
         run.resume = resume
         var page = try run.execute()
         if let keys = desiredKeys {
@@ -81,7 +82,10 @@ struct Run<S: QuerySnapshot> {
     let ordering: Ordering
     var actual: [Int: Int] = [:]
 
-    init(plan: QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?, visible: (@Sendable (Record) -> Bool)?) {
+    init(
+        plan: QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?,
+        visible: (@Sendable (Record) -> Bool)?
+    ) {
         self.plan = plan
         self.snapshot = snapshot
         self.after = after
@@ -100,7 +104,8 @@ struct Run<S: QuerySnapshot> {
     }
 
     func matcher(_ filters: [QueryFilter]) -> RecordMatcher {
-        RecordMatcher(predicate: filters.isEmpty ? .all : .filters(filters), searchableFields: snapshot.indexes.searchableFields)
+        RecordMatcher(
+            predicate: filters.isEmpty ? .all : .filters(filters), searchableFields: snapshot.indexes.searchableFields)
     }
 
     func inZone(_ row: RowID) -> Bool {
@@ -113,14 +118,16 @@ struct Run<S: QuerySnapshot> {
     func ordered(_ field: String) throws(ExecutionError) -> OrderedIndex {
         let key: IndexedField = SystemField(rawValue: field).map { .system($0) } ?? .user(field)
         guard let idx = snapshot.indexes.ordered[key] else {
-            throw ExecutionError(message: "the plan needs an ordered index on '\(field)', which this snapshot does not have")
+            throw ExecutionError(
+                message: "the plan needs an ordered index on '\(field)', which this snapshot does not have")
         }
         return idx
     }
 
     func spatial(_ field: String) throws(ExecutionError) -> SpatialIndex {
         guard let idx = snapshot.indexes.spatial[field] else {
-            throw ExecutionError(message: "the plan needs a spatial index on '\(field)', which this snapshot does not have")
+            throw ExecutionError(
+                message: "the plan needs a spatial index on '\(field)', which this snapshot does not have")
         }
         return idx
     }

@@ -26,7 +26,9 @@ extension QuerySnapshot {
 
     /// Planner statistics over this snapshot. The row count comes from the indexes (they hold
     /// exactly the snapshot's live rows), not from enumerating the rows: O(1) per query.
-    public var statistics: SnapshotStatistics { SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: indexes.rowCount) }
+    public var statistics: SnapshotStatistics {
+        SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: indexes.rowCount)
+    }
 }
 
 /// A snapshot of records held in memory, for tests and small tools.

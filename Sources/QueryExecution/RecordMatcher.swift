@@ -110,8 +110,11 @@ public struct RecordMatcher: Sendable {
         case .listMemberBeginsWith: return value.elements.contains { hasPrefix($0, target) }
         case .notListMemberBeginsWith: return !value.elements.contains { hasPrefix($0, target) }
         case .near:
-            guard case .location(let l) = value, case .location(let c) = target, let metres = f.distance else { return false }
-            let km = GeoMath.distanceKm(latitude1: c.latitude, longitude1: c.longitude, latitude2: l.latitude, longitude2: l.longitude)
+            guard case .location(let l) = value, case .location(let c) = target, let metres = f.distance else {
+                return false
+            }
+            let km = GeoMath.distanceKm(
+                latitude1: c.latitude, longitude1: c.longitude, latitude2: l.latitude, longitude2: l.longitude)
             return km <= metres / 1000
         case .containsAllTokens, .containsAnyTokens: return false  // handled by matches(_:)
         }

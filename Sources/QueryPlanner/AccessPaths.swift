@@ -6,12 +6,13 @@
 // NEAR on a spatial index, token searches on the text index. NOT_ comparators and anything
 // without an index are residual: evaluated on fetched records.
 
+import RecordModel
+
 #if canImport(Glibc)
     import Glibc
 #else
     import Darwin
 #endif
-import RecordModel
 
 /// A way to get candidate rows from one index, with the filters it answers exactly.
 struct AccessPath {
@@ -49,7 +50,9 @@ extension QueryPlanner {
             let isList = stats.fieldType(f.fieldName)?.isList ?? false
             let indexed = stats.hasOrderedIndex(f.fieldName)
             // The index holds record ids with zones; a bare record name is a residual filter.
-            if f.fieldName == SystemField.recordName.rawValue && f.fieldValue.elements.first?.scalarType == .string { continue }
+            if f.fieldName == SystemField.recordName.rawValue && f.fieldValue.elements.first?.scalarType == .string {
+                continue
+            }
             if let r = comparisonRange(f) {
                 guard indexed, !isList, !f.fieldValue.isList else { continue }
                 if let (old, ids) = ranges[f.fieldName] {
@@ -65,10 +68,12 @@ extension QueryPlanner {
         for field in rangeOrder {
             guard let (r, ids) = ranges[field] else { continue }
             let n = r.isEmpty ? 0 : Double(stats.count(field, in: r))
-            paths.append(AccessPath(
-                node: PlanNode(op: .indexScan(field: field, range: r, descending: false, ordered: false), estimatedRows: n),
-                estimate: n, answers: ids, rangeField: field, range: r,
-                materializeCost: n * Cost.entry + n * log2(n + 2) * Cost.compare))
+            paths.append(
+                AccessPath(
+                    node: PlanNode(
+                        op: .indexScan(field: field, range: r, descending: false, ordered: false), estimatedRows: n),
+                    estimate: n, answers: ids, rangeField: field, range: r,
+                    materializeCost: n * Cost.entry + n * log2(n + 2) * Cost.compare))
         }
         return paths
     }
@@ -153,7 +158,8 @@ extension QueryPlanner {
         scalars.append(next)
         var upper = String.UnicodeScalarView()
         upper.append(contentsOf: scalars)
-        return KeyRange(lower: KeyBound(.string(p), inclusive: true), upper: KeyBound(.string(String(upper)), inclusive: false))
+        return KeyRange(
+            lower: KeyBound(.string(p), inclusive: true), upper: KeyBound(.string(String(upper)), inclusive: false))
     }
 
     /// Fraction of the rows a filter keeps: exact from an access path when one answers it,

@@ -11,12 +11,13 @@
 //     rejected:
 //       1250.0  index kind = "cafe" → top 50
 
+import RecordModel
+
 #if canImport(Glibc)
     import Glibc
 #else
     import Darwin
 #endif
-import RecordModel
 
 /// One-line label of an operator.
 func describe(_ node: PlanNode) -> String {

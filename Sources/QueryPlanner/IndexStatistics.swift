@@ -33,7 +33,9 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     public static let all = KeyRange()
 
     /// The single key `v`.
-    public static func point(_ v: FieldValue) -> KeyRange { KeyRange(lower: KeyBound(v, inclusive: true), upper: KeyBound(v, inclusive: true)) }
+    public static func point(_ v: FieldValue) -> KeyRange {
+        KeyRange(lower: KeyBound(v, inclusive: true), upper: KeyBound(v, inclusive: true))
+    }
 
     /// Whether the range holds exactly one key.
     public var isPoint: Bool {
@@ -120,7 +122,9 @@ public struct StaticStatistics: IndexStatistics {
         self.text = text
     }
 
-    public func fieldType(_ field: String) -> FieldType? { fieldTypes[field] ?? SystemField(rawValue: field)?.fieldType }
+    public func fieldType(_ field: String) -> FieldType? {
+        fieldTypes[field] ?? SystemField(rawValue: field)?.fieldType
+    }
     public func hasOrderedIndex(_ field: String) -> Bool { ordered[field] != nil }
     public func hasSpatialIndex(_ field: String) -> Bool { spatial[field] != nil }
     public var hasTextIndex: Bool { text != nil }

@@ -14,12 +14,13 @@
 // Costs use exact counts where the catalog has them; unindexed filters get fixed selectivity
 // guesses, combined as if independent. No I/O: the planner sees only `IndexStatistics`.
 
+import RecordModel
+
 #if canImport(Glibc)
     import Glibc
 #else
     import Darwin
 #endif
-import RecordModel
 
 public enum QueryPlanner {
     /// Plans `query` for pages of `limit` rows (nil: all rows in one go).
@@ -29,7 +30,9 @@ public enum QueryPlanner {
         if query.predicate == .none {
             var root = PlanNode(op: .limit(0), estimatedRows: 0)
             _ = root.number(from: 1)
-            return QueryPlan(query: query, limit: limit, root: root, cost: 0, rejected: [], residualFilters: [], streamsInOrder: true)
+            return QueryPlan(
+                query: query, limit: limit, root: root, cost: 0, rejected: [], residualFilters: [], streamsInOrder: true
+            )
         }
         let paths = accessPaths(filters, stats)
         var estimate = rows
@@ -38,7 +41,8 @@ public enum QueryPlanner {
         for (i, f) in filters.enumerated() where !answeredByAny.contains(i) {
             estimate *= selectivity(i, f, paths, rows)
         }
-        let context = Context(query: query, filters: filters, rows: rows, estimate: estimate, limit: limit, paths: paths, stats: stats)
+        let context = Context(
+            query: query, filters: filters, rows: rows, estimate: estimate, limit: limit, paths: paths, stats: stats)
 
         var candidates: [Candidate] = []
         for (i, _) in paths.enumerated() { candidates.append(context.setPlan(driver: i)) }
@@ -72,7 +76,10 @@ struct Candidate {
     /// Identity for deduplication: the same sources in another order are the same plan.
     var key: String
 
-    init(root: PlanNode, cost: Double, residual: [QueryFilter], streams: Bool, summary: String, rank: Int, sources: [String]) {
+    init(
+        root: PlanNode, cost: Double, residual: [QueryFilter], streams: Bool, summary: String, rank: Int,
+        sources: [String]
+    ) {
         self.root = root
         self.cost = cost
         self.residual = residual
@@ -152,16 +159,20 @@ struct Context<S: IndexStatistics> {
             cost += paths[j].materializeCost
             sources.append(paths[j].node)
         }
-        let source = sources.count == 1 ? sources[0] : PlanNode(op: .intersect, estimatedRows: candidates, children: sources)
+        let source =
+            sources.count == 1 ? sources[0] : PlanNode(op: .intersect, estimatedRows: candidates, children: sources)
         let residual = residual(excluding: answered)
         cost += residual.isEmpty ? 0 : candidates * Cost.fetch
         let filtered = wrap(source, residual: residual, candidates: candidates)
-        let (ordered, orderCost) = order(filtered, candidates: residual.isEmpty ? candidates : min(candidates, estimate), fetched: !residual.isEmpty)
+        let (ordered, orderCost) = order(
+            filtered, candidates: residual.isEmpty ? candidates : min(candidates, estimate), fetched: !residual.isEmpty)
         cost += orderCost + outputRows * Cost.fetch
-        let summary = ([describe(d.node)] + others.map { describe(paths[$0].node) }).joined(separator: " ∩ ")
+        let summary =
+            ([describe(d.node)] + others.map { describe(paths[$0].node) }).joined(separator: " ∩ ")
             + (residual.isEmpty ? "" : " → filter") + (limit.map { " → top \($0)" } ?? " → sort")
-        return Candidate(root: ordered, cost: cost, residual: residual, streams: false, summary: summary, rank: 1,
-                         sources: sources.map(describe))
+        return Candidate(
+            root: ordered, cost: cost, residual: residual, streams: false, summary: summary, rank: 1,
+            sources: sources.map(describe))
     }
 
     /// A scan of the ordered index that supplies the query's first sort key.
@@ -183,7 +194,9 @@ struct Context<S: IndexStatistics> {
         let inRange = own.map { paths[$0].estimate } ?? Double(stats.count(field, in: .all))
         var answered = own.map { paths[$0].answers } ?? []
         return stream(
-            PlanNode(op: .indexScan(field: field, range: range, descending: descending, ordered: true), estimatedRows: inRange),
+            PlanNode(
+                op: .indexScan(field: field, range: range, descending: descending, ordered: true),
+                estimatedRows: inRange),
             inRange: inRange, answered: &answered, excluded: own.map { [$0] } ?? [], step: Cost.entry, rank: 0)
     }
 
@@ -229,20 +242,24 @@ struct Context<S: IndexStatistics> {
         var node = wrap(source, residual: residual, candidates: outputRows)
         if let k = limit { node = PlanNode(op: .limit(k), estimatedRows: outputRows, children: [node]) }
         cost += outputRows * Cost.fetch
-        let summary = "stream " + ([describe(scan)] + others.map { describe(paths[$0].node) }).joined(separator: " ∩ ")
+        let summary =
+            "stream " + ([describe(scan)] + others.map { describe(paths[$0].node) }).joined(separator: " ∩ ")
             + (residual.isEmpty ? "" : " → filter") + (limit.map { " → limit \($0)" } ?? "")
-        return Candidate(root: node, cost: cost, residual: residual, streams: true, summary: summary, rank: rank,
-                         sources: children.map(describe))
+        return Candidate(
+            root: node, cost: cost, residual: residual, streams: true, summary: summary, rank: rank,
+            sources: children.map(describe))
     }
 
     func fullScan() -> Candidate {
         var cost = rows * (filters.isEmpty ? Cost.entry : Cost.fetch)
         let scan = PlanNode(op: .fullScan, estimatedRows: rows)
         let filtered = wrap(scan, residual: filters, candidates: rows)
-        let (ordered, orderCost) = order(filtered, candidates: filters.isEmpty ? rows : estimate, fetched: !filters.isEmpty)
+        let (ordered, orderCost) = order(
+            filtered, candidates: filters.isEmpty ? rows : estimate, fetched: !filters.isEmpty)
         cost += orderCost + outputRows * Cost.fetch
         let summary = "full scan" + (filters.isEmpty ? "" : " → filter") + (limit.map { " → top \($0)" } ?? " → sort")
-        return Candidate(root: ordered, cost: cost, residual: filters, streams: false, summary: summary, rank: 2,
-                         sources: ["full scan"])
+        return Candidate(
+            root: ordered, cost: cost, residual: filters, streams: false, summary: summary, rank: 2,
+            sources: ["full scan"])
     }
 }

@@ -62,7 +62,9 @@ struct CheckpointState {
             let n = Int(try r.varint())
             guard n <= r.remaining else { throw CodecError("schema runs past the section", offset: r.offset) }
             let p = UnsafeRawBufferPointer(rebasing: b[r.offset..<(r.offset + n)])
-            guard case .schemaChange(let schema) = try LogEntry.decode(kind: EntryKind.schemaChange.rawValue, payload: p) else {
+            guard
+                case .schemaChange(let schema) = try LogEntry.decode(kind: EntryKind.schemaChange.rawValue, payload: p)
+            else {
                 throw CodecError("not a schema", offset: r.offset)
             }
             s.schema = schema
@@ -75,7 +77,8 @@ struct CheckpointState {
         for _ in 0..<(try count(&r)) {
             let id = try RecordCodec.decodeRecordID(&r)
             let type = try r.string()
-            s.tombstones[id.zoneID, default: []].append(Tombstone(recordID: id, recordType: type, sequence: try r.varint()))
+            s.tombstones[id.zoneID, default: []].append(
+                Tombstone(recordID: id, recordType: type, sequence: try r.varint()))
         }
         guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes", offset: r.offset) }
         return s

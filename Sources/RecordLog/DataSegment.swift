@@ -197,7 +197,9 @@ public struct DataSegment: Sendable {
         func bad(_ o: Int, _ r: String) -> LogError { .badSegment(path: file.path, offset: o, reason: r) }
         let minSize = DataSegmentFormat.headerSize + DataSegmentFormat.footerSize
         guard b.count >= minSize else { throw bad(0, "\(b.count) bytes is shorter than header + footer (\(minSize))") }
-        guard Array(b[0..<8]) == DataSegmentFormat.headerMagic else { throw bad(0, "not a data segment (bad header magic)") }
+        guard Array(b[0..<8]) == DataSegmentFormat.headerMagic else {
+            throw bad(0, "not a data segment (bad header magic)")
+        }
         var r = ByteReader(b, offset: 8)
         guard let version = try? r.u16(), version == DataSegmentFormat.version else {
             throw bad(8, "unknown data segment version")
@@ -216,21 +218,28 @@ public struct DataSegment: Sendable {
             let dirCRC = try r.u32()
             let tableCRC = try r.u32()
             guard try r.u32() == footerCRC else { throw bad(fo, "footer checksum mismatch") }
-            guard blockSize == DataSegmentFormat.blockSize else { throw bad(fo + 24, "unsupported block size \(blockSize)") }
+            guard blockSize == DataSegmentFormat.blockSize else {
+                throw bad(fo + 24, "unsupported block size \(blockSize)")
+            }
             guard crcOffset >= DataSegmentFormat.headerSize, crcOffset <= dirOffset, dirLength >= 4,
                 dirOffset <= fo, dirLength <= fo - dirOffset
             else { throw bad(fo, "directory or CRC table outside the file") }
             let dir = UnsafeRawBufferPointer(rebasing: b[dirOffset..<(dirOffset + dirLength)])
             guard CRC32C.checksum(dir) == dirCRC else { throw bad(dirOffset, "directory checksum mismatch") }
             let table = UnsafeRawBufferPointer(rebasing: b[crcOffset..<dirOffset])
-            guard table.count % 4 == 0, CRC32C.checksum(table) == tableCRC else { throw bad(crcOffset, "block CRC table checksum mismatch") }
+            guard table.count % 4 == 0, CRC32C.checksum(table) == tableCRC else {
+                throw bad(crcOffset, "block CRC table checksum mismatch")
+            }
             var d = ByteReader(dir)
             let count = Int(try d.u32())
             var list: [Section] = []
             for _ in 0..<count {
                 let n = Int(try d.u16())
-                guard n <= d.remaining else { throw bad(dirOffset + d.offset, "directory entry name runs past the directory") }
-                let name = String(decoding: UnsafeRawBufferPointer(rebasing: dir[d.offset..<(d.offset + n)]), as: UTF8.self)
+                guard n <= d.remaining else {
+                    throw bad(dirOffset + d.offset, "directory entry name runs past the directory")
+                }
+                let name = String(
+                    decoding: UnsafeRawBufferPointer(rebasing: dir[d.offset..<(d.offset + n)]), as: UTF8.self)
                 d.offset += n
                 let s = Section(
                     name: name, offset: Int(try d.u64()), length: Int(try d.u64()),
@@ -238,7 +247,10 @@ public struct DataSegment: Sendable {
                 let expectBlocks = (s.length + DataSegmentFormat.blockSize - 1) / DataSegmentFormat.blockSize
                 guard s.offset >= DataSegmentFormat.headerSize, s.offset % 8 == 0, s.length <= crcOffset - s.offset,
                     s.blocks == expectBlocks, s.firstBlock + s.blocks <= table.count / 4
-                else { throw bad(dirOffset + d.offset, "section '\(name)' lies outside the file or its block list is wrong") }
+                else {
+                    throw bad(
+                        dirOffset + d.offset, "section '\(name)' lies outside the file or its block list is wrong")
+                }
                 list.append(s)
             }
             sections = list
@@ -253,7 +265,9 @@ public struct DataSegment: Sendable {
     /// Opens the file at `path` through the file system (mapped on POSIX).
     public static func open(_ path: String, fileSystem: any FileSystem) throws(LogError) -> DataSegment {
         let f: MappedFile
-        do { f = try fileSystem.map(path) } catch { throw .badSegment(path: path, offset: 0, reason: "cannot map: \(error)") }
+        do { f = try fileSystem.map(path) } catch {
+            throw .badSegment(path: path, offset: 0, reason: "cannot map: \(error)")
+        }
         return try DataSegment(file: f)
     }
 

@@ -46,7 +46,9 @@ public enum Gzip {
                     }
                     return nil
                 }
-                if status == Z_BUF_ERROR && stream.avail_in == 0 { return GzipError(message: "truncated stream after \(out.count) bytes") }
+                if status == Z_BUF_ERROR && stream.avail_in == 0 {
+                    return GzipError(message: "truncated stream after \(out.count) bytes")
+                }
                 guard status == Z_OK || status == Z_BUF_ERROR else {
                     return GzipError(message: "corrupt data (zlib status \(status)) after \(out.count) bytes")
                 }

@@ -158,15 +158,21 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
 
     public func size(_ path: String) throws -> Int {
         try lock.withLock {
-            guard let n = entries[path] else { throw FileSystemError("stat", path: path, code: 2, message: "no such file") }
+            guard let n = entries[path] else {
+                throw FileSystemError("stat", path: path, code: 2, message: "no such file")
+            }
             return n.data.count
         }
     }
 
     public func read(_ path: String) throws -> [UInt8] {
         try lock.withLock {
-            if poweredOff { throw FileSystemError("read", path: path, code: 5, message: "power is off (simulated crash)") }
-            guard let n = entries[path] else { throw FileSystemError("open", path: path, code: 2, message: "no such file") }
+            if poweredOff {
+                throw FileSystemError("read", path: path, code: 5, message: "power is off (simulated crash)")
+            }
+            guard let n = entries[path] else {
+                throw FileSystemError("open", path: path, code: 2, message: "no such file")
+            }
             return n.data
         }
     }
@@ -185,7 +191,9 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     public func truncate(_ path: String, to length: Int) throws {
         try lock.withLock {
             try mutate("truncate", path)
-            guard let n = entries[path] else { throw FileSystemError("truncate", path: path, code: 2, message: "no such file") }
+            guard let n = entries[path] else {
+                throw FileSystemError("truncate", path: path, code: 2, message: "no such file")
+            }
             n.data = Array(n.data.prefix(length))
         }
     }
@@ -193,7 +201,9 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     public func rename(_ from: String, to: String) throws {
         try lock.withLock {
             try mutate("rename", from)
-            guard let n = entries[from] else { throw FileSystemError("rename", path: from, code: 2, message: "no such file") }
+            guard let n = entries[from] else {
+                throw FileSystemError("rename", path: from, code: 2, message: "no such file")
+            }
             entries[from] = nil
             entries[to] = n
         }
@@ -221,7 +231,9 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
 
     public func lockFile(_ path: String) throws -> any FileLock {
         try lock.withLock {
-            if locks[path] != nil { throw FileSystemError("lock", path: path, code: 11, message: "held by another store") }
+            if locks[path] != nil {
+                throw FileSystemError("lock", path: path, code: 11, message: "held by another store")
+            }
             locks[path] = generation
             return MemoryLock(fs: self, path: path, generation: generation)
         }
@@ -233,7 +245,9 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
 
     fileprivate func append(_ node: Node, _ path: String, _ gen: Int, _ bytes: UnsafeRawBufferPointer) throws {
         try lock.withLock {
-            guard gen == generation else { throw FileSystemError("append", path: path, code: 9, message: "stale file handle") }
+            guard gen == generation else {
+                throw FileSystemError("append", path: path, code: 9, message: "stale file handle")
+            }
             try mutate("append", path)
             if let keep = tearNext {
                 tearNext = nil
@@ -246,7 +260,9 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
 
     fileprivate func sync(_ node: Node, _ path: String, _ gen: Int) throws {
         try lock.withLock {
-            guard gen == generation else { throw FileSystemError("fsync", path: path, code: 9, message: "stale file handle") }
+            guard gen == generation else {
+                throw FileSystemError("fsync", path: path, code: 9, message: "stale file handle")
+            }
             try mutate("fsync", path)
             if failSyncs { throw FileSystemError("fsync", path: path, code: 5, message: "injected fsync failure") }
             node.durable = node.data

@@ -78,7 +78,9 @@ public struct SegmentHeader: Sendable, Hashable {
         guard b.count >= LogFormat.segmentHeaderSize else {
             return .failure(CodecError("segment header is \(b.count) bytes, needs 32", offset: 0))
         }
-        guard Array(b[0..<8]) == LogFormat.segmentMagic else { return .failure(CodecError("bad segment magic", offset: 0)) }
+        guard Array(b[0..<8]) == LogFormat.segmentMagic else {
+            return .failure(CodecError("bad segment magic", offset: 0))
+        }
         var r = ByteReader(b, offset: 8)
         do {
             let version = try r.u16()
@@ -116,7 +118,9 @@ public enum Frame {
         h.u8(kind.rawValue)
         h.u8(flags)
         h.u16(0)
-        let crc = h.bytes.withUnsafeBytes { CRC32C.finalize(CRC32C.update(payloadCRC, UnsafeRawBufferPointer(rebasing: $0[8..<24]))) }
+        let crc = h.bytes.withUnsafeBytes {
+            CRC32C.finalize(CRC32C.update(payloadCRC, UnsafeRawBufferPointer(rebasing: $0[8..<24])))
+        }
         out.append(contentsOf: h.bytes)
         out[start + 4] = UInt8(truncatingIfNeeded: crc)
         out[start + 5] = UInt8(truncatingIfNeeded: crc >> 8)
@@ -126,9 +130,12 @@ public enum Frame {
     }
 
     /// Appends one frame, computing the payload CRC.
-    public static func append(kind: EntryKind, sequence: UInt64, flags: UInt8, payload: [UInt8], to out: inout [UInt8]) {
+    public static func append(kind: EntryKind, sequence: UInt64, flags: UInt8, payload: [UInt8], to out: inout [UInt8])
+    {
         payload.withUnsafeBytes { p in
-            append(kind: kind, sequence: sequence, flags: flags, payload: p, payloadCRC: CRC32C.update(CRC32C.start, p), to: &out)
+            append(
+                kind: kind, sequence: sequence, flags: flags, payload: p, payloadCRC: CRC32C.update(CRC32C.start, p),
+                to: &out)
         }
     }
 
@@ -151,7 +158,9 @@ public enum Frame {
         guard sync == LogFormat.frameSync else { return nil }
         let crc = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
         let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
-        guard length <= LogFormat.maximumPayload, b.count - offset - LogFormat.frameHeaderSize >= length else { return nil }
+        guard length <= LogFormat.maximumPayload, b.count - offset - LogFormat.frameHeaderSize >= length else {
+            return nil
+        }
         let flags = b[offset + 21]
         guard flags & ~(LogFormat.flagFirst | LogFormat.flagLast) == 0, b[offset + 22] == 0, b[offset + 23] == 0 else {
             return nil

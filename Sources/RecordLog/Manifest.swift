@@ -81,7 +81,9 @@ public struct Manifest: Sendable, Hashable {
         var bytes: [UInt8] = []
         var it = s.utf8.makeIterator()
         while let a = it.next() {
-            guard let b = it.next(), let v = UInt8(String(decoding: [a, b], as: UTF8.self), radix: 16) else { return nil }
+            guard let b = it.next(), let v = UInt8(String(decoding: [a, b], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             bytes.append(v)
         }
         return String(validating: bytes, as: UTF8.self)
@@ -107,7 +109,8 @@ public struct Manifest: Sendable, Hashable {
         if let c = checkpoint {
             body += "checkpoint \(c.sequence) horizon \(c.horizon)\nstate \(c.state)\n"
             for (k, f) in c.tables.sorted(by: { $0.key < $1.key }) {
-                body += "table \(f.rows) \(f.indexes.map(String.init) ?? "-") \(Self.hex(k.owner)) \(Self.hex(k.recordType))\n"
+                body +=
+                    "table \(f.rows) \(f.indexes.map(String.init) ?? "-") \(Self.hex(k.owner)) \(Self.hex(k.recordType))\n"
             }
         }
         let crc = CRC32C.checksum(Array(body.utf8))
@@ -116,7 +119,9 @@ public struct Manifest: Sendable, Hashable {
 
     /// Parses the file; the reason when it is damaged.
     public static func decode(_ bytes: [UInt8]) -> Result<Manifest, CodecError> {
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(CodecError("not UTF-8", offset: 0)) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(CodecError("not UTF-8", offset: 0))
+        }
         guard let crcRange = text.range(of: "crc ") else { return .failure(CodecError("no crc line", offset: 0)) }
         let body = String(text[..<crcRange.lowerBound])
         let crcText = String(text[crcRange.upperBound...].filter { !$0.isWhitespace })
@@ -125,7 +130,9 @@ public struct Manifest: Sendable, Hashable {
         }
         let lines = body.split(separator: "\n")
         let v2 = lines.first == "cirrus-log 2"
-        guard (lines.count == 2 && lines[0] == "cirrus-log 1") || (v2 && lines.count >= 4), lines[1].hasPrefix("segments") else {
+        guard (lines.count == 2 && lines[0] == "cirrus-log 1") || (v2 && lines.count >= 4),
+            lines[1].hasPrefix("segments")
+        else {
             return .failure(CodecError("unknown manifest version or layout", offset: 0))
         }
         var segs: [UInt64] = []
@@ -133,7 +140,9 @@ public struct Manifest: Sendable, Hashable {
             guard let n = UInt64(part) else { return .failure(CodecError("bad segment number \(part)", offset: 0)) }
             segs.append(n)
         }
-        guard !segs.isEmpty, segs == segs.sorted() else { return .failure(CodecError("segment list empty or out of order", offset: 0)) }
+        guard !segs.isEmpty, segs == segs.sorted() else {
+            return .failure(CodecError("segment list empty or out of order", offset: 0))
+        }
         guard v2 else { return .success(Manifest(segments: segs)) }
         let cp = lines[2].split(separator: " ")
         let st = lines[3].split(separator: " ")
@@ -150,6 +159,9 @@ public struct Manifest: Sendable, Hashable {
             }
             tables[TableKey(owner: o, recordType: t)] = TableFiles(rows: n, indexes: UInt64(p[2]))
         }
-        return .success(Manifest(segments: segs, checkpoint: ManifestCheckpoint(sequence: seq, horizon: hz, state: state, tables: tables)))
+        return .success(
+            Manifest(
+                segments: segs, checkpoint: ManifestCheckpoint(sequence: seq, horizon: hz, state: state, tables: tables)
+            ))
     }
 }

@@ -97,7 +97,8 @@ public struct POSIXFileSystem: FileSystem {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let e = Self.error("flock", path)
             close(fd)
-            throw FileSystemError("lock", path: path, code: e.code, message: "held by another process or store (\(e.message))")
+            throw FileSystemError(
+                "lock", path: path, code: e.code, message: "held by another process or store (\(e.message))")
         }
         return POSIXLock(fd: fd)
     }

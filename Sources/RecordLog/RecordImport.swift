@@ -56,7 +56,9 @@ public enum RecordTransfer {
     /// Imports a file (JSON Lines, gzip JSON Lines, or a property list). Plain JSON Lines are
     /// streamed in 32 MiB pieces, so a file of any size needs bounded memory; gzip and plist
     /// files are read whole.
-    public static func importFile(_ path: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
+    public static func importFile(
+        _ path: String, into store: RecordStore, options: ImportOptions = .init()
+    ) throws -> ImportSummary {
         return try readRecords(file: path, options: options, sink: storeSink(store))
     }
 
@@ -101,12 +103,16 @@ public enum RecordTransfer {
     }
 
     /// Imports bytes in any supported format; `name` labels rejections.
-    public static func importBytes(_ input: [UInt8], name: String, into store: RecordStore, options: ImportOptions = .init()) throws -> ImportSummary {
+    public static func importBytes(
+        _ input: [UInt8], name: String, into store: RecordStore, options: ImportOptions = .init()
+    ) throws -> ImportSummary {
         try readRecords(input, name: name, options: options, sink: storeSink(store))
     }
 
     /// A sink that commits each batch of records to `store` (already validated).
-    static func storeSink(_ store: RecordStore) -> ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)] {
+    static func storeSink(
+        _ store: RecordStore
+    ) -> ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)] {
         { batch in
             try store.commit(batch.map { .save($0.record) }, validate: false)
             return []
@@ -139,7 +145,9 @@ public enum RecordTransfer {
             } catch {
                 items = [.failure(Rejection("not a property list array of records: \(error)"))]
             }
-            for (i, item) in items.enumerated() where !importer.stop { try importer.accept(item.flatMap(validated), line: i + 1) }
+            for (i, item) in items.enumerated() where !importer.stop {
+                try importer.accept(item.flatMap(validated), line: i + 1)
+            }
         } else {
             try importer.importJSONLines(bytes)
         }
@@ -158,7 +166,10 @@ public enum RecordTransfer {
         /// Lines consumed so far (JSON Lines streamed in pieces).
         var line = 0
 
-        init(name: String, options: ImportOptions, sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) {
+        init(
+            name: String, options: ImportOptions,
+            sink: @escaping ([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]
+        ) {
             self.name = name
             self.options = options
             self.sink = sink
@@ -217,7 +228,8 @@ public enum RecordTransfer {
                         DispatchQueue.concurrentPerform(iterations: (end - first + chunk - 1) / chunk) { c in
                             for k in c * chunk..<min((c + 1) * chunk, end - first) {
                                 let r = lines[first + k].range
-                                out[k] = RecordTransfer.parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(RecordTransfer.validated)
+                                out[k] = RecordTransfer.parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(
+                                    RecordTransfer.validated)
                             }
                         }
                     }
@@ -280,13 +292,16 @@ public enum RecordTransfer {
 
     static func isPropertyList(_ b: [UInt8]) -> Bool {
         let head = String(decoding: b.prefix(64), as: UTF8.self).drop { $0.isWhitespace }
-        return head.hasPrefix("bplist") || head.hasPrefix("<?xml") || head.hasPrefix("<plist") || head.hasPrefix("<!DOCTYPE plist")
+        return head.hasPrefix("bplist") || head.hasPrefix("<?xml") || head.hasPrefix("<plist")
+            || head.hasPrefix("<!DOCTYPE plist")
     }
 
     /// Writes the live records (optionally of one type) as Web Services JSON Lines, in commit
     /// order, through `write` (one call per line, newline included). Returns the count.
     @discardableResult
-    public static func exportJSONLines(_ snapshot: StoreSnapshot, type: String? = nil, write: (String) throws -> Void) rethrows -> Int {
+    public static func exportJSONLines(
+        _ snapshot: StoreSnapshot, type: String? = nil, write: (String) throws -> Void
+    ) rethrows -> Int {
         // Order by sequence using ids only, then decode one record at a time: exporting a
         // million records never holds a million decoded records.
         let order = snapshot.orderedIDs(ofType: type)

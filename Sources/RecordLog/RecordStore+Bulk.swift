@@ -45,7 +45,10 @@ public final class BulkLoad {
             lastSequence += 1
             let payload = RecordCodec.encode(r)
             guard payload.count <= LogFormat.maximumPayload else {
-                throw .invalidRecord(RecordValidationError(.recordTooLarge, recordID: r.recordID, "a record of \(payload.count) bytes exceeds the frame limit"))
+                throw .invalidRecord(
+                    RecordValidationError(
+                        .recordTooLarge, recordID: r.recordID,
+                        "a record of \(payload.count) bytes exceeds the frame limit"))
             }
             buffer[TableKey(owner: r.recordID.zoneID.ownerName, recordType: r.recordType), default: []]
                 .append((r.recordID, lastSequence, payload))
@@ -75,7 +78,8 @@ public final class BulkLoad {
                 }
                 try rw.finish(into: &w)
                 try w.finish()
-                runs[key, default: []].append(try RowSection(segment: try DataSegment.open(path, fileSystem: store.fileSystem)))
+                runs[key, default: []].append(
+                    try RowSection(segment: try DataSegment.open(path, fileSystem: store.fileSystem)))
             }
         } catch {
             throw LogError.wrap(error)
@@ -93,7 +97,8 @@ public final class BulkLoad {
         defer { store.releaseToken() }
         do {
             try spill()
-            return try store.checkpointHoldingToken(userState: userState, raiseHorizon: false, rewrite: [], sections: sections, bulk: self)
+            return try store.checkpointHoldingToken(
+                userState: userState, raiseHorizon: false, rewrite: [], sections: sections, bulk: self)
         } catch {
             let e = LogError.wrap(error)
             store.cond.withLock { store.failure = e }

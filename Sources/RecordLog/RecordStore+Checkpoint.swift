@@ -167,7 +167,8 @@ extension RecordStore {
         defer { releaseToken() }
         if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
         do {
-            return try checkpointHoldingToken(userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
+            return try checkpointHoldingToken(
+                userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
         } catch {
             let e = LogError.wrap(error)
             cond.withLock { failure = e }
@@ -194,7 +195,8 @@ extension RecordStore {
             for z in bulk.zones where snap.zones[z] == nil { snap.zones[z] = bulk.lastSequence }
         }
         let prepared = try writeCheckpoint(
-            snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections, runs: bulk?.runs ?? [:])
+            snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections,
+            runs: bulk?.runs ?? [:])
         let logNumber = (segments.last ?? 0) + 1
         let newFile = try createSegment(logNumber, flags: 0)
         try? file?.close()  // the old log segment was synced; new commits go to newFile
@@ -231,13 +233,16 @@ extension RecordStore {
     /// Writes a checkpoint of `snap` into data segments no manifest names yet (no token needed:
     /// it reads only the snapshot and writes only new files).
     func writeCheckpoint(
-        _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>, sections: SectionEncoder?,
+        _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
+        sections: SectionEncoder?,
         runs: [TableKey: [RowSection]] = [:]
     ) throws -> PreparedCheckpoint {
         let seq = snap.lastSequence
         // Which tables change: every delta version's, every removal's, every bulk run's.
         var deltaByTable: [TableKey: [(RecordID, LiveRecord)]] = [:]
-        for (id, l) in snap.live { deltaByTable[TableKey(owner: id.zoneID.ownerName, recordType: l.recordType), default: []].append((id, l)) }
+        for (id, l) in snap.live {
+            deltaByTable[TableKey(owner: id.zoneID.ownerName, recordType: l.recordType), default: []].append((id, l))
+        }
         var changed = Set(deltaByTable.keys).union(runs.keys)
         for (id, _) in snap.removed {
             if let (t, _) = snap.baseLocation(id) { changed.insert(t.key) }
@@ -249,7 +254,9 @@ extension RecordStore {
         var rowsWritten = 0
         var bytesWritten = 0
         // Report only (bytesWritten): a size that cannot be read counts 0.
-        func size(_ n: UInt64) -> Int { (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName(n)))) ?? 0 }
+        func size(_ n: UInt64) -> Int {
+            (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName(n)))) ?? 0
+        }
         for (key, t) in snap.base where !changed.contains(key) {
             if rewrite.contains(key) || (t.indexes == nil && sections != nil) {
                 // Same rows, new indexes (a schema change added one): rewrite the index segment only.
@@ -299,14 +306,19 @@ extension RecordStore {
             lastSequence: seq, horizon: raiseHorizon ? seq : snap.horizon, schemaSequence: snap.schemaSequence,
             schema: snap.schema, zones: snap.zones, tombstones: raiseHorizon ? [:] : snap.tombstoneMap)
         let stateNumber = nextDataSegmentNumber()
-        var sw = try DataSegmentWriter(fileSystem: fileSystem, path: joinPath(directory, DataSegmentFormat.fileName(stateNumber)))
+        var sw = try DataSegmentWriter(
+            fileSystem: fileSystem, path: joinPath(directory, DataSegmentFormat.fileName(stateNumber)))
         try sw.addSection("state", st.encoded())
         try sw.addSection("user", user)
         try sw.finish()
         try fileSystem.syncDirectory(directory)
-        cond.withLock { pendingDataSegments.formUnion(Set(tables.values.flatMap { [$0.rows] + ($0.indexes.map { [$0] } ?? []) }).union([stateNumber])) }
+        cond.withLock {
+            pendingDataSegments.formUnion(
+                Set(tables.values.flatMap { [$0.rows] + ($0.indexes.map { [$0] } ?? []) }).union([stateNumber]))
+        }
         return PreparedCheckpoint(
-            sequence: seq, horizon: st.horizon, state: stateNumber, tables: tables, newTables: newTables, userState: user,
+            sequence: seq, horizon: st.horizon, state: stateNumber, tables: tables, newTables: newTables,
+            userState: user,
             report: CheckpointReport(
                 sequence: seq, tablesWritten: written, tablesKept: tables.count - written, rowsWritten: rowsWritten,
                 bytesWritten: bytesWritten))
@@ -315,7 +327,9 @@ extension RecordStore {
     /// Names a written checkpoint in the manifest (the switch), rebases the live state onto it
     /// and removes the files it replaced: log segments before `keepingLogFrom` (they hold only
     /// entries the checkpoint covers) and data segments no longer named. Token held.
-    func installCheckpoint(_ p: PreparedCheckpoint, keepingLogFrom first: UInt64, removing: [UInt64]) throws -> CheckpointReport {
+    func installCheckpoint(
+        _ p: PreparedCheckpoint, keepingLogFrom first: UInt64, removing: [UInt64]
+    ) throws -> CheckpointReport {
         let (logs, cur) = cond.withLock { (segments.filter { $0 >= first }, state) }
         let manifest = Manifest(
             segments: logs,
@@ -360,10 +374,12 @@ extension RecordStore {
 
     /// Second step: writes the job's data segments (no lock held; commits go on).
     public func writeCheckpoint(
-        _ job: CheckpointJob, userState: [UInt8], raiseHorizon: Bool = false, rewrite: Set<TableKey> = [], sections: SectionEncoder? = nil
+        _ job: CheckpointJob, userState: [UInt8], raiseHorizon: Bool = false, rewrite: Set<TableKey> = [],
+        sections: SectionEncoder? = nil
     ) throws(LogError) -> PreparedCheckpoint {
         do {
-            return try writeCheckpoint(job.snapshot, userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
+            return try writeCheckpoint(
+                job.snapshot, userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
         } catch {
             // Nothing is named yet: the store is intact; the unnamed files go at the next install or open.
             throw LogError.wrap(error)
@@ -380,7 +396,9 @@ extension RecordStore {
         guard p.sequence >= current, job.firstLogSegment >= (cond.withLock { segments.first } ?? 0) else {
             // Another checkpoint was installed since this one began: this one is stale (its
             // files are unnamed and go at the next install or open).
-            throw .badManifest(path: joinPath(directory, Manifest.fileName), reason: "checkpoint at \(p.sequence) is older than the installed one at \(current)")
+            throw .badManifest(
+                path: joinPath(directory, Manifest.fileName),
+                reason: "checkpoint at \(p.sequence) is older than the installed one at \(current)")
         }
         do {
             return try installCheckpoint(p, keepingLogFrom: job.firstLogSegment, removing: Array(job.before))
@@ -414,13 +432,16 @@ extension RecordStore {
     }
 
     /// Writes a table's index segment from its rows; nil when there is no encoder or nothing to write.
-    func writeIndexSegment(_ rows: RowSection, _ key: TableKey, _ sections: SectionEncoder?) throws -> (number: UInt64, segment: DataSegment)? {
+    func writeIndexSegment(
+        _ rows: RowSection, _ key: TableKey, _ sections: SectionEncoder?
+    ) throws -> (number: UInt64, segment: DataSegment)? {
         guard let sections else { return nil }
         let table = CheckpointRows(key: key, rows: rows)
         let list = try sections(table)
         if let (row, error) = table.failure.value {
             throw LogError.badSegment(
-                path: "table \(key.owner)/\(key.recordType)", offset: row, reason: "row \(row) does not decode: \(error)")
+                path: "table \(key.owner)/\(key.recordType)", offset: row,
+                reason: "row \(row) does not decode: \(error)")
         }
         if list.isEmpty { return nil }
         let n = nextDataSegmentNumber()

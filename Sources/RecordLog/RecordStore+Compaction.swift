@@ -40,7 +40,8 @@ extension RecordStore {
             // With data segments, compaction is a checkpoint that also forgets deletions: the log
             // then holds nothing, and every live version is in the segments.
             let before = segments
-            let r = try checkpointHoldingToken(userState: cond.withLock { userState } ?? [], raiseHorizon: true, rewrite: [], sections: nil)
+            let r = try checkpointHoldingToken(
+                userState: cond.withLock { userState } ?? [], raiseHorizon: true, rewrite: [], sections: nil)
             return CompactionReport(
                 segmentsBefore: before, segmentAfter: segments.last ?? 0, bytesBefore: 0, bytesAfter: r.bytesWritten,
                 liveRecords: cond.withLock { state.recordCount })
@@ -59,9 +60,12 @@ extension RecordStore {
         items.reserveCapacity(snap.live.count + snap.zones.count + 2)
         if let s = snap.schema { items.append((snap.schemaSequence, .other(.schemaChange(s)))) }
         for (z, seq) in snap.zones { items.append((seq, .other(.zoneCreate(z)))) }
-        for (id, l) in snap.live { items.append((l.sequence, .record(id, recordType: l.recordType, payload: l.payload))) }
+        for (id, l) in snap.live {
+            items.append((l.sequence, .record(id, recordType: l.recordType, payload: l.payload)))
+        }
         items.sort { $0.0 < $1.0 }
-        items.append((snap.lastSequence, .other(.checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence))))
+        items.append(
+            (snap.lastSequence, .other(.checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence))))
 
         var out: [UInt8] = []
         out.reserveCapacity(1 << 20)
@@ -95,8 +99,13 @@ extension RecordStore {
         segmentSize = size
         for o in before { try fileSystem.remove(segmentPath(o)) }
         try fileSystem.syncDirectory(directory)
-        cond.withLock { state.apply(.other(.checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence)), sequence: snap.lastSequence) }
+        cond.withLock {
+            state.apply(
+                .other(.checkpoint(highestSequence: snap.lastSequence, horizon: snap.lastSequence)),
+                sequence: snap.lastSequence)
+        }
         return CompactionReport(
-            segmentsBefore: before, segmentAfter: n, bytesBefore: bytesBefore, bytesAfter: size, liveRecords: snap.live.count)
+            segmentsBefore: before, segmentAfter: n, bytesBefore: bytesBefore, bytesAfter: size,
+            liveRecords: snap.live.count)
     }
 }

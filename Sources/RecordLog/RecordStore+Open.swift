@@ -30,15 +30,20 @@ extension RecordStore {
 
     /// Reads the store without changing anything and reports what is there and what is damaged.
     /// Throws only when the directory is not a store or cannot be read.
-    public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> VerifyReport {
-        let store = try openStore(directory: directory, fs: fileSystem, options: RecordStoreOptions(readOnly: true, repair: true), deep: true)
+    public static func verify(
+        directory: String, fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(LogError) -> VerifyReport {
+        let store = try openStore(
+            directory: directory, fs: fileSystem, options: RecordStoreOptions(readOnly: true, repair: true), deep: true)
         let snap = store.snapshot()
         return VerifyReport(
             open: store.openReport, liveRecords: snap.recordCount, recordsByType: snap.countsByType,
             recordsByZone: snap.countsByZone, zones: snap.zones.count, lastSequence: snap.lastSequence)
     }
 
-    static func openStore(directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool) throws(LogError) -> RecordStore {
+    static func openStore(
+        directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool
+    ) throws(LogError) -> RecordStore {
         do {
             return try openUnchecked(directory: directory, fs: fs, options: options, deep: deep)
         } catch {
@@ -48,11 +53,15 @@ extension RecordStore {
 
     /// Opens in steps: lock the directory, read the manifest (or create a new store), remove
     /// files no manifest names, map the checkpoint's data segments, replay the log segments.
-    static func openUnchecked(directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool = false) throws -> RecordStore {
+    static func openUnchecked(
+        directory: String, fs: any FileSystem, options: RecordStoreOptions, deep: Bool = false
+    ) throws -> RecordStore {
         var report = OpenReport()
         let readOnly = options.readOnly
         if readOnly {
-            guard fs.exists(directory) else { throw LogError.notAStore(directory: directory, reason: "no such directory") }
+            guard fs.exists(directory) else {
+                throw LogError.notAStore(directory: directory, reason: "no such directory")
+            }
         } else {
             try fs.createDirectory(directory)
         }
@@ -61,19 +70,29 @@ extension RecordStore {
         let segFiles = names.compactMap { Manifest.segmentNumber(fileName: $0) }.sorted()
         let manifestPath = joinPath(directory, Manifest.fileName)
 
-        guard let manifest = try readManifest(directory: directory, fs: fs, options: options, segFiles: segFiles, report: &report) else {
-            return try createStore(directory: directory, fs: fs, options: options, segFiles: segFiles, lock: dirLock, report: report)
+        guard
+            let manifest = try readManifest(
+                directory: directory, fs: fs, options: options, segFiles: segFiles, report: &report)
+        else {
+            return try createStore(
+                directory: directory, fs: fs, options: options, segFiles: segFiles, lock: dirLock, report: report)
         }
-        if !readOnly { try removeUnlisted(manifest, names: names, segFiles: segFiles, directory: directory, fs: fs, report: &report) }
+        if !readOnly {
+            try removeUnlisted(
+                manifest, names: names, segFiles: segFiles, directory: directory, fs: fs, report: &report)
+        }
 
         var state = StoreSnapshot()
-        let user = try loadCheckpoint(manifest, directory: directory, fs: fs, repair: options.repair, into: &state, report: &report)
+        let user = try loadCheckpoint(
+            manifest, directory: directory, fs: fs, repair: options.repair, into: &state, report: &report)
         if deep { verifySegments(manifest, directory: directory, fs: fs, state: state, report: &report) }
-        let (live, lastSize) = try replayLog(manifest, directory: directory, fs: fs, options: options, deep: deep, into: &state, report: &report)
+        let (live, lastSize) = try replayLog(
+            manifest, directory: directory, fs: fs, options: options, deep: deep, into: &state, report: &report)
         guard let last = live.last else {
             throw LogError.badManifest(path: manifestPath, reason: "no segment could be read")
         }
-        let file = readOnly ? nil : try fs.openForAppend(joinPath(directory, Manifest.segmentFileName(last)), create: false)
+        let file =
+            readOnly ? nil : try fs.openForAppend(joinPath(directory, Manifest.segmentFileName(last)), create: false)
         let store = RecordStore(
             directory: directory, fileSystem: fs, options: options, report: report, state: state, segments: live,
             segmentSize: lastSize, file: file)
@@ -107,19 +126,29 @@ extension RecordStore {
                     throw LogError.badManifest(path: manifestPath, reason: e.message)
                 }
                 report.corruptions.append(
-                    Corruption(segment: 0, offset: 0, length: 0, reason: "CURRENT: \(e.message); using every segment file", framesDropped: 0))
+                    Corruption(
+                        segment: 0, offset: 0, length: 0, reason: "CURRENT: \(e.message); using every segment file",
+                        framesDropped: 0))
                 return Manifest(segments: segFiles)
             }
         }
-        let withFrames = try segFiles.filter { try fs.size(joinPath(directory, Manifest.segmentFileName($0))) > LogFormat.segmentHeaderSize }
+        let withFrames = try segFiles.filter {
+            try fs.size(joinPath(directory, Manifest.segmentFileName($0))) > LogFormat.segmentHeaderSize
+        }
         if withFrames.isEmpty {
-            if options.readOnly { throw LogError.notAStore(directory: directory, reason: "no \(Manifest.fileName) file") }
+            if options.readOnly {
+                throw LogError.notAStore(directory: directory, reason: "no \(Manifest.fileName) file")
+            }
             return nil
         }
         guard options.repair else {
-            throw LogError.notAStore(directory: directory, reason: "segment files but no \(Manifest.fileName); open with repair to adopt them")
+            throw LogError.notAStore(
+                directory: directory,
+                reason: "segment files but no \(Manifest.fileName); open with repair to adopt them")
         }
-        report.corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: "no CURRENT; adopting every segment file", framesDropped: 0))
+        report.corruptions.append(
+            Corruption(
+                segment: 0, offset: 0, length: 0, reason: "no CURRENT; adopting every segment file", framesDropped: 0))
         return Manifest(segments: segFiles)
     }
 
@@ -149,7 +178,8 @@ extension RecordStore {
     /// Removes log segments and data segments the manifest does not name (left by an
     /// interrupted compaction, checkpoint or bulk load) and a leftover `CURRENT.tmp`.
     static func removeUnlisted(
-        _ manifest: Manifest, names: [String], segFiles: [UInt64], directory: String, fs: any FileSystem, report: inout OpenReport
+        _ manifest: Manifest, names: [String], segFiles: [UInt64], directory: String, fs: any FileSystem,
+        report: inout OpenReport
     ) throws {
         let manifestPath = joinPath(directory, Manifest.fileName)
         let named = manifest.dataSegments
@@ -187,16 +217,20 @@ extension RecordStore {
             guard fs.exists(p) else {
                 guard options.repair else {
                     throw LogError.badManifest(
-                        path: joinPath(directory, Manifest.fileName), reason: "lists missing segment \(Manifest.segmentFileName(n))")
+                        path: joinPath(directory, Manifest.fileName),
+                        reason: "lists missing segment \(Manifest.segmentFileName(n))")
                 }
-                report.corruptions.append(Corruption(segment: n, offset: 0, length: 0, reason: "segment file missing", framesDropped: 0))
+                report.corruptions.append(
+                    Corruption(segment: n, offset: 0, length: 0, reason: "segment file missing", framesDropped: 0))
                 continue
             }
             live.append(n)
             let bytes = try fs.read(p)
             let minimum = state.lastSequence
             let scan = try bytes.withUnsafeBytes { (b) throws(LogError) in
-                try SegmentScanner.scan(b, number: n, isLast: isLast, repair: options.repair, minimumSequence: minimum, deep: deep) { batch in
+                try SegmentScanner.scan(
+                    b, number: n, isLast: isLast, repair: options.repair, minimumSequence: minimum, deep: deep
+                ) { batch in
                     for (seq, e) in batch { state.apply(e, sequence: seq) }
                 }
             }
@@ -260,7 +294,9 @@ extension RecordStore {
         case .failure(let e):
             guard repair else { throw e }
             report.corruptions.append(
-                Corruption(segment: 0, offset: 0, length: 0, reason: "\(e) — the checkpoint's zones, schema and change history are lost", framesDropped: 0))
+                Corruption(
+                    segment: 0, offset: 0, length: 0,
+                    reason: "\(e) — the checkpoint's zones, schema and change history are lost", framesDropped: 0))
         }
         var tables: [BaseTable] = []
         for (key, files) in cp.tables.sorted(by: { $0.key < $1.key }) {
@@ -277,14 +313,18 @@ extension RecordStore {
                         // Indexes are derived: the façade rebuilds them from the rows.
                         guard repair else { throw e }
                         report.corruptions.append(
-                            Corruption(segment: 0, offset: 0, length: 0, reason: "\(e) — the indexes of \(key) are rebuilt from its rows", framesDropped: 0))
+                            Corruption(
+                                segment: 0, offset: 0, length: 0,
+                                reason: "\(e) — the indexes of \(key) are rebuilt from its rows", framesDropped: 0))
                     }
                 }
                 tables.append(BaseTable(key: key, files: files, rows: rows, indexes: indexes))
             case .failure(let e):
                 guard repair else { throw e }
                 report.corruptions.append(
-                    Corruption(segment: 0, offset: 0, length: 0, reason: "\(e) — the records of \(key) at the checkpoint are lost", framesDropped: 0))
+                    Corruption(
+                        segment: 0, offset: 0, length: 0,
+                        reason: "\(e) — the records of \(key) at the checkpoint are lost", framesDropped: 0))
             }
         }
         state.setBase(tables, sequence: cp.sequence)
@@ -294,19 +334,25 @@ extension RecordStore {
     }
 
     /// `verify`: every block of every named data segment against its CRC, and every row decodes.
-    static func verifySegments(_ manifest: Manifest, directory: String, fs: any FileSystem, state: StoreSnapshot, report: inout OpenReport) {
+    static func verifySegments(
+        _ manifest: Manifest, directory: String, fs: any FileSystem, state: StoreSnapshot, report: inout OpenReport
+    ) {
         for n in manifest.dataSegments.sorted() {
-            guard case .success(let seg) = openSegment(n, directory: directory, fs: fs) else { continue }  // reported by the open
+            // A segment that does not open was reported by the open.
+            guard case .success(let seg) = openSegment(n, directory: directory, fs: fs) else { continue }
             for (section, offset) in seg.verifyBlocks() {
-                report.corruptions.append(Corruption(
-                    segment: 0, offset: offset, length: DataSegmentFormat.blockSize,
-                    reason: "\(seg.file.path): block at byte \(offset) of section '\(section)' fails its CRC", framesDropped: 0))
+                report.corruptions.append(
+                    Corruption(
+                        segment: 0, offset: offset, length: DataSegmentFormat.blockSize,
+                        reason: "\(seg.file.path): block at byte \(offset) of section '\(section)' fails its CRC",
+                        framesDropped: 0))
             }
         }
         for t in state.base.values {
             for i in 0..<t.rows.count {
                 do { _ = try t.rows.record(i) } catch {
-                    report.corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: "\(error)", framesDropped: 0))
+                    report.corruptions.append(
+                        Corruption(segment: 0, offset: 0, length: 0, reason: "\(error)", framesDropped: 0))
                 }
             }
         }
@@ -314,11 +360,15 @@ extension RecordStore {
 
     static func openSegment(_ n: UInt64, directory: String, fs: any FileSystem) -> Result<DataSegment, LogError> {
         let path = joinPath(directory, DataSegmentFormat.fileName(n))
-        guard fs.exists(path) else { return .failure(.badSegment(path: path, offset: 0, reason: "the manifest names it but the file is missing")) }
+        guard fs.exists(path) else {
+            return .failure(.badSegment(path: path, offset: 0, reason: "the manifest names it but the file is missing"))
+        }
         return Result { () throws(LogError) in try DataSegment.open(path, fileSystem: fs) }
     }
 
-    static func loadState(_ n: UInt64, directory: String, fs: any FileSystem) -> Result<(CheckpointState, [UInt8]?), LogError> {
+    static func loadState(
+        _ n: UInt64, directory: String, fs: any FileSystem
+    ) -> Result<(CheckpointState, [UInt8]?), LogError> {
         openSegment(n, directory: directory, fs: fs).flatMap { seg in
             guard let b = seg.section("state") else {
                 return .failure(.badSegment(path: seg.file.path, offset: 0, reason: "no state section"))
@@ -327,7 +377,9 @@ extension RecordStore {
                 return .success((try CheckpointState.decode(b), seg.section("user").map { Array($0) }))
             } catch {
                 let at = seg.sections.first { $0.name == "state" }?.offset ?? 0
-                return .failure(.badSegment(path: seg.file.path, offset: at + error.offset, reason: "state section: \(error.message)"))
+                return .failure(
+                    .badSegment(
+                        path: seg.file.path, offset: at + error.offset, reason: "state section: \(error.message)"))
             }
         }
     }

@@ -124,7 +124,9 @@ public final class RecordStore: @unchecked Sendable {
     public func stats() -> StoreStats {
         // Read counts under the lock rather than copying the state: a copy held across the next
         // commit would make that commit copy-on-write a shard.
-        let (records, zones, last, c, segs) = cond.withLock { (state.recordCount, state.zones.count, state.lastSequence, counters, segments) }
+        let (records, zones, last, c, segs) = cond.withLock {
+            (state.recordCount, state.zones.count, state.lastSequence, counters, segments)
+        }
         // Statistics only: a segment whose size cannot be read counts 0 (open and verify report it).
         let bytes = segs.reduce(0) { $0 + ((try? fileSystem.size(segmentPath($1))) ?? 0) }
         return StoreStats(
@@ -192,7 +194,9 @@ public final class RecordStore: @unchecked Sendable {
                 for (i, e) in b.entries.enumerated() {
                     let seq = b.firstSequence + UInt64(i)
                     if case .recordVersion(let r) = e {
-                        state.apply(.record(r.recordID, recordType: r.recordType, payload: Array(b.payload[b.ranges[i]])), sequence: seq)
+                        state.apply(
+                            .record(r.recordID, recordType: r.recordType, payload: Array(b.payload[b.ranges[i]])),
+                            sequence: seq)
                     } else {
                         state.apply(.other(e), sequence: seq)
                     }
@@ -248,10 +252,12 @@ public final class RecordStore: @unchecked Sendable {
                 throw .invalidRecord(
                     RecordValidationError(
                         .recordTooLarge, recordID: r.recordID,
-                        "record data is \(size) bytes encoded; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets"))
+                        "record data is \(size) bytes encoded; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets"
+                    ))
             }
             guard size <= LogFormat.maximumPayload else {
-                throw .invalidRecord(RecordValidationError(.recordTooLarge, "an entry of \(size) bytes exceeds the frame limit"))
+                throw .invalidRecord(
+                    RecordValidationError(.recordTooLarge, "an entry of \(size) bytes exceeds the frame limit"))
             }
             if case .recordVersion = e { recordBytes += w.bytes.count - start }
             ranges.append(start..<w.bytes.count)
@@ -334,7 +340,8 @@ public final class RecordStore: @unchecked Sendable {
             segments.append(n)
             return (segments, manifestCheckpoint)
         }
-        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), Manifest(segments: list, checkpoint: cp).encoded)
+        try fileSystem.writeAtomically(
+            joinPath(directory, Manifest.fileName), Manifest(segments: list, checkpoint: cp).encoded)
         segmentSize = LogFormat.segmentHeaderSize
     }
 
@@ -343,7 +350,9 @@ public final class RecordStore: @unchecked Sendable {
         let path = segmentPath(n)
         if fileSystem.exists(path) { try fileSystem.remove(path) }
         let f = try fileSystem.openForAppend(path, create: true)
-        try f.append(SegmentHeader(segmentNumber: n, createdMilliseconds: options.clock.wallMilliseconds(), flags: flags).encoded)
+        try f.append(
+            SegmentHeader(segmentNumber: n, createdMilliseconds: options.clock.wallMilliseconds(), flags: flags).encoded
+        )
         try f.sync()
         try fileSystem.syncDirectory(directory)
         return f

@@ -57,7 +57,9 @@ public struct RowSectionWriter {
     }
 
     /// Adds the next row (ids must come in `RowKeyOrder`).
-    public mutating func add(_ id: RecordID, sequence: UInt64, payload: UnsafeRawBufferPointer, into w: inout DataSegmentWriter) throws {
+    public mutating func add(
+        _ id: RecordID, sequence: UInt64, payload: UnsafeRawBufferPointer, into w: inout DataSegmentWriter
+    ) throws {
         let zone = Array(id.zoneID.zoneName.utf8)
         let name = Array(id.recordName.utf8)
         entries.u64(UInt64(RowSection.headerSize + payloadBytes))
@@ -119,8 +121,12 @@ public struct RowSection: @unchecked Sendable {
         guard let b = segment.section("rows"), let s = segment.sections.first(where: { $0.name == "rows" }) else {
             throw .badSegment(path: segment.file.path, offset: 0, reason: "no rows section")
         }
-        func bad(_ r: String) -> LogError { .badSegment(path: segment.file.path, offset: s.offset, reason: "rows section: " + r) }
-        guard b.count >= Self.headerSize + Self.trailerSize, Array(b[0..<8]) == Self.magic else { throw bad("bad header") }
+        func bad(_ r: String) -> LogError {
+            .badSegment(path: segment.file.path, offset: s.offset, reason: "rows section: " + r)
+        }
+        guard b.count >= Self.headerSize + Self.trailerSize, Array(b[0..<8]) == Self.magic else {
+            throw bad("bad header")
+        }
         let t = b.count - Self.trailerSize
         let at = Int(truncatingIfNeeded: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: t, as: UInt64.self)))
         let n = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: t + 8, as: UInt32.self)))
@@ -132,9 +138,15 @@ public struct RowSection: @unchecked Sendable {
         count = n
     }
 
-    @inline(__always) func u64(_ o: Int) -> Int { Int(truncatingIfNeeded: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self))) }
-    @inline(__always) func u32(_ o: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self))) }
-    @inline(__always) func u16(_ o: Int) -> Int { Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt16.self))) }
+    @inline(__always) func u64(_ o: Int) -> Int {
+        Int(truncatingIfNeeded: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self)))
+    }
+    @inline(__always) func u32(_ o: Int) -> Int {
+        Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self)))
+    }
+    @inline(__always) func u16(_ o: Int) -> Int {
+        Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt16.self)))
+    }
     @inline(__always) func entry(_ i: Int) -> Int { entriesAt + i * Self.entrySize }
 
     /// A slice of the section, nil when it falls outside (damage).
@@ -149,8 +161,10 @@ public struct RowSection: @unchecked Sendable {
         let z = u16(e + 12)
         let n = u16(e + 14)
         guard let k = slice(u64(e + 24), z + n) else { return nil }
-        return (UnsafeRawBufferPointer(rebasing: k[k.startIndex..<(k.startIndex + z)]),
-                UnsafeRawBufferPointer(rebasing: k[(k.startIndex + z)...]))
+        return (
+            UnsafeRawBufferPointer(rebasing: k[k.startIndex..<(k.startIndex + z)]),
+            UnsafeRawBufferPointer(rebasing: k[(k.startIndex + z)...])
+        )
     }
 
     /// The encoded record of row `i` (RecordCodec bytes), nil when damaged.

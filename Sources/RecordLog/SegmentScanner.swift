@@ -31,8 +31,13 @@ enum SegmentScanner {
         switch SegmentHeader.decode(bytes) {
         case .success(let h):
             guard h.segmentNumber == number else {
-                if !repair { throw .corruption(segment: number, offset: 0, reason: "header names segment \(h.segmentNumber)") }
-                s.corruptions.append(Corruption(segment: number, offset: 0, length: 0, reason: "header names segment \(h.segmentNumber)", framesDropped: 0))
+                if !repair {
+                    throw .corruption(segment: number, offset: 0, reason: "header names segment \(h.segmentNumber)")
+                }
+                s.corruptions.append(
+                    Corruption(
+                        segment: number, offset: 0, length: 0, reason: "header names segment \(h.segmentNumber)",
+                        framesDropped: 0))
                 break
             }
             s.header = h
@@ -41,12 +46,16 @@ enum SegmentScanner {
                 s.tornHeader = true
                 s.validEnd = 0
                 if bytes.count > 0 {
-                    s.tornTail = TornTail(segment: number, offset: 0, bytesDropped: bytes.count, framesDropped: 0, truncated: false)
+                    s.tornTail = TornTail(
+                        segment: number, offset: 0, bytesDropped: bytes.count, framesDropped: 0, truncated: false)
                 }
                 return s
             }
             if !repair { throw .corruption(segment: number, offset: 0, reason: "segment header: \(e.message)") }
-            s.corruptions.append(Corruption(segment: number, offset: 0, length: LogFormat.segmentHeaderSize, reason: "segment header: \(e.message)", framesDropped: 0))
+            s.corruptions.append(
+                Corruption(
+                    segment: number, offset: 0, length: LogFormat.segmentHeaderSize,
+                    reason: "segment header: \(e.message)", framesDropped: 0))
         }
 
         var pending: [(UInt64, StateChange)] = []
@@ -75,14 +84,19 @@ enum SegmentScanner {
                             if !pending.isEmpty {
                                 let reason = "batch at byte \(pendingStart) has no last frame"
                                 if !repair { throw .corruption(segment: number, offset: pendingStart, reason: reason) }
-                                s.corruptions.append(Corruption(segment: number, offset: pendingStart, length: p - pendingStart, reason: reason, framesDropped: pending.count))
+                                s.corruptions.append(
+                                    Corruption(
+                                        segment: number, offset: pendingStart, length: p - pendingStart, reason: reason,
+                                        framesDropped: pending.count))
                                 pending = []
                             }
                             pendingStart = p
                         } else if pending.isEmpty {
                             let reason = "frame is not the first of a batch but no batch is open"
                             if !repair { throw .corruption(segment: number, offset: p, reason: reason) }
-                            s.corruptions.append(Corruption(segment: number, offset: p, length: h.end - p, reason: reason, framesDropped: 1))
+                            s.corruptions.append(
+                                Corruption(
+                                    segment: number, offset: p, length: h.end - p, reason: reason, framesDropped: 1))
                             p = h.end
                             s.validEnd = p
                             continue
@@ -103,7 +117,10 @@ enum SegmentScanner {
             let reason = problem ?? diagnose(bytes, at: p)
             if let next = Frame.resync(in: bytes, from: p + 1, minimumSequence: s.lastSequence) {
                 if !repair { throw .corruption(segment: number, offset: p, reason: reason) }
-                s.corruptions.append(Corruption(segment: number, offset: p, length: next.offset - p, reason: reason, framesDropped: pending.count))
+                s.corruptions.append(
+                    Corruption(
+                        segment: number, offset: p, length: next.offset - p, reason: reason,
+                        framesDropped: pending.count))
                 pending = []
                 skippingToFirst = true
                 p = next.offset
@@ -111,23 +128,33 @@ enum SegmentScanner {
             }
             if !isLast {
                 if !repair { throw .corruption(segment: number, offset: p, reason: reason + " (in a sealed segment)") }
-                s.corruptions.append(Corruption(segment: number, offset: p, length: bytes.count - p, reason: reason + " (in a sealed segment)", framesDropped: pending.count))
+                s.corruptions.append(
+                    Corruption(
+                        segment: number, offset: p, length: bytes.count - p, reason: reason + " (in a sealed segment)",
+                        framesDropped: pending.count))
                 return s
             }
             let cut = pending.isEmpty ? p : pendingStart
-            s.tornTail = TornTail(segment: number, offset: cut, bytesDropped: bytes.count - cut, framesDropped: pending.count, truncated: false)
+            s.tornTail = TornTail(
+                segment: number, offset: cut, bytesDropped: bytes.count - cut, framesDropped: pending.count,
+                truncated: false)
             s.validEnd = cut
             return s
         }
         if !pending.isEmpty {
             // The log ends on a frame boundary inside a batch: the batch never finished.
             if isLast {
-                s.tornTail = TornTail(segment: number, offset: pendingStart, bytesDropped: bytes.count - pendingStart, framesDropped: pending.count, truncated: false)
+                s.tornTail = TornTail(
+                    segment: number, offset: pendingStart, bytesDropped: bytes.count - pendingStart,
+                    framesDropped: pending.count, truncated: false)
                 s.validEnd = pendingStart
             } else {
                 let reason = "sealed segment ends inside a batch"
                 if !repair { throw .corruption(segment: number, offset: pendingStart, reason: reason) }
-                s.corruptions.append(Corruption(segment: number, offset: pendingStart, length: bytes.count - pendingStart, reason: reason, framesDropped: pending.count))
+                s.corruptions.append(
+                    Corruption(
+                        segment: number, offset: pendingStart, length: bytes.count - pendingStart, reason: reason,
+                        framesDropped: pending.count))
             }
         }
         return s
@@ -135,7 +162,9 @@ enum SegmentScanner {
 
     /// Record versions are decoded only as far as their key unless `deep` (verify); other
     /// entries fully.
-    static func decodeChange(_ b: UnsafeRawBufferPointer, _ h: Frame.Header, deep: Bool) -> Result<StateChange, CodecError> {
+    static func decodeChange(
+        _ b: UnsafeRawBufferPointer, _ h: Frame.Header, deep: Bool
+    ) -> Result<StateChange, CodecError> {
         let payload = UnsafeRawBufferPointer(rebasing: b[h.payloadRange])
         do {
             if h.kindByte == EntryKind.recordVersion.rawValue {
@@ -153,10 +182,14 @@ enum SegmentScanner {
     static func diagnose(_ b: UnsafeRawBufferPointer, at p: Int) -> String {
         if b.count - p < LogFormat.frameHeaderSize { return "frame header cut off (\(b.count - p) of 24 bytes)" }
         let sync = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: p, as: UInt32.self))
-        if sync != LogFormat.frameSync { return b[p...].allSatisfy({ $0 == 0 }) ? "zero-filled bytes" : "bad frame sync word" }
+        if sync != LogFormat.frameSync {
+            return b[p...].allSatisfy({ $0 == 0 }) ? "zero-filled bytes" : "bad frame sync word"
+        }
         let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: p + 8, as: UInt32.self)))
         if length > LogFormat.maximumPayload { return "frame length \(length) exceeds the maximum" }
-        if b.count - p - LogFormat.frameHeaderSize < length { return "frame payload cut off (\(length) bytes declared)" }
+        if b.count - p - LogFormat.frameHeaderSize < length {
+            return "frame payload cut off (\(length) bytes declared)"
+        }
         if b[p + 21] & ~3 != 0 || b[p + 22] != 0 || b[p + 23] != 0 { return "unknown frame flags" }
         return "frame checksum mismatch"
     }

@@ -43,7 +43,8 @@ public struct ShardedMap<Value: Sendable>: Sequence, Sendable {
         shards.lazy.map(\.keys).joined()
     }
 
-    var values: LazySequence<FlattenSequence<LazyMapSequence<[[RecordID: Value]], Dictionary<RecordID, Value>.Values>>> {
+    var values: LazySequence<FlattenSequence<LazyMapSequence<[[RecordID: Value]], Dictionary<RecordID, Value>.Values>>>
+    {
         shards.lazy.map(\.values).joined()
     }
 

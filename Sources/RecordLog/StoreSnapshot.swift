@@ -176,7 +176,8 @@ public struct StoreSnapshot: Sendable {
     public func forEachEncoded(_ body: (RecordID, UInt64, String, UnsafeRawBufferPointer) throws -> Void) rethrows {
         for t in base.values {
             for i in 0..<t.rows.count {
-                guard let id = t.rows.recordID(i, owner: t.key.owner), removed[id] == nil, let p = t.rows.payload(i) else { continue }
+                guard let id = t.rows.recordID(i, owner: t.key.owner), removed[id] == nil, let p = t.rows.payload(i)
+                else { continue }
                 try body(id, t.rows.sequence(i), t.key.recordType, p)
             }
         }
@@ -330,7 +331,9 @@ public struct StoreSnapshot: Sendable {
             next.zoneDeletions[z] = seq
             for t in next.baseByOwner[z.ownerName] ?? [] {
                 for i in t.rows.rows(inZone: z.zoneName) {
-                    if let id = t.rows.recordID(i, owner: z.ownerName), next.removed[id] == nil { next.removed[id] = seq }
+                    if let id = t.rows.recordID(i, owner: z.ownerName), next.removed[id] == nil {
+                        next.removed[id] = seq
+                    }
                 }
             }
         }
@@ -353,7 +356,8 @@ public struct StoreSnapshot: Sendable {
             switch entry {
             case .recordVersion(let r):
                 removeFromBase(r.recordID, sequence: sequence)
-                live[r.recordID] = LiveRecord(payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
+                live[r.recordID] = LiveRecord(
+                    payload: RecordCodec.encode(r), sequence: sequence, recordType: r.recordType)
             case .deletion(let id, let type):
                 let existedType = recordType(of: id)
                 removeFromBase(id, sequence: sequence)
@@ -370,7 +374,9 @@ public struct StoreSnapshot: Sendable {
                 live.removeAll { id, _ in id.zoneID == z }
                 for t in baseByOwner[z.ownerName] ?? [] {
                     for i in t.rows.rows(inZone: z.zoneName) {
-                        if let id = t.rows.recordID(i, owner: z.ownerName), removed[id] == nil { removed[id] = sequence }
+                        if let id = t.rows.recordID(i, owner: z.ownerName), removed[id] == nil {
+                            removed[id] = sequence
+                        }
                     }
                 }
                 tombstoneMap[z] = nil

@@ -34,7 +34,9 @@ extension ZoneID {
 extension FieldValue {
     /// `{"value": …, "type": "…"}` as Web Services writes it.
     public var webServicesJSON: JSONValue {
-        .object([("value", webServicesJSONValue), ("type", .string(typeName == "EMPTY_LIST" ? "STRING_LIST" : typeName))])
+        .object([
+            ("value", webServicesJSONValue), ("type", .string(typeName == "EMPTY_LIST" ? "STRING_LIST" : typeName)),
+        ])
     }
 
     /// The `value` member alone.
@@ -113,17 +115,23 @@ extension FieldValue {
         case .array(let items):
             var out: [FieldValue] = []
             for item in items { out.append(try inferred(item)) }
-            if let first = out.first?.scalarType, out.contains(where: { $0.scalarType != first && !($0.scalarType?.isNumeric == true && first.isNumeric) }) {
+            if let first = out.first?.scalarType,
+                out.contains(where: { $0.scalarType != first && !($0.scalarType?.isNumeric == true && first.isNumeric) }
+                )
+            {
                 throw WebServicesJSONError("list elements have different types")
             }
             return .list(out)
         case .bool, .null:
-            throw WebServicesJSONError("\(v.kindName) is not a CloudKit value (CloudKit has no boolean type: use INT64 0/1)")
+            throw WebServicesJSONError(
+                "\(v.kindName) is not a CloudKit value (CloudKit has no boolean type: use INT64 0/1)")
         }
     }
 
     private static func scalar(_ v: JSONValue, _ t: ScalarType) throws(WebServicesJSONError) -> FieldValue {
-        func bad() -> WebServicesJSONError { WebServicesJSONError("\(v.jsonText) is not a valid \(t.webServicesName) value") }
+        func bad() -> WebServicesJSONError {
+            WebServicesJSONError("\(v.jsonText) is not a valid \(t.webServicesName) value")
+        }
         switch t {
         case .string:
             guard let s = v.stringValue else { throw bad() }
@@ -161,7 +169,8 @@ extension FieldValue {
             guard case .object = v, let name = v["recordName"]?.stringValue else {
                 throw WebServicesJSONError("a REFERENCE value needs a string \"recordName\"")
             }
-            let zone = try v["zoneID"].map { (z) throws(WebServicesJSONError) in try ZoneID(webServicesJSON: z) } ?? .default
+            let zone =
+                try v["zoneID"].map { (z) throws(WebServicesJSONError) in try ZoneID(webServicesJSON: z) } ?? .default
             var action = Reference.Action.none
             if let a = v["action"]?.stringValue {
                 switch a.uppercased() {

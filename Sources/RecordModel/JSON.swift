@@ -270,7 +270,9 @@ private struct JSONReader {
                     }
                     pos += 2
                     let low = try hex4()
-                    guard (0xDC00..<0xE000).contains(low) else { throw JSONError("invalid surrogate pair", offset: pos) }
+                    guard (0xDC00..<0xE000).contains(low) else {
+                        throw JSONError("invalid surrogate pair", offset: pos)
+                    }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 } else if (0xDC00..<0xE000).contains(scalar) {
                     throw JSONError("unpaired surrogate", offset: pos)

@@ -14,7 +14,9 @@
 extension Record {
     /// The Web Services JSON object of this record.
     public var webServicesJSON: JSONValue {
-        var m: [(String, JSONValue)] = [("recordName", .string(recordID.recordName)), ("recordType", .string(recordType))]
+        var m: [(String, JSONValue)] = [
+            ("recordName", .string(recordID.recordName)), ("recordType", .string(recordType)),
+        ]
         if let tag = recordChangeTag { m.append(("recordChangeTag", .string(tag))) }
         if recordID.zoneID != .default { m.append(("zoneID", recordID.zoneID.webServicesJSON)) }
         if creationDate != nil || creatorUserRecordID != nil {
@@ -42,8 +44,12 @@ extension Record {
     /// rules are `validate()`'s job.
     public init(webServicesJSON json: JSONValue) throws(WebServicesJSONError) {
         guard case .object = json else { throw WebServicesJSONError("a record is a JSON object, not \(json.kindName)") }
-        guard let name = json["recordName"]?.stringValue else { throw WebServicesJSONError("missing string \"recordName\"") }
-        guard let type = json["recordType"]?.stringValue else { throw WebServicesJSONError("missing string \"recordType\"") }
+        guard let name = json["recordName"]?.stringValue else {
+            throw WebServicesJSONError("missing string \"recordName\"")
+        }
+        guard let type = json["recordType"]?.stringValue else {
+            throw WebServicesJSONError("missing string \"recordType\"")
+        }
         var zone = ZoneID.default
         if let z = json["zoneID"] { zone = try ZoneID(webServicesJSON: z) }
         self.init(recordType: type, recordID: RecordID(recordName: name, zoneID: zone))
@@ -52,7 +58,9 @@ extension Record {
             recordChangeTag = s
         }
         if let c = json["created"] { (creationDate, creatorUserRecordID) = try Record.readStamp(c, "created") }
-        if let m = json["modified"] { (modificationDate, lastModifiedUserRecordID) = try Record.readStamp(m, "modified") }
+        if let m = json["modified"] {
+            (modificationDate, lastModifiedUserRecordID) = try Record.readStamp(m, "modified")
+        }
         guard let f = json["fields"] else { return }
         guard case .object(let members) = f else { throw WebServicesJSONError("\"fields\" must be an object") }
         var out = [String: FieldValue](minimumCapacity: members.count)
@@ -70,12 +78,16 @@ extension Record {
         guard case .object = j else { throw WebServicesJSONError("\"\(what)\" must be an object") }
         var t: Timestamp?
         if let ts = j["timestamp"] {
-            guard let ms = ts.int64Value else { throw WebServicesJSONError("\"\(what)\".timestamp must be an integer (ms)") }
+            guard let ms = ts.int64Value else {
+                throw WebServicesJSONError("\"\(what)\".timestamp must be an integer (ms)")
+            }
             t = Timestamp(millisecondsSince1970: ms)
         }
         var user: RecordID?
         if let u = j["userRecordName"]?.stringValue {
-            let zone = try j["userZoneID"].map { (z) throws(WebServicesJSONError) in try ZoneID(webServicesJSON: z) } ?? .default
+            let zone =
+                try j["userZoneID"].map { (z) throws(WebServicesJSONError) in try ZoneID(webServicesJSON: z) }
+                ?? .default
             user = RecordID(recordName: u, zoneID: zone)
         }
         return (t, user)

@@ -198,10 +198,16 @@ private struct SchemaParser {
             } else {
                 let fieldName = try name()
                 let at = (tokLine, tokCol)
-                func fieldError(_ m: String) -> SchemaLanguageError { SchemaLanguageError(message: m, line: at.0, column: at.1) }
-                guard names.insert(fieldName).inserted else { throw fieldError("field \(fieldName) is defined twice in \(typeName)") }
+                func fieldError(_ m: String) -> SchemaLanguageError {
+                    SchemaLanguageError(message: m, line: at.0, column: at.1)
+                }
+                guard names.insert(fieldName).inserted else {
+                    throw fieldError("field \(fieldName) is defined twice in \(typeName)")
+                }
                 let type: FieldType
-                do { type = try fieldType() } catch where error.message == "lists cannot be nested" { throw fieldError(error.message) }
+                do { type = try fieldType() } catch  where error.message == "lists cannot be nested" {
+                    throw fieldError(error.message)
+                }
                 var options: IndexOptions = []
                 while case .word(let w) = try peek() {
                     _ = try next()
@@ -216,7 +222,8 @@ private struct SchemaParser {
                     system[sys] = options
                 } else {
                     if options.contains(.searchable) && (type.scalar != .string) {
-                        throw fieldError("SEARCHABLE applies to STRING fields only (\(fieldName) is \(type.webServicesName))")
+                        throw fieldError(
+                            "SEARCHABLE applies to STRING fields only (\(fieldName) is \(type.webServicesName))")
                     }
                     if type.scalar == .asset && !options.isEmpty {
                         throw fieldError("ASSET fields cannot be indexed (\(fieldName))")
@@ -228,8 +235,9 @@ private struct SchemaParser {
             if sep == .punct(")") { break }
             guard sep == .punct(",") else { throw error("expected ',' or ')'") }
         }
-        return RecordTypeSchema(name: typeName, fields: fields, systemFieldOptions: system.filter { !$0.value.isEmpty },
-                                grants: grants.isEmpty ? Grant.defaults : grants)
+        return RecordTypeSchema(
+            name: typeName, fields: fields, systemFieldOptions: system.filter { !$0.value.isEmpty },
+            grants: grants.isEmpty ? Grant.defaults : grants)
     }
 
     mutating func fieldType() throws(SchemaLanguageError) -> FieldType {
@@ -242,7 +250,9 @@ private struct SchemaParser {
             return .list(inner.scalar)
         }
         guard let t = FieldType(webServicesName: w), !t.isList || w.uppercased().hasSuffix("_LIST") else {
-            throw error("unknown field type \(w); expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSET or LIST<…>")
+            throw error(
+                "unknown field type \(w); expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSET or LIST<…>"
+            )
         }
         return t
     }

@@ -48,7 +48,11 @@ public struct RecordValidationError: Error, Sendable, Hashable, CustomStringConv
     public var description: String {
         var s = ""
         // An invalid record name already names itself.
-        if let r = recordID, !(kind == .invalidRecordName && field == nil) { s += "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"") + ": " }
+        if let r = recordID, !(kind == .invalidRecordName && field == nil) {
+            s +=
+                "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"")
+                + ": "
+        }
         if let f = field { s += "field \"\(f)\": " }
         return s + message
     }
@@ -70,7 +74,8 @@ public enum Validation {
         guard isIdentifier(name) else {
             throw RecordValidationError(
                 .invalidFieldName, field: name,
-                "a field name starts with a letter, continues with letters, digits or '_' and has at most 255 characters")
+                "a field name starts with a letter, continues with letters, digits or '_' and has at most 255 characters"
+            )
         }
         if isSystemFieldName(name) || name.hasPrefix("___") {
             throw RecordValidationError(.reservedFieldName, field: name, "\"\(name)\" is a reserved system field name")
@@ -82,7 +87,8 @@ public enum Validation {
         guard isIdentifier(name) else {
             throw RecordValidationError(
                 .invalidRecordTypeName,
-                "record type \"\(name)\": a type name starts with a letter, continues with letters, digits or '_' and has at most 255 characters")
+                "record type \"\(name)\": a type name starts with a letter, continues with letters, digits or '_' and has at most 255 characters"
+            )
         }
         if name.hasPrefix("___") {
             throw RecordValidationError(.reservedRecordTypeName, "record type \"\(name)\" is reserved")
@@ -94,7 +100,8 @@ public enum Validation {
         let u = name.utf8
         guard !u.isEmpty, u.count <= RecordLimits.maximumNameLength, u.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw RecordValidationError(
-                .invalidRecordName, "record name \"\(name)\": a record name is 1 to 255 printable ASCII characters without spaces")
+                .invalidRecordName,
+                "record name \"\(name)\": a record name is 1 to 255 printable ASCII characters without spaces")
         }
     }
 
@@ -134,7 +141,8 @@ public enum Validation {
     private static func validateScalar(_ value: FieldValue, field: String?) throws(RecordValidationError) {
         switch value {
         case .double(let d) where !d.isFinite:
-            throw RecordValidationError(.nonFiniteDouble, field: field, "DOUBLE values must be finite (no NaN or infinity)")
+            throw RecordValidationError(
+                .nonFiniteDouble, field: field, "DOUBLE values must be finite (no NaN or infinity)")
         case .location(let l):
             guard l.hasValidCoordinates else {
                 throw RecordValidationError(
@@ -186,7 +194,8 @@ extension Record {
         if size > RecordLimits.maximumRecordDataSize {
             throw RecordValidationError(
                 .recordTooLarge, recordID: recordID,
-                "record data is \(size) bytes; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets")
+                "record data is \(size) bytes; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets"
+            )
         }
     }
 

@@ -41,7 +41,8 @@ do {
     switch a[1] {
     case "append":
         guard a.count >= 5, let n = Int(a[3]) else { fail("append DIR N none|batched|every") }
-        let d: Durability = a[4] == "none" ? .none : a[4] == "every" ? .everyCommit : .batched(milliseconds: 50, bytes: 8 << 20)
+        let d: Durability =
+            a[4] == "none" ? .none : a[4] == "every" ? .everyCommit : .batched(milliseconds: 50, bytes: 8 << 20)
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: d))
         var build = 0.0
         var commit = 0.0
@@ -62,13 +63,24 @@ do {
         let total = now() - t0
         let st = store.stats()
         try store.close()
-        print(String(format: "append %d records (%@): total %.3f s = %.0f rec/s; commit only %.3f s = %.0f rec/s (building records %.3f s)", n, a[4], total, Double(n) / total, commit, Double(n) / commit, build))
-        print(String(format: "log %d bytes, raw encoded records %d bytes, ratio %.3f, %.1f bytes/record", st.logBytes, st.recordPayloadBytes, Double(st.logBytes) / Double(max(1, st.recordPayloadBytes)), Double(st.logBytes) / Double(n)))
+        print(
+            String(
+                format:
+                    "append %d records (%@): total %.3f s = %.0f rec/s; commit only %.3f s = %.0f rec/s (building records %.3f s)",
+                n, a[4], total, Double(n) / total, commit, Double(n) / commit, build))
+        print(
+            String(
+                format: "log %d bytes, raw encoded records %d bytes, ratio %.3f, %.1f bytes/record", st.logBytes,
+                st.recordPayloadBytes, Double(st.logBytes) / Double(max(1, st.recordPayloadBytes)),
+                Double(st.logBytes) / Double(n)))
     case "reopen":
         let t = now()
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(readOnly: true))
         let dt = now() - t
-        print(String(format: "reopen: %d records, %d frames, %d bytes in %.3f s", store.snapshot().recordCount, store.openReport.frames, store.openReport.bytes, dt))
+        print(
+            String(
+                format: "reopen: %d records, %d frames, %d bytes in %.3f s", store.snapshot().recordCount,
+                store.openReport.frames, store.openReport.bytes, dt))
     case "latency":
         guard a.count >= 4, let n = Int(a[3]) else { fail("latency DIR N") }
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: .everyCommit))
@@ -81,7 +93,10 @@ do {
         }
         lat.sort()
         let mean = lat.reduce(0, +) / Double(n)
-        print(String(format: "everyCommit latency over %d commits: mean %.3f ms, p50 %.3f ms, p99 %.3f ms, max %.3f ms", n, mean * 1e3, lat[n / 2] * 1e3, lat[min(n - 1, n * 99 / 100)] * 1e3, lat[n - 1] * 1e3))
+        print(
+            String(
+                format: "everyCommit latency over %d commits: mean %.3f ms, p50 %.3f ms, p99 %.3f ms, max %.3f ms", n,
+                mean * 1e3, lat[n / 2] * 1e3, lat[min(n - 1, n * 99 / 100)] * 1e3, lat[n - 1] * 1e3))
     case "group":
         guard a.count >= 5, let threads = Int(a[3]), let n = Int(a[4]) else { fail("group DIR THREADS N") }
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: .everyCommit))
@@ -98,7 +113,12 @@ do {
         for _ in 0..<threads { done.wait() }
         let dt = now() - t
         let st = store.stats()
-        print(String(format: "group commit: %d threads × %d commits in %.3f s = %.0f commits/s; %d groups, %d fsyncs (%.1f commits per fsync)", threads, n, dt, Double(threads * n) / dt, st.groups, st.syncs, Double(st.commits) / Double(max(1, st.syncs))))
+        print(
+            String(
+                format:
+                    "group commit: %d threads × %d commits in %.3f s = %.0f commits/s; %d groups, %d fsyncs (%.1f commits per fsync)",
+                threads, n, dt, Double(threads * n) / dt, st.groups, st.syncs,
+                Double(st.commits) / Double(max(1, st.syncs))))
     case "fsync":
         guard a.count >= 4, let n = Int(a[3]) else { fail("fsync DIR N") }
         let fs = POSIXFileSystem()
@@ -114,7 +134,10 @@ do {
         }
         try f.close()
         lat.sort()
-        print(String(format: "append+fdatasync baseline over %d: mean %.3f ms, p50 %.3f ms, p99 %.3f ms", n, lat.reduce(0, +) / Double(n) * 1e3, lat[n / 2] * 1e3, lat[min(n - 1, n * 99 / 100)] * 1e3))
+        print(
+            String(
+                format: "append+fdatasync baseline over %d: mean %.3f ms, p50 %.3f ms, p99 %.3f ms", n,
+                lat.reduce(0, +) / Double(n) * 1e3, lat[n / 2] * 1e3, lat[min(n - 1, n * 99 / 100)] * 1e3))
     case "commits":
         guard a.count >= 5, let n = Int(a[3]), let threads = Int(a[4]) else { fail("commits DIR N THREADS") }
         let store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: .none))
@@ -127,7 +150,11 @@ do {
         }
         let dt = now() - t
         let st = store.stats()
-        print(String(format: "%d single-record commits on %d threads (.none): %.3f s = %.0f commits/s, %.2f µs/commit, %d groups", per * threads, threads, dt, Double(per * threads) / dt, dt / Double(per * threads) * 1e6, st.groups))
+        print(
+            String(
+                format:
+                    "%d single-record commits on %d threads (.none): %.3f s = %.0f commits/s, %.2f µs/commit, %d groups",
+                per * threads, threads, dt, Double(per * threads) / dt, dt / Double(per * threads) * 1e6, st.groups))
     default:
         fail("unknown mode \(a[1])")
     }

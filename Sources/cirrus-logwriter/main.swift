@@ -42,7 +42,8 @@ let segmentSize = option("--segment-size", 64 << 10)
 
 let store: RecordStore
 do {
-    store = try RecordStore.open(directory: dir, options: RecordStoreOptions(durability: .everyCommit, segmentSize: segmentSize))
+    store = try RecordStore.open(
+        directory: dir, options: RecordStoreOptions(durability: .everyCommit, segmentSize: segmentSize))
 } catch {
     say("error \(error)")
     exit(1)

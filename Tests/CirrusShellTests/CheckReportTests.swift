@@ -1,21 +1,22 @@
+import QueryChecker
+import RecordModel
 import Testing
 
 @testable import CirrusShell
-import QueryChecker
-import RecordModel
 
 @Suite struct CheckReportTests {
     @Test func acceptedTextShowsCanonicalFormAndFilters() {
         let r = CheckReport(predicate: "kind='cafe'  and population>=5", context: CheckContext())
         #expect(r.isAccepted)
-        #expect(r.text == """
-            accepted
-            canonical: kind == 'cafe' AND population >= 5
-            filters:
-              kind EQUALS "cafe"
-              population GREATER_THAN_OR_EQUALS 5
+        #expect(
+            r.text == """
+                accepted
+                canonical: kind == 'cafe' AND population >= 5
+                filters:
+                  kind EQUALS "cafe"
+                  population GREATER_THAN_OR_EQUALS 5
 
-            """)
+                """)
     }
 
     @Test func rejectedTextHasCaretAndHint() {
@@ -26,7 +27,8 @@ import RecordModel
 
     @Test func jsonOfAnAcceptedPredicateHasWebServicesFilters() {
         let args: [PredicateArgument] = [.value(.location(Location(latitude: 1, longitude: 2)))]
-        let r = CheckReport(predicate: "distanceToLocation:fromLocation:(location, %@) < 2", context: CheckContext(arguments: args))
+        let r = CheckReport(
+            predicate: "distanceToLocation:fromLocation:(location, %@) < 2", context: CheckContext(arguments: args))
         #expect(r.json["accepted"] == .bool(true))
         guard case .array(let filters) = r.json["filters"], let f = filters.first else {
             Issue.record("no filters in \(r.json.jsonText)")
@@ -71,8 +73,14 @@ import RecordModel
         ("not json", "invalid JSON: invalid literal at byte 0"),
         (#"{"args": []}"#, "a request is an object with a string \"predicate\""),
         (#"{"predicate": "a == %@", "args": 5}"#, "\"args\" must be an array"),
-        (#"{"predicate": "a == %@", "args": [true]}"#, "argument true: boolean is not a CloudKit value (CloudKit has no boolean type: use INT64 0/1)"),
-        (#"{"predicate": "a == %K", "args": [{"type": "KEY"}]}"#, "a KEY argument needs a string \"value\" (the field name)"),
+        (
+            #"{"predicate": "a == %@", "args": [true]}"#,
+            "argument true: boolean is not a CloudKit value (CloudKit has no boolean type: use INT64 0/1)"
+        ),
+        (
+            #"{"predicate": "a == %K", "args": [{"type": "KEY"}]}"#,
+            "a KEY argument needs a string \"value\" (the field name)"
+        ),
     ])
     func badLinesGiveAnErrorObject(line: String, message: String) {
         let out = run(line)
@@ -86,7 +94,8 @@ import RecordModel
     }
 
     @Test func keyArgumentsAndVariables() {
-        let out = run(#"{"predicate": "%K == $V", "args": [{"type": "KEY", "value": "kind"}], "variables": {"V": "x"}}"#)
+        let out = run(
+            #"{"predicate": "%K == $V", "args": [{"type": "KEY", "value": "kind"}], "variables": {"V": "x"}}"#)
         #expect(out?["accepted"] == .bool(true))
     }
 }

@@ -12,12 +12,14 @@ import Testing
     @Test func schemaExportImportPromote() async throws {
         let fs = InMemoryFileSystem()
         let c = try Container.open(at: "/c", options: ContainerOptions(fileSystem: fs, durability: .none))
-        try await c.privateDatabase(for: "_alice").save(Record(recordType: "Note", recordID: RecordID(recordName: "a"), fields: ["title": "x"]))
+        try await c.privateDatabase(for: "_alice").save(
+            Record(recordType: "Note", recordID: RecordID(recordName: "a"), fields: ["title": "x"]))
         try c.close()
         let exported = SchemaCommands.run(db: "/c", action: .export, fileSystem: fs)
         #expect(exported.exitCode == 0)
         #expect(exported.stdout.contains("title STRING QUERYABLE SORTABLE SEARCHABLE"))
-        try fs.writeAtomically("/s.ckdb", Array("DEFINE SCHEMA RECORD TYPE Note (title STRING QUERYABLE, more INT64 SORTABLE);".utf8))
+        try fs.writeAtomically(
+            "/s.ckdb", Array("DEFINE SCHEMA RECORD TYPE Note (title STRING QUERYABLE, more INT64 SORTABLE);".utf8))
         let imported = SchemaCommands.run(db: "/c", action: .importFile("/s.ckdb"), fileSystem: fs)
         #expect(imported.exitCode == 0, "\(imported.stderr)")
         #expect(SchemaCommands.run(db: "/c", action: .export, fileSystem: fs).stdout.contains("more INT64 SORTABLE"))
@@ -28,25 +30,36 @@ import Testing
         #expect(SchemaCommands.run(db: "/c", action: .importFile("/missing"), fileSystem: fs).exitCode == 1)
         #expect(SchemaCommands.run(db: "/c", action: .export, environment: .production, fileSystem: fs).exitCode == 1)
         #expect(SchemaCommands.run(db: "/c", action: .promote, fileSystem: fs).exitCode == 0)
-        #expect(SchemaCommands.run(db: "/c", action: .export, environment: .production, fileSystem: fs).stdout.contains("more INT64 SORTABLE"))
+        #expect(
+            SchemaCommands.run(db: "/c", action: .export, environment: .production, fileSystem: fs).stdout.contains(
+                "more INT64 SORTABLE"))
     }
 
     @Test func privateDatabaseNeedsItsOwner() async throws {
         let fs = InMemoryFileSystem()
         let c = try Container.open(at: "/c", options: ContainerOptions(fileSystem: fs, durability: .none))
-        try await c.privateDatabase(for: "_alice").save(Record(recordType: "Note", recordID: RecordID(recordName: "a"), fields: ["n": 7]))
+        try await c.privateDatabase(for: "_alice").save(
+            Record(recordType: "Note", recordID: RecordID(recordName: "a"), fields: ["n": 7]))
         try c.close()
         let mine = await StoreCommands.get(
-            db: "/c", type: "Note", recordName: "a", json: false, target: DatabaseTarget(database: "private", user: "_alice"), fileSystem: fs)
+            db: "/c", type: "Note", recordName: "a", json: false,
+            target: DatabaseTarget(database: "private", user: "_alice"), fileSystem: fs)
         #expect(mine.exitCode == 0 && mine.stdout.contains("n INT64 = 7"))
         let theirs = await StoreCommands.get(
-            db: "/c", type: "Note", recordName: "a", json: false, target: DatabaseTarget(database: "private", user: "_bob"), fileSystem: fs)
+            db: "/c", type: "Note", recordName: "a", json: false,
+            target: DatabaseTarget(database: "private", user: "_bob"), fileSystem: fs)
         #expect(theirs.exitCode == 1)  // bob's own private database has no such record
-        let noUser = await StoreCommands.get(db: "/c", type: "Note", recordName: "a", json: false, target: DatabaseTarget(database: "private"), fileSystem: fs)
+        let noUser = await StoreCommands.get(
+            db: "/c", type: "Note", recordName: "a", json: false, target: DatabaseTarget(database: "private"),
+            fileSystem: fs)
         #expect(noUser.exitCode == 2)
-        #expect(await StoreCommands.get(db: "/c", type: "Note", recordName: "a", json: false, fileSystem: fs).exitCode == 1)  // not public
+        // Not in the public database.
+        #expect(
+            await StoreCommands.get(db: "/c", type: "Note", recordName: "a", json: false, fileSystem: fs).exitCode == 1)
         var lines: [String] = []
-        _ = StoreCommands.export(db: "/c", type: nil, target: DatabaseTarget(database: "private", user: "_alice"), fileSystem: fs) { lines.append($0) }
+        _ = StoreCommands.export(
+            db: "/c", type: nil, target: DatabaseTarget(database: "private", user: "_alice"), fileSystem: fs
+        ) { lines.append($0) }
         #expect(lines.count == 1)
         lines = []
         _ = StoreCommands.export(db: "/c", type: nil, fileSystem: fs) { lines.append($0) }
@@ -58,16 +71,20 @@ import Testing
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: tmp) }
         let file = tmp + "/in.jsonl"
-        try Data("""
+        try Data(
+            """
             {"recordName":"n1","recordType":"Note","fields":{"title":{"value":"Hello","type":"STRING"}}}
             {"recordName":"n2","recordType":"Note","fields":{"other":{"value":2,"type":"INT64"}}}
             {"recordName":"p1","recordType":"Place","fields":{}}
-            """.utf8).write(to: URL(fileURLWithPath: file))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: file))
         let schema = tmp + "/schema.ckdb"
-        try Data("DEFINE SCHEMA RECORD TYPE Note (title STRING QUERYABLE);".utf8).write(to: URL(fileURLWithPath: schema))
+        try Data("DEFINE SCHEMA RECORD TYPE Note (title STRING QUERYABLE);".utf8).write(
+            to: URL(fileURLWithPath: schema))
         #expect(SchemaCommands.run(db: tmp + "/c", action: .importFile(schema)).exitCode == 0)
         #expect(SchemaCommands.run(db: tmp + "/c", action: .promote).exitCode == 0)
-        let out = StoreCommands.importFiles(db: tmp + "/c", files: [file], target: DatabaseTarget(environment: .production))
+        let out = StoreCommands.importFiles(
+            db: tmp + "/c", files: [file], target: DatabaseTarget(environment: .production))
         #expect(out.exitCode == 1)
         #expect(out.stdout.hasPrefix("imported 1 records (2 rejected)"))
         #expect(out.stderr.contains("in.jsonl:2:") && out.stderr.contains("Cannot create new field 'other'"))

@@ -25,13 +25,17 @@ struct ReplRobustnessTests {
         var commands: [String] = []
         for f in files {
             let text = (try? String(contentsOfFile: transcriptDirectory + "/" + f, encoding: .utf8)) ?? ""
-            for c in parseTranscript(text) { commands += c.commands.filter { !$0.hasPrefix("quit") && !$0.hasPrefix("import") } }
+            for c in parseTranscript(text) {
+                commands += c.commands.filter { !$0.hasPrefix("quit") && !$0.hasPrefix("import") }
+            }
         }
         #expect(commands.count > 100)
         var lines: [String] = []
         for c in commands {
             let chars = Array(c)
-            for n in stride(from: 0, through: chars.count, by: max(1, chars.count / 8)) { lines.append(String(chars.prefix(n))) }
+            for n in stride(from: 0, through: chars.count, by: max(1, chars.count / 8)) {
+                lines.append(String(chars.prefix(n)))
+            }
             for _ in 0..<3 {
                 var m = chars
                 for _ in 0..<(1 + rng.below(3)) {
@@ -51,8 +55,10 @@ struct ReplRobustnessTests {
         var session = ReplSession(container: container, identity: .user(DemoDatabase.builder), width: 80)
         for line in lines {
             let out = await session.execute(line)
-            #expect(out.quit || !out.text.isEmpty || line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") || line.hasPrefix("--"),
-                    "no output for \(line.debugDescription) (seed \(seed))")
+            #expect(
+                out.quit || !out.text.isEmpty || line.trimmingCharacters(in: .whitespaces).isEmpty
+                    || line.hasPrefix("#") || line.hasPrefix("--"),
+                "no output for \(line.debugDescription) (seed \(seed))")
         }
         try container.close()
         let reopened = try Container.open(at: dir)

@@ -10,9 +10,13 @@ import Testing
 private let dbDir = "/db"
 private let storeDir = "/db/development"
 private func segPath(_ n: UInt64) -> String { storeDir + "/" + Manifest.segmentFileName(n) }
-private func openStore(_ fs: InMemoryFileSystem) throws -> RecordStore { try RecordStore.open(directory: storeDir, fileSystem: fs) }
+private func openStore(_ fs: InMemoryFileSystem) throws -> RecordStore {
+    try RecordStore.open(directory: storeDir, fileSystem: fs)
+}
 private func note(_ name: String, _ i: Int = 0, zone: ZoneID = .default) -> Record {
-    Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone), fields: ["title": .string(name), "n": .int64(Int64(i))])
+    Record(
+        recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone),
+        fields: ["title": .string(name), "n": .int64(Int64(i))])
 }
 private func frameOffsets(_ bytes: [UInt8]) -> [Int] {
     var out: [Int] = []
@@ -36,7 +40,9 @@ private let sampleJSONL = """
     @Test func verifyCleanAndDamaged() throws {
         let fs = InMemoryFileSystem()
         let s = try openStore(fs)
-        try s.commit([.save(note("a")), .save(note("b", zone: ZoneID(zoneName: "Z"))), .createZone(ZoneID(zoneName: "Z"))])
+        try s.commit([
+            .save(note("a")), .save(note("b", zone: ZoneID(zoneName: "Z"))), .createZone(ZoneID(zoneName: "Z")),
+        ])
         try s.save(note("c"))
         try s.close()
         let ok = StoreCommands.verify(db: dbDir, json: false, fileSystem: fs)
@@ -50,7 +56,9 @@ private let sampleJSONL = """
         #expect(bad.exitCode == 1)
         let j = try JSONValue.parse(bad.stdout)
         #expect(j["clean"] == .bool(false))
-        guard case .array(let cs) = j["environments"]?["development"]?["corruptions"] else { Issue.record("no corruptions"); return }
+        guard case .array(let cs) = j["environments"]?["development"]?["corruptions"] else {
+            Issue.record("no corruptions"); return
+        }
         #expect(cs.first?["offset"] == .integer(Int64(offs[1])))
         #expect(StoreCommands.verify(db: "/nowhere", json: false, fileSystem: fs).exitCode == 1)
     }
@@ -65,8 +73,12 @@ private let sampleJSONL = """
         #expect(text.stdout.contains("n INT64 = 7"))
         let json = await StoreCommands.get(db: dbDir, type: "Note", recordName: "a", json: true, fileSystem: fs)
         #expect(try Record(webServicesJSON: JSONValue.parse(json.stdout))["n"] == .int64(7))
-        #expect(await StoreCommands.get(db: dbDir, type: "Note", recordName: "zz", json: false, fileSystem: fs).exitCode == 1)
-        #expect(await StoreCommands.get(db: dbDir, type: "Other", recordName: "a", json: false, fileSystem: fs).exitCode == 1)
+        #expect(
+            await StoreCommands.get(db: dbDir, type: "Note", recordName: "zz", json: false, fileSystem: fs).exitCode
+                == 1)
+        #expect(
+            await StoreCommands.get(db: dbDir, type: "Other", recordName: "a", json: false, fileSystem: fs).exitCode
+                == 1)
     }
 
     @Test func importThenExportOnDisk() throws {

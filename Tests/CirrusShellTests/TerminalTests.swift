@@ -25,7 +25,9 @@ func cirrusBinary() -> String? {
 }
 
 func tmuxPath() -> String? {
-    ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 }
 
 /// One tmux server with one window running a command.
@@ -40,7 +42,8 @@ struct Tmux {
     func run(_ args: [String], capture: Bool = true) throws -> String {
         let outPath = NSTemporaryDirectory() + "cirrus-tmux-out-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: outPath) }
-        let quoted = ([tmux, "-L", socket] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let quoted = ([tmux, "-L", socket] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            .joined(separator: " ")
         let shell = quoted + " </dev/null >" + (capture ? "'\(outPath)'" : "/dev/null") + " 2>/dev/null"
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(shell), nil]
         defer { for a in argv { free(a) } }
@@ -78,7 +81,9 @@ struct Tmux {
 
 @Suite("cirrus repl on a terminal (tmux)", .serialized)
 struct TerminalTests {
-    @Test(.enabled(if: tmuxPath() != nil && cirrusBinary() != nil, "needs tmux and a built cirrus"), .timeLimit(.minutes(1)))
+    @Test(
+        .enabled(if: tmuxPath() != nil && cirrusBinary() != nil, "needs tmux and a built cirrus"),
+        .timeLimit(.minutes(1)))
     func promptLineEditingCompletionAndHistory() throws {
         guard let tmuxBin = tmuxPath(), let cirrus = cirrusBinary() else { return }
         let cache = NSTemporaryDirectory() + "cirrus-tmux-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -88,7 +93,8 @@ struct TerminalTests {
             _ = try? t.run(["kill-server"], capture: false)
             try? FileManager.default.removeItem(atPath: cache)
         }
-        let command = "env XDG_CACHE_HOME='\(cache)' TERM=xterm '\(cirrus)' repl --demo-places 300; echo EXITED $?; sleep 30"
+        let command =
+            "env XDG_CACHE_HOME='\(cache)' TERM=xterm '\(cirrus)' repl --demo-places 300; echo EXITED $?; sleep 30"
         try t.run(["new-session", "-d", "-s", "repl", "-x", "120", "-y", "40", command], capture: false)
 
         // The banner and the prompt. (capture-pane drops trailing blanks: no space after `>`.)
@@ -135,7 +141,8 @@ struct TerminalTests {
         try t.press("Enter")
         try t.waitFor("EXITED 0")
         // libedit's history file escapes blanks (`\040`).
-        let history = ((try? String(contentsOfFile: cache + "/cirrus/history", encoding: .utf8)) ?? "").replacingOccurrences(of: "\\040", with: " ")
+        let history = ((try? String(contentsOfFile: cache + "/cirrus/history", encoding: .utf8)) ?? "")
+            .replacingOccurrences(of: "\\040", with: " ")
         #expect(history.contains("use Place"), "history: \(history)")
         #expect(history.contains("query where name == 'Louvre'"))
     }

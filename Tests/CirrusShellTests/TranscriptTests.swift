@@ -40,7 +40,8 @@ func parseTranscript(_ text: String) -> [TranscriptCase] {
             out.append(l)
             lines.removeFirst()
         }
-        cases.append(TranscriptCase(commands: commands, expected: out.isEmpty ? "" : out.joined(separator: "\n") + "\n"))
+        cases.append(
+            TranscriptCase(commands: commands, expected: out.isEmpty ? "" : out.joined(separator: "\n") + "\n"))
     }
     return cases
 }
@@ -52,7 +53,9 @@ func normalizeTimes(_ text: String) -> String {
     }.joined(separator: "\n")
 }
 
-let transcriptDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Transcripts").path
+let transcriptDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+    "Transcripts"
+).path
 
 /// A fresh small demo container in a temporary directory.
 func makeDemo() async throws -> (Container, String) {
@@ -65,7 +68,9 @@ func makeDemo() async throws -> (Container, String) {
 
 @Suite("REPL transcripts", .serialized)
 struct TranscriptTests {
-    static let files = ((try? FileManager.default.contentsOfDirectory(atPath: transcriptDirectory)) ?? []).filter { $0.hasSuffix(".txt") }.sorted()
+    static let files = ((try? FileManager.default.contentsOfDirectory(atPath: transcriptDirectory)) ?? []).filter {
+        $0.hasSuffix(".txt")
+    }.sorted()
 
     @Test("transcript", arguments: files)
     func transcript(_ file: String) async throws {
@@ -82,18 +87,27 @@ struct TranscriptTests {
             var actual = ""
             for command in c.commands {
                 // `{dir}` stands for the Transcripts directory (data files for `import`).
-                actual += await session.execute(command.replacingOccurrences(of: "{dir}", with: transcriptDirectory)).text
+                actual += await session.execute(command.replacingOccurrences(of: "{dir}", with: transcriptDirectory))
+                    .text
             }
             actual = actual.replacingOccurrences(of: transcriptDirectory, with: "{dir}")
             actual = normalizeTimes(actual)
             // A blank line would end the case early: show it as a lone "." in the file.
-            actual = actual.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "." : String($0) }.joined(separator: "\n")
-            if actual.hasSuffix("\n.") { actual.removeLast(); actual.removeLast() } else if actual == "." { actual = "" }
+            actual = actual.split(separator: "\n", omittingEmptySubsequences: false).map {
+                $0.isEmpty ? "." : String($0)
+            }.joined(separator: "\n")
+            if actual.hasSuffix("\n.") {
+                actual.removeLast(); actual.removeLast()
+            } else if actual == "." {
+                actual = ""
+            }
             if !actual.isEmpty && !actual.hasSuffix("\n") { actual += "\n" }
             rewritten += c.commands.joined(separator: "\n") + "\n----\n" + actual + "\n"
             #expect(actual == c.expected, "\(file): \(c.commands.joined(separator: " / "))")
         }
-        if ProcessInfo.processInfo.environment["CIRRUS_REWRITE"] != nil { try rewritten.write(toFile: path, atomically: true, encoding: .utf8) }
+        if ProcessInfo.processInfo.environment["CIRRUS_REWRITE"] != nil {
+            try rewritten.write(toFile: path, atomically: true, encoding: .utf8)
+        }
     }
 
     @Test("every transcript file is found")

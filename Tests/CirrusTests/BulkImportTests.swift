@@ -13,7 +13,9 @@ import Testing
     func jsonLines(_ range: Range<Int>, type: String = "Note") -> [UInt8] {
         var s = ""
         for i in range {
-            s += #"{"recordName": "r\#(i)", "recordType": "\#(type)", "fields": {"n": {"value": \#(i % 10), "type": "INT64"}, "title": {"value": "t\#(i)", "type": "STRING"}}}"# + "\n"
+            s +=
+                #"{"recordName": "r\#(i)", "recordType": "\#(type)", "fields": {"n": {"value": \#(i % 10), "type": "INT64"}, "title": {"value": "t\#(i)", "type": "STRING"}}}"#
+                + "\n"
         }
         return Array(s.utf8)
     }
@@ -27,7 +29,8 @@ import Testing
         let s = try c.importBytes(jsonLines(0..<100), name: "in", into: .public, options: o)
         #expect(s.records == 100 && s.rejected == 0)
         let db = c.publicDatabase(as: .user("_admin"))
-        let (page, _) = try await db.records(matching: RecordQuery(recordType: "Note", predicate: "n == 3"), resultsLimit: 200)
+        let (page, _) = try await db.records(
+            matching: RecordQuery(recordType: "Note", predicate: "n == 3"), resultsLimit: 200)
         #expect(page.count == 11)  // 10 imported + "before"
         #expect(try env.fs.list(env.dir + "/development").contains { $0.hasPrefix("dat-") })
         try c.checkInvariants()

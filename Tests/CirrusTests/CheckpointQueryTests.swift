@@ -11,10 +11,12 @@ import Testing
 
 @Suite struct CheckpointQueryTests {
     func place(_ i: Int) -> Record {
-        rec("p\(i)", "Place", [
-            "n": .int64(Int64(i % 13)), "name": .string("place \(i)"),
-            "loc": .location(Location(latitude: Double(i % 80), longitude: Double(i % 170))),
-        ])
+        rec(
+            "p\(i)", "Place",
+            [
+                "n": .int64(Int64(i % 13)), "name": .string("place \(i)"),
+                "loc": .location(Location(latitude: Double(i % 80), longitude: Double(i % 170))),
+            ])
     }
 
     func allPages(_ db: Database, _ q: RecordQuery, limit: Int, between: () throws -> Void) async throws -> [String] {
@@ -39,8 +41,9 @@ import Testing
         }
         let queries = [
             RecordQuery(recordType: "Place", predicate: "n < 7", sortDescriptors: [.field("n", ascending: false)]),
-            RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE",
-                        sortDescriptors: [.distance(field: "loc", from: Location(latitude: 10, longitude: 10))]),
+            RecordQuery(
+                recordType: "Place", predicate: "TRUEPREDICATE",
+                sortDescriptors: [.distance(field: "loc", from: Location(latitude: 10, longitude: 10))]),
             RecordQuery(recordType: "Place", predicate: "n == 3"),
         ]
         for q in queries {
@@ -74,9 +77,11 @@ import Testing
             changed.append(r)
         }
         _ = try await db.modifyRecords(saving: changed + (60..<70).map(place), deleting: [])
-        let (page, _) = try await db.records(matching: RecordQuery(recordType: "Place", predicate: "n == 100"), resultsLimit: 100)
+        let (page, _) = try await db.records(
+            matching: RecordQuery(recordType: "Place", predicate: "n == 100"), resultsLimit: 100)
         #expect(Set(try page.map { try $0.1.get().recordID.recordName }) == Set((10..<20).map { "p\($0)" }))
-        let (all, _) = try await db.records(matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
+        let (all, _) = try await db.records(
+            matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
         #expect(all.count == 60)
         let snap = db.querySnapshot(recordType: "Place")
         #expect(snap.rowCount == 60)

@@ -13,7 +13,9 @@ import Testing
         let c = try TestEnv().open()
         let db = c.privateDatabase(for: "_alice")
         try await db.save(rec("seed0", ["n": 0, "title": "apple"]))
-        _ = try await db.modifyRecords(saving: (1..<10).map { rec("seed\($0)", ["n": .int64(Int64($0)), "title": "apple"]) }, deleting: []).get()
+        _ = try await db.modifyRecords(
+            saving: (1..<10).map { rec("seed\($0)", ["n": .int64(Int64($0)), "title": "apple"]) }, deleting: []
+        ).get()
         let batches = 40
         async let writer: Void = {
             for b in 1...batches {

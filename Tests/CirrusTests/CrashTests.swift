@@ -43,7 +43,8 @@ import Testing
             try await db.save(rec("base", ["n": 0]))
             try c.sync()
             for i in 0..<15 {
-                _ = try await db.modifyRecords(saving: [rec("r\(i)", ["n": .int64(Int64(i)), "g\(i)": .string("v")])], deleting: [])
+                _ = try await db.modifyRecords(
+                    saving: [rec("r\(i)", ["n": .int64(Int64(i)), "g\(i)": .string("v")])], deleting: [])
             }
             env.fs.crash { _, extra in rng.below(extra + 1) }  // keep a random prefix of the unsynced bytes
             let again = try Container.open(at: env.dir, options: options(env, lazy))

@@ -46,7 +46,9 @@ private let bob = "_bob"
     @Test func notAuthenticatedForAnonymousWrites() async throws {
         let c = try TestEnv().open()
         #expect(await code { try await c.publicDatabase.save(rec("a")) } == .notAuthenticated)
-        #expect(await code { try await c.privateDatabase(for: alice).acting(as: .anonymous).record(for: rid("a")) } == .notAuthenticated)
+        #expect(
+            await code { try await c.privateDatabase(for: alice).acting(as: .anonymous).record(for: rid("a")) }
+                == .notAuthenticated)
     }
 
     @Test func permissionFailureWritingAnotherCreatorsPublicRecord() async throws {
@@ -56,7 +58,9 @@ private let bob = "_bob"
         mine["n"] = 2
         let e = await code { try await c.publicDatabase(as: .user(bob)).save(mine) }
         #expect(e == .permissionFailure)
-        #expect(await code { try await c.publicDatabase(as: .user(bob)).deleteRecord(withID: rid("a")) } == .permissionFailure)
+        #expect(
+            await code { try await c.publicDatabase(as: .user(bob)).deleteRecord(withID: rid("a")) }
+                == .permissionFailure)
         #expect(try await c.publicDatabase.record(for: rid("a"))["n"] == 1)
     }
 
@@ -150,7 +154,8 @@ private let bob = "_bob"
         let c = try TestEnv().open()
         let db = c.privateDatabase(for: alice)
         let z = try await db.save(zone: ZoneID(zoneName: "Z"))
-        let r = try await db.modifyRecords(saving: [rec("a", zone: z), rec("bad", zone: z, ["1x": 1]), rec("d")], deleting: [])
+        let r = try await db.modifyRecords(
+            saving: [rec("a", zone: z), rec("bad", zone: z, ["1x": 1]), rec("d")], deleting: [])
         #expect(r.saveResults[0].1.errorCode == .batchRequestFailed)
         #expect(r.saveResults[1].1.errorCode == .invalidArguments)
         #expect(try r.saveResults[2].1.get().recordID.recordName == "d")  // the default zone item is independent
@@ -167,7 +172,8 @@ private let bob = "_bob"
         let pub = c.publicDatabase(as: .user(alice))
         #expect(await code { try await pub.save(zone: ZoneID(zoneName: "Z")) } == .badDatabase)
         #expect(await code { try await pub.save(rec("a", zone: ZoneID(zoneName: "Z"))) } == .badDatabase)
-        #expect(await code { try await c.privateDatabase(for: alice).changes(in: .default, since: nil) } == .badDatabase)
+        #expect(
+            await code { try await c.privateDatabase(for: alice).changes(in: .default, since: nil) } == .badDatabase)
     }
 
     @Test func quotaExceededPastTheRecordQuota() async throws {

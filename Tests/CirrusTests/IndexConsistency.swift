@@ -13,7 +13,9 @@ enum IndexConsistency {
         #expect(snap.rowCount == expected.count, "seed \(seed): \(snap.recordType) rows")
         // Every field of every record is in the (persisted) schema.
         for r in expected {
-            for name in r.fields.keys { #expect(snap.schema?.fields[name] != nil, "seed \(seed): \(snap.recordType).\(name) not in the schema") }
+            for name in r.fields.keys {
+                #expect(snap.schema?.fields[name] != nil, "seed \(seed): \(snap.recordType).\(name) not in the schema")
+            }
         }
         let rows = snap.allRows()
         #expect(rows == rows.sorted(), "seed \(seed): allRows sorted")
@@ -29,10 +31,13 @@ enum IndexConsistency {
             guard case .user(let name) = field else { continue }
             let indexed = index.rows(in: .all)
             var scanned: [RowID] = []
-            for (row, r) in byRow { for _ in Set(r.fields[name]?.elements ?? []) { scanned.append(row) } }  // entries are unique per (value, row)
+            // Entries are unique per (value, row).
+            for (row, r) in byRow { for _ in Set(r.fields[name]?.elements ?? []) { scanned.append(row) } }
             #expect(indexed.sorted() == scanned.sorted(), "seed \(seed): ordered index \(name)")
             for (row, r) in byRow {
-                for v in r.fields[name]?.elements ?? [] { #expect(index.rows(equalTo: v).contains(row), "seed \(seed): \(name) = \(v)") }
+                for v in r.fields[name]?.elements ?? [] {
+                    #expect(index.rows(equalTo: v).contains(row), "seed \(seed): \(name) = \(v)")
+                }
             }
         }
         if let text = snap.indexes.text {
@@ -49,7 +54,9 @@ enum IndexConsistency {
             }
         }
         for (name, index) in snap.indexes.spatial {
-            let want = byRow.filter { if case .location = $0.value.fields[name] { return true }; return false }.keys.sorted()
+            let want = byRow.filter {
+                if case .location = $0.value.fields[name] { return true }; return false
+            }.keys.sorted()
             let got = index.rows(withinKm: 30_000, of: Location(latitude: 0, longitude: 0)).map { $0 }.sorted()
             #expect(got == want, "seed \(seed): spatial \(name)")
         }

@@ -103,7 +103,9 @@ private let bob = "_bob"
 
     @Test func invalidPrivateDatabaseOwnersAreRefused() async throws {
         let c = try TestEnv().open()
-        #expect(await code { try await c.privateDatabase(for: ZoneID.defaultOwnerName).save(rec("x")) } == .invalidArguments)
+        #expect(
+            await code { try await c.privateDatabase(for: ZoneID.defaultOwnerName).save(rec("x")) } == .invalidArguments
+        )
         #expect(await code { try await c.privateDatabase(for: "has space").save(rec("x")) } == .invalidArguments)
         #expect(c.publicDatabase.querySnapshot(recordType: "Note").rowCount == 0)
     }

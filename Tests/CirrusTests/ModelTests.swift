@@ -74,10 +74,15 @@ struct ModelRun {
 
     mutating func fields(zone: ZoneID, name: String) -> [String: FieldValue] {
         var f: [String: FieldValue] = ["n": .int64(Int64(rng.below(20)))]
-        if rng.chance(0.7) { f["title"] = .string((0...rng.below(3)).map { _ in words[rng.below(words.count)] }.joined(separator: " ")) }
-        if rng.chance(0.3) { f["tags"] = .list((0..<rng.below(3) + 1).map { _ in .string(words[rng.below(words.count)]) }) }
+        if rng.chance(0.7) {
+            f["title"] = .string((0...rng.below(3)).map { _ in words[rng.below(words.count)] }.joined(separator: " "))
+        }
         if rng.chance(0.3) {
-            f["loc"] = .location(Location(latitude: Double(rng.below(170)) - 85, longitude: Double(rng.below(350)) - 175))
+            f["tags"] = .list((0..<rng.below(3) + 1).map { _ in .string(words[rng.below(words.count)]) })
+        }
+        if rng.chance(0.3) {
+            f["loc"] = .location(
+                Location(latitude: Double(rng.below(170)) - 85, longitude: Double(rng.below(350)) - 175))
         }
         let candidates = model.inZone(zone.zoneName).map(\.recordID).filter { $0.recordName != name }.sorted()
         if !candidates.isEmpty && rng.chance(0.35) {
@@ -95,7 +100,9 @@ struct ModelRun {
     mutating func planItem(zone: ZoneID, _ m: inout Model, deletes: Bool, policy: SavePolicy) -> Item {
         let existing = m.inZone(zone.zoneName).sorted { $0.recordID < $1.recordID }
         if deletes {
-            let id = existing.isEmpty || rng.chance(0.2) ? RecordID(recordName: "r\(rng.below(30))", zoneID: zone) : existing[rng.below(existing.count)].recordID
+            let id =
+                existing.isEmpty || rng.chance(0.2)
+                ? RecordID(recordName: "r\(rng.below(30))", zoneID: zone) : existing[rng.below(existing.count)].recordID
             guard m.records[id] != nil else { return .delete(id, expect: .unknownItem) }
             for g in m.cascade(id) { m.records[g] = nil }
             return .delete(id, expect: nil)
@@ -127,7 +134,9 @@ struct ModelRun {
         default:  // create (names collide now and then)
             let name = "r\(rng.below(30))"
             let type = rng.chance(0.5) ? "Note" : "Task"
-            let r = Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields(zone: zone, name: name))
+            let r = Record(
+                recordType: type, recordID: RecordID(recordName: name, zoneID: zone),
+                fields: fields(zone: zone, name: name))
             if let old = m.records[r.recordID] {
                 if old.recordType != type { return .save(r, expect: .constraintViolation, fields: [:]) }
                 if policy == .ifServerRecordUnchanged { return .save(r, expect: .serverRecordChanged, fields: [:]) }
@@ -166,7 +175,8 @@ struct ModelRun {
     mutating func batch() async throws {
         let zone = pickZone()
         let n = rng.chance(0.5) ? 1 : rng.below(5) + 1
-        let policy: SavePolicy = rng.chance(0.7) ? .ifServerRecordUnchanged : (rng.chance(0.5) ? .changedKeys : .allKeys)
+        let policy: SavePolicy =
+            rng.chance(0.7) ? .ifServerRecordUnchanged : (rng.chance(0.5) ? .changedKeys : .allKeys)
         let atomically = rng.chance(0.8)
         var m = model
         var saves: [Item] = []
@@ -188,12 +198,20 @@ struct ModelRun {
             if isDelete { deletes.append(item) } else { saves.append(item) }
         }
         let items = saves + deletes
-        let atomicFail = atomically && !zone.isDefaultZone
-            && items.contains { if case .save(_, let e?, _) = $0 { _ = e; return true }; if case .delete(_, let e?) = $0 { _ = e; return true }; return false }
+        let atomicFail =
+            atomically && !zone.isDefaultZone
+            && items.contains {
+                if case .save(_, let e?, _) = $0 { _ = e; return true };
+                if case .delete(_, let e?) = $0 { _ = e; return true }; return false
+            }
         env.clock.advance()
         let result = try await db.modifyRecords(
-            saving: saves.compactMap { if case .save(let r, _, _) = $0 { return r }; return nil },
-            deleting: deletes.compactMap { if case .delete(let id, _) = $0 { return id }; return nil }, savePolicy: policy,
+            saving: saves.compactMap {
+                if case .save(let r, _, _) = $0 { return r }; return nil
+            },
+            deleting: deletes.compactMap {
+                if case .delete(let id, _) = $0 { return id }; return nil
+            }, savePolicy: policy,
             atomically: atomically)
         let outcomes: [Result<Record?, CirrusError>] =
             result.saveResults.map { $0.1.map { Optional($0) } } + result.deleteResults.map { $0.1.map { nil } }
@@ -203,7 +221,9 @@ struct ModelRun {
             case .save(_, let e, _), .delete(_, let e): expected = e
             }
             if atomicFail && expected == nil { expected = .batchRequestFailed }
-            let gotCode: CirrusError.Code? = { if case .failure(let e) = got { return e.code }; return nil }()
+            let gotCode: CirrusError.Code? = {
+                if case .failure(let e) = got { return e.code }; return nil
+            }()
             #expect(gotCode == expected, "seed \(seed): \(item) → \(got)")
         }
         if atomicFail { return }
@@ -211,7 +231,9 @@ struct ModelRun {
         for (item, got) in zip(items, outcomes) {
             switch (item, got) {
             case (.save(let r, nil, let fields), .success(let saved?)):
-                if let old = model.records[r.recordID]?.recordChangeTag { model.oldTags[r.recordID, default: []].append(old) }
+                if let old = model.records[r.recordID]?.recordChangeTag {
+                    model.oldTags[r.recordID, default: []].append(old)
+                }
                 #expect(saved.fields == fields, "seed \(seed): \(policy)")
                 #expect(saved.modificationDate?.millisecondsSince1970 == env.clock.wallMilliseconds(), "seed \(seed)")
                 model.records[r.recordID] = saved

@@ -4,6 +4,7 @@
 
 import CirrusTestSupport
 import Foundation
+import Indexes
 import QueryChecker
 import QueryExecution
 import QueryPlanner
@@ -67,23 +68,33 @@ import Testing
                 format.append(f)
                 args += a
             }
-            let q = RecordQuery(recordType: "Place", predicate: format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND "),
-                                arguments: args, sortDescriptors: gen.sorts())
+            let q = RecordQuery(
+                recordType: "Place", predicate: format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND "),
+                arguments: args, sortDescriptors: gen.sorts())
             let zone: ZoneID? = gen.rng.chance(0.3) ? gen.zones[gen.rng.below(2)] : nil
             let checked = try QueryChecker.check(q.predicate, context: CheckContext(arguments: args))
-            let expected = FullScan.results(Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
-                                            records: records, schema: schema, zone: zone).map(\.recordName)
+            let expected = FullScan.results(
+                Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
+                records: records, schema: schema, zone: zone
+            ).map(\.recordName)
             for pageSize in [1, 7, 50, 1000] {
                 let got = try await all(db, q, zone: zone, pageSize: pageSize)
-                #expect(got == expected, "seed \(seed), page size \(pageSize): \(q.predicate) \(q.sortDescriptors)\ngot      \(got)\nexpected \(expected)")
+                #expect(
+                    got == expected,
+                    "seed \(seed), page size \(pageSize): \(q.predicate) \(q.sortDescriptors)\ngot      \(got)\nexpected \(expected)"
+                )
             }
         }
     }
 
     func places(_ n: Int) -> [Record] {
         (0..<n).map { i in
-            rec(String(format: "p%03d", i), "Place", ["population": .int64(Int64(i)), "kind": .string(i % 3 == 0 ? "cafe" : "shop"),
-                                                        "location": .location(Location(latitude: 48 + Double(i) / 1000, longitude: 2))])
+            rec(
+                String(format: "p%03d", i), "Place",
+                [
+                    "population": .int64(Int64(i)), "kind": .string(i % 3 == 0 ? "cafe" : "shop"),
+                    "location": .location(Location(latitude: 48 + Double(i) / 1000, longitude: 2)),
+                ])
         }
     }
 
@@ -91,7 +102,8 @@ import Testing
         let env = TestEnv()
         var container = try env.open(.development)
         try await populate(container.privateDatabase(for: "_u1"), places(30))
-        let q = RecordQuery(recordType: "Place", predicate: "population >= 5", sortDescriptors: [.field("population", ascending: true)])
+        let q = RecordQuery(
+            recordType: "Place", predicate: "population >= 5", sortDescriptors: [.field("population", ascending: true)])
         let (first, cursor) = try await container.privateDatabase(for: "_u1").records(matching: q, resultsLimit: 10)
         #expect(first.map { $0.0.recordName } == (5..<15).map { String(format: "p%03d", $0) })
         let token = container.privateDatabase(for: "_u1").token(for: try #require(cursor))
@@ -108,13 +120,16 @@ import Testing
         let container = try env.open(.development)
         let db = container.privateDatabase(for: "_u1")
         try await populate(db, places(40))
-        let q = RecordQuery(recordType: "Place", predicate: "kind == 'cafe'", sortDescriptors: [.field("population", ascending: true)])
+        let q = RecordQuery(
+            recordType: "Place", predicate: "kind == 'cafe'", sortDescriptors: [.field("population", ascending: true)])
         var (page, cursor) = try await db.records(matching: q, resultsLimit: 5)
         var seen = page.map { $0.0.recordName }
         // Between pages: insert a cafe before the position and one after, delete one not yet returned.
         _ = try await db.modifyRecords(
-            saving: [rec("early", "Place", ["population": .int64(1), "kind": "cafe"]),
-                     rec("late", "Place", ["population": .int64(100), "kind": "cafe"])],
+            saving: [
+                rec("early", "Place", ["population": .int64(1), "kind": "cafe"]),
+                rec("late", "Place", ["population": .int64(100), "kind": "cafe"]),
+            ],
             deleting: [rid("p030")])
         while let c = cursor {
             (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 5)
@@ -133,15 +148,22 @@ import Testing
         let mine = container.privateDatabase(for: "_u1")
         let theirs = container.privateDatabase(for: "_u2")
         try await populate(mine, places(12))
-        let q = RecordQuery(recordType: "Place", predicate: "population > 1", sortDescriptors: [.field("population", ascending: true)])
+        let q = RecordQuery(
+            recordType: "Place", predicate: "population > 1", sortDescriptors: [.field("population", ascending: true)])
         let (_, cursor) = try await mine.records(matching: q, resultsLimit: 3)
         let token = mine.token(for: try #require(cursor))
         var tampered = Array(token.utf8)
         tampered[10] = tampered[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        #expect(await code { try mine.cursor(fromToken: String(decoding: tampered, as: UTF8.self)) } == .invalidArguments)
-        #expect(await caught { try theirs.cursor(fromToken: token) }?.message == "the cursor was not issued by this database, or it was altered")
-        let other = RecordQuery(recordType: "Place", predicate: "population > 2", sortDescriptors: [.field("population", ascending: true)])
-        #expect(await caught { try mine.cursor(fromToken: token, expecting: other) }?.message == "the cursor belongs to another query")
+        #expect(
+            await code { try mine.cursor(fromToken: String(decoding: tampered, as: UTF8.self)) } == .invalidArguments)
+        #expect(
+            await caught { try theirs.cursor(fromToken: token) }?.message
+                == "the cursor was not issued by this database, or it was altered")
+        let other = RecordQuery(
+            recordType: "Place", predicate: "population > 2", sortDescriptors: [.field("population", ascending: true)])
+        #expect(
+            await caught { try mine.cursor(fromToken: token, expecting: other) }?.message
+                == "the cursor belongs to another query")
         #expect(try mine.cursor(fromToken: token, expecting: q).query.recordType == "Place")
         #expect(await code { try await theirs.records(continuingMatchFrom: try #require(cursor)) } == .invalidArguments)
     }
@@ -156,10 +178,15 @@ import Testing
         let db = container.privateDatabase(for: "_u1")
         try await populate(db, places(3))  // production holds its own data
         // Development created kind QUERYABLE SORTABLE SEARCHABLE; recordName has no index.
-        #expect(await caught { try await db.records(matching: RecordQuery(recordType: "Place")) }?.message
-            .contains("Field 'recordName' is not marked queryable") == true)
-        #expect(try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == 'cafe'")).matchResults.count == 1)
-        #expect(await code { try await db.records(matching: RecordQuery(recordType: "Place", predicate: "nope == 1")) } == .invalidArguments)
+        #expect(
+            await caught { try await db.records(matching: RecordQuery(recordType: "Place")) }?.message
+                .contains("Field 'recordName' is not marked queryable") == true)
+        #expect(
+            try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == 'cafe'")).matchResults
+                .count == 1)
+        #expect(
+            await code { try await db.records(matching: RecordQuery(recordType: "Place", predicate: "nope == 1")) }
+                == .invalidArguments)
         #expect(await code { try await db.records(matching: RecordQuery(recordType: "Users")) } == .invalidArguments)
     }
 
@@ -168,12 +195,16 @@ import Testing
         let container = try env.open(.development)
         let db = container.privateDatabase(for: "_u1")
         try await populate(db, places(20))
-        let q = RecordQuery(recordType: "Place", predicate: "kind == 'cafe'", sortDescriptors: [.field("population", ascending: false)])
+        let q = RecordQuery(
+            recordType: "Place", predicate: "kind == 'cafe'", sortDescriptors: [.field("population", ascending: false)])
         let e = try await db.explain(q, resultsLimit: 3)
         #expect(e.returned == 3)
         #expect(e.text.contains("actual"))
         #expect(e.text.contains("indexes:\n  + kind QUERYABLE  (EQUALS)\n  + population SORTABLE  (sort)\n"))
-        #expect(try db.requiredIndexes(for: RecordQuery(recordType: "Place")).map(\.description) == ["recordName QUERYABLE  (TRUEPREDICATE lists the type)"])
+        #expect(
+            try db.requiredIndexes(for: RecordQuery(recordType: "Place")).map(\.description) == [
+                "recordName QUERYABLE  (TRUEPREDICATE lists the type)"
+            ])
         let all = try await db.explain(RecordQuery(recordType: "Place"), execute: false)
         #expect(all.missingIndexes.map(\.field) == ["recordName"])
         #expect(all.actual.isEmpty)
@@ -210,14 +241,17 @@ import Testing
         let container = try env.open(.development)
         let db = container.privateDatabase(for: "_u1")
         try await populate(db, places(2))
-        let e = await caught { try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == 'a' OR kind == 'b'")) }
+        let e = await caught {
+            try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == 'a' OR kind == 'b'"))
+        }
         #expect(e?.code == .invalidArguments)
-        #expect(e?.message == """
-              kind == 'a' OR kind == 'b'
-                          ^^
-            error: OR predicates are not supported
-            hint: CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); otherwise run one query per alternative
-            """)
+        #expect(
+            e?.message == """
+                  kind == 'a' OR kind == 'b'
+                              ^^
+                error: OR predicates are not supported
+                hint: CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); otherwise run one query per alternative
+                """)
     }
 }
 
@@ -227,7 +261,12 @@ import Testing
         let container = try env.open(.development)
         let db = container.privateDatabase(for: "_u1")
         let grid = (0..<200).map { i in
-            rec(String(format: "g%03d", i), "Place", ["location": .location(Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))])
+            rec(
+                String(format: "g%03d", i), "Place",
+                [
+                    "location": .location(
+                        Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))
+                ])
         }
         _ = try await db.modifyRecords(saving: grid, deleting: [])
         let centre = Location(latitude: 10.05, longitude: 20.05)
@@ -240,21 +279,23 @@ import Testing
             step += 1
             if step == 4 {
                 // A write between pages: the cached state is stale and must not be used.
-                _ = try await db.modifyRecords(saving: [rec("late", "Place", ["location": .location(Location(latitude: 10.9, longitude: 20.9))])], deleting: [])
+                _ = try await db.modifyRecords(
+                    saving: [rec("late", "Place", ["location": .location(Location(latitude: 10.9, longitude: 20.9))])],
+                    deleting: [])
             }
             (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 15)
             seen += page.map { $0.0.recordName }
         }
         func km(_ name: String) -> Double {
             let i = Int(name.dropFirst())!
-            return GeoMathKm(centre, Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))
+            return GeoMathKm(
+                centre, Location(latitude: 10 + Double(i % 20) / 100, longitude: 20 + Double(i / 20) / 100))
         }
         let expected = grid.map(\.recordID.recordName).sorted { (km($0), $0) < (km($1), $1) } + ["late"]
         #expect(seen == expected)
     }
 }
 
-import Indexes
 func GeoMathKm(_ a: Location, _ b: Location) -> Double {
     GeoMath.distanceKm(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
 }

@@ -25,7 +25,9 @@ private func ref(_ name: String, zone: ZoneID = .default) -> FieldValue {
         #expect(v1.creationDate?.millisecondsSince1970 == env.clock.wallMilliseconds())
         #expect(v1.creatorUserRecordID?.recordName == alice)
         env.clock.advance(5000)
-        try c.importSchema("DEFINE SCHEMA RECORD TYPE Note (n INT64 QUERYABLE SORTABLE, GRANT WRITE TO \"_icloud\", GRANT CREATE TO \"_icloud\", GRANT READ TO \"_world\");")
+        try c.importSchema(
+            "DEFINE SCHEMA RECORD TYPE Note (n INT64 QUERYABLE SORTABLE, GRANT WRITE TO \"_icloud\", GRANT CREATE TO \"_icloud\", GRANT READ TO \"_world\");"
+        )
         var edit = v1
         edit["n"] = 2
         let v2 = try await c.publicDatabase(as: .user(bob)).save(edit)
@@ -62,7 +64,9 @@ private func ref(_ name: String, zone: ZoneID = .default) -> FieldValue {
         // A self reference.
         try await db.save(rec("selfish", ["p": ref("selfish")]))
         try await db.deleteRecord(withID: rid("root"))
-        for gone in ["root", "child", "grandchild"] { #expect(await code { try await db.record(for: rid(gone)) } == .unknownItem) }
+        for gone in ["root", "child", "grandchild"] {
+            #expect(await code { try await db.record(for: rid(gone)) } == .unknownItem)
+        }
         #expect(try await db.record(for: rid("plain")).recordID.recordName == "plain")
         try await db.deleteRecord(withID: rid("a"))
         #expect(await code { try await db.record(for: rid("b")) } == .unknownItem)
@@ -112,7 +116,9 @@ private func ref(_ name: String, zone: ZoneID = .default) -> FieldValue {
         c = try env.open()
         #expect(!env.fs.exists("/c/development/assets/\(orphan.contentHash.prefix(2))/\(orphan.contentHash)"))
         // A record naming an asset that was never stored is refused.
-        #expect(await code { try await c.privateDatabase(for: alice).save(rec("x", ["file": .asset(orphan)])) } == .invalidArguments)
+        #expect(
+            await code { try await c.privateDatabase(for: alice).save(rec("x", ["file": .asset(orphan)])) }
+                == .invalidArguments)
     }
 
     @Test func publicGrantsDefaultsAndOverrides() async throws {
@@ -126,7 +132,8 @@ private func ref(_ name: String, zone: ZoneID = .default) -> FieldValue {
         try await bobDB.save(rec("b", "Post"))
         #expect(await code { try await bobDB.deleteRecord(withID: rid("a")) } == .permissionFailure)
         // Override: only signed-in users read Secret; only the creator reads Diary; nobody creates Locked.
-        try c.importSchema("""
+        try c.importSchema(
+            """
             DEFINE SCHEMA
             RECORD TYPE Post (n INT64, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world");
             RECORD TYPE Secret (n INT64, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_icloud");

@@ -16,7 +16,13 @@ private let alice = "_alice"
     @Test func developmentCreatesTypesAndFieldsWithAutomaticOptions() async throws {
         let c = try TestEnv().open()
         let db = c.privateDatabase(for: alice)
-        try await db.save(rec("p", "Place", ["name": "Louvre", "visits": 3, "loc": .location(Location(latitude: 48.86, longitude: 2.34)), "tags": ["art"]]))
+        try await db.save(
+            rec(
+                "p", "Place",
+                [
+                    "name": "Louvre", "visits": 3, "loc": .location(Location(latitude: 48.86, longitude: 2.34)),
+                    "tags": ["art"],
+                ]))
         let t = try #require(c.schema.recordTypes["Place"])
         #expect(t.fields["name"]?.options == [.queryable, .sortable, .searchable])
         #expect(t.fields["visits"]?.options == [.queryable, .sortable])
@@ -41,7 +47,8 @@ private let alice = "_alice"
     @Test func importedSchemaDecidesIndexesAndSurvivesReopen() async throws {
         let env = TestEnv()
         var c = try env.open()
-        try c.importSchema("""
+        try c.importSchema(
+            """
             DEFINE SCHEMA
                 RECORD TYPE Place (
                     "___recordID" REFERENCE QUERYABLE,
@@ -78,11 +85,14 @@ private let alice = "_alice"
         let e2 = await caught { try c.importSchema(retypes) }
         #expect(e2?.message.contains("would change type from INT64 to DOUBLE") == true)
         let removesType = "DEFINE SCHEMA RECORD TYPE Other (x STRING);"
-        #expect(await caught { try c.importSchema(removesType) }?.message.contains("record type Place would be removed") == true)
+        #expect(
+            await caught { try c.importSchema(removesType) }?.message.contains("record type Place would be removed")
+                == true)
         let bad = "DEFINE SCHEMA RECORD TYPE Place (name STRING"
         #expect(await code { try c.importSchema(bad) } == .invalidArguments)
         // Adding a field and changing options is fine.
-        try c.importSchema("DEFINE SCHEMA RECORD TYPE Place (name STRING SEARCHABLE, visits INT64, extra DOUBLE QUERYABLE);")
+        try c.importSchema(
+            "DEFINE SCHEMA RECORD TYPE Place (name STRING SEARCHABLE, visits INT64, extra DOUBLE QUERYABLE);")
         #expect(c.schema.recordTypes["Place"]?.fields["extra"]?.type == .double)
         #expect(c.privateDatabase(for: alice).querySnapshot(recordType: "Place").indexes.text != nil)
     }
@@ -120,8 +130,11 @@ private let alice = "_alice"
         try dev.promoteSchema()
         try dev.close()
         let prod = try env.open(.production)
-        #expect(await code { try prod.importSchema("DEFINE SCHEMA RECORD TYPE Place (other STRING);") } == .serverRejectedRequest)
-        try prod.importSchema("DEFINE SCHEMA RECORD TYPE Place (name STRING QUERYABLE SORTABLE SEARCHABLE, more INT64 QUERYABLE);")
+        #expect(
+            await code { try prod.importSchema("DEFINE SCHEMA RECORD TYPE Place (other STRING);") }
+                == .serverRejectedRequest)
+        try prod.importSchema(
+            "DEFINE SCHEMA RECORD TYPE Place (name STRING QUERYABLE SORTABLE SEARCHABLE, more INT64 QUERYABLE);")
         try await prod.privateDatabase(for: alice).save(rec("p", "Place", ["name": "Louvre", "more": 1]))
     }
 

@@ -1,5 +1,6 @@
-import Testing
 import RecordModel
+import Testing
+
 @testable import Cirrus
 
 @Suite struct SchemaPersistenceTests {

@@ -23,7 +23,10 @@ func drain(_ stream: AsyncStream<RecordNotification>, count: Int) async -> [Reco
         let c = try TestEnv().open()
         let db = c.privateDatabase(for: alice)
         try await db.save(rec("seed", "Place", ["kind": "cafe", "n": 1]))  // creates the schema
-        _ = try await db.save(Subscription(id: "cafes", recordType: "Place", predicate: "kind == %@", arguments: ["cafe"], firesOn: [.creation, .deletion]))
+        _ = try await db.save(
+            Subscription(
+                id: "cafes", recordType: "Place", predicate: "kind == %@", arguments: ["cafe"],
+                firesOn: [.creation, .deletion]))
         _ = try await db.save(Subscription(id: "big", recordType: "Place", predicate: "n > 5", firesOn: [.update]))
         let stream = db.notifications()
         try await db.save(rec("bar", "Place", ["kind": "bar", "n": 1]))  // matches nothing
@@ -44,7 +47,8 @@ func drain(_ stream: AsyncStream<RecordNotification>, count: Int) async -> [Reco
         let c = try TestEnv().open()
         let db = c.privateDatabase(for: alice)
         try await db.save(rec("seed", ["n": 1]))
-        _ = try await db.save(Subscription(id: "once", recordType: "Note", predicate: "TRUEPREDICATE", firesOn: [.creation, .once]))
+        _ = try await db.save(
+            Subscription(id: "once", recordType: "Note", predicate: "TRUEPREDICATE", firesOn: [.creation, .once]))
         let stream = db.notifications()
         try await db.save(rec("a", ["n": 1]))
         try await db.save(rec("b", ["n": 1]))
@@ -72,16 +76,24 @@ func drain(_ stream: AsyncStream<RecordNotification>, count: Int) async -> [Reco
         let c = try TestEnv().open()
         let db = c.privateDatabase(for: alice)
         try await db.save(rec("seed", ["n": 1]))
-        #expect(await code { try await db.save(Subscription(id: "or", recordType: "Note", predicate: "n == 1 OR n == 2")) } == .invalidArguments)
-        #expect(await code { try await db.save(Subscription(id: "bad", recordType: "Note", predicate: "n ==")) } == .invalidArguments)
-        #expect(await code { try await db.save(Subscription(id: "users", recordType: "Users", predicate: "TRUEPREDICATE")) } == .invalidArguments)
-        #expect(await code { try await db.save(Subscription(id: "z", zoneID: ZoneID(zoneName: "Nope"))) } == .zoneNotFound)
+        #expect(
+            await code { try await db.save(Subscription(id: "or", recordType: "Note", predicate: "n == 1 OR n == 2")) }
+                == .invalidArguments)
+        #expect(
+            await code { try await db.save(Subscription(id: "bad", recordType: "Note", predicate: "n ==")) }
+                == .invalidArguments)
+        #expect(
+            await code { try await db.save(Subscription(id: "users", recordType: "Users", predicate: "TRUEPREDICATE")) }
+                == .invalidArguments)
+        #expect(
+            await code { try await db.save(Subscription(id: "z", zoneID: ZoneID(zoneName: "Nope"))) } == .zoneNotFound)
         #expect(await code { try await db.deleteSubscription(withID: "nope") } == .unknownItem)
     }
 
     @Test func publicSubscriptionsDeliverOnlyWhatTheSubscriberMayRead() async throws {
         let c = try TestEnv().open()
-        try c.importSchema("""
+        try c.importSchema(
+            """
             DEFINE SCHEMA
             RECORD TYPE Diary (n INT64 QUERYABLE, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
             """)
@@ -99,18 +111,24 @@ func drain(_ stream: AsyncStream<RecordNotification>, count: Int) async -> [Reco
         var c = try env.open()
         var db = c.privateDatabase(for: alice)
         let z = try await db.save(zone: ZoneID(zoneName: "Z"))
-        try await db.save(rec("seed", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 1, longitude: 2))]))
-        _ = try await db.save(Subscription(
-            id: "near", recordType: "Place", predicate: "kind == %@ AND distanceToLocation:fromLocation:(loc, %@) < 10",
-            arguments: ["cafe", .value(.location(Location(latitude: 1, longitude: 2)))], firesOn: [.creation, .once]))
+        try await db.save(
+            rec("seed", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 1, longitude: 2))]))
+        _ = try await db.save(
+            Subscription(
+                id: "near", recordType: "Place",
+                predicate: "kind == %@ AND distanceToLocation:fromLocation:(loc, %@) < 10",
+                arguments: ["cafe", .value(.location(Location(latitude: 1, longitude: 2)))],
+                firesOn: [.creation, .once]))
         _ = try await db.save(Subscription(id: "z", zoneID: z))
         try c.close()
         c = try env.open()
         db = c.privateDatabase(for: alice)
         #expect(try await db.allSubscriptions().map(\.id) == ["near", "z"])
         let stream = db.notifications()
-        try await db.save(rec("far", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 40, longitude: 2))]))
-        try await db.save(rec("close", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 1.01, longitude: 2))]))
+        try await db.save(
+            rec("far", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 40, longitude: 2))]))
+        try await db.save(
+            rec("close", "Place", ["kind": "cafe", "loc": .location(Location(latitude: 1.01, longitude: 2))]))
         let got = await drain(stream, count: 1)
         #expect(got.map(\.recordID.recordName) == ["close"])
         #expect(try await db.allSubscriptions().map(\.id) == ["z"])  // the once subscription fired

@@ -39,7 +39,9 @@ struct TestEnv {
     }
 }
 
-func rec(_ name: String, _ type: String = "Note", zone: ZoneID = .default, _ fields: [String: FieldValue] = [:]) -> Record {
+func rec(
+    _ name: String, _ type: String = "Note", zone: ZoneID = .default, _ fields: [String: FieldValue] = [:]
+) -> Record {
     Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
 }
 

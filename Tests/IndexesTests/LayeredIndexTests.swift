@@ -16,7 +16,9 @@ final class Bytes: @unchecked Sendable {
     let count: Int
     init(_ b: [UInt8]) {
         let m = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, b.count), alignment: 16)
-        b.withUnsafeBytes { src in if let s = src.baseAddress, let d = m.baseAddress { d.copyMemory(from: s, byteCount: src.count) } }
+        b.withUnsafeBytes { src in
+            if let s = src.baseAddress, let d = m.baseAddress { d.copyMemory(from: s, byteCount: src.count) }
+        }
         p = m
         count = b.count
     }
@@ -86,15 +88,18 @@ final class Bytes: @unchecked Sendable {
                 next += 1
             }
         }
-        let model = RecordIndexes(schema: schema, rows: live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, nodeSize: 4)
+        let model = RecordIndexes(
+            schema: schema, rows: live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, nodeSize: 4)
         try compare(layered, model, seed: seed, &rng)
         withExtendedLifetime(keep) {}
     }
 
     func compare(_ a: RecordIndexes, _ b: RecordIndexes, seed: UInt64, _ rng: inout SeededRandom) throws {
         #expect(a.rowCount == b.rowCount, "seed \(seed): rowCount")
-        let values: [FieldValue] = [.string("Bistro"), .string("Café Nord"), .string("Le Dôme"), .string("東京ラーメン"), .string("a"), .string("b"),
-                                    .int64(3), .double(7.5), .int64(20), .date(Timestamp(millisecondsSince1970: 500))]
+        let values: [FieldValue] = [
+            .string("Bistro"), .string("Café Nord"), .string("Le Dôme"), .string("東京ラーメン"), .string("a"), .string("b"),
+            .int64(3), .double(7.5), .int64(20), .date(Timestamp(millisecondsSince1970: 500)),
+        ]
         for (field, x) in a.ordered {
             guard let y = b.ordered[field] else { Issue.record("seed \(seed): \(field) missing"); continue }
             #expect(x.count == y.count, "seed \(seed): \(field) count")
@@ -107,9 +112,13 @@ final class Bytes: @unchecked Sendable {
                     for dir in [ScanDirection.ascending, .descending] {
                         let all = x.page(r, direction: dir, limit: 10_000)
                         #expect(all == y.page(r, direction: dir, limit: 10_000), "seed \(seed): scan \(field) \(dir)")
-                        if let mid = all.dropFirst(all.count / 2).first, let rec = values.first(where: { x.rows(equalTo: $0).contains(mid) }) {
-                            #expect(x.page(r, direction: dir, after: (rec, mid), limit: 7) == y.page(r, direction: dir, after: (rec, mid), limit: 7),
-                                    "seed \(seed): resumed scan \(field)")
+                        if let mid = all.dropFirst(all.count / 2).first,
+                            let rec = values.first(where: { x.rows(equalTo: $0).contains(mid) })
+                        {
+                            #expect(
+                                x.page(r, direction: dir, after: (rec, mid), limit: 7)
+                                    == y.page(r, direction: dir, after: (rec, mid), limit: 7),
+                                "seed \(seed): resumed scan \(field)")
                         }
                     }
                 }
@@ -126,7 +135,9 @@ final class Bytes: @unchecked Sendable {
                 #expect(x.rows(matchingAny: [q]) == y.rows(matchingAny: [q]), "seed \(seed): text any \(q)")
                 #expect(x.rows(matchingAll: [q]) == y.rows(matchingAll: [q]), "seed \(seed): text all \(q)")
                 TextTokenizer.forEachGroup(q) { g in
-                    for t in g { #expect(x.documentFrequency(token: t) == y.documentFrequency(token: t), "seed \(seed): df \(t)") }
+                    for t in g {
+                        #expect(x.documentFrequency(token: t) == y.documentFrequency(token: t), "seed \(seed): df \(t)")
+                    }
                 }
             }
         } else {
@@ -139,7 +150,8 @@ final class Bytes: @unchecked Sendable {
                 let c = Location(latitude: Double(rng.below(180)) - 90, longitude: Double(rng.below(360)) - 180)
                 for km in [0.0, 500, 3000, 20_100] {
                     #expect(x.rows(withinKm: km, of: c) == y.rows(withinKm: km, of: c), "seed \(seed): radius \(km)")
-                    #expect(x.rows(withinKm: km, of: c, inclusive: false) == y.rows(withinKm: km, of: c, inclusive: false))
+                    #expect(
+                        x.rows(withinKm: km, of: c, inclusive: false) == y.rows(withinKm: km, of: c, inclusive: false))
                 }
                 var i1 = x.nearest(to: c)
                 var i2 = y.nearest(to: c)
@@ -174,7 +186,13 @@ final class Bytes: @unchecked Sendable {
                 let s = SectionBytes(b.view, keepAlive: b, name: name)
                 var threw = false
                 do {
-                    if name.hasPrefix("ordered:") { _ = try StaticOrdered(s) } else if name.hasPrefix("text") { _ = try StaticText(s) } else { _ = try StaticRTree(s) }
+                    if name.hasPrefix("ordered:") {
+                        _ = try StaticOrdered(s)
+                    } else if name.hasPrefix("text") {
+                        _ = try StaticText(s)
+                    } else {
+                        _ = try StaticRTree(s)
+                    }
                 } catch {
                     threw = true
                     #expect(error.section == name)
@@ -183,7 +201,10 @@ final class Bytes: @unchecked Sendable {
             }
             // A damaged section is rebuilt from the rows, not trusted.
             let b = Bytes(Array(bytes.prefix(bytes.count / 2)))
-            let idx = RecordIndexes(schema: schema, baseRowCount: 50, sections: [name: SectionBytes(b.view, keepAlive: b, name: name)], nodeSize: 4) { rows }
+            let idx = RecordIndexes(
+                schema: schema, baseRowCount: 50, sections: [name: SectionBytes(b.view, keepAlive: b, name: name)],
+                nodeSize: 4
+            ) { rows }
             #expect(idx.rebuilt.contains(name))
         }
     }

@@ -68,7 +68,8 @@ struct ValueGen {
             case 0: return .int64(Int64(rng.below(20)) - 10)
             case 1: return .double(Double(rng.below(40)) / 2 - 10)
             case 2: return .int64([Int64.max, Int64.min, 9_007_199_254_740_993, -9_007_199_254_740_993][rng.below(4)])
-            case 3: return .double([9_007_199_254_740_992, -0.0, 0.0, 1e300, -.infinity, .infinity, 9.3e18][rng.below(7)])
+            case 3:
+                return .double([9_007_199_254_740_992, -0.0, 0.0, 1e300, -.infinity, .infinity, 9.3e18][rng.below(7)])
             case 4: return .int64(Int64(bitPattern: rng.next()))
             default: return .double(Double(rng.below(1000)) * 0.37 - 100)
             }
@@ -83,9 +84,10 @@ struct ValueGen {
             return .bytes((0..<rng.below(20)).map { _ in [0, 1, 0xFF, 0x7F, 0xFE][rng.below(5)] })
         case .reference:
             let names = ["a", "b", "a\u{0}", "ab", ""]
-            return .reference(Reference(
-                recordID: RecordID(recordName: names[rng.below(5)], zoneID: ZoneID(zoneName: names[rng.below(3)])),
-                action: .none))
+            return .reference(
+                Reference(
+                    recordID: RecordID(recordName: names[rng.below(5)], zoneID: ZoneID(zoneName: names[rng.below(3)])),
+                    action: .none))
         }
     }
 
@@ -109,14 +111,17 @@ struct ValueGen {
         #expect(all == model.entries.map(\.1), "seed \(seed): full scan")
         for _ in 0..<4 {
             let v = gen.value()
-            #expect(index.rows(equalTo: v) == model.rows(in: ValueRange(lower: .included(v), upper: .included(v))),
-                    "seed \(seed): point \(v)")
+            #expect(
+                index.rows(equalTo: v) == model.rows(in: ValueRange(lower: .included(v), upper: .included(v))),
+                "seed \(seed): point \(v)")
             let r = gen.range()
             let expected = model.rows(in: r)
             #expect(index.rows(in: r) == expected, "seed \(seed): range \(r)")
             #expect(index.count(in: r) == expected.count, "seed \(seed): count \(r)")
             var back: [RowID] = []
-            index.scan(r, direction: .descending) { back.append($0); return true }
+            index.scan(r, direction: .descending) {
+                back.append($0); return true
+            }
             #expect(back == expected.reversed(), "seed \(seed): backward \(r)")
             if gen.family == .string || gen.family == .bytes {
                 let p = gen.value()
@@ -125,7 +130,9 @@ struct ValueGen {
                 #expect(index.count(beginningWith: p) == exp.count, "seed \(seed): prefix count \(p)")
             }
             let vs = [gen.value(), gen.value(), gen.value()]
-            let inExp = Array(Set(vs.flatMap { v in model.rows(in: ValueRange(lower: .included(v), upper: .included(v))) })).sorted()
+            let inExp = Array(
+                Set(vs.flatMap { v in model.rows(in: ValueRange(lower: .included(v), upper: .included(v))) })
+            ).sorted()
             #expect(index.rows(equalToAnyOf: vs) == inExp, "seed \(seed): IN")
         }
         // Resume after every entry, both directions.
@@ -211,7 +218,9 @@ struct ValueGen {
             let a = rng.below(1000)
             let b = rng.below(1000)
             let exp = a <= b ? hist[a...b].reduce(0, +) : 0
-            #expect(index.count(in: ValueRange(lower: .included(.int64(Int64(a))), upper: .included(.double(Double(b))))) == exp)
+            #expect(
+                index.count(in: ValueRange(lower: .included(.int64(Int64(a))), upper: .included(.double(Double(b)))))
+                    == exp)
         }
     }
 }

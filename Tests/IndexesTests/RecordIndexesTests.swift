@@ -29,7 +29,8 @@ import Testing
         r["price"] = rng.chance(0.5) ? .int64(Int64(rng.below(50))) : .double(Double(rng.below(100)) / 2)
         r["tags"] = .list((0..<rng.below(3)).map { _ in FieldValue.string(["a", "b", "c"][rng.below(3)]) })
         if rng.chance(0.9) {
-            r["location"] = .location(Location(latitude: Double(rng.below(180)) - 90, longitude: Double(rng.below(360)) - 180))
+            r["location"] = .location(
+                Location(latitude: Double(rng.below(180)) - 90, longitude: Double(rng.below(360)) - 180))
         }
         r.creationDate = Timestamp(millisecondsSince1970: Int64(rng.below(1000)))
         return r
@@ -55,7 +56,8 @@ import Testing
         var rng = SeededRandom(seed: seed)
         var rows: [RowID: Record] = [:]
         for i in 0..<200 { rows[RowID(i)] = record(i, &rng) }
-        let store = RecordIndexStore(RecordIndexes(schema: Self.schema, rows: rows.map { ($0.key, $0.value) }, nodeSize: 4))
+        let store = RecordIndexStore(
+            RecordIndexes(schema: Self.schema, rows: rows.map { ($0.key, $0.value) }, nodeSize: 4))
         let before = store.snapshot()
         for _ in 0..<30 {
             var batch: [RowChange] = []
@@ -89,7 +91,9 @@ import Testing
             #expect(live.text?.rows(matchingAll: [w]) == rebuilt.text?.rows(matchingAll: [w]), "seed \(seed) \(w)")
         }
         let c = Location(latitude: 10, longitude: 170)
-        #expect(live.spatial["location"]?.rows(withinKm: 5000, of: c) == rebuilt.spatial["location"]?.rows(withinKm: 5000, of: c))
+        #expect(
+            live.spatial["location"]?.rows(withinKm: 5000, of: c)
+                == rebuilt.spatial["location"]?.rows(withinKm: 5000, of: c))
         // The snapshot taken before the commits still answers as before.
         #expect(before.rowCount == 200)
         #expect(before.ordered[.user("price")]?.count == 200)
@@ -117,7 +121,9 @@ import Testing
                     for _ in 0..<300 {
                         let s = store.snapshot()
                         let n = s.rowCount
-                        if n % 10 != 0 || s.ordered[.user("price")]?.count != n || s.ordered[.system(.creationDate)]?.count != n {
+                        if n % 10 != 0 || s.ordered[.user("price")]?.count != n
+                            || s.ordered[.system(.creationDate)]?.count != n
+                        {
                             bad += 1
                         }
                         await Task.yield()
@@ -137,13 +143,18 @@ import Testing
         let planar = try #require(GEOSPlanar())
         let parts = planar.clipToWorld(latMin: 0, latMax: 1, lonMin: 179, lonMax: 181)
         let sorted = parts.sorted { $0.lonMin < $1.lonMin }
-        #expect(sorted == [GeoBox(latMin: 0, latMax: 1, lonMin: -180, lonMax: -179), GeoBox(latMin: 0, latMax: 1, lonMin: 179, lonMax: 180)])
+        #expect(
+            sorted == [
+                GeoBox(latMin: 0, latMax: 1, lonMin: -180, lonMax: -179),
+                GeoBox(latMin: 0, latMax: 1, lonMin: 179, lonMax: 180),
+            ])
         let ours = Geohash.boundingBoxes(latitude: 0, longitude: 180, km: 50)
         #expect(ours.count == 2)
         // Our split of a circle on the antimeridian equals GEOS's clip of the unwrapped box.
         let east = try #require(ours.first { $0.lonMax == 180 })
         let west = try #require(ours.first { $0.lonMin == -180 })
-        let theirs = planar.clipToWorld(latMin: east.latMin, latMax: east.latMax, lonMin: east.lonMin, lonMax: west.lonMax + 360)
+        let theirs = planar.clipToWorld(
+            latMin: east.latMin, latMax: east.latMax, lonMin: east.lonMin, lonMax: west.lonMax + 360)
         #expect(Set(theirs) == Set(ours))
     }
 

@@ -19,7 +19,8 @@ struct PointGen {
         case 0: return Location(latitude: [90, -90, 89.9999, -89.99999][rng.below(4)], longitude: unit() * 360 - 180)
         case 1: return Location(latitude: unit() * 10 - 5, longitude: [180, -180, 179.9999, -179.9999][rng.below(4)])
         case 2: return Location(latitude: 48.85 + unit() * 0.1, longitude: 2.35 + unit() * 0.1)  // a city
-        case 3: return Location(latitude: [0, 10, 48.9][rng.below(3)], longitude: [0, 10, 2.4][rng.below(3)])  // duplicates
+        case 3:  // duplicates
+            return Location(latitude: [0, 10, 48.9][rng.below(3)], longitude: [0, 10, 2.4][rng.below(3)])
         case 4: return Location(latitude: unit() * 2 - 1, longitude: (unit() < 0.5 ? 179 : -180) + unit())
         default: return Location(latitude: asin(unit() * 2 - 1) * 180 / .pi, longitude: unit() * 360 - 180)
         }
@@ -49,8 +50,10 @@ struct PointGen {
             #expect(got.map(\.row) == sorted.map(\.1), "seed \(seed) nearest \(c)")
             #expect(got.map(\.position.chord2) == sorted.map(\.0), "seed \(seed) nearest keys")
             var lim = index.nearest(to: c, maxKm: km)
-            #expect(lim.next(sorted.count + 1).map(\.row) == sorted.filter { GeoMath.distanceKm(chord2: $0.0) <= km }.map(\.1),
-                    "seed \(seed) nearest within \(km)")
+            #expect(
+                lim.next(sorted.count + 1).map(\.row)
+                    == sorted.filter { GeoMath.distanceKm(chord2: $0.0) <= km }.map(\.1),
+                "seed \(seed) nearest within \(km)")
             if !got.isEmpty {
                 let k = gen.rng.below(got.count)
                 var resumed = index.nearest(to: c, after: got[k].position)
@@ -111,12 +114,16 @@ struct PointGen {
     }
 
     @Test func antimeridianNeighboursAreClose() {
-        let pts: [(RowID, Location)] = [(1, Location(latitude: 0, longitude: 179.99)), (2, Location(latitude: 0, longitude: -179.99))]
+        let pts: [(RowID, Location)] = [
+            (1, Location(latitude: 0, longitude: 179.99)), (2, Location(latitude: 0, longitude: -179.99)),
+        ]
         let index = SpatialIndex(points: pts)
         #expect(index.rows(withinKm: 3, of: Location(latitude: 0, longitude: 180), using: .geohash) == [1, 2])
         var it = index.nearest(to: Location(latitude: 0, longitude: -179.995))
         #expect(it.next()?.row == 2)
-        #expect(abs(GeoMath.distanceKm(latitude1: 0, longitude1: 179.99, latitude2: 0, longitude2: -179.99) - 2.2239) < 0.001)
+        #expect(
+            abs(GeoMath.distanceKm(latitude1: 0, longitude1: 179.99, latitude2: 0, longitude2: -179.99) - 2.2239)
+                < 0.001)
     }
 
     /// The lat/lon box bound never exceeds the distance to any point of the box, and is matched
@@ -129,8 +136,9 @@ struct PointGen {
             let a = gen.location()
             let b = gen.location()
             let w = gen.unit() * 40
-            let box = GeoBox(latMin: min(a.latitude, b.latitude), latMax: max(a.latitude, b.latitude),
-                             lonMin: max(-180, a.longitude - w), lonMax: min(180, a.longitude + w))
+            let box = GeoBox(
+                latMin: min(a.latitude, b.latitude), latMax: max(a.latitude, b.latitude),
+                lonMin: max(-180, a.longitude - w), lonMax: min(180, a.longitude + w))
             let qLoc = gen.location()
             let q = GeoQueryPoint(latitude: qLoc.latitude, longitude: qLoc.longitude)
             let bound = box.minChord2(from: q)
@@ -149,8 +157,9 @@ struct PointGen {
             #expect(bound <= sampled + 1e-12, "seed \(seed): bound above a point of the box \(box) \(qLoc)")
             // Sampling at 1/400 of the box misses the true minimum by at most a small margin.
             let slack = GeoMath.distanceKm(chord2: sampled) - GeoMath.distanceKm(chord2: bound)
-            #expect(slack < 0.005 * 111 * max(box.latMax - box.latMin, box.lonMax - box.lonMin) + 1e-6,
-                    "seed \(seed): bound too loose by \(slack) km for \(box) \(qLoc)")
+            #expect(
+                slack < 0.005 * 111 * max(box.latMax - box.latMin, box.lonMax - box.lonMin) + 1e-6,
+                "seed \(seed): bound too loose by \(slack) km for \(box) \(qLoc)")
         }
     }
 
@@ -163,7 +172,9 @@ struct PointGen {
         #expect(d <= ref + 1e-9 && d > ref - 1)
         #expect(box.minChord2(from: GeoQueryPoint(latitude: 15, longitude: 175)) == 0)
         let polar = GeoBox(latMin: 80, latMax: 90, lonMin: -10, lonMax: 10)
-        #expect(abs(GeoMath.distanceKm(chord2: polar.minChord2(from: GeoQueryPoint(latitude: 70, longitude: 180)))
+        #expect(
+            abs(
+                GeoMath.distanceKm(chord2: polar.minChord2(from: GeoQueryPoint(latitude: 70, longitude: 180)))
                     - 20 * .pi / 180 * GeoMath.earthRadiusKm) < 1e-6)  // over the pole
     }
 }

@@ -92,7 +92,8 @@ import Testing
                 let all = Set(groups.flatMap { $0 })
                 let expAll = all.isEmpty ? [] : tokenSets.filter { all.isSubset(of: $0.value) }.map(\.key).sorted()
                 #expect(index.rows(matchingAll: q) == expAll, "seed \(seed) ALL \(q)")
-                let expAny = tokenSets.filter { ts in groups.contains { Set($0).isSubset(of: ts.value) } }.map(\.key).sorted()
+                let expAny = tokenSets.filter { ts in groups.contains { Set($0).isSubset(of: ts.value) } }.map(\.key)
+                    .sorted()
                 #expect(index.rows(matchingAny: q) == expAny, "seed \(seed) ANY \(q)")
                 for t in all {
                     #expect(index.documentFrequency(token: t) == tokenSets.values.filter { $0.contains(t) }.count)
@@ -143,7 +144,8 @@ import Testing
                 }
             }
             #expect(Postings.union(lists) == Set(lists.joined()).sorted(), "seed \(seed)")
-            #expect(Postings.heapUnion(lists.filter { !$0.isEmpty }) == Set(lists.joined()).sorted(), "seed \(seed) heap")
+            #expect(
+                Postings.heapUnion(lists.filter { !$0.isEmpty }) == Set(lists.joined()).sorted(), "seed \(seed) heap")
         }
     }
 }

@@ -123,7 +123,8 @@ import Testing
         guard case .comparison(let c) = p.kind else { Issue.record("not a comparison"); return }
         var expected = ComparisonOptions()
         for ch in letters.lowercased() {
-            expected.insert(["c": .caseInsensitive, "d": .diacriticInsensitive, "n": .normalized, "l": .localeSensitive][ch]!)
+            expected.insert(
+                ["c": .caseInsensitive, "d": .diacriticInsensitive, "n": .normalized, "l": .localeSensitive][ch]!)
         }
         #expect(c.options == expected)
         #expect(p.formatString == "a CONTAINS[\(expected.letters)] 'x'")
@@ -156,7 +157,9 @@ import Testing
     @Test func constantPredicates() throws {
         #expect(try parse("TRUEPREDICATE") == Predicate(.truePredicate))
         #expect(try parse("falsepredicate") == Predicate(.falsePredicate))
-        #expect(try parse("TRUEPREDICATE AND NOT FALSEPREDICATE") == and(Predicate(.truePredicate), not(Predicate(.falsePredicate))))
+        #expect(
+            try parse("TRUEPREDICATE AND NOT FALSEPREDICATE")
+                == and(Predicate(.truePredicate), not(Predicate(.falsePredicate))))
     }
 }
 
@@ -183,13 +186,15 @@ import Testing
     }
 
     @Test func parenthesizedExpressionVersusPredicate() throws {
-        #expect(try parse("(a + 1) * 2 == 4") == cmp(arith(.multiply, arith(.add, k("a"), int(1)), int(2)), .equal, int(4)))
+        #expect(
+            try parse("(a + 1) * 2 == 4") == cmp(arith(.multiply, arith(.add, k("a"), int(1)), int(2)), .equal, int(4)))
         #expect(try parse("(a == 1) AND b == 2") == and(eq("a", 1), eq("b", 2)))
         #expect(try parse("(a) == 1") == eq("a", 1))
         #expect(try parse("((a)) == 1") == eq("a", 1))
         #expect(try parse("((a == 1) AND (b) == 2)") == and(eq("a", 1), eq("b", 2)))
         #expect(try parse("({1, 2}) CONTAINS a") == cmp(agg(int(1), int(2)), .contains, k("a")))
-        #expect(try parse("(SUBQUERY(x, $y, $y == 1).@count) > 0").formatString == "SUBQUERY(x, $y, $y == 1).@count > 0")
+        #expect(
+            try parse("(SUBQUERY(x, $y, $y == 1).@count) > 0").formatString == "SUBQUERY(x, $y, $y == 1).@count > 0")
     }
 
     @Test func arithmeticPrecedence() throws {
@@ -225,7 +230,9 @@ import Testing
         #expect(try parseExpr("a.b.c") == member(member(k("a"), "b"), "c"))
         #expect(try parseExpr("tags.@count") == member(k("tags"), "@count"))
         #expect(try parseExpr("@avg.price") == member(k("@avg"), "price"))
-        #expect(try parseExpr("items.@distinctUnionOfObjects.name") == member(member(k("items"), "@distinctUnionOfObjects"), "name"))
+        #expect(
+            try parseExpr("items.@distinctUnionOfObjects.name")
+                == member(member(k("items"), "@distinctUnionOfObjects"), "name"))
         #expect(try canon("tags.@count > 2 AND @sum.x == 1") == "tags.@count > 2 AND @sum.x == 1")
         #expect(try parseExpr("SELF.name") == member(Expression(.evaluatedObject), "name"))
         #expect(try parseExpr("$x.name") == member(Expression(.variable("x")), "name"))
@@ -237,7 +244,9 @@ import Testing
         #expect(try parseExpr("a[LAST]") == Expression(.subscripted(k("a"), .last)))
         #expect(try parseExpr("a[Size]") == Expression(.subscripted(k("a"), .size)))
         #expect(try parseExpr("a[#size]") == Expression(.subscripted(k("a"), .index(k("size")))))
-        #expect(try parseExpr("a[i + 1].b") == member(Expression(.subscripted(k("a"), .index(arith(.add, k("i"), int(1))))), "b"))
+        #expect(
+            try parseExpr("a[i + 1].b")
+                == member(Expression(.subscripted(k("a"), .index(arith(.add, k("i"), int(1))))), "b"))
         #expect(try parseExpr("a[#size]").formatString == "a[#size]")
     }
 
@@ -245,16 +254,28 @@ import Testing
         #expect(try parseExpr("now()") == fn("now"))
         #expect(try parseExpr("tokenize(s, 'Cdl')") == fn("tokenize", k("s"), str("Cdl")))
         #expect(try parseExpr("sum:({1,2})") == fn("sum:", agg(int(1), int(2))))
-        #expect(try parseExpr("distanceToLocation:fromLocation:(location, %@)") == fn("distanceToLocation:fromLocation:", k("location"), ph(.object, 0)))
-        #expect(try parseExpr("distanceToLocation: fromLocation: (location, %@)").formatString == "distanceToLocation:fromLocation:(location, %@)")
+        #expect(
+            try parseExpr("distanceToLocation:fromLocation:(location, %@)")
+                == fn("distanceToLocation:fromLocation:", k("location"), ph(.object, 0)))
+        #expect(
+            try parseExpr("distanceToLocation: fromLocation: (location, %@)").formatString
+                == "distanceToLocation:fromLocation:(location, %@)")
         #expect(try parseExpr("a:b :c: d:(1)") == fn("a:b:c:d:", int(1)))
         #expect(try parseExpr("a:b:c :d:(1)") == fn("a:b:c:d:", int(1)))
-        #expect(try canon("distanceToLocation:fromLocation:(location,%@) < 5") == "distanceToLocation:fromLocation:(location, %@) < 5")
+        #expect(
+            try canon("distanceToLocation:fromLocation:(location,%@) < 5")
+                == "distanceToLocation:fromLocation:(location, %@) < 5")
     }
 
     @Test func functionExpression() throws {
-        #expect(try parseExpr("FUNCTION(name, 'uppercaseString')") == Expression(.functionExpression(target: k("name"), selector: "uppercaseString", arguments: [])))
-        #expect(try parseExpr("function(SELF, 'x:y:', 1, 'a')") == Expression(.functionExpression(target: Expression(.evaluatedObject), selector: "x:y:", arguments: [int(1), str("a")])))
+        #expect(
+            try parseExpr("FUNCTION(name, 'uppercaseString')")
+                == Expression(.functionExpression(target: k("name"), selector: "uppercaseString", arguments: [])))
+        #expect(
+            try parseExpr("function(SELF, 'x:y:', 1, 'a')")
+                == Expression(
+                    .functionExpression(
+                        target: Expression(.evaluatedObject), selector: "x:y:", arguments: [int(1), str("a")])))
         #expect(try parseExpr("FUNCTION(a, \"s\", 1)").formatString == "FUNCTION(a, 's', 1)")
     }
 
@@ -265,7 +286,9 @@ import Testing
 
     @Test func subquery() throws {
         let e = try parseExpr("SUBQUERY(items, $i, $i.price > 5 AND $i.qty == 1).@count")
-        let inner = and(cmp(member(Expression(.variable("i")), "price"), .greater, int(5)), cmp(member(Expression(.variable("i")), "qty"), .equal, int(1)))
+        let inner = and(
+            cmp(member(Expression(.variable("i")), "price"), .greater, int(5)),
+            cmp(member(Expression(.variable("i")), "qty"), .equal, int(1)))
         #expect(e == member(Expression(.subquery(collection: k("items"), variable: "i", predicate: inner)), "@count"))
         #expect(e.formatString == "SUBQUERY(items, $i, $i.price > 5 AND $i.qty == 1).@count")
     }

@@ -16,7 +16,9 @@ import Testing
         let s = "a IN {" + body + "}" + String(repeating: " ", count: 65_536 - body.utf8.count - 7)
         #expect(s.utf8.count == 65_536)
         let p = try parse(s)
-        guard case .comparison(let c) = p.kind, case .aggregate(let elements) = c.right.kind else { Issue.record("shape"); return }
+        guard case .comparison(let c) = p.kind, case .aggregate(let elements) = c.right.kind else {
+            Issue.record("shape"); return
+        }
         #expect(elements.count == 10_000)
     }
 
@@ -31,30 +33,38 @@ import Testing
     }
 
     @Test func deepNot() {
-        expectError(String(repeating: "NOT ", count: 1_000) + "a == 1", "nesting is too deep (the limit is 100)", 400, 403)
+        expectError(
+            String(repeating: "NOT ", count: 1_000) + "a == 1", "nesting is too deep (the limit is 100)", 400, 403)
     }
 
     @Test func deepUnaryMinus() {
-        expectError("a == " + String(repeating: "-", count: 1_000) + "x", "nesting is too deep (the limit is 100)", 105, 106)
+        expectError(
+            "a == " + String(repeating: "-", count: 1_000) + "x", "nesting is too deep (the limit is 100)", 105, 106)
     }
 
     @Test func deepPowerChain() {
-        expectError("a == " + String(repeating: "2 ** ", count: 1_000) + "2", "nesting is too deep (the limit is 100)", 507, 509)
+        expectError(
+            "a == " + String(repeating: "2 ** ", count: 1_000) + "2", "nesting is too deep (the limit is 100)", 507, 509
+        )
     }
 
     @Test func deepAggregates() {
-        expectError("a IN " + String(repeating: "{", count: 1_000) + String(repeating: "}", count: 1_000),
-                    "nesting is too deep (the limit is 100)", 105, 106)
+        expectError(
+            "a IN " + String(repeating: "{", count: 1_000) + String(repeating: "}", count: 1_000),
+            "nesting is too deep (the limit is 100)", 105, 106)
     }
 
     @Test func deepSubscripts() {
-        expectError("a" + String(repeating: "[b", count: 1_000) + String(repeating: "]", count: 1_000) + " == 1",
-                    "nesting is too deep (the limit is 100)", 201, 202)
+        expectError(
+            "a" + String(repeating: "[b", count: 1_000) + String(repeating: "]", count: 1_000) + " == 1",
+            "nesting is too deep (the limit is 100)", 201, 202)
     }
 
     @Test func deepNestingOfEveryForm() {
         // Unclosed openers of every kind, cycled: the parser must stop at the limit, not overflow.
-        let openers = ["(", "NOT ", "-", "{", "a[", "f(", "SUBQUERY(x, $v, ", "TERNARY(", "CAST(", "FUNCTION(", "x ** "]
+        let openers = [
+            "(", "NOT ", "-", "{", "a[", "f(", "SUBQUERY(x, $v, ", "TERNARY(", "CAST(", "FUNCTION(", "x ** ",
+        ]
         for n in 0..<openers.count {
             var s = ""
             for i in 0..<5_000 { s += openers[(i + n) % openers.count] }

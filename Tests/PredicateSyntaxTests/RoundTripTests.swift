@@ -20,11 +20,14 @@ import Testing
                 let back = try PredicateParser.parse(text)
                 if back != tree || back.formatString != text {
                     failures += 1
-                    Issue.record("round trip changed the tree (CIRRUS_SEED=\(seed), tree \(n)): \(text) → \(back.formatString)")
+                    Issue.record(
+                        "round trip changed the tree (CIRRUS_SEED=\(seed), tree \(n)): \(text) → \(back.formatString)")
                 }
             } catch {
                 failures += 1
-                Issue.record("printed tree does not parse (CIRRUS_SEED=\(seed), tree \(n)): \(text)\n\(error.rendered(in: text))")
+                Issue.record(
+                    "printed tree does not parse (CIRRUS_SEED=\(seed), tree \(n)): \(text)\n\(error.rendered(in: text))"
+                )
             }
             if failures >= 5 { break }
         }
@@ -91,13 +94,17 @@ import Testing
             }
         }
         for n in 0..<2_000 { visit(g.predicate(depth: 1 + n % 6)) }
-        let expected = ["true", "false", "not", "and", "or", "string", "integer", "double", "boolean", "null", "self", "key",
-                        "member", "variable", "placeholder", "aggregate", "negate", "function", "FUNCTION", "cast", "subquery",
-                        "ternary", "anykey", "subscript first", "subscript last", "subscript size", "subscript index"]
+        let expected = [
+            "true", "false", "not", "and", "or", "string", "integer", "double", "boolean", "null", "self", "key",
+            "member", "variable", "placeholder", "aggregate", "negate", "function", "FUNCTION", "cast", "subquery",
+            "ternary", "anykey", "subscript first", "subscript last", "subscript size", "subscript index",
+        ]
         for k in expected { #expect(kinds.contains(k), "\(k)") }
         for op in ComparisonOperator.allCases { #expect(kinds.contains("cmp \(op) direct"), "\(op)") }
         for op in ArithmeticOperator.allCases { #expect(kinds.contains("arith \(op)"), "\(op)") }
-        for m in ["any", "all", "none"] { #expect(kinds.contains { $0.hasPrefix("cmp ") && $0.hasSuffix(" " + m) }, "\(m)") }
+        for m in ["any", "all", "none"] {
+            #expect(kinds.contains { $0.hasPrefix("cmp ") && $0.hasSuffix(" " + m) }, "\(m)")
+        }
     }
 
     static let handwritten = [
@@ -108,7 +115,8 @@ import Testing
         "k BETWEEN {1, 5}", "a == -5 AND b == - 5 AND c == -(5) AND d == -x", "2 ** 3 ** 2 == x", "-2 ** 2 == x",
         "x == 1e20 AND y == 5.0 AND z == 0x1F AND w == 0b11 AND v == 0o7 AND u == .5", "x == 99999999999999999999",
         "SUBQUERY(items, $i, $i.price > 5 AND $i.qty == 1).@count > 0", "TERNARY(a == 1, 'x', 'y') == 'x'",
-        "FUNCTION(name, 'uppercaseString') == 'A'", "CAST(x, 'NSDate') < now()", "@avg.price > 3", "a[FIRST] == a[last]",
+        "FUNCTION(name, 'uppercaseString') == 'A'", "CAST(x, 'NSDate') < now()", "@avg.price > 3",
+        "a[FIRST] == a[last]",
         "a[size] == 3", "#IN == 1 AND #size == 2", "%K == %@ AND %d < %f", "a == $VAR", "a == '%%@ 100%'",
         "a == '\\u00e9\\n'", "TRUEPREDICATE", "FALSEPREDICATE OR TRUEPREDICATE", "a UTI-CONFORMS-TO 'public.data'",
         "a uti-equals 'public.jpeg'", "a LIKE[c] '*x?'", "a MATCHES '.*'", "a ENDSWITH 'z'", "a BEGINSWITH[n] 'z'",
@@ -129,8 +137,10 @@ import Testing
 /// A seeded fuzz inside the test suite: mutated handwritten predicates either fail with an
 /// error pointing inside the input, or round-trip.
 @Suite struct MutationTests {
-    static let fragments = ["(", ")", "{", "}", "[", "]", ",", "'", "\"", "\\", "%", "%@", "-", "**", "AND", "OR", "NOT", "==",
-                            "[cd]", "ANY", "SUBQUERY(", "$x", "#", "@", ".", "0x", "1e", "5", "é", " ", "\u{A0}", ":", "TERNARY("]
+    static let fragments = [
+        "(", ")", "{", "}", "[", "]", ",", "'", "\"", "\\", "%", "%@", "-", "**", "AND", "OR", "NOT", "==",
+        "[cd]", "ANY", "SUBQUERY(", "$x", "#", "@", ".", "0x", "1e", "5", "é", " ", "\u{A0}", ":", "TERNARY(",
+    ]
 
     @Test func mutatedPredicatesRoundTripOrFailCleanly() {
         let seed = TestSeed.next()
@@ -157,8 +167,9 @@ import Testing
                 if again != tree { return }
             } catch {
                 let n = text.utf8.count
-                #expect(error.range.start >= 0 && error.range.start <= error.range.end && error.range.end <= n,
-                        "CIRRUS_SEED=\(seed): \(text): \(error)")
+                #expect(
+                    error.range.start >= 0 && error.range.start <= error.range.end && error.range.end <= n,
+                    "CIRRUS_SEED=\(seed): \(text): \(error)")
             }
         }
         #expect(parsed > 100, "the mutations should leave some predicates well-formed")

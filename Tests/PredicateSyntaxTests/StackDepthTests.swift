@@ -12,11 +12,11 @@ import Testing
 
 /// Runs `body` on a fresh thread with `stackSize` bytes of stack and waits for it.
 #if DEBUG
-private let smallStack = 2 * 1024 * 1024
-private let chainStack = 4 * 1024 * 1024
+    private let smallStack = 2 * 1024 * 1024
+    private let chainStack = 4 * 1024 * 1024
 #else
-private let smallStack = 512 * 1024
-private let chainStack = 512 * 1024
+    private let smallStack = 512 * 1024
+    private let chainStack = 512 * 1024
 #endif
 
 private func onSmallStack(_ stackSize: Int = smallStack, _ body: @escaping @Sendable () -> Void) {
@@ -44,7 +44,9 @@ private func onSmallStack(_ stackSize: Int = smallStack, _ body: @escaping @Send
         onSmallStack {
             for levels in [98, 5_000] {
                 var s = "a == "
-                if open == "NOT " || open.hasPrefix("SUBQUERY") || open.hasPrefix("TERNARY") || open.hasPrefix("ANY") { s = "" }
+                if open == "NOT " || open.hasPrefix("SUBQUERY") || open.hasPrefix("TERNARY") || open.hasPrefix("ANY") {
+                    s = ""
+                }
                 s += String(repeating: open, count: levels) + "b" + String(repeating: close, count: levels)
                 if s.hasPrefix("NOT") || open == "(" && s.hasPrefix("(") { s += " == 1" }
                 if s.hasPrefix("SUBQUERY") || s.hasPrefix("TERNARY") { s += " == 1" }

@@ -8,7 +8,9 @@ import Testing
     @Test func unterminatedString() { expectError("a == 'x", "unterminated string", 5, 7) }
     @Test func unterminatedStringEndingInEscapedQuote() { expectError(#"a == "x\""#, "unterminated string", 5, 9) }
     @Test func unclosedParenAtEnd() { expectError("(a == 1", "expected ')' to close '(' at 0", 7, 7) }
-    @Test func unclosedParenBeforeToken() { expectError("a == (1 + 2 AND b == 1", "expected ')' to close '(' at 5", 12, 15) }
+    @Test func unclosedParenBeforeToken() {
+        expectError("a == (1 + 2 AND b == 1", "expected ')' to close '(' at 5", 12, 15)
+    }
     @Test func unclosedAggregate() { expectError("a IN {1, 2", "expected '}' to close '{' at 5", 10, 10) }
     @Test func unclosedSubscript() { expectError("a[1 == 2", "expected ']' to close '[' at 1", 4, 6) }
     @Test func unclosedFunctionCall() { expectError("now( == 1", "expected an expression, found '=='", 5, 7) }
@@ -39,7 +41,9 @@ import Testing
     @Test func unknownFormatSpecifier() { expectError("a == %x", "unknown format specifier '%x'", 5, 7) }
     @Test func lowercaseKeySpecifier() { expectError("%k == 1", "unknown format specifier '%k'", 0, 2) }
     @Test func percentAtEnd() { expectError("a == %", "unknown format specifier '%'", 5, 6) }
-    @Test func doublePercentOutsideQuotes() { expectError("a == %%", "'%%' is a percent sign only inside a quoted string", 5, 7) }
+    @Test func doublePercentOutsideQuotes() {
+        expectError("a == %%", "'%%' is a percent sign only inside a quoted string", 5, 7)
+    }
     @Test func reservedWordAsKey() {
         expectError("size == 1", "'size' is a reserved word", 0, 4)
         #expect(syntaxError("size == 1")?.hint == "write #size to use it as a key")
@@ -49,21 +53,36 @@ import Testing
     @Test func hashWithoutWord() { expectError("# == 1", "expected a key after '#'", 0, 1) }
     @Test func dollarWithoutName() { expectError("a == $", "expected a variable name after '$'", 5, 6) }
     @Test func subqueryWithoutVariable() {
-        expectError("SUBQUERY(a, b, b == 1).@count > 0", "expected a variable such as $x as the second argument of SUBQUERY, found 'b'", 12, 13)
+        expectError(
+            "SUBQUERY(a, b, b == 1).@count > 0",
+            "expected a variable such as $x as the second argument of SUBQUERY, found 'b'", 12, 13)
     }
-    @Test func functionSelectorNotString() { expectError("FUNCTION(a, b) == 1", "expected the selector name as a quoted string, found 'b'", 12, 13) }
-    @Test func selectorNameWithoutArguments() { expectError("sum: == 1", "expected '(' after the function name 'sum:', found '=='", 5, 7) }
-    @Test func ternaryMissingValues() { expectError("TERNARY(a == 1) == 1", "expected ',' after the condition of TERNARY, found ')'", 14, 15) }
+    @Test func functionSelectorNotString() {
+        expectError("FUNCTION(a, b) == 1", "expected the selector name as a quoted string, found 'b'", 12, 13)
+    }
+    @Test func selectorNameWithoutArguments() {
+        expectError("sum: == 1", "expected '(' after the function name 'sum:', found '=='", 5, 7)
+    }
+    @Test func ternaryMissingValues() {
+        expectError("TERNARY(a == 1) == 1", "expected ',' after the condition of TERNARY, found ')'", 14, 15)
+    }
     @Test func castWithoutParenthesis() { expectError("CAST == 1", "expected '(' after CAST, found '=='", 5, 7) }
     @Test func trailingCommaInAggregate() { expectError("a IN {1,}", "expected an expression, found '}'", 8, 9) }
-    @Test func atWithoutName() { expectError("a.@ == 1", "expected a collection operator name after '@', found '=='", 4, 6) }
+    @Test func atWithoutName() {
+        expectError("a.@ == 1", "expected a collection operator name after '@', found '=='", 4, 6)
+    }
     @Test func dotWithoutName() { expectError("a. == 1", "expected a key after '.', found '=='", 3, 5) }
-    @Test func comparisonAsOperand() { expectError("(a == 1) == 2", "unexpected '==' after the end of the predicate", 9, 11) }
-    @Test func utiOperatorWithSpaces() { expectError("a UTI - EQUALS b", "expected a comparison operator, found 'UTI'", 2, 5) }
+    @Test func comparisonAsOperand() {
+        expectError("(a == 1) == 2", "unexpected '==' after the end of the predicate", 9, 11)
+    }
+    @Test func utiOperatorWithSpaces() {
+        expectError("a UTI - EQUALS b", "expected a comparison operator, found 'UTI'", 2, 5)
+    }
 
     @Test func renderingPointsAtTheRange() {
         let e = syntaxError("name == 'x")
-        #expect(e?.rendered(in: "name == 'x") == "8..<10: unterminated string (close it with ')\nname == 'x\n        ^^")
+        #expect(
+            e?.rendered(in: "name == 'x") == "8..<10: unterminated string (close it with ')\nname == 'x\n        ^^")
         #expect(e?.description == "8..<10: unterminated string (close it with ')")
     }
 }

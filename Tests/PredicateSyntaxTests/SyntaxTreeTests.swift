@@ -8,7 +8,8 @@ import Testing
         let b = Expression(.key("name"), range: SourceRange(10, 14))
         #expect(a == b)
         #expect(a.hashValue == b.hashValue)
-        let c1 = Comparison(left: a, op: .equal, right: Expression(.constant(.integer(1))), operatorRange: SourceRange(5, 7))
+        let c1 = Comparison(
+            left: a, op: .equal, right: Expression(.constant(.integer(1))), operatorRange: SourceRange(5, 7))
         let c2 = Comparison(left: b, op: .equal, right: Expression(.constant(.integer(1))))
         #expect(Predicate(.comparison(c1), range: SourceRange(0, 9)) == Predicate(.comparison(c2)))
         #expect(Expression(.key("name")) != Expression(.key("Name")))

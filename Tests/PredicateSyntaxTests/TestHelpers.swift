@@ -43,10 +43,14 @@ func dbl(_ v: Double) -> Expression { Expression(.constant(.double(v))) }
 func str(_ v: String) -> Expression { Expression(.constant(.string(v))) }
 func lit(_ l: Literal) -> Expression { Expression(.constant(l)) }
 func member(_ base: Expression, _ name: String) -> Expression { Expression(.member(base, name)) }
-func arith(_ op: ArithmeticOperator, _ a: Expression, _ b: Expression) -> Expression { Expression(.arithmetic(op, a, b)) }
+func arith(_ op: ArithmeticOperator, _ a: Expression, _ b: Expression) -> Expression {
+    Expression(.arithmetic(op, a, b))
+}
 func fn(_ name: String, _ args: Expression...) -> Expression { Expression(.function(name: name, arguments: args)) }
 func agg(_ elements: Expression...) -> Expression { Expression(.aggregate(elements)) }
-func ph(_ s: Placeholder.Specifier, _ index: Int) -> Expression { Expression(.placeholder(Placeholder(s, index: index))) }
+func ph(_ s: Placeholder.Specifier, _ index: Int) -> Expression {
+    Expression(.placeholder(Placeholder(s, index: index)))
+}
 
 func cmp(
     _ left: Expression, _ op: ComparisonOperator, _ right: Expression, modifier: ComparisonModifier = .direct,

@@ -14,11 +14,17 @@ struct TreeGenerator {
 
     init(seed: UInt64) { rng = SeededRandom(seed: seed) }
 
-    static let keys = ["a", "name", "price", "_x", "é", "x1", "size", "IN", "first", "TruePredicate", "uti", "equals", "CI", "anykey", "Self", "nil", "@avg", "@size"]
+    static let keys = [
+        "a", "name", "price", "_x", "é", "x1", "size", "IN", "first", "TruePredicate", "uti", "equals", "CI", "anykey",
+        "Self", "nil", "@avg", "@size",
+    ]
     static let members = ["b", "price", "@count", "@sum", "@distinctUnionOfObjects", "last", "AND", "e5"]
     static let variables = ["x", "VAR", "in", "_"]
     static let functions = ["now", "tokenize", "f", "sum:", "distanceToLocation:fromLocation:", "a:b:c:"]
-    static let stringPieces = ["", "abc", "'", "\"", "\\", "%", "%@", "%%", "%K", "\n", "\t", "\r", "\0", "\u{1}", "\u{7f}", "é", "😀", "\u{85}", " ", "\\u0041", "$x"]
+    static let stringPieces = [
+        "", "abc", "'", "\"", "\\", "%", "%@", "%%", "%K", "\n", "\t", "\r", "\0", "\u{1}", "\u{7f}", "é", "😀",
+        "\u{85}", " ", "\\u0041", "$x",
+    ]
 
     mutating func pick<T>(_ xs: [T]) -> T { xs[rng.below(xs.count)] }
 
@@ -44,7 +50,8 @@ struct TreeGenerator {
         let op = pick(ComparisonOperator.allCases)
         let options = ComparisonOptions(rawValue: rng.chance(0.3) ? UInt8(rng.below(16)) : 0)
         let right = expression(depth: depth)
-        return Predicate(.comparison(Comparison(modifier: modifier, left: left, op: op, options: options, right: right)))
+        return Predicate(
+            .comparison(Comparison(modifier: modifier, left: left, op: op, options: options, right: right)))
     }
 
     mutating func literal() -> Literal {
@@ -54,7 +61,12 @@ struct TreeGenerator {
         case 2: return .integer(-Int64(rng.below(100)))
         case 3: return .integer(pick([Int64.min, .max, .min + 1, 0, -1, 1 << 53]))
         case 4: return .integer(Int64(bitPattern: rng.next()))
-        case 5: return .double(pick([0.0, -0.0, 5.0, 1e20, 1e-7, 1.5, -2.25, .greatestFiniteMagnitude, -.leastNonzeroMagnitude, 9.223372036854775807e18, 1e16]))
+        case 5:
+            return .double(
+                pick([
+                    0.0, -0.0, 5.0, 1e20, 1e-7, 1.5, -2.25, .greatestFiniteMagnitude, -.leastNonzeroMagnitude,
+                    9.223372036854775807e18, 1e16,
+                ]))
         case 6:
             var d = Double(bitPattern: rng.next())
             while !d.isFinite { d = Double(bitPattern: rng.next()) }
@@ -72,29 +84,36 @@ struct TreeGenerator {
         case 1: return Expression(.aggregate((0..<rng.below(4)).map { _ in expression(depth: d) }))
         case 2:
             let base = expression(depth: d)
-            let sub: Subscript = switch rng.below(4) {
-            case 0: .first
-            case 1: .last
-            case 2: .size
-            default: .index(expression(depth: d))
-            }
+            let sub: Subscript =
+                switch rng.below(4) {
+                case 0: .first
+                case 1: .last
+                case 2: .size
+                default: .index(expression(depth: d))
+                }
             return Expression(.subscripted(base, sub))
         case 3: return Expression(.negate(expression(depth: d)))
         case 4, 5:
             let op = pick(ArithmeticOperator.allCases)
             let a = expression(depth: d)
             return Expression(.arithmetic(op, a, expression(depth: d)))
-        case 6: return Expression(.function(name: pick(Self.functions), arguments: (0..<rng.below(3)).map { _ in expression(depth: d) }))
+        case 6:
+            return Expression(
+                .function(name: pick(Self.functions), arguments: (0..<rng.below(3)).map { _ in expression(depth: d) }))
         case 7:
             let target = expression(depth: d)
             let selector = pick(["uppercaseString", "x:y:", "it's %@", ""])
-            return Expression(.functionExpression(target: target, selector: selector, arguments: (0..<rng.below(3)).map { _ in expression(depth: d) }))
+            return Expression(
+                .functionExpression(
+                    target: target, selector: selector, arguments: (0..<rng.below(3)).map { _ in expression(depth: d) })
+            )
         case 8:
             let value = expression(depth: d)
             return Expression(.cast(value, expression(depth: d)))
         case 9:
             let collection = expression(depth: d)
-            return Expression(.subquery(collection: collection, variable: pick(Self.variables), predicate: predicate(depth: d)))
+            return Expression(
+                .subquery(collection: collection, variable: pick(Self.variables), predicate: predicate(depth: d)))
         case 10:
             let p = predicate(depth: d)
             let a = expression(depth: d)

@@ -2,11 +2,11 @@
 // one-to-one mapping between checked predicates and Web Services filter lists.
 
 import CirrusTestSupport
+import PredicateSyntax
+import RecordModel
 import Testing
 
 @testable import QueryChecker
-import PredicateSyntax
-import RecordModel
 
 @Suite struct FilterRoundTripTests {
     static func randomValue(_ rng: inout SeededRandom) -> FieldValue {
@@ -27,9 +27,12 @@ import RecordModel
         switch c {
         case .near:
             let l = Location(latitude: Double(rng.below(181)) - 90, longitude: Double(rng.below(361)) - 180)
-            return QueryFilter(fieldName: field, comparator: .near, fieldValue: .location(l), distance: Double(rng.below(100_000)))
+            return QueryFilter(
+                fieldName: field, comparator: .near, fieldValue: .location(l), distance: Double(rng.below(100_000)))
         case .containsAllTokens, .containsAnyTokens:
-            return QueryFilter(fieldName: QueryFilter.allTokensFieldName, comparator: c, fieldValue: .string(["tea", "coffee shop", "Zürich"][rng.below(3)]))
+            return QueryFilter(
+                fieldName: QueryFilter.allTokensFieldName, comparator: c,
+                fieldValue: .string(["tea", "coffee shop", "Zürich"][rng.below(3)]))
         case .in, .notIn, .listContainsAny, .notListContainsAny, .listContainsAll, .notListContainsAll:
             let first = randomValue(&rng)
             var items = [first]
@@ -74,7 +77,9 @@ import RecordModel
             var f = Self.randomFilter(&rng)
             while f.comparator != c { f = Self.randomFilter(&rng) }
             let (format, args) = QueryPredicate.filters([f]).predicateFormat
-            #expect(try QueryChecker.check(format, context: CheckContext(arguments: args)).predicate.filters.first?.comparator == c)
+            #expect(
+                try QueryChecker.check(format, context: CheckContext(arguments: args)).predicate.filters.first?
+                    .comparator == c)
         }
     }
 }
@@ -92,7 +97,10 @@ import RecordModel
     }
 
     @Test func nonSortableFieldIsRejectedInProduction() {
-        #expect(throws: PredicateError(.schema, "Field 'kind' is not marked sortable", hint: "add SORTABLE to 'kind' in Place", range: .none)) {
+        #expect(
+            throws: PredicateError(
+                .schema, "Field 'kind' is not marked sortable", hint: "add SORTABLE to 'kind' in Place", range: .none)
+        ) {
             try check([.field("kind", ascending: true)], prod)
         }
     }
@@ -125,13 +133,15 @@ import RecordModel
     @Test func caretSitsUnderTheRangeCountingCharactersNotBytes() {
         let src = "name == 'café' OR x == 1"
         let r = byteRange(of: "OR", in: src)!
-        let text = PredicateError(.unsupported, "OR predicates are not supported", hint: "use IN", range: r).rendered(source: src)
-        #expect(text == """
-              name == 'café' OR x == 1
-                             ^^
-            error: OR predicates are not supported
-            hint: use IN
-            """)
+        let text = PredicateError(.unsupported, "OR predicates are not supported", hint: "use IN", range: r).rendered(
+            source: src)
+        #expect(
+            text == """
+                  name == 'café' OR x == 1
+                                 ^^
+                error: OR predicates are not supported
+                hint: use IN
+                """)
     }
 
     @Test func caretOnTheRightLineOfAMultiLinePredicate() {

@@ -29,13 +29,18 @@ struct Verdict: Sendable, CustomStringConvertible {
     var description: String { predicate }
 }
 
-func ok(_ p: String, _ filters: String, args: [PredicateArgument] = [], vars: [String: PredicateArgument] = [:],
-        schema: SchemaChoice = .none, warnings: Int = 0) -> Verdict {
+func ok(
+    _ p: String, _ filters: String, args: [PredicateArgument] = [], vars: [String: PredicateArgument] = [:],
+    schema: SchemaChoice = .none, warnings: Int = 0
+) -> Verdict {
     Verdict(predicate: p, args: args, variables: vars, schema: schema, expect: .accept(filters, warnings: warnings))
 }
 
-func bad(_ p: String, _ message: String, at: String?, args: [PredicateArgument] = [], vars: [String: PredicateArgument] = [:],
-         schema: SchemaChoice = .none, kind: PredicateError.Kind = .unsupported) -> Verdict {
+func bad(
+    _ p: String, _ message: String, at: String?, args: [PredicateArgument] = [],
+    vars: [String: PredicateArgument] = [:],
+    schema: SchemaChoice = .none, kind: PredicateError.Kind = .unsupported
+) -> Verdict {
     Verdict(predicate: p, args: args, variables: vars, schema: schema, expect: .reject(message, at: at, kind: kind))
 }
 
@@ -76,13 +81,16 @@ func context(for v: Verdict) -> CheckContext {
     switch v.schema {
     case .none: break
     case .development:
-        schema = Schema(environment: .development, recordTypes: [placeType(production: false), RecordTypeSchema(name: "Users")])
+        schema = Schema(
+            environment: .development, recordTypes: [placeType(production: false), RecordTypeSchema(name: "Users")])
     case .production:
         schema = Schema(environment: .production, recordTypes: [placeType(production: true)])
     case .productionListable:
         schema = Schema(environment: .production, recordTypes: [placeType(production: true, listable: true)])
     }
-    return CheckContext(arguments: v.args, variables: v.variables, schema: schema, recordType: schema == nil ? nil : "Place", now: fixedNow)
+    return CheckContext(
+        arguments: v.args, variables: v.variables, schema: schema, recordType: schema == nil ? nil : "Place",
+        now: fixedNow)
 }
 
 /// The text form the table compares accepted predicates with.

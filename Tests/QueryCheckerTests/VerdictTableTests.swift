@@ -1,11 +1,11 @@
 // The CKQuery verdict table: every accepted shape of CKQUERY.md §2 with its canonical filters,
 // every rejection with CloudKit's message and the exact range it points at.
 
+import PredicateSyntax
+import RecordModel
 import Testing
 
 @testable import QueryChecker
-import PredicateSyntax
-import RecordModel
 
 let loc = "(48.8584, 2.2945)"
 let ref1: PredicateArgument = .value(.reference(Reference(recordID: RecordID(recordName: "r1"))))
@@ -44,11 +44,14 @@ let acceptedShapes: [Verdict] = [
     ok("rating > 1e3", "rating GREATER_THAN 1000.0"),
     // BETWEEN → two filters
     ok("population BETWEEN {1, 10}", "population GREATER_THAN_OR_EQUALS 1 AND population LESS_THAN_OR_EQUALS 10"),
-    ok("population BETWEEN %@", "population GREATER_THAN_OR_EQUALS 1 AND population LESS_THAN_OR_EQUALS 2.5",
-       args: [.value(.list([.int64(1), .double(2.5)]))]),
-    ok("founded BETWEEN {%@, %@}",
-       "founded GREATER_THAN_OR_EQUALS 1970-01-01T00:00:00.001Z AND founded LESS_THAN_OR_EQUALS 1970-01-01T00:00:00.002Z",
-       args: [.value(.date(Timestamp(millisecondsSince1970: 1))), .value(.date(Timestamp(millisecondsSince1970: 2)))], warnings: 1),
+    ok(
+        "population BETWEEN %@", "population GREATER_THAN_OR_EQUALS 1 AND population LESS_THAN_OR_EQUALS 2.5",
+        args: [.value(.list([.int64(1), .double(2.5)]))]),
+    ok(
+        "founded BETWEEN {%@, %@}",
+        "founded GREATER_THAN_OR_EQUALS 1970-01-01T00:00:00.001Z AND founded LESS_THAN_OR_EQUALS 1970-01-01T00:00:00.002Z",
+        args: [.value(.date(Timestamp(millisecondsSince1970: 1))), .value(.date(Timestamp(millisecondsSince1970: 2)))],
+        warnings: 1),
     // IN and its spellings
     ok("kind IN {'a', 'b'}", #"kind IN ["a", "b"]"#),
     ok("kind IN %@", #"kind IN ["a", "b"]"#, args: [.value(.list(["a", "b"]))]),
@@ -76,7 +79,9 @@ let acceptedShapes: [Verdict] = [
     ok("5 >= distanceToLocation:fromLocation:(location, %@)", "location NEAR \(loc) within 5000 m", args: [here]),
     ok("distanceToLocation:fromLocation:(%@, location) < 2.5", "location NEAR \(loc) within 2500 m", args: [here]),
     ok("distanceToLocation:fromLocation:(location, %@) < %@", "location NEAR \(loc) within 10000 m", args: [here, 10]),
-    ok("distanceToLocation:fromLocation:(location, $HERE) < 0.5", "location NEAR \(loc) within 500 m", vars: ["HERE": here]),
+    ok(
+        "distanceToLocation:fromLocation:(location, $HERE) < 0.5", "location NEAR \(loc) within 500 m",
+        vars: ["HERE": here]),
     // text search
     ok("self CONTAINS 'coffee shop'", #"allTokens CONTAINS_ANY_TOKENS "coffee shop""#),
     ok("SELF CONTAINS %@", #"allTokens CONTAINS_ANY_TOKENS "tea""#, args: ["tea"]),
@@ -107,10 +112,12 @@ let acceptedShapes: [Verdict] = [
     ok("kind == 'a' AND population > 5", #"kind EQUALS "a" AND population GREATER_THAN 5"#),
     ok("kind == 'a' && population > 5", #"kind EQUALS "a" AND population GREATER_THAN 5"#),
     ok("kind == 'a' and population > 5", #"kind EQUALS "a" AND population GREATER_THAN 5"#),
-    ok("(kind == 'a' AND population > 5) AND rating < 3",
-       #"kind EQUALS "a" AND population GREATER_THAN 5 AND rating LESS_THAN 3"#),
-    ok("kind == 'a' AND (population > 5 AND (rating < 3))",
-       #"kind EQUALS "a" AND population GREATER_THAN 5 AND rating LESS_THAN 3"#),
+    ok(
+        "(kind == 'a' AND population > 5) AND rating < 3",
+        #"kind EQUALS "a" AND population GREATER_THAN 5 AND rating LESS_THAN 3"#),
+    ok(
+        "kind == 'a' AND (population > 5 AND (rating < 3))",
+        #"kind EQUALS "a" AND population GREATER_THAN 5 AND rating LESS_THAN 3"#),
     ok("TRUEPREDICATE AND kind == 'a'", #"kind EQUALS "a""#, warnings: 1),
     ok("kind == 'a' AND FALSEPREDICATE", "NONE", warnings: 1),
     // placeholders and variables
@@ -125,10 +132,12 @@ let acceptedShapes: [Verdict] = [
     // system fields
     ok("recordName == %@", "recordName EQUALS ref(r1)", args: [ref1]),
     ok("___recordID == %@", "recordName EQUALS ref(r1)", args: [ref1]),
-    ok("creationDate > %@", "creationDate GREATER_THAN 1970-01-01T00:00:00.005Z",
-       args: [.value(.date(Timestamp(millisecondsSince1970: 5)))]),
-    ok("___createTime > %@", "creationDate GREATER_THAN 1970-01-01T00:00:00.005Z",
-       args: [.value(.date(Timestamp(millisecondsSince1970: 5)))]),
+    ok(
+        "creationDate > %@", "creationDate GREATER_THAN 1970-01-01T00:00:00.005Z",
+        args: [.value(.date(Timestamp(millisecondsSince1970: 5)))]),
+    ok(
+        "___createTime > %@", "creationDate GREATER_THAN 1970-01-01T00:00:00.005Z",
+        args: [.value(.date(Timestamp(millisecondsSince1970: 5)))]),
     ok("recordName == 'p1'", #"recordName EQUALS "p1""#, warnings: 1),
     ok("owner == %@", "owner EQUALS ref(r1)", args: [ref1]),
     ok("parent == nil", "ALL", warnings: 1),
@@ -154,19 +163,32 @@ let rejectedShapes: [Verdict] = [
     bad("name BEGINSWITH[d] 'x'", "Predicate comparison options are not supported for expression", at: "BEGINSWITH[d]"),
     bad("name ==[n] 'x'", "Predicate comparison options are not supported for expression", at: "==[n]"),
     bad("name ==[l] 'x'", "Predicate comparison options are not supported for expression", at: "==[l]"),
-    bad("allTokens TOKENMATCHES[cd] 'x'", "Predicate comparison options are not supported for expression", at: "TOKENMATCHES[cd]"),
-    bad("allTokens TOKENMATCHES 'x'", "Predicate comparison options are not supported for expression", at: "TOKENMATCHES"),
-    bad("allTokens TOKENMATCHES[cdln] 'x'", "Predicate comparison options are not supported for expression", at: "TOKENMATCHES[cdln]"),
-    bad("ALL tokenize('a', 'Cd') IN allTokens", "Predicate comparison options are not supported for expression", at: "'Cd'"),
+    bad(
+        "allTokens TOKENMATCHES[cd] 'x'", "Predicate comparison options are not supported for expression",
+        at: "TOKENMATCHES[cd]"),
+    bad(
+        "allTokens TOKENMATCHES 'x'", "Predicate comparison options are not supported for expression",
+        at: "TOKENMATCHES"),
+    bad(
+        "allTokens TOKENMATCHES[cdln] 'x'", "Predicate comparison options are not supported for expression",
+        at: "TOKENMATCHES[cdln]"),
+    bad(
+        "ALL tokenize('a', 'Cd') IN allTokens", "Predicate comparison options are not supported for expression",
+        at: "'Cd'"),
     // modifiers
     bad("NONE tags == 'x'", "Aggregate operator NONE is not supported", at: "NONE tags == 'x'"),
     bad("ALL tags == 'x'", "Aggregate operator ALL not allowed for comparison expression", at: "ALL tags == 'x'"),
     bad("ANY price > 5", "Aggregate operator ANY not allowed for comparison expression", at: "ANY price > 5"),
     bad("ANY tags != 'x'", "Aggregate operator ANY not allowed for comparison expression", at: "ANY tags != 'x'"),
-    bad("ANY tokenize('a', 'Cdl') == allTokens", "Aggregate operator ANY not allowed for comparison expression", at: nil),
-    bad("ALL tokenize('a', 'Cdl') == allTokens", "Aggregate operator ALL not allowed for comparison expression", at: nil),
+    bad(
+        "ANY tokenize('a', 'Cdl') == allTokens", "Aggregate operator ANY not allowed for comparison expression", at: nil
+    ),
+    bad(
+        "ALL tokenize('a', 'Cdl') == allTokens", "Aggregate operator ALL not allowed for comparison expression", at: nil
+    ),
     // expressions CloudKit cannot evaluate
-    bad("SUBQUERY(tags, $t, $t == 'x').@count > 0", "Unexpected expression", at: "SUBQUERY(tags, $t, $t == 'x').@count"),
+    bad(
+        "SUBQUERY(tags, $t, $t == 'x').@count > 0", "Unexpected expression", at: "SUBQUERY(tags, $t, $t == 'x').@count"),
     bad("SUBQUERY(tags, $t, $t == 'x') == 0", "Unexpected expression", at: "SUBQUERY(tags, $t, $t == 'x')"),
     bad("tags.@count > 2", "Unexpected expression", at: "tags.@count"),
     bad("@sum.price > 2", "Unexpected expression", at: "@sum.price"),
@@ -202,11 +224,15 @@ let rejectedShapes: [Verdict] = [
     bad("tokenize('a b', 'Cdl') IN allTokens", "Unexpected expression", at: "tokenize('a b', 'Cdl') IN allTokens"),
     bad("'a' BEGINSWITH kind", "Unexpected expression", at: "'a' BEGINSWITH kind"),
     bad("kind BEGINSWITH 5", "BEGINSWITH needs a string or bytes prefix, not an INT64 value", at: "5", kind: .argument),
-    bad("ANY tags BEGINSWITH 5", "BEGINSWITH needs a string or bytes prefix, not an INT64 value", at: "5", kind: .argument),
+    bad(
+        "ANY tags BEGINSWITH 5", "BEGINSWITH needs a string or bytes prefix, not an INT64 value", at: "5",
+        kind: .argument),
     bad("location == %@", "Locations can only be searched by distance", at: "%@", args: [here]),
     bad("owner < %@", "A REFERENCE value can only be compared with == or !=", at: "<", args: [ref1]),
     bad("data > %@", "A BYTES value can only be compared with == or !=", at: ">", args: [.value(.bytes([1]))]),
-    bad("kind IN {'a', 1}", "Collection elements must all have the same type (found STRING and INT64)", at: "{'a', 1}", kind: .argument),
+    bad(
+        "kind IN {'a', 1}", "Collection elements must all have the same type (found STRING and INT64)", at: "{'a', 1}",
+        kind: .argument),
     bad("kind IN {name}", "Unexpected expression", at: "name"),
     bad("kind IN {NULL}", "Comparing with nil is not supported", at: "NULL"),
     // BETWEEN
@@ -219,28 +245,47 @@ let rejectedShapes: [Verdict] = [
     bad("NOT (a == 1 AND b == 2)", "Invalid NOT predicate", at: "NOT (a == 1 AND b == 2)"),
     bad("NOT (population BETWEEN {1, 2})", "Invalid NOT predicate", at: "NOT (population BETWEEN {1, 2})"),
     bad("NOT (self CONTAINS 'x')", "Invalid NOT predicate", at: "NOT (self CONTAINS 'x')"),
-    bad("NOT (ALL tokenize('x', 'Cdl') IN allTokens)", "Invalid NOT predicate", at: "NOT (ALL tokenize('x', 'Cdl') IN allTokens)"),
-    bad("NOT (distanceToLocation:fromLocation:(location, %@) < 5)", "Invalid NOT predicate",
+    bad(
+        "NOT (ALL tokenize('x', 'Cdl') IN allTokens)", "Invalid NOT predicate",
+        at: "NOT (ALL tokenize('x', 'Cdl') IN allTokens)"),
+    bad(
+        "NOT (distanceToLocation:fromLocation:(location, %@) < 5)", "Invalid NOT predicate",
         at: "NOT (distanceToLocation:fromLocation:(location, %@) < 5)", args: [here]),
     bad("NOT NOT (a == 1)", "Invalid NOT predicate", at: "NOT NOT (a == 1)"),
     bad("NOT TRUEPREDICATE", "Invalid NOT predicate", at: "NOT TRUEPREDICATE"),
     bad("NOT (a == 1 OR b == 2)", "Invalid NOT predicate", at: "NOT (a == 1 OR b == 2)"),
     // distance
-    bad("distanceToLocation:fromLocation:(location, %@) > 5", "Searching for locations outside of a specified circular area is not supported",
+    bad(
+        "distanceToLocation:fromLocation:(location, %@) > 5",
+        "Searching for locations outside of a specified circular area is not supported",
         at: "distanceToLocation:fromLocation:(location, %@) > 5", args: [here]),
-    bad("distanceToLocation:fromLocation:(location, %@) >= 5", "Searching for locations outside of a specified circular area is not supported",
+    bad(
+        "distanceToLocation:fromLocation:(location, %@) >= 5",
+        "Searching for locations outside of a specified circular area is not supported",
         at: "distanceToLocation:fromLocation:(location, %@) >= 5", args: [here]),
-    bad("5 < distanceToLocation:fromLocation:(location, %@)", "Searching for locations outside of a specified circular area is not supported",
+    bad(
+        "5 < distanceToLocation:fromLocation:(location, %@)",
+        "Searching for locations outside of a specified circular area is not supported",
         at: "5 < distanceToLocation:fromLocation:(location, %@)", args: [here]),
-    bad("distanceToLocation:fromLocation:(location, %@) == 5", "Unexpected expression",
+    bad(
+        "distanceToLocation:fromLocation:(location, %@) == 5", "Unexpected expression",
         at: "distanceToLocation:fromLocation:(location, %@) == 5", args: [here]),
-    bad("distanceToLocation:fromLocation:(location, 'x') < 5", "The distance must be measured from a location", at: "'x'", kind: .argument),
-    bad("distanceToLocation:fromLocation:(location, other) < 5", "The distance must be measured from a location", at: "other", kind: .argument),
-    bad("distanceToLocation:fromLocation:(location, %@) < 'far'", "The radius must be a number of kilometres, not a STRING value",
+    bad(
+        "distanceToLocation:fromLocation:(location, 'x') < 5", "The distance must be measured from a location",
+        at: "'x'", kind: .argument),
+    bad(
+        "distanceToLocation:fromLocation:(location, other) < 5", "The distance must be measured from a location",
+        at: "other", kind: .argument),
+    bad(
+        "distanceToLocation:fromLocation:(location, %@) < 'far'",
+        "The radius must be a number of kilometres, not a STRING value",
         at: "'far'", args: [here], kind: .argument),
-    bad("distanceToLocation:fromLocation:(location, %@) < -1", "The radius must be a finite, non-negative number of kilometres",
+    bad(
+        "distanceToLocation:fromLocation:(location, %@) < -1",
+        "The radius must be a finite, non-negative number of kilometres",
         at: "-1", args: [here], kind: .argument),
-    bad("distanceToLocation:fromLocation:(location) < 5", "distanceToLocation:fromLocation: takes two arguments",
+    bad(
+        "distanceToLocation:fromLocation:(location) < 5", "distanceToLocation:fromLocation: takes two arguments",
         at: "distanceToLocation:fromLocation:(location)"),
     // functions
     bad("now(1) < founded", "now() takes no arguments", at: "now(1)"),
@@ -254,21 +299,36 @@ let rejectedShapes: [Verdict] = [
     bad("name TOKENMATCHES[cdl] 'x'", "Unexpected expression", at: "name"),
     // keys
     bad("_private == 1", "Invalid key '_private'", at: "_private"),
-    bad("\(String(repeating: "k", count: 256)) == 1", "Invalid key '\(String(repeating: "k", count: 256))'",
+    bad(
+        "\(String(repeating: "k", count: 256)) == 1", "Invalid key '\(String(repeating: "k", count: 256))'",
         at: String(repeating: "k", count: 256)),
     bad("%K == 1", "Invalid key '1abc'", at: "%K", args: [.key("1abc")]),
     // arguments and variables
     bad("kind == $KIND", "Unsubstituted variable $KIND", at: "$KIND", kind: .argument),
     bad("kind == %@", "Missing argument for %@ (placeholder 1)", at: "%@", kind: .argument),
-    bad("name == %@ AND population == %d", "Missing argument for %d (placeholder 2)", at: "%d", args: ["a"], kind: .argument),
+    bad(
+        "name == %@ AND population == %d", "Missing argument for %d (placeholder 2)", at: "%d", args: ["a"],
+        kind: .argument),
     bad("%K == 'a'", "Argument 1 for %K must be a key, not a STRING value", at: "%K", args: ["kind"], kind: .argument),
     bad("kind == %@", "Argument 1 for %@ is a key ('x'), not a value", at: "%@", args: [.key("x")], kind: .argument),
-    bad("population == %d", "Argument 1 for %d must be an integer, not a STRING value", at: "%d", args: ["x"], kind: .argument),
-    bad("population == %d", "Argument 1 for %d must be an integer, not a DOUBLE value", at: "%d", args: [1.5], kind: .argument),
-    bad("rating == %f", "Argument 1 for %f must be a number, not a STRING value", at: "%f", args: ["x"], kind: .argument),
-    bad("photo == %@", "Assets cannot be compared", at: "%@", args: [.value(.asset(Asset(contentHash: "00", size: 1)))], kind: .argument),
-    bad("rating == %@", "A number argument is not finite (nan)", at: "%@", args: [.value(.double(.nan))], kind: .argument),
-    bad("kind IN %@", "Lists of lists are not supported", at: "%@", args: [.value(.list([.list(["a"])]))], kind: .argument),
+    bad(
+        "population == %d", "Argument 1 for %d must be an integer, not a STRING value", at: "%d", args: ["x"],
+        kind: .argument),
+    bad(
+        "population == %d", "Argument 1 for %d must be an integer, not a DOUBLE value", at: "%d", args: [1.5],
+        kind: .argument),
+    bad(
+        "rating == %f", "Argument 1 for %f must be a number, not a STRING value", at: "%f", args: ["x"], kind: .argument
+    ),
+    bad(
+        "photo == %@", "Assets cannot be compared", at: "%@", args: [.value(.asset(Asset(contentHash: "00", size: 1)))],
+        kind: .argument),
+    bad(
+        "rating == %@", "A number argument is not finite (nan)", at: "%@", args: [.value(.double(.nan))],
+        kind: .argument),
+    bad(
+        "kind IN %@", "Lists of lists are not supported", at: "%@", args: [.value(.list([.list(["a"])]))],
+        kind: .argument),
     // malformed text is a syntax error, not a CKQuery rejection
     syntax("kind =="),
     syntax("kind == 'abc"),
@@ -289,38 +349,73 @@ let schemaShapes: [Verdict] = [
     ok("tags CONTAINS 'x'", #"tags LIST_CONTAINS "x""#, schema: .development),
     ok("ANY scores IN {1, 2}", "scores LIST_CONTAINS_ANY [1, 2]", schema: .development),
     ok("self CONTAINS 'x'", #"allTokens CONTAINS_ANY_TOKENS "x""#, schema: .development),
-    ok("distanceToLocation:fromLocation:(location, %@) < 1", "location NEAR \(loc) within 1000 m", args: [here], schema: .development),
+    ok(
+        "distanceToLocation:fromLocation:(location, %@) < 1", "location NEAR \(loc) within 1000 m", args: [here],
+        schema: .development),
     ok("recordName == 'p1'", #"recordName EQUALS "p1""#, schema: .development, warnings: 1),
     ok("data == %@", "data EQUALS bytes(AQ==)", args: [.value(.bytes([1]))], schema: .development),
-    bad("name CONTAINS 'caf'", "CONTAINS on a String field is not a substring search", at: "CONTAINS", schema: .development),
+    bad(
+        "name CONTAINS 'caf'", "CONTAINS on a String field is not a substring search", at: "CONTAINS",
+        schema: .development),
     bad("nope == 1", "Unknown field 'nope' in record type 'Place'", at: "nope", schema: .development, kind: .schema),
     bad("kind == 5", "Field 'kind' is STRING but the value is INT64", at: "5", schema: .development, kind: .schema),
-    bad("population == 'x'", "Field 'population' is INT64 but the value is STRING", at: "'x'", schema: .development, kind: .schema),
-    bad("founded > %@", "Field 'founded' is TIMESTAMP but the value is STRING", at: "%@", args: ["2020"], schema: .development, kind: .schema),
-    bad("owner == %@", "Field 'owner' is REFERENCE but the value is STRING", at: "%@", args: ["r1"], schema: .development, kind: .schema),
+    bad(
+        "population == 'x'", "Field 'population' is INT64 but the value is STRING", at: "'x'", schema: .development,
+        kind: .schema),
+    bad(
+        "founded > %@", "Field 'founded' is TIMESTAMP but the value is STRING", at: "%@", args: ["2020"],
+        schema: .development, kind: .schema),
+    bad(
+        "owner == %@", "Field 'owner' is REFERENCE but the value is STRING", at: "%@", args: ["r1"],
+        schema: .development, kind: .schema),
     bad("tags == 'x'", "Field 'tags' of type STRING_LIST is a list", at: "tags", schema: .development, kind: .schema),
     bad("tags IN {'x'}", "Field 'tags' is a list", at: "tags", schema: .development),
-    bad("population CONTAINS 5", "Field 'population' of type INT64 is not a list", at: "population", schema: .development, kind: .schema),
-    bad("data BEGINSWITH 'x'", "Field 'data' is BYTES but the value is STRING", at: "'x'", schema: .development, kind: .schema),
-    bad("population BEGINSWITH 'x'", "Field 'population' of type INT64 does not support BEGINSWITH", at: "population", schema: .development, kind: .schema),
-    bad("tags BEGINSWITH 'x'", "Field 'tags' of type STRING_LIST is a list", at: "tags", schema: .development, kind: .schema),
-    bad("ANY scores BEGINSWITH 'x'", "Field 'scores' of type INT64_LIST is not a list of strings", at: "scores", schema: .development, kind: .schema),
-    bad("distanceToLocation:fromLocation:(name, %@) < 5", "Field 'name' of type STRING is not a location", at: "name", args: [here],
+    bad(
+        "population CONTAINS 5", "Field 'population' of type INT64 is not a list", at: "population",
         schema: .development, kind: .schema),
-    bad("photo == 'x'", "Field 'photo' of type ASSETID is never queryable", at: "photo", schema: .development, kind: .schema),
-    bad("owner > 'x'", "Field 'owner' of type REFERENCE cannot be compared with <, <=, > or >=", at: "owner", schema: .development, kind: .schema),
+    bad(
+        "data BEGINSWITH 'x'", "Field 'data' is BYTES but the value is STRING", at: "'x'", schema: .development,
+        kind: .schema),
+    bad(
+        "population BEGINSWITH 'x'", "Field 'population' of type INT64 does not support BEGINSWITH", at: "population",
+        schema: .development, kind: .schema),
+    bad(
+        "tags BEGINSWITH 'x'", "Field 'tags' of type STRING_LIST is a list", at: "tags", schema: .development,
+        kind: .schema),
+    bad(
+        "ANY scores BEGINSWITH 'x'", "Field 'scores' of type INT64_LIST is not a list of strings", at: "scores",
+        schema: .development, kind: .schema),
+    bad(
+        "distanceToLocation:fromLocation:(name, %@) < 5", "Field 'name' of type STRING is not a location", at: "name",
+        args: [here],
+        schema: .development, kind: .schema),
+    bad(
+        "photo == 'x'", "Field 'photo' of type ASSETID is never queryable", at: "photo", schema: .development,
+        kind: .schema),
+    bad(
+        "owner > 'x'", "Field 'owner' of type REFERENCE cannot be compared with <, <=, > or >=", at: "owner",
+        schema: .development, kind: .schema),
     // production: index options exactly as declared
     ok("kind == 'a'", #"kind EQUALS "a""#, schema: .production),
     ok("population > 5", "population GREATER_THAN 5", schema: .production),
     ok("rating > 4 AND rating == 4.5", "rating GREATER_THAN 4 AND rating EQUALS 4.5", schema: .production),
     ok("TRUEPREDICATE", "ALL", schema: .productionListable),
-    bad("population == 5", "Field 'population' is not marked queryable", at: "population", schema: .production, kind: .schema),
+    bad(
+        "population == 5", "Field 'population' is not marked queryable", at: "population", schema: .production,
+        kind: .schema),
     bad("kind > 'a'", "Field 'kind' is not marked sortable", at: "kind", schema: .production, kind: .schema),
-    bad("TRUEPREDICATE", "Field 'recordName' is not marked queryable", at: "TRUEPREDICATE", schema: .production, kind: .schema),
-    bad("self CONTAINS 'x'", "No field of record type 'Place' is marked searchable", at: "'x'", schema: .production, kind: .schema),
-    bad("creationDate > %@", "Field 'creationDate' is not marked sortable", at: "creationDate",
+    bad(
+        "TRUEPREDICATE", "Field 'recordName' is not marked queryable", at: "TRUEPREDICATE", schema: .production,
+        kind: .schema),
+    bad(
+        "self CONTAINS 'x'", "No field of record type 'Place' is marked searchable", at: "'x'", schema: .production,
+        kind: .schema),
+    bad(
+        "creationDate > %@", "Field 'creationDate' is not marked sortable", at: "creationDate",
         args: [.value(.date(Timestamp(millisecondsSince1970: 0)))], schema: .production, kind: .schema),
-    bad("distanceToLocation:fromLocation:(location, %@) < 5", "Field 'location' is not marked queryable", at: "location", args: [here],
+    bad(
+        "distanceToLocation:fromLocation:(location, %@) < 5", "Field 'location' is not marked queryable",
+        at: "location", args: [here],
         schema: .production, kind: .schema),
 ]
 
@@ -351,7 +446,10 @@ let schemaShapes: [Verdict] = [
                 if kind != .syntax { #expect(error.hint != nil || !message.isEmpty) }
                 if let at {
                     let expected = byteRange(of: at, in: v.predicate)
-                    #expect(error.range == expected, "\(v.predicate): range \(error.range) should cover '\(at)'\n\(error.rendered(source: v.predicate))")
+                    #expect(
+                        error.range == expected,
+                        "\(v.predicate): range \(error.range) should cover '\(at)'\n\(error.rendered(source: v.predicate))"
+                    )
                 }
             }
         }

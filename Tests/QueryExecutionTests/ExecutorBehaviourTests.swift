@@ -1,10 +1,10 @@
 import Indexes
-import Testing
-
-@testable import QueryExecution
 import QueryChecker
 import QueryPlanner
 import RecordModel
+import Testing
+
+@testable import QueryExecution
 
 @Suite struct ExecutorBehaviourTests {
     /// 2 000 places with distinct populations, spread over a grid around Paris.
@@ -20,16 +20,19 @@ import RecordModel
         fields["location"] = .location(Location(latitude: lat, longitude: lon))
         return Record(recordType: "Place", recordID: RecordID(recordName: name), fields: fields)
     }
-    static let schema = RecordTypeSchema(name: "Place", fields: [
-        FieldSchema(name: "population", type: .int64, options: [.queryable, .sortable]),
-        FieldSchema(name: "kind", type: .string, options: [.queryable]),
-        FieldSchema(name: "location", type: .location, options: [.queryable]),
-    ])
+    static let schema = RecordTypeSchema(
+        name: "Place",
+        fields: [
+            FieldSchema(name: "population", type: .int64, options: [.queryable, .sortable]),
+            FieldSchema(name: "kind", type: .string, options: [.queryable]),
+            FieldSchema(name: "location", type: .location, options: [.queryable]),
+        ])
     let snap = MemorySnapshot(schema: schema, records: records)
 
     func query(_ p: String, _ args: [PredicateArgument] = [], sort: [SortDescriptor]) throws -> Query {
-        Query(recordType: "Place", predicate: try QueryChecker.check(p, context: CheckContext(arguments: args)).predicate,
-              sortDescriptors: sort)
+        Query(
+            recordType: "Place", predicate: try QueryChecker.check(p, context: CheckContext(arguments: args)).predicate,
+            sortDescriptors: sort)
     }
 
     @Test func resumingASortedStreamDoesNotRereadEarlierRows() throws {
@@ -39,7 +42,9 @@ import RecordModel
             let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 10)
             #expect(plan.streamsInOrder)
             let page = try QueryExecutor.run(plan, on: snap, after: after, pageSize: 10)
-            #expect(page.records.map { $0["population"] } == (pageNumber * 10..<pageNumber * 10 + 10).map { .int64(Int64($0)) })
+            #expect(
+                page.records.map { $0["population"] }
+                    == (pageNumber * 10..<pageNumber * 10 + 10).map { .int64(Int64($0)) })
             let scan = plan.root.allNodes.first { if case .indexScan = $0.op { return true } else { return false } }!
             // A page reads its 10 rows, one more to know more follow, one more to close that row's
             // tie group, and (when resumed) the boundary row the seek lands on — never earlier pages.
@@ -49,7 +54,8 @@ import RecordModel
     }
 
     @Test func resumingNearestFirstDoesNotRereadEarlierRows() throws {
-        let q = try query("TRUEPREDICATE", sort: [.distance(field: "location", from: Location(latitude: 48.5, longitude: 2.5))])
+        let q = try query(
+            "TRUEPREDICATE", sort: [.distance(field: "location", from: Location(latitude: 48.5, longitude: 2.5))])
         var after: OrderKey? = nil
         var seen = Set<String>()
         var lastDistance = -1.0
@@ -61,7 +67,8 @@ import RecordModel
             for r in page.records {
                 #expect(seen.insert(r.recordID.recordName).inserted)
                 guard case .location(let l)? = r["location"] else { continue }
-                let d = GeoMath.distanceKm(latitude1: 48.5, longitude1: 2.5, latitude2: l.latitude, longitude2: l.longitude)
+                let d = GeoMath.distanceKm(
+                    latitude1: 48.5, longitude1: 2.5, latitude2: l.latitude, longitude2: l.longitude)
                 #expect(d >= lastDistance - 1e-9)
                 lastDistance = d
             }
@@ -96,7 +103,10 @@ import RecordModel
         let q = try query("kind == 'cafe'", sort: [])
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 3)
         let bare = MemorySnapshot(schema: RecordTypeSchema(name: "Place"), records: Self.records)
-        #expect(throws: ExecutionError(message: "the plan needs an ordered index on 'kind', which this snapshot does not have")) {
+        #expect(
+            throws: ExecutionError(
+                message: "the plan needs an ordered index on 'kind', which this snapshot does not have")
+        ) {
             try QueryExecutor.run(plan, on: bare, pageSize: 3)
         }
     }
@@ -110,11 +120,16 @@ import RecordModel
             return p % 2 == 0
         }
         for sort in [[SortDescriptor.field("population", ascending: true)], []] {
-            let q = Query(recordType: "Place", predicate: try QueryChecker.check("population < 20").predicate, sortDescriptors: sort)
+            let q = Query(
+                recordType: "Place", predicate: try QueryChecker.check("population < 20").predicate,
+                sortDescriptors: sort)
             let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 100)
             let page = try QueryExecutor.run(plan, on: snap, pageSize: 100, visible: hideOdd)
-            #expect(Set(page.records.compactMap { r -> Int64? in if case .int64(let p)? = r["population"] { p } else { nil } })
-                == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18])
+            #expect(
+                Set(
+                    page.records.compactMap { r -> Int64? in if case .int64(let p)? = r["population"] { p } else { nil }
+                    })
+                    == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18])
         }
     }
 }
@@ -122,8 +137,9 @@ import RecordModel
 @Suite struct StreamContinuationTests {
     @Test func nearestPagesContinueTheLiveIteratorAndAgreeWithSeeking() throws {
         let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
-        let q = Query(recordType: "Place", predicate: .all,
-                      sortDescriptors: [.distance(field: "location", from: Location(latitude: 48.3, longitude: 2.7))])
+        let q = Query(
+            recordType: "Place", predicate: .all,
+            sortDescriptors: [.distance(field: "location", from: Location(latitude: 48.3, longitude: 2.7))])
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 20)
         var afterLive: OrderKey? = nil
         var afterSeek: OrderKey? = nil
@@ -143,7 +159,8 @@ import RecordModel
     @Test func setPlansHaveNoContinuation() throws {
         let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
         let q = Query(recordType: "Place", predicate: try QueryChecker.check("kind == 'cafe'").predicate)
-        let page = try QueryExecutor.run(QueryPlanner.plan(q, statistics: snap.statistics, limit: 5), on: snap, pageSize: 5)
+        let page = try QueryExecutor.run(
+            QueryPlanner.plan(q, statistics: snap.statistics, limit: 5), on: snap, pageSize: 5)
         #expect(page.next != nil)
         #expect(page.continuation == nil)
     }

@@ -4,12 +4,12 @@
 
 import CirrusTestSupport
 import Indexes
-import Testing
-
-@testable import QueryExecution
 import QueryChecker
 import QueryPlanner
 import RecordModel
+import Testing
+
+@testable import QueryExecution
 
 @Suite struct ExecutorModelTests {
     /// All pages of `q`; with `live`, each page continues the previous page's live stream state
@@ -20,8 +20,9 @@ import RecordModel
         var continuation: StreamContinuation? = nil
         for _ in 0..<10_000 {
             let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: size)
-            let page = try QueryExecutor.run(plan, on: snap, after: after, pageSize: size, zone: zone,
-                                             resume: live ? continuation : nil)
+            let page = try QueryExecutor.run(
+                plan, on: snap, after: after, pageSize: size, zone: zone,
+                resume: live ? continuation : nil)
             continuation = page.continuation
             out += page.records.map(\.recordID)
             guard let next = page.next else { return out }
@@ -48,16 +49,23 @@ import RecordModel
                     format.append(f)
                     args += a
                 }
-                let checked = try QueryChecker.check(format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND "),
-                                                     context: CheckContext(arguments: args))
+                let checked = try QueryChecker.check(
+                    format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND "),
+                    context: CheckContext(arguments: args))
                 let q = Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: data.sorts())
                 let zone: ZoneID? = data.rng.chance(0.3) ? data.zones[data.rng.below(2)] : nil
                 let expected = FullScan.results(q, records: records, schema: schema, zone: zone).map(\.recordName)
                 let oneShot = try pages(q, snap, size: 100_000, zone: zone).map(\.recordName)
-                #expect(oneShot == expected, "missing \(Set(expected).subtracting(oneShot).sorted()), extra \(Set(oneShot).subtracting(expected).sorted()); seed \(seed), \(size) records: \(q)\n\(QueryPlanner.plan(q, statistics: snap.statistics, limit: 100_000).explain())")
+                #expect(
+                    oneShot == expected,
+                    "missing \(Set(expected).subtracting(oneShot).sorted()), extra \(Set(oneShot).subtracting(expected).sorted()); seed \(seed), \(size) records: \(q)\n\(QueryPlanner.plan(q, statistics: snap.statistics, limit: 100_000).explain())"
+                )
                 for pageSize in [1, 2, 7, 50] {
                     let paged = try pages(q, snap, size: pageSize, zone: zone, live: pageSize != 7).map(\.recordName)
-                    #expect(paged == expected, "missing \(Set(expected).subtracting(paged).sorted()), extra \(Set(paged).subtracting(expected).sorted()); seed \(seed), page size \(pageSize): \(q)\n\(QueryPlanner.plan(q, statistics: snap.statistics, limit: pageSize).explain())")
+                    #expect(
+                        paged == expected,
+                        "missing \(Set(expected).subtracting(paged).sorted()), extra \(Set(paged).subtracting(expected).sorted()); seed \(seed), page size \(pageSize): \(q)\n\(QueryPlanner.plan(q, statistics: snap.statistics, limit: pageSize).explain())"
+                    )
                 }
             }
         }

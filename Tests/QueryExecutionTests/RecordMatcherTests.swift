@@ -1,26 +1,41 @@
+import Indexes
+import QueryChecker
+import RecordModel
 import Testing
 
 @testable import QueryExecution
-import QueryChecker
-import RecordModel
-import Indexes
 
 let paris = Location(latitude: 48.8566, longitude: 2.3522)
 let tokyo = Location(latitude: 35.6762, longitude: 139.6503)
 
 func place(_ name: String, _ fields: [String: FieldValue]) -> Record {
-    Record(recordType: "Place", recordID: RecordID(recordName: name), fields: fields,
-           creationDate: Timestamp(millisecondsSince1970: Int64(name.utf8.count)))
+    Record(
+        recordType: "Place", recordID: RecordID(recordName: name), fields: fields,
+        creationDate: Timestamp(millisecondsSince1970: Int64(name.utf8.count)))
 }
 
 let places: [Record] = [
-    place("flore", ["name": "Café de Flore", "kind": "cafe", "population": 100, "rating": 4.5,
-                    "tags": ["coffee", "paris"], "location": .location(paris), "data": .bytes([1, 2, 3])]),
-    place("tower", ["name": "Tōkyō Tower 東京タワー", "kind": "tower", "population": 3000, "rating": 4,
-                    "tags": [], "location": .location(tokyo)]),
-    place("corner", ["kind": "cafe", "location": .location(Location(latitude: 48.86, longitude: 2.40)),
-                     "owner": .reference(Reference(recordID: RecordID(recordName: "flore")))]),
-    place("mixed", ["name": "The old bridge and the river", "kind": "bridge", "population": 2.5, "tags": ["river", "stone"]]),
+    place(
+        "flore",
+        [
+            "name": "Café de Flore", "kind": "cafe", "population": 100, "rating": 4.5,
+            "tags": ["coffee", "paris"], "location": .location(paris), "data": .bytes([1, 2, 3]),
+        ]),
+    place(
+        "tower",
+        [
+            "name": "Tōkyō Tower 東京タワー", "kind": "tower", "population": 3000, "rating": 4,
+            "tags": [], "location": .location(tokyo),
+        ]),
+    place(
+        "corner",
+        [
+            "kind": "cafe", "location": .location(Location(latitude: 48.86, longitude: 2.40)),
+            "owner": .reference(Reference(recordID: RecordID(recordName: "flore"))),
+        ]),
+    place(
+        "mixed",
+        ["name": "The old bridge and the river", "kind": "bridge", "population": 2.5, "tags": ["river", "stone"]]),
 ]
 
 @Suite struct RecordMatcherTests {
@@ -74,7 +89,8 @@ let places: [Record] = [
     @Test func dataAndReferences() throws {
         #expect(try names("data BEGINSWITH %@", [.value(.bytes([1, 2]))]) == ["flore"])
         #expect(try names("data == %@", [.value(.bytes([1, 2]))]) == [])
-        let flore = PredicateArgument.value(.reference(Reference(recordID: RecordID(recordName: "flore"), action: .deleteSelf)))
+        let flore = PredicateArgument.value(
+            .reference(Reference(recordID: RecordID(recordName: "flore"), action: .deleteSelf)))
         #expect(try names("owner == %@", [flore]) == ["corner"])
         #expect(try names("recordName == %@", [flore]) == ["flore"])
         #expect(try names("recordName == 'tower'") == ["tower"])
@@ -87,11 +103,18 @@ let places: [Record] = [
         #expect(try names("distanceToLocation:fromLocation:(location, %@) < 5", [here]) == ["flore", "corner"])
         #expect(try names("distanceToLocation:fromLocation:(location, %@) < 1", [here]) == ["flore"])
         let d = GeoMathDistance.km(paris, Location(latitude: 48.86, longitude: 2.40))
-        let exact = QueryPredicate.filters([QueryFilter(fieldName: "location", comparator: .near, fieldValue: .location(paris), distance: d * 1000)])
-        #expect(places.filter(RecordMatcher(predicate: exact, searchableFields: nil).matches).map(\.recordID.recordName) == ["flore", "corner"])
-        let east = Record(recordType: "P", recordID: RecordID(recordName: "e"), fields: ["location": .location(Location(latitude: 0, longitude: 179.99))])
-        let across = try QueryChecker.check("distanceToLocation:fromLocation:(location, %@) < 3",
-                                            context: CheckContext(arguments: [.value(.location(Location(latitude: 0, longitude: -179.99)))]))
+        let exact = QueryPredicate.filters([
+            QueryFilter(fieldName: "location", comparator: .near, fieldValue: .location(paris), distance: d * 1000)
+        ])
+        #expect(
+            places.filter(RecordMatcher(predicate: exact, searchableFields: nil).matches).map(\.recordID.recordName)
+                == ["flore", "corner"])
+        let east = Record(
+            recordType: "P", recordID: RecordID(recordName: "e"),
+            fields: ["location": .location(Location(latitude: 0, longitude: 179.99))])
+        let across = try QueryChecker.check(
+            "distanceToLocation:fromLocation:(location, %@) < 3",
+            context: CheckContext(arguments: [.value(.location(Location(latitude: 0, longitude: -179.99)))]))
         #expect(RecordMatcher(predicate: across.predicate, searchableFields: nil).matches(east))
     }
 
@@ -104,6 +127,7 @@ let places: [Record] = [
 
 enum GeoMathDistance {
     static func km(_ a: Location, _ b: Location) -> Double {
-        Indexes.GeoMath.distanceKm(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
+        Indexes.GeoMath.distanceKm(
+            latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
     }
 }

@@ -2,170 +2,213 @@
 // Each expected plan was checked by hand against the costs in PlannerFixtures: the most
 // selective path drives, cheap paths intersect, streams stop early under a page size.
 
-import Testing
-
 import QueryPlanner
 import RecordModel
+import Testing
 
 @Suite struct PlanShapeTests {
     let here = PredicateArgument.value(.location(louvre))
 
-    func explain(_ p: String, _ a: [PredicateArgument] = [], sort: [SortDescriptor] = [], limit: Int?,
-                 stats s: StaticStatistics = stats) throws -> String {
+    func explain(
+        _ p: String, _ a: [PredicateArgument] = [], sort: [SortDescriptor] = [], limit: Int?,
+        stats s: StaticStatistics = stats
+    ) throws -> String {
         QueryPlanner.plan(try query(p, a, sort: sort), statistics: s, limit: limit).explain()
     }
 
     @Test func equalityUsesItsIndexThenTopKByRecordID() throws {
-        #expect(try explain("kind == 'cafe'", limit: 50) == """
-            query: Place WHERE kind EQUALS "cafe"
-            page size: 50
-            top 50 by recordID  (est 50)
-              index kind = "cafe"  (est 1000)
-            cost: 226.7
-            rejected:
-              1000107.0  full scan → filter → top 50
+        #expect(
+            try explain("kind == 'cafe'", limit: 50) == """
+                query: Place WHERE kind EQUALS "cafe"
+                page size: 50
+                top 50 by recordID  (est 50)
+                  index kind = "cafe"  (est 1000)
+                cost: 226.7
+                rejected:
+                  1000107.0  full scan → filter → top 50
 
-            """)
+                """)
     }
 
     @Test func rangeWithSortAndLimitStreamsTheIndexAndStopsEarly() throws {
-        #expect(try explain("population > 999000", sort: [.field("population", ascending: false)], limit: 50) == """
-            query: Place WHERE population GREATER_THAN 999000 ORDER BY population DESC
-            page size: 50
-            limit 50  (est 50)
-              index scan population > 999000 DESC, ordered  (est 999)
-            cost: 51.0
-            rejected:
-              1225.5  index scan population > 999000 → top 50
-              1000106.9  full scan → filter → top 50
+        #expect(
+            try explain("population > 999000", sort: [.field("population", ascending: false)], limit: 50) == """
+                query: Place WHERE population GREATER_THAN 999000 ORDER BY population DESC
+                page size: 50
+                limit 50  (est 50)
+                  index scan population > 999000 DESC, ordered  (est 999)
+                cost: 51.0
+                rejected:
+                  1225.5  index scan population > 999000 → top 50
+                  1000106.9  full scan → filter → top 50
 
-            """)
+                """)
     }
 
     @Test func equalityPlusSortedRangeStreamsWithAMembershipSet() throws {
-        let text = try explain("kind == 'cafe' AND population > 5000", sort: [.field("population", ascending: false)], limit: 50)
-        #expect(text.contains("""
-            limit 50  (est 50)
-              intersect  (est 50)
-                index scan population > 5000 DESC, ordered  (est 994999)
-                index kind = "cafe"  (est 1000)
-            """))
+        let text = try explain(
+            "kind == 'cafe' AND population > 5000", sort: [.field("population", ascending: false)], limit: 50)
+        #expect(
+            text.contains(
+                """
+                limit 50  (est 50)
+                  intersect  (est 50)
+                    index scan population > 5000 DESC, ordered  (est 994999)
+                    index kind = "cafe"  (est 1000)
+                """))
     }
 
     @Test func inUsesOneLookup() throws {
-        #expect(try explain("kind IN {'cafe', 'castle'}", limit: 50).contains("""
-            top 50 by recordID  (est 50)
-              index lookup kind IN ["cafe", "castle"]  (est 1040)
-            """))
+        #expect(
+            try explain("kind IN {'cafe', 'castle'}", limit: 50).contains(
+                """
+                top 50 by recordID  (est 50)
+                  index lookup kind IN ["cafe", "castle"]  (est 1040)
+                """))
     }
 
     @Test func beginsWithUsesAPrefixScan() throws {
-        #expect(try explain("name BEGINSWITH 'Par'", limit: 50).contains("  index prefix name BEGINSWITH \"Par\"  (est 200)\n"))
+        #expect(
+            try explain("name BEGINSWITH 'Par'", limit: 50).contains(
+                "  index prefix name BEGINSWITH \"Par\"  (est 200)\n"))
     }
 
     @Test func listOperatorsUseTheElementIndex() throws {
         #expect(try explain("tags CONTAINS 'museum'", limit: 50).contains("  index tags = \"museum\"  (est 20000)\n"))
-        #expect(try explain("ALL {'museum', 'art'} IN tags", limit: 50).contains("""
-              intersect  (est 20000)
-                index tags = "museum"  (est 20000)
-                index tags = "art"  (est 20000)
-            """))
-        #expect(try explain("ANY tags IN {'a', 'b'}", limit: 50).contains("  index lookup tags IN [\"a\", \"b\"]  (est 40000)\n"))
+        #expect(
+            try explain("ALL {'museum', 'art'} IN tags", limit: 50).contains(
+                """
+                  intersect  (est 20000)
+                    index tags = "museum"  (est 20000)
+                    index tags = "art"  (est 20000)
+                """))
+        #expect(
+            try explain("ANY tags IN {'a', 'b'}", limit: 50).contains(
+                "  index lookup tags IN [\"a\", \"b\"]  (est 40000)\n"))
     }
 
     @Test func textSearchesUseTheTextIndex() throws {
-        #expect(try explain("self CONTAINS 'coffee shop'", limit: 50).contains("  text ANY \"coffee shop\"  (est 80000)\n"))
-        #expect(try explain("ALL tokenize('coffee shop', 'Cdl') IN allTokens", limit: 50).contains("  text ALL \"coffee shop\"  (est 2000)\n"))
+        #expect(
+            try explain("self CONTAINS 'coffee shop'", limit: 50).contains("  text ANY \"coffee shop\"  (est 80000)\n"))
+        #expect(
+            try explain("ALL tokenize('coffee shop', 'Cdl') IN allTokens", limit: 50).contains(
+                "  text ALL \"coffee shop\"  (est 2000)\n"))
     }
 
     @Test func radiusUsesTheSpatialIndex() throws {
-        #expect(try explain("distanceToLocation:fromLocation:(location, %@) < 10", [here], limit: 50) == """
-            query: Place WHERE location NEAR (48.8606, 2.3376) within 10000 m
-            page size: 50
-            top 50 by recordID  (est 25)
-              radius location within 10 km of (48.8606, 2.3376)  (est 25)
-            cost: 28.9
-            rejected:
-              1000026.4  full scan → filter → top 50
+        #expect(
+            try explain("distanceToLocation:fromLocation:(location, %@) < 10", [here], limit: 50) == """
+                query: Place WHERE location NEAR (48.8606, 2.3376) within 10000 m
+                page size: 50
+                top 50 by recordID  (est 25)
+                  radius location within 10 km of (48.8606, 2.3376)  (est 25)
+                cost: 28.9
+                rejected:
+                  1000026.4  full scan → filter → top 50
 
-            """)
+                """)
     }
 
     @Test func radiusPlusEqualityDrivesWithTheCircleNotAFullScan() throws {
-        #expect(try explain("distanceToLocation:fromLocation:(location, %@) < 10 AND kind == 'cafe'", [here], limit: 50).hasPrefix("""
-            query: Place WHERE location NEAR (48.8606, 2.3376) within 10000 m AND kind EQUALS "cafe"
-            page size: 50
-            top 50 by recordID  (est 1)
-              filter kind EQUALS "cafe"  (est 0)
-                radius location within 10 km of (48.8606, 2.3376)  (est 25)
-            """))
+        #expect(
+            try explain("distanceToLocation:fromLocation:(location, %@) < 10 AND kind == 'cafe'", [here], limit: 50)
+                .hasPrefix(
+                    """
+                    query: Place WHERE location NEAR (48.8606, 2.3376) within 10000 m AND kind EQUALS "cafe"
+                    page size: 50
+                    top 50 by recordID  (est 1)
+                      filter kind EQUALS "cafe"  (est 0)
+                        radius location within 10 km of (48.8606, 2.3376)  (est 25)
+                    """))
     }
 
     @Test func nearestFirstWithARareFilterSortsTheFewCandidates() throws {
-        #expect(try explain("kind == 'cafe'", sort: [.distance(field: "location", from: louvre)], limit: 20).contains("""
-            top 20 by location NEAREST (48.8606, 2.3376), recordID  (est 20)
-              index kind = "cafe"  (est 1000)
-            """))
+        #expect(
+            try explain("kind == 'cafe'", sort: [.distance(field: "location", from: louvre)], limit: 20).contains(
+                """
+                top 20 by location NEAREST (48.8606, 2.3376), recordID  (est 20)
+                  index kind = "cafe"  (est 1000)
+                """))
     }
 
     @Test func nearestFirstWithACommonFilterBrowsesNearestFirst() throws {
-        #expect(try explain("kind == 'village'", sort: [.distance(field: "location", from: louvre)], limit: 20).contains("""
-            limit 20  (est 20)
-              filter kind EQUALS "village"  (est 20)
-                nearest location from (48.8606, 2.3376)  (est 1000000)
-            """))
+        #expect(
+            try explain("kind == 'village'", sort: [.distance(field: "location", from: louvre)], limit: 20).contains(
+                """
+                limit 20  (est 20)
+                  filter kind EQUALS "village"  (est 20)
+                    nearest location from (48.8606, 2.3376)  (est 1000000)
+                """))
     }
 
     @Test func nearestFirstInsideACircleBrowsesWithinTheRadius() throws {
-        let text = try explain("distanceToLocation:fromLocation:(location, %@) < 10", [here],
-                               sort: [.distance(field: "location", from: louvre)], limit: 20)
+        let text = try explain(
+            "distanceToLocation:fromLocation:(location, %@) < 10", [here],
+            sort: [.distance(field: "location", from: louvre)], limit: 20)
         #expect(text.contains("  nearest location from (48.8606, 2.3376) within 10 km  (est 25)\n"))
     }
 
     @Test func truePredicateWithSortStreamsTheSortIndex() throws {
-        #expect(try explain("TRUEPREDICATE", sort: [.field("population", ascending: true)], limit: 50).contains("""
-            limit 50  (est 50)
-              index scan population all, ordered  (est 1000000)
-            """))
+        #expect(
+            try explain("TRUEPREDICATE", sort: [.field("population", ascending: true)], limit: 50).contains(
+                """
+                limit 50  (est 50)
+                  index scan population all, ordered  (est 1000000)
+                """))
     }
 
     @Test func truePredicateWithoutSortStreamsRecordIDOrderWhenIndexed() throws {
-        #expect(try explain("TRUEPREDICATE", limit: 100, stats: statsWithRecordName).contains("""
-            limit 100  (est 100)
-              index scan recordName all, ordered  (est 1000000)
-            """))
-        #expect(try explain("TRUEPREDICATE", limit: 100).contains("top 100 by recordID  (est 100)\n  full scan  (est 1000000)\n"))
+        #expect(
+            try explain("TRUEPREDICATE", limit: 100, stats: statsWithRecordName).contains(
+                """
+                limit 100  (est 100)
+                  index scan recordName all, ordered  (est 1000000)
+                """))
+        #expect(
+            try explain("TRUEPREDICATE", limit: 100).contains(
+                "top 100 by recordID  (est 100)\n  full scan  (est 1000000)\n"))
     }
 
     @Test func textPlusRangeDoesNotScanWhenTheWordIsRare() throws {
-        #expect(try explain("self CONTAINS 'rare' AND population > 1000", limit: 50).contains("""
-              filter population GREATER_THAN 1000  (est 30)
-                text ANY "rare"  (est 30)
-            """))
+        #expect(
+            try explain("self CONTAINS 'rare' AND population > 1000", limit: 50).contains(
+                """
+                  filter population GREATER_THAN 1000  (est 30)
+                    text ANY "rare"  (est 30)
+                """))
         let both = try explain("ALL tokenize('coffee shop', 'Cdl') IN allTokens AND population > 990000", limit: 50)
-        #expect(both.contains("  intersect  (est 20)\n    text ALL \"coffee shop\"  (est 2000)\n    index scan population > 990000  (est 9999)\n"))
+        #expect(
+            both.contains(
+                "  intersect  (est 20)\n    text ALL \"coffee shop\"  (est 2000)\n    index scan population > 990000  (est 9999)\n"
+            ))
         #expect(!both.contains("rejected:\n  1629.8"))  // the same intersection is not listed twice
     }
 
     @Test func unindexedFiltersFallBackToAFullScan() throws {
-        #expect(try explain("rating > 4 AND kind != 'cafe'", limit: nil) == """
-            query: Place WHERE rating GREATER_THAN 4 AND kind NOT_EQUALS "cafe"
-            page size: all
-            sort by recordID  (est 297000)
-              filter rating GREATER_THAN 4 AND kind NOT_EQUALS "cafe"  (est 297000)
-                full scan  (est 1000000)
-            cost: 1350994.9
+        #expect(
+            try explain("rating > 4 AND kind != 'cafe'", limit: nil) == """
+                query: Place WHERE rating GREATER_THAN 4 AND kind NOT_EQUALS "cafe"
+                page size: all
+                sort by recordID  (est 297000)
+                  filter rating GREATER_THAN 4 AND kind NOT_EQUALS "cafe"  (est 297000)
+                    full scan  (est 1000000)
+                cost: 1350994.9
 
-            """)
+                """)
     }
 
     @Test func rangeOnBothSidesCombinesIntoOneScan() throws {
-        #expect(try explain("population > 10 AND population < 20", sort: [.field("population", ascending: true)], limit: nil)
+        #expect(
+            try explain(
+                "population > 10 AND population < 20", sort: [.field("population", ascending: true)], limit: nil
+            )
             .contains("\nindex scan population (10, 20), ordered  (est 9)\n"))
     }
 
     @Test func contradictoryRangeIsEmptyAndFree() throws {
-        #expect(try explain("population > 20 AND population < 10", limit: 50).contains("  index scan population (20, 10)  (est 0)\n"))
+        #expect(
+            try explain("population > 20 AND population < 10", limit: 50).contains(
+                "  index scan population (20, 10)  (est 0)\n"))
     }
 
     @Test func addingTruePredicateDoesNotChangeThePlan() throws {
@@ -192,11 +235,13 @@ import RecordModel
 
 @Suite struct IndexAdvisorTests {
     @Test func listsTheOptionsAQueryNeeds() throws {
-        let q = try query("kind == 'cafe' AND population > 5 AND self CONTAINS 'x'", sort: [.field("name", ascending: true)])
-        #expect(QueryPlanner.requiredIndexes(q).map(\.description) == [
-            "kind QUERYABLE  (EQUALS)", "population SORTABLE  (GREATER_THAN)",
-            "(a String field) SEARCHABLE  (CONTAINS_ANY_TOKENS)", "name SORTABLE  (sort)",
-        ])
+        let q = try query(
+            "kind == 'cafe' AND population > 5 AND self CONTAINS 'x'", sort: [.field("name", ascending: true)])
+        #expect(
+            QueryPlanner.requiredIndexes(q).map(\.description) == [
+                "kind QUERYABLE  (EQUALS)", "population SORTABLE  (GREATER_THAN)",
+                "(a String field) SEARCHABLE  (CONTAINS_ANY_TOKENS)", "name SORTABLE  (sort)",
+            ])
         #expect(QueryPlanner.requiredIndexes(try query("TRUEPREDICATE")).map(\.field) == ["recordName"])
     }
 
@@ -204,7 +249,9 @@ import RecordModel
         let a = try query("kind == 'cafe'")
         #expect(QueryPlanner.fingerprint(a) == QueryPlanner.fingerprint(try query("kind = \"cafe\"")))
         #expect(QueryPlanner.fingerprint(a) != QueryPlanner.fingerprint(try query("kind == 'bar'")))
-        #expect(QueryPlanner.fingerprint(a) != QueryPlanner.fingerprint(try query("kind == 'cafe'", sort: [.field("kind", ascending: true)])))
+        #expect(
+            QueryPlanner.fingerprint(a)
+                != QueryPlanner.fingerprint(try query("kind == 'cafe'", sort: [.field("kind", ascending: true)])))
     }
 }
 
@@ -215,7 +262,8 @@ import RecordModel
         let c = a.intersected(with: b)
         #expect(c.description == "(5, 10]")
         #expect(!c.isEmpty)
-        #expect(KeyRange(lower: KeyBound(.int64(3), inclusive: true), upper: KeyBound(.int64(3), inclusive: false)).isEmpty)
+        #expect(
+            KeyRange(lower: KeyBound(.int64(3), inclusive: true), upper: KeyBound(.int64(3), inclusive: false)).isEmpty)
         #expect(KeyRange.point(.string("x")).isPoint)
     }
 }

@@ -25,8 +25,10 @@ func populationCount(_ r: KeyRange) -> Int {
 
 let stats = StaticStatistics(
     rowCount: 1_000_000,
-    fieldTypes: ["kind": .string, "population": .int64, "name": .string, "tags": .list(.string), "location": .location,
-                 "rating": .double],
+    fieldTypes: [
+        "kind": .string, "population": .int64, "name": .string, "tags": .list(.string), "location": .location,
+        "rating": .double,
+    ],
     ordered: [
         "kind": { r in
             guard r.isPoint, case .string(let k)? = r.lower?.value else { return r == .all ? 1_000_000 : 0 }

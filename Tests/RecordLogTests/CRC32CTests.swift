@@ -15,7 +15,10 @@ import Testing
         let data = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         for split in [0, 1, 7, 8, 9, 500, 999, 1000] {
             let a = data.withUnsafeBytes { b in
-                CRC32C.finalize(CRC32C.update(CRC32C.update(CRC32C.start, UnsafeRawBufferPointer(rebasing: b[0..<split])), UnsafeRawBufferPointer(rebasing: b[split...])))
+                CRC32C.finalize(
+                    CRC32C.update(
+                        CRC32C.update(CRC32C.start, UnsafeRawBufferPointer(rebasing: b[0..<split])),
+                        UnsafeRawBufferPointer(rebasing: b[split...])))
             }
             #expect(a == CRC32C.checksum(data))
         }

@@ -14,11 +14,16 @@ import Testing
         let notes = ZoneID(zoneName: "Notes")
         func n(_ name: String, _ i: Int = 0) -> Record { note(name, i, zone: notes) }
         var s = try openStore(fs)
-        try s.commit([.createZone(zone), .createZone(notes), .save(n("a")), .save(n("b")), .save(note("z1", zone: zone))])
+        try s.commit([
+            .createZone(zone), .createZone(notes), .save(n("a")), .save(n("b")), .save(note("z1", zone: zone)),
+        ])
         let token = s.lastSequence
         try s.save(n("c"))
         try s.save(n("a", 2))
-        try s.commit([.delete(RecordID(recordName: "b", zoneID: notes), recordType: "Note"), .delete(RecordID(recordName: "z1", zoneID: zone), recordType: "Note")])
+        try s.commit([
+            .delete(RecordID(recordName: "b", zoneID: notes), recordType: "Note"),
+            .delete(RecordID(recordName: "z1", zoneID: zone), recordType: "Note"),
+        ])
         func check(_ s: RecordStore) throws {
             let all = try #require(s.snapshot().changes(since: token))
             #expect(all.changed.map(\.recordName) == ["c", "a"])
@@ -55,7 +60,10 @@ import Testing
         let s = try openStore(InMemoryFileSystem())
         let z = ZoneID(zoneName: "Z")
         for i in 0..<10 { try s.save(note("n\(i)", zone: z)) }
-        try s.commit([.delete(RecordID(recordName: "n2", zoneID: z), recordType: "Note"), .delete(RecordID(recordName: "n5", zoneID: z), recordType: "Note")])
+        try s.commit([
+            .delete(RecordID(recordName: "n2", zoneID: z), recordType: "Note"),
+            .delete(RecordID(recordName: "n5", zoneID: z), recordType: "Note"),
+        ])
         try s.save(note("n0", 1, zone: z))
         var since: UInt64 = 0
         var seen: [String] = []
@@ -81,7 +89,10 @@ import Testing
         let s = try openStore(InMemoryFileSystem())
         let z = ZoneID(zoneName: "Z")
         try s.commit([.save(note("a")), .save(note("b", zone: z))])
-        try s.commit([.delete(RecordID(recordName: "a"), recordType: "Note"), .delete(RecordID(recordName: "b", zoneID: z), recordType: "Note")])
+        try s.commit([
+            .delete(RecordID(recordName: "a"), recordType: "Note"),
+            .delete(RecordID(recordName: "b", zoneID: z), recordType: "Note"),
+        ])
         #expect(s.snapshot().tombstones(in: .default).isEmpty)
         #expect(s.snapshot().tombstones(in: z).map(\.recordID.recordName) == ["b"])
         try s.commit([.deleteZone(z)])

@@ -18,14 +18,19 @@ import Testing
         let store = try openStore(fs)
         var model = LiveState()
         let z = ZoneID(zoneName: "Z")
-        for op in [LogOperation.createZone(z)] + (0..<40).map({ LogOperation.save(note("n\($0)", $0, zone: $0 % 3 == 0 ? z : .default)) }) {
+        for op in [LogOperation.createZone(z)]
+            + (0..<40).map({ LogOperation.save(note("n\($0)", $0, zone: $0 % 3 == 0 ? z : .default)) })
+        {
             try store.commit([op])
             model.apply(op)
         }
         let report = try store.checkpoint(userState: [1, 2, 3])
         #expect(report.rowsWritten == 40)
         #expect(store.deltaCount == 0)
-        for op in [LogOperation.save(note("n1", 100)), .delete(RecordID(recordName: "n2"), recordType: "Note"), .save(note("new", 7))] {
+        for op in [
+            LogOperation.save(note("n1", 100)), .delete(RecordID(recordName: "n2"), recordType: "Note"),
+            .save(note("new", 7)),
+        ] {
             try store.commit([op])
             model.apply(op)
         }
@@ -115,7 +120,9 @@ import Testing
             _ = try openStore(fs)
             Issue.record("open should fail")
         } catch {
-            guard let e = error as? LogError, case .badSegment(let p, _, let reason) = e else { Issue.record("wrong error \(error)"); return }
+            guard let e = error as? LogError, case .badSegment(let p, _, let reason) = e else {
+                Issue.record("wrong error \(error)"); return
+            }
             #expect(p == path)
             #expect(reason.contains(fragment), "\(reason)")
         }
@@ -332,6 +339,9 @@ import Testing
         fs.flipBit(path, atByte: 100)
         let v = try RecordStore.verify(directory: dbDir, fileSystem: fs)
         #expect(v.isDamaged)
-        #expect(v.open.corruptions.contains { $0.reason.contains(path) && $0.reason.contains("fails its CRC") && $0.offset == 16 })
+        #expect(
+            v.open.corruptions.contains {
+                $0.reason.contains(path) && $0.reason.contains("fails its CRC") && $0.offset == 16
+            })
     }
 }

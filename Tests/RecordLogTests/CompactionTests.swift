@@ -10,7 +10,9 @@ import Testing
 
 @Suite struct CompactionTests {
     static let zone = ZoneID(zoneName: "Notes")
-    static let schema = Schema(recordTypes: [RecordTypeSchema(name: "Note", fields: [FieldSchema(name: "title", type: .string, options: .queryable)])])
+    static let schema = Schema(recordTypes: [
+        RecordTypeSchema(name: "Note", fields: [FieldSchema(name: "title", type: .string, options: .queryable)])
+    ])
 
     /// Builds the same store every time: saves, overwrites, deletes, a zone, a schema, two segments.
     func build(_ fs: InMemoryFileSystem) throws -> (RecordStore, LiveState) {
@@ -69,7 +71,9 @@ import Testing
                 let used = fs.mutationCount - start
                 fs.crash(keepUnsynced: { _, n in keepTorn ? n / 2 : 0 })
                 let r = try openStore(fs)
-                #expect(LiveState(r.snapshot()) == model, "crash after \(step) compaction steps (used \(used), torn \(keepTorn))")
+                #expect(
+                    LiveState(r.snapshot()) == model,
+                    "crash after \(step) compaction steps (used \(used), torn \(keepTorn))")
                 #expect(r.openReport.corruptions.isEmpty, "step \(step): \(r.openReport.corruptions)")
                 try r.save(note("post"))
                 try r.close()

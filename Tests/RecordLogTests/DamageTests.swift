@@ -50,7 +50,9 @@ import Testing
     @Test func damagedHeaderWithFramesAfterIsCorruption() throws {
         let fs = try threeRecords()
         fs.flipBit(segPath(1), atByte: 3)
-        #expect(throws: LogError.corruption(segment: 1, offset: 0, reason: "segment header: bad segment magic")) { try openStore(fs) }
+        #expect(throws: LogError.corruption(segment: 1, offset: 0, reason: "segment header: bad segment magic")) {
+            try openStore(fs)
+        }
         let r = try openStore(fs, repair: true)
         #expect(names(r) == ["a", "b", "c"])
         #expect(r.openReport.repaired)
@@ -63,7 +65,9 @@ import Testing
         fs.damageTruncate(segPath(1), to: offs[2] + 30)
         let r = try openStore(fs)
         #expect(names(r) == ["a", "b"])
-        #expect(r.openReport.tornTail == TornTail(segment: 1, offset: offs[2], bytesDropped: 30, framesDropped: 0, truncated: true))
+        #expect(
+            r.openReport.tornTail
+                == TornTail(segment: 1, offset: offs[2], bytesDropped: 30, framesDropped: 0, truncated: true))
         #expect(fs.contents(segPath(1))?.count == offs[2])
     }
 
@@ -81,7 +85,9 @@ import Testing
         let fs = try threeRecords()
         let offs = frameOffsets(try #require(fs.contents(segPath(1))))
         fs.flipBit(segPath(1), atByte: offs[0] + 40, bit: 2)
-        #expect(throws: LogError.corruption(segment: 1, offset: offs[0], reason: "frame checksum mismatch")) { try openStore(fs) }
+        #expect(throws: LogError.corruption(segment: 1, offset: offs[0], reason: "frame checksum mismatch")) {
+            try openStore(fs)
+        }
         // verify reports without changing anything
         let v = try RecordStore.verify(directory: dbDir, fileSystem: fs)
         #expect(v.isDamaged)
@@ -127,7 +133,9 @@ import Testing
         fs.zeroFill(segPath(1), from: size, through: size + 4096)
         let r = try openStore(fs)
         #expect(names(r) == ["a", "b", "c"])
-        #expect(r.openReport.tornTail == TornTail(segment: 1, offset: size, bytesDropped: 4096, framesDropped: 0, truncated: true))
+        #expect(
+            r.openReport.tornTail
+                == TornTail(segment: 1, offset: size, bytesDropped: 4096, framesDropped: 0, truncated: true))
     }
 
     @Test func failedFsync() throws {

@@ -70,10 +70,15 @@ import Testing
     @Test(arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
     func propertyLists(_ format: PropertyListSerialization.PropertyListFormat) throws {
         let items: [Any] = [
-            ["recordName": "p1", "recordType": "Place",
-             "fields": ["name": ["value": "Louvre", "type": "STRING"], "n": ["value": 7, "type": "INT64"],
-                        "d": ["value": 2.5, "type": "DOUBLE"], "when": ["value": Date(timeIntervalSince1970: 1_700_000_000), "type": "TIMESTAMP"],
-                        "blob": ["value": Data([1, 2, 3]), "type": "BYTES"]]] as [String: Any],
+            [
+                "recordName": "p1", "recordType": "Place",
+                "fields": [
+                    "name": ["value": "Louvre", "type": "STRING"], "n": ["value": 7, "type": "INT64"],
+                    "d": ["value": 2.5, "type": "DOUBLE"],
+                    "when": ["value": Date(timeIntervalSince1970: 1_700_000_000), "type": "TIMESTAMP"],
+                    "blob": ["value": Data([1, 2, 3]), "type": "BYTES"],
+                ],
+            ] as [String: Any],
             ["recordName": "p2"] as [String: Any],
         ]
         let data = try PropertyListSerialization.data(fromPropertyList: items, format: format, options: 0)

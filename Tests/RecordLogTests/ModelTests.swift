@@ -27,7 +27,9 @@ import Testing
         var model = LiveState()
         /// A commit that failed: after a crash its batch may or may not be present.
         var uncertain: [LogOperation]?
-        let ids = (0..<25).map { RecordID(recordName: "r\($0)", zoneID: $0 % 5 == 0 ? ZoneID(zoneName: "Z") : .default) }
+        let ids = (0..<25).map {
+            RecordID(recordName: "r\($0)", zoneID: $0 % 5 == 0 ? ZoneID(zoneName: "Z") : .default)
+        }
 
         func reopen(crash: Bool) throws {
             if crash {
@@ -41,7 +43,9 @@ import Testing
             if got != model, let u = uncertain {
                 var with = model
                 for op in u { with.apply(op) }
-                #expect(got == with, "seed \(seed): state after reopen matches neither model\n got \(got)\n want \(model)\n or \(with)")
+                #expect(
+                    got == with,
+                    "seed \(seed): state after reopen matches neither model\n got \(got)\n want \(model)\n or \(with)")
                 model = with
             } else {
                 #expect(got == model, "seed \(seed): state after reopen\n got \(got)\n want \(model)")
@@ -58,7 +62,9 @@ import Testing
                     switch g.below(10) {
                     case 0..<7: batch.append(.save(TestRecords.record(&g, id: id, type: "Note")))
                     case 7, 8: batch.append(.delete(id, recordType: "Note"))
-                    default: batch.append(g.chance(0.5) ? .createZone(ZoneID(zoneName: "Y")) : .deleteZone(ZoneID(zoneName: "Y")))
+                    default:
+                        batch.append(
+                            g.chance(0.5) ? .createZone(ZoneID(zoneName: "Y")) : .deleteZone(ZoneID(zoneName: "Y")))
                     }
                 }
                 let fault = g.below(100)

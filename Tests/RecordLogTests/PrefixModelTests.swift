@@ -16,7 +16,8 @@ import Testing
         var g = SeededRandom(seed: seed)
         for round in 0..<6 {
             let fs = InMemoryFileSystem()
-            let durability: Durability = round % 2 == 0 ? .none : .batched(milliseconds: 1_000_000, bytes: 200 + g.below(3000))
+            let durability: Durability =
+                round % 2 == 0 ? .none : .batched(milliseconds: 1_000_000, bytes: 200 + g.below(3000))
             let segmentSize = [400, 5000, 64 << 20][g.below(3)]
             var store = try openStore(fs, durability: durability, segmentSize: segmentSize)
             var durable = LiveState()
@@ -27,7 +28,8 @@ import Testing
                 if dice < 75 {
                     let batch: [LogOperation] = (0..<(g.below(4) + 1)).map { _ in
                         let id = ids[g.below(ids.count)]
-                        return g.chance(0.8) ? .save(TestRecords.record(&g, id: id, type: "Note")) : .delete(id, recordType: "Note")
+                        return g.chance(0.8)
+                            ? .save(TestRecords.record(&g, id: id, type: "Note")) : .delete(id, recordType: "Note")
                     }
                     try store.commit(batch)
                     since.append(batch)
@@ -45,7 +47,10 @@ import Testing
                         for op in b { candidate.apply(op) }
                         if got == candidate { matched = k + 1 }
                     }
-                    #expect(matched >= 0, "seed \(seed) round \(round) step \(step): state after crash is no synced prefix (\(since.count) batches since sync)")
+                    #expect(
+                        matched >= 0,
+                        "seed \(seed) round \(round) step \(step): state after crash is no synced prefix (\(since.count) batches since sync)"
+                    )
                     #expect(store.openReport.corruptions.isEmpty, "seed \(seed) round \(round) step \(step)")
                     if matched < 0 { return }
                     durable = got

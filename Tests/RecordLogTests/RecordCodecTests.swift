@@ -26,7 +26,8 @@ import Testing
     @Test func edgeValuesRoundTrip() throws {
         var r = Record(
             recordType: "Edge", recordID: RecordID(recordName: "e", zoneID: ZoneID(zoneName: "Z", ownerName: "_owner")),
-            creationDate: Timestamp(millisecondsSince1970: .min), modificationDate: Timestamp(millisecondsSince1970: .max),
+            creationDate: Timestamp(millisecondsSince1970: .min),
+            modificationDate: Timestamp(millisecondsSince1970: .max),
             creatorUserRecordID: RecordID(recordName: "_c"), lastModifiedUserRecordID: RecordID(recordName: "_m"),
             recordChangeTag: "tag")
         r["imin"] = .int64(.min)
@@ -36,7 +37,8 @@ import Testing
         r["empty"] = .string("")
         r["emptyBytes"] = .bytes([])
         r["emptyList"] = .list([])
-        r["loc"] = .location(Location(latitude: -90, longitude: 180, altitude: -0.0, timestamp: Timestamp(millisecondsSince1970: -5)))
+        r["loc"] = .location(
+            Location(latitude: -90, longitude: 180, altitude: -0.0, timestamp: Timestamp(millisecondsSince1970: -5)))
         let back = try roundTrip(r)
         #expect(identical(r, back))
     }
@@ -69,7 +71,11 @@ import Testing
     }
 
     @Test func entriesRoundTrip() throws {
-        let schema = Schema(environment: .production, recordTypes: [RecordTypeSchema(name: "Note", fields: [FieldSchema(name: "t", type: .string, options: .queryable)])])
+        let schema = Schema(
+            environment: .production,
+            recordTypes: [
+                RecordTypeSchema(name: "Note", fields: [FieldSchema(name: "t", type: .string, options: .queryable)])
+            ])
         let entries: [LogEntry] = [
             .deletion(RecordID(recordName: "a", zoneID: ZoneID(zoneName: "Z")), recordType: "Note"),
             .zoneCreate(ZoneID(zoneName: "Z", ownerName: "o")), .zoneDelete(.default), .schemaChange(schema),

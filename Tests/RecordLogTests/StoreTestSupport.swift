@@ -16,7 +16,8 @@ func openStore(
 ) throws -> RecordStore {
     try RecordStore.open(
         directory: dbDir, fileSystem: fs,
-        options: RecordStoreOptions(durability: durability, readOnly: readOnly, repair: repair, segmentSize: segmentSize))
+        options: RecordStoreOptions(
+            durability: durability, readOnly: readOnly, repair: repair, segmentSize: segmentSize))
 }
 
 func note(_ name: String, _ i: Int = 0, zone: ZoneID = .default) -> Record {
@@ -64,7 +65,9 @@ struct LiveState: Equatable, CustomStringConvertible {
             && a.records.allSatisfy { k, v in b.records[k].map { identical(v, $0) } ?? false }
     }
 
-    var description: String { "\(records.count) records \(records.keys.map(\.recordName).sorted()), zones \(zones.map(\.zoneName).sorted())" }
+    var description: String {
+        "\(records.count) records \(records.keys.map(\.recordName).sorted()), zones \(zones.map(\.zoneName).sorted())"
+    }
 
     mutating func apply(_ op: LogOperation) {
         switch op {

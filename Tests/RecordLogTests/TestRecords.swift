@@ -9,7 +9,11 @@ import RecordModel
 
 enum TestRecords {
     static func zone(_ g: inout SeededRandom) -> ZoneID {
-        g.chance(0.7) ? .default : ZoneID(zoneName: ["Notes", "Places", "z9"][g.below(3)], ownerName: g.chance(0.5) ? ZoneID.defaultOwnerName : "_u1")
+        g.chance(0.7)
+            ? .default
+            : ZoneID(
+                zoneName: ["Notes", "Places", "z9"][g.below(3)],
+                ownerName: g.chance(0.5) ? ZoneID.defaultOwnerName : "_u1")
     }
 
     static func name(_ g: inout SeededRandom, _ n: Int = 8) -> String {
@@ -18,7 +22,10 @@ enum TestRecords {
     }
 
     static func string(_ g: inout SeededRandom) -> String {
-        let pool = ["", "a", "Mona Lisa", "é", "e\u{301}", "日本語", "🙂 emoji", "line\nbreak", "quote\"", String(repeating: "x", count: 300)]
+        let pool = [
+            "", "a", "Mona Lisa", "é", "e\u{301}", "日本語", "🙂 emoji", "line\nbreak", "quote\"",
+            String(repeating: "x", count: 300),
+        ]
         return g.chance(0.5) ? pool[g.below(pool.count)] : name(&g, 20)
     }
 
@@ -30,14 +37,16 @@ enum TestRecords {
     static func scalar(_ t: ScalarType, _ g: inout SeededRandom) -> FieldValue {
         switch t {
         case .string: return .string(string(&g))
-        case .int64: return .int64([0, 1, -1, .max, .min, 300][g.below(6)] &+ (g.chance(0.5) ? Int64(bitPattern: g.next()) : 0))
+        case .int64:
+            return .int64([0, 1, -1, .max, .min, 300][g.below(6)] &+ (g.chance(0.5) ? Int64(bitPattern: g.next()) : 0))
         case .double:
             let d = double(&g)
             return .double(d.isFinite ? d : 1)
         case .date: return .date(Timestamp(millisecondsSince1970: Int64(bitPattern: g.next()) >> 20))
         case .bytes: return .bytes((0..<g.below(40)).map { _ in UInt8(truncatingIfNeeded: g.next()) })
         case .location:
-            var l = Location(latitude: Double(g.below(180_001)) / 1000 - 90, longitude: Double(g.below(360_001)) / 1000 - 180)
+            var l = Location(
+                latitude: Double(g.below(180_001)) / 1000 - 90, longitude: Double(g.below(360_001)) / 1000 - 180)
             if g.chance(0.5) {
                 l.altitude = Double(g.below(9000))
                 l.horizontalAccuracy = Double(g.below(100))
@@ -48,10 +57,14 @@ enum TestRecords {
             }
             return .location(l)
         case .reference:
-            return .reference(Reference(recordID: RecordID(recordName: name(&g), zoneID: zone(&g)), action: g.chance(0.5) ? .none : .deleteSelf))
+            return .reference(
+                Reference(
+                    recordID: RecordID(recordName: name(&g), zoneID: zone(&g)),
+                    action: g.chance(0.5) ? .none : .deleteSelf))
         case .asset:
             let hex = Array("0123456789abcdef")
-            return .asset(Asset(contentHash: String((0..<64).map { _ in hex[g.below(16)] }), size: Int64(g.below(1 << 30))))
+            return .asset(
+                Asset(contentHash: String((0..<64).map { _ in hex[g.below(16)] }), size: Int64(g.below(1 << 30))))
         }
     }
 
@@ -62,7 +75,9 @@ enum TestRecords {
     }
 
     static func record(_ g: inout SeededRandom, id: RecordID? = nil, type: String? = nil) -> Record {
-        var r = Record(recordType: type ?? ["Note", "Place", "Item"][g.below(3)], recordID: id ?? RecordID(recordName: name(&g), zoneID: zone(&g)))
+        var r = Record(
+            recordType: type ?? ["Note", "Place", "Item"][g.below(3)],
+            recordID: id ?? RecordID(recordName: name(&g), zoneID: zone(&g)))
         for _ in 0..<g.below(12) { r.fields[fieldName(&g)] = value(&g) }
         if g.chance(0.5) { r.creationDate = Timestamp(millisecondsSince1970: Int64(g.below(1 << 41))) }
         if g.chance(0.5) { r.modificationDate = Timestamp(millisecondsSince1970: Int64(g.below(1 << 41))) }
@@ -102,7 +117,8 @@ func identical(_ a: FieldValue, _ b: FieldValue) -> Bool {
     case (.date(let x), .date(let y)): return x == y
     case (.bytes(let x), .bytes(let y)): return x == y
     case (.location(let x), .location(let y)):
-        return x.latitude.bitPattern == y.latitude.bitPattern && x.longitude.bitPattern == y.longitude.bitPattern && x == y
+        return x.latitude.bitPattern == y.latitude.bitPattern && x.longitude.bitPattern == y.longitude.bitPattern
+            && x == y
     case (.reference(let x), .reference(let y)): return x.recordID == y.recordID && x.action == y.action
     case (.asset(let x), .asset(let y)): return x == y
     case (.list(let x), .list(let y)): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }

@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct JSONTests {
     @Test func parsesEveryKindAndKeepsIntegerPrecision() throws {
-        let v = try JSONValue.parse(#" {"a": [1, -2.5e3, true, false, null, "x\"\u00e9\ud83d\ude00"], "big": 9007199254740993} "#)
+        let v = try JSONValue.parse(
+            #" {"a": [1, -2.5e3, true, false, null, "x\"\u00e9\ud83d\ude00"], "big": 9007199254740993} "#)
         #expect(v["a"] == .array([.integer(1), .number(-2500), .bool(true), .bool(false), .null, .string("x\"é😀")]))
         #expect(v["big"] == .integer(9_007_199_254_740_993))
     }
@@ -38,7 +39,8 @@ import Testing
             case 1: return .bool(rng.chance(0.5))
             case 2: return .integer(Int64(bitPattern: rng.next()))
             case 3: return .number(Double(rng.below(1_000_000)) / 7 + 0.5)
-            case 4: return .string(String((0..<rng.below(6)).map { _ in "a\"\\\n\u{1}é😀 ".randomElement(using: &rng)! }))
+            case 4:
+                return .string(String((0..<rng.below(6)).map { _ in "a\"\\\n\u{1}é😀 ".randomElement(using: &rng)! }))
             case 5: return .array((0..<rng.below(4)).map { _ in gen(depth + 1) })
             default: return .object((0..<rng.below(4)).map { i in ("k\(i)", gen(depth + 1)) })
             }
@@ -55,9 +57,14 @@ import Testing
         let values: [FieldValue] = [
             .string("héllo"), .int64(-42), .double(2.5), .date(Timestamp(millisecondsSince1970: 1_700_000_000_123)),
             .bytes([0, 1, 254, 255]),
-            .location(Location(latitude: 48.8584, longitude: 2.2945, altitude: 35, horizontalAccuracy: 5,
-                               verticalAccuracy: 3, course: 90, speed: 1.5, timestamp: Timestamp(millisecondsSince1970: 7))),
-            .reference(Reference(recordID: RecordID(recordName: "artist-1", zoneID: ZoneID(zoneName: "Art", ownerName: "_u1")), action: .deleteSelf)),
+            .location(
+                Location(
+                    latitude: 48.8584, longitude: 2.2945, altitude: 35, horizontalAccuracy: 5,
+                    verticalAccuracy: 3, course: 90, speed: 1.5, timestamp: Timestamp(millisecondsSince1970: 7))),
+            .reference(
+                Reference(
+                    recordID: RecordID(recordName: "artist-1", zoneID: ZoneID(zoneName: "Art", ownerName: "_u1")),
+                    action: .deleteSelf)),
             .asset(Asset(contentHash: "ab12", size: 99)),
             .list([.string("a"), .string("b")]), .list([.int64(1)]),
             .list([.location(Location(latitude: -90, longitude: 180))]),
@@ -81,11 +88,20 @@ import Testing
     @Test(arguments: [
         (#"{"value": "x", "type": "INT64"}"#, #""x" is not a valid INT64 value"#),
         (#"{"value": true}"#, "boolean is not a CloudKit value (CloudKit has no boolean type: use INT64 0/1)"),
-        (#"{"value": 1, "type": "BOOL"}"#, #"unknown field type "BOOL"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSETID or one of them with _LIST"#),
-        (#"{"value": {"latitude": 91, "longitude": 0}, "type": "LOCATION"}"#, "LOCATION latitude must be in -90...90 and longitude in -180...180"),
+        (
+            #"{"value": 1, "type": "BOOL"}"#,
+            #"unknown field type "BOOL"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSETID or one of them with _LIST"#
+        ),
+        (
+            #"{"value": {"latitude": 91, "longitude": 0}, "type": "LOCATION"}"#,
+            "LOCATION latitude must be in -90...90 and longitude in -180...180"
+        ),
         (#"{"value": "!!", "type": "BYTES"}"#, #""!!" is not valid base64 for a BYTES value"#),
         (#"{"value": 1, "type": "STRING_LIST"}"#, "a STRING_LIST value is an array, not number"),
-        (#"{"value": {"recordName": "a", "action": "CASCADE"}, "type": "REFERENCE"}"#, #"unknown reference action "CASCADE"; expected NONE or DELETE_SELF"#),
+        (
+            #"{"value": {"recordName": "a", "action": "CASCADE"}, "type": "REFERENCE"}"#,
+            #"unknown reference action "CASCADE"; expected NONE or DELETE_SELF"#
+        ),
         (#"[1]"#, #"a field value is an object {"value": …, "type": …}"#),
     ])
     func badValuesSayWhatIsWrong(json: String, message: String) throws {

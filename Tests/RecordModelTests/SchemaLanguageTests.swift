@@ -33,7 +33,10 @@ import Testing
         #expect(place.fields["photo"]?.type == .asset)
         #expect(place.fields["photo"]?.options == [])
         #expect(place.systemFieldOptions == [.creationDate: .sortable, .recordName: .queryable])
-        #expect(place.grants == [Grant([.write], to: "_creator"), Grant([.create, .read], to: "_icloud"), Grant([.read], to: "_world")])
+        #expect(
+            place.grants == [
+                Grant([.write], to: "_creator"), Grant([.create, .read], to: "_icloud"), Grant([.read], to: "_world"),
+            ])
         #expect(s.recordTypes["Users"]?.grants == Grant.defaults)
         #expect(s.environment == .production)
     }
@@ -45,9 +48,18 @@ import Testing
     }
 
     @Test(arguments: [
-        ("DEFINE SCHEMA RECORD TYPE A ( x BOOLEAN )", 1, 33, "unknown field type BOOLEAN; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSET or LIST<…>"),
-        ("DEFINE SCHEMA\nRECORD TYPE A ( x STRING FAST )", 2, 26, "unknown index option FAST; expected QUERYABLE, SORTABLE or SEARCHABLE"),
-        ("DEFINE SCHEMA RECORD TYPE A ( x INT64 SEARCHABLE )", 1, 31, "SEARCHABLE applies to STRING fields only (x is INT64)"),
+        (
+            "DEFINE SCHEMA RECORD TYPE A ( x BOOLEAN )", 1, 33,
+            "unknown field type BOOLEAN; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSET or LIST<…>"
+        ),
+        (
+            "DEFINE SCHEMA\nRECORD TYPE A ( x STRING FAST )", 2, 26,
+            "unknown index option FAST; expected QUERYABLE, SORTABLE or SEARCHABLE"
+        ),
+        (
+            "DEFINE SCHEMA RECORD TYPE A ( x INT64 SEARCHABLE )", 1, 31,
+            "SEARCHABLE applies to STRING fields only (x is INT64)"
+        ),
         ("DEFINE SCHEMA RECORD TYPE A ( x STRING, x INT64 )", 1, 41, "field x is defined twice in A"),
         ("DEFINE SCHEMA RECORD TYPE A ( x LIST<LIST<STRING>> )", 1, 31, "lists cannot be nested"),
         ("RECORD TYPE A ()", 1, 1, "expected DEFINE"),

@@ -5,8 +5,8 @@
 
 import Cirrus
 import Foundation
-import RecordLog
 import QueryExecution
+import RecordLog
 import RecordModel
 
 final class CirrusPeer {
@@ -35,7 +35,8 @@ final class CirrusPeer {
     init(directory: String, durability: Durability, schema: String? = CirrusPeer.schema) throws {
         self.directory = directory
         self.durability = durability
-        container = try Container.open(at: directory, environment: .development, options: ContainerOptions(durability: durability))
+        container = try Container.open(
+            at: directory, environment: .development, options: ContainerOptions(durability: durability))
         if let schema { try container.importSchema(schema) }
         db = container.publicDatabase(as: .user("_bench"))
     }
@@ -55,7 +56,8 @@ final class CirrusPeer {
     /// Closes and opens the container again (replays the log, bulk-builds the indexes).
     func reopen() throws {
         try container.close()
-        container = try Container.open(at: directory, environment: .development, options: ContainerOptions(durability: durability))
+        container = try Container.open(
+            at: directory, environment: .development, options: ContainerOptions(durability: durability))
         db = container.publicDatabase(as: .user("_bench"))
     }
 

@@ -27,8 +27,10 @@ final class WriterState: @unchecked Sendable {
 }
 
 extension Compare {
-    func mixedSuite(_ cirrus: CirrusPeer, _ sqlite: SQLitePeer, _ data: PlaceSet, _ builder: inout SuiteBuilder,
-                    progress: Progress) async throws -> SuiteResult {
+    func mixedSuite(
+        _ cirrus: CirrusPeer, _ sqlite: SQLitePeer, _ data: PlaceSet, _ builder: inout SuiteBuilder,
+        progress: Progress
+    ) async throws -> SuiteResult {
         let reads = builder.equalitySort().cases
         let n = data.places.count
         let names = (0..<min(n, 20_000)).map { data.places[($0 &* 7919) % n].recordName }
@@ -40,8 +42,9 @@ extension Compare {
             var k = 0
             while !cState.isStopped {
                 let batch = (0..<100).map { j in
-                    Record(recordType: "Place", recordID: RecordID(recordName: names[(k + j) % names.count]),
-                           fields: ["population": .int64(Int64((k + j) % 1000))])
+                    Record(
+                        recordType: "Place", recordID: RecordID(recordName: names[(k + j) % names.count]),
+                        fields: ["population": .int64(Int64((k + j) % 1000))])
                 }
                 k += 100
                 do {
@@ -78,12 +81,16 @@ extension Compare {
                 sState.fail("\(error)")
             }
         }
-        let sf = try await time("mixed SQLite (writer running)", reads.map { c in { try c.sqlite() } }, progress: progress)
+        let sf = try await time(
+            "mixed SQLite (writer running)", reads.map { c in { try c.sqlite() } }, progress: progress)
         sState.stop()
         while !sState.isFinished { try await Task.sleep(nanoseconds: 5_000_000) }
         let sRate = Double(sState.count) / (Double(Measure.now() - sStart) / 1e9)
         if let e = sState.error { throw SQLiteError(message: "mixed suite: the SQLite writer failed: \(e)") }
-        return SuiteResult(suite: "mixed", title: "mixed: eq-sort reads + a writer", cirrus: cf, sqlite: sf, speedup: sf.medianNs / cf.medianNs,
-                           note: String(format: "writer: Cirrus %.0f, SQLite %.0f updates/s (100/commit)", cRate, sRate), cases: reads.count)
+        return SuiteResult(
+            suite: "mixed", title: "mixed: eq-sort reads + a writer", cirrus: cf, sqlite: sf,
+            speedup: sf.medianNs / cf.medianNs,
+            note: String(format: "writer: Cirrus %.0f, SQLite %.0f updates/s (100/commit)", cRate, sRate),
+            cases: reads.count)
     }
 }

@@ -2,8 +2,8 @@
 // first), then each engine timed separately for the time budget, cycling through the cases,
 // one sample per query — plus the parse suite and the progress line shown during long steps.
 
-import Cirrus
 import CSQLite
+import Cirrus
 import Foundation
 import QueryChecker
 import RecordModel
@@ -20,7 +20,8 @@ final class Progress {
         guard t - lastDraw > 200_000_000 else { return }
         lastDraw = t
         let line = "  " + text
-        FileHandle.standardError.write(Data(("\r" + line + String(repeating: " ", count: max(0, width - line.count))).utf8))
+        FileHandle.standardError.write(
+            Data(("\r" + line + String(repeating: " ", count: max(0, width - line.count))).utf8))
         width = line.count
     }
 
@@ -62,10 +63,14 @@ extension Compare {
             let a = try await c.cirrus()
             let b = try c.sqlite()
             rows += a.count
-            if let d = Self.difference(a, b, ordered: c.ordered) { disagreements.append("\(s.name): \(c.label)\n    \(d)") }
+            if let d = Self.difference(a, b, ordered: c.ordered) {
+                disagreements.append("\(s.name): \(c.label)\n    \(d)")
+            }
             if let alt = s.alternative, i < alt.run.count {
                 let k = try alt.run[i]()
-                if let d = Self.difference(a, k, ordered: c.ordered) { disagreements.append("\(s.name) (\(alt.label)): \(c.label)\n    \(d)") }
+                if let d = Self.difference(a, k, ordered: c.ordered) {
+                    disagreements.append("\(s.name) (\(alt.label)): \(c.label)\n    \(d)")
+                }
             }
         }
         progress.done()
@@ -74,24 +79,39 @@ extension Compare {
             print("\n*** DISAGREEMENT in \(s.name): \(disagreements.count) of \(s.cases.count) queries differ")
             for d in disagreements.prefix(5) { print("  " + d) }
             report.agreementFailures += disagreements
-            return [SuiteResult(suite: s.name, title: s.title, note: "ENGINES DISAGREE on \(disagreements.count) queries", cases: s.cases.count)]
+            return [
+                SuiteResult(
+                    suite: s.name, title: s.title, note: "ENGINES DISAGREE on \(disagreements.count) queries",
+                    cases: s.cases.count)
+            ]
         }
         let targetText = s.target.map { "≥ \(Int($0))×" }
         if verify || s.cases.isEmpty {
-            return [SuiteResult(suite: s.name, title: s.title, target: targetText,
-                                note: s.cases.isEmpty ? "no cases at this size" : "agree on \(s.cases.count) queries, avg \(avg) rows",
-                                cases: s.cases.count)]
+            return [
+                SuiteResult(
+                    suite: s.name, title: s.title, target: targetText,
+                    note: s.cases.isEmpty
+                        ? "no cases at this size" : "agree on \(s.cases.count) queries, avg \(avg) rows",
+                    cases: s.cases.count)
+            ]
         }
         let cf = try await time("\(s.name) Cirrus", s.cases.map(\.cirrus), progress: progress)
         let sf = try await time("\(s.name) SQLite", s.cases.map { c in { try c.sqlite() } }, progress: progress)
         let speed = sf.medianNs / cf.medianNs
-        var out = [SuiteResult(suite: s.name, title: s.title, cirrus: cf, sqlite: sf, speedup: speed, target: targetText,
-                               met: s.target.map { speed >= $0 }, note: "\(s.cases.count) queries, avg \(avg) rows", cases: s.cases.count)]
+        var out = [
+            SuiteResult(
+                suite: s.name, title: s.title, cirrus: cf, sqlite: sf, speedup: speed, target: targetText,
+                met: s.target.map { speed >= $0 }, note: "\(s.cases.count) queries, avg \(avg) rows",
+                cases: s.cases.count)
+        ]
         if let alt = s.alternative {
             let kf = try await time("\(s.name) \(alt.label)", alt.run.map { r in { try r() } }, progress: progress)
             let ks = kf.medianNs / cf.medianNs
-            out.append(SuiteResult(suite: s.name + "-keyset", title: "  same page vs \(alt.label)", cirrus: cf, sqlite: kf,
-                                   sqliteVariant: alt.label, speedup: ks, note: "SQLite seeks past the previous page", cases: s.cases.count))
+            out.append(
+                SuiteResult(
+                    suite: s.name + "-keyset", title: "  same page vs \(alt.label)", cirrus: cf, sqlite: kf,
+                    sqliteVariant: alt.label, speedup: ks, note: "SQLite seeks past the previous page",
+                    cases: s.cases.count))
         }
         return out
     }
@@ -101,8 +121,10 @@ extension Compare {
         if ordered {
             if a == b { return nil }
             let i = (0..<min(a.count, b.count)).first { a[$0] != b[$0] } ?? min(a.count, b.count)
-            let ca = a[i..<min(a.count, i + 3)].joined(separator: ","), sb = b[i..<min(b.count, i + 3)].joined(separator: ",")
-            return "Cirrus \(a.count) rows, SQLite \(b.count); first difference at row \(i): Cirrus [\(ca)] SQLite [\(sb)]"
+            let ca = a[i..<min(a.count, i + 3)].joined(separator: ","),
+                sb = b[i..<min(b.count, i + 3)].joined(separator: ",")
+            return
+                "Cirrus \(a.count) rows, SQLite \(b.count); first difference at row \(i): Cirrus [\(ca)] SQLite [\(sb)]"
         }
         let sa = Set(a), sb = Set(b)
         if sa == sb && a.count == b.count { return nil }
@@ -115,19 +137,40 @@ extension Compare {
     func parseSuite(_ cirrus: CirrusPeer, _ sqlite: SQLitePeer, _ data: PlaceSet) throws -> SuiteResult {
         let here = FieldValue.location(Location(latitude: 48.8584, longitude: 2.2945))
         let shapes: [(String, [FieldValue], String)] = [
-            ("kind == %@", [.string("cafe")], "SELECT recordName FROM place WHERE kind = ? ORDER BY population DESC LIMIT 20"),
-            ("population >= %@ AND population < %@", [.int64(10), .int64(100)],
-             "SELECT recordName FROM place WHERE population >= ? AND population < ? ORDER BY name LIMIT 20"),
-            ("kind IN %@", [.list([.string("cafe"), .string("bar")])], "SELECT recordName FROM place WHERE kind IN (?, ?) LIMIT 20"),
-            ("name BEGINSWITH %@", [.string("abx")], "SELECT recordName FROM place WHERE name >= ? AND name < ? ORDER BY name LIMIT 20"),
-            ("tags CONTAINS %@", [.string("tagx")], "SELECT recordName FROM place WHERE id IN (SELECT id FROM place_tag WHERE tag = ?)"),
-            ("self CONTAINS %@ AND population BETWEEN {%@, %@}", [.string("abx"), .int64(1), .int64(9)],
-             "SELECT recordName FROM place WHERE id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) AND population BETWEEN ? AND ?"),
-            ("kind == %@ AND distanceToLocation:fromLocation:(location, %@) < %@", [.string("cafe"), here, .double(10)],
-             "SELECT p.recordName FROM place_rtree r JOIN place p ON p.id = r.id WHERE r.maxLat >= ? AND r.minLat <= ? AND r.maxLon >= ? AND r.minLon <= ? AND dist_km(p.lat, p.lon, ?, ?) <= ? AND p.kind = ?"),
+            (
+                "kind == %@", [.string("cafe")],
+                "SELECT recordName FROM place WHERE kind = ? ORDER BY population DESC LIMIT 20"
+            ),
+            (
+                "population >= %@ AND population < %@", [.int64(10), .int64(100)],
+                "SELECT recordName FROM place WHERE population >= ? AND population < ? ORDER BY name LIMIT 20"
+            ),
+            (
+                "kind IN %@", [.list([.string("cafe"), .string("bar")])],
+                "SELECT recordName FROM place WHERE kind IN (?, ?) LIMIT 20"
+            ),
+            (
+                "name BEGINSWITH %@", [.string("abx")],
+                "SELECT recordName FROM place WHERE name >= ? AND name < ? ORDER BY name LIMIT 20"
+            ),
+            (
+                "tags CONTAINS %@", [.string("tagx")],
+                "SELECT recordName FROM place WHERE id IN (SELECT id FROM place_tag WHERE tag = ?)"
+            ),
+            (
+                "self CONTAINS %@ AND population BETWEEN {%@, %@}", [.string("abx"), .int64(1), .int64(9)],
+                "SELECT recordName FROM place WHERE id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) AND population BETWEEN ? AND ?"
+            ),
+            (
+                "kind == %@ AND distanceToLocation:fromLocation:(location, %@) < %@",
+                [.string("cafe"), here, .double(10)],
+                "SELECT p.recordName FROM place_rtree r JOIN place p ON p.id = r.id WHERE r.maxLat >= ? AND r.minLat <= ? AND r.maxLon >= ? AND r.minLon <= ? AND dist_km(p.lat, p.lon, ?, ?) <= ? AND p.kind = ?"
+            ),
         ]
         let schema = cirrus.container.schema
-        let contexts = shapes.map { CheckContext(arguments: $0.1.map { .value($0) }, schema: schema, recordType: "Place") }
+        let contexts = shapes.map {
+            CheckContext(arguments: $0.1.map { .value($0) }, schema: schema, recordType: "Place")
+        }
         for (i, s) in shapes.enumerated() {
             do { _ = try QueryChecker.check(s.0, context: contexts[i]) } catch {
                 throw SQLiteError(message: "parse suite: Cirrus rejects \(s.0): \(error)")
@@ -145,7 +188,9 @@ extension Compare {
         }
         let c = Figures(medianNs: cf.median, p99Ns: cf.p99, opsPerSecond: 1e9 / cf.median, samples: samples)
         let s = Figures(medianNs: sf.median, p99Ns: sf.p99, opsPerSecond: 1e9 / sf.median, samples: samples / 4)
-        return SuiteResult(suite: "parse", title: "parse + check (SQLite: prepare)", cirrus: c, sqlite: s, speedup: sf.median / cf.median,
-                           target: "≤ 2 µs", met: cf.median <= 2000, note: "\(shapes.count) predicate shapes; per op, batches of 16")
+        return SuiteResult(
+            suite: "parse", title: "parse + check (SQLite: prepare)", cirrus: c, sqlite: s,
+            speedup: sf.median / cf.median,
+            target: "≤ 2 µs", met: cf.median <= 2000, note: "\(shapes.count) predicate shapes; per op, batches of 16")
     }
 }

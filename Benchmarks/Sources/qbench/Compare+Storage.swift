@@ -36,7 +36,10 @@ extension Compare {
         let c0 = Measure.now()
         let rejected = try peer.container.importRecords(bulk: records, into: .public)
         let ct = Double(Measure.now() - c0)
-        guard rejected.isEmpty else { throw ValidationError("bulk load rejected \(rejected.count) records: \(rejected.first.map { "\($0.1)" } ?? "")") }
+        guard rejected.isEmpty else {
+            throw ValidationError(
+                "bulk load rejected \(rejected.count) records: \(rejected.first.map { "\($0.1)" } ?? "")")
+        }
         try peer.close()
         progress.show("bulk load SQLite \(records.count)")
         let s = try SQLitePeer(path: work + "/bulk.sqlite", synchronous: "FULL")
@@ -67,7 +70,9 @@ extension Compare {
             case 0: out.append(ProbeQuery(shape: "point", text: p.recordName))
             case 1: out.append(ProbeQuery(shape: "eq-sort", text: p.kind))
             case 2: out.append(ProbeQuery(shape: "radius", text: "", lat: p.latitude, lon: p.longitude))
-            default: out.append(ProbeQuery(shape: "text", text: words.isEmpty ? data.vocabulary[0] : words[rng.below(words.count)]))
+            default:
+                out.append(
+                    ProbeQuery(shape: "text", text: words.isEmpty ? data.vocabulary[0] : words[rng.below(words.count)]))
             }
         }
         return out
@@ -86,19 +91,28 @@ extension Compare {
             try p.run()
             let out = pipe.fileHandleForReading.readDataToEndOfFile()
             p.waitUntilExit()
-            guard p.terminationStatus == 0 else { throw ValidationError("qbench probe --engine \(engine) failed (\(p.terminationStatus))") }
+            guard p.terminationStatus == 0 else {
+                throw ValidationError("qbench probe --engine \(engine) failed (\(p.terminationStatus))")
+            }
             return try JSONDecoder().decode(ProbeResult.self, from: out)
         }
         let c = try child("cirrus", cirrusDir)
         let s = try child("sqlite", sqlitePath)
         return SuiteResult(
             suite: "reopen-process", title: "fresh process: open + first lookup",
-            cirrus: Figures(medianNs: c.openAndFirstLookupNs, p99Ns: c.openAndFirstLookupNs, opsPerSecond: 1e9 / c.openAndFirstLookupNs, samples: 1),
-            sqlite: Figures(medianNs: s.openAndFirstLookupNs, p99Ns: s.openAndFirstLookupNs, opsPerSecond: 1e9 / s.openAndFirstLookupNs, samples: 1),
-            speedup: s.openAndFirstLookupNs / c.openAndFirstLookupNs, target: "≥ 1×", met: c.openAndFirstLookupNs <= s.openAndFirstLookupNs,
+            cirrus: Figures(
+                medianNs: c.openAndFirstLookupNs, p99Ns: c.openAndFirstLookupNs,
+                opsPerSecond: 1e9 / c.openAndFirstLookupNs, samples: 1),
+            sqlite: Figures(
+                medianNs: s.openAndFirstLookupNs, p99Ns: s.openAndFirstLookupNs,
+                opsPerSecond: 1e9 / s.openAndFirstLookupNs, samples: 1),
+            speedup: s.openAndFirstLookupNs / c.openAndFirstLookupNs, target: "≥ 1×",
+            met: c.openAndFirstLookupNs <= s.openAndFirstLookupNs,
             note: String(
-                format: "RSS after open %d / %d MiB, after 1000 mixed queries %d / %d MiB (peak %d / %d); queries %.0f / %.0f ms (Cirrus / SQLite)",
-                c.rssAfterOpenBytes >> 20, s.rssAfterOpenBytes >> 20, c.rssAfterQueriesBytes >> 20, s.rssAfterQueriesBytes >> 20,
+                format:
+                    "RSS after open %d / %d MiB, after 1000 mixed queries %d / %d MiB (peak %d / %d); queries %.0f / %.0f ms (Cirrus / SQLite)",
+                c.rssAfterOpenBytes >> 20, s.rssAfterOpenBytes >> 20, c.rssAfterQueriesBytes >> 20,
+                s.rssAfterQueriesBytes >> 20,
                 c.peakRSSBytes >> 20, s.peakRSSBytes >> 20, c.queriesNs / 1e6, s.queriesNs / 1e6))
     }
 }
@@ -107,7 +121,8 @@ extension Compare {
 /// the query mix, print a ProbeResult as JSON.
 struct Probe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "probe", abstract: "Internal: open a database in a fresh process and measure (used by the reopen-process suite).")
+        commandName: "probe",
+        abstract: "Internal: open a database in a fresh process and measure (used by the reopen-process suite).")
 
     @Option var engine: String
     @Option var path: String
@@ -133,19 +148,23 @@ struct Probe: AsyncParsableCommand {
                     _ = try await db.record(for: RecordID(recordName: q.text))
                     continue
                 case "eq-sort":
-                    rq = RecordQuery(recordType: "Place", predicate: "kind == %@", arguments: [.value(.string(q.text))],
-                                     sortDescriptors: [.field("population", ascending: false)])
+                    rq = RecordQuery(
+                        recordType: "Place", predicate: "kind == %@", arguments: [.value(.string(q.text))],
+                        sortDescriptors: [.field("population", ascending: false)])
                 case "radius":
-                    rq = RecordQuery(recordType: "Place", predicate: "distanceToLocation:fromLocation:(location, %@) < 10",
-                                     arguments: [.value(.location(Location(latitude: q.lat, longitude: q.lon)))])
+                    rq = RecordQuery(
+                        recordType: "Place", predicate: "distanceToLocation:fromLocation:(location, %@) < 10",
+                        arguments: [.value(.location(Location(latitude: q.lat, longitude: q.lon)))])
                 default:
-                    rq = RecordQuery(recordType: "Place", predicate: "self CONTAINS %@", arguments: [.value(.string(q.text))])
+                    rq = RecordQuery(
+                        recordType: "Place", predicate: "self CONTAINS %@", arguments: [.value(.string(q.text))])
                 }
                 _ = try await db.records(matching: rq, resultsLimit: 20)
             }
             tq = Double(Measure.now() - t1)
-            let r = ProbeResult(openAndFirstLookupNs: Double(t1 - t0), queriesNs: tq, rssAfterOpenBytes: rssOpen,
-                                rssAfterQueriesBytes: Memory.status("VmRSS"), peakRSSBytes: Memory.status("VmHWM"))
+            let r = ProbeResult(
+                openAndFirstLookupNs: Double(t1 - t0), queriesNs: tq, rssAfterOpenBytes: rssOpen,
+                rssAfterQueriesBytes: Memory.status("VmRSS"), peakRSSBytes: Memory.status("VmHWM"))
             print(String(decoding: try JSONEncoder().encode(r), as: UTF8.self))
         default:
             let s = try SQLitePeer(path: path, synchronous: "FULL")
@@ -155,14 +174,20 @@ struct Probe: AsyncParsableCommand {
             for q in qs {
                 switch q.shape {
                 case "point": _ = try s.point(q.text)
-                case "eq-sort": _ = try s.places("WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20", [.text(q.text)])
+                case "eq-sort":
+                    _ = try s.places(
+                        "WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20", [.text(q.text)])
                 case "radius": _ = try s.within(lat: q.lat, lon: q.lon, km: 10, order: " LIMIT 20")
-                default: _ = try s.places("WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) LIMIT 20", [.text("\"\(q.text)\"")])
+                default:
+                    _ = try s.places(
+                        "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) LIMIT 20",
+                        [.text("\"\(q.text)\"")])
                 }
             }
             tq = Double(Measure.now() - t1)
-            let r = ProbeResult(openAndFirstLookupNs: Double(t1 - t0), queriesNs: tq, rssAfterOpenBytes: rssOpen,
-                                rssAfterQueriesBytes: Memory.status("VmRSS"), peakRSSBytes: Memory.status("VmHWM"))
+            let r = ProbeResult(
+                openAndFirstLookupNs: Double(t1 - t0), queriesNs: tq, rssAfterOpenBytes: rssOpen,
+                rssAfterQueriesBytes: Memory.status("VmRSS"), peakRSSBytes: Memory.status("VmHWM"))
             print(String(decoding: try JSONEncoder().encode(r), as: UTF8.self))
         }
     }

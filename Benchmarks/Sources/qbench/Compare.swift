@@ -15,11 +15,17 @@ struct Compare: AsyncParsableCommand {
         commandName: "compare",
         abstract: "Cirrus vs SQLite on the same records: agreement, then median/p99/throughput and the speedup.")
 
-    static let allSuites = ["ingest", "bulk", "reopen", "reopen-process", "parse", "point", "eq-sort", "range-sort", "in", "beginswith", "list-contains",
-                            "text-any", "text-all", "text-range", "radius-1", "radius-10", "radius-50", "radius-eq",
-                            "nearest-first", "nearest-page", "deep-page", "mixed"]
+    static let allSuites = [
+        "ingest", "bulk", "reopen", "reopen-process", "parse", "point", "eq-sort", "range-sort", "in", "beginswith",
+        "list-contains",
+        "text-any", "text-all", "text-range", "radius-1", "radius-10", "radius-50", "radius-eq",
+        "nearest-first", "nearest-page", "deep-page", "mixed",
+    ]
 
-    @Option(help: "Suites to run (comma-separated): \(Compare.allSuites.joined(separator: ",")). Ingest always runs (it loads the data).")
+    @Option(
+        help:
+            "Suites to run (comma-separated): \(Compare.allSuites.joined(separator: ",")). Ingest always runs (it loads the data)."
+    )
     var suite: String = ""
     @Option(help: "Records: 10k, 100k, 1M or a number; comma-separated for several sizes.")
     var size: String = "100k"
@@ -33,7 +39,8 @@ struct Compare: AsyncParsableCommand {
     var cases: Int?
     @Option(help: "Data seed.")
     var seed: UInt64 = 42
-    @Option(help: "Durability: every-commit (fsync per commit; SQLite synchronous=FULL), batched (NORMAL) or none (OFF).")
+    @Option(
+        help: "Durability: every-commit (fsync per commit; SQLite synchronous=FULL), batched (NORMAL) or none (OFF).")
     var durability: String = "every-commit"
     @Option(help: "Records per ingest batch (≤ 400, CloudKit's request limit).")
     var batch: Int = 400
@@ -54,13 +61,17 @@ struct Compare: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...400).contains(batch) else { throw ValidationError("--batch must be 1…400") }
-        guard ["every-commit", "batched", "none"].contains(durability) else { throw ValidationError("--durability: every-commit, batched or none") }
+        guard ["every-commit", "batched", "none"].contains(durability) else {
+            throw ValidationError("--durability: every-commit, batched or none")
+        }
         for s in suiteList where !Self.allSuites.contains(s) { throw ValidationError("unknown suite \(s)") }
         if (data == nil) != (queries == nil) { throw ValidationError("--data and --queries go together") }
         _ = try sizes()
     }
 
-    var suiteList: [String] { suite.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+    var suiteList: [String] {
+        suite.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
     func wants(_ s: String) -> Bool { suiteList.isEmpty || suiteList.contains(s) }
     var budget: Double { seconds ?? (quick ? 0.2 : 1.0) }
     var caseCount: Int { cases ?? (quick ? 20 : 200) }
@@ -68,8 +79,12 @@ struct Compare: AsyncParsableCommand {
     func sizes() throws -> [Int] {
         try size.split(separator: ",").map { raw in
             let s = raw.lowercased().trimmingCharacters(in: .whitespaces)
-            let (digits, mul) = s.hasSuffix("m") ? (s.dropLast(), 1_000_000) : s.hasSuffix("k") ? (s.dropLast(), 1_000) : (Substring(s), 1)
-            guard let v = Int(digits), v > 0 else { throw ValidationError("--size: \(raw) is not a size such as 10k, 100k, 1M") }
+            let (digits, mul) =
+                s.hasSuffix("m")
+                ? (s.dropLast(), 1_000_000) : s.hasSuffix("k") ? (s.dropLast(), 1_000) : (Substring(s), 1)
+            guard let v = Int(digits), v > 0 else {
+                throw ValidationError("--size: \(raw) is not a size such as 10k, 100k, 1M")
+            }
             return v * mul
         }
     }
@@ -120,8 +135,10 @@ struct Compare: AsyncParsableCommand {
         if let markdown {
             var md = ""
             for r in reports {
-                md += "### \(r.size) records\n\nmachine: \(r.machine.cores) cores, \(r.machine.memoryBytes >> 30) GiB, \(r.machine.os), "
-                md += "Swift \(r.machine.swift), SQLite \(r.machine.sqlite); load average \(r.machine.loadAverage) at start, "
+                md +=
+                    "### \(r.size) records\n\nmachine: \(r.machine.cores) cores, \(r.machine.memoryBytes >> 30) GiB, \(r.machine.os), "
+                md +=
+                    "Swift \(r.machine.swift), SQLite \(r.machine.sqlite); load average \(r.machine.loadAverage) at start, "
                 md += "\(r.loadAverageAtEnd) at end; \(r.machine.date)\n\n" + Table.markdown(r.results) + "\n"
             }
             try md.write(toFile: markdown, atomically: true, encoding: .utf8)
@@ -134,16 +151,20 @@ struct Compare: AsyncParsableCommand {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             return (dir, false)
         }
-        let d = NSTemporaryDirectory() + "qbench-\(ProcessInfo.processInfo.processIdentifier)-\(UInt64(Date().timeIntervalSince1970 * 1000))"
+        let d =
+            NSTemporaryDirectory()
+            + "qbench-\(ProcessInfo.processInfo.processIdentifier)-\(UInt64(Date().timeIntervalSince1970 * 1000))"
         try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         return (d, true)
     }
 
     func runGenerated(size n: Int) async throws -> RunReport {
-        var report = RunReport(command: CommandLine.arguments.joined(separator: " "), size: n, seed: seed, durability: durability,
-                               machine: Machine.current())
-        print("qbench: Cirrus vs SQLite \(SQLiteDB.version), \(n) places (seed \(seed)), durability \(durability), "
-              + "\(report.machine.cores) cores, load \(report.machine.loadAverage)\(verify ? ", verify only" : "")")
+        var report = RunReport(
+            command: CommandLine.arguments.joined(separator: " "), size: n, seed: seed, durability: durability,
+            machine: Machine.current())
+        print(
+            "qbench: Cirrus vs SQLite \(SQLiteDB.version), \(n) places (seed \(seed)), durability \(durability), "
+                + "\(report.machine.cores) cores, load \(report.machine.loadAverage)\(verify ? ", verify only" : "")")
         let progress = Progress()
         progress.show("generating \(n) places…")
         let rss0 = Memory.status("VmRSS")
@@ -192,9 +213,14 @@ struct Compare: AsyncParsableCommand {
         var si = Figures(times: sTimes)
         si.opsPerSecond = Double(n) / (sTotal / 1e9)
         let ingestSpeedup = ci.opsPerSecond / si.opsPerSecond
-        add(&report, SuiteResult(suite: "ingest", title: "ingest, \(batch)/commit (ops/s = rec/s)", cirrus: ci, sqlite: si,
-                                 speedup: ingestSpeedup, target: "≥ 2×", met: ingestSpeedup >= 2,
-                                 note: "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"))
+        add(
+            &report,
+            SuiteResult(
+                suite: "ingest", title: "ingest, \(batch)/commit (ops/s = rec/s)", cirrus: ci, sqlite: si,
+                speedup: ingestSpeedup, target: "≥ 2×", met: ingestSpeedup >= 2,
+                note:
+                    "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"
+            ))
 
         if wants("bulk") && !verify { add(&report, try bulkSuite(data, work: work, progress: progress)) }
 
@@ -216,22 +242,33 @@ struct Compare: AsyncParsableCommand {
         _ = try sqlite.point(probe)
         let sr = Double(Measure.now() - sr0)
         let memory = Memory.status("VmRSS") - rssBefore
-        report.memory = ["generatorBytes": rssBefore - rss0, "cirrusAfterIngestBytes": cirrusRSS, "bothAfterReopenBytes": memory,
-                         "sqliteFileBytes": sqlite.fileBytes, "peakRSSBytes": Memory.status("VmHWM")]
+        report.memory = [
+            "generatorBytes": rssBefore - rss0, "cirrusAfterIngestBytes": cirrusRSS, "bothAfterReopenBytes": memory,
+            "sqliteFileBytes": sqlite.fileBytes, "peakRSSBytes": Memory.status("VmHWM"),
+        ]
         if wants("reopen") {
-            add(&report, SuiteResult(suite: "reopen", title: "reopen + first lookup (1 run)",
-                                     cirrus: Figures(medianNs: cr, p99Ns: cr, opsPerSecond: 1e9 / cr, samples: 1),
-                                     sqlite: Figures(medianNs: sr, p99Ns: sr, opsPerSecond: 1e9 / sr, samples: 1), speedup: sr / cr,
-                                     note: "RSS after reopen (both engines + data) \(memory >> 20) MiB; SQLite file \(sqlite.fileBytes >> 20) MiB"))
+            add(
+                &report,
+                SuiteResult(
+                    suite: "reopen", title: "reopen + first lookup (1 run)",
+                    cirrus: Figures(medianNs: cr, p99Ns: cr, opsPerSecond: 1e9 / cr, samples: 1),
+                    sqlite: Figures(medianNs: sr, p99Ns: sr, opsPerSecond: 1e9 / sr, samples: 1), speedup: sr / cr,
+                    note:
+                        "RSS after reopen (both engines + data) \(memory >> 20) MiB; SQLite file \(sqlite.fileBytes >> 20) MiB"
+                ))
         }
 
         if wants("reopen-process") && !verify {
-            add(&report, try reopenProbeSuite(data, cirrusDir: work + "/cirrus", sqlitePath: work + "/places.sqlite", work: work))
+            add(
+                &report,
+                try reopenProbeSuite(data, cirrusDir: work + "/cirrus", sqlitePath: work + "/places.sqlite", work: work)
+            )
         }
 
         if wants("parse") && !verify { add(&report, try parseSuite(cirrus, sqlite, data)) }
 
-        var builder = SuiteBuilder(data: data, cirrus: cirrus, sqlite: sqlite, rng: Rng(state: seed ^ 0x5EED), count: caseCount)
+        var builder = SuiteBuilder(
+            data: data, cirrus: cirrus, sqlite: sqlite, rng: Rng(state: seed ^ 0x5EED), count: caseCount)
         let makers: [(String, (inout SuiteBuilder) async throws -> ReadSuite)] = [
             ("point", { $0.point() }), ("eq-sort", { $0.equalitySort() }), ("range-sort", { $0.rangeSort() }),
             ("in", { $0.inList() }), ("beginswith", { $0.beginsWith() }), ("list-contains", { $0.listContains() }),

@@ -29,7 +29,8 @@ enum JSONArg: Decodable {
             self = .location(lat, lon)
             return
         }
-        throw DecodingError.dataCorruptedError(in: c, debugDescription: "an argument is a string, a number, an array or {\"latitude\", \"longitude\"}")
+        throw DecodingError.dataCorruptedError(
+            in: c, debugDescription: "an argument is a string, a number, an array or {\"latitude\", \"longitude\"}")
     }
 
     var fieldValue: FieldValue {
@@ -60,10 +61,15 @@ struct DataFileRun {
     let command: Compare
 
     func run(dataPath: String, queriesPath: String) async throws -> RunReport {
-        var report = RunReport(command: CommandLine.arguments.joined(separator: " "), size: 0, seed: 0,
-                               durability: command.durability, machine: Machine.current())
-        guard let bytes = FileManager.default.contents(atPath: dataPath) else { throw GenericError(message: "--data: cannot read \(dataPath)") }
-        guard let qtext = try? String(contentsOfFile: queriesPath, encoding: .utf8) else { throw GenericError(message: "--queries: cannot read \(queriesPath)") }
+        var report = RunReport(
+            command: CommandLine.arguments.joined(separator: " "), size: 0, seed: 0,
+            durability: command.durability, machine: Machine.current())
+        guard let bytes = FileManager.default.contents(atPath: dataPath) else {
+            throw GenericError(message: "--data: cannot read \(dataPath)")
+        }
+        guard let qtext = try? String(contentsOfFile: queriesPath, encoding: .utf8) else {
+            throw GenericError(message: "--queries: cannot read \(queriesPath)")
+        }
         var records: [Record] = []
         var rejected: [String] = []
         let summary = try RecordTransfer.readRecords([UInt8](bytes), name: dataPath) { batch in
@@ -86,7 +92,8 @@ struct DataFileRun {
         let c0 = Measure.now()
         for start in stride(from: 0, to: records.count, by: command.batch) {
             let t0 = Measure.now()
-            let failures = try cirrus.container.importRecords(Array(records[start..<min(records.count, start + command.batch)]), into: .public)
+            let failures = try cirrus.container.importRecords(
+                Array(records[start..<min(records.count, start + command.batch)]), into: .public)
             rejected += failures.prefix(5).map { "record \(start + $0.0): \($0.1)" }
             for (i, _) in failures { refused.insert(start + i) }
             cTimes.append(Double(Measure.now() - t0))
@@ -96,7 +103,9 @@ struct DataFileRun {
         progress.done()
         if !refused.isEmpty {
             // SQLite gets only what Cirrus accepted, so both hold the same records.
-            print("Cirrus refused \(refused.count) records (left out of SQLite too), e.g.:\n  " + rejected.prefix(5).joined(separator: "\n  "))
+            print(
+                "Cirrus refused \(refused.count) records (left out of SQLite too), e.g.:\n  "
+                    + rejected.prefix(5).joined(separator: "\n  "))
             records = records.indices.filter { !refused.contains($0) }.map { records[$0] }
         }
         let schema = cirrus.container.schema
@@ -117,8 +126,11 @@ struct DataFileRun {
         var ci = Figures(times: cTimes), si = Figures(times: sTimes)
         ci.opsPerSecond = Double(records.count) / (cTotal / 1e9)
         si.opsPerSecond = Double(records.count) / (sTotal / 1e9)
-        command.add(&report, SuiteResult(suite: "ingest", title: "import, \(command.batch)/commit (ops/s = records/s)", cirrus: ci, sqlite: si,
-                                         speedup: ci.opsPerSecond / si.opsPerSecond))
+        command.add(
+            &report,
+            SuiteResult(
+                suite: "ingest", title: "import, \(command.batch)/commit (ops/s = records/s)", cirrus: ci, sqlite: si,
+                speedup: ci.opsPerSecond / si.opsPerSecond))
 
         for (i, line) in qtext.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let text = line.trimmingCharacters(in: .whitespaces)
@@ -130,23 +142,29 @@ struct DataFileRun {
             }
             let sorts: [RecordModel.SortDescriptor] = try (q.sort ?? []).map { s in
                 if let n = s.nearest {
-                    guard let lat = n["latitude"], let lon = n["longitude"] else { throw GenericError(message: "\(where_): nearest needs latitude and longitude") }
+                    guard let lat = n["latitude"], let lon = n["longitude"] else {
+                        throw GenericError(message: "\(where_): nearest needs latitude and longitude")
+                    }
                     return .distance(field: s.field, from: Location(latitude: lat, longitude: lon))
                 }
                 return .field(s.field, ascending: s.ascending ?? true)
             }
             let args = (q.args ?? []).map { PredicateArgument.value($0.fieldValue) }
-            let rq = RecordQuery(recordType: q.recordType, predicate: q.predicate, arguments: args, sortDescriptors: sorts)
+            let rq = RecordQuery(
+                recordType: q.recordType, predicate: q.predicate, arguments: args, sortDescriptors: sorts)
             let checked: CheckedPredicate
             do {
-                checked = try QueryChecker.check(q.predicate, context: CheckContext(arguments: args, schema: schema, recordType: q.recordType))
+                checked = try QueryChecker.check(
+                    q.predicate, context: CheckContext(arguments: args, schema: schema, recordType: q.recordType))
             } catch {
                 throw GenericError(message: "\(where_): \(error.rendered(source: q.predicate))")
             }
             let ordered = !sorts.isEmpty
             let limit = q.limit ?? 100
-            let (sql, sqlArgs) = try sqlite.translate(q.recordType, checked.predicate, sort: sorts, limit: ordered ? limit : nil)
-            let c: () async throws -> [String] = ordered
+            let (sql, sqlArgs) = try sqlite.translate(
+                q.recordType, checked.predicate, sort: sorts, limit: ordered ? limit : nil)
+            let c: () async throws -> [String] =
+                ordered
                 ? { namesOf(try await cirrus.page(rq, limit: limit).0) }
                 : { namesOf(try await cirrus.all(rq, pageSize: 1_000_000)) }
             let s: () throws -> [String] = {
@@ -156,8 +174,11 @@ struct DataFileRun {
                 while try st.step() { out.append(st.text(0)) }
                 return out
             }
-            let suite = ReadSuite(name: "q\(i + 1)", title: "q\(i + 1): " + String(q.predicate.prefix(34)), target: nil,
-                                  cases: [Case(label: SuiteBuilder.label(rq) + "\n    SQL: " + sql, ordered: ordered, cirrus: c, sqlite: s)])
+            let suite = ReadSuite(
+                name: "q\(i + 1)", title: "q\(i + 1): " + String(q.predicate.prefix(34)), target: nil,
+                cases: [
+                    Case(label: SuiteBuilder.label(rq) + "\n    SQL: " + sql, ordered: ordered, cirrus: c, sqlite: s)
+                ])
             for r in try await command.runRead(suite, progress: progress, report: &report) { command.add(&report, r) }
         }
         try cirrus.close()

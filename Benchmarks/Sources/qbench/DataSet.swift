@@ -54,7 +54,9 @@ struct DataSet {
         var rng = Rng(state: seed)
         vocabulary = (0..<50_000).map(Self.word)
         let cities: [(Double, Double)] = (0..<1000).map { _ in
-            let lat = asin(rng.unit() * (sin(70 * Double.pi / 180) + sin(60 * Double.pi / 180)) - sin(60 * Double.pi / 180)) * 180 / .pi
+            let lat =
+                asin(rng.unit() * (sin(70 * Double.pi / 180) + sin(60 * Double.pi / 180)) - sin(60 * Double.pi / 180))
+                * 180 / .pi
             return (lat, rng.unit() * 360 - 180)
         }
         let cityZipf = Zipf(n: cities.count, s: 0.7)
@@ -65,7 +67,8 @@ struct DataSet {
         locations.reserveCapacity(size)
         for _ in 0..<size {
             if rng.unit() < 0.1 {
-                locations.append(Location(latitude: asin(rng.unit() * 2 - 1) * 180 / .pi, longitude: rng.unit() * 360 - 180))
+                locations.append(
+                    Location(latitude: asin(rng.unit() * 2 - 1) * 180 / .pi, longitude: rng.unit() * 360 - 180))
             } else {
                 let (clat, clon) = cities[cityZipf.sample(&rng)]
                 let lat = max(-90, min(90, clat + rng.gaussian() * 65 / 111.2))

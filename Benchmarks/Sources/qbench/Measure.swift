@@ -53,9 +53,12 @@ enum Measure {
     static func print(_ s: Stat, target: String = "", note: String = "") {
         var s = s
         if !note.isEmpty { s.note = note }
-        let line = s.name.padding(toLength: 46, withPad: " ", startingAt: 0)
-            + (s.bytes ? String(format: "%.1f B", s.median) : format(s.median)).padding(toLength: 12, withPad: " ", startingAt: 0)
-            + (s.bytes ? String(format: "%.1f B", s.p99) : format(s.p99)).padding(toLength: 12, withPad: " ", startingAt: 0)
+        let line =
+            s.name.padding(toLength: 46, withPad: " ", startingAt: 0)
+            + (s.bytes ? String(format: "%.1f B", s.median) : format(s.median)).padding(
+                toLength: 12, withPad: " ", startingAt: 0)
+            + (s.bytes ? String(format: "%.1f B", s.p99) : format(s.p99)).padding(
+                toLength: 12, withPad: " ", startingAt: 0)
             + target.padding(toLength: 12, withPad: " ", startingAt: 0) + s.note
         Swift.print(line)
     }

@@ -24,18 +24,22 @@ struct Place {
     var description: String
 
     var record: Record {
-        Record(recordType: "Place", recordID: RecordID(recordName: recordName), fields: [
-            "name": .string(name), "kind": .string(kind), "population": .int64(population),
-            "country": .string(country), "location": .location(Location(latitude: latitude, longitude: longitude)),
-            "tags": .list(tags.map { .string($0) }), "description": .string(description),
-        ])
+        Record(
+            recordType: "Place", recordID: RecordID(recordName: recordName),
+            fields: [
+                "name": .string(name), "kind": .string(kind), "population": .int64(population),
+                "country": .string(country), "location": .location(Location(latitude: latitude, longitude: longitude)),
+                "tags": .list(tags.map { .string($0) }), "description": .string(description),
+            ])
     }
 }
 
 struct PlaceSet {
-    static let kinds = ["cafe", "restaurant", "park", "shop", "school", "museum", "bar", "hotel", "church", "library",
-                        "pharmacy", "bakery", "bank", "cinema", "theatre", "stadium", "zoo", "airport", "station",
-                        "harbour", "lighthouse", "castle", "observatory", "glacier"]
+    static let kinds = [
+        "cafe", "restaurant", "park", "shop", "school", "museum", "bar", "hotel", "church", "library",
+        "pharmacy", "bakery", "bank", "cinema", "theatre", "stadium", "zoo", "airport", "station",
+        "harbour", "lighthouse", "castle", "observatory", "glacier",
+    ]
     static let tags = (0..<60).map { "tag" + DataSet.word($0 * 7 + 3) }
 
     var places: [Place] = []
@@ -63,8 +67,10 @@ struct PlaceSet {
             return (lat, rng.unit() * 360 - 180)
         }
         // Poles and the antimeridian, spread over the city-size ranking so some are large.
-        let special: [(Double, Double)] = [(89.95, 0), (-89.9, 45), (-17.7, 179.95), (-17.8, -179.9), (65.5, 179.99),
-                                            (64.9, -179.95), (51.9, 179.6), (-43.9, -176.5), (88.5, -120), (-85, 160)]
+        let special: [(Double, Double)] = [
+            (89.95, 0), (-89.9, 45), (-17.7, 179.95), (-17.8, -179.9), (65.5, 179.99),
+            (64.9, -179.95), (51.9, 179.6), (-43.9, -176.5), (88.5, -120), (-85, 160),
+        ]
         for (i, c) in special.enumerated() { cities.insert(c, at: min(cities.count, i * 7 + 3)) }
         while cities.count < 1200 {
             cities.append((rng.unit() * 120 - 55, rng.unit() * 360 - 180))
@@ -110,11 +116,12 @@ struct PlaceSet {
                 let t = Self.tags[tagZipf.sample(&rng)]
                 if !tags.contains(t) { tags.append(t) }
             }
-            places.append(Place(
-                recordName: Self.recordName(i), name: vocabulary[w1] + " " + vocabulary[w2],
-                kind: Self.kinds[kindZipf.sample(&rng)], population: population, country: Self.country(city),
-                latitude: max(-90, min(90, lat)), longitude: max(-180, min(180, lon)), tags: tags,
-                description: desc.joined(separator: " ")))
+            places.append(
+                Place(
+                    recordName: Self.recordName(i), name: vocabulary[w1] + " " + vocabulary[w2],
+                    kind: Self.kinds[kindZipf.sample(&rng)], population: population, country: Self.country(city),
+                    latitude: max(-90, min(90, lat)), longitude: max(-180, min(180, lon)), tags: tags,
+                    description: desc.joined(separator: " ")))
         }
         documentFrequency = df
     }

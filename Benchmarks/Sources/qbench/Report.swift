@@ -57,20 +57,24 @@ struct Machine: Codable {
         let osRelease = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
             .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
-        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+        let load =
+            (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(
+                separator: " ") ?? "?"
         #if compiler(>=6.3)
-        let swift = "6.3+"
+            let swift = "6.3+"
         #elseif compiler(>=6.2)
-        let swift = "6.2"
+            let swift = "6.2"
         #elseif compiler(>=6.1)
-        let swift = "6.1"
+            let swift = "6.1"
         #else
-        let swift = "6.0"
+            let swift = "6.0"
         #endif
-        return Machine(cores: info.activeProcessorCount, memoryBytes: info.physicalMemory,
-                       os: (osRelease ?? "Linux") + ", kernel \(info.operatingSystemVersion.majorVersion).\(info.operatingSystemVersion.minorVersion).\(info.operatingSystemVersion.patchVersion)",
-                       swift: swift, sqlite: SQLiteDB.version, loadAverage: load,
-                       date: ISO8601DateFormatter().string(from: Date()))
+        return Machine(
+            cores: info.activeProcessorCount, memoryBytes: info.physicalMemory,
+            os: (osRelease ?? "Linux")
+                + ", kernel \(info.operatingSystemVersion.majorVersion).\(info.operatingSystemVersion.minorVersion).\(info.operatingSystemVersion.patchVersion)",
+            swift: swift, sqlite: SQLiteDB.version, loadAverage: load,
+            date: ISO8601DateFormatter().string(from: Date()))
     }
 }
 
@@ -95,7 +99,8 @@ enum Table {
     }
 
     static func header() -> String {
-        pad("suite", 40) + pad("Cirrus med", 11, right: true) + pad("p99", 10, right: true) + pad("ops/s", 10, right: true)
+        pad("suite", 40) + pad("Cirrus med", 11, right: true) + pad("p99", 10, right: true)
+            + pad("ops/s", 10, right: true)
             + pad("SQLite med", 12, right: true) + pad("p99", 10, right: true) + pad("ops/s", 10, right: true)
             + pad("speedup", 10, right: true) + "  " + pad("target", 8) + "note"
     }
@@ -115,12 +120,14 @@ enum Table {
         }
         let speed = r.speedup.map { String(format: "%.2f×", $0) } ?? "–"
         let target = (r.target ?? "") + (r.met.map { $0 ? " ✓" : " ✗" } ?? "")
-        return pad(r.title, 40) + cols(r.cirrus) + " " + cols(r.sqlite) + pad(speed, 10, right: true) + "  " + pad(target, 8) + r.note
+        return pad(r.title, 40) + cols(r.cirrus) + " " + cols(r.sqlite) + pad(speed, 10, right: true) + "  "
+            + pad(target, 8) + r.note
     }
 
     /// The table as Markdown (docs/benchmarks.md).
     static func markdown(_ rs: [SuiteResult]) -> String {
-        var out = "| suite | Cirrus median | Cirrus p99 | Cirrus ops/s | SQLite median | SQLite p99 | SQLite ops/s | speedup | target | note |\n"
+        var out =
+            "| suite | Cirrus median | Cirrus p99 | Cirrus ops/s | SQLite median | SQLite p99 | SQLite ops/s | speedup | target | note |\n"
         out += "|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n"
         for r in rs {
             func f(_ x: Figures?) -> String {
@@ -128,7 +135,8 @@ enum Table {
                 return "\(Measure.format(x.medianNs)) | \(Measure.format(x.p99Ns)) | \(rate(x.opsPerSecond))"
             }
             let t = (r.target ?? "") + (r.met.map { $0 ? " ✓" : " ✗" } ?? "")
-            out += "| \(r.title) | \(f(r.cirrus)) | \(f(r.sqlite)) | \(r.speedup.map { String(format: "%.2f×", $0) } ?? "–") | \(t) | \(r.note) |\n"
+            out +=
+                "| \(r.title) | \(f(r.cirrus)) | \(f(r.sqlite)) | \(r.speedup.map { String(format: "%.2f×", $0) } ?? "–") | \(t) | \(r.note) |\n"
         }
         return out
     }
@@ -144,25 +152,34 @@ enum Chart {
         let lo = log10(0.1), hi = log10(1000.0)
         func x(_ v: Double) -> Double { left + (log10(max(0.1, min(1000, v))) - lo) / (hi - lo) * width }
         func esc(_ s: String) -> String {
-            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;")
         }
-        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(left + width + 90))\" height=\"\(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        var s =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(left + width + 90))\" height=\"\(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
         s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
         s += "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">\(esc(title))</text>\n"
         for v in [0.1, 1, 10, 100, 1000] {
             let xv = x(v)
-            s += "<line x1=\"\(xv)\" y1=\"\(top - 8)\" x2=\"\(xv)\" y2=\"\(height - 30)\" stroke=\"\(v == 1 ? "#000" : "#ddd")\"/>\n"
-            s += "<text x=\"\(xv)\" y=\"\(height - 14)\" text-anchor=\"middle\">\(v < 1 ? "0.1" : String(Int(v)))×</text>\n"
+            s +=
+                "<line x1=\"\(xv)\" y1=\"\(top - 8)\" x2=\"\(xv)\" y2=\"\(height - 30)\" stroke=\"\(v == 1 ? "#000" : "#ddd")\"/>\n"
+            s +=
+                "<text x=\"\(xv)\" y=\"\(height - 14)\" text-anchor=\"middle\">\(v < 1 ? "0.1" : String(Int(v)))×</text>\n"
         }
         for (i, r) in rows.enumerated() {
             guard let sp = r.speedup else { continue }
             let y = top + Double(i) * rowH
             let x0 = x(1), x1 = x(sp)
             s += "<text x=\"\(left - 8)\" y=\"\(y + 15)\" text-anchor=\"end\">\(esc(r.title))</text>\n"
-            s += "<rect x=\"\(min(x0, x1))\" y=\"\(y + 4)\" width=\"\(max(1, abs(x1 - x0)))\" height=\"\(rowH - 8)\" fill=\"\(sp >= 1 ? "#3a7" : "#c44")\"/>\n"
-            s += "<text x=\"\(max(x0, x1) + 4)\" y=\"\(y + 15)\">\(String(format: sp < 0.1 ? "%.4f×" : "%.1f×", sp))</text>\n"
-            if let t = r.target, let tv = Double(t.trimmingCharacters(in: CharacterSet(charactersIn: "≥×≤ µs"))), t.hasPrefix("≥") {
-                s += "<line x1=\"\(x(tv))\" y1=\"\(y + 1)\" x2=\"\(x(tv))\" y2=\"\(y + rowH - 1)\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"3,2\"/>\n"
+            s +=
+                "<rect x=\"\(min(x0, x1))\" y=\"\(y + 4)\" width=\"\(max(1, abs(x1 - x0)))\" height=\"\(rowH - 8)\" fill=\"\(sp >= 1 ? "#3a7" : "#c44")\"/>\n"
+            s +=
+                "<text x=\"\(max(x0, x1) + 4)\" y=\"\(y + 15)\">\(String(format: sp < 0.1 ? "%.4f×" : "%.1f×", sp))</text>\n"
+            if let t = r.target, let tv = Double(t.trimmingCharacters(in: CharacterSet(charactersIn: "≥×≤ µs"))),
+                t.hasPrefix("≥")
+            {
+                s +=
+                    "<line x1=\"\(x(tv))\" y1=\"\(y + 1)\" x2=\"\(x(tv))\" y2=\"\(y + rowH - 1)\" stroke=\"#000\" stroke-width=\"2\" stroke-dasharray=\"3,2\"/>\n"
             }
         }
         s += "</svg>\n"

@@ -28,12 +28,19 @@ final class SQLiteDB {
         }
         handle = h
         sqlite3_busy_timeout(h, 10_000)
-        guard sqlite3_create_function_v2(h, "dist_km", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { ctx, _, argv in
-            guard let argv, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2], let a3 = argv[3] else { return }
-            let d = GeoMath.distanceKm(latitude1: sqlite3_value_double(a0), longitude1: sqlite3_value_double(a1),
-                                       latitude2: sqlite3_value_double(a2), longitude2: sqlite3_value_double(a3))
-            sqlite3_result_double(ctx, d)
-        }, nil, nil, nil) == SQLITE_OK else {
+        guard
+            sqlite3_create_function_v2(
+                h, "dist_km", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+                { ctx, _, argv in
+                    guard let argv, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2], let a3 = argv[3] else {
+                        return
+                    }
+                    let d = GeoMath.distanceKm(
+                        latitude1: sqlite3_value_double(a0), longitude1: sqlite3_value_double(a1),
+                        latitude2: sqlite3_value_double(a2), longitude2: sqlite3_value_double(a3))
+                    sqlite3_result_double(ctx, d)
+                }, nil, nil, nil) == SQLITE_OK
+        else {
             throw SQLiteError(message: "cannot register dist_km")
         }
     }
@@ -64,7 +71,8 @@ final class Statement {
 
     init(_ db: SQLiteDB, _ sql: String) throws {
         var s: OpaquePointer?
-        guard sqlite3_prepare_v3(db.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil) == SQLITE_OK, let s else {
+        guard sqlite3_prepare_v3(db.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil) == SQLITE_OK, let s
+        else {
             throw SQLiteError(message: "\(db.errorMessage) in: \(sql)")
         }
         self.db = db

@@ -52,7 +52,9 @@ final class SQLiteGeneric {
                 case .location:
                     cols.append("\(Self.col(f.name + "_lat")) REAL")
                     cols.append("\(Self.col(f.name + "_lon")) REAL")
-                    ddl.append("CREATE VIRTUAL TABLE \(Self.rtree(type, f.name)) USING rtree(id, minLat, maxLat, minLon, maxLon)")
+                    ddl.append(
+                        "CREATE VIRTUAL TABLE \(Self.rtree(type, f.name)) USING rtree(id, minLat, maxLat, minLon, maxLon)"
+                    )
                 default:
                     cols.append(Self.col(f.name))
                     if !f.options.isDisjoint(with: [.queryable, .sortable]) {
@@ -63,7 +65,9 @@ final class SQLiteGeneric {
             try peer.db.exec("CREATE TABLE \(Self.table(type))(\(cols.joined(separator: ", ")))")
             let text = searchable(type)
             if !text.isEmpty {
-                try peer.db.exec("CREATE VIRTUAL TABLE \(Self.fts(type)) USING fts5(\(text.map { Self.col($0.name) }.joined(separator: ", ")), tokenize='unicode61 remove_diacritics 2')")
+                try peer.db.exec(
+                    "CREATE VIRTUAL TABLE \(Self.fts(type)) USING fts5(\(text.map { Self.col($0.name) }.joined(separator: ", ")), tokenize='unicode61 remove_diacritics 2')"
+                )
             }
             for d in ddl { try peer.db.exec(d) }
         }
@@ -95,12 +99,24 @@ final class SQLiteGeneric {
                 if f.type.isList {
                     names.append(Self.col(f.name))
                     values.append(.int(Int64(v.elements.count)))
-                    for e in v.elements { after.append(("INSERT INTO \(Self.side(type, f.name))(id, value) VALUES (?, ?)", [.int(id), Self.sqlValue(e)])) }
+                    for e in v.elements {
+                        after.append(
+                            (
+                                "INSERT INTO \(Self.side(type, f.name))(id, value) VALUES (?, ?)",
+                                [.int(id), Self.sqlValue(e)]
+                            ))
+                    }
                 } else if case .location(let l) = v {
                     names += [Self.col(f.name + "_lat"), Self.col(f.name + "_lon")]
                     values += [.double(l.latitude), .double(l.longitude)]
-                    after.append(("INSERT INTO \(Self.rtree(type, f.name)) VALUES (?, ?, ?, ?, ?)",
-                                  [.int(id), .double(l.latitude), .double(l.latitude), .double(l.longitude), .double(l.longitude)]))
+                    after.append(
+                        (
+                            "INSERT INTO \(Self.rtree(type, f.name)) VALUES (?, ?, ?, ?, ?)",
+                            [
+                                .int(id), .double(l.latitude), .double(l.latitude), .double(l.longitude),
+                                .double(l.longitude),
+                            ]
+                        ))
                 } else {
                     names.append(Self.col(f.name))
                     values.append(Self.sqlValue(v))
@@ -108,18 +124,31 @@ final class SQLiteGeneric {
             }
             let text = searchable(type)
             if !text.isEmpty {
-                let docs = text.map { f -> SQLValue in .text(r[f.name].map { $0.elements.compactMap { e in if case .string(let s) = e { s } else { nil } }.joined(separator: " ") } ?? "") }
-                after.append(("INSERT INTO \(Self.fts(type))(rowid, \(text.map { Self.col($0.name) }.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: text.count)))",
-                              [.int(id)] + docs))
+                let docs = text.map { f -> SQLValue in
+                    .text(
+                        r[f.name].map {
+                            $0.elements.compactMap { e in if case .string(let s) = e { s } else { nil } }.joined(
+                                separator: " ")
+                        } ?? "")
+                }
+                after.append(
+                    (
+                        "INSERT INTO \(Self.fts(type))(rowid, \(text.map { Self.col($0.name) }.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: text.count)))",
+                        [.int(id)] + docs
+                    ))
             }
-            try peer.statement("INSERT INTO \(Self.table(type))(\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))").run(values)
+            try peer.statement(
+                "INSERT INTO \(Self.table(type))(\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+            ).run(values)
             for (sql, args) in after { try peer.statement(sql).run(args) }
         }
         try peer.db.exec("COMMIT")
     }
 
     /// SQL (WHERE … ORDER BY … LIMIT) and its arguments for a checked query.
-    func translate(_ type: String, _ predicate: QueryPredicate, sort: [RecordModel.SortDescriptor], limit: Int?) throws -> (String, [SQLValue]) {
+    func translate(
+        _ type: String, _ predicate: QueryPredicate, sort: [RecordModel.SortDescriptor], limit: Int?
+    ) throws -> (String, [SQLValue]) {
         let t = Self.table(type)
         var conds: [String] = []
         var args: [SQLValue] = []
@@ -140,11 +169,14 @@ final class SQLiteGeneric {
             case .field(let name, let asc): order.append("p.\(Self.col(name)) \(asc ? "ASC" : "DESC")")
             case .distance(let name, let from):
                 distance = (name, from)
-                order.append("dist_km(p.\(Self.col(name + "_lat")), p.\(Self.col(name + "_lon")), \(from.latitude), \(from.longitude))")
+                order.append(
+                    "dist_km(p.\(Self.col(name + "_lat")), p.\(Self.col(name + "_lon")), \(from.latitude), \(from.longitude))"
+                )
             }
         }
         _ = distance
-        var sql = "SELECT p.recordName FROM \(t) p" + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
+        var sql =
+            "SELECT p.recordName FROM \(t) p" + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
         if !order.isEmpty { sql += " ORDER BY " + (order + ["p.recordName"]).joined(separator: ", ") }
         if let limit { sql += " LIMIT \(limit)" }
         return (sql, args)
@@ -158,20 +190,31 @@ final class SQLiteGeneric {
             return try scalar("p.recordName", f.comparator, v)
         }
         if f.comparator.isTokenSearch {
-            guard case .string(let words) = v, !searchable(type).isEmpty else { throw GenericError(message: "text search on \(type) without SEARCHABLE fields") }
-            let groups = TextTokenizer.groups(words).map { g in "(" + g.map { "\"\($0)\"" }.joined(separator: " AND ") + ")" }
+            guard case .string(let words) = v, !searchable(type).isEmpty else {
+                throw GenericError(message: "text search on \(type) without SEARCHABLE fields")
+            }
+            let groups = TextTokenizer.groups(words).map { g in
+                "(" + g.map { "\"\($0)\"" }.joined(separator: " AND ") + ")"
+            }
             let match = groups.joined(separator: f.comparator == .containsAllTokens ? " AND " : " OR ")
-            return ("p.id IN (SELECT rowid FROM \(Self.fts(type)) WHERE \(Self.fts(type)) MATCH ?)", [.text(match.isEmpty ? "\"\"" : match)])
+            return (
+                "p.id IN (SELECT rowid FROM \(Self.fts(type)) WHERE \(Self.fts(type)) MATCH ?)",
+                [.text(match.isEmpty ? "\"\"" : match)]
+            )
         }
         if f.comparator == .near {
-            guard case .location(let l) = v, let metres = f.distance else { throw GenericError(message: "NEAR without a location") }
+            guard case .location(let l) = v, let metres = f.distance else {
+                throw GenericError(message: "NEAR without a location")
+            }
             let km = metres / 1000
             let boxes = SQLitePeer.boxes(lat: l.latitude, lon: l.longitude, km: km).map {
                 "(r.maxLat >= \($0.0) AND r.minLat <= \($0.1) AND r.maxLon >= \($0.2) AND r.minLon <= \($0.3))"
             }
             let lat = "p." + Self.col(f.fieldName + "_lat"), lon = "p." + Self.col(f.fieldName + "_lon")
-            return ("p.id IN (SELECT r.id FROM \(Self.rtree(type, f.fieldName)) r WHERE \(boxes.joined(separator: " OR "))) AND dist_km(\(lat), \(lon), ?, ?) <= ?",
-                    [.double(l.latitude), .double(l.longitude), .double(km)])
+            return (
+                "p.id IN (SELECT r.id FROM \(Self.rtree(type, f.fieldName)) r WHERE \(boxes.joined(separator: " OR "))) AND dist_km(\(lat), \(lon), ?, ?) <= ?",
+                [.double(l.latitude), .double(l.longitude), .double(km)]
+            )
         }
         if field?.type.isList == true {
             let side = Self.side(type, f.fieldName)
@@ -179,17 +222,26 @@ final class SQLiteGeneric {
             let marks = elems.map { _ in "?" }.joined(separator: ", ")
             switch f.comparator {
             case .listContains: return ("p.id IN (SELECT id FROM \(side) WHERE value = ?)", [Self.sqlValue(v)])
-            case .notListContains: return ("\(c) IS NOT NULL AND p.id NOT IN (SELECT id FROM \(side) WHERE value = ?)", [Self.sqlValue(v)])
+            case .notListContains:
+                return ("\(c) IS NOT NULL AND p.id NOT IN (SELECT id FROM \(side) WHERE value = ?)", [Self.sqlValue(v)])
             case .listContainsAny: return ("p.id IN (SELECT id FROM \(side) WHERE value IN (\(marks)))", elems)
-            case .notListContainsAny: return ("\(c) IS NOT NULL AND p.id NOT IN (SELECT id FROM \(side) WHERE value IN (\(marks)))", elems)
+            case .notListContainsAny:
+                return ("\(c) IS NOT NULL AND p.id NOT IN (SELECT id FROM \(side) WHERE value IN (\(marks)))", elems)
             case .listContainsAll:
-                return ("p.id IN (SELECT id FROM \(side) WHERE value IN (\(marks)) GROUP BY id HAVING COUNT(DISTINCT value) = \(Set(v.elements).count))", elems)
+                return (
+                    "p.id IN (SELECT id FROM \(side) WHERE value IN (\(marks)) GROUP BY id HAVING COUNT(DISTINCT value) = \(Set(v.elements).count))",
+                    elems
+                )
             case .listMemberBeginsWith:
                 guard case .string(let p) = v else { break }
-                return ("p.id IN (SELECT id FROM \(side) WHERE value >= ? AND value < ?)", [.text(p), .text(Self.successor(p))])
+                return (
+                    "p.id IN (SELECT id FROM \(side) WHERE value >= ? AND value < ?)",
+                    [.text(p), .text(Self.successor(p))]
+                )
             default: break
             }
-            throw GenericError(message: "the SQLite peer has no translation of \(f.comparator.rawValue) on list field \(f.fieldName)")
+            throw GenericError(
+                message: "the SQLite peer has no translation of \(f.comparator.rawValue) on list field \(f.fieldName)")
         }
         return try scalar(c, f.comparator, v)
     }
@@ -208,7 +260,10 @@ final class SQLiteGeneric {
         case .notIn: return ("\(c) NOT IN (\(marks))", elems)
         case .beginsWith, .notBeginsWith:
             guard case .string(let p) = v else { break }
-            return (op == .beginsWith ? "(\(c) >= ? AND \(c) < ?)" : "NOT (\(c) >= ? AND \(c) < ?)", [.text(p), .text(Self.successor(p))])
+            return (
+                op == .beginsWith ? "(\(c) >= ? AND \(c) < ?)" : "NOT (\(c) >= ? AND \(c) < ?)",
+                [.text(p), .text(Self.successor(p))]
+            )
         default: break
         }
         throw GenericError(message: "the SQLite peer has no translation of \(op.rawValue) on \(c)")

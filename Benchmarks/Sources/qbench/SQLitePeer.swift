@@ -21,14 +21,16 @@ final class SQLitePeer {
     init(path: String, synchronous: String) throws {
         self.path = path
         db = try SQLiteDB(path: path)
-        try db.exec("""
+        try db.exec(
+            """
             PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -262144;
             PRAGMA mmap_size = 1073741824; PRAGMA temp_store = MEMORY;
             """)
     }
 
     func createSchema() throws {
-        try db.exec("""
+        try db.exec(
+            """
             CREATE TABLE IF NOT EXISTS place(id INTEGER PRIMARY KEY, recordName TEXT NOT NULL UNIQUE, name TEXT,
                 kind TEXT, population INTEGER, country TEXT, lat REAL, lon REAL, tags TEXT, description TEXT);
             CREATE INDEX IF NOT EXISTS place_name ON place(name);
@@ -45,7 +47,9 @@ final class SQLitePeer {
 
     /// Inserts `places` (ids from `firstID`) in transactions of `batch`, calling `progress(n)`.
     func ingest(_ places: ArraySlice<Place>, firstID: Int, batch: Int, progress: (Int) -> Void) throws {
-        let ins = try statement("INSERT INTO place(id, recordName, name, kind, population, country, lat, lon, tags, description) VALUES (?,?,?,?,?,?,?,?,?,?)")
+        let ins = try statement(
+            "INSERT INTO place(id, recordName, name, kind, population, country, lat, lon, tags, description) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        )
         let tag = try statement("INSERT INTO place_tag(id, tag) VALUES (?, ?)")
         let fts = try statement("INSERT INTO place_fts(rowid, name, description) VALUES (?, ?, ?)")
         let geo = try statement("INSERT INTO place_rtree(id, minLat, maxLat, minLon, maxLon) VALUES (?, ?, ?, ?, ?)")
@@ -57,9 +61,12 @@ final class SQLitePeer {
             try db.exec("BEGIN")
             for p in places[i..<end] {
                 let rid = SQLValue.int(Int64(id))
-                try ins.run([rid, .text(p.recordName), .text(p.name), .text(p.kind), .int(p.population), .text(p.country),
-                             .double(p.latitude), .double(p.longitude), .text(p.tags.joined(separator: String(Self.tagSeparator))),
-                             .text(p.description)])
+                try ins.run([
+                    rid, .text(p.recordName), .text(p.name), .text(p.kind), .int(p.population), .text(p.country),
+                    .double(p.latitude), .double(p.longitude),
+                    .text(p.tags.joined(separator: String(Self.tagSeparator))),
+                    .text(p.description),
+                ])
                 for t in p.tags { try tag.run([rid, .text(t)]) }
                 try fts.run([rid, .text(p.name), .text(p.description)])
                 try geo.run([rid, .double(p.latitude), .double(p.latitude), .double(p.longitude), .double(p.longitude)])
@@ -85,9 +92,10 @@ final class SQLitePeer {
     /// Reads the row of `columns` starting at column `at`.
     static func place(_ s: Statement, at c: Int32 = 0) -> Place {
         let tags = s.text(c + 7)
-        return Place(recordName: s.text(c), name: s.text(c + 1), kind: s.text(c + 2), population: s.int(c + 3),
-                     country: s.text(c + 4), latitude: s.double(c + 5), longitude: s.double(c + 6),
-                     tags: tags.isEmpty ? [] : tags.split(separator: tagSeparator).map(String.init), description: s.text(c + 8))
+        return Place(
+            recordName: s.text(c), name: s.text(c + 1), kind: s.text(c + 2), population: s.int(c + 3),
+            country: s.text(c + 4), latitude: s.double(c + 5), longitude: s.double(c + 6),
+            tags: tags.isEmpty ? [] : tags.split(separator: tagSeparator).map(String.init), description: s.text(c + 8))
     }
 
     /// Places of `SELECT columns FROM place p <tail>` with `args`.
@@ -122,14 +130,19 @@ final class SQLitePeer {
 
     /// SELECT of the places within `km` of the centre (R*Tree boxes + dist_km), one branch per
     /// box joined by UNION ALL; `extra` is ANDed to each branch, `order` appended.
-    func within(lat: Double, lon: Double, km: Double, extra: String = "", extraArgs: [SQLValue] = [], order: String = "") throws -> [Place] {
+    func within(
+        lat: Double, lon: Double, km: Double, extra: String = "", extraArgs: [SQLValue] = [], order: String = ""
+    ) throws -> [Place] {
         let bx = Self.boxes(lat: lat, lon: lon, km: km)
-        let branch = "SELECT \(Self.columns), dist_km(p.lat, p.lon, ?, ?) AS d FROM place_rtree r CROSS JOIN place p ON p.id = r.id "
+        let branch =
+            "SELECT \(Self.columns), dist_km(p.lat, p.lon, ?, ?) AS d FROM place_rtree r CROSS JOIN place p ON p.id = r.id "
             + "WHERE r.maxLat >= ? AND r.minLat <= ? AND r.maxLon >= ? AND r.minLon <= ? AND d <= ?" + extra
         let sql = Array(repeating: branch, count: bx.count).joined(separator: " UNION ALL ") + order
         var args: [SQLValue] = []
         for b in bx {
-            args += [.double(lat), .double(lon), .double(b.0), .double(b.1), .double(b.2), .double(b.3), .double(km)] + extraArgs
+            args +=
+                [.double(lat), .double(lon), .double(b.0), .double(b.1), .double(b.2), .double(b.3), .double(km)]
+                + extraArgs
         }
         let s = try statement(sql)
         s.bind(args)
@@ -143,7 +156,8 @@ final class SQLitePeer {
     func nearest(lat: Double, lon: Double, offset: Int, limit: Int, startKm: Double = 2) throws -> [Place] {
         var km = startKm
         while true {
-            let page = try within(lat: lat, lon: lon, km: km, order: " ORDER BY d, recordName LIMIT \(limit) OFFSET \(offset)")
+            let page = try within(
+                lat: lat, lon: lon, km: km, order: " ORDER BY d, recordName LIMIT \(limit) OFFSET \(offset)")
             if page.count == limit || km > 20_100 { return page }
             km *= 4
         }

@@ -23,11 +23,16 @@ extension SuiteBuilder {
             }
             guard let cur = cursor else { continue }
             let offset = (page - 1) * 20
-            cases.append(Case(label: Self.label(q) + " page \(page)", ordered: true,
-                              cirrus: { namesOf(try await c.next(cur, limit: 20).0) },
-                              sqlite: { namesOf(try s.nearest(lat: centre.latitude, lon: centre.longitude, offset: offset, limit: 20)) }))
+            cases.append(
+                Case(
+                    label: Self.label(q) + " page \(page)", ordered: true,
+                    cirrus: { namesOf(try await c.next(cur, limit: 20).0) },
+                    sqlite: {
+                        namesOf(try s.nearest(lat: centre.latitude, lon: centre.longitude, offset: offset, limit: 20))
+                    }))
         }
-        return ReadSuite(name: "nearest-page", title: "nearest-first, page \(page) via cursor", target: 10, cases: cases)
+        return ReadSuite(
+            name: "nearest-page", title: "nearest-first, page \(page) via cursor", target: 10, cases: cases)
     }
 
     /// `kind == k` by population descending, page `page` of 20 (the deepest the kind has when
@@ -39,7 +44,8 @@ extension SuiteBuilder {
         // The most common kinds, so that the deep page exists.
         var counts: [String: Int] = [:]
         for p in data.places { counts[p.kind, default: 0] += 1 }
-        let kinds = counts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }.prefix(max(1, min(count, 4)))
+        let kinds = counts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }.prefix(
+            max(1, min(count, 4)))
         var deepest = page
         for (kind, total) in kinds {
             let pageNo = max(2, min(page, total / 20))
@@ -50,20 +56,31 @@ extension SuiteBuilder {
                 guard let cur = cursor else { break }
                 (rows, cursor) = try await cirrus.next(cur, limit: 20)
             }
-            guard let cur = cursor, let last = rows.last, case .int64(let lastPop)? = last["population"] else { continue }
+            guard let cur = cursor, let last = rows.last, case .int64(let lastPop)? = last["population"] else {
+                continue
+            }
             let lastName = last.recordID.recordName
             let offset = (pageNo - 1) * 20
-            cases.append(Case(label: Self.label(q) + " page \(pageNo)", ordered: true,
-                              cirrus: { namesOf(try await c.next(cur, limit: 20).0) },
-                              sqlite: { namesOf(try s.places("WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20 OFFSET ?",
-                                                            [.text(kind), .int(Int64(offset))])) }))
+            cases.append(
+                Case(
+                    label: Self.label(q) + " page \(pageNo)", ordered: true,
+                    cirrus: { namesOf(try await c.next(cur, limit: 20).0) },
+                    sqlite: {
+                        namesOf(
+                            try s.places(
+                                "WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20 OFFSET ?",
+                                [.text(kind), .int(Int64(offset))]))
+                    }))
             keyset.append({
-                namesOf(try s.places("WHERE p.kind = ? AND (p.population < ? OR (p.population = ? AND p.recordName > ?)) "
-                                   + "ORDER BY p.population DESC, p.recordName LIMIT 20",
-                                   [.text(kind), .int(lastPop), .int(lastPop), .text(lastName)]))
+                namesOf(
+                    try s.places(
+                        "WHERE p.kind = ? AND (p.population < ? OR (p.population = ? AND p.recordName > ?)) "
+                            + "ORDER BY p.population DESC, p.recordName LIMIT 20",
+                        [.text(kind), .int(lastPop), .int(lastPop), .text(lastName)]))
             })
         }
-        return ReadSuite(name: "deep-page", title: "deep page \(deepest) via cursor (vs OFFSET)", target: 20, cases: cases,
-                         alternative: (label: "SQLite keyset", run: keyset))
+        return ReadSuite(
+            name: "deep-page", title: "deep page \(deepest) via cursor (vs OFFSET)", target: 20, cases: cases,
+            alternative: (label: "SQLite keyset", run: keyset))
     }
 }

@@ -41,10 +41,10 @@ struct SuiteBuilder {
     /// A centre near a data point (jittered ~1 km), so radius queries land where the data is.
     mutating func centre() -> Location {
         let p = randomPlace()
-        return Location(latitude: max(-90, min(90, p.latitude + (rng.unit() - 0.5) * 0.006)),
-                        longitude: max(-180, min(180, p.longitude + (rng.unit() - 0.5) * 0.006)))
+        return Location(
+            latitude: max(-90, min(90, p.latitude + (rng.unit() - 0.5) * 0.006)),
+            longitude: max(-180, min(180, p.longitude + (rng.unit() - 0.5) * 0.006)))
     }
-
 
     /// A sorted page on Cirrus (first page, `limit` rows).
     func cirrusPage(_ q: RecordQuery, _ limit: Int) -> () async throws -> [String] {
@@ -75,7 +75,8 @@ struct SuiteBuilder {
     }
 
     func query(_ predicate: String, _ args: [FieldValue], sort: [RecordModel.SortDescriptor] = []) -> RecordQuery {
-        RecordQuery(recordType: "Place", predicate: predicate, arguments: args.map { .value($0) }, sortDescriptors: sort)
+        RecordQuery(
+            recordType: "Place", predicate: predicate, arguments: args.map { .value($0) }, sortDescriptors: sort)
     }
 
     // MARK: - the suites
@@ -84,9 +85,10 @@ struct SuiteBuilder {
         let c = cirrus, s = sqlite
         let cases = (0..<count).map { _ -> Case in
             let name = randomPlace().recordName
-            return Case(label: "record(for: \(name))", ordered: true,
-                        cirrus: { [try await c.point(name).recordID.recordName] },
-                        sqlite: { try s.point(name).map(\.recordName) })
+            return Case(
+                label: "record(for: \(name))", ordered: true,
+                cirrus: { [try await c.point(name).recordID.recordName] },
+                sqlite: { try s.point(name).map(\.recordName) })
         }
         return ReadSuite(name: "point", title: "point lookup by record name", target: 4, cases: cases)
     }
@@ -96,12 +98,14 @@ struct SuiteBuilder {
             let p = randomPlace()
             if i % 2 == 0 {
                 let q = query("kind == %@", [.string(p.kind)], sort: [.field("population", ascending: false)])
-                return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                            sqlite: sql("WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20", [.text(p.kind)]))
+                return Case(
+                    label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                    sqlite: sql("WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20", [.text(p.kind)]))
             }
             let q = query("country == %@", [.string(p.country)], sort: [.field("name", ascending: true)])
-            return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                        sqlite: sql("WHERE p.country = ? ORDER BY p.name, p.recordName LIMIT 20", [.text(p.country)]))
+            return Case(
+                label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                sqlite: sql("WHERE p.country = ? ORDER BY p.name, p.recordName LIMIT 20", [.text(p.country)]))
         }
         return ReadSuite(name: "eq-sort", title: "equality + sort + limit 20", target: 3, cases: cases)
     }
@@ -111,15 +115,23 @@ struct SuiteBuilder {
             let a = randomPlace().population, b = randomPlace().population
             let lo = min(a, b), hi = max(a, b) + 1
             if i % 2 == 0 {
-                let q = query("population >= %@ AND population < %@", [.int64(lo), .int64(hi)], sort: [.field("population", ascending: false)])
-                return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                            sqlite: sql("WHERE p.population >= ? AND p.population < ? ORDER BY p.population DESC, p.recordName LIMIT 20",
-                                        [.int(lo), .int(hi)]))
+                let q = query(
+                    "population >= %@ AND population < %@", [.int64(lo), .int64(hi)],
+                    sort: [.field("population", ascending: false)])
+                return Case(
+                    label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                    sqlite: sql(
+                        "WHERE p.population >= ? AND p.population < ? ORDER BY p.population DESC, p.recordName LIMIT 20",
+                        [.int(lo), .int(hi)]))
             }
-            let q = query("population >= %@ AND population < %@", [.int64(lo), .int64(hi)], sort: [.field("name", ascending: true)])
-            return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                        sqlite: sql("WHERE p.population >= ? AND p.population < ? ORDER BY p.name, p.recordName LIMIT 20",
-                                    [.int(lo), .int(hi)]))
+            let q = query(
+                "population >= %@ AND population < %@", [.int64(lo), .int64(hi)],
+                sort: [.field("name", ascending: true)])
+            return Case(
+                label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                sqlite: sql(
+                    "WHERE p.population >= ? AND p.population < ? ORDER BY p.name, p.recordName LIMIT 20",
+                    [.int(lo), .int(hi)]))
         }
         return ReadSuite(name: "range-sort", title: "range + sort + limit 20", target: 3, cases: cases)
     }
@@ -129,8 +141,11 @@ struct SuiteBuilder {
             let ks = Array(Set((0..<3).map { _ in randomPlace().kind })).sorted()
             let q = query("kind IN %@", [.list(ks.map { .string($0) })], sort: [.field("population", ascending: false)])
             let marks = ks.map { _ in "?" }.joined(separator: ", ")
-            return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                        sqlite: sql("WHERE p.kind IN (\(marks)) ORDER BY p.population DESC, p.recordName LIMIT 20", ks.map { .text($0) }))
+            return Case(
+                label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                sqlite: sql(
+                    "WHERE p.kind IN (\(marks)) ORDER BY p.population DESC, p.recordName LIMIT 20", ks.map { .text($0) }
+                ))
         }
         return ReadSuite(name: "in", title: "IN (3 kinds) + sort + limit 20", target: nil, cases: cases)
     }
@@ -140,9 +155,13 @@ struct SuiteBuilder {
             let prefix = String(randomPlace().name.prefix(3))
             let q = query("name BEGINSWITH %@", [.string(prefix)], sort: [.field("name", ascending: true)])
             // A good SQLite user writes the prefix as a range so the B-tree is used (LIKE is case-insensitive).
-            let upper = String(prefix.dropLast()) + String(UnicodeScalar(UInt8(prefix.utf8.last.map { $0 &+ 1 } ?? 0x7F)))
-            return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                        sqlite: sql("WHERE p.name >= ? AND p.name < ? ORDER BY p.name, p.recordName LIMIT 20", [.text(prefix), .text(upper)]))
+            let upper =
+                String(prefix.dropLast()) + String(UnicodeScalar(UInt8(prefix.utf8.last.map { $0 &+ 1 } ?? 0x7F)))
+            return Case(
+                label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                sqlite: sql(
+                    "WHERE p.name >= ? AND p.name < ? ORDER BY p.name, p.recordName LIMIT 20",
+                    [.text(prefix), .text(upper)]))
         }
         return ReadSuite(name: "beginswith", title: "BEGINSWITH + sort + limit 20", target: nil, cases: cases)
     }
@@ -151,9 +170,11 @@ struct SuiteBuilder {
         let cases = (0..<count).map { _ -> Case in
             let tag = PlaceSet.tags[rng.below(PlaceSet.tags.count)]
             let q = query("tags CONTAINS %@", [.string(tag)], sort: [.field("population", ascending: false)])
-            return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                        sqlite: sql("WHERE p.id IN (SELECT id FROM place_tag WHERE tag = ?) ORDER BY p.population DESC, p.recordName LIMIT 20",
-                                    [.text(tag)]))
+            return Case(
+                label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                sqlite: sql(
+                    "WHERE p.id IN (SELECT id FROM place_tag WHERE tag = ?) ORDER BY p.population DESC, p.recordName LIMIT 20",
+                    [.text(tag)]))
         }
         return ReadSuite(name: "list-contains", title: "list CONTAINS + sort + limit 20", target: nil, cases: cases)
     }
@@ -169,8 +190,11 @@ struct SuiteBuilder {
         let cases = (0..<count).map { _ -> Case in
             let a = pool[rng.below(pool.count)], b = pool[rng.below(pool.count)]
             let q = query("self CONTAINS %@", [.string(a + " " + b)])
-            return Case(label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
-                        sqlite: sql("WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)", [.text("\"\(a)\" OR \"\(b)\"")]))
+            return Case(
+                label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
+                sqlite: sql(
+                    "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)",
+                    [.text("\"\(a)\" OR \"\(b)\"")]))
         }
         return ReadSuite(name: "text-any", title: "text: any of 2 words (all matches)", target: nil, cases: cases)
     }
@@ -180,8 +204,11 @@ struct SuiteBuilder {
         let cases = (0..<count).map { _ -> Case in
             let a = pool[rng.below(pool.count)], b = pool[rng.below(pool.count)]
             let q = query("ALL tokenize(%@, 'Cdl') IN allTokens", [.string(a + " " + b)])
-            return Case(label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
-                        sqlite: sql("WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)", [.text("\"\(a)\" AND \"\(b)\"")]))
+            return Case(
+                label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
+                sqlite: sql(
+                    "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)",
+                    [.text("\"\(a)\" AND \"\(b)\"")]))
         }
         return ReadSuite(name: "text-all", title: "text: all of 2 words (all matches)", target: nil, cases: cases)
     }
@@ -192,9 +219,11 @@ struct SuiteBuilder {
             let w = pool[rng.below(pool.count)]
             let lo = Int64(100 + rng.below(200)), hi = lo * Int64(2 + rng.below(20))
             let q = query("self CONTAINS %@ AND population BETWEEN {%@, %@}", [.string(w), .int64(lo), .int64(hi)])
-            return Case(label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
-                        sqlite: sql("WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) AND p.population BETWEEN ? AND ?",
-                                    [.text("\"\(w)\""), .int(lo), .int(hi)]))
+            return Case(
+                label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
+                sqlite: sql(
+                    "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) AND p.population BETWEEN ? AND ?",
+                    [.text("\"\(w)\""), .int(lo), .int(hi)]))
         }
         return ReadSuite(name: "text-range", title: "text + numeric range (all matches)", target: 5, cases: cases)
     }
@@ -204,10 +233,13 @@ struct SuiteBuilder {
         let cases = (0..<count).map { _ -> Case in
             let c = centre()
             let q = query("distanceToLocation:fromLocation:(location, %@) < %@", [.location(c), .double(km)])
-            return Case(label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
-                        sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: km)) })
+            return Case(
+                label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
+                sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: km)) })
         }
-        return ReadSuite(name: "radius-\(Int(km))", title: "radius \(Int(km)) km (all matches)", target: km == 10 ? 4 : nil, cases: cases)
+        return ReadSuite(
+            name: "radius-\(Int(km))", title: "radius \(Int(km)) km (all matches)", target: km == 10 ? 4 : nil,
+            cases: cases)
     }
 
     mutating func radiusEquality() -> ReadSuite {
@@ -215,9 +247,17 @@ struct SuiteBuilder {
         let cases = (0..<count).map { _ -> Case in
             let c = centre()
             let kind = randomPlace().kind
-            let q = query("kind == %@ AND distanceToLocation:fromLocation:(location, %@) < %@", [.string(kind), .location(c), .double(10)])
-            return Case(label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
-                        sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: 10, extra: " AND p.kind = ?", extraArgs: [.text(kind)])) })
+            let q = query(
+                "kind == %@ AND distanceToLocation:fromLocation:(location, %@) < %@",
+                [.string(kind), .location(c), .double(10)])
+            return Case(
+                label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
+                sqlite: {
+                    namesOf(
+                        try s.within(
+                            lat: c.latitude, lon: c.longitude, km: 10, extra: " AND p.kind = ?",
+                            extraArgs: [.text(kind)]))
+                })
         }
         return ReadSuite(name: "radius-eq", title: "radius 10 km + equality", target: nil, cases: cases)
     }
@@ -227,8 +267,9 @@ struct SuiteBuilder {
         let cases = (0..<count).map { _ -> Case in
             let c = centre()
             let q = query("TRUEPREDICATE", [], sort: [.distance(field: "location", from: c)])
-            return Case(label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                        sqlite: { namesOf(try s.nearest(lat: c.latitude, lon: c.longitude, offset: 0, limit: 20)) })
+            return Case(
+                label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
+                sqlite: { namesOf(try s.nearest(lat: c.latitude, lon: c.longitude, offset: 0, limit: 20)) })
         }
         return ReadSuite(name: "nearest-first", title: "nearest-first, first page of 20", target: 10, cases: cases)
     }
