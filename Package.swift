@@ -72,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
-                "CirrusShell", "Cirrus", "QueryChecker", "RecordModel", "RecordLog", "CEditLine",
+                "CirrusShell", "Cirrus", "QueryChecker", "RecordModel", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -88,7 +88,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
-        .target(name: "CirrusTestSupport", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
+        .target(name: "CirrusTestSupport", dependencies: ["RecordModel"], swiftSettings: strict),
 
         .testTarget(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],
