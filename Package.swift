@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "QueryPlanner", targets: ["QueryPlanner"]),
         .library(name: "QueryExecution", targets: ["QueryExecution"]),
         .library(name: "Cirrus", targets: ["Cirrus"]),
+        .library(name: "CoreDataMirror", targets: ["CoreDataMirror"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
@@ -64,7 +65,9 @@ let package = Package(
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
             name: "CirrusShell",
-            dependencies: ["PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus"],
+            dependencies: [
+                "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus", "CoreDataMirror",
+            ],
             swiftSettings: strict),
         // libedit (readline-compatible API) for the REPL's line editing, history and completion.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
@@ -77,6 +80,8 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Core Data models (.xcdatamodeld XML) → the CloudKit schema mirroring produces, its rules.
+        .target(name: "CoreDataMirror", dependencies: ["RecordModel"], swiftSettings: strict),
         // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
         .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.
@@ -111,6 +116,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CirrusTests", dependencies: ["Cirrus", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CoreDataMirrorTests", dependencies: ["CoreDataMirror", "RecordModel"], exclude: ["Models"],
             swiftSettings: strict),
         .testTarget(
             name: "CirrusShellTests",

@@ -23,11 +23,12 @@ struct CirrusCommand: AsyncParsableCommand {
               cirrus get --db DIR --type Place louvre --json
               cirrus schema --db DIR --export > schema.ckdb
               cirrus verify --db DIR
+              cirrus coredata schema --dry-run Model.xcdatamodeld
               cirrus repl                  (the demo database; `help` at the prompt)
             """,
         subcommands: [
             Check.self, QueryCommand.self, ExplainCommand.self, Import.self, Export.self, Get.self, SchemaCommand.self,
-            Verify.self, ReplCommand.self,
+            Verify.self, ReplCommand.self, CoreDataCommand.self,
         ])
 }
 

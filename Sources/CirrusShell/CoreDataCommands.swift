@@ -1,0 +1,54 @@
+// `cirrus coredata schema MODEL`: the CloudKit schema that Core Data's CloudKit mirroring makes
+// of a model, checked against mirroring's rules — what `initializeCloudKitSchema` does, with
+// `--dry-run` (print only) or `--db DIR` (add it to the container's development schema).
+
+import Cirrus
+import CoreDataMirror
+import RecordLog
+import RecordModel
+
+public enum CoreDataCommands {
+    /// Reads `model`, reports every rule it breaks (exit 1, nothing imported), otherwise prints
+    /// the mirrored schema in CloudKit's schema language (`dryRun`) or adds it to the
+    /// development schema of the container `db`.
+    public static func schema(
+        model: String, db: String?, dryRun: Bool, fileSystem: any FileSystem = POSIXFileSystem()
+    )
+        -> CommandOutput
+    {
+        let m: CoreDataModel
+        do {
+            m = try CoreDataModel.read(path: model)
+        } catch {
+            return CommandOutput(stderr: "cirrus coredata: \(error)\n", exitCode: 1)
+        }
+        let problems = CloudKitMirror.problems(in: m)
+        if !problems.isEmpty {
+            var text = "cirrus coredata: \(m.path): \(problems.count) problem\(problems.count == 1 ? "" : "s") "
+            text += "for CloudKit mirroring:\n"
+            for p in problems { text += "  \(p)\n" }
+            return CommandOutput(stderr: text, exitCode: 1)
+        }
+        let mirrored = CloudKitMirror.schema(for: m)
+        guard !dryRun, let db else { return CommandOutput(stdout: mirrored.schemaLanguage) }
+        do {
+            let c = try Container.open(
+                at: db, environment: .development, options: ContainerOptions(fileSystem: fileSystem))
+            var merged = c.schema
+            for (name, t) in mirrored.recordTypes {
+                var existing = merged.recordTypes[name] ?? RecordTypeSchema(name: name)
+                for (f, field) in t.fields where existing.fields[f] == nil { existing.fields[f] = field }
+                merged.recordTypes[name] = existing
+            }
+            let s = try c.importSchema(merged.schemaLanguage)
+            try c.close()
+            let fields = mirrored.recordTypes.values.reduce(0) { $0 + $1.fields.count }
+            return CommandOutput(
+                stdout:
+                    "imported \(mirrored.recordTypes.count) record types (\(fields) fields) from \(m.path) into the "
+                    + "development schema of \(db) (\(s.recordTypes.count) record types in all)\n")
+        } catch {
+            return CommandOutput(stderr: "cirrus coredata: \(db): \(error)\n", exitCode: 1)
+        }
+    }
+}
