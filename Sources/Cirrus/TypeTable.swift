@@ -91,7 +91,7 @@ struct TypeTable: Sendable {
 
     /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here.
     init(base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0) throws(CirrusError) {
-        cache = RecordCache(capacity: cacheSize)
+        cache = RecordCache(capacity: min(cacheSize, base.rows.count))  // slots are allocated up front
         recordType = base.key.recordType
         owner = base.key.owner
         self.schema = schema
@@ -114,6 +114,18 @@ struct TypeTable: Sendable {
         }
         let d = i - baseCount
         return pages.contains(d) ? pages[d] : nil
+    }
+
+    /// The record id of `row` (API form), nil if the row is deleted or never existed; a base row's
+    /// id comes from its key, without decoding the record.
+    func recordID(_ row: RowID) -> RecordID? {
+        let i = Int(row)
+        if i < baseCount {
+            guard !baseRemoved.contains(i), let base else { return nil }
+            return base.rows.recordID(i, owner: ZoneID.defaultOwnerName)
+        }
+        let d = i - baseCount
+        return pages.contains(d) ? pages[d]?.recordID : nil
     }
 
     /// The row of a record (API-form id), nil if none.
@@ -266,6 +278,9 @@ public struct RecordTypeSnapshot: Sendable {
     /// The current version of the record in `row`; nil if the row was deleted or never existed.
     /// Record ids use the API form (zone owner `__defaultOwner__`).
     public func record(_ row: RowID) -> Record? { storage.table?.record(row) }
+
+    /// The record id of `row` (API form), read from the row's key without decoding the record.
+    public func recordID(_ row: RowID) -> RecordID? { storage.table?.recordID(row) }
 
     /// The row of a record of this type, nil if none.
     public func row(for id: RecordID) -> RowID? {
