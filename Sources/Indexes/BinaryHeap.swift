@@ -4,11 +4,11 @@
 //
 // The order is a value conforming to `HeapOrder`, not `Comparable` elements, because top-K
 // orders by the query's sort descriptors, known only at run time. Generic and @inlinable, so
-// each use is specialized to its element and order (no closure call per comparison): in
-// qbench's nearest-first suites the specialized heap kept the hand-written one's timings. Why
-// not swift-collections' `Heap`: it needs `Comparable` elements (the query's order would have
-// to ride inside every element) and is a min-max heap, which costs extra comparisons per level
-// for the min-only use all three callers make.
+// each use is specialized to its element and order (no closure call per comparison), as the
+// three hand-written heaps it replaces were. Why not swift-collections' `Heap`: it needs
+// `Comparable` elements (the query's order would have to ride inside every element) and is a
+// min-max heap, which costs extra comparisons per level for the min-only use all three callers
+// make. (Not benchmarked against it: reasoned from its documented design.)
 
 /// How a heap orders its elements: `less(a, b)` puts `a` nearer the top.
 public protocol HeapOrder {
