@@ -51,6 +51,33 @@ struct ReplError: Error, Sendable {
     }
 }
 
+/// Where a scan of a REPL line stands in quotes ('…', "…", a backslash escaping the next byte)
+/// and brackets ((), [], {}): the one scanner behind `words` and `clauses`.
+struct Nesting {
+    private(set) var depth = 0
+    private(set) var quote: UInt8? = nil
+
+    /// Outside every quote and bracket.
+    var isTopLevel: Bool { depth == 0 && quote == nil }
+
+    /// Steps over `b[i]` (and the byte a backslash escapes inside quotes); returns the next index.
+    mutating func skip(_ b: [UInt8], at i: Int) -> Int {
+        let c = b[i]
+        if let q = quote {
+            if c == 0x5C { return i + 2 }
+            if c == q { quote = nil }
+            return i + 1
+        }
+        switch c {
+        case 0x27, 0x22: quote = c
+        case 0x28, 0x5B, 0x7B: depth += 1
+        case 0x29, 0x5D, 0x7D: depth = max(0, depth - 1)
+        default: break
+        }
+        return i + 1
+    }
+}
+
 enum ReplLine {
     /// Blank-separated words of `line[from...]`, grouping quotes and brackets.
     static func words(_ line: String, from: Int = 0) -> [Span] {
@@ -61,22 +88,10 @@ enum ReplLine {
             while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 }
             guard i < b.count else { break }
             let start = i
-            var depth = 0
-            var quote: UInt8? = nil
+            var nesting = Nesting()
             while i < b.count {
-                let c = b[i]
-                if let q = quote {
-                    if c == 0x5C { i += 1 } else if c == q { quote = nil }
-                } else if c == 0x27 || c == 0x22 {
-                    quote = c
-                } else if c == 0x28 || c == 0x5B || c == 0x7B {
-                    depth += 1
-                } else if c == 0x29 || c == 0x5D || c == 0x7D {
-                    depth = max(0, depth - 1)
-                } else if depth == 0, c == 0x20 || c == 0x09 {
-                    break
-                }
-                i += 1
+                if nesting.isTopLevel, b[i] == 0x20 || b[i] == 0x09 { break }
+                i = nesting.skip(b, at: i)
             }
             i = min(i, b.count)
             out.append(Span(text: String(decoding: b[start..<i], as: UTF8.self), start: start, end: i))
@@ -90,20 +105,11 @@ enum ReplLine {
         let b = Array(line.utf8)
         var marks: [Span] = []
         var i = from
-        var depth = 0
-        var quote: UInt8? = nil
+        var nesting = Nesting()
         while i < b.count {
             let c = b[i]
-            if let q = quote {
-                if c == 0x5C { i += 1 } else if c == q { quote = nil }
-                i += 1
-                continue
-            }
-            if c == 0x27 || c == 0x22 { quote = c; i += 1; continue }
-            if c == 0x28 || c == 0x5B || c == 0x7B { depth += 1; i += 1; continue }
-            if c == 0x29 || c == 0x5D || c == 0x7D { depth = max(0, depth - 1); i += 1; continue }
             let wordStart = i == from || b[i - 1] == 0x20 || b[i - 1] == 0x09
-            if depth == 0, wordStart, isLetter(c) {
+            if nesting.isTopLevel, wordStart, isLetter(c) {
                 var j = i
                 while j < b.count, isLetter(b[j]) { j += 1 }
                 let endsWord = j == b.count || b[j] == 0x20 || b[j] == 0x09
@@ -112,7 +118,7 @@ enum ReplLine {
                 i = j
                 continue
             }
-            i += 1
+            i = nesting.skip(b, at: i)
         }
         var out: [(Span?, Span)] = []
         var cursor = from
