@@ -47,11 +47,7 @@ extension ContainerCore {
             }
             return
         }
-        for (key, b) in snap.base {
-            tables[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
-                cacheSize: options.recordCacheSize)
-        }
+        tables = try baseTables(snap, schema: schema)
         if let bytes = store.checkpointUserState, !bytes.isEmpty {
             do {
                 let u = try JSONDecoder().decode(CheckpointUserState.self, from: Data(bytes))
@@ -117,16 +113,22 @@ extension ContainerCore {
         return report
     }
 
+    /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded).
+    func baseTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) -> [String: [String: TypeTable]] {
+        var out: [String: [String: TypeTable]] = [:]
+        for (key, b) in snap.base {
+            out[key.owner, default: [:]][key.recordType] = try TypeTable(
+                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
+                cacheSize: options.recordCacheSize)
+        }
+        return out
+    }
+
     /// Re-makes every table over the store's base (after a checkpoint or bulk load: the delta
     /// is empty) and publishes them with `schema`.
     func remakeTables(schema: Schema) throws(CirrusError) {
         let snap = store.snapshot()
-        var next: [String: [String: TypeTable]] = [:]
-        for (key, b) in snap.base {
-            next[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
-                cacheSize: options.recordCacheSize)
-        }
+        let next = try baseTables(snap, schema: schema)
         stateLock.withLock {
             tables = next
             publishedSchema = schema
@@ -191,12 +193,7 @@ extension ContainerCore {
     func rebaseTables() throws(CirrusError) {
         let schema = stateLock.withLock { publishedSchema }
         let snap = store.snapshot()
-        var next: [String: [String: TypeTable]] = [:]
-        for (key, b) in snap.base {
-            next[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
-                cacheSize: options.recordCacheSize)
-        }
+        var next = try baseTables(snap, schema: schema)
         let changes = snap.deltaChanges().map { c in
             RecordChange(
                 owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) },
