@@ -81,7 +81,7 @@ let package = Package(
             swiftSettings: strict),
 
         // Core Data models (.xcdatamodeld XML) → the CloudKit schema mirroring produces, its rules.
-        .target(name: "CoreDataMirror", dependencies: ["RecordModel"], swiftSettings: strict),
+        .target(name: "CoreDataMirror", dependencies: ["RecordModel", "PredicateSyntax"], swiftSettings: strict),
         // Checked query + index statistics → the cheapest QueryPlan, explain, index advisor. No I/O.
         .target(name: "QueryPlanner", dependencies: ["RecordModel"], swiftSettings: strict),
         // Operators, the single-record evaluator (the full-scan oracle), cursors.

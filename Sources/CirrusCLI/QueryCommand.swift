@@ -40,6 +40,13 @@ struct QueryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Only this zone (default: every zone of the database).", valueName: "ZONE"))
     var zone: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A Core Data model: --type names an entity and the predicate, sorts and keys its attributes; "
+                + "they are rewritten onto the CD_ records CloudKit mirroring stores (docs/coredata.md).",
+            valueName: "MODEL"))
+    var coredata: String?
+
     @OptionGroup var target: DatabaseOptions
 
     func validate() throws {
@@ -65,6 +72,20 @@ struct QueryOptions: ParsableArguments {
         }
         r.zone = zone.map { ZoneID(zoneName: $0) }
         return r
+    }
+
+    /// `request()`, rewritten onto the mirrored records when `--coredata` names a model, and the
+    /// line that says what it became (nil without `--coredata`).
+    func resolvedRequest() throws -> (QueryRequest, String?) {
+        let r = try request()
+        guard let coredata else { return (r, nil) }
+        do {
+            let (mirrored, line) = try r.mirrored(model: coredata)
+            return (mirrored, line)
+        } catch {
+            printError(error.message)
+            throw ExitCode(1)
+        }
     }
 }
 
@@ -94,7 +115,8 @@ struct QueryCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let r = try options.request()
+        let (r, rewritten) = try options.resolvedRequest()
+        if let rewritten { printError(rewritten) }
         try finish(
             await QueryCommands.query(
                 db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(),
@@ -119,7 +141,9 @@ struct ExplainCommand: AsyncParsableCommand {
     @OptionGroup var options: QueryOptions
 
     func run() async throws {
-        let r = try options.request()
-        try finish(await QueryCommands.explain(db: options.db, request: r, target: options.target.target(zone: nil)))
+        let (r, rewritten) = try options.resolvedRequest()
+        var out = await QueryCommands.explain(db: options.db, request: r, target: options.target.target(zone: nil))
+        if let rewritten { out.stdout = rewritten + "\n" + out.stdout }
+        try finish(out)
     }
 }

@@ -4,6 +4,8 @@
 
 import Cirrus
 import CoreDataMirror
+import PredicateSyntax
+import QueryChecker
 import RecordLog
 import RecordModel
 
@@ -50,5 +52,55 @@ public enum CoreDataCommands {
         } catch {
             return CommandOutput(stderr: "cirrus coredata: \(db): \(error)\n", exitCode: 1)
         }
+    }
+}
+
+extension QueryRequest {
+    /// This request written against entity `recordType` of the Core Data model at `model`,
+    /// rewritten onto the mirrored records (CloudKitMirror.rewrite): the record type, the
+    /// predicate, sort fields and desiredKeys. Also returns one line saying what it became.
+    public func mirrored(model path: String) throws(ShellError) -> (request: QueryRequest, rewritten: String) {
+        let model: CoreDataModel
+        do {
+            model = try CoreDataModel.read(path: path)
+        } catch {
+            throw ShellError("\(error)")
+        }
+        let tree: PredicateSyntax.Predicate
+        do {
+            tree = try PredicateParser.parse(predicate)
+        } catch {
+            throw ShellError(Diagnostics.caret(source: predicate, range: error.range) + "error: \(error.message)")
+        }
+        let q: MirroredQuery
+        do {
+            q = try CloudKitMirror.rewrite(tree, entity: recordType, model: model)
+        } catch {
+            var text = ""
+            if error.range != .none { text = Diagnostics.caret(source: predicate, range: error.range) }
+            throw ShellError(text + error.message)
+        }
+        func field(_ name: String) throws(ShellError) -> String {
+            guard let f = CloudKitMirror.fieldName(name, entity: recordType, model: model) else {
+                throw ShellError("\(recordType) has no attribute \"\(name)\" to sort by or fetch")
+            }
+            return f
+        }
+        var r = self
+        r.recordType = q.recordType
+        r.predicate = q.formatString
+        r.sorts = []
+        for s in sorts {
+            switch s {
+            case .field(let name, let ascending): r.sorts.append(.field(try field(name), ascending: ascending))
+            case .distance(let name, let from): r.sorts.append(.distance(field: try field(name), from: from))
+            }
+        }
+        if let keys {
+            var mapped: [String] = []
+            for k in keys { mapped.append(try field(k)) }
+            r.keys = mapped
+        }
+        return (r, "Core Data entity \(recordType) → \(q.recordType) WHERE \(q.formatString)")
     }
 }
