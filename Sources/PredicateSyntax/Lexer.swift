@@ -231,36 +231,34 @@ struct Lexer {
         }
     }
 
-    /// `%@ %K %d %i %ld %lld %u %f %g %e`.
+    /// A printf-style placeholder (Placeholder.Specifier): `%`, a length modifier, a conversion.
     private mutating func placeholder(_ start: Int) throws -> Token {
-        let spec: Placeholder.Specifier?
-        var length = 2
-        switch peek() {
-        case UInt8(ascii: "@"): spec = .object
-        case UInt8(ascii: "K"): spec = .key
-        case UInt8(ascii: "d"): spec = .d
-        case UInt8(ascii: "i"): spec = .i
-        case UInt8(ascii: "u"): spec = .u
-        case UInt8(ascii: "f"): spec = .f
-        case UInt8(ascii: "g"): spec = .g
-        case UInt8(ascii: "e"): spec = .e
-        case UInt8(ascii: "l") where peek(1) == UInt8(ascii: "d"): (spec, length) = (.ld, 3)
-        case UInt8(ascii: "l") where peek(1) == UInt8(ascii: "l") && peek(2) == UInt8(ascii: "d"):
-            (spec, length) = (.lld, 4)
-        case UInt8(ascii: "%"):
+        if peek() == UInt8(ascii: "%") {
             throw SyntaxError(
                 "'%%' is a percent sign only inside a quoted string", range: SourceRange(start, start + 2),
                 hint: "write '%' inside quotes, e.g. 'up 5%'")
-        default: spec = nil
         }
-        guard let spec else {
-            var end = pos
-            while end < src.count, end < start + 4, ByteClass.isIdentifierContinue(src[end]) { end += 1 }
-            end = Swift.max(end, Swift.min(pos + 1, src.count))
+        // Length modifier letters, then one conversion letter.
+        var end = start + 1
+        while end < src.count, end < start + 3,
+            [
+                UInt8(ascii: "h"), UInt8(ascii: "l"), UInt8(ascii: "q"),
+                UInt8(ascii: "L"), UInt8(ascii: "z"), UInt8(ascii: "t"), UInt8(ascii: "j"),
+            ].contains(src[end])
+        {
+            end += 1
+        }
+        if end < src.count { end += 1 }
+        guard let spec = Placeholder.Specifier(rawValue: text(start, end)) else {
+            var shown = pos
+            while shown < src.count, shown < start + 4, ByteClass.isIdentifierContinue(src[shown]) { shown += 1 }
+            shown = Swift.max(shown, Swift.min(pos + 1, src.count))
             throw SyntaxError(
-                "unknown format specifier '\(text(start, end))'", range: SourceRange(start, end),
-                hint: "use %@, %K, %d, %i, %ld, %lld, %u, %f, %g or %e")
+                "unknown format specifier '\(text(start, Swift.max(shown, end)))'",
+                range: SourceRange(start, Swift.max(shown, end)),
+                hint: "use %@ for values, %K for keys, or a printf conversion such as %d, %lld, %f or %g")
         }
+        let length = end - start
         pos = start + length
         return Token(kind: .placeholder(spec), start: start, end: pos)
     }

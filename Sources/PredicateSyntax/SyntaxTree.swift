@@ -279,24 +279,77 @@ public enum ArithmeticOperator: String, Sendable, Hashable, CaseIterable {
 
 /// A placeholder and its position among the placeholders of the format string.
 public struct Placeholder: Sendable, Hashable {
-    public enum Specifier: String, Sendable, Hashable, CaseIterable {
-        /// `%@` any object
-        case object = "%@"
-        /// `%K` a key path
-        case key = "%K"
-        case d = "%d"
-        case i = "%i"
-        case ld = "%ld"
-        case lld = "%lld"
-        case u = "%u"
-        case f = "%f"
-        case g = "%g"
-        case e = "%e"
+    /// A printf-style conversion as NSPredicate's format parser takes it: `%@` (an object),
+    /// `%K` (a key path), and the numeric, character, string and pointer conversions with their
+    /// length modifiers (`%d %i %o %u %x %X` with `hh h l ll q z t j`; `%f %F %e %E %g %G %a %A`
+    /// with `l L`; `%c %C %s %S %p`).
+    public struct Specifier: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// What the conversion takes.
+        public enum Kind: Sendable, Hashable {
+            case object, key, integer, floatingPoint, character, string, pointer
+        }
 
-        /// Whether the specifier takes an integer argument (`%d %i %ld %lld %u`).
-        public var isInteger: Bool { [.d, .i, .ld, .lld, .u].contains(self) }
-        /// Whether the specifier takes a floating-point argument (`%f %g %e`).
-        public var isFloatingPoint: Bool { [.f, .g, .e].contains(self) }
+        /// The specifier as written, e.g. `%lld`.
+        public let rawValue: String
+        public let kind: Kind
+
+        /// A specifier from its text (`%` + length modifier + conversion); nil if NSPredicate
+        /// would not take it.
+        public init?(rawValue: String) {
+            guard rawValue.hasPrefix("%"), let last = rawValue.last else { return nil }
+            let modifier = String(rawValue.dropFirst().dropLast())
+            let kind: Kind
+            switch last {
+            case "@": kind = .object
+            case "K": kind = .key
+            case "d", "i", "o", "u", "x", "X": kind = .integer
+            case "f", "F", "e", "E", "g", "G", "a", "A": kind = .floatingPoint
+            case "c", "C": kind = .character
+            case "s", "S": kind = .string
+            case "p": kind = .pointer
+            default: return nil
+            }
+            let allowed: Set<String> =
+                switch kind {
+                case .integer: ["", "hh", "h", "l", "ll", "q", "z", "t", "j"]
+                case .floatingPoint: ["", "l", "L"]
+                default: [""]
+                }
+            guard allowed.contains(modifier) else { return nil }
+            self.rawValue = rawValue
+            self.kind = kind
+        }
+
+        private init(_ text: String, _ kind: Kind) {
+            rawValue = text
+            self.kind = kind
+        }
+
+        /// `%@` any object
+        public static let object = Specifier("%@", .object)
+        /// `%K` a key path
+        public static let key = Specifier("%K", .key)
+        public static let d = Specifier("%d", .integer)
+        public static let i = Specifier("%i", .integer)
+        public static let ld = Specifier("%ld", .integer)
+        public static let lld = Specifier("%lld", .integer)
+        public static let u = Specifier("%u", .integer)
+        public static let f = Specifier("%f", .floatingPoint)
+        public static let g = Specifier("%g", .floatingPoint)
+        public static let e = Specifier("%e", .floatingPoint)
+
+        /// A sample of every kind and length modifier (for generators and tests).
+        public static let allCases: [Specifier] = [
+            "%@", "%K", "%d", "%i", "%ld", "%lld", "%u", "%hhd", "%hd", "%qd", "%zu", "%x", "%lX", "%o", "%f", "%lf",
+            "%Lf", "%g", "%e", "%E", "%a", "%la", "%A", "%c", "%s", "%S", "%p",
+        ].compactMap { Specifier(rawValue: $0) }
+
+        /// Whether the specifier takes an integer argument (`%d %i %o %u %x %X` and modifiers).
+        public var isInteger: Bool { kind == .integer }
+        /// Whether the specifier takes a floating-point argument (`%f %e %g %a`, any case, and modifiers).
+        public var isFloatingPoint: Bool { kind == .floatingPoint }
+
+        public var description: String { rawValue }
     }
 
     public var specifier: Specifier

@@ -60,8 +60,10 @@ extension Checker {
             case .integer(let i): return .value(.int64(i), e.range)
             case .double(let d): return .value(.double(d), e.range)
             case .null: return .null(e.range)
-            case .boolean:
-                throw unexpected("CloudKit has no boolean type: store an INT64 and compare it with 1 or 0", at: e.range)
+            case .boolean(let b):
+                // NSPredicate parses TRUE/YES and FALSE/NO as NSNumber 1 and 0, which CloudKit
+                // takes as INT64 (it has no boolean type).
+                return .value(.int64(b ? 1 : 0), e.range)
             }
         case .evaluatedObject:
             return .evaluatedObject(e.range)
@@ -191,6 +193,19 @@ extension Checker {
                     hint: "use %@ for values of other types", range: range)
             }
             return .value(v, range)
+        case (let s, .value(let v)) where s.kind == .string:
+            guard case .string = v else {
+                throw PredicateError(
+                    .argument,
+                    "Argument \(p.index + 1) for \(s.rawValue) must be a string, not \(withArticle(v.typeName)) value",
+                    hint: "use %@ for values of other types", range: range)
+            }
+            return .value(v, range)
+        case (let s, .value) where s.kind == .character || s.kind == .pointer:
+            throw PredicateError(
+                .argument,
+                "Argument \(p.index + 1) for \(s.rawValue): CloudKit takes no \(s.kind == .pointer ? "pointer" : "character") values",
+                hint: "use %@ with a string or a number", range: range)
         case (let s, .value(let v)):
             switch v {
             case .double: return .value(v, range)

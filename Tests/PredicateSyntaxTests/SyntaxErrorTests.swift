@@ -38,7 +38,10 @@ import Testing
     @Test func controlCharacter() { expectError("a == \u{1}", "unexpected character '\\u{1}'", 5, 6) }
     @Test func singleAmpersand() { expectError("a == 1 & b == 2", "unexpected character '&'", 7, 8) }
     @Test func singleBar() { expectError("a == 1 | b == 2", "unexpected character '|'", 7, 8) }
-    @Test func unknownFormatSpecifier() { expectError("a == %x", "unknown format specifier '%x'", 5, 7) }
+    @Test func unknownFormatSpecifier() { expectError("a == %y", "unknown format specifier '%y'", 5, 7) }
+    @Test func lengthModifierThatDoesNotFitTheConversion() {
+        expectError("a == %l@", "unknown format specifier '%l@'", 5, 8)
+    }
     @Test func lowercaseKeySpecifier() { expectError("%k == 1", "unknown format specifier '%k'", 0, 2) }
     @Test func percentAtEnd() { expectError("a == %", "unknown format specifier '%'", 5, 6) }
     @Test func doublePercentOutsideQuotes() {

@@ -124,6 +124,17 @@ let acceptedShapes: [Verdict] = [
     ok("%K == %@", #"kind EQUALS "cafe""#, args: [.key("kind"), "cafe"]),
     ok("%K > %d", "population GREATER_THAN 7", args: [.key("population"), 7]),
     ok("rating > %f", "rating GREATER_THAN 4.0", args: [4]),
+    // The printf family NSPredicate's format parser takes, with length modifiers.
+    ok("population > %lld", "population GREATER_THAN 7", args: [7]),
+    ok("population > %hhd", "population GREATER_THAN 7", args: [7]),
+    ok("population > %qd", "population GREATER_THAN 7", args: [7]),
+    ok("population > %zu", "population GREATER_THAN 7", args: [7]),
+    ok("population > %x", "population GREATER_THAN 7", args: [7]),
+    ok("rating > %lf", "rating GREATER_THAN 4.0", args: [4]),
+    ok("rating > %a", "rating GREATER_THAN 4.5", args: [4.5]),
+    ok("rating > %la", "rating GREATER_THAN 4.5", args: [4.5]),
+    ok("rating > %LG", "rating GREATER_THAN 4.5", args: [4.5]),
+    ok("name == %s", #"name EQUALS "x""#, args: ["x"]),
     ok("rating > %g", "rating GREATER_THAN 4.5", args: [4.5]),
     ok("population == %lld", "population EQUALS 9", args: [9]),
     ok("kind == $KIND", #"kind EQUALS "museum""#, vars: ["KIND": "museum"]),
@@ -205,8 +216,11 @@ let rejectedShapes: [Verdict] = [
     bad("tags[SIZE] == 2", "Unexpected expression", at: "tags[SIZE]"),
     bad("uppercase:(name) == 'A'", "Unexpected expression", at: "uppercase:(name)"),
     bad("ANYKEY == 'x'", "Unexpected expression", at: "ANYKEY"),
-    bad("kind == TRUE", "Unexpected expression", at: "TRUE"),
-    bad("kind == NO", "Unexpected expression", at: "NO"),
+    // Boolean literals are NSNumber 1 / 0 in NSPredicate: CloudKit takes them as INT64.
+    ok("archived == TRUE", "archived EQUALS 1"),
+    ok("archived == YES", "archived EQUALS 1"),
+    ok("archived != FALSE", "archived NOT_EQUALS 0"),
+    ok("archived == NO", "archived EQUALS 0"),
     // operand shapes
     bad("price == cost", "Comparing two fields is not supported", at: "price == cost"),
     bad("kind IN tags", "IN requires a collection on the right", at: "tags"),
@@ -320,6 +334,10 @@ let rejectedShapes: [Verdict] = [
     bad(
         "rating == %f", "Argument 1 for %f must be a number, not a STRING value", at: "%f", args: ["x"], kind: .argument
     ),
+    bad("name == %s", "Argument 1 for %s must be a string, not an INT64 value", at: "%s", args: [5], kind: .argument),
+    bad(
+        "name == %c", "Argument 1 for %c: CloudKit takes no character values", at: "%c", args: ["x"], kind: .argument),
+    bad("name == %p", "Argument 1 for %p: CloudKit takes no pointer values", at: "%p", args: ["x"], kind: .argument),
     bad(
         "photo == %@", "Assets cannot be compared", at: "%@", args: [.value(.asset(Asset(contentHash: "00", size: 1)))],
         kind: .argument),
