@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: deps build test release run fuzz clean bench bench-quick lint format
+.PHONY: deps build test release run fuzz clean bench bench-quick lint format docs
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -25,6 +25,14 @@ lint:
 
 format:
 	$(SWIFT) format -i -r --configuration .swift-format $(SWIFT_SOURCES)
+
+# DocC archives of every library module (swift-docc-plugin, added to the package only when
+# CIRRUS_DOCS is set); warnings are errors. Output: .build-docs/plugins/Swift-DocC/outputs/.
+DOC_TARGETS = PredicateSyntax RecordModel QueryChecker Indexes RecordLog QueryPlanner QueryExecution Cirrus \
+	CoreDataMirror CirrusShell
+docs: deps
+	CIRRUS_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation \
+		$(foreach t,$(DOC_TARGETS),--target $(t)) --warnings-as-errors
 
 # A fuzz run of the predicate front end (lexer, parser, checker); SECONDS=60 by default.
 fuzz:

@@ -126,3 +126,9 @@ let package = Package(
             exclude: ["Transcripts"], swiftSettings: strict),
     ]
 )
+
+// The documentation build (`make docs`, run in CI) adds swift-docc-plugin; everyday builds and
+// users of the library do not resolve it.
+if Context.environment["CIRRUS_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -248,8 +248,6 @@ extension Checker {
                 hint:
                     "write ALL tokenize(%@, 'Cdl') IN allTokens (all words) or ANY tokenize(%@, 'Cdl') IN allTokens (any word)",
                 range: whole)
-        case (.field, .field):
-            throw PredicateError(.unsupported, "Comparing two fields is not supported", range: whole)
         default:
             throw unexpected("write k IN {a, b} or c IN k (k a list field)", at: whole)
         }
