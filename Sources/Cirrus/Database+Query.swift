@@ -74,6 +74,16 @@ public struct QueryExplanation: Sendable {
 
 extension RecordTypeSnapshot: QuerySnapshot {
     public var typeSchema: RecordTypeSchema? { schema }
+
+    /// The first `limit` live rows of `rows` (ascending) in record-id order, in `zone` (all when
+    /// nil), after `after` (from the start when nil); base rows are read in place (see
+    /// `TypeTable.firstRowsByID`).
+    public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
+        guard let table = storage.table else { return [] }
+        return table.firstRowsByID(rows, after: after, zone: zone, limit: limit) {
+            idOrderedRows(rows, after: after, zone: zone, limit: limit)
+        }
+    }
 }
 
 extension Database {

@@ -136,6 +136,63 @@ struct TypeTable: Sendable {
         return RowID(truncatingIfNeeded: i)
     }
 
+    /// `QuerySnapshot.firstRowsByID`: base rows of a one-zone section are already in id order
+    /// (sections sort by zone, then name), so they are walked in row order from a binary search
+    /// for `after`, merged with the delta rows sorted by id; ids are compared as key bytes. A
+    /// base of several zones falls back to reading every id.
+    func firstRowsByID(
+        _ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int, fallback: () -> [RowID]
+    ) -> [RowID] {
+        guard limit > 0 else { return [] }
+        // Rows are ascending: base rows first.
+        var split = 0
+        var hi = rows.count
+        while split < hi {
+            let m = (split + hi) / 2
+            if Int(rows[m]) < baseCount { split = m + 1 } else { hi = m }
+        }
+        guard split > 0, let base else { return fallback() }
+        guard let baseZone = base.rows.singleZoneName else { return fallback() }
+        var baseRows = rows[..<split]
+        if let zone, zone != ZoneID(zoneName: baseZone) { baseRows = rows[..<0] }
+        if let after {
+            // The first base candidate whose id is after `after`.
+            var lo = baseRows.startIndex
+            var hi = baseRows.endIndex
+            while lo < hi {
+                let m = (lo + hi) / 2
+                if base.rows.compareID(Int(rows[m]), after) <= 0 { lo = m + 1 } else { hi = m }
+            }
+            baseRows = rows[lo..<baseRows.endIndex]
+        }
+        var delta: [(RecordID, RowID)] = []
+        for row in rows[split...] {
+            let d = Int(row) - baseCount
+            guard pages.contains(d), let id = pages[d]?.recordID else { continue }
+            if let zone, id.zoneID != zone { continue }
+            if let after, !(after < id) { continue }
+            delta.append((id, row))
+        }
+        delta.sort { $0.0 < $1.0 }
+        var out: [RowID] = []
+        out.reserveCapacity(min(limit, baseRows.count + delta.count))
+        var j = 0
+        for row in baseRows where !baseRemoved.contains(Int(row)) {
+            while j < delta.count, base.rows.compareID(Int(row), delta[j].0) > 0 {
+                out.append(delta[j].1)
+                j += 1
+                if out.count == limit { return out }
+            }
+            out.append(row)
+            if out.count == limit { return out }
+        }
+        while j < delta.count, out.count < limit {
+            out.append(delta[j].1)
+            j += 1
+        }
+        return out
+    }
+
     /// Every live row, ascending.
     func allRows() -> [RowID] {
         var out: [RowID] = []
@@ -290,3 +347,4 @@ public struct RecordTypeSnapshot: Sendable {
     /// Every live row, sorted ascending.
     public func allRows() -> [RowID] { storage.table?.allRows() ?? [] }
 }
+

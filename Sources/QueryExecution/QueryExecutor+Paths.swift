@@ -178,6 +178,7 @@ extension Run {
         let rows = try rowSet(node)
         let matcher = matcher(residual)
         let needRecord = !residual.isEmpty || !plan.query.sortDescriptors.isEmpty || visible != nil
+        if !needRecord { return idOrderedPage(rows, orderNode: orderNode) }
         let bound = pageSize + 1
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
         var passed = 0
@@ -208,6 +209,23 @@ extension Run {
         if let orderNode { count(orderNode, page.count) }
         let more = ranked.count > pageSize
         return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual)
+    }
+}
+
+extension Run {
+    /// The page of a set plan ordered by record id alone (no sort, no residual filter, no
+    /// per-record access rule): the snapshot picks the first rows by id, and only the page's
+    /// records are fetched — no order key per candidate, no heap.
+    mutating func idOrderedPage(_ rows: [RowID], orderNode: PlanNode?) -> QueryPage {
+        let picked = snapshot.firstRowsByID(rows, after: after?.recordID, zone: zone, limit: pageSize + 1)
+        var page: [Record] = []
+        page.reserveCapacity(min(pageSize, picked.count))
+        for row in picked.prefix(pageSize) {
+            if let r = snapshot.record(row) { page.append(r) }
+        }
+        if let orderNode { count(orderNode, page.count) }
+        let next = picked.count > pageSize ? page.last.map { OrderKey(values: [], recordID: $0.recordID) } : nil
+        return QueryPage(records: page, next: next, actual: actual)
     }
 }
 

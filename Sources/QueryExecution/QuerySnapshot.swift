@@ -19,10 +19,32 @@ public protocol QuerySnapshot: Sendable {
     func recordID(_ row: RowID) -> RecordID?
     /// Every live row, ascending.
     func allRows() -> [RowID]
+    /// The first `limit` live rows of `rows` (ascending, unique) in record-id order, among those
+    /// in `zone` (every zone when nil) whose id is after `after` (from the start when nil).
+    /// Queries without sort descriptors page through this; a store that keeps its rows in id
+    /// order answers without making every row's id.
+    func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID]
 }
 
 extension QuerySnapshot {
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
+
+    public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
+        idOrderedRows(rows, after: after, zone: zone, limit: limit)
+    }
+
+    /// `firstRowsByID` by reading every row's id (the default, and the fallback of stores whose
+    /// row order is not id order).
+    public func idOrderedRows(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
+        var picked: [(RecordID, RowID)] = []
+        for row in rows {
+            guard let id = recordID(row), zone == nil || id.zoneID == zone else { continue }
+            if let after, !(after < id) { continue }
+            picked.append((id, row))
+        }
+        picked.sort { $0.0 < $1.0 }
+        return picked.prefix(max(0, limit)).map(\.1)
+    }
 
     /// Planner statistics over this snapshot. The row count comes from the indexes (they hold
     /// exactly the snapshot's live rows), not from enumerating the rows: O(1) per query.

@@ -206,6 +206,26 @@ public struct RowSection: @unchecked Sendable {
         return c != 0 ? c : RowKeyOrder.compare(n, name)
     }
 
+    /// Compares row `i`'s id with `id` in `RecordID` order — record name, then zone name (the
+    /// owner is the table's) — without making strings: <0, 0, >0. A damaged key sorts first.
+    public func compareID(_ i: Int, _ id: RecordID) -> Int {
+        guard i >= 0, i < count, let (z, n) = keyBytes(i) else { return -1 }
+        var name = id.recordName
+        let c = name.withUTF8 { RowKeyOrder.compare(n, UnsafeRawBufferPointer($0)) }
+        if c != 0 { return c }
+        var zone = id.zoneID.zoneName
+        return zone.withUTF8 { RowKeyOrder.compare(z, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The zone name of every row when all rows are in one zone, else nil. Rows sort by zone
+    /// first, so the first and last rows tell: O(1).
+    public var singleZoneName: String? {
+        guard count > 0, let (first, _) = keyBytes(0), let (last, _) = keyBytes(count - 1),
+            RowKeyOrder.compare(first, last) == 0
+        else { return nil }
+        return String(decoding: first, as: UTF8.self)
+    }
+
     /// The row of a record id (its zone name and record name), nil when absent. O(log n).
     public func row(of id: RecordID) -> Int? {
         var zone = id.zoneID.zoneName

@@ -3,6 +3,7 @@
 // base ∪ delta minus removed rows.
 
 import CirrusTestSupport
+import Indexes
 import RecordLog
 import RecordModel
 import Testing
@@ -119,5 +120,86 @@ import Testing
         // …and verify reports the block whose CRC no longer matches.
         let v = try RecordStore.verify(directory: dir, fileSystem: env.fs)
         #expect(v.open.corruptions.contains { $0.reason.contains(path) })
+    }
+}
+
+/// Queries without sort descriptors are in record-id order; over a checkpoint the base rows are
+/// walked in row order (one zone) or by reading ids (several zones), merged with the delta. Every
+/// page size and zone restriction must give the model's order.
+@Suite struct IDOrderedPagesTests {
+    func place(_ i: Int, zone: ZoneID = .default, n: Int? = nil) -> Record {
+        rec(
+            "p\(i)", "Place", zone: zone,
+            [
+                "n": .int64(Int64(n ?? i % 5)),
+                "loc": .location(Location(latitude: Double(i % 7), longitude: Double(i % 11))),
+            ])
+    }
+
+    func pages(_ db: Database, _ q: RecordQuery, zone: ZoneID?, limit: Int) async throws -> [RecordID] {
+        var (page, cursor) = try await db.records(matching: q, inZoneWith: zone, resultsLimit: limit)
+        var out = try page.map { try $0.1.get().recordID }
+        while let c = cursor {
+            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: limit)
+            out += try page.map { try $0.1.get().recordID }
+        }
+        return out
+    }
+
+    /// public: one zone (base rows read in place); private: three zones (ids read); one-zone:
+    /// a private database whose records are all in one custom zone (in place, other zones empty).
+    @Test(arguments: ["public", "private", "one-zone"])
+    func unsortedPagesFollowRecordIDOrder(_ which: String) async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        let c = try env.open()
+        let db = which == "public" ? c.publicDatabase(as: .user("_u")) : c.privateDatabase(for: "_u")
+        var zones: [ZoneID] = which == "one-zone" ? [] : [.default]
+        if which != "public" { zones.append(try await db.save(zone: ZoneID(zoneName: "A"))) }
+        if which == "private" { zones.append(try await db.save(zone: ZoneID(zoneName: "B"))) }
+        var model: [RecordID: Record] = [:]
+        func save(_ rs: [Record], deleting: [RecordID] = []) async throws {
+            for z in zones {
+                let mine = rs.filter { $0.recordID.zoneID == z }
+                let gone = deleting.filter { $0.zoneID == z }
+                if mine.isEmpty && gone.isEmpty { continue }
+                let r = try await db.modifyRecords(saving: mine, deleting: gone, savePolicy: .allKeys)
+                #expect(r.partialFailure == nil)
+            }
+            for r in rs { model[RecordID(recordName: r.recordID.recordName, zoneID: r.recordID.zoneID)] = r }
+            for id in deleting { model[id] = nil }
+        }
+        // Base: even numbers in every zone, then a checkpoint; delta: odd numbers interleave
+        // them, some base rows deleted, some updated (they move to the delta).
+        try await save((0..<60).filter { $0 % 2 == 0 }.flatMap { i in zones.map { place(i, zone: $0) } })
+        try c.checkpoint()
+        try await save(
+            (0..<60).filter { $0 % 2 == 1 }.flatMap { i in zones.map { place(i, zone: $0) } }
+                + [10, 20, 30].flatMap { i in zones.map { place(i, zone: $0, n: 3) } },
+            deleting: [4, 8, 44].flatMap { i in zones.map { RecordID(recordName: "p\(i)", zoneID: $0) } })
+        let queries: [(String, (Record) -> Bool)] = [
+            ("n == 3", { $0["n"] == .int64(3) }),
+            ("TRUEPREDICATE", { _ in true }),
+            (
+                "distanceToLocation:fromLocation:(loc, %@) < 400",
+                { r in
+                    guard case .location(let l)? = r["loc"] else { return false }
+                    return GeoMath.distanceKm(latitude1: l.latitude, longitude1: l.longitude, latitude2: 3, longitude2: 5) <= 400
+                }
+            ),
+        ]
+        for (predicate, matches) in queries {
+            var q = RecordQuery(recordType: "Place", predicate: predicate)
+            if predicate.contains("%@") { q.arguments = [.value(.location(Location(latitude: 3, longitude: 5)))] }
+            for zone in [nil, .default] + zones.map(Optional.some) {
+                let expected = model.values.filter { r in matches(r) && (zone == nil || r.recordID.zoneID == zone) }
+                    .map(\.recordID).sorted()
+                for limit in [1, 3, 7, 400] {
+                    let got = try await pages(db, q, zone: zone, limit: limit)
+                    #expect(got == expected, "\(which) \(predicate) zone \(zone?.zoneName ?? "all") limit \(limit)")
+                }
+            }
+        }
+        try c.checkInvariants()
     }
 }
