@@ -75,6 +75,10 @@ public struct QueryExplanation: Sendable {
 extension RecordTypeSnapshot: QuerySnapshot {
     public var typeSchema: RecordTypeSchema? { schema }
 
+    /// The record of `row` with at least the user fields in `fields`; base rows are decoded
+    /// partly (see `TypeTable.record(_:fields:)`).
+    public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }
+
     /// The first `limit` live rows of `rows` (ascending) in record-id order, in `zone` (all when
     /// nil), after `after` (from the start when nil); base rows are read in place (see
     /// `TypeTable.firstRowsByID`).

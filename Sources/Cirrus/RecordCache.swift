@@ -37,6 +37,16 @@ final class RecordCache: @unchecked Sendable {
         next = [UInt8](repeating: 0, count: capacity > 0 ? sets : 0)
     }
 
+    /// The record of base row `row` when it is cached; nil otherwise (nothing is decoded).
+    func cached(_ row: Int) -> Record? {
+        guard capacity > 0 else { return nil }
+        let set = row & setMask
+        return lock.withLock {
+            for way in 0..<2 where rows[2 * set + way] == row { return records[2 * set + way] }
+            return nil
+        }
+    }
+
     /// The record of base row `row`, decoding it with `decode` on a miss.
     @inline(__always)
     func record(_ row: Int, _ decode: () -> Record?) -> Record? {

@@ -116,6 +116,19 @@ struct TypeTable: Sendable {
         return pages.contains(d) ? pages[d] : nil
     }
 
+    /// The record of `row` with at least the user fields in `fields` (and every system field),
+    /// for filters and sort keys: a base row comes whole from the cache or is decoded partly,
+    /// skipping the other fields, and is not cached; a delta row is whole.
+    func record(_ row: RowID, fields: Set<String>) -> Record? {
+        let i = Int(row)
+        guard i < baseCount else { return record(row) }
+        guard !baseRemoved.contains(i), let base else { return nil }
+        if let hit = cache?.cached(i) { return hit }
+        guard let p = base.rows.payload(i) else { return nil }
+        // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
+        return (try? RecordCodec.decode(p, onlyFields: fields)).map(ContainerCore.apiForm)
+    }
+
     /// The record id of `row` (API form), nil if the row is deleted or never existed; a base row's
     /// id comes from its key, without decoding the record.
     func recordID(_ row: RowID) -> RecordID? {

@@ -182,11 +182,13 @@ extension Run {
         let bound = pageSize + 1
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
         var passed = 0
+        // Candidates are read for their filter and sort fields only; the page is fetched whole.
+        let fields = readFields(residual)
         for row in rows {
             guard inZone(row) else { continue }
             let key: OrderKey
             if needRecord {
-                guard let record = snapshot.record(row) else { continue }
+                guard let record = snapshot.record(row, fields: fields) else { continue }
                 if let visible, !visible(record) { continue }
                 if !residual.isEmpty, !matcher.matches(record) { continue }
                 passed += 1
@@ -213,6 +215,19 @@ extension Run {
 }
 
 extension Run {
+    /// The user fields that `residual` and the sort descriptors read (token searches: every
+    /// searchable field).
+    func readFields(_ residual: [QueryFilter]) -> Set<String> {
+        var fields = Set(plan.query.sortDescriptors.map(\.fieldName))
+        for f in residual {
+            if f.comparator.isTokenSearch {
+                fields.formUnion(snapshot.indexes.searchableFields)
+            }
+            fields.insert(f.fieldName)
+        }
+        return fields
+    }
+
     /// The page of a set plan ordered by record id alone (no sort, no residual filter, no
     /// per-record access rule): the snapshot picks the first rows by id, and only the page's
     /// records are fetched — no order key per candidate, no heap.

@@ -17,6 +17,10 @@ public protocol QuerySnapshot: Sendable {
     func record(_ row: RowID) -> Record?
     /// A row's record id (cheaper than `record` where the store can).
     func recordID(_ row: RowID) -> RecordID?
+    /// The record of `row` holding at least the user fields in `fields` and every system field
+    /// (it may hold more): what residual filters and sort keys read, which a store can decode
+    /// partly. Nil when the row is deleted.
+    func record(_ row: RowID, fields: Set<String>) -> Record?
     /// Every live row, ascending.
     func allRows() -> [RowID]
     /// The first `limit` live rows of `rows` (ascending, unique) in record-id order, among those
@@ -28,6 +32,8 @@ public protocol QuerySnapshot: Sendable {
 
 extension QuerySnapshot {
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
+
+    public func record(_ row: RowID, fields: Set<String>) -> Record? { record(row) }
 
     public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
         idOrderedRows(rows, after: after, zone: zone, limit: limit)

@@ -160,6 +160,12 @@ public struct ByteReader {
         return s
     }
 
+    /// Moves `n` bytes on.
+    public mutating func skip(_ n: Int) throws(CodecError) {
+        try need(n)
+        offset += n
+    }
+
     public mutating func byteString() throws(CodecError) -> [UInt8] {
         let n = try length()
         let start = offset

@@ -73,7 +73,19 @@ public enum RecordCodec {
         return (id, try r.string())
     }
 
-    static func decodeRecord(_ r: inout ByteReader) throws(CodecError) -> Record {
+    /// Decodes one record payload keeping only the user fields named in `fields` (system fields
+    /// always): the other values are skipped without being built (their strings are not
+    /// validated). For residual filters and sort keys, which read a few fields of many records.
+    public static func decode(_ buffer: UnsafeRawBufferPointer, onlyFields fields: Set<String>) throws(CodecError)
+        -> Record
+    {
+        var r = ByteReader(buffer)
+        let rec = try decodeRecord(&r, keeping: fields)
+        guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes after record", offset: r.offset) }
+        return rec
+    }
+
+    static func decodeRecord(_ r: inout ByteReader, keeping keep: Set<String>? = nil) throws(CodecError) -> Record {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
         let id = try decodeRecordID(&r)
@@ -90,10 +102,14 @@ public enum RecordCodec {
         let countAt = r.offset
         let count = try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
-        var fields = [String: FieldValue](minimumCapacity: Int(count))
+        var fields = [String: FieldValue](minimumCapacity: keep.map { min($0.count, Int(count)) } ?? Int(count))
         for _ in 0..<count {
             let name = try r.string()
-            fields[name] = try decodeValue(&r)
+            if let keep, !keep.contains(name) {
+                try skipValue(&r)
+            } else {
+                fields[name] = try decodeValue(&r)
+            }
         }
         rec.fields = fields
         return rec
@@ -198,6 +214,47 @@ public enum RecordCodec {
         items.reserveCapacity(Int(count))
         for _ in 0..<count { items.append(try decodeBody(scalar, &r)) }
         return .list(items)
+    }
+
+    /// Moves past one tagged value without building it (structure is still checked).
+    static func skipValue(_ r: inout ByteReader) throws(CodecError) {
+        let at = r.offset
+        let tag = try r.u8()
+        guard let scalar = ScalarType(rawValue: tag & 0x0F), tag & ~(0x0F | listBit) == 0 else {
+            throw CodecError("unknown value tag \(tag)", offset: at)
+        }
+        let count = tag & listBit == 0 ? 1 : try r.varint()
+        guard count <= UInt64(r.remaining) else { throw CodecError("list count \(count) too large", offset: at + 1) }
+        for _ in 0..<count { try skipBody(scalar, &r) }
+    }
+
+    static func skipBody(_ t: ScalarType, _ r: inout ByteReader) throws(CodecError) {
+        switch t {
+        case .string, .bytes: try r.skip(try r.length())
+        case .int64, .date: _ = try r.varint()
+        case .double: try r.skip(8)
+        case .location:
+            try r.skip(16)
+            let at = r.offset
+            let mask = try r.u8()
+            guard mask & ~63 == 0 else { throw CodecError("unknown location bits \(mask)", offset: at) }
+            try r.skip(8 * (mask & 31).nonzeroBitCount)
+            if mask & 32 != 0 { _ = try r.varint() }
+        case .reference:
+            try r.skip(try r.length())
+            let at = r.offset
+            switch try r.u8() {
+            case 0: break
+            case 1:
+                try r.skip(try r.length())
+                try r.skip(try r.length())
+            case let b: throw CodecError("bad zone id tag \(b)", offset: at)
+            }
+            try r.skip(1)
+        case .asset:
+            try r.skip(try r.length())
+            _ = try r.varint()
+        }
     }
 
     static func decodeBody(_ t: ScalarType, _ r: inout ByteReader) throws(CodecError) -> FieldValue {

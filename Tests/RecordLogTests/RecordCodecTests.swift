@@ -54,6 +54,29 @@ import Testing
         }
     }
 
+    /// A partial decode holds exactly the kept fields (and every system field) of the full one,
+    /// and every value it skips is skipped exactly (the payload still ends where it should).
+    @Test func partialDecodeKeepsOnlyTheNamedFields() throws {
+        let seed = TestSeed.next()
+        print("RecordCodecTests.partialDecodeKeepsOnlyTheNamedFields seed \(seed)")
+        var g = SeededRandom(seed: seed)
+        for i in 0..<2000 {
+            let r = TestRecords.record(&g)
+            let names = r.fields.keys.sorted()
+            let keep = Set(names.filter { _ in g.below(2) == 0 } + ["absent"])
+            let bytes = RecordCodec.encode(r)
+            let part = try bytes.withUnsafeBytes { try RecordCodec.decode($0, onlyFields: keep) }
+            var expected = r
+            expected.fields = r.fields.filter { keep.contains($0.key) }
+            #expect(identical(expected, part), "seed \(seed) record \(i) keeping \(keep.sorted())")
+            // Damage is still found when the damaged value is skipped.
+            let cut = g.below(bytes.count)
+            #expect(throws: CodecError.self) {
+                try Array(bytes.prefix(cut)).withUnsafeBytes { try RecordCodec.decode($0, onlyFields: []) }
+            }
+        }
+    }
+
     @Test func damagedPayloadsThrowNeverCrash() {
         let seed = TestSeed.next()
         print("RecordCodecTests.damagedPayloadsThrowNeverCrash seed \(seed)")
