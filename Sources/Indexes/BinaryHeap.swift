@@ -18,6 +18,7 @@ public protocol HeapOrder {
 
 /// A binary heap whose top is the least element under `order`.
 public struct BinaryHeap<Order: HeapOrder> {
+    /// The order the heap keeps.
     public let order: Order
     @usableFromInline var items: [Order.Element]
 
@@ -39,16 +40,20 @@ public struct BinaryHeap<Order: HeapOrder> {
         }
     }
 
+    /// Number of elements.
     @inlinable public var count: Int { items.count }
+    /// Whether the heap is empty.
     @inlinable public var isEmpty: Bool { items.isEmpty }
     /// The least element.
     @inlinable public var top: Order.Element? { items.first }
     /// The elements in heap (not sorted) order.
     @inlinable public var unordered: [Order.Element] { items }
 
+    /// Removes every element, keeping the storage for reuse.
     @inlinable
     public mutating func removeAll() { items.removeAll(keepingCapacity: true) }
 
+    /// Adds `element` in O(log n).
     @inlinable
     public mutating func push(_ element: Order.Element) {
         items.append(element)

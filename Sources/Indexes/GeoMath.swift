@@ -18,7 +18,9 @@ import Foundation
 public struct UnitVector: Sendable, Hashable {
     /// Components; x points at (0°, 0°), y at (0°, 90°E), z at the north pole.
     public var x: Double
+    /// The component towards (0°, 90°E).
     public var y: Double
+    /// The component towards the north pole.
     public var z: Double
 
     /// The unit vector of latitude/longitude in degrees.
@@ -32,6 +34,7 @@ public struct UnitVector: Sendable, Hashable {
         z = sin(φ)
     }
 
+    /// A vector from its components, taken as given (not normalized).
     @inlinable
     public init(x: Double, y: Double, z: Double) {
         self.x = x
@@ -97,8 +100,11 @@ public enum GeoMath {
 public struct GeoBox: Sendable, Hashable {
     /// Bounds in degrees (latitude −90…90, longitude −180…180, min ≤ max).
     public var latMin: Double
+    /// Northern bound, degrees.
     public var latMax: Double
+    /// Western bound, degrees.
     public var lonMin: Double
+    /// Eastern bound, degrees.
     public var lonMax: Double
 
     /// A box from its bounds in degrees.
@@ -155,6 +161,7 @@ public struct GeoBox: Sendable, Hashable {
 public struct GeoQueryPoint: Sendable {
     /// Degrees.
     public var latitude: Double
+    /// Degrees, −180…180 (any value works: longitude differences are wrapped).
     public var longitude: Double
     /// The point as a unit vector.
     public var vector: UnitVector

@@ -6,10 +6,21 @@
 // page written, not the n elements — so publishing a commit while readers hold snapshots costs
 // O(pages touched), not O(rows).
 
+/// A dense array in fixed-size copy-on-write pages: a write after a copy copies one page, not the array.
+///
+/// An index is addressable once ``ensure(_:)`` has grown the array past it; new slots hold `fill`.
+///
+/// ```swift
+/// var flags = PagedArray(fill: false)
+/// flags.ensure(10_000)          // three pages of 4 096, all `false`
+/// let snapshot = flags          // shares every page
+/// flags[9_999] = true           // copies the page table and one page; `snapshot` still reads `false`
+/// ```
 public struct PagedArray<Element: Sendable>: Sendable {
     @usableFromInline private(set) var pages: [[Element]] = []
     @usableFromInline let fill: Element
     @usableFromInline let pageShift: Int
+    /// Elements per page: `1 << pageShift` (4 096 by default).
     @inlinable public var pageSize: Int { 1 << pageShift }
 
     /// `pageShift` = log2 of the page size: smaller pages make a post-snapshot write cheaper when
@@ -27,6 +38,7 @@ public struct PagedArray<Element: Sendable>: Sendable {
         while i >= capacity { pages.append([Element](repeating: fill, count: pageSize)) }
     }
 
+    /// The element at `i`, which must be addressable (`contains(i)`); reading or writing outside traps.
     @inlinable
     public subscript(i: Int) -> Element {
         get { pages[i >> pageShift][i & (pageSize - 1)] }

@@ -9,6 +9,7 @@ public struct RowBitmap: Sendable, Hashable {
     /// Number of rows in the set.
     public private(set) var count = 0
 
+    /// An empty set.
     public init() {}
 
     /// Whether `row` is in the set.

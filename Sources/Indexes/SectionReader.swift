@@ -4,14 +4,19 @@
 
 /// An index section that cannot be read: which section, where, and why.
 public struct IndexSectionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The name of the section.
     public var section: String
+    /// Byte offset inside the section where the read failed.
     public var offset: Int
+    /// What was wrong, e.g. a count or offset past the end of the section.
     public var reason: String
+    /// An error for `section` at byte `offset`.
     public init(_ section: String, offset: Int, _ reason: String) {
         self.section = section
         self.offset = offset
         self.reason = reason
     }
+    /// One line: section, offset and reason.
     public var description: String { "index section '\(section)' at byte \(offset): \(reason)" }
 }
 
@@ -19,10 +24,14 @@ public struct IndexSectionError: Error, Sendable, Hashable, CustomStringConverti
 public struct SectionBytes: @unchecked Sendable {
     // @unchecked: the bytes are immutable (a named data segment is never written again) and stay
     // mapped while `keepAlive` lives, which every view holds.
+    /// The section's bytes, little-endian, immutable while `keepAlive` lives.
     public let bytes: UnsafeRawBufferPointer
+    /// The owner of the mapping (the data segment's file); held by every view of the section.
     public let keepAlive: AnyObject
+    /// The section's name, used in ``IndexSectionError``.
     public let name: String
 
+    /// The bytes of section `name`, mapped as long as `keepAlive` lives.
     public init(_ bytes: UnsafeRawBufferPointer, keepAlive: AnyObject, name: String) {
         self.bytes = bytes
         self.keepAlive = keepAlive
