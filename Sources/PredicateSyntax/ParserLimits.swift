@@ -23,6 +23,7 @@ public struct ParserLimits: Sendable, Hashable {
     /// Most elements in one aggregate `{…}` or one argument list.
     public var maxAggregateCount: Int
 
+    /// Limits with the given bounds; each one left out takes its default.
     public init(
         maxLength: Int = 65_536, maxDepth: Int = 100, maxTreeHeight: Int = 1_000, maxAggregateCount: Int = 10_000
     ) {

@@ -21,6 +21,7 @@ public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A suggestion of what to write instead, if there is one.
     public var hint: String?
 
+    /// An error with its message, the bytes it points at and an optional hint.
     public init(_ message: String, range: SourceRange, hint: String? = nil) {
         self.message = message
         self.range = range

@@ -9,9 +9,12 @@
 
 /// A half-open range of UTF-8 byte offsets into the source text.
 public struct SourceRange: Sendable, Hashable, CustomStringConvertible {
+    /// Offset of the first byte.
     public var start: Int
+    /// Offset one past the last byte; equal to `start` for a position.
     public var end: Int
 
+    /// The range `start..<end`.
     public init(_ start: Int, _ end: Int) {
         self.start = start
         self.end = end
@@ -27,20 +30,32 @@ public struct SourceRange: Sendable, Hashable, CustomStringConvertible {
         return SourceRange(Swift.min(start, other.start), Swift.max(end, other.end))
     }
 
+    /// `start..<end`, e.g. `8..<10`.
     public var description: String { "\(start)..<\(end)" }
 }
 
 /// A predicate node: a comparison, a compound, or a constant predicate.
+///
+/// ```swift
+/// let p = try PredicateParser.parse("ANY tags == 'cafe' AND rating >= 4")
+/// if case .and(let l, _) = p.kind, case .comparison(let c) = l.kind {
+///     c.modifier   // .any
+///     c.op         // .equal
+/// }
+/// ```
 public struct Predicate: Sendable, Hashable {
+    /// What the node is.
     public var kind: Kind
     /// Where the node was parsed from (ignored by `==`).
     public var range: SourceRange
 
+    /// A node of `kind` (with the range it was parsed from, or ``SourceRange/none`` when built in code).
     public init(_ kind: Kind, range: SourceRange = .none) {
         self.kind = kind
         self.range = range
     }
 
+    /// The node kinds, each shown with the text the printer writes for it.
     public indirect enum Kind: Sendable, Hashable {
         /// `TRUEPREDICATE`
         case truePredicate
@@ -56,20 +71,28 @@ public struct Predicate: Sendable, Hashable {
         case comparison(Comparison)
     }
 
+    /// Compares the kinds, ignoring source ranges.
     public static func == (a: Predicate, b: Predicate) -> Bool { a.kind == b.kind }
+    /// Hashes the kind, ignoring source ranges.
     public func hash(into h: inout Hasher) { h.combine(kind) }
 }
 
 /// `[modifier] left op[options] right`
 public struct Comparison: Sendable, Hashable {
+    /// `ANY`, `ALL`, `NONE` or none (``ComparisonModifier/direct``).
     public var modifier: ComparisonModifier
+    /// The left operand.
     public var left: Expression
+    /// The operator.
     public var op: ComparisonOperator
+    /// The options in brackets after the operator, e.g. `[cd]`.
     public var options: ComparisonOptions
+    /// The right operand.
     public var right: Expression
     /// Range of the operator token including its options, e.g. `==` or `CONTAINS[cd]` (ignored by `==`).
     public var operatorRange: SourceRange
 
+    /// A comparison; the modifier defaults to none and the options to none.
     public init(
         modifier: ComparisonModifier = .direct, left: Expression, op: ComparisonOperator,
         options: ComparisonOptions = [], right: Expression, operatorRange: SourceRange = .none
@@ -82,10 +105,12 @@ public struct Comparison: Sendable, Hashable {
         self.operatorRange = operatorRange
     }
 
+    /// Compares modifier, operands, operator and options, ignoring source ranges.
     public static func == (a: Comparison, b: Comparison) -> Bool {
         a.modifier == b.modifier && a.left == b.left && a.op == b.op && a.options == b.options && a.right == b.right
     }
 
+    /// Hashes what `==` compares.
     public func hash(into h: inout Hasher) {
         h.combine(modifier)
         h.combine(left)
@@ -167,7 +192,9 @@ public enum ComparisonOperator: Sendable, Hashable, CaseIterable {
 
 /// Comparison options `[c]`, `[d]`, `[n]`, `[l]`, printed in the order `cdnl`.
 public struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    /// The option bits: 1 `c`, 2 `d`, 4 `n`, 8 `l`.
     public let rawValue: UInt8
+    /// Options from their bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// `c`: case-insensitive.
@@ -190,17 +217,28 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
     }
 }
 
-/// An expression node.
+/// An expression node: a literal, key, placeholder, function call, arithmetic and the rest.
+///
+/// ```swift
+/// let e = try PredicateParser.parseExpression("distanceToLocation:fromLocation:(location, %@)")
+/// if case .function(let name, let arguments) = e.kind {
+///     name             // "distanceToLocation:fromLocation:"
+///     arguments.count  // 2
+/// }
+/// ```
 public struct Expression: Sendable, Hashable {
+    /// What the node is.
     public var kind: Kind
     /// Where the node was parsed from (ignored by `==`).
     public var range: SourceRange
 
+    /// A node of `kind` (with the range it was parsed from, or ``SourceRange/none`` when built in code).
     public init(_ kind: Kind, range: SourceRange = .none) {
         self.kind = kind
         self.range = range
     }
 
+    /// The node kinds, each shown with the text the printer writes for it.
     public indirect enum Kind: Sendable, Hashable {
         /// A literal: `'text'`, `42`, `1.5`, `TRUE`, `NULL`, …
         case constant(Literal)
@@ -239,7 +277,9 @@ public struct Expression: Sendable, Hashable {
         case anyKey
     }
 
+    /// Compares the kinds, ignoring source ranges.
     public static func == (a: Expression, b: Expression) -> Bool { a.kind == b.kind }
+    /// Hashes the kind, ignoring source ranges.
     public func hash(into h: inout Hasher) { h.combine(kind) }
 }
 
@@ -261,19 +301,28 @@ public enum Literal: Sendable, Hashable {
 
 /// Subscripts: `[expr]`, `[FIRST]`, `[LAST]`, `[SIZE]`.
 public enum Subscript: Sendable, Hashable {
+    /// `[expr]`
     case index(Expression)
+    /// `[FIRST]`
     case first
+    /// `[LAST]`
     case last
+    /// `[SIZE]`
     case size
 }
 
 /// Arithmetic operators, by precedence: `**` binds tightest (right-associative), then `*` `/`,
 /// then `+` `-` (left-associative). Unary minus binds tighter than `*` but looser than `**`.
 public enum ArithmeticOperator: String, Sendable, Hashable, CaseIterable {
+    /// `a + b`
     case add = "+"
+    /// `a - b`
     case subtract = "-"
+    /// `a * b`
     case multiply = "*"
+    /// `a / b`
     case divide = "/"
+    /// `a ** b`
     case power = "**"
 }
 
@@ -291,6 +340,7 @@ public struct Placeholder: Sendable, Hashable {
 
         /// The specifier as written, e.g. `%lld`.
         public let rawValue: String
+        /// What the conversion takes.
         public let kind: Kind
 
         /// A specifier from its text (`%` + length modifier + conversion); nil if NSPredicate
@@ -329,13 +379,21 @@ public struct Placeholder: Sendable, Hashable {
         public static let object = Specifier("%@", .object)
         /// `%K` a key path
         public static let key = Specifier("%K", .key)
+        /// `%d` an integer
         public static let d = Specifier("%d", .integer)
+        /// `%i` an integer
         public static let i = Specifier("%i", .integer)
+        /// `%ld` a long integer
         public static let ld = Specifier("%ld", .integer)
+        /// `%lld` a 64-bit integer
         public static let lld = Specifier("%lld", .integer)
+        /// `%u` an unsigned integer
         public static let u = Specifier("%u", .integer)
+        /// `%f` a floating-point number
         public static let f = Specifier("%f", .floatingPoint)
+        /// `%g` a floating-point number
         public static let g = Specifier("%g", .floatingPoint)
+        /// `%e` a floating-point number
         public static let e = Specifier("%e", .floatingPoint)
 
         /// A sample of every kind and length modifier (for generators and tests).
@@ -349,13 +407,16 @@ public struct Placeholder: Sendable, Hashable {
         /// Whether the specifier takes a floating-point argument (`%f %e %g %a`, any case, and modifiers).
         public var isFloatingPoint: Bool { kind == .floatingPoint }
 
+        /// The specifier as written.
         public var description: String { rawValue }
     }
 
+    /// The conversion, e.g. `%@` or `%lld`.
     public var specifier: Specifier
     /// 0-based position among the placeholders in the source.
     public var index: Int
 
+    /// A placeholder with its specifier and 0-based position among the placeholders.
     public init(_ specifier: Specifier, index: Int) {
         self.specifier = specifier
         self.index = index
