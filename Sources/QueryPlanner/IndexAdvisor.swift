@@ -5,11 +5,14 @@ import RecordModel
 
 /// One index option a query relies on.
 public struct IndexRequirement: Sendable, Hashable, CustomStringConvertible {
+    /// The field as the query names it; `(a String field)` for a token search, which needs some SEARCHABLE field.
     public var field: String
+    /// The option needed: queryable, sortable or searchable.
     public var option: IndexOptions
     /// Why: the filter or sort that needs it.
     public var reason: String
 
+    /// `field OPTION  (reason)`, e.g. `rating SORTABLE  (GREATER_THAN)`.
     public var description: String { "\(field) \(option.names.joined(separator: " "))  (\(reason))" }
 }
 

@@ -10,9 +10,12 @@ import RecordModel
 
 /// One end of a key range.
 public struct KeyBound: Sendable, Hashable {
+    /// The bound's value.
     public var value: FieldValue
+    /// Whether the value itself is in the range.
     public var inclusive: Bool
 
+    /// A bound at `value`, inclusive or not.
     public init(_ value: FieldValue, inclusive: Bool) {
         self.value = value
         self.inclusive = inclusive
@@ -21,9 +24,12 @@ public struct KeyBound: Sendable, Hashable {
 
 /// A range of index keys; a missing bound is unbounded.
 public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
+    /// The lower end; nil for unbounded.
     public var lower: KeyBound?
+    /// The upper end; nil for unbounded.
     public var upper: KeyBound?
 
+    /// A range from its ends (both unbounded by default).
     public init(lower: KeyBound? = nil, upper: KeyBound? = nil) {
         self.lower = lower
         self.upper = upper
@@ -105,12 +111,18 @@ public protocol IndexStatistics: Sendable {
 
 /// Statistics from a table, for tests and for planning without data.
 public struct StaticStatistics: IndexStatistics {
+    /// Live records of the type.
     public var rowCount: Int
+    /// Declared field types; system fields are known without an entry.
     public var fieldTypes: [String: FieldType]
+    /// The fields with an ordered index, each with the count it gives for a key range.
     public var ordered: [String: @Sendable (KeyRange) -> Int]
+    /// The fields with a spatial index, each with the count every circle query gets.
     public var spatial: [String: Int]
+    /// The text index's count for some words (`true`: ALL of them); nil when the type has no text index.
     public var text: (@Sendable (String, Bool) -> Int)?
 
+    /// Statistics from tables; every table defaults to empty (no index).
     public init(
         rowCount: Int, fieldTypes: [String: FieldType] = [:], ordered: [String: @Sendable (KeyRange) -> Int] = [:],
         spatial: [String: Int] = [:], text: (@Sendable (String, Bool) -> Int)? = nil
@@ -122,19 +134,27 @@ public struct StaticStatistics: IndexStatistics {
         self.text = text
     }
 
+    /// The entry in `fieldTypes`, or a system field's type.
     public func fieldType(_ field: String) -> FieldType? {
         fieldTypes[field] ?? SystemField(rawValue: field)?.fieldType
     }
+    /// Whether `ordered` has the field.
     public func hasOrderedIndex(_ field: String) -> Bool { ordered[field] != nil }
+    /// Whether `spatial` has the field.
     public func hasSpatialIndex(_ field: String) -> Bool { spatial[field] != nil }
+    /// Whether `text` is set.
     public var hasTextIndex: Bool { text != nil }
+    /// `ordered[field]` applied to the range; 0 without an index.
     public func count(_ field: String, in range: KeyRange) -> Int { ordered[field]?(range) ?? 0 }
+    /// The sum of the point counts of the distinct values.
     public func count(_ field: String, equalToAnyOf values: [FieldValue]) -> Int {
         Set(values).reduce(0) { $0 + count(field, in: .point($1)) }
     }
+    /// The count of every key at or after the prefix (an upper bound: the range is not closed above).
     public func count(_ field: String, beginningWith prefix: FieldValue) -> Int {
         ordered[field]?(KeyRange(lower: KeyBound(prefix, inclusive: true))) ?? 0
     }
+    /// `text` applied to the words; 0 without a text index.
     public func estimatedTextCount(_ words: String, all: Bool) -> Int { text?(words, all) ?? 0 }
     /// A fixed count per field, whatever the circle (tests set what they need).
     public func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int { spatial[field] ?? 0 }

@@ -39,11 +39,17 @@ public enum PlanOperator: Sendable, Hashable {
 
 /// A node of a plan: an operator, its children and the planner's estimate of its output rows.
 public struct PlanNode: Sendable, Hashable {
+    /// The node's number: pre-order from 1 in a plan the planner returns (0 until numbered); it keys the
+    /// actual row counts of ``QueryPlan/explain(actual:)``.
     public var id: Int
+    /// The operator.
     public var op: PlanOperator
+    /// The planner's estimate of the rows this node yields.
     public var estimatedRows: Double
+    /// The inputs, for operators that take any (a row source has none).
     public var children: [PlanNode]
 
+    /// A node; the planner numbers the finished tree, so `id` is usually left at 0.
     public init(id: Int = 0, op: PlanOperator, estimatedRows: Double, children: [PlanNode] = []) {
         self.id = id
         self.op = op
@@ -65,16 +71,21 @@ public struct PlanNode: Sendable, Hashable {
 
 /// A plan that was considered and not chosen, for `explain`.
 public struct RejectedPlan: Sendable, Hashable {
+    /// One line naming the plan's row sources and operators, e.g. `index kind = "cafe" → top 50`.
     public var summary: String
+    /// Its estimated cost, in the units of ``QueryPlan/cost``.
     public var cost: Double
 }
 
 /// The planner's answer for one query and page size.
 public struct QueryPlan: Sendable, Hashable {
+    /// The query the plan answers.
     public var query: Query
     /// The page size the plan was costed for (nil: all results).
     public var limit: Int?
+    /// The chosen tree of operators.
     public var root: PlanNode
+    /// The estimated cost: one record fetch costs 1, an index entry or posting 0.02, a comparison 0.01.
     public var cost: Double
     /// The other plans considered, cheapest first.
     public var rejected: [RejectedPlan]

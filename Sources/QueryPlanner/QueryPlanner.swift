@@ -22,6 +22,22 @@ import RecordModel
     import Darwin
 #endif
 
+/// The query planner: chooses the cheapest plan for a checked query from index statistics alone.
+///
+/// It performs no I/O and keeps no state; every answer comes from ``IndexStatistics``.
+/// Candidates are set plans (one per access path as driver), an ordered stream of the index on the
+/// first sort key, a nearest-first stream for a distance sort, and the full scan; the others become
+/// the plan's ``QueryPlan/rejected`` list.
+///
+/// ```swift
+/// let stats = StaticStatistics(
+///     rowCount: 10_000, fieldTypes: ["kind": .string],
+///     ordered: ["kind": { range in range.isPoint ? 120 : 10_000 }])
+/// let cafes = QueryFilter(fieldName: "kind", comparator: .equals, fieldValue: .string("cafe"))
+/// let query = Query(recordType: "Place", predicate: .filters([cafes]))
+/// let plan = QueryPlanner.plan(query, statistics: stats, limit: 50)
+/// print(plan.explain())   // the chosen tree with estimated rows, its cost, and the rejected plans
+/// ```
 public enum QueryPlanner {
     /// Plans `query` for pages of `limit` rows (nil: all rows in one go).
     public static func plan(_ query: Query, statistics stats: some IndexStatistics, limit: Int?) -> QueryPlan {
