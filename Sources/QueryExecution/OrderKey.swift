@@ -13,8 +13,10 @@ import RecordModel
 public struct OrderKey: Sendable, Hashable {
     /// One value per sort descriptor (a distance sort: the squared chord, as a Double).
     public var values: [FieldValue]
+    /// The record id: the last key, which makes the order total.
     public var recordID: RecordID
 
+    /// A key from its sort values and record id.
     public init(values: [FieldValue], recordID: RecordID) {
         self.values = values
         self.recordID = recordID

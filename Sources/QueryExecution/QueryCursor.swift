@@ -17,13 +17,16 @@ import RecordModel
 public struct QueryCursor: Sendable, Hashable {
     /// The database that issued it (`public`, `private:<user>`).
     public var scope: String
+    /// The query, which a token given with another query does not continue (``CursorError/otherQuery``).
     public var query: Query
     /// The zone the query runs in; nil means every zone.
     public var zone: ZoneID?
+    /// The keys the pages are projected to; nil means whole records.
     public var desiredKeys: [String]?
     /// The order key of the last record returned.
     public var position: OrderKey
 
+    /// A cursor from its parts.
     public init(scope: String, query: Query, zone: ZoneID?, desiredKeys: [String]?, position: OrderKey) {
         self.scope = scope
         self.query = query
@@ -44,6 +47,7 @@ public enum CursorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Given together with a query it was not issued for.
     case otherQuery
 
+    /// One sentence for the user, e.g. `the cursor belongs to another query`.
     public var description: String {
         switch self {
         case .malformed(let why): "the cursor is malformed (\(why))"

@@ -41,10 +41,27 @@ public struct StreamContinuation: Sendable {
 
 /// An execution that cannot go on: an index the plan needs is missing from the snapshot.
 public struct ExecutionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is missing, e.g. `the plan needs an ordered index on 'rating', which this snapshot does not have`.
     public var message: String
+    /// The message.
     public var description: String { message }
 }
 
+/// Runs plans: one page per call, over a snapshot, resuming after a cursor position.
+///
+/// A plan whose root streams in order (an ordered index scan or nearest-first browsing) reads only as
+/// far as the page and one more row; any other plan materializes its row sets, filters the fetched
+/// candidates, and takes the page by top-K or a sort. Both skip every row up to `after`.
+///
+/// ```swift
+/// let snapshot = MemorySnapshot(schema: placeSchema, records: places)
+/// let plan = QueryPlanner.plan(query, statistics: snapshot.statistics, limit: 20)
+/// let page = try QueryExecutor.run(plan, on: snapshot, pageSize: 20)
+/// if let next = page.next {
+///     let more = try QueryExecutor.run(plan, on: snapshot, after: next, pageSize: 20)
+/// }
+/// print(plan.explain(actual: page.actual))
+/// ```
 public enum QueryExecutor {
     /// Runs `plan` on `snapshot`: the `pageSize` rows after `after` (from the start when nil),
     /// in zone `zone` (every zone when nil), among the records `visible` accepts (access rules;

@@ -31,10 +31,13 @@ public protocol QuerySnapshot: Sendable {
 }
 
 extension QuerySnapshot {
+    /// The record id of `record(row)`.
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
 
+    /// The whole record (`record(row)`); `fields` is a hint that this default ignores.
     public func record(_ row: RowID, fields: Set<String>) -> Record? { record(row) }
 
+    /// ``idOrderedRows(_:after:zone:limit:)``: reads every row's id.
     public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
         idOrderedRows(rows, after: after, zone: zone, limit: limit)
     }
@@ -61,7 +64,9 @@ extension QuerySnapshot {
 
 /// A snapshot of records held in memory, for tests and small tools.
 public struct MemorySnapshot: QuerySnapshot {
+    /// The record type's indexes, built from the records.
     public let indexes: RecordIndexes
+    /// The schema the indexes were built from.
     public let typeSchema: RecordTypeSchema?
     private let rows: [RowID: Record]
 
@@ -78,7 +83,9 @@ public struct MemorySnapshot: QuerySnapshot {
         self.indexes = RecordIndexes(schema: schema, rows: pairs, nodeSize: nodeSize)
     }
 
+    /// The record at `row`, nil when no record was given for it.
     public func record(_ row: RowID) -> Record? { rows[row] }
+    /// Every row, ascending: `0..<records.count`.
     public func allRows() -> [RowID] { rows.keys.sorted() }
 }
 
@@ -87,6 +94,7 @@ public struct MemorySnapshot: QuerySnapshot {
 public struct SnapshotStatistics: IndexStatistics {
     let indexes: RecordIndexes
     let schema: RecordTypeSchema?
+    /// Live records of the type, from the indexes' row count.
     public let rowCount: Int
 
     init(indexes: RecordIndexes, schema: RecordTypeSchema?, rows: Int) {
@@ -99,26 +107,35 @@ public struct SnapshotStatistics: IndexStatistics {
         SystemField(rawValue: field).map { .system($0) } ?? .user(field)
     }
 
+    /// The schema's type for a user field, or a system field's type.
     public func fieldType(_ field: String) -> FieldType? {
         schema?.fields[field]?.type ?? SystemField(rawValue: field)?.fieldType
     }
 
+    /// Whether the snapshot has an ordered index on the field (a user field or a system field's query name).
     public func hasOrderedIndex(_ field: String) -> Bool { indexes.ordered[Self.indexed(field)] != nil }
+    /// Whether the snapshot has a spatial index on the Location field.
     public func hasSpatialIndex(_ field: String) -> Bool { indexes.spatial[field] != nil }
+    /// Whether the record type has a text index.
     public var hasTextIndex: Bool { indexes.text != nil }
 
+    /// Exact: from the B+tree's subtree counts, O(log n); 0 without an index.
     public func count(_ field: String, in range: KeyRange) -> Int {
         indexes.ordered[Self.indexed(field)]?.count(in: range.valueRange) ?? 0
     }
 
+    /// Exact: entries equal to any of the values (duplicates in `values` count once); 0 without an index.
     public func count(_ field: String, equalToAnyOf values: [FieldValue]) -> Int {
         indexes.ordered[Self.indexed(field)]?.count(equalToAnyOf: values) ?? 0
     }
 
+    /// Exact: entries beginning with the prefix, O(log n); 0 without an index.
     public func count(_ field: String, beginningWith prefix: FieldValue) -> Int {
         indexes.ordered[Self.indexed(field)]?.count(beginningWith: prefix) ?? 0
     }
 
+    /// An upper bound: for ALL the smallest posting; for ANY the sum over the words of each word's smallest
+    /// posting, at most `rowCount`. 0 without a text index.
     public func estimatedTextCount(_ words: String, all: Bool) -> Int {
         guard let text = indexes.text else { return 0 }
         if all { return text.estimatedCount(matchingAll: [words]) }
@@ -127,6 +144,7 @@ public struct SnapshotStatistics: IndexStatistics {
         return min(n, rowCount)
     }
 
+    /// An upper bound: the entries of the geohash cells covering the circle; 0 without a spatial index.
     public func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int {
         indexes.spatial[field]?.estimatedCount(withinKm: km, of: center) ?? 0
     }

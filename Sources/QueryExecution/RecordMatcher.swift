@@ -25,11 +25,13 @@ import RecordModel
 /// let hits = records.filter(m.matches)
 /// ```
 public struct RecordMatcher: Sendable {
+    /// The predicate every record is tested against.
     public let predicate: QueryPredicate
     /// The fields whose words a token search sees; nil means every String / String-list field.
     public let searchableFields: [String]?
     private let queryTokens: [[[String]]]  // per filter: token groups of its words (token filters only)
 
+    /// A matcher whose token searches see `searchableFields` (nil: every String and String-list field).
     public init(predicate: QueryPredicate, searchableFields: [String]?) {
         self.predicate = predicate
         self.searchableFields = searchableFields
