@@ -7,40 +7,51 @@
 public struct CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Offset within the payload.
     public var offset: Int
+    /// What is wrong, e.g. `unexpected end of data` or `varint overflows 64 bits`.
     public var message: String
+    /// An error at payload byte `offset`.
     public init(_ message: String, offset: Int) {
         self.message = message
         self.offset = offset
     }
+    /// `<message> at payload byte <offset>`.
     public var description: String { "\(message) at payload byte \(offset)" }
 }
 
 /// Appends encoded primitives.
 public struct ByteWriter: Sendable {
+    /// The bytes written so far.
     public var bytes: [UInt8]
 
+    /// An empty writer with room for `capacity` bytes.
     public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// Appends one byte.
     @inline(__always) public mutating func u8(_ v: UInt8) { bytes.append(v) }
 
+    /// Appends 2 bytes, little-endian.
     public mutating func u16(_ v: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: v))
         bytes.append(UInt8(truncatingIfNeeded: v >> 8))
     }
 
+    /// Appends 4 bytes, little-endian.
     public mutating func u32(_ v: UInt32) {
         for s in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) }
     }
 
+    /// Appends 8 bytes, little-endian.
     public mutating func u64(_ v: UInt64) {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends the IEEE 754 bit pattern as 8 bytes, little-endian.
     public mutating func f64(_ v: Double) { u64(v.bitPattern) }
 
+    /// Appends an unsigned LEB128 varint: 7 bits a byte, low bits first, 1 to 10 bytes.
     @inline(__always) public mutating func varint(_ v: UInt64) {
         var v = v
         while v >= 0x80 {
@@ -50,8 +61,10 @@ public struct ByteWriter: Sendable {
         bytes.append(UInt8(v))
     }
 
+    /// Appends a signed integer as a zigzag varint (0, -1, 1, -2, … become 0, 1, 2, 3, …).
     public mutating func zigzag(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
 
+    /// Appends the string's UTF-8 bytes after their count (a varint).
     public mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { p in
@@ -60,6 +73,7 @@ public struct ByteWriter: Sendable {
         }
     }
 
+    /// Appends the bytes after their count (a varint).
     public mutating func byteString(_ b: [UInt8]) {
         varint(UInt64(b.count))
         bytes.append(contentsOf: b)
@@ -68,21 +82,27 @@ public struct ByteWriter: Sendable {
 
 /// Reads encoded primitives from a buffer, never past its end.
 public struct ByteReader {
+    /// The bytes being read.
     public let buffer: UnsafeRawBufferPointer
+    /// The position of the next read.
     public var offset: Int
 
+    /// A reader of `buffer` starting at `offset`.
     public init(_ buffer: UnsafeRawBufferPointer, offset: Int = 0) {
         self.buffer = buffer
         self.offset = offset
     }
 
+    /// Bytes left after `offset`.
     public var remaining: Int { buffer.count - offset }
+    /// Whether every byte has been read.
     public var isAtEnd: Bool { offset >= buffer.count }
 
     @inline(__always) func need(_ n: Int) throws(CodecError) {
         if n < 0 || buffer.count - offset < n { throw CodecError("unexpected end of data", offset: offset) }
     }
 
+    /// Reads one byte; throws at the end of the buffer.
     @inline(__always) public mutating func u8() throws(CodecError) -> UInt8 {
         try need(1)
         let v = buffer[offset]
@@ -90,6 +110,7 @@ public struct ByteReader {
         return v
     }
 
+    /// Reads 2 bytes, little-endian.
     public mutating func u16() throws(CodecError) -> UInt16 {
         try need(2)
         let v = buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self)
@@ -97,6 +118,7 @@ public struct ByteReader {
         return UInt16(littleEndian: v)
     }
 
+    /// Reads 4 bytes, little-endian.
     public mutating func u32() throws(CodecError) -> UInt32 {
         try need(4)
         let v = buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
@@ -104,6 +126,7 @@ public struct ByteReader {
         return UInt32(littleEndian: v)
     }
 
+    /// Reads 8 bytes, little-endian.
     public mutating func u64() throws(CodecError) -> UInt64 {
         try need(8)
         let v = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
@@ -111,8 +134,10 @@ public struct ByteReader {
         return UInt64(littleEndian: v)
     }
 
+    /// Reads 8 bytes, little-endian, as an IEEE 754 bit pattern.
     public mutating func f64() throws(CodecError) -> Double { Double(bitPattern: try u64()) }
 
+    /// Reads an unsigned LEB128 varint; throws when it runs past the end or overflows 64 bits.
     @inline(__always) public mutating func varint() throws(CodecError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -127,6 +152,7 @@ public struct ByteReader {
         }
     }
 
+    /// Reads a zigzag varint as a signed integer.
     public mutating func zigzag() throws(CodecError) -> Int64 {
         let u = try varint()
         return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
@@ -140,6 +166,7 @@ public struct ByteReader {
         return Int(n)
     }
 
+    /// Reads a length-prefixed string; throws when the length runs past the end or the bytes are not UTF-8.
     public mutating func string() throws(CodecError) -> String {
         let n = try length()
         let start = offset
@@ -166,6 +193,7 @@ public struct ByteReader {
         offset += n
     }
 
+    /// Reads length-prefixed bytes; throws when the length runs past the end.
     public mutating func byteString() throws(CodecError) -> [UInt8] {
         let n = try length()
         let start = offset

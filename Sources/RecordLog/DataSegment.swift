@@ -19,11 +19,17 @@
 
 /// Wire constants of data segments.                                          never change
 public enum DataSegmentFormat {
+    /// Header magic, "CIRRUSDS".
     public static let headerMagic: [UInt8] = Array("CIRRUSDS".utf8)
+    /// Footer magic, "CIRRUSDF" (the file's last 8 bytes).
     public static let footerMagic: [UInt8] = Array("CIRRUSDF".utf8)
+    /// The format version this code writes and reads.
     public static let version: UInt16 = 1
+    /// Header size in bytes.
     public static let headerSize = 16
+    /// Footer size in bytes.
     public static let footerSize = 48
+    /// Bytes per checksummed block of a section (64 KiB).
     public static let blockSize = 65536
 
     /// `dat-<16 hex digits>.seg`.
@@ -55,6 +61,7 @@ public struct DataSegmentWriter {
         var blocks: Int
     }
     let file: any AppendableFile
+    /// The file being written.
     public let path: String
     var offset = 0
     var entries: [Entry] = []
@@ -190,8 +197,11 @@ public struct DataSegmentWriter {
 public struct DataSegment: Sendable {
     /// One section's place in the file.
     public struct Section: Sendable, Hashable {
+        /// The section's name, unique in the segment.
         public var name: String
+        /// Byte offset of the section in the file (8-byte aligned).
         public var offset: Int
+        /// The section's length in bytes.
         public var length: Int
         var firstBlock: Int
         var blocks: Int
@@ -199,6 +209,7 @@ public struct DataSegment: Sendable {
 
     /// The mapped file; keep it alive as long as any section bytes are used.
     public let file: MappedFile
+    /// The sections, in file order.
     public let sections: [Section]
     let crcTableOffset: Int
 

@@ -9,11 +9,14 @@
 public struct FileSystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was being done: "open", "append", "fsync", …
     public var operation: String
+    /// The file or directory it was done to.
     public var path: String
     /// `errno` when the operation came from the OS, else 0.
     public var code: Int32
+    /// What went wrong, e.g. the `strerror` text.
     public var message: String
 
+    /// An error of `operation` on `path`, with `errno` (0 when not from the OS).
     public init(_ operation: String, path: String, code: Int32 = 0, message: String) {
         self.operation = operation
         self.path = path
@@ -21,6 +24,7 @@ public struct FileSystemError: Error, Sendable, Hashable, CustomStringConvertibl
         self.message = message
     }
 
+    /// `<operation> <path>: <message>`.
     public var description: String { "\(operation) \(path): \(message)" }
 }
 

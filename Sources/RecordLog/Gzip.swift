@@ -5,7 +5,9 @@ import CZlib
 
 /// A gzip stream that could not be decompressed.
 public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What failed, e.g. `truncated stream after 4096 bytes`.
     public var message: String
+    /// `gzip: <message>`.
     public var description: String { "gzip: \(message)" }
 }
 

@@ -31,6 +31,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     /// Mutating operations performed so far (appends, syncs, truncates, renames, removes).
     public var mutationCount: Int { lock.withLock { mutations } }
 
+    /// An empty file system holding only the directories `/` and `.`.
     public init() {}
 
     // MARK: faults
@@ -127,6 +128,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         mutations += 1
     }
 
+    /// Records the directory and its parents; a directory never needs syncing to survive a crash.
     public func createDirectory(_ path: String) throws {
         lock.withLock {
             var p = ""
@@ -138,6 +140,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// The names directly under `directory`: files and directories, sorted (the directory need not exist).
     public func list(_ directory: String) throws -> [String] {
         lock.withLock {
             let prefix = directory.hasSuffix("/") ? directory : directory + "/"
@@ -154,8 +157,10 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Whether a file or a created directory is at `path`.
     public func exists(_ path: String) -> Bool { lock.withLock { entries[path] != nil || directories.contains(path) } }
 
+    /// The current (not necessarily durable) size; ENOENT (2) when missing.
     public func size(_ path: String) throws -> Int {
         try lock.withLock {
             guard let n = entries[path] else {
@@ -165,6 +170,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// The current bytes; fails while the power is off.
     public func read(_ path: String) throws -> [UInt8] {
         try lock.withLock {
             if poweredOff {
@@ -177,6 +183,8 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// An append handle; creating the file is a mutating operation, and its name is durable only
+    /// after ``syncDirectory(_:)``.
     public func openForAppend(_ path: String, create: Bool) throws -> any AppendableFile {
         try lock.withLock {
             if let n = entries[path] { return MemoryFile(fs: self, node: n, path: path, generation: generation) }
@@ -188,6 +196,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Cuts the current bytes (not the durable ones) to `length`; a mutating operation.
     public func truncate(_ path: String, to length: Int) throws {
         try lock.withLock {
             try mutate("truncate", path)
@@ -198,6 +207,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Moves the entry; durable only after ``syncDirectory(_:)``. A mutating operation.
     public func rename(_ from: String, to: String) throws {
         try lock.withLock {
             try mutate("rename", from)
@@ -209,6 +219,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Removes the entry; durable only after ``syncDirectory(_:)``. A mutating operation.
     public func remove(_ path: String) throws {
         try lock.withLock {
             try mutate("remove", path)
@@ -218,6 +229,8 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Makes the directory's current entries durable (not nested directories'); fails with EIO (5) while
+    /// syncs fail. A mutating operation.
     public func syncDirectory(_ path: String) throws {
         try lock.withLock {
             try mutate("fsync", path)
@@ -229,6 +242,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Takes the lock at once or fails with EAGAIN (11); a ``crash(keepUnsynced:)`` releases every lock.
     public func lockFile(_ path: String) throws -> any FileLock {
         try lock.withLock {
             if locks[path] != nil {

@@ -19,6 +19,7 @@ public enum LogEntry: Sendable, Hashable {
     /// deletions are no longer in the log.
     case checkpoint(highestSequence: UInt64, horizon: UInt64)
 
+    /// The frame kind byte this entry is written with.
     public var kind: EntryKind {
         switch self {
         case .recordVersion: .recordVersion

@@ -32,6 +32,7 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An entry of a batch cannot be encoded (a schema JSON rejects); nothing was written.
     case unencodable(reason: String)
 
+    /// One sentence for the user; corruption names the segment file and suggests repair.
     public var description: String {
         switch self {
         case .io(let e): "I/O error: \(e)"

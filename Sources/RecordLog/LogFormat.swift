@@ -49,12 +49,16 @@ public enum EntryKind: UInt8, Sendable, Hashable, CaseIterable {
 
 /// A segment's header.
 public struct SegmentHeader: Sendable, Hashable {
+    /// The format version (``LogFormat/formatVersion``).
     public var version: UInt16 = LogFormat.formatVersion
+    /// Segment flags: ``LogFormat/segmentFlagCompacted`` or 0.
     public var flags: UInt16
+    /// The segment's number, as in its file name.
     public var segmentNumber: UInt64
     /// Milliseconds since 1970 when the segment was created.
     public var createdMilliseconds: Int64
 
+    /// A header for segment `segmentNumber` in the current format version.
     public init(segmentNumber: UInt64, createdMilliseconds: Int64, flags: UInt16 = 0) {
         self.segmentNumber = segmentNumber
         self.createdMilliseconds = createdMilliseconds
@@ -141,13 +145,19 @@ public enum Frame {
 
     /// A frame read back: where it is and what it holds (the payload is a range of the segment).
     public struct Header: Sendable, Hashable {
+        /// Byte offset of the frame in the segment.
         public var offset: Int
+        /// Payload length in bytes.
         public var length: Int
+        /// The entry's sequence number.
         public var sequence: UInt64
+        /// The entry kind byte (``EntryKind`` raw value; unknown kinds are kept as read).
         public var kindByte: UInt8
+        /// Batch flags: ``LogFormat/flagFirst``, ``LogFormat/flagLast``, both, or neither.
         public var flags: UInt8
         /// Offset just past the frame.
         public var end: Int { offset + LogFormat.frameHeaderSize + length }
+        /// Where the payload lies in the segment.
         public var payloadRange: Range<Int> { offset + LogFormat.frameHeaderSize..<end }
     }
 

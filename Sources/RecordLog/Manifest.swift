@@ -19,20 +19,28 @@ import Foundation
 /// Which database and record type a table's data segment holds: the zone owner as stored
 /// (`__defaultOwner__` for the public database, the user record name for a private one).
 public struct TableKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The zone owner: `__defaultOwner__` for the public database, else the user record name.
     public var owner: String
+    /// The record type.
     public var recordType: String
+    /// The table of `recordType` in `owner`'s database.
     public init(owner: String, recordType: String) {
         self.owner = owner
         self.recordType = recordType
     }
+    /// Orders by owner, then record type.
     public static func < (a: TableKey, b: TableKey) -> Bool { (a.owner, a.recordType) < (b.owner, b.recordType) }
+    /// `<owner>/<recordType>`.
     public var description: String { "\(owner)/\(recordType)" }
 }
 
 /// The data segments of one table: its rows, and its indexes (nil until the façade wrote them).
 public struct TableFiles: Sendable, Hashable {
+    /// The data segment holding the table's rows.
     public var rows: UInt64
+    /// The data segment holding its index sections; nil until the façade wrote them.
     public var indexes: UInt64?
+    /// A table's data segments.
     public init(rows: UInt64, indexes: UInt64?) {
         self.rows = rows
         self.indexes = indexes
@@ -55,10 +63,12 @@ public struct ManifestCheckpoint: Sendable, Hashable {
 public struct Manifest: Sendable, Hashable {
     /// File name of the manifest.                                              never change
     public static let fileName = "CURRENT"
+    /// The live log segments, in replay order (ascending numbers).
     public var segments: [UInt64]
     /// The last checkpoint; nil while the store has never checkpointed (version 1 manifest).
     public var checkpoint: ManifestCheckpoint?
 
+    /// A manifest listing `segments` and the last checkpoint.
     public init(segments: [UInt64], checkpoint: ManifestCheckpoint? = nil) {
         self.segments = segments
         self.checkpoint = checkpoint

@@ -5,21 +5,27 @@ import RecordModel
 
 /// One segment as read on open.
 public struct SegmentReport: Sendable, Hashable {
+    /// The segment's number (its file is `Manifest.segmentFileName(number)`).
     public var number: UInt64
+    /// The segment file's size in bytes.
     public var bytes: Int
     /// Valid frames read (including those of a dropped torn batch).
     public var frames: Int
     /// Complete batches applied.
     public var batches: Int
+    /// Milliseconds since 1970 from the segment header; nil when the header could not be read.
     public var createdMilliseconds: Int64?
+    /// Whether the header says compaction wrote the segment.
     public var compacted: Bool
 }
 
 /// A torn tail: the end of the last segment that did not finish writing.
 public struct TornTail: Sendable, Hashable {
+    /// The segment with the torn tail.
     public var segment: UInt64
     /// Where the cut is (the end of the last complete batch).
     public var offset: Int
+    /// Bytes after the cut (the unfinished batch, or a partial frame).
     public var bytesDropped: Int
     /// Valid frames of an unfinished batch that were dropped with it.
     public var framesDropped: Int
@@ -29,14 +35,18 @@ public struct TornTail: Sendable, Hashable {
 
 /// Damage that is not a torn tail.
 public struct Corruption: Sendable, Hashable, CustomStringConvertible {
+    /// The damaged segment.
     public var segment: UInt64
+    /// Byte offset in the segment where the damage starts.
     public var offset: Int
     /// Bytes skipped up to the next valid frame (repair) or to the end of the segment.
     public var length: Int
+    /// What is wrong, e.g. a checksum mismatch.
     public var reason: String
     /// Valid frames dropped because their batch was cut by the damage.
     public var framesDropped: Int
 
+    /// One line: segment file, offset, reason, bytes and frames dropped.
     public var description: String {
         "segment \(Manifest.segmentFileName(segment)) at byte \(offset): \(reason) (\(length) bytes, \(framesDropped) frames dropped)"
     }
@@ -44,8 +54,11 @@ public struct Corruption: Sendable, Hashable, CustomStringConvertible {
 
 /// What opening the store found and did.
 public struct OpenReport: Sendable, Hashable {
+    /// Each segment read, in order.
     public var segments: [SegmentReport] = []
+    /// The torn tail of the last segment, if it did not finish writing.
     public var tornTail: TornTail?
+    /// Damage other than a torn tail, in file order.
     public var corruptions: [Corruption] = []
     /// Files removed because no manifest listed them (an unfinished compaction or rotation).
     public var removedFiles: [String] = []
@@ -54,7 +67,9 @@ public struct OpenReport: Sendable, Hashable {
     /// True when repair rewrote the store after salvaging.
     public var repaired = false
 
+    /// Valid frames read, over every segment.
     public var frames: Int { segments.reduce(0) { $0 + $1.frames } }
+    /// Bytes read, over every segment.
     public var bytes: Int { segments.reduce(0) { $0 + $1.bytes } }
     /// No torn tail and no corruption.
     public var isClean: Bool { tornTail == nil && corruptions.isEmpty }
@@ -62,11 +77,17 @@ public struct OpenReport: Sendable, Hashable {
 
 /// What `RecordStore.verify` reports: the files and the live content, without changing anything.
 public struct VerifyReport: Sendable, Hashable {
+    /// What the read-only open found.
     public var open: OpenReport
+    /// Records live at the last sequence.
     public var liveRecords: Int
+    /// Live records per record type.
     public var recordsByType: [String: Int]
+    /// Live records per zone.
     public var recordsByZone: [ZoneID: Int]
+    /// Zones created and not deleted (the default zone is not counted).
     public var zones: Int
+    /// The highest sequence number committed.
     public var lastSequence: UInt64
     /// Damage found (torn tail or corruption). A torn tail alone is the normal result of a
     /// crash and is repaired by a writable open, but the files are not clean until then.

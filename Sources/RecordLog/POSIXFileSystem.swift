@@ -9,6 +9,7 @@
 
 /// The operating system's file system.
 public struct POSIXFileSystem: FileSystem {
+    /// The file system of the process.
     public init() {}
 
     static func error(_ op: String, _ path: String) -> FileSystemError {
@@ -16,6 +17,7 @@ public struct POSIXFileSystem: FileSystem {
         return FileSystemError(op, path: path, code: e, message: String(cString: strerror(e)))
     }
 
+    /// `mkdir` of each component in turn (mode 755); existing components are fine.
     public func createDirectory(_ path: String) throws {
         var partial = path.hasPrefix("/") ? "" : "."
         for comp in path.split(separator: "/") {
@@ -24,6 +26,7 @@ public struct POSIXFileSystem: FileSystem {
         }
     }
 
+    /// `readdir`, without `.` and `..`, sorted by name.
     public func list(_ directory: String) throws -> [String] {
         guard let d = opendir(directory) else { throw Self.error("opendir", directory) }
         defer { closedir(d) }
@@ -37,16 +40,20 @@ public struct POSIXFileSystem: FileSystem {
         return names.sorted()
     }
 
+    /// `access(path, F_OK)`.
     public func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// `mmap` of the whole file, read-only.
     public func map(_ path: String) throws -> MappedFile { try MappedFile.map(path: path) }
 
+    /// `stat`.
     public func size(_ path: String) throws -> Int {
         var st = stat()
         guard stat(path, &st) == 0 else { throw Self.error("stat", path) }
         return Int(st.st_size)
     }
 
+    /// The whole file by `read`, retried on `EINTR`; shorter if the file shrank while being read.
     public func read(_ path: String) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Self.error("open", path) }
@@ -72,6 +79,7 @@ public struct POSIXFileSystem: FileSystem {
         return out
     }
 
+    /// `open` with `O_APPEND` (and `O_CREAT`, mode 644, when `create`).
     public func openForAppend(_ path: String, create: Bool) throws -> any AppendableFile {
         let flags = O_WRONLY | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0)
         let fd = open(path, flags, 0o644)
@@ -79,18 +87,22 @@ public struct POSIXFileSystem: FileSystem {
         return POSIXFile(fd: fd, path: path)
     }
 
+    /// `truncate(2)`.
     public func truncate(_ path: String, to length: Int) throws {
         guard Glibc.truncate(path, off_t(length)) == 0 else { throw Self.error("truncate", path) }
     }
 
+    /// `rename(2)`: atomic replacement of `to`.
     public func rename(_ from: String, to: String) throws {
         guard Glibc.rename(from, to) == 0 else { throw Self.error("rename", from) }
     }
 
+    /// `unlink`.
     public func remove(_ path: String) throws {
         guard unlink(path) == 0 else { throw Self.error("unlink", path) }
     }
 
+    /// `flock(LOCK_EX | LOCK_NB)` on `path`, created if missing; throws at once when another holder has it.
     public func lockFile(_ path: String) throws -> any FileLock {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Self.error("open", path) }
@@ -103,6 +115,7 @@ public struct POSIXFileSystem: FileSystem {
         return POSIXLock(fd: fd)
     }
 
+    /// `fsync` of the directory opened `O_RDONLY | O_DIRECTORY`.
     public func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw Self.error("open", path) }

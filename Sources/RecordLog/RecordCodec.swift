@@ -76,7 +76,9 @@ public enum RecordCodec {
     /// Decodes one record payload keeping only the user fields named in `fields` (system fields
     /// always): the other values are skipped without being built (their strings are not
     /// validated). For residual filters and sort keys, which read a few fields of many records.
-    public static func decode(_ buffer: UnsafeRawBufferPointer, onlyFields fields: Set<String>) throws(CodecError)
+    public static func decode(
+        _ buffer: UnsafeRawBufferPointer, onlyFields fields: Set<String>
+    ) throws(CodecError)
         -> Record
     {
         var r = ByteReader(buffer)
@@ -128,6 +130,7 @@ public enum RecordCodec {
         }
     }
 
+    /// Reads a zone id written by ``encodeZoneID(_:into:)``; throws on a tag other than 0 or 1.
     public static func decodeZoneID(_ r: inout ByteReader) throws(CodecError) -> ZoneID {
         let at = r.offset
         switch try r.u8() {
@@ -137,11 +140,13 @@ public enum RecordCodec {
         }
     }
 
+    /// Appends a record id: record name, then the zone id.
     public static func encodeRecordID(_ id: RecordID, into w: inout ByteWriter) {
         w.string(id.recordName)
         encodeZoneID(id.zoneID, into: &w)
     }
 
+    /// Reads a record id written by ``encodeRecordID(_:into:)``.
     public static func decodeRecordID(_ r: inout ByteReader) throws(CodecError) -> RecordID {
         let name = try r.string()
         return RecordID(recordName: name, zoneID: try decodeZoneID(&r))

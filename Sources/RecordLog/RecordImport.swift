@@ -9,26 +9,35 @@ import RecordModel
 
 /// One record that was not imported.
 public struct ImportRejection: Sendable, Hashable, CustomStringConvertible {
+    /// The file it came from.
     public var file: String
     /// 1-based line (JSON Lines) or array index + 1 (property lists).
     public var line: Int
+    /// Why it was rejected.
     public var reason: String
+    /// `<file>:<line>: <reason>`.
     public var description: String { "\(file):\(line): \(reason)" }
 }
 
 /// Counts and timing of an import.
 public struct ImportSummary: Sendable, Hashable {
+    /// Records imported.
     public var records = 0
+    /// Records rejected.
     public var rejected = 0
     /// Input bytes (after decompression).
     public var bytes = 0
+    /// Wall-clock seconds spent.
     public var seconds = 0.0
     /// The first rejections (at most `ImportOptions.maximumReportedRejections`).
     public var rejections: [ImportRejection] = []
+    /// Records imported per second; 0 before any time has passed.
     public var recordsPerSecond: Double { seconds > 0 ? Double(records) / seconds : 0 }
 
+    /// An empty summary.
     public init() {}
 
+    /// Adds another file's counts, keeping the first 100 rejections of both.
     public mutating func add(_ o: ImportSummary) {
         records += o.records
         rejected += o.rejected
@@ -44,10 +53,13 @@ public struct ImportOptions: Sendable {
     public var batchSize = 1000
     /// Stop at the first bad record instead of going on.
     public var stopOnError = false
+    /// How many rejections the summary keeps (the rest are only counted).
     public var maximumReportedRejections = 100
     /// Called every `progressInterval` records with the running summary.
     public var progress: (@Sendable (ImportSummary) -> Void)?
+    /// Records between two `progress` calls.
     public var progressInterval = 50_000
+    /// The defaults: batches of 1 000, go on after errors, report 100 rejections, progress every 50 000.
     public init() {}
 }
 

@@ -23,6 +23,7 @@ public struct CheckpointReport: Sendable, Hashable {
     public var sequence: UInt64
     /// Tables rewritten / kept as they were.
     public var tablesWritten: Int
+    /// Tables whose data segments were kept as they were.
     public var tablesKept: Int
     /// Rows in the rewritten tables.
     public var rowsWritten: Int
@@ -33,7 +34,9 @@ public struct CheckpointReport: Sendable, Hashable {
 /// The rows of one table in row order (RowID 0, 1, …), decoded one at a time: what a section
 /// encoder reads to build the table's indexes.
 public struct CheckpointRows: Sequence {
+    /// The table the rows belong to.
     public let key: TableKey
+    /// The table's rows section.
     public let rows: RowSection
     /// The first row that did not decode, seen by any iterator of this sequence.
     let failure = FirstFailure()
@@ -55,6 +58,7 @@ public struct CheckpointRows: Sequence {
     /// Number of rows.
     public var count: Int { rows.count }
 
+    /// Decodes the rows one at a time; a row that does not decode ends the iteration (and fails the checkpoint).
     public struct Iterator: IteratorProtocol {
         let rows: RowSection
         let failure: FirstFailure
@@ -75,6 +79,7 @@ public struct CheckpointRows: Sequence {
         }
     }
 
+    /// An iterator from row 0.
     public func makeIterator() -> Iterator { Iterator(rows: rows, failure: failure) }
 }
 

@@ -10,10 +10,15 @@ import RecordModel
 
 /// What a compaction did.
 public struct CompactionReport: Sendable, Hashable {
+    /// The log segments before compaction.
     public var segmentsBefore: [UInt64]
+    /// The segment that now holds everything; in a checkpointed store, the last log segment.
     public var segmentAfter: UInt64
+    /// Bytes of the old log segments; 0 in a checkpointed store, where compaction is a checkpoint.
     public var bytesBefore: Int
+    /// Bytes of the new segment; in a checkpointed store, bytes of the new data segments.
     public var bytesAfter: Int
+    /// Live records after compaction.
     public var liveRecords: Int
 }
 

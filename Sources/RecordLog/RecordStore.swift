@@ -26,7 +26,9 @@ import RecordModel
 public final class RecordStore: @unchecked Sendable {
     /// The store's directory.
     public let directory: String
+    /// The file system the store reads and writes through.
     public let fileSystem: any FileSystem
+    /// The options the store was opened with.
     public let options: RecordStoreOptions
     /// What open found (torn tail, corruption salvaged, files removed).
     public internal(set) var openReport: OpenReport

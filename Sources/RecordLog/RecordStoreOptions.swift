@@ -29,12 +29,15 @@ public protocol LogClock: Sendable {
 
 /// The system clock.
 public struct SystemClock: LogClock {
+    /// The clock of the machine.
     public init() {}
+    /// `CLOCK_REALTIME`, in milliseconds.
     public func wallMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
+    /// `CLOCK_MONOTONIC`, in nanoseconds.
     public func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -48,6 +51,7 @@ public struct SystemClock: LogClock {
 /// let store = try RecordStore.open(directory: "db", options: .init(durability: .everyCommit))
 /// ```
 public struct RecordStoreOptions: Sendable {
+    /// When commits are acknowledged relative to fsync (every commit by default).
     public var durability: Durability
     /// Open without changing any file (no tail truncation, no cleanup); commits fail.
     public var readOnly: Bool
@@ -57,8 +61,11 @@ public struct RecordStoreOptions: Sendable {
     public var segmentSize: Int
     /// Check CloudKit's rules on every saved record (import turns this off after checking itself).
     public var validateRecords: Bool
+    /// Wall and monotonic time (the system clock unless a test injects one).
     public var clock: any LogClock
 
+    /// Options; each one left out takes its default: fsync every commit, writable, no repair, 64 MiB
+    /// segments, records validated, the system clock.
     public init(
         durability: Durability = .everyCommit, readOnly: Bool = false, repair: Bool = false,
         segmentSize: Int = 64 << 20, validateRecords: Bool = true, clock: any LogClock = SystemClock()
@@ -97,10 +104,15 @@ public enum LogOperation: Sendable, Hashable {
 
 /// Counters and sizes of an open store.
 public struct StoreStats: Sendable, Hashable {
+    /// Live log segments.
     public var segments: Int
+    /// Bytes in the live log segments.
     public var logBytes: Int
+    /// Live records.
     public var liveRecords: Int
+    /// Zones created and not deleted (the default zone is not counted).
     public var zones: Int
+    /// The highest committed sequence number.
     public var lastSequence: UInt64
     /// Commits acknowledged since open.
     public var commits: Int

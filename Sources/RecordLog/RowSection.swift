@@ -45,6 +45,7 @@ public struct RowSectionWriter {
     var entries = ByteWriter()
     var keys = ByteWriter()
     var payloadBytes = 0
+    /// Rows written so far.
     public private(set) var count = 0
 
     /// Begins the section `rows` in `w`.

@@ -12,12 +12,15 @@ import RecordModel
 public struct ShardedMap<Value: Sendable>: Sequence, Sendable {
     static var shardCount: Int { 512 }
     private var shards: [[RecordID: Value]]
+    /// Number of entries.
     public private(set) var count = 0
 
+    /// An empty map.
     public init() { shards = Array(repeating: [:], count: Self.shardCount) }
 
     @inline(__always) private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
 
+    /// The value for `id`; setting nil removes it. Copies at most one shard after a snapshot.
     public subscript(id: RecordID) -> Value? {
         get { shards[Self.shard(id)][id] }
         set {
@@ -48,6 +51,7 @@ public struct ShardedMap<Value: Sendable>: Sequence, Sendable {
         shards.lazy.map(\.values).joined()
     }
 
+    /// Every entry; the order depends on the process's hash seed, so it differs between runs.
     public func makeIterator() -> FlattenSequence<[[RecordID: Value]]>.Iterator { shards.joined().makeIterator() }
 }
 

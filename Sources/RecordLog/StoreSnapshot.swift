@@ -15,10 +15,12 @@ import RecordModel
 
 /// A record version as stored: the record and the sequence number of the entry that wrote it.
 public struct StoredRecord: Sendable, Hashable {
+    /// The record as saved.
     public var record: Record
     /// Sequence number of the log entry that saved this version (a change token's unit).
     public var sequence: UInt64
 
+    /// A stored version of `record`, written at `sequence`.
     public init(record: Record, sequence: UInt64) {
         self.record = record
         self.sequence = sequence
@@ -36,8 +38,11 @@ struct LiveRecord: Sendable {
 
 /// A record deletion still in the log (since the last compaction), for change fetching.
 public struct Tombstone: Sendable, Hashable {
+    /// The deleted record's id.
     public var recordID: RecordID
+    /// The deleted record's type.
     public var recordType: String
+    /// Sequence number of the deletion.
     public var sequence: UInt64
 }
 
@@ -51,12 +56,14 @@ public struct ChangeSet: Sendable, Hashable {
         /// The record was deleted at `sequence` (and not saved again since).
         case deleted(RecordID, recordType: String, sequence: UInt64)
 
+        /// The record the change is about.
         public var recordID: RecordID {
             switch self {
             case .saved(let id, _), .deleted(let id, _, _): id
             }
         }
 
+        /// The sequence number of the save or deletion.
         public var sequence: UInt64 {
             switch self {
             case .saved(_, let s), .deleted(_, _, let s): s
@@ -93,9 +100,11 @@ enum StateChange {
 
 /// A table of the checkpoint: the rows of one record type in one database, mapped.
 public struct BaseTable: Sendable {
+    /// The database and record type of the table.
     public let key: TableKey
     /// The data segments holding it.
     public let files: TableFiles
+    /// The table's rows, mapped from its data segment.
     public let rows: RowSection
     /// The segment with the table's index sections (docs/index-segment-format.md), nil when the
     /// façade has not written them (the indexes are then built from the rows at open).
@@ -141,6 +150,7 @@ public struct StoreSnapshot: Sendable {
     /// this must be treated as expired.
     public internal(set) var horizon: UInt64 = 0
 
+    /// An empty snapshot: no records, no zones, no schema, sequence 0.
     public init() {}
 
     /// Deletions of records in `zone` still in the log, in sequence order (compaction drops
@@ -398,6 +408,8 @@ public struct StoreSnapshot: Sendable {
 
 /// A committed entry with its sequence number, as passed to commit observers.
 public struct CommittedEntry: Sendable, Hashable {
+    /// The entry's sequence number.
     public var sequence: UInt64
+    /// The entry as committed.
     public var entry: LogEntry
 }
