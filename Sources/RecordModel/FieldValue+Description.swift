@@ -6,6 +6,8 @@
 import Foundation
 
 extension FieldValue: CustomStringConvertible {
+    /// The value as text: strings JSON-quoted, dates ISO 8601, locations `(lat, lon)`, references
+    /// `ref(name)`, bytes `bytes(base64)`, lists `[a, b]`.
     public var description: String {
         switch self {
         case .string(let s): return JSONValue.string(s).jsonText

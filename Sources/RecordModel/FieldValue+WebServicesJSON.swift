@@ -10,8 +10,11 @@ import Foundation
 
 /// A Web Services JSON value that does not describe a valid field value.
 public struct WebServicesJSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong with the value.
     public var message: String
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 

@@ -44,23 +44,35 @@ public enum ScalarType: UInt8, Sendable, Hashable, Codable, CaseIterable {
 /// let tags = FieldType.list(.string)   // STRING_LIST
 /// ```
 public struct FieldType: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The scalar type, or the element type of a list.
     public var scalar: ScalarType
+    /// Whether the field holds a list of `scalar`.
     public var isList: Bool
 
+    /// A scalar type, or a list of it when `isList`.
     public init(_ scalar: ScalarType, isList: Bool = false) {
         self.scalar = scalar
         self.isList = isList
     }
 
+    /// A list of `scalar`, e.g. `.list(.string)` for `STRING_LIST`.
     public static func list(_ scalar: ScalarType) -> FieldType { FieldType(scalar, isList: true) }
 
+    /// `STRING`
     public static let string = FieldType(.string)
+    /// `INT64`
     public static let int64 = FieldType(.int64)
+    /// `DOUBLE`
     public static let double = FieldType(.double)
+    /// `TIMESTAMP`
     public static let date = FieldType(.date)
+    /// `BYTES`
     public static let bytes = FieldType(.bytes)
+    /// `LOCATION`
     public static let location = FieldType(.location)
+    /// `REFERENCE`
     public static let reference = FieldType(.reference)
+    /// `ASSETID`
     public static let asset = FieldType(.asset)
 
     /// Web Services name, e.g. `STRING` or `INT64_LIST`.
@@ -83,6 +95,7 @@ public struct FieldType: Sendable, Hashable, Codable, CustomStringConvertible {
         self.init(s, isList: list)
     }
 
+    /// The Web Services name, e.g. `STRING_LIST`.
     public var description: String { webServicesName }
 }
 
@@ -172,6 +185,7 @@ extension FieldValue: Equatable {
 }
 
 extension FieldValue: Hashable {
+    /// Hashes consistently with `==`: equal numbers hash alike across Int64 and Double, references by record id.
     public func hash(into h: inout Hasher) {
         switch self {
         case .string(let s):
@@ -197,8 +211,12 @@ extension FieldValue: Hashable {
 extension FieldValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByArrayLiteral
 {
+    /// A `STRING` value.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An `INT64` value.
     public init(integerLiteral value: Int64) { self = .int64(value) }
+    /// A `DOUBLE` value.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A list value.
     public init(arrayLiteral elements: FieldValue...) { self = .list(elements) }
 }

@@ -16,9 +16,12 @@ public struct ZoneID: Sendable, Hashable, Comparable, Codable {
     /// The default zone of the current user.
     public static let `default` = ZoneID(zoneName: defaultZoneName, ownerName: defaultOwnerName)
 
+    /// The zone's name (``defaultZoneName`` for the default zone).
     public var zoneName: String
+    /// The user record name of the zone's owner (``defaultOwnerName`` for the current user).
     public var ownerName: String
 
+    /// A zone of `ownerName` (the current user by default).
     public init(zoneName: String, ownerName: String = ZoneID.defaultOwnerName) {
         self.zoneName = zoneName
         self.ownerName = ownerName
@@ -36,9 +39,12 @@ public struct ZoneID: Sendable, Hashable, Comparable, Codable {
 
 /// A record's identity: its name, unique within its zone.
 public struct RecordID: Sendable, Hashable, Comparable, Codable {
+    /// The record name, unique within the zone.
     public var recordName: String
+    /// The zone the record lives in.
     public var zoneID: ZoneID
 
+    /// A record id in `zoneID` (the default zone unless given).
     public init(recordName: String, zoneID: ZoneID = .default) {
         self.recordName = recordName
         self.zoneID = zoneID
@@ -61,9 +67,12 @@ public struct Reference: Sendable, Hashable, Codable {
         case deleteSelf = "DELETE_SELF"
     }
 
+    /// The target record.
     public var recordID: RecordID
+    /// What deleting the target does to the referring record.
     public var action: Action
 
+    /// A reference to `recordID`, with no delete action unless given.
     public init(recordID: RecordID, action: Action = .none) {
         self.recordID = recordID
         self.action = action
@@ -78,6 +87,7 @@ public struct Asset: Sendable, Hashable, Codable {
     /// Size of the file in bytes.
     public var size: Int64
 
+    /// An asset with its content's lower-case hex SHA-256 and its size in bytes.
     public init(contentHash: String, size: Int64) {
         self.contentHash = contentHash
         self.size = size

@@ -18,6 +18,7 @@ public enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
+    /// Structural equality; object members compare in order, so the same members in another order differ.
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
@@ -32,6 +33,7 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// Hashes what `==` compares.
     public func hash(into h: inout Hasher) {
         switch self {
         case .null: h.combine(0)
@@ -55,6 +57,7 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
+    /// The string when the value is a string.
     public var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
@@ -93,14 +96,18 @@ public enum JSONValue: Sendable, Hashable {
 
 /// A JSON syntax error at a byte offset.
 public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong, e.g. `unterminated array`.
     public var message: String
+    /// Byte offset of the problem in the UTF-8 input.
     public var offset: Int
 
+    /// An error at byte `offset`.
     public init(_ message: String, offset: Int) {
         self.message = message
         self.offset = offset
     }
 
+    /// `<message> at byte <offset>`.
     public var description: String { "\(message) at byte \(offset)" }
 }
 

@@ -26,6 +26,8 @@ public struct Location: Sendable, Hashable, Codable {
     /// When the location was determined, if known.
     public var timestamp: Timestamp?
 
+    /// A location; only latitude and longitude are required. Accuracies, course and speed default to
+    /// unknown (negative), except `horizontalAccuracy`, which defaults to 0.
     public init(
         latitude: Double, longitude: Double, altitude: Double = 0,
         horizontalAccuracy: Double = 0, verticalAccuracy: Double = -1,
@@ -48,5 +50,6 @@ public struct Location: Sendable, Hashable, Codable {
 }
 
 extension Location: CustomStringConvertible {
+    /// `(latitude, longitude)` in degrees, e.g. `(48.8584, 2.2945)`.
     public var description: String { "(\(latitude), \(longitude))" }
 }

@@ -12,10 +12,14 @@
 ///               sortDescriptors: [.field("population", ascending: false)])
 /// ```
 public struct Query: Sendable, Hashable {
+    /// The record type queried.
     public var recordType: String
+    /// The checked filters: every record, none, or a conjunction.
     public var predicate: QueryPredicate
+    /// The sort descriptors, most significant first; the record ID breaks ties.
     public var sortDescriptors: [SortDescriptor]
 
+    /// A query over `recordType`, unsorted (record ID order) unless sort descriptors are given.
     public init(recordType: String, predicate: QueryPredicate, sortDescriptors: [SortDescriptor] = []) {
         self.recordType = recordType
         self.predicate = predicate

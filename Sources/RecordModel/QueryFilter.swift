@@ -73,12 +73,16 @@ public struct QueryFilter: Sendable, Hashable {
     /// The field name used by token searches, which span every SEARCHABLE field.
     public static let allTokensFieldName = "allTokens"
 
+    /// The field compared: a user field, a system field's query name, or ``allTokensFieldName``.
     public var fieldName: String
+    /// The comparator.
     public var comparator: Comparator
+    /// The value compared with; a list for `IN` and the list comparators.
     public var fieldValue: FieldValue
     /// NEAR only: the radius in metres.
     public var distance: Double?
 
+    /// A filter; `distance` is for `NEAR` only, in metres.
     public init(fieldName: String, comparator: Comparator, fieldValue: FieldValue, distance: Double? = nil) {
         self.fieldName = fieldName
         self.comparator = comparator
@@ -134,7 +138,10 @@ public enum PredicateArgument: Sendable, Hashable {
 }
 
 extension PredicateArgument: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral {
+    /// A string value.
     public init(stringLiteral value: String) { self = .value(.string(value)) }
+    /// An integer value.
     public init(integerLiteral value: Int64) { self = .value(.int64(value)) }
+    /// A floating-point value.
     public init(floatLiteral value: Double) { self = .value(.double(value)) }
 }

@@ -8,7 +8,9 @@
 /// note["location"] = .location(Location(latitude: 37.33, longitude: -122.03))
 /// ```
 public struct Record: Sendable, Hashable {
+    /// The record type, e.g. `Note`.
     public var recordType: String
+    /// The record's identity: name and zone.
     public var recordID: RecordID
     /// User fields by name. A field that is absent is "no value" (CloudKit's nil).
     public var fields: [String: FieldValue]
@@ -24,6 +26,7 @@ public struct Record: Sendable, Hashable {
     /// An opaque version tag, changed by the store on every save.
     public var recordChangeTag: String?
 
+    /// A record; system fields are normally left nil for the store to set.
     public init(
         recordType: String, recordID: RecordID, fields: [String: FieldValue] = [:],
         creationDate: Timestamp? = nil, modificationDate: Timestamp? = nil,

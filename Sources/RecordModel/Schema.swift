@@ -11,7 +11,9 @@ public enum Environment: String, Sendable, Hashable, Codable {
 
 /// Index options of a field, as in CloudKit's schema editor.
 public struct IndexOptions: OptionSet, Sendable, Hashable, Codable {
+    /// The option bits: 1 queryable, 2 sortable, 4 searchable.
     public let rawValue: UInt8
+    /// Options from their bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Equality, IN, BEGINSWITH, list membership, NEAR.
@@ -44,10 +46,14 @@ public struct IndexOptions: OptionSet, Sendable, Hashable, Codable {
 
 /// One field of a record type.
 public struct FieldSchema: Sendable, Hashable, Codable {
+    /// The field's name.
     public var name: String
+    /// The field's type.
     public var type: FieldType
+    /// The field's index options.
     public var options: IndexOptions
 
+    /// A field, with no index options unless given.
     public init(name: String, type: FieldType, options: IndexOptions = []) {
         self.name = name
         self.type = type
@@ -61,6 +67,7 @@ public enum Permission: String, Sendable, Hashable, Codable, CaseIterable, Compa
     case read = "READ"
     case write = "WRITE"
 
+    /// Orders by raw value: `CREATE`, `READ`, `WRITE`.
     public static func < (a: Permission, b: Permission) -> Bool { a.rawValue < b.rawValue }
 }
 
@@ -73,9 +80,12 @@ public struct Grant: Sendable, Hashable, Codable {
     /// The user who created the record.
     public static let creator = "_creator"
 
+    /// What the role may do.
     public var permissions: Set<Permission>
+    /// The role: ``Grant/world``, ``Grant/authenticated``, ``Grant/creator`` or a custom role's name.
     public var role: String
 
+    /// Grants `permissions` to `role`.
     public init(_ permissions: Set<Permission>, to role: String) {
         self.permissions = permissions
         self.role = role
@@ -90,13 +100,16 @@ public struct Grant: Sendable, Hashable, Codable {
 
 /// A record type: its fields, the indexes declared on system fields, and its grants.
 public struct RecordTypeSchema: Sendable, Hashable, Codable {
+    /// The record type's name.
     public var name: String
+    /// The user fields, by name.
     public var fields: [String: FieldSchema]
     /// Index options on system fields; empty unless declared (never automatic).
     public var systemFieldOptions: [SystemField: IndexOptions]
     /// Who may create, read and write records of this type in the public database.
     public var grants: [Grant]
 
+    /// A record type; with fields of the same name, the last one wins. Grants default to CloudKit's.
     public init(
         name: String, fields: [FieldSchema] = [], systemFieldOptions: [SystemField: IndexOptions] = [:],
         grants: [Grant] = Grant.defaults
@@ -125,9 +138,12 @@ public struct Schema: Sendable, Hashable, Codable {
     /// The record type every container has and no query may name.
     public static let usersRecordType = "Users"
 
+    /// Development (the schema grows on save) or production (locked).
     public var environment: Environment
+    /// The record types, by name.
     public var recordTypes: [String: RecordTypeSchema]
 
+    /// A schema; with record types of the same name, the last one wins.
     public init(environment: Environment = .development, recordTypes: [RecordTypeSchema] = []) {
         self.environment = environment
         self.recordTypes = Dictionary(recordTypes.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b })

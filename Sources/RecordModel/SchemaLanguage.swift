@@ -17,10 +17,14 @@
 
 /// A schema file that cannot be read, with the line and column of the problem.
 public struct SchemaLanguageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong.
     public var message: String
+    /// 1-based line of the problem.
     public var line: Int
+    /// 1-based column of the problem.
     public var column: Int
 
+    /// `line <line>, column <column>: <message>`.
     public var description: String { "line \(line), column \(column): \(message)" }
 }
 

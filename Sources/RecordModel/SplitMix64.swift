@@ -5,10 +5,13 @@
 /// A tiny, fast, repeatable generator: 64 bits of state, statistically adequate for tests and
 /// generated data (not for secrets: `SystemRandomSource` makes cursor secrets).
 public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
+    /// The generator's whole state; two generators with the same state produce the same values.
     public private(set) var state: UInt64
 
+    /// A generator whose sequence is determined by `seed`.
     public init(seed: UInt64) { state = seed }
 
+    /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

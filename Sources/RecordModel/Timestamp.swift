@@ -16,6 +16,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
     /// Milliseconds since 1970-01-01T00:00:00Z (may be negative).
     public var millisecondsSince1970: Int64
 
+    /// The instant `millisecondsSince1970` ms after 1970-01-01T00:00:00Z.
     @inlinable
     public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
 
@@ -34,6 +35,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable {
     /// The same instant as a Foundation `Date`.
     public var date: Date { Date(timeIntervalSince1970: Double(millisecondsSince1970) / 1000) }
 
+    /// Earlier instants first.
     @inlinable
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.millisecondsSince1970 < b.millisecondsSince1970 }
 }

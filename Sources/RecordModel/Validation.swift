@@ -30,6 +30,7 @@ public struct RecordValidationError: Error, Sendable, Hashable, CustomStringConv
         case recordTooLarge
     }
 
+    /// The rule that was broken.
     public var kind: Kind
     /// The record concerned, when known.
     public var recordID: RecordID?
@@ -38,6 +39,7 @@ public struct RecordValidationError: Error, Sendable, Hashable, CustomStringConv
     /// A sentence saying what is wrong and what is allowed.
     public var message: String
 
+    /// An error of `kind` about `recordID` and `field`, when known.
     public init(_ kind: Kind, recordID: RecordID? = nil, field: String? = nil, _ message: String) {
         self.kind = kind
         self.recordID = recordID
@@ -45,6 +47,7 @@ public struct RecordValidationError: Error, Sendable, Hashable, CustomStringConv
         self.message = message
     }
 
+    /// `record "<name>" [in zone "<zone>"]: field "<field>": <message>`, leaving out what is not known.
     public var description: String {
         var s = ""
         // An invalid record name already names itself.
