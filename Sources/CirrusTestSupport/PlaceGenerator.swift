@@ -6,14 +6,20 @@ import RecordModel
 /// CJK), string lists, locations at the poles, on both sides of ±180° and in a Paris cluster,
 /// two zones, missing fields; plus random schemas, filters and sort descriptors.
 public struct PlaceGenerator {
+    /// The generator every draw comes from; the same seed gives the same places, schemas and queries.
     public var rng: SeededRandom
 
+    /// A generator drawing from `rng`.
     public init(rng: SeededRandom) { self.rng = rng }
 
+    /// The values of the `kind` field (`Café` and `cafe` differ).
     public let kinds = ["cafe", "bar", "museum", "park", "Café"]
+    /// The words of `name` and `tags`, with stop words (`the`, `and`) and a CJK word.
     public let words = ["old", "bridge", "river", "coffee", "the", "stone", "東京", "tower", "and", "garden"]
+    /// The zones records are put in: the default zone and `Paris`.
     public let zones = [ZoneID.default, ZoneID(zoneName: "Paris")]
 
+    /// A location: near the north pole, either side of ±180°, in a Paris cluster, or anywhere (2 in 5).
     public mutating func location() -> Location {
         switch rng.below(5) {
         case 0:
@@ -30,6 +36,7 @@ public struct PlaceGenerator {
         }
     }
 
+    /// A `Place` record named `r<random>-<i>`, each field present with probability 0.7…0.9.
     public mutating func record(_ i: Int) -> Record {
         var f: [String: FieldValue] = [:]
         if rng.chance(0.9) { f["kind"] = .string(kinds[rng.below(kinds.count)]) }
@@ -49,6 +56,8 @@ public struct PlaceGenerator {
             creationDate: Timestamp(millisecondsSince1970: Int64(rng.below(50))))
     }
 
+    /// A `Place` schema with the fields of ``record(_:)``; each field gets its automatic options (3 in 4)
+    /// or none (a non-list string: maybe SEARCHABLE only); half the time recordName and creationDate are indexed.
     public mutating func schema() -> RecordTypeSchema {
         func opts(_ t: FieldType) -> IndexOptions {
             rng.chance(0.75)
@@ -65,6 +74,7 @@ public struct PlaceGenerator {
                 ? [.recordName: .queryable, .creationDate: [.queryable, .sortable]] : [:])
     }
 
+    /// A predicate format string over one field and its `%@` arguments, one of 16 shapes.
     public mutating func filter() -> (String, [PredicateArgument]) {
         let k = kinds[rng.below(kinds.count)]
         let w = words[rng.below(words.count)]
@@ -72,7 +82,7 @@ public struct PlaceGenerator {
         switch rng.below(16) {
         case 0: return ("kind == %@", [.value(.string(k))])
         case 1: return ("kind != %@", [.value(.string(k))])
-        case 2:  // a cluster in Paris
+        case 2:  // a range on population, bounded by an Int64 or a Double
             return (
                 "population \(["<", "<=", ">", ">="][rng.below(4)]) %@",
                 [.value(rng.chance(0.5) ? .int64(n) : .double(Double(n) + 0.5))]
@@ -101,6 +111,7 @@ public struct PlaceGenerator {
         }
     }
 
+    /// Sort descriptors: none (2 in 7), one or two fields, or distance from a random location.
     public mutating func sorts() -> [SortDescriptor] {
         switch rng.below(7) {
         case 0, 1: return []

@@ -12,6 +12,7 @@ public typealias SeededRandom = SplitMix64
 /// Seeds for randomized tests: from `CIRRUS_SEED` when set (to replay a failure), otherwise
 /// from the clock. The caller prints the seed in its failure messages.
 public enum TestSeed {
+    /// The seed of one randomized test: `CIRRUS_SEED` when set to a decimal UInt64, else one from the clock.
     public static func next() -> UInt64 {
         if let s = ProcessInfo.processInfo.environment["CIRRUS_SEED"], let v = UInt64(s) { return v }
         return UInt64(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds) &* 0x2545_F491_4F6C_DD1D
