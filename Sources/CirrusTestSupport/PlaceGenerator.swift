@@ -5,6 +5,14 @@ import RecordModel
 /// Random places for model tests: kinds, numbers (Int64 and Double), words (with stop words and
 /// CJK), string lists, locations at the poles, on both sides of ±180° and in a Paris cluster,
 /// two zones, missing fields; plus random schemas, filters and sort descriptors.
+///
+/// ```swift
+/// let seed = TestSeed.next()
+/// var g = PlaceGenerator(rng: SeededRandom(seed: seed))
+/// let records = (0..<500).map { g.record($0) }
+/// let (format, arguments) = g.filter()
+/// // … compare the engine with a full scan; on failure print "seed \(seed)" (replay with CIRRUS_SEED)
+/// ```
 public struct PlaceGenerator {
     /// The generator every draw comes from; the same seed gives the same places, schemas and queries.
     public var rng: SeededRandom

@@ -11,6 +11,12 @@ public typealias SeededRandom = SplitMix64
 
 /// Seeds for randomized tests: from `CIRRUS_SEED` when set (to replay a failure), otherwise
 /// from the clock. The caller prints the seed in its failure messages.
+///
+/// ```swift
+/// let seed = TestSeed.next()           // CIRRUS_SEED=123 swift test … replays seed 123
+/// var rng = SeededRandom(seed: seed)
+/// #expect(result == model, "seed \(seed)")
+/// ```
 public enum TestSeed {
     /// The seed of one randomized test: `CIRRUS_SEED` when set to a decimal UInt64, else one from the clock.
     public static func next() -> UInt64 {

@@ -17,6 +17,16 @@ public protocol HeapOrder {
 }
 
 /// A binary heap whose top is the least element under `order`.
+///
+/// ```swift
+/// struct Smallest: HeapOrder {
+///     func less(_ a: Int, _ b: Int) -> Bool { a < b }
+/// }
+/// var heap = BinaryHeap(order: Smallest(), elements: [5, 1, 4])
+/// heap.push(2)
+/// heap.pop()    // 1
+/// heap.top      // 2
+/// ```
 public struct BinaryHeap<Order: HeapOrder> {
     /// The order the heap keeps.
     public let order: Order

@@ -3,6 +3,14 @@
 // 512-byte page and the page table, never the whole set.
 
 /// A set of row ids in copy-on-write pages of 4 096 bits.
+///
+/// ```swift
+/// var removed = RowBitmap()
+/// removed.insert(3)
+/// let before = removed          // shares every page
+/// removed.insert(7)             // copies one 512-byte page and the page table
+/// (before.contains(7), removed.contains(7), removed.count)   // (false, true, 2)
+/// ```
 public struct RowBitmap: Sendable, Hashable {
     static let pageShift = 12
     private var pages: [[UInt64]?] = []

@@ -79,7 +79,7 @@ public struct Predicate: Sendable, Hashable {
 
 /// `[modifier] left op[options] right`
 public struct Comparison: Sendable, Hashable {
-    /// `ANY`, `ALL`, `NONE` or none (``ComparisonModifier/direct``).
+    /// `ANY`, `ALL`, `NONE`, or no modifier (``ComparisonModifier/direct``).
     public var modifier: ComparisonModifier
     /// The left operand.
     public var left: Expression
@@ -92,7 +92,7 @@ public struct Comparison: Sendable, Hashable {
     /// Range of the operator token including its options, e.g. `==` or `CONTAINS[cd]` (ignored by `==`).
     public var operatorRange: SourceRange
 
-    /// A comparison; the modifier defaults to none and the options to none.
+    /// A comparison, without a modifier (``ComparisonModifier/direct``) or options unless given.
     public init(
         modifier: ComparisonModifier = .direct, left: Expression, op: ComparisonOperator,
         options: ComparisonOptions = [], right: Expression, operatorRange: SourceRange = .none

@@ -63,6 +63,12 @@ extension QuerySnapshot {
 }
 
 /// A snapshot of records held in memory, for tests and small tools.
+///
+/// ```swift
+/// let snapshot = MemorySnapshot(schema: placeSchema, records: places)   // rows 0..<places.count
+/// let plan = QueryPlanner.plan(query, statistics: snapshot.statistics, limit: nil)
+/// let all = try QueryExecutor.run(plan, on: snapshot, pageSize: places.count)
+/// ```
 public struct MemorySnapshot: QuerySnapshot {
     /// The record type's indexes, built from the records.
     public let indexes: RecordIndexes

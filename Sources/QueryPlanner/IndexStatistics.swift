@@ -23,6 +23,13 @@ public struct KeyBound: Sendable, Hashable {
 }
 
 /// A range of index keys; a missing bound is unbounded.
+///
+/// ```swift
+/// let teens = KeyRange(lower: KeyBound(.int64(13), inclusive: true), upper: KeyBound(.int64(20), inclusive: false))
+/// teens.description                              // "[13, 20)"
+/// teens.intersected(with: .point(.int64(15))).isPoint   // true
+/// KeyRange.point(.int64(20)).intersected(with: teens).isEmpty   // true
+/// ```
 public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// The lower end; nil for unbounded.
     public var lower: KeyBound?

@@ -78,6 +78,13 @@ public struct RejectedPlan: Sendable, Hashable {
 }
 
 /// The planner's answer for one query and page size.
+///
+/// ```swift
+/// let plan = QueryPlanner.plan(query, statistics: snapshot.statistics, limit: 50)
+/// plan.streamsInOrder       // true when no sort is needed above the root
+/// plan.residualFilters      // what the filter node tests on fetched records
+/// print(plan.explain())     // the tree, its cost, and the rejected plans
+/// ```
 public struct QueryPlan: Sendable, Hashable {
     /// The query the plan answers.
     public var query: Query

@@ -19,6 +19,14 @@ public struct CodecError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Appends encoded primitives.
+///
+/// ```swift
+/// var w = ByteWriter()
+/// w.varint(300)            // AC 02
+/// w.string("hé")           // 03 68 C3 A9
+/// w.u32(1)                 // 01 00 00 00
+/// w.bytes.count            // 10
+/// ```
 public struct ByteWriter: Sendable {
     /// The bytes written so far.
     public var bytes: [UInt8]
@@ -81,6 +89,16 @@ public struct ByteWriter: Sendable {
 }
 
 /// Reads encoded primitives from a buffer, never past its end.
+///
+/// ```swift
+/// let bytes: [UInt8] = [0xAC, 0x02, 0x03, 0x68, 0xC3, 0xA9]
+/// try bytes.withUnsafeBytes { buffer in
+///     var r = ByteReader(buffer)
+///     _ = try r.varint()   // 300
+///     _ = try r.string()   // "hé"
+///     _ = try r.u8()       // throws CodecError: unexpected end of data at payload byte 6
+/// }
+/// ```
 public struct ByteReader {
     /// The bytes being read.
     public let buffer: UnsafeRawBufferPointer

@@ -5,6 +5,13 @@
 // immutable global, so no shared mutable state).
 
 /// CRC-32C over byte buffers, incrementally: `update` with the running value, `finalize` once.
+///
+/// ```swift
+/// CRC32C.checksum(Array("123456789".utf8))   // 0xE3069283
+/// // The same, in pieces:
+/// let crc = CRC32C.update(CRC32C.update(CRC32C.start, part1), part2)
+/// CRC32C.finalize(crc)
+/// ```
 public enum CRC32C {
     static let tables: [[UInt32]] = {
         var t = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)

@@ -3,6 +3,10 @@
 import Crypto
 
 /// Content hashes of asset files.
+///
+/// ```swift
+/// ContentHash.sha256Hex([])   // "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+/// ```
 public enum ContentHash {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 

@@ -194,6 +194,12 @@ public struct DataSegmentWriter {
 }
 
 /// A data segment opened for reading: its sections as views of the mapped file.
+///
+/// ```swift
+/// let segment = try DataSegment.open(dir + "/" + DataSegmentFormat.fileName(7), fileSystem: fs)
+/// if let rows = segment.section("rows") { /* read in place, while `segment.file` lives */ }
+/// let damaged = segment.verifyBlocks()   // [(section, offset)] of blocks whose CRC fails
+/// ```
 public struct DataSegment: Sendable {
     /// One section's place in the file.
     public struct Section: Sendable, Hashable {

@@ -11,6 +11,15 @@
 import Foundation
 
 /// A fault-injecting in-memory file system. Thread-safe.
+///
+/// ```swift
+/// let fs = InMemoryFileSystem()
+/// let store = try RecordStore.open(directory: "/db", fileSystem: fs)
+/// fs.powerOff(afterOperations: 3)           // three more mutating operations succeed, then all fail
+/// _ = try? store.commit([.save(record)])
+/// fs.crash()                                // everything not fsynced is gone
+/// let reopened = try RecordStore.open(directory: "/db", fileSystem: fs)
+/// ```
 public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     final class Node {
         var data: [UInt8] = []

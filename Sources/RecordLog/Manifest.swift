@@ -63,7 +63,7 @@ public struct ManifestCheckpoint: Sendable, Hashable {
 public struct Manifest: Sendable, Hashable {
     /// File name of the manifest.                                              never change
     public static let fileName = "CURRENT"
-    /// The live log segments, in replay order (ascending numbers).
+    /// The live log segments, in replay order (oldest first).
     public var segments: [UInt64]
     /// The last checkpoint; nil while the store has never checkpointed (version 1 manifest).
     public var checkpoint: ManifestCheckpoint?

@@ -27,7 +27,7 @@ public struct ImportSummary: Sendable, Hashable {
     public var rejected = 0
     /// Input bytes (after decompression).
     public var bytes = 0
-    /// Wall-clock seconds spent.
+    /// Seconds the import took (monotonic clock).
     public var seconds = 0.0
     /// The first rejections (at most `ImportOptions.maximumReportedRejections`).
     public var rejections: [ImportRejection] = []
@@ -59,11 +59,19 @@ public struct ImportOptions: Sendable {
     public var progress: (@Sendable (ImportSummary) -> Void)?
     /// Records between two `progress` calls.
     public var progressInterval = 50_000
-    /// The defaults: batches of 1 000, go on after errors, report 100 rejections, progress every 50 000.
+    /// The defaults: commits of 1 000 records, go on after bad records, keep 100 rejections, no progress calls.
     public init() {}
 }
 
 /// Import and export of records.
+///
+/// ```swift
+/// var options = ImportOptions()
+/// options.batchSize = 5_000
+/// let summary = try RecordTransfer.importFile("places.jsonl.gz", into: store, options: options)
+/// print(summary.records, summary.rejected, summary.rejections.first.map(\.description) ?? "")
+/// try RecordTransfer.exportJSONLines(store.snapshot(), type: "Place") { line in print(line, terminator: "") }
+/// ```
 public enum RecordTransfer {
     /// Imports a file (JSON Lines, gzip JSON Lines, or a property list). Plain JSON Lines are
     /// streamed in 32 MiB pieces, so a file of any size needs bounded memory; gzip and plist

@@ -9,6 +9,14 @@
 import RecordModel
 
 /// Values by record id, sharded so copy-on-write after a snapshot copies one shard.
+///
+/// ```swift
+/// var versions = ShardedMap<UInt64>()
+/// versions[RecordID(recordName: "n1")] = 7
+/// let snapshot = versions                       // O(1)
+/// versions[RecordID(recordName: "n2")] = 8      // copies one shard of ~n/512 entries
+/// (snapshot.count, versions.count)              // (1, 2)
+/// ```
 public struct ShardedMap<Value: Sendable>: Sequence, Sendable {
     static var shardCount: Int { 512 }
     private var shards: [[RecordID: Value]]

@@ -7,6 +7,13 @@
 // fraction or exponent, so INT64 values above 2^53 survive.
 
 /// A JSON value. Objects keep their keys in source order.
+///
+/// ```swift
+/// let v = try JSONValue.parse(#"{"id": 9007199254740993, "tags": ["a", "b"]}"#)
+/// v["id"]?.int64Value          // 9007199254740993 (kept exact: no fraction, no exponent)
+/// v["tags"]?.kindName          // "array"
+/// v.jsonText                   // {"id":9007199254740993,"tags":["a","b"]}
+/// ```
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)

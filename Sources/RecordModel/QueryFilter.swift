@@ -69,6 +69,15 @@ public enum Comparator: String, Sendable, Hashable, Codable, CaseIterable {
 /// For `NEAR`, `fieldValue` is the centre (a location) and `distance` the radius in **metres**,
 /// as in Web Services (a predicate's radius is in kilometres; the checker converts). For the token
 /// comparators `fieldName` is `allTokens` and `fieldValue` the string of words.
+///
+/// ```swift
+/// // name BEGINSWITH 'Caf' AND distanceToLocation:fromLocation:(location, here) < 2 (km)
+/// let filters = [
+///     QueryFilter(fieldName: "name", comparator: .beginsWith, fieldValue: "Caf"),
+///     QueryFilter(fieldName: "location", comparator: .near, fieldValue: .location(here), distance: 2_000),
+/// ]
+/// let query = Query(recordType: "Place", predicate: .filters(filters))
+/// ```
 public struct QueryFilter: Sendable, Hashable {
     /// The field name used by token searches, which span every SEARCHABLE field.
     public static let allTokensFieldName = "allTokens"

@@ -4,6 +4,14 @@
 
 /// A tiny, fast, repeatable generator: 64 bits of state, statistically adequate for tests and
 /// generated data (not for secrets: `SystemRandomSource` makes cursor secrets).
+///
+/// ```swift
+/// var a = SplitMix64(seed: 42)
+/// var b = SplitMix64(seed: 42)
+/// a.next() == b.next()            // true: the same seed gives the same sequence everywhere
+/// let die = 1 + a.below(6)        // 1…6
+/// let shuffled = [1, 2, 3].shuffled(using: &a)
+/// ```
 public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
     /// The generator's whole state; two generators with the same state produce the same values.
     public private(set) var state: UInt64
