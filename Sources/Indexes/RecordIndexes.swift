@@ -18,7 +18,9 @@ import RecordModel
 
 /// A field an index is built on: a user field by name or a system field.
 public enum IndexedField: Sendable, Hashable, CustomStringConvertible {
+    /// A user field, by name.
     case user(String)
+    /// A system field.
     case system(SystemField)
 
     /// The field's query name.
@@ -37,8 +39,11 @@ public enum IndexKind: String, Sendable, Hashable, CaseIterable {
 
 /// One committed change to a row of the record type.
 public enum RowChange: Sendable {
+    /// A new row.
     case insert(RowID, Record)
+    /// A row whose record was replaced.
     case update(RowID, old: Record, new: Record)
+    /// A row removed; the record is the one it held.
     case delete(RowID, Record)
 }
 

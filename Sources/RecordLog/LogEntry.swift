@@ -10,6 +10,7 @@ public enum LogEntry: Sendable, Hashable {
     case recordVersion(Record)
     /// A deleted record; the type is kept so that indexes can find it without a lookup.
     case deletion(RecordID, recordType: String)
+    /// Creates a zone.
     case zoneCreate(ZoneID)
     /// Deletes the zone and every record in it.
     case zoneDelete(ZoneID)

@@ -39,11 +39,17 @@ public enum LogFormat {
 
 /// The kind byte of a frame.                                                   never change
 public enum EntryKind: UInt8, Sendable, Hashable, CaseIterable {
+    /// A saved record version.
     case recordVersion = 1
+    /// A record deletion.
     case deletion = 2
+    /// A zone created.
     case zoneCreate = 3
+    /// A zone deleted.
     case zoneDelete = 4
+    /// The schema replaced.
     case schemaChange = 5
+    /// A compaction checkpoint.
     case checkpoint = 6
 }
 

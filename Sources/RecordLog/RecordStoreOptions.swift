@@ -85,6 +85,7 @@ public enum LogOperation: Sendable, Hashable {
     case save(Record)
     /// Deletes a record (a no-op on replay if it does not exist).
     case delete(RecordID, recordType: String)
+    /// Creates a zone.
     case createZone(ZoneID)
     /// Deletes a zone and every record in it.
     case deleteZone(ZoneID)

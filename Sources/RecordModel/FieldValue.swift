@@ -6,13 +6,21 @@
 
 /// The scalar types of CloudKit fields. A field is a scalar type or a list of one.
 public enum ScalarType: UInt8, Sendable, Hashable, Codable, CaseIterable {
+    /// `STRING`
     case string = 1
+    /// `INT64`
     case int64 = 2
+    /// `DOUBLE`
     case double = 3
+    /// `TIMESTAMP`
     case date = 4
+    /// `BYTES`
     case bytes = 5
+    /// `LOCATION`
     case location = 6
+    /// `REFERENCE`
     case reference = 7
+    /// `ASSETID`
     case asset = 8
 
     /// Web Services name: `STRING`, `INT64`, `DOUBLE`, `TIMESTAMP`, `BYTES`, `LOCATION`,
@@ -110,13 +118,21 @@ public struct FieldType: Sendable, Hashable, Codable, CustomStringConvertible {
 /// ]
 /// ```
 public enum FieldValue: Sendable {
+    /// A `STRING`.
     case string(String)
+    /// An `INT64`.
     case int64(Int64)
+    /// A `DOUBLE` (finite when saved).
     case double(Double)
+    /// A `TIMESTAMP`, at millisecond precision.
     case date(Timestamp)
+    /// `BYTES`.
     case bytes([UInt8])
+    /// A `LOCATION`.
     case location(Location)
+    /// A `REFERENCE` to another record.
     case reference(Reference)
+    /// An `ASSETID`: a file beside the record.
     case asset(Asset)
     /// A list; CloudKit requires every element to have the same scalar type.
     case list([FieldValue])

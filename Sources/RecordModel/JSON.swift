@@ -15,14 +15,19 @@
 /// v.jsonText                   // {"id":9007199254740993,"tags":["a","b"]}
 /// ```
 public enum JSONValue: Sendable, Hashable {
+    /// `null`
     case null
+    /// `true` or `false`
     case bool(Bool)
     /// A number written without fraction or exponent that fits Int64.
     case integer(Int64)
     /// Any other number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object: its members in source order.
     case object([(String, JSONValue)])
 
     /// Structural equality; object members compare in order, so the same members in another order differ.

@@ -7,26 +7,47 @@
 
 /// A Web Services query comparator. Raw values are the wire names — never change them.
 public enum Comparator: String, Sendable, Hashable, Codable, CaseIterable {
+    /// `%K == %@`
     case equals = "EQUALS"
+    /// `%K != %@`
     case notEquals = "NOT_EQUALS"
+    /// `%K < %@`
     case lessThan = "LESS_THAN"
+    /// `%K <= %@`
     case lessThanOrEquals = "LESS_THAN_OR_EQUALS"
+    /// `%K > %@`
     case greaterThan = "GREATER_THAN"
+    /// `%K >= %@`
     case greaterThanOrEquals = "GREATER_THAN_OR_EQUALS"
+    /// `distanceToLocation:fromLocation:(%K, %@) < km`; the filter keeps the radius in metres (`distance`).
     case near = "NEAR"
+    /// `ALL tokenize(%@, 'Cdl') IN allTokens`: every word, in any SEARCHABLE field.
     case containsAllTokens = "CONTAINS_ALL_TOKENS"
+    /// `self CONTAINS %@`: any of the words, in any SEARCHABLE field.
     case containsAnyTokens = "CONTAINS_ANY_TOKENS"
+    /// `%K IN %@`
     case `in` = "IN"
+    /// `NOT %K IN %@`
     case notIn = "NOT_IN"
+    /// `%K CONTAINS %@` (a list field holds the value)
     case listContains = "LIST_CONTAINS"
+    /// `NOT %K CONTAINS %@`
     case notListContains = "NOT_LIST_CONTAINS"
+    /// `ANY %K IN %@`
     case listContainsAny = "LIST_CONTAINS_ANY"
+    /// `NOT ANY %K IN %@`
     case notListContainsAny = "NOT_LIST_CONTAINS_ANY"
+    /// `ALL %@ IN %K`
     case listContainsAll = "LIST_CONTAINS_ALL"
+    /// `NOT ALL %@ IN %K`
     case notListContainsAll = "NOT_LIST_CONTAINS_ALL"
+    /// `%K BEGINSWITH %@`
     case beginsWith = "BEGINS_WITH"
+    /// `NOT %K BEGINSWITH %@`
     case notBeginsWith = "NOT_BEGINS_WITH"
+    /// `ANY %K BEGINSWITH %@`
     case listMemberBeginsWith = "LIST_MEMBER_BEGINS_WITH"
+    /// `NOT ANY %K BEGINSWITH %@`
     case notListMemberBeginsWith = "NOT_LIST_MEMBER_BEGINS_WITH"
 
     /// The comparator a `NOT` turns this one into, or `nil` where CloudKit has none

@@ -52,11 +52,17 @@ public struct Record: Sendable, Hashable {
 
 /// The system fields of every record, with their query names and Web Services index names.
 public enum SystemField: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The record name (`___recordID` in the schema); compared as a reference to the record.
     case recordName
+    /// When the record was first saved (`___createTime`).
     case creationDate
+    /// When the record was last saved (`___modTime`).
     case modificationDate
+    /// The user who created the record (`___createdBy`).
     case creatorUserRecordID
+    /// The user who last saved the record (`___modifiedBy`).
     case lastModifiedUserRecordID
+    /// The version tag (`___etag`).
     case recordChangeTag
 
     /// The index name CloudKit's schema language uses (`___recordID`, `___createTime`, …).

@@ -5,7 +5,9 @@
 
 /// Where a database runs: development (schema grows on save) or production (schema locked).
 public enum Environment: String, Sendable, Hashable, Codable {
+    /// The schema grows as records are saved; index options are not required.
     case development
+    /// The schema is locked; queries need the index options they use.
     case production
 }
 
@@ -63,8 +65,11 @@ public struct FieldSchema: Sendable, Hashable, Codable {
 
 /// A permission a role can be granted on a record type.
 public enum Permission: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
+    /// May create records of the type.
     case create = "CREATE"
+    /// May read records of the type.
     case read = "READ"
+    /// May change and delete records of the type.
     case write = "WRITE"
 
     /// Orders by raw value: `CREATE`, `READ`, `WRITE`.

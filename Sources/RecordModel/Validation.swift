@@ -16,17 +16,29 @@
 public struct RecordValidationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What rule was broken.
     public enum Kind: Sendable, Hashable {
+        /// Not `[A-Za-z][A-Za-z0-9_]*` of at most 255 characters.
         case invalidFieldName
+        /// A system field name, or one starting with `___`.
         case reservedFieldName
+        /// Not `[A-Za-z][A-Za-z0-9_]*` of at most 255 characters.
         case invalidRecordTypeName
+        /// Starts with `___`.
         case reservedRecordTypeName
+        /// Not 1…255 printable ASCII characters without spaces.
         case invalidRecordName
+        /// Not 1…255 printable ASCII characters without spaces.
         case invalidZoneName
+        /// A list holding values of more than one type.
         case mixedList
+        /// A list inside a list.
         case nestedList
+        /// A NaN or infinite `DOUBLE`.
         case nonFiniteDouble
+        /// Coordinates out of range, or a non-finite altitude, accuracy, course or speed.
         case invalidLocation
+        /// A hash that is not 64 lower-case hex digits, or a negative size.
         case invalidAsset
+        /// Record data over the size limit (assets excluded).
         case recordTooLarge
     }
 
