@@ -101,6 +101,38 @@ extension QueryRequest {
             for k in keys { mapped.append(try field(k)) }
             r.keys = mapped
         }
-        return (r, "Core Data entity \(recordType) → \(q.recordType) WHERE \(q.formatString)")
+        r.lookups = q.lookups
+        var line = "Core Data entity \(recordType) → \(q.recordType) WHERE \(q.formatString)"
+        for l in q.lookups { line += "\n  \(l)" }
+        return (r, line)
+    }
+
+    /// This request with the `$variables` of its relationship lookups bound: each lookup query
+    /// runs on `db` (in the request's zone, every page) and its record names fill its variable.
+    public func resolvingLookups(in db: Database) async throws(CirrusError) -> QueryRequest {
+        guard !lookups.isEmpty else { return self }
+        let zone = self.zone
+        var r = self
+        do {
+            let bound = try await lookups.bindings { l in
+                var records: [Record] = []
+                var page = try await db.records(
+                    matching: RecordQuery(recordType: l.recordType, predicate: l.predicate.formatString),
+                    inZoneWith: zone, resultsLimit: 0)
+                while true {
+                    records += try pageRecords(page.matchResults)
+                    guard let cursor = page.queryCursor else { break }
+                    page = try await db.records(continuingMatchFrom: cursor, resultsLimit: 0)
+                }
+                return records
+            }
+            for (k, v) in bound { r.variables[k] = v }
+        } catch let e as CirrusError {
+            throw e
+        } catch {
+            throw CirrusError(.invalidArguments, "\(error)")
+        }
+        r.lookups = []
+        return r
     }
 }

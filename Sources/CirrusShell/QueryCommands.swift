@@ -5,6 +5,7 @@
 // Exit codes: 0 ok, 1 rejected predicate / query error / unreadable container, 2 usage.
 
 import Cirrus
+import CoreDataMirror
 import Foundation
 import QueryChecker
 import QueryExecution
@@ -30,6 +31,8 @@ public struct QueryRequest: Sendable {
     public var keys: [String]?
     /// nil: every zone of the database.
     public var zone: ZoneID?
+    /// Core Data to-many tests still to answer (`resolvingLookups(in:)` binds their `$variables`).
+    public var lookups: [RelationshipLookup] = []
 
     public init(
         recordType: String, predicate: String = "TRUEPREDICATE", arguments: [PredicateArgument] = [],
@@ -115,13 +118,19 @@ public enum QueryCommands {
     /// `cirrus query --db DIR --type T PREDICATE …`: one page, as a table (with the cursor token
     /// after it) or as `{"records": […], "cursor": …}`.
     public static func query(
-        db: String, request: QueryRequest, cursor token: String? = nil, json: Bool, width: Int = 100,
+        db: String, request unresolved: QueryRequest, cursor token: String? = nil, json: Bool, width: Int = 100,
         target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
         let database: Database
         switch open(db, target, fileSystem, "query") {
         case .database(let d): database = d
         case .failed(let out): return out
+        }
+        let request: QueryRequest
+        do {
+            request = try await unresolved.resolvingLookups(in: database)
+        } catch {
+            return CommandOutput(stderr: "cirrus query: \(error)\n", exitCode: 1)
         }
         if let rejected = precheck(request, in: database) {
             return CommandOutput(stderr: rejected.text, exitCode: 1)
@@ -153,7 +162,7 @@ public enum QueryCommands {
 
     /// `cirrus explain …`: plans and runs the first page, prints `QueryExplanation.text`.
     public static func explain(
-        db: String, request: QueryRequest, target: DatabaseTarget = DatabaseTarget(),
+        db: String, request unresolved: QueryRequest, target: DatabaseTarget = DatabaseTarget(),
         fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
         let database: Database
@@ -161,14 +170,30 @@ public enum QueryCommands {
         case .database(let d): database = d
         case .failed(let out): return out
         }
+        let request: QueryRequest
+        do {
+            request = try await unresolved.resolvingLookups(in: database)
+        } catch {
+            return CommandOutput(stderr: "cirrus explain: \(error)\n", exitCode: 1)
+        }
         if let rejected = precheck(request, in: database) { return CommandOutput(stderr: rejected.text, exitCode: 1) }
         do {
             let e = try await database.explain(
                 request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit)
-            return CommandOutput(stdout: e.text)
+            return CommandOutput(stdout: lookupCounts(unresolved, request) + e.text)
         } catch {
             return CommandOutput(stderr: "cirrus explain: \(error)\n", exitCode: 1)
         }
+    }
+
+    /// `lookup $CD_tags_1: 3 records` for each relationship lookup a mirrored request ran.
+    static func lookupCounts(_ unresolved: QueryRequest, _ resolved: QueryRequest) -> String {
+        var out = ""
+        for l in unresolved.lookups {
+            guard case .value(.list(let ids))? = resolved.variables[l.variable] else { continue }
+            out += "lookup $\(l.variable): \(ids.count) \(l.entity) record\(ids.count == 1 ? "" : "s")\n"
+        }
+        return out
     }
 
     enum Opened {

@@ -16,9 +16,14 @@ import RecordModel
 
 /// A query on mirrored records: the record type and the rewritten predicate.
 public struct MirroredQuery: Sendable, Hashable {
+    /// The entity the predicate was written against.
     public var entity: String
+    /// The record type holding the entity's objects (`CD_` + its root entity).
     public var recordType: String
+    /// The predicate on `recordType`; a to-many test is `recordName IN $CD_rel_N`, bound by a lookup.
     public var predicate: PredicateSyntax.Predicate
+    /// The to-many relationship tests, each answered by a query of other records first, in order.
+    public var lookups: [RelationshipLookup] = []
 
     /// The rewritten predicate as a format string.
     public var formatString: String { predicate.formatString }
@@ -26,8 +31,16 @@ public struct MirroredQuery: Sendable, Hashable {
 
 /// Why a predicate cannot be rewritten: the message and where in the predicate text.
 public struct MirroredQueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong, in one sentence.
     public var message: String
+    /// The part of the predicate text it is about (`.none` when it is about no part).
     public var range: SourceRange
+
+    /// Makes an error.
+    public init(message: String, range: SourceRange) {
+        self.message = message
+        self.range = range
+    }
 
     public var description: String { message }
 }
@@ -47,8 +60,8 @@ extension CloudKitMirror {
         guard model.entity(entity) != nil, let root = model.root(of: entity) else {
             throw MirroredQueryError(message: "the model has no entity \"\(entity)\"", range: .none)
         }
-        let names = memberNames(of: entity, model: model)
-        var p = try rewrite(predicate, names)
+        var rewriter = Rewriter(entity: entity, model: model, names: memberNames(of: entity, model: model))
+        var p = try rewriter.rewrite(predicate)
         if entity != root {
             let family = model.entities.filter { isDescendant($0.name, of: entity, model) }.map(\.name).sorted()
             let field = Expression(.key(entityNameField))
@@ -63,7 +76,8 @@ extension CloudKitMirror {
             }
             p = p.kind == .truePredicate ? filter : PredicateSyntax.Predicate(.and(p, filter))
         }
-        return MirroredQuery(entity: entity, recordType: recordType(forRoot: root), predicate: p)
+        return MirroredQuery(
+            entity: entity, recordType: recordType(forRoot: root), predicate: p, lookups: rewriter.lookups)
     }
 
     /// Renames a sort or desiredKeys field of `entity`: its CD_ field, or the name unchanged when
@@ -101,37 +115,126 @@ extension CloudKitMirror {
         return false
     }
 
-    static func rewrite(
-        _ p: PredicateSyntax.Predicate, _ names: [String: Member]
-    ) throws(MirroredQueryError) -> PredicateSyntax.Predicate {
+}
+
+/// One rewrite: the entity's member names, and the lookups the to-many tests need.
+struct Rewriter {
+    let entity: String
+    let model: CoreDataModel
+    let names: [String: CloudKitMirror.Member]
+    var lookups: [RelationshipLookup] = []
+
+    mutating func rewrite(_ p: PredicateSyntax.Predicate) throws(MirroredQueryError) -> PredicateSyntax.Predicate {
         var out = p
         switch p.kind {
         case .truePredicate, .falsePredicate: break
-        case .not(let a): out.kind = .not(try rewrite(a, names))
-        case .and(let a, let b): out.kind = .and(try rewrite(a, names), try rewrite(b, names))
-        case .or(let a, let b): out.kind = .or(try rewrite(a, names), try rewrite(b, names))
+        case .not(let a): out.kind = .not(try rewrite(a))
+        case .and(let a, let b): out.kind = .and(try rewrite(a), try rewrite(b))
+        case .or(let a, let b): out.kind = .or(try rewrite(a), try rewrite(b))
         case .comparison(var c):
-            c.left = try rewrite(c.left, names)
-            c.right = try rewrite(c.right, names)
+            if let test = try toManyTest(c) {
+                out.kind = .comparison(test)
+                return out
+            }
+            c.left = try rewrite(c.left)
+            c.right = try rewrite(c.right)
             out.kind = .comparison(c)
         }
         return out
     }
 
-    static func rewrite(_ e: Expression, _ names: [String: Member]) throws(MirroredQueryError) -> Expression {
+    /// A comparison testing a to-many relationship — `rel CONTAINS 'n'`, `'n' IN rel`,
+    /// `ANY rel == 'n'`, `ANY rel IN {…}`, `ALL {…} IN rel` with the related objects' record
+    /// names — becomes `recordName IN $CD_rel_N` and a lookup; nil when `c` names no to-many
+    /// relationship.
+    mutating func toManyTest(_ c: Comparison) throws(MirroredQueryError) -> Comparison? {
+        func relationship(_ e: Expression) -> String? {
+            if case .key(let k) = e.kind, names[k] == .toMany { return k }
+            return nil
+        }
+        guard let name = relationship(c.left) ?? relationship(c.right) else { return nil }
+        let keySide = relationship(c.left) != nil ? c.left : c.right
+        let valueSide = relationship(c.left) != nil ? c.right : c.left
+        let shape: RelationshipLookup.Quantifier?
+        switch (c.modifier, c.op, relationship(c.left) != nil) {
+        case (.direct, .contains, true), (.direct, .in, false), (.any, .equal, _): shape = .any
+        case (.any, .in, true): shape = .any
+        case (.all, .in, false): shape = .all
+        default: shape = nil
+        }
+        guard let quantifier = shape, c.options.isEmpty else {
+            throw MirroredQueryError(
+                message: "\"\(name)\" is a to-many relationship: test it with \(name) CONTAINS 'recordName', "
+                    + "ANY \(name) IN {…} or ALL {…} IN \(name) (the related objects' record names)",
+                range: c.operatorRange == .none ? keySide.range : c.operatorRange)
+        }
+        let list = (c.modifier == .any && c.op == .in) || c.modifier == .all
+        let values = try recordNames(valueSide, list: list)
+        guard let r = relationshipNamed(name) else { return nil }
+        let variable = CloudKitMirror.prefix + name + "_\(lookups.count + 1)"
+        lookups.append(
+            try CloudKitMirror.lookup(
+                for: r, entity: owner(of: name), model: model, values: values, quantifier: quantifier,
+                variable: variable, range: keySide.range))
+        return Comparison(
+            left: Expression(.key(SystemField.recordName.rawValue), range: keySide.range), op: .in,
+            right: Expression(.variable(variable), range: valueSide.range), operatorRange: c.operatorRange)
+    }
+
+    /// The related record names a to-many test names: a string, or (`list`) an aggregate of strings.
+    func recordNames(_ e: Expression, list: Bool) throws(MirroredQueryError) -> [String] {
+        switch e.kind {
+        case .constant(.string(let s)) where !s.isEmpty && !list:
+            return [s]
+        case .aggregate(let items) where !items.isEmpty && list:
+            var out: [String] = []
+            for i in items {
+                guard case .constant(.string(let s)) = i.kind, !s.isEmpty else {
+                    throw notNames(i, list: false)
+                }
+                if !out.contains(s) { out.append(s) }
+            }
+            return out
+        default:
+            throw notNames(e, list: list)
+        }
+    }
+
+    func notNames(_ e: Expression, list: Bool) -> MirroredQueryError {
+        MirroredQueryError(
+            message: "a to-many relationship is tested with the related objects' record names, written as "
+                + (list ? "a collection of strings ({'p1', 'p2'})" : "a string ('p1')"), range: e.range)
+    }
+
+    /// The relationship `name` of the entity or of its nearest ancestor declaring it.
+    func relationshipNamed(_ name: String) -> CoreDataRelationship? {
+        model.entity(owner(of: name))?.relationships.first { $0.name == name }
+    }
+
+    /// The entity (the queried one or an ancestor) that declares member `name`.
+    func owner(of name: String) -> String {
+        var current: String? = entity
+        var seen: Set<String> = []
+        while let n = current, seen.insert(n).inserted, let e = model.entity(n) {
+            if e.relationships.contains(where: { $0.name == name }) { return n }
+            current = e.parent
+        }
+        return entity
+    }
+
+    func rewrite(_ e: Expression) throws(MirroredQueryError) -> Expression {
         var out = e
         switch e.kind {
         case .key(let name):
             switch names[name] {
-            case .stored?: out.kind = .key(prefix + name)
+            case .stored?: out.kind = .key(CloudKitMirror.prefix + name)
             case .toMany?:
                 throw MirroredQueryError(
-                    message:
-                        "\"\(name)\" is a to-many relationship: CloudKit stores it as CDMR records or on the other side, "
-                        + "which a query of this entity cannot test (query the related entity instead)",
+                    message: "\"\(name)\" is a to-many relationship: test it with \(name) CONTAINS 'recordName', "
+                        + "ANY \(name) IN {…} or ALL {…} IN \(name) (the related objects' record names)",
                     range: e.range)
             case nil:
-                guard cloudKitKeys.contains(name) else {
+                guard CloudKitMirror.cloudKitKeys.contains(name) else {
                     throw MirroredQueryError(
                         message: "the entity has no attribute or relationship \"\(name)\"", range: e.range)
                 }
@@ -142,11 +245,11 @@ extension CloudKitMirror {
                     + "with the related object's record name", range: e.range)
         case .aggregate(let items):
             var rewritten: [Expression] = []
-            for i in items { rewritten.append(try rewrite(i, names)) }
+            for i in items { rewritten.append(try rewrite(i)) }
             out.kind = .aggregate(rewritten)
         case .function(let name, let arguments):
             var rewritten: [Expression] = []
-            for a in arguments { rewritten.append(try rewrite(a, names)) }
+            for a in arguments { rewritten.append(try rewrite(a)) }
             out.kind = .function(name: name, arguments: rewritten)
         default:
             break

@@ -4,6 +4,7 @@
 
 import Foundation
 import PredicateSyntax
+import RecordModel
 import Testing
 
 @testable import CoreDataMirror
@@ -65,13 +66,77 @@ private let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
                 return nil
             }
         }
-        let toMany = try #require(error("title == 'a' AND tags CONTAINS 'x'", "Post"))
-        #expect(toMany.message.contains("\"tags\" is a to-many relationship"))
-        #expect(toMany.range == SourceRange(17, 21))
+        // A to-many relationship is tested for membership, with record names.
+        let toMany = try #require(error("title == 'a' AND tags == 'x'", "Post"))
+        #expect(toMany.message.contains("\"tags\" is a to-many relationship: test it with tags CONTAINS"))
+        #expect(toMany.range == SourceRange(22, 24))  // the operator
+        #expect(error("tags CONTAINS 5", "Post")?.message.contains("written as a string ('p1')") == true)
+        #expect(error("tags CONTAINS 5", "Post")?.range == SourceRange(14, 15))
+        #expect(error("ANY tags IN {'a', 2}", "Post")?.range == SourceRange(18, 19))
+        #expect(error("ALL 'a' IN tags", "Post")?.message.contains("a collection of strings") == true)
+        #expect(error("tags CONTAINS[c] 'x'", "Post") != nil)
+        #expect(error("tags.@count > 1", "Post") != nil)
         let unknown = try #require(error("nope == 1", "Post"))
         #expect(unknown.message == "the entity has no attribute or relationship \"nope\"")
         #expect(error("caption == 'x'", "Post") != nil)  // a sub-entity's attribute is not the root's
         #expect(error("post.title == 'x'", "Attachment")?.message.contains("key paths") == true)
         #expect(error("TRUEPREDICATE", "Nope")?.message == "the model has no entity \"Nope\"")
+    }
+
+    @Test func aToManyTestIsRecordNameInTheLookupsAnswer() throws {
+        // Many-to-many (Post.tags ↔ Tag.posts): CDMR rows, Post first in their values.
+        var q = try rewrite("title == 'a' AND tags CONTAINS 't1'", "Post")
+        #expect(q.predicate == (try PredicateParser.parse("CD_title == 'a' AND recordName IN $CD_tags_1")))
+        var l = try #require(q.lookups.first)
+        #expect(l.recordType == "CDMR")
+        #expect(
+            l.predicate
+                == (try PredicateParser.parse("CD_entityNames == 'Post:Tag' AND CD_relationships == 'tags:posts'")))
+        #expect(l.source == .manyToMany(own: 0))
+        #expect(l.relatedNames == ["t1"] && l.quantifier == .any)
+        // From the Tag side the known post comes first, so its rows share a prefix.
+        q = try rewrite("posts CONTAINS 'p1'", "Tag")
+        l = try #require(q.lookups.first)
+        #expect(
+            l.predicate
+                == (try PredicateParser.parse(
+                    "CD_entityNames == 'Post:Tag' AND CD_relationships == 'tags:posts' AND CD_recordNames BEGINSWITH 'p1:'"
+                )))
+        #expect(l.source == .manyToMany(own: 1))
+        // Every spelling of membership; ALL needs every name.
+        for text in ["'t1' IN tags", "ANY tags == 't1'", "ANY 't1' == tags"] {
+            #expect(try rewrite(text, "Post").lookups.map(\.relatedNames) == [["t1"]], "\(text)")
+        }
+        q = try rewrite("ALL {'t1', 't2'} IN tags AND NOT (ANY tags IN {'t3'})", "ImagePost")
+        #expect(
+            q.predicate
+                == (try PredicateParser.parse(
+                    "recordName IN $CD_tags_1 AND NOT (recordName IN $CD_tags_2) AND CD_entityName == 'ImagePost'")))
+        #expect(q.lookups.map(\.quantifier) == [.all, .any])
+        // One-to-many (Post.attachments ↔ Attachment.post): the attachments' CD_post.
+        q = try rewrite("attachments CONTAINS 'a1'", "Post")
+        l = try #require(q.lookups.first)
+        #expect(l.recordType == "CD_Attachment")
+        #expect(l.predicate == (try PredicateParser.parse("recordName IN {'a1'}")))
+        #expect(l.source == .inverseToOne(field: "CD_post"))
+        #expect(l.description.hasPrefix("$CD_attachments_1 = Post records whose attachments include 'a1': "))
+    }
+
+    @Test func aLookupReadsItsRowsAndRefusesMalformedOnes() throws {
+        let l = try #require(try rewrite("ALL {'t1', 't2'} IN tags", "Post").lookups.first)
+        let zone = ZoneID(zoneName: "Z")
+        func cdmr(_ n: String, _ names: FieldValue?) -> Record {
+            Record(
+                recordType: "CDMR", recordID: RecordID(recordName: n, zoneID: zone),
+                fields: names.map { ["CD_recordNames": $0] } ?? [:])
+        }
+        let rows = [cdmr("1", "p1:t1"), cdmr("2", "p1:t2"), cdmr("3", "p2:t1"), cdmr("4", "p3:t9")]
+        #expect(try l.recordIDs(from: rows) == [RecordID(recordName: "p1", zoneID: zone)])
+        var any = l
+        any.quantifier = .any
+        #expect(try any.recordIDs(from: rows).map(\.recordName) == ["p1", "p2"])
+        #expect(throws: MirroredQueryError.self) { try l.recordIDs(from: [cdmr("5", "p1")]) }
+        #expect(throws: MirroredQueryError.self) { try l.recordIDs(from: [cdmr("6", "p1:t1:x")]) }
+        #expect(throws: MirroredQueryError.self) { try l.recordIDs(from: [cdmr("7", nil)]) }
     }
 }
