@@ -272,6 +272,12 @@ extension Checker {
                         "CloudKit's CONTAINS tests list membership; to find words in text use self CONTAINS 'word' (SEARCHABLE fields), for a prefix use BEGINSWITH",
                     range: c.operatorRange)
             }
+            if typeSchema == nil, SystemField(rawValue: f) == nil, case .string = v {
+                warn(
+                    "Without a schema the type of '\(f)' is unknown: CONTAINS tests list membership (LIST_CONTAINS); "
+                        + "if '\(f)' is a String field CloudKit rejects it (words: self CONTAINS 'w'; prefix: BEGINSWITH)",
+                    c.operatorRange)
+            }
             try add(QueryFilter(fieldName: f, comparator: .listContains, fieldValue: v), fieldRange: fr, valueRange: vr)
         case (.field(let f, _), .value):
             throw PredicateError(
@@ -355,13 +361,12 @@ extension Checker {
         _ f: String, _ fr: SourceRange, _ r: Term, _ comparator: Comparator
     ) throws(PredicateError) {
         guard case .value(let v, let vr) = r, !v.isList else {
-            throw unexpected("BEGINSWITH takes a string or bytes prefix", at: r.range)
+            throw unexpected("BEGINSWITH takes a string prefix", at: r.range)
         }
-        switch v {
-        case .string, .bytes: break
-        default:
+        guard case .string = v else {
             throw PredicateError(
-                .argument, "BEGINSWITH needs a string or bytes prefix, not \(withArticle(v.typeName)) value", range: vr)
+                .argument, "BEGINSWITH needs a string prefix, not \(withArticle(v.typeName)) value",
+                hint: "BEGINSWITH searches STRING fields (and ANY k BEGINSWITH, STRING_LIST fields)", range: vr)
         }
         try add(QueryFilter(fieldName: f, comparator: comparator, fieldValue: v), fieldRange: fr, valueRange: vr)
     }

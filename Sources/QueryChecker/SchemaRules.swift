@@ -60,11 +60,19 @@ extension Checker {
     /// Appends a filter after the schema checks that apply.
     mutating func add(_ f: QueryFilter, fieldRange: SourceRange, valueRange: SourceRange) throws(PredicateError) {
         defer { filters.append(f) }
+        if f.fieldName == SystemField.recordChangeTag.rawValue {
+            throw PredicateError(
+                .unsupported, "Field 'recordChangeTag' is not marked queryable",
+                hint:
+                    "CloudKit cannot index recordChangeTag (___etag): saves compare it (ifServerRecordUnchanged), queries cannot",
+                range: fieldRange)
+        }
         guard let ts = typeSchema, let schema = context.schema else {
-            if f.fieldName == SystemField.recordName.rawValue, case .string = f.fieldValue {
-                warn(
-                    "CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be portable",
-                    valueRange)
+            // A system field has the same type in every record type: its rules apply without a schema.
+            if let sys = SystemField(rawValue: f.fieldName), !f.comparator.isTokenSearch {
+                let field = ResolvedField(type: sys.fieldType, options: [], isSystem: true)
+                try checkOperatorFits(f, field, fieldRange)
+                try checkValueFits(f, field, valueRange)
             }
             return
         }
@@ -122,8 +130,11 @@ extension Checker {
             }
         case .beginsWith, .notBeginsWith:
             if t.isList { throw reject("is a list", "write ANY \(f.fieldName) BEGINSWITH c") }
-            if t.scalar != .string && t.scalar != .bytes {
-                throw reject("does not support BEGINSWITH", "BEGINSWITH works on String and BYTES fields")
+            if t.scalar != .string {
+                throw reject(
+                    "does not support BEGINSWITH",
+                    "BEGINSWITH is a prefix search of a STRING field's QUERYABLE index; "
+                        + (t.scalar == .bytes ? "BYTES fields are compared with == or !=" : "compare with ==, <, >"))
             }
         case .listContains, .notListContains, .listContainsAny, .notListContainsAny, .listContainsAll,
             .notListContainsAll:
@@ -177,6 +188,11 @@ extension QueryChecker {
     /// production it is SORTABLE (a location sort needs the field QUERYABLE).
     public static func checkSort(_ sorts: [SortDescriptor], context: CheckContext) throws(PredicateError) {
         let checker = Checker(context: context)
+        for s in sorts where SystemField(name: s.fieldName) == .recordChangeTag {
+            throw PredicateError(
+                .unsupported, "Field 'recordChangeTag' is not marked sortable",
+                hint: "CloudKit cannot index recordChangeTag (___etag); sort by modificationDate instead", range: .none)
+        }
         guard let ts = checker.typeSchema, let schema = context.schema else { return }
         for s in sorts {
             guard let field = try checker.resolve(s.fieldName, .none) else { continue }

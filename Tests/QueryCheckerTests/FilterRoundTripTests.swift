@@ -28,7 +28,8 @@ import Testing
         case .near:
             let l = Location(latitude: Double(rng.below(181)) - 90, longitude: Double(rng.below(361)) - 180)
             return QueryFilter(
-                fieldName: field, comparator: .near, fieldValue: .location(l), distance: Double(rng.below(100_000)))
+                fieldName: field == "recordName" ? "f_1" : field, comparator: .near, fieldValue: .location(l),
+                distance: Double(rng.below(100_000)))
         case .containsAllTokens, .containsAnyTokens:
             return QueryFilter(
                 fieldName: QueryFilter.allTokensFieldName, comparator: c,
@@ -42,11 +43,18 @@ import Testing
             }
             v = .list(items)
         case .beginsWith, .notBeginsWith, .listMemberBeginsWith, .notListMemberBeginsWith:
-            v = rng.chance(0.5) ? .string("pre") : .bytes([1, 2])
+            v = .string(rng.chance(0.5) ? "pre" : "x y")  // BEGINSWITH takes string prefixes only
         case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
             if case .reference = v { v = .int64(3) }
             if case .bytes = v { v = .string("m") }
         default: break
+        }
+        // recordName is a REFERENCE in every record type: only ==, !=, IN, NOT IN with references.
+        let referenceOnly =
+            [.equals, .notEquals, .in, .notIn].contains(c)
+            && v.elements.allSatisfy { if case .reference = $0 { true } else { false } }
+        if field == "recordName" && !referenceOnly {
+            return QueryFilter(fieldName: "f_1", comparator: c, fieldValue: v)
         }
         return QueryFilter(fieldName: field, comparator: c, fieldValue: v)
     }
@@ -121,6 +129,18 @@ import Testing
         #expect(throws: PredicateError.self) { try check([.distance(field: "location", from: eiffel)], prod) }
         #expect(throws: PredicateError.self) {
             try check([.distance(field: "location", from: Location(latitude: 95, longitude: 0))], dev)
+        }
+    }
+
+    @Test func recordChangeTagCannotBeSortedWithOrWithoutASchema() {
+        for name in ["recordChangeTag", "___etag"] {
+            #expect(throws: PredicateError.self) { try check([.field(name, ascending: true)], dev) }
+            #expect(throws: PredicateError.self) {
+                try QueryChecker.checkSort([.field(name, ascending: false)], context: CheckContext())
+            }
+        }
+        #expect(throws: Never.self) {
+            try QueryChecker.checkSort([.field("creationDate", ascending: false)], context: CheckContext())
         }
     }
 
