@@ -105,7 +105,8 @@ extension CloudKitMirror {
         return out
     }
 
-    static func isDescendant(_ name: String, of ancestor: String, _ model: CoreDataModel) -> Bool {
+    /// Whether entity `name` is `ancestor` or one of its sub-entities (at any depth).
+    public static func isDescendant(_ name: String, of ancestor: String, _ model: CoreDataModel) -> Bool {
         var current: String? = name
         var seen: Set<String> = []
         while let n = current, seen.insert(n).inserted {
