@@ -36,13 +36,7 @@ public enum CoreDataCommands {
         do {
             let c = try Container.open(
                 at: db, environment: .development, options: ContainerOptions(fileSystem: fileSystem))
-            var merged = c.schema
-            for (name, t) in mirrored.recordTypes {
-                var existing = merged.recordTypes[name] ?? RecordTypeSchema(name: name)
-                for (f, field) in t.fields where existing.fields[f] == nil { existing.fields[f] = field }
-                merged.recordTypes[name] = existing
-            }
-            let s = try c.importSchema(merged.schemaLanguage)
+            let s = try c.importSchema(merged(c.schema, mirrored).schemaLanguage)
             try c.close()
             let fields = mirrored.recordTypes.values.reduce(0) { $0 + $1.fields.count }
             return CommandOutput(
@@ -55,10 +49,25 @@ public enum CoreDataCommands {
     }
 }
 
+extension CoreDataCommands {
+    /// `base` with the types and fields of `mirrored` it lacks (add-only, as
+    /// `initializeCloudKitSchema` is: what `base` has stays as it is).
+    public static func merged(_ base: Schema, _ mirrored: Schema) -> Schema {
+        var out = base
+        for (name, t) in mirrored.recordTypes {
+            var existing = out.recordTypes[name] ?? RecordTypeSchema(name: name)
+            for (f, field) in t.fields where existing.fields[f] == nil { existing.fields[f] = field }
+            out.recordTypes[name] = existing
+        }
+        return out
+    }
+}
+
 extension QueryRequest {
     /// This request written against entity `recordType` of the Core Data model at `model`,
     /// rewritten onto the mirrored records (CloudKitMirror.rewrite): the record type, the
-    /// predicate, sort fields and desiredKeys. Also returns one line saying what it became.
+    /// predicate, sort fields, desiredKeys and relationship lookups. Also returns the lines
+    /// saying what it became (the rewritten query, then one per lookup).
     public func mirrored(model path: String) throws(ShellError) -> (request: QueryRequest, rewritten: String) {
         let model: CoreDataModel
         do {
@@ -66,23 +75,30 @@ extension QueryRequest {
         } catch {
             throw ShellError("\(error)")
         }
+        do {
+            return try mirrored(model)
+        } catch {
+            var text = ""
+            if error.range != .none { text = Diagnostics.caret(source: predicate, range: error.range) }
+            throw ShellError(text + (text.isEmpty ? "" : "error: ") + error.message)
+        }
+    }
+
+    /// `mirrored(model:)` with a model already read; an error's range is in `predicate`.
+    public func mirrored(
+        _ model: CoreDataModel
+    ) throws(MirroredQueryError) -> (request: QueryRequest, rewritten: String) {
         let tree: PredicateSyntax.Predicate
         do {
             tree = try PredicateParser.parse(predicate)
         } catch {
-            throw ShellError(Diagnostics.caret(source: predicate, range: error.range) + "error: \(error.message)")
+            throw MirroredQueryError(message: error.message, range: error.range)
         }
-        let q: MirroredQuery
-        do {
-            q = try CloudKitMirror.rewrite(tree, entity: recordType, model: model)
-        } catch {
-            var text = ""
-            if error.range != .none { text = Diagnostics.caret(source: predicate, range: error.range) }
-            throw ShellError(text + error.message)
-        }
-        func field(_ name: String) throws(ShellError) -> String {
+        let q = try CloudKitMirror.rewrite(tree, entity: recordType, model: model)
+        func field(_ name: String) throws(MirroredQueryError) -> String {
             guard let f = CloudKitMirror.fieldName(name, entity: recordType, model: model) else {
-                throw ShellError("\(recordType) has no attribute \"\(name)\" to sort by or fetch")
+                throw MirroredQueryError(
+                    message: "\(recordType) has no attribute \"\(name)\" to sort by or fetch", range: .none)
             }
             return f
         }

@@ -6,10 +6,12 @@
 // place only when complete, so a killed generation never leaves half a demo behind.
 //
 // A build is deterministic: fixed clock, seeded randomness (so change tags and the cursor secret
-// are the same on every machine), the schema imported from `DemoData.schemaText`, then every record
-// bulk-inserted with durability `.none` and one sync at the end.
+// are the same on every machine), the schema imported from `DemoData.schemaText` plus the mirrored
+// schema of the Core Data model it ships (`Blog.xcdatamodeld`, written into the demo directory),
+// then every record bulk-inserted with durability `.none` and one sync at the end.
 
 import Cirrus
+import CoreDataMirror
 import Foundation
 import RecordLog
 import RecordModel
@@ -22,7 +24,7 @@ import RecordModel
 /// ```
 public enum DemoDatabase {
     /// Bump when the demo's content or schema changes: caches with another stamp are rebuilt.
-    public static let version = 1
+    public static let version = 2
     /// Generated places in the full demo (famous places come on top).
     public static let defaultPlaceCount = 100_000
     /// The wall clock of the build (2026-01-01T00:00:00Z): creation dates are this instant.
@@ -94,6 +96,15 @@ public enum DemoDatabase {
             durability: .none)
         let c = try Container.open(at: directory, environment: .development, options: options)
         try c.importSchema(DemoData.schemaText)
+        // The Core Data–mirrored blog (DemoData+CoreData.swift): its model ships in the demo directory.
+        let modelPath = joinPath(directory, DemoData.blogModelPath)
+        try fileSystem.createDirectory(parentDirectory(of: modelPath))
+        try fileSystem.writeAtomically(modelPath, Array(DemoData.blogModelXML.utf8))
+        let model = try CoreDataModel.parse(Data(DemoData.blogModelXML.utf8), path: modelPath)
+        if let problem = CloudKitMirror.problems(in: model).first {
+            throw CirrusError(.internalError, "the demo's Core Data model breaks a mirroring rule: \(problem)")
+        }
+        try c.importSchema(CoreDataCommands.merged(c.schema, CloudKitMirror.schema(for: model)).schemaLanguage)
         let db = c.publicDatabase(as: .user(builder))
         var demo = DemoData(placeCount: placeCount)
         var assets: [String: Asset] = [:]
@@ -133,6 +144,12 @@ public enum DemoDatabase {
                     ])
             ], into: .private(owner: builder))
         total += 1
+        try await mine.save(zone: DemoData.coreDataZone)
+        let blog = try await DemoData.blogRecords { bytes in try await mine.storeAsset(bytes) }
+        if let (i, e) = try c.importRecords(blog, into: .private(owner: builder)).first {
+            throw CirrusError(.internalError, "demo record \(blog[i].recordID.recordName) rejected: \(e)")
+        }
+        total += blog.count
         try c.sync()
         try c.close()
         return total

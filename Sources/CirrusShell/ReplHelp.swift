@@ -39,6 +39,11 @@ public enum ReplHelp {
             name: "use", syntax: "use TYPE",
             summary: "Set the current record type (for check, and query/explain without a TYPE).", example: "use Place"),
         Command(
+            name: "coredata", syntax: "coredata [MODEL|off]",
+            summary:
+                "Load a Core Data model (default: the one the container ships); query, explain, get and use then take its entities.",
+            example: "coredata"),
+        Command(
             name: "types", syntax: "types", summary: "The record types with their record counts in this database.",
             example: "types"),
         Command(

@@ -5,6 +5,7 @@
 // the *input line* (the checker's byte ranges are shifted by where the predicate starts).
 
 import Cirrus
+import CoreDataMirror
 import Foundation
 import PredicateSyntax
 import QueryChecker
@@ -82,6 +83,10 @@ extension ReplSession {
                 hint: "name it (query Place where …) or set one with `use Place`; `types` lists them",
                 at: SourceRange(from, from + 1))
         }
+        if isEntity(type) {
+            request.recordType = type
+            return (request, predicateStart)
+        }
         if container.schema.recordTypes[type] == nil || type == Schema.usersRecordType {
             let known = container.schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
             let span = typeSpan ?? Span(text: type, start: from, end: from + 1)
@@ -147,8 +152,15 @@ extension ReplSession {
     }
 
     mutating func query(_ line: String, _ words: [Span], from: Int) async throws(ReplError) -> String {
-        let (request, start) = try parseQuery(line, from: from)
-        try precheck(request, predicateStart: start)
+        let (typed, start) = try parseQuery(line, from: from)
+        let (mirrored, rewritten) = try mirror(typed, predicateStart: start)
+        let request: QueryRequest
+        if rewritten.isEmpty {
+            request = mirrored
+            try precheck(request, predicateStart: start)
+        } else {
+            request = try await resolveMirrored(mirrored)
+        }
         let db = database
         do {
             let page = try await db.records(
@@ -157,7 +169,8 @@ extension ReplSession {
             lastQuery = request
             lastCursor = page.queryCursor
             pageNumber = 1
-            return render(try pageRecords(page.matchResults), request, db)
+            let table = render(try pageRecords(page.matchResults), request, db)
+            return json ? table : rewritten + table
         } catch {
             throw ReplError(wrapping: error)
         }
@@ -203,12 +216,19 @@ extension ReplSession {
     }
 
     mutating func explain(_ line: String, _ words: [Span], from: Int) async throws(ReplError) -> String {
-        let (request, start) = try parseQuery(line, from: from)
-        try precheck(request, predicateStart: start)
+        let (typed, start) = try parseQuery(line, from: from)
+        let (mirrored, rewritten) = try mirror(typed, predicateStart: start)
+        let request: QueryRequest
+        if rewritten.isEmpty {
+            request = mirrored
+            try precheck(request, predicateStart: start)
+        } else {
+            request = try await resolveMirrored(mirrored)
+        }
         do {
-            return try await database.explain(
-                request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit
-            ).text
+            let e = try await database.explain(
+                request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit)
+            return rewritten + QueryCommands.lookupCounts(mirrored, request) + e.text
         } catch {
             throw ReplError(wrapping: error)
         }
@@ -300,6 +320,11 @@ extension ReplSession {
     mutating func use(_ words: [Span]) throws(ReplError) -> String {
         guard words.count == 2 else { throw ReplError("expected use TYPE", hint: "`types` lists the record types") }
         let t = words[1].text
+        if isEntity(t) {
+            currentType = t
+            return
+                "using entity \(t) (mirrored as \(CloudKitMirror.recordType(forRoot: coreDataModel?.root(of: t) ?? t)))\n"
+        }
         guard container.schema.recordTypes[t] != nil, t != Schema.usersRecordType else {
             let known = container.schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
             throw ReplError(

@@ -3,6 +3,7 @@
 // log's atomic commits apply), so nothing typed here can leave the store inconsistent.
 
 import Cirrus
+import CoreDataMirror
 import Foundation
 import RecordModel
 
@@ -51,7 +52,7 @@ extension ReplSession {
         guard args.count == 1 || args.count == 2 else { throw ReplError("expected \(command) [TYPE] RECORDNAME") }
         let name = args[args.count - 1]
         let type = args.count == 2 ? args[0].text : nil
-        if let type, container.schema.recordTypes[type] == nil {
+        if let type, container.schema.recordTypes[type] == nil, !isEntity(type) {
             throw ReplError("no record type \"\(type)\"", span: args[0])
         }
         return (type, RecordID(recordName: name.text, zoneID: zone ?? .default), name)
@@ -59,9 +60,14 @@ extension ReplSession {
 
     func get(_ words: [Span]) async throws(ReplError) -> String {
         let (type, id, span) = try recordTarget(words, command: "get")
+        if let type, isEntity(type), !json { return try await getObject(type, id, span) }
         do {
             let r = try await database.record(for: id)
-            if let type, r.recordType != type {
+            // An entity's records (json on) are those of its root's CD_ type.
+            let expected = type.map { t in
+                isEntity(t) ? CloudKitMirror.recordType(forRoot: coreDataModel?.root(of: t) ?? t) : t
+            }
+            if let type, let expected, r.recordType != expected {
                 throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span)
             }
             return json ? r.webServicesJSON.jsonText + "\n" : StoreCommands.recordText(r)

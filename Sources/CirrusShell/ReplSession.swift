@@ -9,6 +9,7 @@
 // text (with a caret under the offending part of the line) and leaves the state as it was.
 
 import Cirrus
+import CoreDataMirror
 import Foundation
 import PredicateSyntax
 import QueryChecker
@@ -39,6 +40,8 @@ public struct ReplSession: Sendable {
     /// The type `query`, `check` and `explain` use when none is named (`use TYPE`).
     public var currentType: String?
     public var variables: [String: PredicateArgument] = [:]
+    /// The Core Data model `coredata` loaded: its entities are queried on their mirrored records.
+    public var coreDataModel: CoreDataModel?
     public var timing = false
     public var json = false
     /// Terminal width for tables.
@@ -96,7 +99,7 @@ public struct ReplSession: Sendable {
     }
 
     static let timed: Set<String> = [
-        "check", "query", "find", "next", "explain", "get", "save", "delete", "import", "types",
+        "check", "query", "find", "next", "explain", "get", "save", "delete", "import", "types", "coredata",
     ]
 
     mutating func dispatch(
@@ -114,6 +117,7 @@ public struct ReplSession: Sendable {
         case "vars": return listVariables()
         case "unset": return try unset(words)
         case "use": return try use(words)
+        case "coredata": return try loadCoreData(words)
         case "types": return types()
         case "schema": return try schemaText(words)
         case "get": return try await get(words)
@@ -166,6 +170,12 @@ public struct ReplSession: Sendable {
         let typeName =
             words.dropFirst().first.map(\.text).flatMap { schema.recordTypes[$0] != nil ? $0 : nil } ?? currentType
         if let t = typeName.flatMap({ schema.recordTypes[$0] }) { candidates += t.sortedFields.map(\.name) }
+        if let m = coreDataModel {
+            candidates += m.entities.map(\.name).sorted()
+            if let e = typeName.flatMap({ m.entity($0) }) {
+                candidates += e.attributes.map(\.name) + e.relationships.map(\.name)
+            }
+        }
         let cmd = words.first?.text.lowercased() ?? ""
         if cmd == "query" || cmd == "find" || cmd == "explain" { candidates += ["where", "sort", "limit", "keys"] }
         if ["timing", "json"].contains(cmd) { candidates = ["on", "off"] }
