@@ -9,6 +9,7 @@ import QueryChecker
 import RecordLog
 import RecordModel
 
+/// `cirrus coredata` as a library.
 public enum CoreDataCommands {
     /// Reads `model`, reports every rule it breaks (exit 1, nothing imported), otherwise prints
     /// the mirrored schema in CloudKit's schema language (`dryRun`) or adds it to the

@@ -14,19 +14,26 @@ import RecordModel
 /// One way a model breaks CloudKit mirroring's rules: which rule, where (entity, attribute or
 /// relationship, line of the model file) and the message, in Apple's words where Apple has them.
 public struct MirrorProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The mirroring rules (docs/coredata.md, "Rules"), and `unknownEntity` for a parent or
+    /// destination the model does not have.
     public enum Rule: String, Sendable, Hashable, CaseIterable {
         case uniqueConstraint, unsupportedAttributeType, nonOptionalRelationship, missingInverse, denyDeleteRule
         case orderedRelationship, nonOptionalAttributeWithoutDefault, crossConfigurationRelationship
         case unknownEntity
     }
 
+    /// The rule broken.
     public var rule: Rule
+    /// The entity it is about.
     public var entity: String
     /// The attribute or relationship, when the problem is one of them.
     public var member: String?
+    /// The line of the element in the model file.
     public var line: Int
+    /// What is wrong, in Apple's words where Apple has them.
     public var message: String
 
+    /// `line 10: Author.agent: CloudKit integration requires …`.
     public var description: String {
         "line \(line): \(entity)\(member.map { "." + $0 } ?? ""): \(message)"
     }

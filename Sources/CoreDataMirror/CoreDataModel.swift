@@ -24,11 +24,13 @@ public struct CoreDataAttribute: Sendable, Hashable {
         case undefined = "Undefined", objectID = "ObjectID", composite = "Composite"
     }
 
+    /// The attribute's name.
     public var name: String
     /// Nil when the XML names a type this reader does not know (reported as a problem).
     public var kind: Kind?
     /// The type as written in the XML.
     public var typeName: String
+    /// Whether the attribute may be nil.
     public var isOptional: Bool
     /// The model's default value, if one is set (`defaultValueString` or a date default).
     public var defaultValue: String?
@@ -42,13 +44,17 @@ public struct CoreDataAttribute: Sendable, Hashable {
 
 /// A relationship of an entity.
 public struct CoreDataRelationship: Sendable, Hashable {
+    /// The relationship's name.
     public var name: String
     /// The entity at the other end.
     public var destination: String
     /// The name of the inverse relationship on the destination, if the model sets one.
     public var inverseName: String?
+    /// Whether it holds a set of objects (else one object).
     public var isToMany: Bool
+    /// Whether it may be empty / nil.
     public var isOptional: Bool
+    /// Whether a to-many relationship keeps an order (mirroring refuses it).
     public var isOrdered: Bool
     /// `Nullify`, `Cascade`, `Deny` or `No Action`.
     public var deleteRule: String
@@ -58,11 +64,15 @@ public struct CoreDataRelationship: Sendable, Hashable {
 
 /// An entity of the model.
 public struct CoreDataEntity: Sendable, Hashable {
+    /// The entity's name.
     public var name: String
     /// The parent entity's name; nil for a root entity.
     public var parent: String?
+    /// Whether the entity has no instances of its own.
     public var isAbstract: Bool
+    /// Its own attributes (not the parent's), in file order.
     public var attributes: [CoreDataAttribute]
+    /// Its own relationships (not the parent's), in file order.
     public var relationships: [CoreDataRelationship]
     /// Each uniqueness constraint: the attribute names that must be unique together.
     public var uniquenessConstraints: [[String]]
@@ -72,9 +82,13 @@ public struct CoreDataEntity: Sendable, Hashable {
 
 /// A named configuration: a subset of the entities, stored in one persistent store.
 public struct CoreDataConfiguration: Sendable, Hashable {
+    /// The configuration's name.
     public var name: String
+    /// The names of its entities.
     public var entities: [String]
+    /// Whether the model editor marks it as used with CloudKit.
     public var usedWithCloudKit: Bool
+    /// The line of the `<configuration>` element in the model file.
     public var line: Int
 }
 
@@ -82,7 +96,9 @@ public struct CoreDataConfiguration: Sendable, Hashable {
 public struct CoreDataModel: Sendable, Hashable {
     /// The `contents` file the model was read from.
     public var path: String
+    /// Every entity, in file order.
     public var entities: [CoreDataEntity]
+    /// The named configurations (the default one is not written in the file).
     public var configurations: [CoreDataConfiguration]
 
     /// The entity named `name`.
@@ -112,10 +128,14 @@ public struct CoreDataModel: Sendable, Hashable {
 
 /// A model that cannot be read: what and where.
 public struct CoreDataModelError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file (or directory) at fault.
     public var path: String
+    /// The line in it, when known.
     public var line: Int?
+    /// What is wrong.
     public var message: String
 
+    /// `path:line: message`.
     public var description: String {
         line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
     }

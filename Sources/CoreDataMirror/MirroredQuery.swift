@@ -42,6 +42,7 @@ public struct MirroredQueryError: Error, Sendable, Hashable, CustomStringConvert
         self.range = range
     }
 
+    /// The message.
     public var description: String { message }
 }
 
