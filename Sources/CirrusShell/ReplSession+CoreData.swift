@@ -10,6 +10,7 @@ import Cirrus
 import CoreDataMirror
 import Foundation
 import PredicateSyntax
+import QueryChecker
 import RecordModel
 
 extension ReplSession {
@@ -99,6 +100,23 @@ extension ReplSession {
             throw ReplError(e.message + " (in the rewritten predicate \(r.predicate))", hint: e.hint)
         }
         return r
+    }
+
+    /// `check` after `use ENTITY`: the predicate rewritten onto the mirrored records, then checked
+    /// against their schema. A to-many test's lookup does not run: its variable is bound to an
+    /// empty list, so the verdict is about the rewritten query's shape.
+    func checkMirrored(_ source: String, entity: String, from: Int) throws(ReplError) -> String {
+        let (r, rewritten) = try mirror(QueryRequest(recordType: entity, predicate: source), predicateStart: from)
+        var ctx = CheckContext(
+            variables: variables, schema: container.schema, recordType: r.recordType, now: Timestamp(Date()))
+        for l in r.lookups { ctx.variables[l.variable] = .value(.list([])) }
+        let report = CheckReport(predicate: r.predicate, context: ctx)
+        if json { return report.json.jsonText + "\n" }
+        switch report.outcome {
+        case .accepted: return rewritten + report.text
+        case .rejected(let e):
+            throw ReplError(e.message + " (in the rewritten predicate \(r.predicate))", hint: e.hint)
+        }
     }
 
     // MARK: get

@@ -21,6 +21,7 @@ extension ReplSession {
         guard !source.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ReplError("check needs a predicate", hint: "example: check kind == 'cafe' AND population > 100")
         }
+        if let t = currentType, isEntity(t) { return try checkMirrored(source, entity: t, from: from) }
         var ctx = CheckContext(variables: variables, now: Timestamp(Date()))
         if let t = currentType { ctx.schema = container.schema; ctx.recordType = t }
         let report = CheckReport(predicate: source, context: ctx)

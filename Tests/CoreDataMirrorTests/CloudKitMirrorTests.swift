@@ -61,6 +61,14 @@ private let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         #expect(back == schema)
     }
 
+    /// The exact text `cirrus coredata schema --dry-run` prints for Blog (Models/Blog.golden-schema,
+    /// reviewed against the hand-derived types above and the development index options).
+    @Test func theSchemaTextIsTheGoldenOne() throws {
+        let m = try CoreDataModel.read(path: models + "/Blog.xcdatamodeld")
+        let golden = try String(contentsOfFile: models + "/Blog.golden-schema", encoding: .utf8)
+        #expect(CloudKitMirror.schema(for: m).schemaLanguage == golden)
+    }
+
     @Test func everyRuleIsReportedWithItsLineAllAtOnce() throws {
         let m = try CoreDataModel.read(path: models + "/Invalid.xcdatamodel")
         let problems = CloudKitMirror.problems(in: m)
