@@ -95,7 +95,7 @@ extension QueryRequest {
         } catch {
             throw MirroredQueryError(message: error.message, range: error.range)
         }
-        let q = try CloudKitMirror.rewrite(tree, entity: recordType, model: model)
+        let q = try CloudKitMirror.rewrite(tree, entity: recordType, model: model, variables: variables)
         func field(_ name: String) throws(MirroredQueryError) -> String {
             guard let f = CloudKitMirror.fieldName(name, entity: recordType, model: model) else {
                 throw MirroredQueryError(

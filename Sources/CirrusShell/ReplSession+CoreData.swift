@@ -106,7 +106,8 @@ extension ReplSession {
     /// against their schema. A to-many test's lookup does not run: its variable is bound to an
     /// empty list, so the verdict is about the rewritten query's shape.
     func checkMirrored(_ source: String, entity: String, from: Int) throws(ReplError) -> String {
-        let (r, rewritten) = try mirror(QueryRequest(recordType: entity, predicate: source), predicateStart: from)
+        let (r, rewritten) = try mirror(
+            QueryRequest(recordType: entity, predicate: source, variables: variables), predicateStart: from)
         var ctx = CheckContext(
             variables: variables, schema: container.schema, recordType: r.recordType, now: Timestamp(Date()))
         for l in r.lookups { ctx.variables[l.variable] = .value(.list([])) }

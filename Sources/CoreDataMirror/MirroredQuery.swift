@@ -55,13 +55,17 @@ extension CloudKitMirror {
     ]
 
     /// Rewrites `predicate`, written against `entity` of `model`, onto the mirrored records.
+    /// `variables` give the record names of a to-many test written with a `$variable` (a string,
+    /// a reference, or a list of them); other variables are left for the checker.
     public static func rewrite(
-        _ predicate: PredicateSyntax.Predicate, entity: String, model: CoreDataModel
+        _ predicate: PredicateSyntax.Predicate, entity: String, model: CoreDataModel,
+        variables: [String: PredicateArgument] = [:]
     ) throws(MirroredQueryError) -> MirroredQuery {
         guard model.entity(entity) != nil, let root = model.root(of: entity) else {
             throw MirroredQueryError(message: "the model has no entity \"\(entity)\"", range: .none)
         }
-        var rewriter = Rewriter(entity: entity, model: model, names: memberNames(of: entity, model: model))
+        var rewriter = Rewriter(
+            entity: entity, model: model, names: memberNames(of: entity, model: model), variables: variables)
         var p = try rewriter.rewrite(predicate)
         if entity != root {
             let family = model.entities.filter { isDescendant($0.name, of: entity, model) }.map(\.name).sorted()
@@ -124,6 +128,7 @@ struct Rewriter {
     let entity: String
     let model: CoreDataModel
     let names: [String: CloudKitMirror.Member]
+    let variables: [String: PredicateArgument]
     var lookups: [RelationshipLookup] = []
 
     mutating func rewrite(_ p: PredicateSyntax.Predicate) throws(MirroredQueryError) -> PredicateSyntax.Predicate {
@@ -188,6 +193,31 @@ struct Rewriter {
         switch e.kind {
         case .constant(.string(let s)) where !s.isEmpty && !list:
             return [s]
+        case .variable(let v):
+            guard case .value(let value)? = variables[v] else {
+                throw MirroredQueryError(message: "$\(v) is not bound to a record name", range: e.range)
+            }
+            func name(_ x: FieldValue) -> String? {
+                switch x {
+                case .string(let s) where !s.isEmpty: s
+                case .reference(let r): r.recordID.recordName
+                default: nil
+                }
+            }
+            if !list, let n = name(value) { return [n] }
+            if list, case .list(let items) = value, !items.isEmpty {
+                var out: [String] = []
+                for i in items {
+                    guard let n = name(i) else { throw notNames(e, list: true) }
+                    if !out.contains(n) { out.append(n) }
+                }
+                return out
+            }
+            throw notNames(e, list: list)
+        case .placeholder:
+            throw MirroredQueryError(
+                message: "a to-many test takes its record names as strings or a $variable; placeholders are not "
+                    + "substituted before the rewrite", range: e.range)
         case .aggregate(let items) where !items.isEmpty && list:
             var out: [String] = []
             for i in items {
@@ -205,7 +235,8 @@ struct Rewriter {
     func notNames(_ e: Expression, list: Bool) -> MirroredQueryError {
         MirroredQueryError(
             message: "a to-many relationship is tested with the related objects' record names, written as "
-                + (list ? "a collection of strings ({'p1', 'p2'})" : "a string ('p1')"), range: e.range)
+                + (list ? "a collection of strings ({'p1', 'p2'})" : "a string ('p1')")
+                + " or a $variable bound to " + (list ? "a list of them" : "one"), range: e.range)
     }
 
     /// The relationship `name` of the entity or of its nearest ancestor declaring it.

@@ -122,6 +122,28 @@ private let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         #expect(l.description.hasPrefix("$CD_attachments_1 = Post records whose attachments include 'a1': "))
     }
 
+    @Test func aToManyTestTakesItsNamesFromAVariable() throws {
+        let ref = FieldValue.reference(Reference(recordID: RecordID(recordName: "t2")))
+        let vars: [String: PredicateArgument] = [
+            "t": .value("t1"), "r": .value(ref), "ts": .value(.list(["t1", ref])), "n": .value(5),
+        ]
+        func lookups(_ text: String) throws -> [[String]] {
+            try CloudKitMirror.rewrite(PredicateParser.parse(text), entity: "Post", model: model, variables: vars)
+                .lookups.map(\.relatedNames)
+        }
+        #expect(try lookups("tags CONTAINS $t") == [["t1"]])
+        #expect(try lookups("$r IN tags AND title == $t") == [["t2"]])
+        #expect(try lookups("ANY tags IN $ts") == [["t1", "t2"]])
+        #expect(throws: MirroredQueryError.self) { try lookups("tags CONTAINS $n") }
+        #expect(throws: MirroredQueryError.self) { try lookups("tags CONTAINS $nope") }
+        #expect(throws: MirroredQueryError.self) { try lookups("ANY tags IN $t") }
+        #expect(throws: MirroredQueryError.self) { try lookups("tags CONTAINS %@") }
+        // A variable outside a to-many test is left to the checker.
+        let q = try CloudKitMirror.rewrite(
+            PredicateParser.parse("title == $t"), entity: "Post", model: model, variables: vars)
+        #expect(q.predicate == (try PredicateParser.parse("CD_title == $t")))
+    }
+
     @Test func aLookupReadsItsRowsAndRefusesMalformedOnes() throws {
         let l = try #require(try rewrite("ALL {'t1', 't2'} IN tags", "Post").lookups.first)
         let zone = ZoneID(zoneName: "Z")
