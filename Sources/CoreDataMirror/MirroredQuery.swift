@@ -8,13 +8,16 @@
 // their CD_ fields; a to-one relationship is compared with the related object's record name.
 // A root entity's query includes its sub-entities, as a Core Data fetch does; a sub-entity's
 // adds `CD_entityName` (== for one entity, IN for one with sub-entities of its own). CloudKit's
-// own keys (self, recordName, creationDate, …) stay as they are. The rewrite works on the syntax
-// tree, so the result goes through the same checker and planner as any query.
+// own keys (self, recordName, creationDate, …) stay as they are. A to-many relationship test
+// (`tags CONTAINS 't1'`) becomes `recordName IN $CD_tags_1` plus a RelationshipLookup the caller
+// runs first (RelationshipLookup.swift). The rewrite works on the syntax tree, so the result goes
+// through the same checker and planner as any query.
 
 import PredicateSyntax
 import RecordModel
 
-/// A query on mirrored records: the record type and the rewritten predicate.
+/// A query on mirrored records: the record type, the rewritten predicate and the relationship
+/// lookups that bind its `$CD_…` variables.
 public struct MirroredQuery: Sendable, Hashable {
     /// The entity the predicate was written against.
     public var entity: String
