@@ -360,4 +360,3 @@ public struct RecordTypeSnapshot: Sendable {
     /// Every live row, sorted ascending.
     public func allRows() -> [RowID] { storage.table?.allRows() ?? [] }
 }
-

@@ -184,7 +184,8 @@ import Testing
                 "distanceToLocation:fromLocation:(loc, %@) < 400",
                 { r in
                     guard case .location(let l)? = r["loc"] else { return false }
-                    return GeoMath.distanceKm(latitude1: l.latitude, longitude1: l.longitude, latitude2: 3, longitude2: 5) <= 400
+                    return GeoMath.distanceKm(
+                        latitude1: l.latitude, longitude1: l.longitude, latitude2: 3, longitude2: 5) <= 400
                 }
             ),
         ]
