@@ -3,7 +3,15 @@
 #   scripts/doc-coverage.py [MODULE]   (with MODULE: list its undocumented declarations)
 import re,sys,os,collections
 tot=collections.Counter(); doc=collections.Counter(); missing=collections.defaultdict(list)
-decl=re.compile(r'^\s*(@\w+(\(.*?\))?\s+)*(public|open)\s+(?!import)(.*)')
+# A declaration: attributes, then public/open, then any further modifiers, then a declaration
+# keyword. The keyword is required so that statements such as `open = nil` (a variable named
+# `open`) are not counted.
+MODIFIERS=(r'(?:(?:public|open|private|fileprivate|internal|package)(?:\(set\))?|static|class|final|'
+           r'override|mutating|nonmutating|convenience|required|lazy|weak|unowned|dynamic|indirect|'
+           r'nonisolated|isolated|consuming|borrowing|distributed)')
+KEYWORDS=(r'(?:func|var|let|init|deinit|subscript|struct|class|enum|actor|protocol|extension|case|'
+          r'typealias|associatedtype|macro|operator|precedencegroup)\b')
+decl=re.compile(r'^\s*(@\w+(\(.*?\))?\s+)*(public|open)\s+(?!import)((?:'+MODIFIERS+r'\s+)*'+KEYWORDS+r'.*)')
 for root,_,fs in os.walk('Sources'):
     for f in fs:
         if not f.endswith('.swift'): continue

@@ -33,6 +33,7 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
         case referenceViolation = 31
     }
 
+    /// What kind of error; `errorCode` is its CloudKit number.
     public var code: Code
     /// A sentence saying what went wrong.
     public var message: String
@@ -45,6 +46,7 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
     /// For `partialFailure`: the error of each failed item, by record id.
     public var partialErrors: [RecordID: CirrusError]
 
+    /// An error of `code` saying `message`, about the record, zone or failed items given.
     public init(
         _ code: Code, _ message: String, recordID: RecordID? = nil, zoneID: ZoneID? = nil, serverRecord: Record? = nil,
         partialErrors: [RecordID: CirrusError] = [:]

@@ -21,8 +21,16 @@ public final class Container: Sendable {
 
     init(core: ContainerCore) { self.core = core }
 
-    /// Opens (or creates) the container in `directory`, in `environment`. Replays the log and
-    /// builds every database's indexes in bulk.
+    /// Opens (or creates) the container in `directory`, in `environment`: maps the data segments
+    /// of the last checkpoint, replays the log written after it, and builds every database's
+    /// indexes in bulk. Throws internalError (1) when the log, the cursor secrets or the
+    /// subscriptions file cannot be read (or created), or when `directory` holds a bare record
+    /// store rather than a container.
+    ///
+    /// ```swift
+    /// let container = try Container.open(at: "/data/places", environment: .production,
+    ///                                    options: ContainerOptions(readOnly: true))
+    /// ```
     public static func open(
         at directory: String, environment: Environment = .development, options: ContainerOptions = ContainerOptions()
     ) throws(CirrusError) -> Container {

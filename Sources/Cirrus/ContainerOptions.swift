@@ -24,10 +24,13 @@ public enum Identity: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// `user "name"` or `anonymous`, as error messages print it.
     public var description: String { userRecordName.map { "user \"\($0)\"" } ?? "anonymous" }
 }
 
-/// A source of random bytes (change tags, cursor secrets), injected so tests are repeatable.
+/// A source of random bytes, injected so tests are repeatable. The container draws each
+/// database's 32-byte cursor secret from it (change tags come from the log's sequence numbers,
+/// not from here).
 public protocol RandomSource: Sendable {
     /// `count` random bytes.
     func bytes(_ count: Int) -> [UInt8]
@@ -35,7 +38,9 @@ public protocol RandomSource: Sendable {
 
 /// The system's cryptographically secure generator.
 public struct SystemRandomSource: RandomSource {
+    /// The system generator; it has no state of its own.
     public init() {}
+    /// `count` bytes from `SystemRandomNumberGenerator`.
     public func bytes(_ count: Int) -> [UInt8] {
         var g = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &g) }
@@ -47,8 +52,16 @@ public final class SeededRandomSource: RandomSource, @unchecked Sendable {
     private let lock = NSLock()
     private var generator: SplitMix64
 
+    /// A source whose bytes are fixed by `seed`: two sources of the same seed give the same
+    /// bytes for the same sequence of calls.
+    ///
+    /// ```swift
+    /// let options = ContainerOptions(fileSystem: InMemoryFileSystem(), random: SeededRandomSource(seed: 42))
+    /// ```
     public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
+    /// The next `count` bytes: eight per SplitMix64 output, low byte first; the unused bytes of a
+    /// call's last output are dropped, not kept for the next call. Safe to call from any thread.
     public func bytes(_ count: Int) -> [UInt8] {
         lock.withLock {
             var out: [UInt8] = []
@@ -69,12 +82,20 @@ public final class SeededRandomSource: RandomSource, @unchecked Sendable {
 ///                            options: ContainerOptions(durability: .batched(milliseconds: 50, bytes: 1 << 20)))
 /// ```
 public struct ContainerOptions: Sendable {
+    /// Where the container's files are read and written: `POSIXFileSystem()` for the disk, an
+    /// `InMemoryFileSystem` in tests (RecordLog).
     public var fileSystem: any FileSystem
     /// Wall time for creation/modification dates (and the log's segment headers).
     public var clock: any LogClock
+    /// Where cursor secrets come from.
     public var random: any RandomSource
+    /// When a commit reaches the disk (RecordLog's `Durability`): `.everyCommit` fsyncs before
+    /// each write call returns; `.batched` and `.none` trade the last moments before a crash for
+    /// speed. With `.everyCommit`, asset files no record refers to any more are deleted after
+    /// each commit; otherwise at `sync()`, `compact()`, `close()` and the next open.
     public var durability: Durability
-    /// Open without changing anything; every write fails with internalError.
+    /// Open without changing anything; every write (records, zones, schema, imports) fails with
+    /// internalError (1). Saved subscriptions are kept in memory only, not written.
     public var readOnly: Bool
     /// Most records one database may hold (nil: no quota); more → quotaExceeded (25).
     public var maximumRecordsPerDatabase: Int?
@@ -92,6 +113,9 @@ public struct ContainerOptions: Sendable {
     /// Memory: about a kilobyte per record for a record of ten fields.
     public var recordCacheSize: Int
 
+    /// Options; the defaults: files on disk, the system clock and generator, an fsync per commit,
+    /// writable, no record quota, B+tree nodes of 64, a background checkpoint every 100 000
+    /// changed records, 16 384 decoded records cached per table.
     public init(
         fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,

@@ -23,6 +23,7 @@ import RecordModel
 ///                     sortDescriptors: [.distance(field: "location", from: here)])
 /// ```
 public struct RecordQuery: Sendable, Hashable {
+    /// The record type searched.
     public var recordType: String
     /// An NSPredicate format string; `TRUEPREDICATE` for every record.
     public var predicate: String
@@ -30,8 +31,14 @@ public struct RecordQuery: Sendable, Hashable {
     public var arguments: [PredicateArgument]
     /// Values for `$NAME` variables.
     public var variables: [String: PredicateArgument]
+    /// The order of the results, most significant first; the record id breaks ties, and a
+    /// query without sort descriptors is in record-id order.
     public var sortDescriptors: [SortDescriptor]
 
+    /// A query of `recordType`; by default every record (`TRUEPREDICATE`), in record-id order.
+    /// Nothing is checked here: `Database.records(matching:inZoneWith:desiredKeys:resultsLimit:)`
+    /// checks the query against the schema (invalidArguments (12) for a predicate, argument or
+    /// sort it rejects).
     public init(
         recordType: String, predicate: String = "TRUEPREDICATE", arguments: [PredicateArgument] = [],
         variables: [String: PredicateArgument] = [:], sortDescriptors: [SortDescriptor] = []
@@ -46,7 +53,14 @@ public struct RecordQuery: Sendable, Hashable {
 
 /// `explain`: the plan with its estimates and actual rows, the plans rejected, the index options
 /// the query needs, and the checker's warnings.
+///
+/// ```swift
+/// let e = try await db.explain(RecordQuery(recordType: "Place", predicate: "kind == %@", arguments: ["cafe"]))
+/// print(e.text)   // plan tree with estimated and actual rows, rejected plans, indexes (+ present, - missing)
+/// ```
 public struct QueryExplanation: Sendable {
+    /// The plan chosen for the first page, with its estimates and the plans it beat (`rejected`),
+    /// from the statistics of the snapshot the query ran on.
     public var plan: QueryPlan
     /// Rows each plan node produced when the query was executed (empty otherwise).
     public var actual: [Int: Int]
@@ -54,8 +68,10 @@ public struct QueryExplanation: Sendable {
     public var requiredIndexes: [IndexRequirement]
     /// Those of `requiredIndexes` the current schema does not have.
     public var missingIndexes: [IndexRequirement]
+    /// The checker's warnings: what CloudKit may reject or treat differently (for example a
+    /// Cirrus extension such as `BETWEEN` with dates).
     public var warnings: [String]
-    /// Records the executed page returned.
+    /// Records the executed page returned (nil when not executed).
     public var returned: Int?
 
     /// The plan, the index options (`+` present, `-` missing in the current schema), warnings.
@@ -73,6 +89,7 @@ public struct QueryExplanation: Sendable {
 }
 
 extension RecordTypeSnapshot: QuerySnapshot {
+    /// The type's schema, as `schema` (nil if the type has no schema yet).
     public var typeSchema: RecordTypeSchema? { schema }
 
     /// The record of `row` with at least the user fields in `fields`; base rows are decoded

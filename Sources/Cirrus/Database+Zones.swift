@@ -17,6 +17,8 @@ import RecordModel
 public struct ChangeToken: Sendable, Hashable {
     /// The token's bytes (store them to resume later).
     public let data: [UInt8]
+    /// The token of bytes saved from an earlier `data`. Bytes that do not decode, or a token of
+    /// another zone, make `changes(in:since:limit:)` fail with changeTokenExpired (21).
     public init(data: [UInt8]) { self.data = data }
 
     init(owner: String, zoneName: String, sequence: UInt64, horizon: UInt64) {

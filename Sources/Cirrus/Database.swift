@@ -26,6 +26,7 @@ public final class Database: Sendable {
         /// The private database of a user (by user record name).
         case `private`(owner: String)
 
+        /// `public database` or `private database of "owner"`, as error messages print it.
         public var description: String {
             switch self {
             case .public: "public database"
@@ -35,6 +36,7 @@ public final class Database: Sendable {
     }
 
     let core: ContainerCore
+    /// Which database this handle reads and writes.
     public let scope: Scope
     /// On whose behalf this handle's calls are made.
     public let identity: Identity

@@ -325,9 +325,12 @@ public struct RecordTypeSnapshot: Sendable {
     /// The container's publish version this snapshot was taken at (equal versions, equal data).
     var version: UInt64 = 0
 
+    /// The record type whose rows this snapshot holds.
     public var recordType: String { storage.recordType }
     /// The type's schema in this environment; nil if the type has no schema yet.
     public var schema: RecordTypeSchema? { storage.schema }
+    /// The container's environment (development answers any query the schema can type;
+    /// production requires the index options).
     public var environment: Environment { storage.environment }
     /// Every index the schema asks for, over exactly the rows of this snapshot.
     public var indexes: RecordIndexes { storage.indexes }

@@ -235,7 +235,7 @@ public enum StoreCommands {
                     }
                 }
                 let s = try c.importFile(file, into: scope, zone: target.zoneID, options: o)
-                total.add(s)
+                total.add(s, options: o)
             }
             try c.close()
             for r in total.rejections { out.stderr += "rejected \(r)\n" }

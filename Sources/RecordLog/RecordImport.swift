@@ -37,13 +37,24 @@ public struct ImportSummary: Sendable, Hashable {
     /// An empty summary.
     public init() {}
 
-    /// Adds another file's counts, keeping the first 100 rejections of both.
-    public mutating func add(_ o: ImportSummary) {
-        records += o.records
-        rejected += o.rejected
-        bytes += o.bytes
-        seconds += o.seconds
-        rejections += o.rejections.prefix(max(0, 100 - rejections.count))
+    /// Adds another file's counts, keeping the first `options.maximumReportedRejections`
+    /// rejections of both (this summary's first, then `other`'s).
+    ///
+    /// ```swift
+    /// var total = ImportSummary()
+    /// for file in files {
+    ///     let summary = try RecordTransfer.importFile(file, into: store, options: options)
+    ///     total.add(summary, options: options)
+    /// }
+    /// ```
+    public mutating func add(_ other: ImportSummary, options: ImportOptions = ImportOptions()) {
+        records += other.records
+        rejected += other.rejected
+        bytes += other.bytes
+        seconds += other.seconds
+        let limit = max(0, options.maximumReportedRejections)
+        if rejections.count > limit { rejections.removeLast(rejections.count - limit) }
+        rejections += other.rejections.prefix(limit - rejections.count)
     }
 }
 

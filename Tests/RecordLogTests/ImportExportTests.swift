@@ -129,6 +129,32 @@ import Testing
         RecordTransfer.exportJSONLines(a.snapshot(), type: "Note") { _ in onlyNotes += 1 }
         #expect(onlyNotes == a.snapshot().countsByType["Note"])
     }
+
+    /// `ImportSummary.add(_:options:)` keeps as many rejections as the option says, both fewer
+    /// and more than the default 100, and never more than that in total.
+    @Test(arguments: [3, 150])
+    func summaryAddKeepsMaximumReportedRejections(limit: Int) throws {
+        var o = ImportOptions()
+        o.maximumReportedRejections = limit
+        let bad = Array(String(repeating: "{not json\n", count: 120).utf8)
+        var total = ImportSummary()
+        for name in ["a", "b"] {
+            let s = try openStore(InMemoryFileSystem(), durability: .none)
+            let sum = try RecordTransfer.importBytes(bad, name: name, into: s, options: o)
+            #expect(sum.rejected == 120)
+            #expect(sum.rejections.count == min(limit, 120))
+            total.add(sum, options: o)
+        }
+        #expect(total.rejected == 240)
+        #expect(total.rejections.count == limit)
+        let files = Array(repeating: "a", count: min(limit, 120)) + Array(repeating: "b", count: 120)
+        #expect(total.rejections.map(\.file) == Array(files.prefix(limit)))
+        // A smaller limit trims what the summary already holds.
+        o.maximumReportedRejections = 1
+        total.add(ImportSummary(), options: o)
+        #expect(total.rejections.map(\.file) == ["a"])
+        #expect(total.rejected == 240)
+    }
 }
 
 @Suite struct StreamingImportTests {
