@@ -105,7 +105,21 @@ public enum RecordCodec {
         let count = try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
         var fields = [String: FieldValue](minimumCapacity: keep.map { min($0.count, Int(count)) } ?? Int(count))
+        // The byte lengths (below 64) of the kept names: a field whose name has none of them is
+        // skipped without making its name (no string, no hashing).
+        var lengths: UInt64 = 0
+        for k in keep ?? [] { lengths |= k.utf8.count < 64 ? 1 << UInt64(k.utf8.count) : 0 }
         for _ in 0..<count {
+            if keep != nil {
+                let at = r.offset
+                let n = try r.length()
+                if n < 64, lengths & (1 << UInt64(n)) == 0 {
+                    try r.skip(n)
+                    try skipValue(&r)
+                    continue
+                }
+                r.offset = at
+            }
             let name = try r.string()
             if let keep, !keep.contains(name) {
                 try skipValue(&r)
