@@ -8,8 +8,11 @@ import RecordModel
 
 /// An argument that is not valid JSON or not a valid value, with what is wrong.
 public struct ArgumentError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong, quoting the argument (`argument {…}: …`).
     public var message: String
+    /// An error with `message`.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 

@@ -8,14 +8,29 @@ import QueryChecker
 import RecordModel
 
 /// The verdict of the checker on one predicate.
+///
+/// ```swift
+/// let report = CheckReport(predicate: "name MATCHES 'a.*'", context: CheckContext())
+/// report.isAccepted  // false
+/// print(report.text)
+/// // rejected
+/// //   name MATCHES 'a.*'
+/// //        ^^^^^^^
+/// // error: MATCHES is not supported
+/// // hint: CloudKit has no regular expressions; use BEGINSWITH or a token search
+/// ```
 public struct CheckReport: Sendable {
+    /// Accepted or rejected.
     public enum Outcome: Sendable {
         /// The canonical form of the parsed predicate and the checked filters.
         case accepted(canonical: String, checked: CheckedPredicate)
+        /// The parser's or the checker's error; its range points into ``CheckReport/predicate``.
         case rejected(PredicateError)
     }
 
+    /// The predicate text as given.
     public var predicate: String
+    /// The verdict.
     public var outcome: Outcome
 
     /// Parses and checks `predicate`.
@@ -29,6 +44,7 @@ public struct CheckReport: Sendable {
         }
     }
 
+    /// Whether the predicate was accepted (possibly with warnings).
     public var isAccepted: Bool {
         if case .accepted = outcome { return true }
         return false
@@ -53,7 +69,9 @@ public struct CheckReport: Sendable {
         }
     }
 
-    /// The JSON object of one verdict: `{"accepted", "canonical"?, "filters"?, "error"?, "warnings"?}`.
+    /// The JSON object of one verdict: `{"accepted", "canonical"?, "filters"?, "matchesNothing"?,
+    /// "warnings"?, "error"?}` (`error` as in `PredicateError.json`; a warning is
+    /// `{"message", "start", "end"}`).
     public var json: JSONValue {
         switch outcome {
         case .accepted(let canonical, let checked):

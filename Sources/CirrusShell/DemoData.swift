@@ -21,6 +21,7 @@ public struct DemoData: Sendable {
     public var placeCount: Int
     var rng: DemoRandom
 
+    /// A generator of `placeCount` places; the same `seed` gives the same places.
     public init(placeCount: Int, seed: UInt64 = 0xC1_22_05) {
         self.placeCount = placeCount
         self.rng = DemoRandom(seed: seed)

@@ -34,10 +34,13 @@ public enum DemoDatabase {
 
     /// What `ensure` did.
     public struct Outcome: Sendable {
+        /// The demo container directory, ready to open.
         public var path: String
         /// Whether it had to be (re)built now.
         public var built: Bool
+        /// Records written by the build; 0 when the cached demo was used.
         public var records: Int
+        /// How long the build took; 0 when the cached demo was used.
         public var seconds: Double
     }
 
@@ -58,7 +61,10 @@ public enum DemoDatabase {
         cacheDirectory + "/demo-\(version)" + (placeCount == defaultPlaceCount ? "" : "-\(placeCount)")
     }
 
-    /// Returns the demo's directory, building it first when it is missing or stale.
+    /// Returns the demo's directory, building it first when it is missing or stale (its
+    /// `demo-version` stamp is not `stamp(placeCount:)`). `progress` gets a line before and
+    /// after a build. Throws the file system's or the build's error; a failed build leaves any
+    /// previous demo in place.
     public static func ensure(
         cacheDirectory: String, placeCount: Int = defaultPlaceCount, progress: (@Sendable (String) -> Void)? = nil
     ) async throws -> Outcome {
@@ -156,10 +162,19 @@ public enum DemoDatabase {
     }
 }
 
-/// A wall clock stopped at one instant (the monotonic clock still runs).
+/// A wall clock stopped at one instant (the monotonic clock still runs), so a build's creation
+/// and modification dates are the same on every run.
+///
+/// ```swift
+/// let options = ContainerOptions(clock: FixedClock(wall: DemoDatabase.buildTime))
+/// ```
 public struct FixedClock: LogClock {
+    /// The instant every wall-clock reading returns.
     public var wall: Timestamp
+    /// A clock stopped at `wall`.
     public init(wall: Timestamp) { self.wall = wall }
+    /// `wall`, in milliseconds since 1970.
     public func wallMilliseconds() -> Int64 { wall.millisecondsSince1970 }
+    /// The system's monotonic clock (durations stay real).
     public func monotonicNanoseconds() -> UInt64 { SystemClock().monotonicNanoseconds() }
 }

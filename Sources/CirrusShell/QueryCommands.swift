@@ -20,10 +20,15 @@ import RecordModel
 /// r.limit = 5
 /// ```
 public struct QueryRequest: Sendable {
+    /// The record type to query (a Core Data entity name before `mirrored(model:)`).
     public var recordType: String
+    /// The predicate's format string, as typed; checked only when the request runs.
     public var predicate: String
+    /// Values for the predicate's `%@`, `%K`, … placeholders, in order.
     public var arguments: [PredicateArgument]
+    /// Values for its `$NAME` variables.
     public var variables: [String: PredicateArgument]
+    /// The order of the results; the first may be a nearest-first `.distance` sort.
     public var sorts: [RecordModel.SortDescriptor]
     /// Page size; 0 lets the engine choose.
     public var limit: Int
@@ -34,6 +39,7 @@ public struct QueryRequest: Sendable {
     /// Core Data to-many tests still to answer (`resolvingLookups(in:)` binds their `$variables`).
     public var lookups: [RelationshipLookup] = []
 
+    /// A request; by default every record of `recordType`, unsorted, whole records, every zone.
     public init(
         recordType: String, predicate: String = "TRUEPREDICATE", arguments: [PredicateArgument] = [],
         variables: [String: PredicateArgument] = [:], sorts: [RecordModel.SortDescriptor] = [], limit: Int = 0,
@@ -66,9 +72,24 @@ public struct QueryRequest: Sendable {
 }
 
 /// `cirrus query` / `cirrus explain` as a library.
+///
+/// Each command opens the container read-only, checks the predicate against the schema (a
+/// rejection goes to stderr with a caret under the offending part, exit 1) and returns its
+/// output and exit code instead of printing.
+///
+/// ```swift
+/// var r = QueryRequest(recordType: "Place", predicate: "kind == %@", arguments: ["museum"])
+/// r.sorts = [try QueryCommands.parseSort("location@48.8584,2.2945")]
+/// r.limit = 3
+/// let out = await QueryCommands.query(db: "places", request: r, json: false)
+/// print(out.stdout)  // recordName, km, … then "3 records" and "cursor: …" when there are more
+/// let plan = await QueryCommands.explain(db: "places", request: r)
+/// ```
 public enum QueryCommands {
     /// Parses a sort spec: `name` (ascending), `-population` (descending), `location@48.85,2.29`
     /// (nearest first from that point) or `location@$here` (a bound location variable).
+    /// Throws a ``ShellError`` naming the spec when the field is not a plain name, the point
+    /// is not `LATITUDE,LONGITUDE` within range, or the variable is not a bound location.
     public static func parseSort(
         _ spec: String, variables: [String: PredicateArgument] = [:]
     ) throws(ShellError) -> RecordModel.SortDescriptor {
@@ -116,7 +137,10 @@ public enum QueryCommands {
     }
 
     /// `cirrus query --db DIR --type T PREDICATE …`: one page, as a table (with the cursor token
-    /// after it) or as `{"records": […], "cursor": …}`.
+    /// after it) or as `{"records": […], "cursor": …}`. With `cursor`, the page after that
+    /// token (which must belong to the same query). Exit 2 for a bad `target`; exit 1, with the
+    /// reason on stderr, when the environment has no store, the container cannot be opened,
+    /// the predicate is rejected or the query fails.
     public static func query(
         db: String, request unresolved: QueryRequest, cursor token: String? = nil, json: Bool, width: Int = 100,
         target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem()
@@ -160,7 +184,9 @@ public enum QueryCommands {
         }
     }
 
-    /// `cirrus explain …`: plans and runs the first page, prints `QueryExplanation.text`.
+    /// `cirrus explain …`: plans and runs the first page, prints `QueryExplanation.text`
+    /// (after one `lookup $VAR: N records` line per Core Data relationship lookup). Exit codes
+    /// as for `query(db:request:cursor:json:width:target:fileSystem:)`.
     public static func explain(
         db: String, request unresolved: QueryRequest, target: DatabaseTarget = DatabaseTarget(),
         fileSystem: any FileSystem = POSIXFileSystem()

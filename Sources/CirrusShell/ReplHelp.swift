@@ -5,12 +5,18 @@
 public enum ReplHelp {
     /// One command.
     public struct Command: Sendable {
+        /// The command word (`query`); aliases such as `find` and `exit` have no entry.
         public var name: String
+        /// Its syntax, capitals standing for what the user fills in.
         public var syntax: String
+        /// One or two sentences; `help` shows the part before the first `;` or `(`.
         public var summary: String
+        /// A line that works on the demo database.
         public var example: String
     }
 
+    /// Every command `ReplSession` dispatches, in the order `help` lists them; the first word
+    /// of a line is completed from these names.
     public static let commands: [Command] = [
         Command(
             name: "check", syntax: "check PREDICATE",
@@ -88,7 +94,8 @@ public enum ReplHelp {
         Command(name: "quit", syntax: "quit", summary: "Leave (also: exit, Ctrl-D).", example: "quit"),
     ]
 
-    /// `help` or `help COMMAND`.
+    /// `help` (every command, one line each) or `help COMMAND` (syntax, summary and example;
+    /// `find` and `exit` show `query` and `quit`); an unknown name gets a one-line answer.
     public static func text(for name: String?) -> String {
         if let name {
             let n = name.lowercased() == "find" ? "query" : name.lowercased() == "exit" ? "quit" : name.lowercased()

@@ -18,13 +18,23 @@ import RecordModel
 
 /// One REPL session over a container.
 ///
+/// Each line is one command (`help` lists them); a line that fails comes back as text with a
+/// caret under the offending part of the line and leaves the session as it was.
+///
 /// ```swift
 /// var s = ReplSession(container: try Container.open(at: dir), identity: .user("_demo"))
-/// print(await s.execute("query Place where kind == 'museum' sort -population limit 3").text)
+/// _ = await s.execute("let here = location 48.8584 2.2945")
+/// let out = await s.execute("query Place where kind == 'museum' sort location@$here limit 3")
+/// print(out.text)  // a table (recordName, km, name, …), then "3 records; more: type `next`"
+/// // out.isError: a failed line (say, a rejected predicate) whose text is the line, a caret,
+/// // "error: …" and "hint: …"
+/// _ = await s.execute("next")  // the following page, from the last query's cursor
 /// ```
 public struct ReplSession: Sendable {
     /// What one line produced.
     public struct Output: Sendable {
+        /// What to print: the command's output, or the rendered error (the line with a caret,
+        /// `error: …` and `hint: …`); empty for a blank line or a comment (`#`, `--`).
         public var text: String
         /// Whether the line failed (scripts exit 1 when any line failed).
         public var isError: Bool
@@ -32,17 +42,26 @@ public struct ReplSession: Sendable {
         public var quit: Bool
     }
 
+    /// The container the session was opened on (its environment is fixed for the session).
     public let container: Container
+    /// The database commands work on: public, or a user's private one (`database`).
     public var scope: Database.Scope
+    /// Who queries and record commands act as (`user`), under the database's access rules;
+    /// `import` writes as the container's administrator instead.
     public var identity: Identity
     /// nil: queries span every zone of the database; get/save/delete use the default zone.
     public var zone: ZoneID?
     /// The type `query`, `check` and `explain` use when none is named (`use TYPE`).
     public var currentType: String?
+    /// The `$NAME` variables bound with `let`, used in predicates and in sorts.
     public var variables: [String: PredicateArgument] = [:]
     /// The Core Data model `coredata` loaded: its entities are queried on their mirrored records.
     public var coreDataModel: CoreDataModel?
+    /// `timing on`: a successful `check`, `query`, `next`, `explain`, `get`, `save`, `delete`,
+    /// `import`, `types` or `coredata` ends with a `time: … ms` line.
     public var timing = false
+    /// `json on`: `query`, `next` and `get` print records as Web Services JSON, `check` its
+    /// verdict as a JSON object.
     public var json = false
     /// Terminal width for tables.
     public var width: Int
@@ -50,6 +69,8 @@ public struct ReplSession: Sendable {
     var lastCursor: QueryCursor?
     var pageNumber = 0
 
+    /// A session on `container`'s `scope` database as `identity`, with tables `width` columns
+    /// wide, every zone, no current type and no variables.
     public init(
         container: Container, identity: Identity = .anonymous, scope: Database.Scope = .public, width: Int = 100
     ) {
@@ -74,7 +95,9 @@ public struct ReplSession: Sendable {
         return p + "> "
     }
 
-    /// Runs one input line.
+    /// Runs one input line. Never throws: an error is rendered into the output's text, with
+    /// `isError` set and the session's state unchanged. A line starting with `#` or `--` is a
+    /// comment; `quit` and `exit` set `quit`.
     public mutating func execute(_ line: String) async -> Output {
         let words = ReplLine.words(line)
         guard let first = words.first else { return Output(text: "", isError: false, quit: false) }
@@ -159,8 +182,11 @@ public struct ReplSession: Sendable {
         }
     }
 
-    /// Completions for the word being typed: commands first, then keywords, record types and
-    /// the field names of the type the line names (or the current type).
+    /// Completions for the word being typed (prefix matches, duplicates removed): command names
+    /// for the first word; after it, record types, the fields of the type the line names (or of
+    /// the current type), Core Data entities and their properties when a model is loaded, the
+    /// command's keywords (`where`, `sort`, … after `query`) and `$variables`. After `timing`,
+    /// `json`, `database` and `help` only their arguments (plus `$variables`).
     public func completions(line: String, word: String) -> [String] {
         let words = ReplLine.words(line)
         let atFirst = words.isEmpty || (words.count == 1 && !line.hasSuffix(" "))

@@ -11,12 +11,20 @@ import RecordModel
 public enum SchemaCommands {
     /// What to do.
     public enum Action: Sendable, Hashable {
+        /// Print the environment's schema in CloudKit's schema language (read-only).
         case export
+        /// Replace the environment's schema with the schema file at this path. Add-only: every
+        /// existing type and field must still be there with the same type, else the container
+        /// rejects it; index options and grants are taken from the file.
         case importFile(String)
+        /// Copy the development schema to production (add-only against what production has);
+        /// the `environment` argument is ignored.
         case promote
     }
 
-    /// Runs one schema action on the container `db` in `environment`.
+    /// Runs one schema action on the container `db` in `environment`. Exit 1, with the reason on
+    /// stderr, when the store is missing (export), the file is unreadable, or the container
+    /// rejects the schema.
     ///
     /// ```swift
     /// let out = SchemaCommands.run(db: "places", action: .export)

@@ -10,13 +10,23 @@ import Foundation
 import RecordLog
 import RecordModel
 
-/// The result of a store command.
+/// What a command printed and how it ended: the result of every `…Commands` function, which
+/// the CLI writes out and exits with.
+///
+/// ```swift
+/// let out = StoreCommands.verify(db: "places", json: false)
+/// print(out.stdout, terminator: "")  // [development] store …: … status: clean
+/// exit(out.exitCode)                 // 1 when damaged or unreadable
+/// ```
 public struct CommandOutput: Sendable, Hashable {
+    /// The output proper (a report, a table, JSON).
     public var stdout = ""
+    /// Errors (`cirrus COMMAND: …`), rejected records and summaries (`exported 12 records`).
     public var stderr = ""
     /// 0 ok, 1 rejected / not found / damaged, 2 usage.
     public var exitCode: Int32 = 0
 
+    /// An output; by default empty, exit code 0.
     public init(stdout: String = "", stderr: String = "", exitCode: Int32 = 0) {
         self.stdout = stdout
         self.stderr = stderr
@@ -30,14 +40,17 @@ public struct CommandOutput: Sendable, Hashable {
 /// let t = DatabaseTarget(environment: .development, database: "private", user: "_alice")
 /// ```
 public struct DatabaseTarget: Sendable, Hashable {
+    /// The container's environment (`--environment`): its `development/` or `production/` store.
     public var environment: Environment
-    /// "public" or "private".
+    /// `"public"` or `"private"` (`--database`).
     public var database: String
     /// The user the command acts as (`--as`); required for a private database.
     public var user: String?
     /// `--zone`: export only this zone; import records without a zone into it.
     public var zone: String?
 
+    /// A target; by default the public database of the development environment, anonymous,
+    /// every zone. The `database` string is validated by `scope()`, not here.
     public init(
         environment: Environment = .development, database: String = "public", user: String? = nil, zone: String? = nil
     ) {
@@ -67,6 +80,14 @@ public struct DatabaseTarget: Sendable, Hashable {
 }
 
 /// Store commands as a library. `db` is always a container directory (see docs/database.md).
+///
+/// ```swift
+/// // The demo's private note (DemoDatabase builds it): the builder's database, zone Travel.
+/// let target = DatabaseTarget(database: "private", user: "_demo")
+/// let out = await StoreCommands.get(db: demoPath, type: "Note", recordName: "packing",
+///                                   zone: ZoneID(zoneName: "Travel"), json: false, target: target)
+/// print(out.exitCode == 0 ? out.stdout : out.stderr)
+/// ```
 public enum StoreCommands {
     /// `cirrus verify --db DIR [--json]`: read-only check of every environment's log in the
     /// container, then of its indexes; exit 1 when damaged or unreadable.

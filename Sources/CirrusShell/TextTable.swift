@@ -14,11 +14,14 @@ import RecordModel
 /// // louvre      Louvre
 /// ```
 public struct TextTable: Sendable {
+    /// The column titles; their count is the table's number of columns.
     public var header: [String]
+    /// The cells, row by row; a short row is padded with empty cells, extra cells are dropped.
     public var rows: [[String]]
-    /// Columns aligned right (numbers).
+    /// Columns aligned right (numbers), by index.
     public var rightAligned: Set<Int>
 
+    /// A table of `rows` under `header`, left-aligned except the columns in `rightAligned`.
     public init(header: [String], rows: [[String]], rightAligned: Set<Int> = []) {
         self.header = header
         self.rows = rows

@@ -25,6 +25,9 @@ public struct CheckContext: Sendable {
     /// which the tree does not record.
     public var source: String?
 
+    /// A context; every input is optional. Without `schema` and `recordType` only the
+    /// schema-free rules apply (system fields still keep their types); `now` defaults to the
+    /// epoch, so pass the current time when the predicate may call `now()`.
     public init(
         arguments: [PredicateArgument] = [], variables: [String: PredicateArgument] = [:],
         schema: Schema? = nil, recordType: String? = nil,
@@ -41,10 +44,22 @@ public struct CheckContext: Sendable {
 }
 
 /// A predicate accepted by the checker: the filters and any portability warnings.
+///
+/// ```swift
+/// let checked = try QueryChecker.check("kind == 'museum' AND population BETWEEN {1000, 5000}")
+/// checked.predicate.filters.count  // 3: BETWEEN became >= and <=
+/// checked.warnings                 // []
+/// ```
 public struct CheckedPredicate: Sendable, Hashable {
+    /// The normalized predicate: `.none` when it can match nothing (a `FALSEPREDICATE`, or
+    /// `parent != nil`, which no Cirrus record has), `.all` when no comparison adds a filter
+    /// (`TRUEPREDICATE`, `parent == nil`), otherwise the filters in the order the comparisons
+    /// were written.
     public var predicate: QueryPredicate
+    /// Accepted, but may not behave the same on CloudKit; each points at its part of the text.
     public var warnings: [CheckWarning]
 
+    /// Wraps a predicate and its warnings (the checker builds these; tests may too).
     public init(predicate: QueryPredicate, warnings: [CheckWarning] = []) {
         self.predicate = predicate
         self.warnings = warnings

@@ -9,6 +9,16 @@ import PredicateSyntax
 import RecordModel
 
 /// Why a predicate was not accepted.
+///
+/// ```swift
+/// do {
+///     _ = try QueryChecker.check("a == 1 OR b == 2")
+/// } catch {
+///     error.kind     // .unsupported
+///     error.range    // 7..<9, the OR keyword
+///     print(error.rendered(source: "a == 1 OR b == 2"))
+/// }
+/// ```
 public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Which stage rejected the predicate.
     public enum Kind: String, Sendable, Hashable {
@@ -22,7 +32,10 @@ public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible
         case schema
     }
 
+    /// Which stage rejected the predicate.
     public var kind: Kind
+    /// The reason, in CloudKit's wording where CloudKit has one (`OR predicates are not
+    /// supported`, `Unexpected expression`).
     public var message: String
     /// What to write instead, when there is something to say.
     public var hint: String?
@@ -31,6 +44,9 @@ public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible
     /// CloudKit's error code: 12 (invalidArguments) for every predicate error.
     public var code: Int { 12 }
 
+    /// An error of `kind` with `message`, an optional `hint`, pointing at `range` (UTF-8 byte
+    /// offsets into the predicate text; `SourceRange.none` when no part of the text is at
+    /// fault, as for sort descriptors).
     public init(_ kind: Kind, _ message: String, hint: String? = nil, range: SourceRange) {
         self.kind = kind
         self.message = message
@@ -38,6 +54,7 @@ public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible
         self.range = range
     }
 
+    /// The message alone; `rendered(source:)` adds the caret and the hint.
     public var description: String { message }
 
     /// The message, the source line with a caret under the range, and the hint:
@@ -55,15 +72,22 @@ public struct PredicateError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 /// A predicate that is accepted but may not behave the same on CloudKit (not portable).
+///
+/// Examples: `TRUEPREDICATE` inside an AND, `FALSEPREDICATE` (CloudKit's validator rejects it),
+/// `BETWEEN` on dates, a string compared with `recordName`.
 public struct CheckWarning: Sendable, Hashable, CustomStringConvertible {
+    /// What may differ on CloudKit, and how to write it portably when there is a way.
     public var message: String
+    /// The part of the predicate the warning is about, in UTF-8 byte offsets.
     public var range: SourceRange
 
+    /// A warning with `message` about `range`.
     public init(_ message: String, range: SourceRange) {
         self.message = message
         self.range = range
     }
 
+    /// The message.
     public var description: String { message }
 }
 

@@ -17,7 +17,20 @@ import RecordModel
 /// checked.predicate.filters  // [kind EQUALS "city", population GREATER_THAN 100000]
 /// ```
 public enum QueryChecker {
-    /// Checks a parsed predicate.
+    /// Checks a parsed predicate and normalizes it to a filter list.
+    ///
+    /// Throws a ``PredicateError`` of kind `.unsupported` (outside the CKQuery subset),
+    /// `.argument` (say, a placeholder without an argument, an argument of the wrong kind, a
+    /// list over `maximumListCount`) or `.schema` (only with `context.schema` and
+    /// `context.recordType`: say, an unknown type or field, a value of the wrong type, an index
+    /// option production needs). Its range points into the text
+    /// the tree was parsed from — at the operator, operand or modifier at fault; an `OR` error
+    /// points at the keyword only when `context.source` holds that text, else at the whole OR.
+    ///
+    /// ```swift
+    /// let tree = try PredicateParser.parse("kind == 'cafe' AND name BEGINSWITH %@")
+    /// let checked = try QueryChecker.check(tree, context: CheckContext(arguments: ["Caf"]))
+    /// ```
     public static func check(
         _ tree: Predicate, context: CheckContext = CheckContext()
     ) throws(PredicateError) -> CheckedPredicate {
