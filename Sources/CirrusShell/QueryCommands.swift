@@ -101,7 +101,8 @@ public enum QueryCommands {
             if point.hasPrefix("$") {
                 guard case .value(.location(let l))? = variables[String(point.dropFirst())] else {
                     throw ShellError(
-                        "sort: \(point) is not a bound location (bind one with: let \(point.dropFirst()) = location LAT LON)"
+                        "sort: \(point) is not a bound location (bind one with: let \(point.dropFirst()) = location "
+                            + "LAT LON)"
                     )
                 }
                 return .distance(field: field, from: l)

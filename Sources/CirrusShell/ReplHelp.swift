@@ -25,7 +25,8 @@ public enum ReplHelp {
         Command(
             name: "query", syntax: "query [TYPE] [where PREDICATE] [sort SPEC, …] [limit N] [keys F, …]",
             summary:
-                "Run a query; SPEC is FIELD, -FIELD (descending) or FIELD@LAT,LON / FIELD@$var (nearest first). Alias: find.",
+                "Run a query; SPEC is FIELD, -FIELD (descending) or FIELD@LAT,LON / FIELD@$var (nearest first). "
+                + "Alias: find.",
             example: "query Place where kind == 'museum' sort -population limit 5 keys name, population"),
         Command(
             name: "next", syntax: "next [N]",
@@ -43,11 +44,13 @@ public enum ReplHelp {
         Command(name: "unset", syntax: "unset NAME", summary: "Remove a variable.", example: "unset here"),
         Command(
             name: "use", syntax: "use TYPE",
-            summary: "Set the current record type (for check, and query/explain without a TYPE).", example: "use Place"),
+            summary: "Set the current record type (for check, and query/explain without a "
+                + "TYPE).", example: "use Place"),
         Command(
             name: "coredata", syntax: "coredata [MODEL|off]",
             summary:
-                "Load a Core Data model (default: the one the container ships); query, explain, get and use then take its entities.",
+                "Load a Core Data model (default: the one the container ships); query, explain, get and use then "
+                + "take its entities.",
             example: "coredata"),
         Command(
             name: "types", syntax: "types", summary: "The record types with their record counts in this database.",
@@ -90,7 +93,8 @@ public enum ReplHelp {
             name: "width", syntax: "width N", summary: "Set the table width (default: the terminal's).",
             example: "width 120"),
         Command(
-            name: "help", syntax: "help [COMMAND]", summary: "This list, or one command's help.", example: "help query"),
+            name: "help", syntax: "help [COMMAND]", summary: "This list, or one command's help.",
+            example: "help query"),
         Command(name: "quit", syntax: "quit", summary: "Leave (also: exit, Ctrl-D).", example: "quit"),
     ]
 
@@ -114,7 +118,8 @@ public enum ReplHelp {
                 + c.summary.prefix(while: { $0 != ";" && $0 != "(" }).trimmingTrailingSpace + "\n"
         }
         out +=
-            "Predicates are NSPredicate format strings checked as CloudKit's CKQuery does; `help COMMAND` shows the syntax and an example.\n"
+            "Predicates are NSPredicate format strings checked as CloudKit's CKQuery does; `help COMMAND` shows the "
+            + "syntax and an example.\n"
         return out
     }
 }

@@ -137,7 +137,8 @@ extension ReplSession {
             }
             guard CloudKitMirror.isDescendant(object.entity, of: entity, model) else {
                 throw ReplError(
-                    "\"\(id.recordName)\" is \(article(object.entity)) \(object.entity), not \(article(entity)) \(entity)",
+                    "\"\(id.recordName)\" is \(article(object.entity)) \(object.entity), not \(article(entity)) "
+                        + "\(entity)",
                     span: span)
             }
         } catch let e as ReplError {
@@ -161,7 +162,8 @@ extension ReplSession {
             case .field(let v)?: out += "  \(m)\(pad)\(Self.shortText(v))\n"
             case .asset(let a, let v)?:
                 out +=
-                    "  \(m)\(pad)\(Self.shortText(v))  (from \(CloudKitMirror.prefix + m + CloudKitMirror.assetSuffix), \(a.size) bytes)\n"
+                    "  \(m)\(pad)\(Self.shortText(v))  (from "
+                    + "\(CloudKitMirror.prefix + m + CloudKitMirror.assetSuffix), \(a.size) bytes)\n"
             }
         }
         return out

@@ -280,7 +280,8 @@ extension ReplSession {
                 throw ReplError(
                     error.message,
                     hint:
-                        "a value is location LAT LON, date ISO-DATE, ref NAME, or ARG JSON such as \"cafe\", 42, [\"a\", \"b\"]",
+                        "a value is location LAT LON, date ISO-DATE, ref NAME, or ARG JSON such as \"cafe\", 42, "
+                        + "[\"a\", \"b\"]",
                     span: valueSpan)
             }
         }
@@ -324,7 +325,8 @@ extension ReplSession {
         if isEntity(t) {
             currentType = t
             return
-                "using entity \(t) (mirrored as \(CloudKitMirror.recordType(forRoot: coreDataModel?.root(of: t) ?? t)))\n"
+                "using entity \(t) (mirrored as "
+                + "\(CloudKitMirror.recordType(forRoot: coreDataModel?.root(of: t) ?? t)))\n"
         }
         guard container.schema.recordTypes[t] != nil, t != Schema.usersRecordType else {
             let known = container.schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }

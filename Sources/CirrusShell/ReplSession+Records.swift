@@ -135,7 +135,8 @@ extension ReplSession {
         do {
             let saved = try await db.save(record)
             return
-                "saved \(saved.recordType) \(saved.recordID.recordName)\(zoneText(saved.recordID.zoneID)) (change tag \(saved.recordChangeTag ?? "-"))\n"
+                "saved \(saved.recordType) \(saved.recordID.recordName)\(zoneText(saved.recordID.zoneID)) (change "
+                + "tag \(saved.recordChangeTag ?? "-"))\n"
         } catch {
             throw ReplError(wrapping: error)
         }

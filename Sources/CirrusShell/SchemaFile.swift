@@ -45,7 +45,8 @@ public enum SchemaFile {
         let types = schema.sortedRecordTypes.map(\.name).filter { $0 != Schema.usersRecordType }
         guard types.count == 1 else {
             throw ShellError(
-                "--type is required: the schema defines \(types.isEmpty ? "no record type" : types.joined(separator: ", "))"
+                "--type is required: the schema defines "
+                    + "\(types.isEmpty ? "no record type" : types.joined(separator: ", "))"
             )
         }
         return types[0]

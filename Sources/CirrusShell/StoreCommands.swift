@@ -281,10 +281,12 @@ public enum StoreCommands {
     public static func verifyText(_ db: String, _ v: VerifyReport) -> String {
         let o = v.open
         var s =
-            "store \(db): \(o.segments.count) segments, \(o.frames) frames, \(o.bytes) bytes, last sequence \(v.lastSequence)\n"
+            "store \(db): \(o.segments.count) segments, \(o.frames) frames, \(o.bytes) bytes, last sequence "
+            + "\(v.lastSequence)\n"
         for seg in o.segments {
             s +=
-                "  \(Manifest.segmentFileName(seg.number))  \(seg.bytes) bytes  \(seg.frames) frames  \(seg.batches) batches\(seg.compacted ? "  compacted" : "")\n"
+                "  \(Manifest.segmentFileName(seg.number))  \(seg.bytes) bytes  \(seg.frames) frames  \(seg.batches) "
+                + "batches\(seg.compacted ? "  compacted" : "")\n"
         }
         s += "live records: \(v.liveRecords) in \(v.recordsByZone.count) zones (\(v.zones) created zones)\n"
         for (t, n) in v.recordsByType.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) { s += "  type \(t): \(n)\n" }
@@ -293,7 +295,8 @@ public enum StoreCommands {
         }
         if let t = o.tornTail {
             s +=
-                "torn tail: \(Manifest.segmentFileName(t.segment)) at byte \(t.offset): \(t.bytesDropped) bytes, \(t.framesDropped) frames of an unfinished batch (a writable open truncates it)\n"
+                "torn tail: \(Manifest.segmentFileName(t.segment)) at byte \(t.offset): \(t.bytesDropped) bytes, "
+                + "\(t.framesDropped) frames of an unfinished batch (a writable open truncates it)\n"
         }
         for c in o.corruptions { s += "corruption: \(c)\n" }
         s += v.isDamaged ? "status: DAMAGED\n" : "status: clean\n"

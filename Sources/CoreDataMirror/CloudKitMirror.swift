@@ -152,7 +152,8 @@ public enum CloudKitMirror {
         case .undefined?, .objectID?:
             problem(
                 .unsupportedAttributeType,
-                "CloudKit integration does not support attributes of type \(a.typeName == "ObjectID" ? "Object ID" : a.typeName)."
+                "CloudKit integration does not support attributes of type "
+                    + "\(a.typeName == "ObjectID" ? "Object ID" : a.typeName)."
             )
         case .composite?:
             problem(

@@ -390,7 +390,8 @@ struct Parser {
                 throw SyntaxError(
                     "unknown comparison option '\(text(j, end))'", range: SourceRange(j, end),
                     hint:
-                        "options are c (case-insensitive), d (diacritic-insensitive), n (normalized), l (locale-sensitive)"
+                        "options are c (case-insensitive), d (diacritic-insensitive), n (normalized), l "
+                        + "(locale-sensitive)"
                 )
             }
             j += 1

@@ -12,7 +12,8 @@ extension Checker {
             throw PredicateError(
                 .unsupported, "Predicate comparison options are not supported for expression",
                 hint:
-                    "CloudKit compares strings exactly; for case- or diacritic-insensitive matching use a token search (self CONTAINS 'word') or store a normalized copy of the field",
+                    "CloudKit compares strings exactly; for case- or diacritic-insensitive matching use a token "
+                    + "search (self CONTAINS 'word') or store a normalized copy of the field",
                 range: c.operatorRange)
         }
         switch c.modifier {
@@ -181,12 +182,14 @@ extension Checker {
             throw PredicateError(
                 .unsupported, "Comparing with nil is not supported",
                 hint:
-                    "CloudKit cannot search for missing values; store an explicit marker value (e.g. an INT64 flag) instead",
+                    "CloudKit cannot search for missing values; store an explicit marker value (e.g. an INT64 flag) "
+                    + "instead",
                 range: whole)
         }
         let matchesAll = (op == .equal) != negated
         warn(
-            "Cirrus records have no \(f); \(f) \(op == .equal ? "==" : "!=") nil matches \(matchesAll ? "every" : "no") record",
+            "Cirrus records have no \(f); \(f) \(op == .equal ? "==" : "!=") nil matches "
+                + "\(matchesAll ? "every" : "no") record",
             whole)
         if !matchesAll { matchesNothing = true }
     }
@@ -246,7 +249,8 @@ extension Checker {
             throw PredicateError(
                 .unsupported, "Unexpected expression",
                 hint:
-                    "write ALL tokenize(%@, 'Cdl') IN allTokens (all words) or ANY tokenize(%@, 'Cdl') IN allTokens (any word)",
+                    "write ALL tokenize(%@, 'Cdl') IN allTokens (all words) or ANY tokenize(%@, 'Cdl') IN allTokens "
+                    + "(any word)",
                 range: whole)
         default:
             throw unexpected("write k IN {a, b} or c IN k (k a list field)", at: whole)
@@ -269,13 +273,15 @@ extension Checker {
                 throw PredicateError(
                     .unsupported, "CONTAINS on a String field is not a substring search",
                     hint:
-                        "CloudKit's CONTAINS tests list membership; to find words in text use self CONTAINS 'word' (SEARCHABLE fields), for a prefix use BEGINSWITH",
+                        "CloudKit's CONTAINS tests list membership; to find words in text use self CONTAINS 'word' "
+                        + "(SEARCHABLE fields), for a prefix use BEGINSWITH",
                     range: c.operatorRange)
             }
             if typeSchema == nil, SystemField(rawValue: f) == nil, case .string = v {
                 warn(
                     "Without a schema the type of '\(f)' is unknown: CONTAINS tests list membership (LIST_CONTAINS); "
-                        + "if '\(f)' is a String field CloudKit rejects it (words: self CONTAINS 'w'; prefix: BEGINSWITH)",
+                        + "if '\(f)' is a String field CloudKit rejects it (words: self CONTAINS 'w'; prefix: "
+                        + "BEGINSWITH)",
                     c.operatorRange)
             }
             try add(QueryFilter(fieldName: f, comparator: .listContains, fieldValue: v), fieldRange: fr, valueRange: vr)
@@ -332,7 +338,8 @@ extension Checker {
             throw PredicateError(
                 .unsupported, "Aggregate operator ANY not allowed for comparison expression",
                 hint:
-                    "ANY is allowed in ANY k == c, ANY k IN {…}, ANY k BEGINSWITH c (k a list field), ANY {…} == k and ANY tokenize(…) IN allTokens",
+                    "ANY is allowed in ANY k == c, ANY k IN {…}, ANY k BEGINSWITH c (k a list field), ANY {…} == k "
+                    + "and ANY tokenize(…) IN allTokens",
                 range: whole)
         }
     }

@@ -66,7 +66,8 @@ struct Checker {
         case .falsePredicate:
             warnings.append(
                 CheckWarning(
-                    "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not portable to CloudKit",
+                    "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not "
+                        + "portable to CloudKit",
                     range: tree.range))
             return CheckedPredicate(predicate: .none, warnings: warnings)
         default:
@@ -90,7 +91,8 @@ struct Checker {
             throw PredicateError(
                 .unsupported, "OR predicates are not supported",
                 hint:
-                    "CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); otherwise run one query per alternative",
+                    "CloudKit combines conditions only with AND: for alternatives of one field use IN (k IN {a, b}); "
+                    + "otherwise run one query per alternative",
                 range: operatorRange(between: a.range, and: b.range) ?? p.range)
         case .truePredicate:
             warnings.append(
@@ -98,7 +100,8 @@ struct Checker {
         case .falsePredicate:
             warnings.append(
                 CheckWarning(
-                    "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not portable to CloudKit",
+                    "FALSEPREDICATE is documented by CloudKit but rejected by its validator; this query is not "
+                        + "portable to CloudKit",
                     range: p.range))
             matchesNothing = true
         case .not(let inner):

@@ -38,7 +38,8 @@ extension Checker {
             throw PredicateError(
                 .schema, "Field 'recordName' is not marked queryable",
                 hint:
-                    "listing every record of a type needs a QUERYABLE index on recordName (___recordID) in the production schema",
+                    "listing every record of a type needs a QUERYABLE index on recordName (___recordID) in the "
+                    + "production schema",
                 range: range)
         }
     }
@@ -64,7 +65,8 @@ extension Checker {
             throw PredicateError(
                 .unsupported, "Field 'recordChangeTag' is not marked queryable",
                 hint:
-                    "CloudKit cannot index recordChangeTag (___etag): saves compare it (ifServerRecordUnchanged), queries cannot",
+                    "CloudKit cannot index recordChangeTag (___etag): saves compare it (ifServerRecordUnchanged), "
+                    + "queries cannot",
                 range: fieldRange)
         }
         guard let ts = typeSchema, let schema = context.schema else {
@@ -96,7 +98,8 @@ extension Checker {
                 throw PredicateError(
                     .schema, "Field '\(f.fieldName)' is not marked \(needed == .sortable ? "sortable" : "queryable")",
                     hint:
-                        "add the \(needed == .sortable ? "SORTABLE" : "QUERYABLE") index option to '\(f.fieldName)' in the schema and deploy it to production",
+                        "add the \(needed == .sortable ? "SORTABLE" : "QUERYABLE") index option to '\(f.fieldName)' "
+                        + "in the schema and deploy it to production",
                     range: fieldRange)
             }
         }
@@ -115,7 +118,8 @@ extension Checker {
             if t.isList {
                 throw reject(
                     "is a list",
-                    "for list membership write \(f.fieldName) CONTAINS c, ANY \(f.fieldName) IN {…} or ALL {…} IN \(f.fieldName)"
+                    "for list membership write \(f.fieldName) CONTAINS c, ANY \(f.fieldName) IN {…} or ALL {…} IN "
+                        + "\(f.fieldName)"
                 )
             }
             if t.scalar == .location {
@@ -169,7 +173,8 @@ extension Checker {
                 ok = got == .reference || (got == .string && f.fieldName == SystemField.recordName.rawValue)
                 if ok && got == .string {
                     warn(
-                        "CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be portable",
+                        "CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be "
+                            + "portable",
                         range)
                 }
             default: ok = got == expected

@@ -73,8 +73,8 @@ extension Checker {
             guard let arg = context.variables[name] else {
                 throw PredicateError(
                     .argument, "Unsubstituted variable $\(name)",
-                    hint:
-                        "bind $\(name) to a value before the query runs (variables: \(Set(context.variables.keys).sorted().joined(separator: ", ")))"
+                    hint: ("bind $\(name) to a value before the query runs (variables: "
+                        + "\(Set(context.variables.keys).sorted().joined(separator: ", ")))")
                         .replacingOccurrences(of: " (variables: )", with: ""),
                     range: e.range)
             }
@@ -98,7 +98,8 @@ extension Checker {
         case .member(let base, let name):
             if name.hasPrefix("@") || isCollectionOperatorKey(base) {
                 throw unexpected(
-                    "collection operators such as \(name.hasPrefix("@") ? name : "@count") are not supported; store the aggregate in its own field",
+                    "collection operators such as \(name.hasPrefix("@") ? name : "@count") are not supported; store "
+                        + "the aggregate in its own field",
                     at: e.range)
             }
             throw unexpected(
@@ -168,7 +169,8 @@ extension Checker {
             throw PredicateError(
                 .argument, "Missing argument for \(p.specifier.rawValue) (placeholder \(p.index + 1))",
                 hint:
-                    "the predicate has more placeholders than the \(context.arguments.count) argument\(context.arguments.count == 1 ? "" : "s") given",
+                    "the predicate has more placeholders than the \(context.arguments.count) "
+                    + "argument\(context.arguments.count == 1 ? "" : "s") given",
                 range: range)
         }
         let arg = context.arguments[p.index]
@@ -189,7 +191,8 @@ extension Checker {
             guard case .int64 = v else {
                 throw PredicateError(
                     .argument,
-                    "Argument \(p.index + 1) for \(s.rawValue) must be an integer, not \(withArticle(v.typeName)) value",
+                    "Argument \(p.index + 1) for \(s.rawValue) must be an integer, not \(withArticle(v.typeName)) "
+                        + "value",
                     hint: "use %@ for values of other types", range: range)
             }
             return .value(v, range)
@@ -204,7 +207,8 @@ extension Checker {
         case (let s, .value) where s.kind == .character || s.kind == .pointer:
             throw PredicateError(
                 .argument,
-                "Argument \(p.index + 1) for \(s.rawValue): CloudKit takes no \(s.kind == .pointer ? "pointer" : "character") values",
+                "Argument \(p.index + 1) for \(s.rawValue): CloudKit takes no "
+                    + "\(s.kind == .pointer ? "pointer" : "character") values",
                 hint: "use %@ with a string or a number", range: range)
         case (let s, .value(let v)):
             switch v {

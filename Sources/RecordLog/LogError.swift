@@ -37,7 +37,8 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .io(let e): "I/O error: \(e)"
         case .corruption(let s, let o, let r):
-            "corrupt log: segment \(Manifest.segmentFileName(s)) at byte \(o): \(r) (open with repair to salvage the frames after it)"
+            "corrupt log: segment \(Manifest.segmentFileName(s)) at byte \(o): \(r) (open with repair to salvage the "
+                + "frames after it)"
         case .badManifest(let p, let r): "bad manifest \(p): \(r)"
         case .notAStore(let d, let r): "\(d) is not a Cirrus store: \(r)"
         case .invalidRecord(let e): "invalid record: \(e)"

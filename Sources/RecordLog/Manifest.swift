@@ -120,7 +120,8 @@ public struct Manifest: Sendable, Hashable {
             body += "checkpoint \(c.sequence) horizon \(c.horizon)\nstate \(c.state)\n"
             for (k, f) in c.tables.sorted(by: { $0.key < $1.key }) {
                 body +=
-                    "table \(f.rows) \(f.indexes.map(String.init) ?? "-") \(Self.hex(k.owner)) \(Self.hex(k.recordType))\n"
+                    "table \(f.rows) \(f.indexes.map(String.init) ?? "-") \(Self.hex(k.owner)) "
+                    + "\(Self.hex(k.recordType))\n"
             }
         }
         let crc = CRC32C.checksum(Array(body.utf8))

@@ -48,7 +48,8 @@ public struct Corruption: Sendable, Hashable, CustomStringConvertible {
 
     /// One line: segment file, offset, reason, bytes and frames dropped.
     public var description: String {
-        "segment \(Manifest.segmentFileName(segment)) at byte \(offset): \(reason) (\(length) bytes, \(framesDropped) frames dropped)"
+        "segment \(Manifest.segmentFileName(segment)) at byte \(offset): \(reason) (\(length) bytes, "
+            + "\(framesDropped) frames dropped)"
     }
 }
 

@@ -254,7 +254,8 @@ public final class RecordStore: @unchecked Sendable {
                 throw .invalidRecord(
                     RecordValidationError(
                         .recordTooLarge, recordID: r.recordID,
-                        "record data is \(size) bytes encoded; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets"
+                        "record data is \(size) bytes encoded; the limit is \(RecordLimits.maximumRecordDataSize) "
+                            + "bytes excluding assets"
                     ))
             }
             guard size <= LogFormat.maximumPayload else {

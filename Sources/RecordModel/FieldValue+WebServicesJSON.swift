@@ -79,7 +79,8 @@ extension FieldValue {
         if let t = json["type"] {
             guard let name = t.stringValue, let ft = FieldType(webServicesName: name) else {
                 throw WebServicesJSONError(
-                    "unknown field type \(t.jsonText); expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSETID or one of them with _LIST"
+                    "unknown field type \(t.jsonText); expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, "
+                        + "REFERENCE, ASSETID or one of them with _LIST"
                 )
             }
             type = ft

@@ -255,7 +255,8 @@ private struct SchemaParser {
         }
         guard let t = FieldType(webServicesName: w), !t.isList || w.uppercased().hasSuffix("_LIST") else {
             throw error(
-                "unknown field type \(w); expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, ASSET or LIST<…>"
+                "unknown field type \(w); expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, LOCATION, REFERENCE, "
+                    + "ASSET or LIST<…>"
             )
         }
         return t

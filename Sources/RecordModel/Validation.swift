@@ -89,7 +89,8 @@ public enum Validation {
         guard isIdentifier(name) else {
             throw RecordValidationError(
                 .invalidFieldName, field: name,
-                "a field name starts with a letter, continues with letters, digits or '_' and has at most 255 characters"
+                "a field name starts with a letter, continues with letters, digits or '_' and has at most 255 "
+                    + "characters"
             )
         }
         if isSystemFieldName(name) || name.hasPrefix("___") {
@@ -102,7 +103,8 @@ public enum Validation {
         guard isIdentifier(name) else {
             throw RecordValidationError(
                 .invalidRecordTypeName,
-                "record type \"\(name)\": a type name starts with a letter, continues with letters, digits or '_' and has at most 255 characters"
+                "record type \"\(name)\": a type name starts with a letter, continues with letters, digits or '_' "
+                    + "and has at most 255 characters"
             )
         }
         if name.hasPrefix("___") {
@@ -209,7 +211,8 @@ extension Record {
         if size > RecordLimits.maximumRecordDataSize {
             throw RecordValidationError(
                 .recordTooLarge, recordID: recordID,
-                "record data is \(size) bytes; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding assets"
+                "record data is \(size) bytes; the limit is \(RecordLimits.maximumRecordDataSize) bytes excluding "
+                    + "assets"
             )
         }
     }

@@ -5,7 +5,8 @@
 //   cirrus-logbench latency DIR N                      N sequential single-record .everyCommit commits
 //   cirrus-logbench group DIR THREADS N                THREADS concurrent .everyCommit writers, N commits each
 //   cirrus-logbench fsync DIR N                        baseline: N × (append 200 bytes + fdatasync) on a plain file
-//   cirrus-logbench commits DIR N THREADS              N single-record .none commits over THREADS threads (lock/queue overhead)
+// cirrus-logbench commits DIR N THREADS              N single-record .none commits over THREADS threads (lock/queue
+// overhead)
 
 import Foundation
 import RecordLog
@@ -66,7 +67,8 @@ do {
         print(
             String(
                 format:
-                    "append %d records (%@): total %.3f s = %.0f rec/s; commit only %.3f s = %.0f rec/s (building records %.3f s)",
+                    "append %d records (%@): total %.3f s = %.0f rec/s; commit only %.3f s = %.0f rec/s (building "
+                    + "records %.3f s)",
                 n, a[4], total, Double(n) / total, commit, Double(n) / commit, build))
         print(
             String(
@@ -116,7 +118,8 @@ do {
         print(
             String(
                 format:
-                    "group commit: %d threads × %d commits in %.3f s = %.0f commits/s; %d groups, %d fsyncs (%.1f commits per fsync)",
+                    "group commit: %d threads × %d commits in %.3f s = %.0f commits/s; %d groups, %d fsyncs (%.1f "
+                    + "commits per fsync)",
                 threads, n, dt, Double(threads * n) / dt, st.groups, st.syncs,
                 Double(st.commits) / Double(max(1, st.syncs))))
     case "fsync":
@@ -153,7 +156,8 @@ do {
         print(
             String(
                 format:
-                    "%d single-record commits on %d threads (.none): %.3f s = %.0f commits/s, %.2f µs/commit, %d groups",
+                    "%d single-record commits on %d threads (.none): %.3f s = %.0f commits/s, %.2f µs/commit, %d "
+                    + "groups",
                 per * threads, threads, dt, Double(per * threads) / dt, dt / Double(per * threads) * 1e6, st.groups))
     default:
         fail("unknown mode \(a[1])")
