@@ -52,7 +52,8 @@ extension Database {
         if owner == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(owner)) == nil {
             throw CirrusError(
                 .invalidArguments,
-                "\"\(owner)\" is not a user record name (1 to 255 printable ASCII characters, not \(ZoneID.defaultOwnerName))"
+                "\"\(owner)\" is not a user record name (1 to 255 printable ASCII characters, not "
+                    + "\(ZoneID.defaultOwnerName))"
             )
         }
         guard let u = identity.userRecordName else {

@@ -103,7 +103,8 @@ extension Container {
                 if nf.type != f.type {
                     throw CirrusError(
                         .serverRejectedRequest,
-                        "field \(t.name).\(f.name) would change type from \(f.type) to \(nf.type); fields are never retyped"
+                        "field \(t.name).\(f.name) would change type from \(f.type) to \(nf.type); fields are never "
+                            + "retyped"
                     )
                 }
             }

@@ -18,7 +18,8 @@ import RecordModel
 /// arguments, and sort descriptors.
 ///
 /// ```swift
-/// let q = RecordQuery(recordType: "Place", predicate: "kind == %@ AND distanceToLocation:fromLocation:(location, %@) < 5",
+/// let q = RecordQuery(recordType: "Place", predicate: "kind == %@ AND distanceToLocation:fromLocation:(location, %@) <
+/// 5",
 ///                     arguments: ["cafe", .value(.location(here))],
 ///                     sortDescriptors: [.distance(field: "location", from: here)])
 /// ```

@@ -8,8 +8,8 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export records as Web Services JSON Lines (the format import reads).",
         discussion: """
-            Writes the records of one database (default: public) one per line to standard output, in commit order. Exit status: 0 ok, 1 the \
-            store cannot be read, 2 usage.
+            Writes the records of one database (default: public) one per line to standard output, in \
+            commit order. Exit status: 0 ok, 1 the store cannot be read, 2 usage.
 
             Example:
               cirrus export --db places --type Place > places.jsonl

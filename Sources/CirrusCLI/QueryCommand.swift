@@ -135,7 +135,8 @@ struct ExplainCommand: AsyncParsableCommand {
             `cirrus query`. Exit status: 0 ok, 1 rejected predicate or query error, 2 usage.
 
             Example:
-              cirrus explain --db places --type Place "kind == 'cafe' AND population > 1000" --sort -population --limit 10
+              cirrus explain --db places --type Place "kind == 'cafe' AND population > 1000" \\
+                --sort -population --limit 10
             """)
 
     @OptionGroup var options: QueryOptions
