@@ -18,14 +18,8 @@ extension Container {
     public func importRecords(
         _ records: [Record], into scope: Database.Scope
     ) throws(CirrusError) -> [(Int, CirrusError)] {
-        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
-        let owner: String
-        switch scope {
-        case .public: owner = ZoneID.defaultOwnerName
-        case .private(let o): owner = o
-        }
-        let db = Database(core: core, scope: scope, identity: .user(owner))
-        try db.checkDatabaseAccess()
+        let db = try administratorDatabase(scope)
+        let owner = scope.owner
         return try core.withWriteLock { () throws(CirrusError) in
             var zones: [LogOperation] = []
             if case .private = scope {
@@ -49,6 +43,16 @@ extension Container {
                 return nil
             }
         }
+    }
+
+    /// The handle an import writes through: `scope` as seen by its owner, acting as the
+    /// container's administrator. Throws when the container is read-only or the database cannot
+    /// be used.
+    private func administratorDatabase(_ scope: Database.Scope) throws(CirrusError) -> Database {
+        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
+        let db = Database(core: core, scope: scope, identity: .user(scope.owner))
+        try db.checkDatabaseAccess()
+        return db
     }
 
     /// Imports a file (Web Services JSON Lines, gzip JSON Lines or a property list) into the
@@ -105,14 +109,8 @@ extension Container {
         into scope: Database.Scope, zone: ZoneID?,
         _ read: (([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) throws -> ImportSummary
     ) throws -> ImportSummary {
-        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
-        let owner: String
-        switch scope {
-        case .public: owner = ZoneID.defaultOwnerName
-        case .private(let o): owner = o
-        }
-        let db = Database(core: core, scope: scope, identity: .user(owner))
-        try db.checkDatabaseAccess()
+        let db = try administratorDatabase(scope)
+        let owner = scope.owner
         core.waitForCheckpoints()  // a bulk load is a checkpoint: one at a time
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
@@ -159,11 +157,7 @@ extension Container {
     public func exportRecords(
         from scope: Database.Scope, type: String? = nil, zone: ZoneID? = nil, write: (String) throws -> Void
     ) rethrows -> Int {
-        let owner: String
-        switch scope {
-        case .public: owner = ZoneID.defaultOwnerName
-        case .private(let o): owner = o
-        }
+        let owner = scope.owner
         var n = 0
         let storageZone = zone.map { ZoneID(zoneName: $0.zoneName, ownerName: owner) }
         for s in core.store.snapshot().records(ofType: type, in: storageZone)

@@ -201,12 +201,7 @@ extension ContainerCore {
         }
         for (owner, types) in Self.byTable(changes) {
             for (type, list) in types {
-                var t =
-                    next[owner]?[type]
-                    ?? TypeTable(
-                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: [],
-                        nodeSize: options.indexNodeSize)
-                t.apply(list)
+                let t = applying(list, to: next[owner]?[type], owner: owner, type: type, schema: schema)
                 next[owner, default: [:]][type] = t
             }
         }

@@ -220,12 +220,7 @@ final class ContainerCore: @unchecked Sendable {
         var updated: [(String, String, TypeTable)] = []
         for (owner, types) in grouped {
             for (type, list) in types {
-                var t =
-                    oldTables[owner]?[type]
-                    ?? TypeTable(
-                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: [],
-                        nodeSize: options.indexNodeSize)
-                t.apply(list)
+                var t = applying(list, to: oldTables[owner]?[type], owner: owner, type: type, schema: schema)
                 if t.schema != schema.recordTypes[type] {
                     t.rebuild(schema: schema.recordTypes[type])
                     rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
@@ -256,6 +251,20 @@ final class ContainerCore: @unchecked Sendable {
             unreferencedAssets.insert(hash)
         }
         if case .everyCommit = options.durability { removeUnreferencedAssets() }
+    }
+
+    /// `list` (one table's changes from `byTable`) applied to `table`, or to a new empty table of
+    /// the type when the database has none yet.
+    func applying(
+        _ list: [(old: Record?, new: Record?)], to table: TypeTable?, owner: String, type: String, schema: Schema
+    ) -> TypeTable {
+        var t =
+            table
+            ?? TypeTable(
+                recordType: type, owner: owner, schema: schema.recordTypes[type], records: [],
+                nodeSize: options.indexNodeSize)
+        t.apply(list)
+        return t
     }
 
     /// Changes grouped by database and record type (a change of type is a deletion from the old

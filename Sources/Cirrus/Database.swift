@@ -33,6 +33,14 @@ public final class Database: Sendable {
             case .private(let o): "private database of \"\(o)\""
             }
         }
+
+        /// The storage owner of the database's zones: `__defaultOwner__` for the public one.
+        var owner: String {
+            switch self {
+            case .public: ZoneID.defaultOwnerName
+            case .private(let o): o
+            }
+        }
     }
 
     let core: ContainerCore
@@ -48,12 +56,7 @@ public final class Database: Sendable {
     }
 
     /// The storage owner of this database's zones.
-    var owner: String {
-        switch scope {
-        case .public: ZoneID.defaultOwnerName
-        case .private(let o): o
-        }
-    }
+    var owner: String { scope.owner }
 
     /// The same database, with calls made on behalf of `identity`.
     public func acting(as identity: Identity) -> Database { Database(core: core, scope: scope, identity: identity) }

@@ -12,33 +12,6 @@ import Indexes
 import RecordLog
 import RecordModel
 
-/// Which base rows were removed since the checkpoint, as copy-on-write pages of bits: a write
-/// after a reader's snapshot copies one 512-byte page and the page table, never the whole set.
-struct RowBits: Sendable {
-    static let pageShift = 12
-    private var pages: [[UInt64]?] = []
-    private(set) var count = 0
-
-    func contains(_ row: Int) -> Bool {
-        let p = row >> Self.pageShift
-        guard p < pages.count, let page = pages[p] else { return false }
-        let i = row & ((1 << Self.pageShift) - 1)
-        return page[i >> 6] & (1 << UInt64(i & 63)) != 0
-    }
-
-    mutating func insert(_ row: Int) {
-        let p = row >> Self.pageShift
-        while pages.count <= p { pages.append(nil) }
-        if pages[p] == nil { pages[p] = [UInt64](repeating: 0, count: (1 << Self.pageShift) / 64) }
-        let i = row & ((1 << Self.pageShift) - 1)
-        let bit: UInt64 = 1 << UInt64(i & 63)
-        if pages[p]![i >> 6] & bit == 0 {
-            pages[p]![i >> 6] |= bit
-            count += 1
-        }
-    }
-}
-
 /// The rows and indexes of one record type in one database.
 ///
 /// Rows `0..<baseCount` are the checkpoint's (`base`, mapped, decoded on demand); rows from
@@ -53,7 +26,7 @@ struct TypeTable: Sendable {
     var base: BaseTable?
     /// Decoded base rows (shared by every snapshot of this base).
     var cache: RecordCache?
-    var baseRemoved = RowBits()
+    var baseRemoved = RowBitmap()
     /// Delta records by `row - baseCount`.
     var pages = PagedArray<Record?>(fill: nil, pageShift: 10)
     var deltaByID = ShardedMap<RowID>()

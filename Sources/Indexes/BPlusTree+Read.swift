@@ -13,40 +13,6 @@ extension BPlusTree {
         k < key || (!(key < k) && UInt64(r) < row)
     }
 
-    /// Number of separators at or before the position: the child that holds entries ≥ position.
-    @inline(__always)
-    static func childFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        // One access to each array (class properties are checked for exclusivity per access).
-        let keys = n.keys
-        let rows = n.rows
-        return keys.withUnsafeBufferPointer { ks in
-            var lo = 0
-            var hi = ks.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                let k = ks[mid]
-                if k < key || (!(key < k) && UInt64(rows[mid]) <= row) { lo = mid + 1 } else { hi = mid }
-            }
-            return lo
-        }
-    }
-
-    @inline(__always)
-    static func leafFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
-        let keys = n.keys
-        let rows = n.rows
-        return keys.withUnsafeBufferPointer { ks in
-            var lo = 0
-            var hi = ks.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                let k = ks[mid]
-                if k < key || (!(key < k) && UInt64(rows[mid]) < row) { lo = mid + 1 } else { hi = mid }
-            }
-            return lo
-        }
-    }
-
     /// Number of entries before position (key, row). O(log n).
     func rank(_ key: Key, _ row: UInt64) -> Int {
         var n = root

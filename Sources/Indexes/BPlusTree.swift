@@ -84,28 +84,30 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
         return inserted
     }
 
-    /// Leaf index of the first entry ≥ (key, row).
+    /// Number of the node's entries (keys[i], rows[i]) before position (key, row) — in a leaf,
+    /// the index of the first entry at or after it. Positions widen the row (BPlusTree+Read.swift).
     @inline(__always)
-    static func leafLowerBound(_ n: BNode<Key>, _ key: Key, _ row: RowID) -> Int {
-        var lo = 0
-        var hi = n.keys.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if entryLess(n.keys[mid], n.rows[mid], key, row) { lo = mid + 1 } else { hi = mid }
+    static func leafFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
+        // One access to each array, then no bounds or exclusivity checks in the loop.
+        let keys = n.keys
+        let rows = n.rows
+        return keys.withUnsafeBufferPointer { ks in
+            var lo = 0
+            var hi = ks.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if before(ks[mid], rows[mid], key, row) { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
         }
-        return lo
     }
 
-    /// Child index for (key, row): the number of separators ≤ (key, row).
+    /// Number of separators at or before position (key, row): the child that holds the entries
+    /// at or after it (invariant 5). Rows are integers, so "at or before (key, row)" is "before
+    /// (key, row + 1)"; a position's row is at most 2^32, so the sum cannot overflow.
     @inline(__always)
-    static func childIndex(_ n: BNode<Key>, _ key: Key, _ row: RowID) -> Int {
-        var lo = 0
-        var hi = n.keys.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if entryLess(key, row, n.keys[mid], n.rows[mid]) { hi = mid } else { lo = mid + 1 }
-        }
-        return lo
+    static func childFor(_ n: BNode<Key>, _ key: Key, _ row: UInt64) -> Int {
+        leafFor(n, key, row + 1)
     }
 
     private static func insert(
@@ -114,7 +116,7 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
         -> (Bool, (Key, RowID, BNode<Key>)?)
     {
         if n.isLeaf {
-            let i = leafLowerBound(n, key, row)
+            let i = leafFor(n, key, UInt64(row))
             if i < n.keys.count, !(key < n.keys[i]), n.rows[i] == row { return (false, nil) }
             n.keys.insert(key, at: i)
             n.rows.insert(row, at: i)
@@ -129,7 +131,7 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
             n.total = mid
             return (true, (right.keys[0], right.rows[0], right))
         }
-        let i = childIndex(n, key, row)
+        let i = childFor(n, key, UInt64(row))
         if !isKnownUniquelyReferenced(&n.children[i]) { n.children[i] = n.children[i].copy() }
         let (inserted, split) = insert(key, row, into: n.children[i], max: max)
         guard inserted else { return (false, nil) }
@@ -173,14 +175,14 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
 
     private static func remove(_ key: Key, _ row: RowID, from n: BNode<Key>, min: Int) -> Bool {
         if n.isLeaf {
-            let i = leafLowerBound(n, key, row)
+            let i = leafFor(n, key, UInt64(row))
             guard i < n.keys.count, !(key < n.keys[i]), n.rows[i] == row else { return false }
             n.keys.remove(at: i)
             n.rows.remove(at: i)
             n.total -= 1
             return true
         }
-        let i = childIndex(n, key, row)
+        let i = childFor(n, key, UInt64(row))
         if !isKnownUniquelyReferenced(&n.children[i]) { n.children[i] = n.children[i].copy() }
         guard remove(key, row, from: n.children[i], min: min) else { return false }
         n.counts[i] -= 1

@@ -153,52 +153,42 @@ public struct OrderedIndex: Sendable {
     public mutating func insert(_ value: FieldValue, row: RowID) -> Int {
         // Base rows are never re-inserted: an updated base record comes back as a delta row.
         if Int(row) < baseCount { return 0 }
-        var added = 0
-        for e in value.elements {
-            if family.isFixed {
-                if let k = Self.fixedKey(e, family), fixed.insert(k, row) { added += 1 }
-            } else {
-                if let k = KeyEncoding.varKey(e, family: family), variable.insert(k, row) { added += 1 }
-            }
-        }
-        return added
+        if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { fixed.insert($0, row) } }
+        return Self.countKeys(of: value, family, KeyEncoding.varKey) { variable.insert($0, row) }
     }
 
     /// Removes the value (each element of a list) for `row`. Returns the number of entries removed.
     @discardableResult
     public mutating func remove(_ value: FieldValue, row: RowID) -> Int {
         if Int(row) < baseCount { return tombstone(value, row: row) }
-        var removed = 0
-        for e in value.elements {
-            if family.isFixed {
-                if let k = Self.fixedKey(e, family), fixed.remove(k, row) { removed += 1 }
-            } else {
-                if let k = KeyEncoding.varKey(e, family: family), variable.remove(k, row) { removed += 1 }
-            }
-        }
-        return removed
+        if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { fixed.remove($0, row) } }
+        return Self.countKeys(of: value, family, KeyEncoding.varKey) { variable.remove($0, row) }
     }
 
     /// Records the removal of a base row's entries (the mapped entries cannot change).
     mutating func tombstone(_ value: FieldValue, row: RowID) -> Int {
         removed.insert(Int(row))
+        let r = UInt64(row)
+        if family.isFixed {
+            return Self.countKeys(of: value, family, Self.fixedKey) { k in
+                base?.fixed?.range((k, r), (k, r + 1)).count == 1 && tombFixed.insert(k, row)
+            }
+        }
+        return Self.countKeys(of: value, family, KeyEncoding.varKey) { k in
+            base?.variable?.range((k, r), (k, r + 1)).count == 1 && tombVar.insert(k, row)
+        }
+    }
+
+    /// Number of elements of `value` (the value, or each element of a list) that `apply`
+    /// accepts, each passed as its key in `family`; an element with no key there is skipped.
+    /// Insert, remove and tombstone differ only in `apply` and in which tree it writes.
+    @inline(__always)
+    static func countKeys<K>(
+        of value: FieldValue, _ family: KeyFamily, _ key: (FieldValue, KeyFamily) -> K?, _ apply: (K) -> Bool
+    ) -> Int {
         var n = 0
         for e in value.elements {
-            if family.isFixed {
-                if let k = Self.fixedKey(e, family),
-                    layeredFixed.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
-                    tombFixed.insert(k, row)
-                {
-                    n += 1
-                }
-            } else {
-                if let k = KeyEncoding.varKey(e, family: family),
-                    layeredVar.base?.range((k, UInt64(row)), (k, UInt64(row) + 1)).count == 1,
-                    tombVar.insert(k, row)
-                {
-                    n += 1
-                }
-            }
+            if let k = key(e, family), apply(k) { n += 1 }
         }
         return n
     }

@@ -1,6 +1,7 @@
 // RowBitmap: a set of row ids as copy-on-write pages of bits — which base rows (those in a
-// checkpoint's mapped segment) were removed since. A write after a reader's snapshot copies one
-// 512-byte page and the page table, never the whole set.
+// checkpoint's mapped segment) were removed since, for the indexes and for the container's row
+// table (TypeTable). A write after a reader's snapshot copies one 512-byte page and the page
+// table, never the whole set.
 
 /// A set of row ids in copy-on-write pages of 4 096 bits.
 ///
@@ -12,8 +13,10 @@
 /// (before.contains(7), removed.contains(7), removed.count)   // (false, true, 2)
 /// ```
 public struct RowBitmap: Sendable, Hashable {
-    static let pageShift = 12
-    private var pages: [[UInt64]?] = []
+    @usableFromInline static let pageShift = 12
+    // Inlinable (with `contains`) because the container tests membership once per base row it
+    // reads, from another module.
+    @usableFromInline private(set) var pages: [[UInt64]?] = []
     /// Number of rows in the set.
     public private(set) var count = 0
 
@@ -21,7 +24,7 @@ public struct RowBitmap: Sendable, Hashable {
     public init() {}
 
     /// Whether `row` is in the set.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func contains(_ row: Int) -> Bool {
         let p = row >> Self.pageShift
         guard p < pages.count, let page = pages[p] else { return false }

@@ -125,10 +125,7 @@ extension RecordStore {
                 guard options.repair, !segFiles.isEmpty else {
                     throw LogError.badManifest(path: manifestPath, reason: e.message)
                 }
-                report.corruptions.append(
-                    Corruption(
-                        segment: 0, offset: 0, length: 0, reason: "CURRENT: \(e.message); using every segment file",
-                        framesDropped: 0))
+                report.damage("CURRENT: \(e.message); using every segment file")
                 return Manifest(segments: segFiles)
             }
         }
@@ -146,9 +143,7 @@ extension RecordStore {
                 directory: directory,
                 reason: "segment files but no \(Manifest.fileName); open with repair to adopt them")
         }
-        report.corruptions.append(
-            Corruption(
-                segment: 0, offset: 0, length: 0, reason: "no CURRENT; adopting every segment file", framesDropped: 0))
+        report.damage("no CURRENT; adopting every segment file")
         return Manifest(segments: segFiles)
     }
 
@@ -292,11 +287,7 @@ extension RecordStore {
             state.tombstoneMap = st.tombstones
             user = u
         case .failure(let e):
-            guard repair else { throw e }
-            report.corruptions.append(
-                Corruption(
-                    segment: 0, offset: 0, length: 0,
-                    reason: "\(e) — the checkpoint's zones, schema and change history are lost", framesDropped: 0))
+            try report.salvage(e, "the checkpoint's zones, schema and change history are lost", repair: repair)
         }
         var tables: [BaseTable] = []
         for (key, files) in cp.tables.sorted(by: { $0.key < $1.key }) {
@@ -311,20 +302,12 @@ extension RecordStore {
                     case .success(let s): indexes = s
                     case .failure(let e):
                         // Indexes are derived: the façade rebuilds them from the rows.
-                        guard repair else { throw e }
-                        report.corruptions.append(
-                            Corruption(
-                                segment: 0, offset: 0, length: 0,
-                                reason: "\(e) — the indexes of \(key) are rebuilt from its rows", framesDropped: 0))
+                        try report.salvage(e, "the indexes of \(key) are rebuilt from its rows", repair: repair)
                     }
                 }
                 tables.append(BaseTable(key: key, files: files, rows: rows, indexes: indexes))
             case .failure(let e):
-                guard repair else { throw e }
-                report.corruptions.append(
-                    Corruption(
-                        segment: 0, offset: 0, length: 0,
-                        reason: "\(e) — the records of \(key) at the checkpoint are lost", framesDropped: 0))
+                try report.salvage(e, "the records of \(key) at the checkpoint are lost", repair: repair)
             }
         }
         state.setBase(tables, sequence: cp.sequence)
@@ -351,8 +334,7 @@ extension RecordStore {
         for t in state.base.values {
             for i in 0..<t.rows.count {
                 do { _ = try t.rows.record(i) } catch {
-                    report.corruptions.append(
-                        Corruption(segment: 0, offset: 0, length: 0, reason: "\(error)", framesDropped: 0))
+                    report.damage("\(error)")
                 }
             }
         }
@@ -382,5 +364,20 @@ extension RecordStore {
                         path: seg.file.path, offset: at + error.offset, reason: "state section: \(error.message)"))
             }
         }
+    }
+}
+
+extension OpenReport {
+    /// Records damage outside the log's frames (the manifest, a checkpoint's files), which has
+    /// no place in a log segment: only its reason.
+    fileprivate mutating func damage(_ reason: String) {
+        corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: reason, framesDropped: 0))
+    }
+
+    /// Under repair, records `error` with what it costs (`loss`) and lets the open go on;
+    /// otherwise throws it.
+    fileprivate mutating func salvage(_ error: LogError, _ loss: String, repair: Bool) throws(LogError) {
+        guard repair else { throw error }
+        damage("\(error) — \(loss)")
     }
 }
