@@ -1,0 +1,71 @@
+// zones/* and the HTTP front (Hummingbird on an ephemeral loopback port).
+
+import Cirrus
+import CirrusServer
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import RecordModel
+import Testing
+
+@Suite struct ZonesAndHTTPTests {
+    let f: ServerFixture
+    init() throws { f = try ServerFixture() }
+
+    @Test func zonesAreCreatedListedLookedUpAndDeleted() async throws {
+        let created = await f.call(
+            "zones/modify",
+            #"{"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "A"}}}, {"operationType": "create", "zone": {"zoneName": "B"}}]}"#,
+            db: "private", as: "alice")
+        #expect((created.json["zones"]?.array ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == ["A", "B"])
+        let listed = await f.call("zones/list", db: "private", as: "alice")
+        #expect(
+            (listed.json["zones"]?.array ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == [
+                "_defaultZone", "A", "B",
+            ])
+        let lookup = await f.call("zones/lookup", #"{"zones": [{"zoneName": "B"}, {"zoneName": "C"}]}"#, db: "private", as: "alice")
+        let items = lookup.json["zones"]?.array ?? []
+        #expect(items.first?["zoneID"]?["zoneName"]?.stringValue == "B")
+        #expect(items.last?.errorCode == "ZONE_NOT_FOUND")
+        let deleted = await f.call(
+            "zones/modify", #"{"operations": [{"operationType": "delete", "zone": {"zoneID": {"zoneName": "A"}}}, {"operationType": "rename", "zone": {"zoneName": "B"}}]}"#,
+            db: "private", as: "alice")
+        #expect(deleted.status == 400)
+        #expect(deleted.json["reason"]?.stringValue == #"operations[1].operationType: unknown operation type "rename" (create, delete)"#)
+    }
+
+    @Test func overHTTPOnALoopbackPort() async throws {
+        let app = HTTPServer.application(f.api, host: "127.0.0.1", port: 0)
+        let token = f.apiToken
+        let alice = f.alice
+        try await app.test(.live) { client in
+            let base = ServerFixture.path("records")
+            let save = modifyBody([("create", recordJSON("h1", type: "Note", #""title": {"value": "over http"}"#))])
+            try await client.execute(
+                uri: "\(base)/modify?ckAPIToken=\(token)&ckWebAuthToken=\(alice)", method: .post,
+                body: ByteBuffer(string: save)
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json; charset=utf-8")
+            }
+            try await client.execute(
+                uri: "\(base)/query?ckAPIToken=\(token)", method: .post,
+                body: ByteBuffer(string: #"{"query": {"recordType": "Note"}}"#)
+            ) { response in
+                let json = try JSONValue.parse(String(buffer: response.body))
+                #expect(json.recordNames == ["h1"])
+            }
+            try await client.execute(uri: "\(base)/query", method: .post, body: ByteBuffer(string: "{}")) { response in
+                #expect(response.status == .unauthorized)
+                let json = try JSONValue.parse(String(buffer: response.body))
+                #expect(json.errorCode == "AUTHENTICATION_FAILED")
+            }
+            try await client.execute(
+                uri: "\(base)/query?ckAPIToken=\(token)", method: .post,
+                body: ByteBuffer(string: String(repeating: " ", count: 5 << 20))
+            ) { response in
+                #expect(response.status == .contentTooLarge)
+            }
+        }
+    }
+}
