@@ -31,7 +31,9 @@ public enum CredentialCommands {
     }
 
     /// Removes the token (API or web auth) whose value is `token`.
-    public static func revokeToken(directory: String, token: String, fileSystem: any FileSystem = POSIXFileSystem())
+    public static func revokeToken(
+        directory: String, token: String, fileSystem: any FileSystem = POSIXFileSystem()
+    )
         throws(CredentialsError)
     {
         var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
@@ -73,7 +75,9 @@ public enum CredentialCommands {
     }
 
     /// Removes a server-to-server key by id.
-    public static func removeKey(directory: String, keyID: String, fileSystem: any FileSystem = POSIXFileSystem())
+    public static func removeKey(
+        directory: String, keyID: String, fileSystem: any FileSystem = POSIXFileSystem()
+    )
         throws(CredentialsError)
     {
         var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
@@ -85,7 +89,9 @@ public enum CredentialCommands {
     }
 
     /// One line per credential (never the token itself, which the file does not hold).
-    public static func list(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(CredentialsError)
+    public static func list(
+        directory: String, fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(CredentialsError)
         -> String
     {
         let c = try Credentials.load(directory: directory, fileSystem: fileSystem)
@@ -98,7 +104,8 @@ public enum CredentialCommands {
 
     static func requireDirectory(_ directory: String, _ fs: any FileSystem) throws(CredentialsError) {
         guard fs.exists(directory) else {
-            throw CredentialsError(message: "\(directory) does not exist; create the container first (cirrus import, cirrus repl)")
+            throw CredentialsError(
+                message: "\(directory) does not exist; create the container first (cirrus import, cirrus repl)")
         }
     }
 }

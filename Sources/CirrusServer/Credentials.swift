@@ -23,7 +23,9 @@ import RecordModel
 
 /// An unreadable or unwritable credentials file.
 public struct CredentialsError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, naming the file.
     public var message: String
+    /// The message.
     public var description: String { message }
 }
 
@@ -31,28 +33,42 @@ public struct CredentialsError: Error, Sendable, CustomStringConvertible {
 public struct Credentials: Sendable, Equatable {
     /// An API token, by digest.
     public struct APIToken: Sendable, Equatable {
+        /// SHA-256 of the token, lowercase hex.
         public var sha256: String
+        /// A note given at creation.
         public var label: String
+        /// Creation time, milliseconds since 1970.
         public var created: Int64
     }
     /// A web auth token: acts as `user`.
     public struct WebAuthToken: Sendable, Equatable {
+        /// SHA-256 of the token, lowercase hex.
         public var sha256: String
+        /// The user record name requests act as.
         public var user: String
+        /// Creation time, milliseconds since 1970.
         public var created: Int64
     }
     /// A server-to-server key: a P-256 public key in PEM; requests it signs act as `user`.
     public struct ServerKey: Sendable, Equatable {
+        /// The id sent in `X-Apple-CloudKit-Request-KeyID`.
         public var keyID: String
+        /// The P-256 public key, PEM.
         public var publicKey: String
+        /// The user record name signed requests act as.
         public var user: String
+        /// Creation time, milliseconds since 1970.
         public var created: Int64
     }
 
+    /// API tokens (`ckAPIToken`).
     public var apiTokens: [APIToken] = []
+    /// Web auth tokens (`ckWebAuthToken`).
     public var webAuthTokens: [WebAuthToken] = []
+    /// Server-to-server keys.
     public var serverKeys: [ServerKey] = []
 
+    /// No credentials.
     public init() {}
 
     /// The file's name inside the container directory.
@@ -105,7 +121,8 @@ public struct Credentials: Sendable, Equatable {
                 .array(
                     apiTokens.map {
                         .object([
-                            ("sha256", .string($0.sha256)), ("label", .string($0.label)), ("created", .integer($0.created)),
+                            ("sha256", .string($0.sha256)), ("label", .string($0.label)),
+                            ("created", .integer($0.created)),
                         ])
                     })
             ),
@@ -114,7 +131,8 @@ public struct Credentials: Sendable, Equatable {
                 .array(
                     webAuthTokens.map {
                         .object([
-                            ("sha256", .string($0.sha256)), ("user", .string($0.user)), ("created", .integer($0.created)),
+                            ("sha256", .string($0.sha256)), ("user", .string($0.user)),
+                            ("created", .integer($0.created)),
                         ])
                     })
             ),
@@ -153,7 +171,8 @@ public struct Credentials: Sendable, Equatable {
         for (i, o) in try list("webAuthTokens").enumerated() {
             webAuthTokens.append(
                 WebAuthToken(
-                    sha256: try string(o, "sha256", "webAuthTokens", i), user: try string(o, "user", "webAuthTokens", i),
+                    sha256: try string(o, "sha256", "webAuthTokens", i),
+                    user: try string(o, "user", "webAuthTokens", i),
                     created: o["created"]?.int64Value ?? 0))
         }
         for (i, o) in try list("serverKeys").enumerated() {

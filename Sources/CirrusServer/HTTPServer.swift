@@ -1,6 +1,6 @@
 // HTTPServer: WebServicesAPI behind Hummingbird 2 (SwiftNIO). Every request under `/database/`
 // (GET or POST) is collected (up to the body limit), handed to the API, and answered with its
-// JSON; nothing else is served yet.
+// JSON (or an asset's bytes); GET …/notifications is a Server-Sent Events stream.
 
 import Hummingbird
 import RecordModel
@@ -27,28 +27,108 @@ public enum HTTPServer {
 
     static func respond(_ api: WebServicesAPI, _ request: Request) async -> Response {
         let body: ByteBuffer
+        let limit = max(api.limits.maximumBodyBytes, api.limits.maximumAssetBytes)
         do {
-            body = try await request.body.collect(upTo: api.limits.maximumBodyBytes)
+            body = try await request.body.collect(upTo: limit)
         } catch {
             return json(
                 WebResponse(
                     WebServicesError(
                         .quotaExceeded,
-                        "the request body is larger than \(api.limits.maximumBodyBytes) bytes or was cut off: \(error)")))
+                        "the request body is larger than \(limit) bytes or was cut off: \(error)")))
         }
         var query: [String: String] = [:]
         for (k, v) in request.uri.queryParameters { query[String(k)] = String(v) }
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
-        let r = await api.handle(
-            WebRequest(
-                method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
-                body: Array(buffer: body)))
-        return json(r)
+        let web = WebRequest(
+            method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
+            body: Array(buffer: body))
+        if request.method == .get && request.uri.path.hasSuffix("/" + WebServicesAPI.notificationsOperation) {
+            switch api.openNotifications(web) {
+            case .success(let session): return eventStream(session)
+            case .failure(let error): return json(WebResponse(error))
+            }
+        }
+        return json(await api.handle(web))
+    }
+
+    /// Something that happens on an event stream.
+    enum StreamItem: Sendable {
+        case event(NotificationEvent)
+        case keepalive
+        case end
+    }
+
+    /// A `text/event-stream` response: the reset and backlog at once, then live events and a
+    /// keepalive comment every 15 s, until the client goes away, the limits of the session are
+    /// reached or the server stops.
+    static func eventStream(_ session: NotificationSession) -> Response {
+        let body = ResponseBody { writer in
+            var sent = 0
+            if session.listening.reset { try await writer.write(ByteBuffer(string: WebServicesAPI.resetText)) }
+            let maximum = session.maximumEvents ?? Int.max
+            for e in session.listening.backlog.prefix(maximum) {
+                try await writer.write(ByteBuffer(string: WebServicesAPI.eventText(e)))
+                sent += 1
+            }
+            if sent < maximum {
+                try await stream(session, to: &writer, sent: sent, maximum: maximum)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache"],
+            body: body)
+    }
+
+    private static func stream(
+        _ session: NotificationSession, to writer: inout any ResponseBodyWriter, sent: Int, maximum: Int
+    ) async throws {
+        let (items, sink) = AsyncStream<StreamItem>.makeStream()
+        let live = session.listening.live
+        let timeout = session.timeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await e in live { sink.yield(.event(e)) }
+                sink.yield(.end)  // the feed ended (server stopping) or cut this listener off
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .seconds(15))
+                    sink.yield(.keepalive)
+                }
+            }
+            if let timeout {
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    sink.yield(.end)
+                }
+            }
+            var sent = sent
+            loop: for await item in items {
+                switch item {
+                case .event(let e):
+                    try await writer.write(ByteBuffer(string: WebServicesAPI.eventText(e)))
+                    sent += 1
+                    if sent >= maximum { break loop }
+                case .keepalive: try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
+                case .end: break loop
+                }
+            }
+            group.cancelAll()
+            sink.finish()
+        }
     }
 
     static func json(_ r: WebResponse) -> Response {
-        Response(
+        if let (content, type) = r.bytes {
+            return Response(
+                status: HTTPResponse.Status(code: r.status), headers: [.contentType: type],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: content)))
+        }
+        return Response(
             status: HTTPResponse.Status(code: r.status),
             headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: r.body.jsonText)))

@@ -26,7 +26,9 @@ struct BodyNode {
 
     private func expected(_ what: String) -> WebServicesError {
         guard let value else { return fail("missing; expected \(what)") }
-        return fail("expected \(what), found \(value.kindName)")
+        let kind = value.kindName
+        let article = kind == "null" ? "" : (kind.first.map { "aeiou".contains($0) } == true ? "an " : "a ")
+        return fail("expected \(what), found \(article)\(kind)")
     }
 
     func string() throws(WebServicesError) -> String {

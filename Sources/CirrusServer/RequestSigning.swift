@@ -36,8 +36,11 @@ public enum RequestSigning {
     /// remembered against replays: 10 minutes, as CloudKit.
     public static let window: Double = 600
 
+    /// The header naming the key.
     public static let keyIDHeader = "X-Apple-CloudKit-Request-KeyID"
+    /// The header carrying the signing date (ISO 8601).
     public static let dateHeader = "X-Apple-CloudKit-Request-ISO8601Date"
+    /// The header carrying the base64 DER signature.
     public static let signatureHeader = "X-Apple-CloudKit-Request-SignatureV1"
 
     /// The signed message.
@@ -81,22 +84,26 @@ public enum RequestSigning {
             return .failure(WebServicesError(.authenticationFailed, "unknown key id \"\(keyID)\""))
         }
         guard let signed = parseDate(date) else {
-            return .failure(WebServicesError(.authenticationFailed, "\(dateHeader) is not an ISO 8601 date: \"\(date)\""))
+            return .failure(
+                WebServicesError(.authenticationFailed, "\(dateHeader) is not an ISO 8601 date: \"\(date)\""))
         }
         guard abs(signed.timeIntervalSince(now)) <= window else {
             return .failure(
                 WebServicesError(
-                    .authenticationFailed, "the request was signed at \(date), more than 10 minutes from the server's clock"))
+                    .authenticationFailed,
+                    "the request was signed at \(date), more than 10 minutes from the server's clock"))
         }
         guard let der = Data(base64Encoded: signature),
             let sig = try? P256.Signing.ECDSASignature(derRepresentation: der)
         else {
-            return .failure(WebServicesError(.authenticationFailed, "\(signatureHeader) is not a base64 DER ECDSA signature"))
+            return .failure(
+                WebServicesError(.authenticationFailed, "\(signatureHeader) is not a base64 DER ECDSA signature"))
         }
         guard key.isValidSignature(sig, for: message(date: date, body: body, subpath: subpath)) else {
             return .failure(
                 WebServicesError(
-                    .authenticationFailed, "the signature does not verify for key \"\(keyID)\", this body and this path"))
+                    .authenticationFailed, "the signature does not verify for key \"\(keyID)\", this body and this path"
+                ))
         }
         guard replays.accept(signature, now: now.timeIntervalSince1970, window: window) else {
             return .failure(WebServicesError(.authenticationFailed, "this signature was already used (a replay)"))

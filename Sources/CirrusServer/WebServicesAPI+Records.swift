@@ -1,4 +1,4 @@
-// records/query, records/modify, records/lookup, records/changes.
+// records/query, records/modify, records/lookup (records/changes: WebServicesAPI+Changes.swift).
 //
 // Bodies and answers are CloudKit Web Services' (docs/web-services.md). A query's `filterBy` and
 // `sortBy` become a format string and arguments and run through `Database.records(matching:)`;
@@ -29,7 +29,10 @@ extension WebServicesAPI {
                 filters.append(try f.decode { (j) throws(WebServicesJSONError) in try QueryFilter(webServicesJSON: j) })
             }
             for s in try q["sortBy"].array(limit: 16) {
-                sorts.append(try s.decode { (j) throws(WebServicesJSONError) in try RecordModel.SortDescriptor(webServicesJSON: j) })
+                sorts.append(
+                    try s.decode { (j) throws(WebServicesJSONError) in
+                        try RecordModel.SortDescriptor(webServicesJSON: j)
+                    })
             }
             let (format, arguments) = (filters.isEmpty ? QueryPredicate.all : .filters(filters)).predicateFormat
             request = RecordQuery(
@@ -43,8 +46,9 @@ extension WebServicesAPI {
                 let cursor = try db.cursor(fromToken: marker, expecting: request)
                 page = try await db.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)
             } else {
+                // No zoneID: the default zone, as CloudKit (not every zone of the database).
                 page = try await db.records(
-                    matching: request!, inZoneWith: zone, desiredKeys: desiredKeys, resultsLimit: limit)
+                    matching: request!, inZoneWith: zone ?? .default, desiredKeys: desiredKeys, resultsLimit: limit)
             }
         } catch {
             if error.code == .invalidArguments, let request,
@@ -63,7 +67,9 @@ extension WebServicesAPI {
     }
 
     /// The first filter or sort the checker refuses on its own, as a BAD_REQUEST naming it.
-    static func locate(filters: [QueryFilter], sorts: [RecordModel.SortDescriptor], recordType: String, db: Database)
+    static func locate(
+        filters: [QueryFilter], sorts: [RecordModel.SortDescriptor], recordType: String, db: Database
+    )
         -> WebServicesError?
     {
         let context = CheckContext(schema: db.schema, recordType: recordType)
@@ -139,7 +145,8 @@ extension WebServicesAPI {
             let name = try op["operationType"].string()
             guard let type = OperationType(rawValue: name) else {
                 throw op["operationType"].fail(
-                    "unknown operation type \"\(name)\" (\(OperationType.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    "unknown operation type \"\(name)\" (\(OperationType.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             types.append(type)
             operations.append(try Self.operation(type, op["record"], zone: zone))
@@ -168,7 +175,9 @@ extension WebServicesAPI {
         return .object([("records", .array(records))])
     }
 
-    static func operation(_ type: OperationType, _ node: BodyNode, zone: ZoneID?) throws(WebServicesError)
+    static func operation(
+        _ type: OperationType, _ node: BodyNode, zone: ZoneID?
+    ) throws(WebServicesError)
         -> RecordOperation
     {
         guard case .object(var members)? = node.value else { throw node.fail("expected a record object") }
@@ -189,7 +198,8 @@ extension WebServicesAPI {
         if type == .create { record.recordChangeTag = nil }
         if rule.needsTag && record.recordChangeTag == nil {
             throw node["recordChangeTag"].fail(
-                "\(type.rawValue) needs the record's recordChangeTag (or use force\(type == .update ? "Update" : "Replace"))")
+                "\(type.rawValue) needs the record's recordChangeTag (or use force\(type == .update ? "Update" : "Replace"))"
+            )
         }
         return .save(record, rule.policy, mergingFields: rule.merging)
     }
@@ -208,32 +218,6 @@ extension WebServicesAPI {
             let found = try await db.records(for: ids)
             return .object([
                 ("records", .array(found.map { Self.recordJSON(($0.0, $0.1.map { Self.project($0, desiredKeys) })) }))
-            ])
-        } catch {
-            throw WebServicesError(error)
-        }
-    }
-
-    // MARK: records/changes
-
-    func recordChanges(_ body: JSONBody, db: Database) async throws(WebServicesError) -> JSONValue {
-        guard let zone = try body["zoneID"].zoneID() else { throw body["zoneID"].fail("missing; expected a zoneID") }
-        let limit = Int(try body["resultsLimit"].optionalInt(in: 1...Int64(limits.maximumResults)) ?? 200)
-        let desiredKeys = try body["desiredKeys"].strings(limit: 1_000)
-        var token: ChangeToken? = nil
-        if let t = try body["syncToken"].optionalString() {
-            guard let data = Data(base64Encoded: t) else { throw body["syncToken"].fail("not a sync token") }
-            token = ChangeToken(data: Array(data))
-        }
-        do throws(CirrusError) {
-            let page = try await db.changes(in: zone, since: token, limit: limit)
-            let changed = page.changed.map { Self.project($0, desiredKeys).webServicesJSON }
-            let deleted = page.deleted.map { (id, type) -> JSONValue in
-                .object([("recordName", .string(id.recordName)), ("recordType", .string(type)), ("deleted", .bool(true))])
-            }
-            return .object([
-                ("zoneID", zone.webServicesJSON), ("records", .array(changed + deleted)),
-                ("syncToken", .string(Data(page.token.data).base64EncodedString())), ("moreComing", .bool(page.moreComing)),
             ])
         } catch {
             throw WebServicesError(error)

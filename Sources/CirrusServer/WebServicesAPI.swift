@@ -22,6 +22,7 @@ import RecordModel
 
 /// One HTTP request, as the API sees it.
 public struct WebRequest: Sendable {
+    /// The HTTP method (`GET`, `POST`).
     public var method: String
     /// The URL path, e.g. `/database/1/iCloud.com.example/development/public/records/query`.
     public var path: String
@@ -29,8 +30,10 @@ public struct WebRequest: Sendable {
     public var query: [String: String]
     /// Header fields by lowercased name.
     public var headers: [String: String]
+    /// The body's bytes (empty: none).
     public var body: [UInt8]
 
+    /// A request; header names are lowercased.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
         body: [UInt8] = []
@@ -43,14 +46,26 @@ public struct WebRequest: Sendable {
     }
 }
 
-/// One HTTP response: a status and a JSON body.
+/// One HTTP response: a status and a JSON body, or raw bytes (an asset's content).
 public struct WebResponse: Sendable {
+    /// The HTTP status.
     public var status: Int
+    /// The JSON answer (ignored when `bytes` is set).
     public var body: JSONValue
+    /// Raw content instead of JSON, with its content type.
+    public var bytes: (content: [UInt8], contentType: String)?
 
+    /// A JSON response.
     public init(status: Int = 200, body: JSONValue) {
         self.status = status
         self.body = body
+    }
+
+    /// A response of raw bytes.
+    public init(status: Int = 200, bytes: [UInt8], contentType: String) {
+        self.status = status
+        self.body = .null
+        self.bytes = (bytes, contentType)
     }
 
     init(_ e: WebServicesError) { self.init(status: e.code.status, body: e.json) }
@@ -64,7 +79,10 @@ public struct ServerLimits: Sendable {
     public var maximumOperations = 200
     /// Records in one response (`resultsLimit` above it is refused).
     public var maximumResults = 200
+    /// Bytes of one uploaded asset.
+    public var maximumAssetBytes = 16 << 20
 
+    /// CloudKit's limits.
     public init() {}
 }
 
@@ -72,11 +90,14 @@ public struct ServerLimits: Sendable {
 public final class WebServicesAPI: Sendable {
     /// The container identifier URLs must name (e.g. `iCloud.com.example.notes`).
     public let containerIdentifier: String
+    /// The container directory (its environments and credentials file).
     public let directory: String
+    /// The limits requests are held to.
     public let limits: ServerLimits
     let containers: [Environment: Container]
     let credentials: CredentialStore
     let replays = ReplayGuard()
+    let notifications = NotificationHub()
     let now: @Sendable () -> Date
 
     /// Opens both environments of the container directory `directory` (DIR/development,
@@ -104,6 +125,7 @@ public final class WebServicesAPI: Sendable {
 
     /// Closes both environments (checkpointing as `Container.close` does).
     public func close() throws {
+        notifications.close()
         var first: (any Error)?
         for c in containers.values {
             do { try c.close() } catch { first = first ?? error }
@@ -118,20 +140,35 @@ public final class WebServicesAPI: Sendable {
     public func handle(_ request: WebRequest) async -> WebResponse {
         do throws(WebServicesError) {
             let route = try Route(path: request.path, container: containerIdentifier)
-            guard request.body.count <= limits.maximumBodyBytes else {
+            guard request.body.count <= max(limits.maximumBodyBytes, limits.maximumAssetBytes) else {
                 throw WebServicesError(
-                    .quotaExceeded, "the request body has \(request.body.count) bytes; the limit is \(limits.maximumBodyBytes)")
+                    .quotaExceeded,
+                    "the request body has \(request.body.count) bytes; the limit is \(limits.maximumAssetBytes)")
             }
             let identity = try authenticate(request, route: route)
             let db = try database(route, identity: identity)
+            switch route.operation {
+            case Self.assetPutOperation: return WebResponse(body: try await storeAsset(request.body, db: db))
+            case Self.assetDownloadOperation: return try await downloadAsset(request.query, db: db)
+            case Self.notificationsOperation: return WebResponse(body: try notificationBacklog(request, db: db))
+            default: break
+            }
+            guard request.body.count <= limits.maximumBodyBytes else {
+                throw WebServicesError(
+                    .quotaExceeded,
+                    "the request body has \(request.body.count) bytes; the limit is \(limits.maximumBodyBytes)")
+            }
             let body = try JSONBody(request.body, method: request.method)
-            return WebResponse(body: try await perform(route.operation, body, db: db, route: route))
+            let answer = try await perform(route.operation, body, db: db, route: route)
+            return WebResponse(body: Self.addingDownloadURLs(answer, base: route.base))
         } catch {
             return WebResponse(error)
         }
     }
 
-    func perform(_ operation: String, _ body: JSONBody, db: Database, route: Route) async throws(WebServicesError)
+    func perform(
+        _ operation: String, _ body: JSONBody, db: Database, route: Route
+    ) async throws(WebServicesError)
         -> JSONValue
     {
         switch operation {
@@ -142,16 +179,24 @@ public final class WebServicesAPI: Sendable {
         case "zones/list": return try await listZones(db: db)
         case "zones/lookup": return try await lookupZones(body, db: db)
         case "zones/modify": return try await modifyZones(body, db: db)
+        case "changes/database": return try await databaseChanges(body, db: db)
+        case "changes/zone": return try await zoneChanges(body, db: db)
+        case "subscriptions/list": return try await listSubscriptions(db: db)
+        case "subscriptions/lookup": return try await lookupSubscriptions(body, db: db)
+        case "subscriptions/modify": return try await modifySubscriptions(body, db: db)
+        case "assets/upload": return try assetUploadURLs(body, route: route)
         case "users/caller": return try caller(db: db)
         default:
-            throw WebServicesError(.notFound, "unknown operation \"\(operation)\" (\(Self.operations.joined(separator: ", ")))")
+            throw WebServicesError(
+                .notFound, "unknown operation \"\(operation)\" (\(Self.operations.joined(separator: ", ")))")
         }
     }
 
     /// The operations this server answers.
     public static let operations = [
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
-        "zones/modify", "users/caller",
+        "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
+        "subscriptions/modify", "assets/upload", "users/caller",
     ]
 
     // MARK: authentication
@@ -178,7 +223,8 @@ public final class WebServicesAPI: Sendable {
         }
         guard let token = r.query["ckAPIToken"] else {
             throw WebServicesError(
-                .authenticationFailed, "missing ckAPIToken (create one with `cirrus token create`) or a request signature")
+                .authenticationFailed,
+                "missing ckAPIToken (create one with `cirrus token create`) or a request signature")
         }
         guard credentials.isAPIToken(token) else { throw WebServicesError(.authenticationFailed, "unknown ckAPIToken") }
         guard let web = r.query["ckWebAuthToken"] ?? r.headers["x-apple-cloudkit-request-webauthtoken"] else {
@@ -213,10 +259,12 @@ struct Route {
     var operation: String
     /// The path from `/database/` on, which a server-to-server signature covers.
     var subpath: String
+    /// `/database/1/{container}/{environment}/{database}`: where operation paths start.
+    var base: String
 
     init(path: String, container: String) throws(WebServicesError) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard parts.count >= 7, parts[0] == "database" else {
+        guard parts.count >= 6, parts[0] == "database" else {
             throw WebServicesError(
                 .notFound,
                 "paths are /database/1/{container}/{environment}/{public|private}/{operation}; got \(path)")
@@ -238,5 +286,6 @@ struct Route {
         database = parts[4]
         operation = parts[5...].joined(separator: "/")
         subpath = path
+        base = "/" + parts[0..<5].joined(separator: "/")
     }
 }

@@ -49,7 +49,9 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
         }
     }
 
+    /// The `serverErrorCode`.
     public var code: Code
+    /// Why, in words (`reason`).
     public var reason: String
     /// The record the error is about, for per-record errors.
     public var recordName: String?
@@ -58,6 +60,7 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
     /// For a CONFLICT on save: the server's version of the record.
     public var serverRecord: Record?
 
+    /// An error with its code and reason.
     public init(_ code: Code, _ reason: String, recordName: String? = nil, zoneID: ZoneID? = nil) {
         self.code = code
         self.reason = reason
@@ -96,6 +99,7 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
         serverRecord = e.serverRecord
     }
 
+    /// `CODE: reason`.
     public var description: String { "\(code.rawValue): \(reason)" }
 
     /// The error object; `uuid` identifies this occurrence (CloudKit's request id).

@@ -15,8 +15,12 @@ extension QueryFilter {
     /// Reads one `filterBy` element.
     public init(webServicesJSON json: JSONValue) throws(WebServicesJSONError) {
         guard case .object = json else { throw WebServicesJSONError("a filter is an object, not \(json.kindName)") }
-        guard let name = json["fieldName"]?.stringValue else { throw WebServicesJSONError("missing string \"fieldName\"") }
-        guard let c = json["comparator"]?.stringValue else { throw WebServicesJSONError("missing string \"comparator\"") }
+        guard let name = json["fieldName"]?.stringValue else {
+            throw WebServicesJSONError("missing string \"fieldName\"")
+        }
+        guard let c = json["comparator"]?.stringValue else {
+            throw WebServicesJSONError("missing string \"comparator\"")
+        }
         guard let comparator = Comparator(rawValue: c) else {
             throw WebServicesJSONError("\"comparator\": unknown comparator \"\(c)\"")
         }
@@ -46,7 +50,9 @@ extension SortDescriptor {
     /// with `relativeLocation` (nearest first).
     public init(webServicesJSON json: JSONValue) throws(WebServicesJSONError) {
         guard case .object = json else { throw WebServicesJSONError("a sort is an object, not \(json.kindName)") }
-        guard let name = json["fieldName"]?.stringValue else { throw WebServicesJSONError("missing string \"fieldName\"") }
+        guard let name = json["fieldName"]?.stringValue else {
+            throw WebServicesJSONError("missing string \"fieldName\"")
+        }
         if let rel = json["relativeLocation"] {
             let v: FieldValue
             do throws(WebServicesJSONError) {

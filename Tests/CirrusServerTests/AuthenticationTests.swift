@@ -41,7 +41,8 @@ import Testing
 
     @Test func noRequestReachesAnotherUsersPrivateDatabase() async throws {
         _ = await f.call(
-            "zones/modify", #"{"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "Secret"}}}]}"#,
+            "zones/modify",
+            #"{"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "Secret"}}}]}"#,
             db: "private", as: "alice")
         let saved = await f.call(
             "records/modify",
@@ -54,7 +55,8 @@ import Testing
         let query = await f.call("records/query", #"{"query": {"recordType": "Note"}}"#, db: "private", as: "bob")
         #expect(query.json.recordNames.isEmpty || query.json.errorCode != nil)
         let lookup = await f.call(
-            "records/lookup", #"{"records": [{"recordName": "todo"}, {"recordName": "diary", "zoneID": {"zoneName": "Secret"}}]}"#,
+            "records/lookup",
+            #"{"records": [{"recordName": "todo"}, {"recordName": "diary", "zoneID": {"zoneName": "Secret"}}]}"#,
             db: "private", as: "bob")
         #expect((lookup.json["records"]?.array ?? []).allSatisfy { $0["fields"] == nil })
         let zones = await f.call("zones/list", db: "private", as: "bob")
@@ -63,12 +65,27 @@ import Testing
         #expect(zoneLookup.json["zones"]?.array.first?.errorCode == "ZONE_NOT_FOUND")
         let changes = await f.call("records/changes", #"{"zoneID": {"zoneName": "Secret"}}"#, db: "private", as: "bob")
         #expect(changes.json.errorCode == "ZONE_NOT_FOUND")
+        let zoneChanges = await f.call(
+            "changes/zone", #"{"zones": [{"zoneID": {"zoneName": "Secret"}}]}"#, db: "private", as: "bob")
+        #expect(zoneChanges.json["zones"]?.array.first?.errorCode == "ZONE_NOT_FOUND")
+        let databaseChanges = await f.call("changes/database", "{}", db: "private", as: "bob")
+        #expect(databaseChanges.status == 200)
+        #expect(databaseChanges.json["zones"]?.array.isEmpty == true)
+        let caller = await f.call("users/caller", db: "private", as: "bob")
+        #expect(caller.json["userRecordName"]?.stringValue == "_bob")
         let delete = await f.call(
             "records/modify", #"{"operations": [{"operationType": "forceDelete", "record": {"recordName": "todo"}}]}"#,
             db: "private", as: "bob")
         #expect(delete.json["records"]?.array.first?.errorCode == "NOT_FOUND")
+        // A save under the same name makes a record in bob's own database, not in alice's.
+        let overwrite = await f.call(
+            "records/modify",
+            modifyBody([("forceReplace", recordJSON("todo", type: "Note", #""text": {"value": "bob"}"#))]),
+            db: "private", as: "bob")
+        #expect(overwrite.status == 200)
         let deleteZone = await f.call(
-            "zones/modify", #"{"operations": [{"operationType": "delete", "zone": {"zoneID": {"zoneName": "Secret"}}}]}"#,
+            "zones/modify",
+            #"{"operations": [{"operationType": "delete", "zone": {"zoneID": {"zoneName": "Secret"}}}]}"#,
             db: "private", as: "bob")
         #expect(deleteZone.json["zones"]?.array.first?.errorCode == "ZONE_NOT_FOUND")
         // Without a user there is no private database at all.
@@ -79,6 +96,9 @@ import Testing
         // Alice still has everything.
         let mine = await f.call("records/query", #"{"query": {"recordType": "Note"}}"#, db: "private", as: "alice")
         #expect(mine.json.recordNames == ["todo"])
+        #expect(mine.json["records"]?.array.first?["fields"]?["text"]?["value"]?.stringValue == "alice default zone")
+        let aliceZones = await f.call("changes/database", "{}", db: "private", as: "alice")
+        #expect(aliceZones.json["zones"]?.array.count == 1)
         let mineInZone = await f.call(
             "records/query", #"{"query": {"recordType": "Note"}, "zoneID": {"zoneName": "Secret"}}"#, db: "private",
             as: "alice")
@@ -86,10 +106,16 @@ import Testing
     }
 
     @Test func anonymousCallersReadThePublicDatabaseButCannotWrite() async throws {
-        let write = await f.call("records/modify", modifyBody([("create", recordJSON("x", type: "Note", ""))]))
-        #expect(write.json["records"]?.array.first?.errorCode == "AUTHENTICATION_REQUIRED")
+        let saved = await f.call(
+            "records/modify", modifyBody([("create", recordJSON("x", type: "Note", #""v": {"value": 1}"#))]),
+            as: "alice")
+        #expect(saved.json.recordNames == ["x"])
+        let write = await f.call("records/modify", modifyBody([("create", recordJSON("y", type: "Note", ""))]))
+        #expect(write.status == 421)
+        #expect(write.json.errorCode == "AUTHENTICATION_REQUIRED")
         let read = await f.call("records/query", #"{"query": {"recordType": "Note"}}"#)
-        #expect(read.status == 200 || read.json.errorCode == "BAD_REQUEST")
+        #expect(read.status == 200)
+        #expect(read.json.recordNames == ["x"])
     }
 
     @Test func signedRequestsActAsTheKeysUser() async throws {
@@ -122,7 +148,8 @@ import Testing
         let unknownKey = try await f.signed("zones/list", "", keyID: "nobody")
         #expect(unknownKey.json["reason"]?.stringValue == "unknown key id \"nobody\"")
 
-        let altered = try await f.signed("records/query", #"{"query": {"recordType": "Note"}}"#, alterBody: #"{"query": {"recordType": "Users"}}"#)
+        let altered = try await f.signed(
+            "records/query", #"{"query": {"recordType": "Note"}}"#, alterBody: #"{"query": {"recordType": "Users"}}"#)
         #expect(altered.status == 401)
 
         let otherPath = try await f.signed(
@@ -136,10 +163,16 @@ import Testing
 
     @Test func pathsAreChecked() async throws {
         for (path, reason) in [
-            ("/database/2/\(ServerFixture.container)/development/public/zones/list", "unknown API version \"2\"; use 1"),
+            (
+                "/database/2/\(ServerFixture.container)/development/public/zones/list",
+                "unknown API version \"2\"; use 1"
+            ),
             ("/database/1/iCloud.other/development/public/zones/list", "this server holds container"),
             ("/database/1/\(ServerFixture.container)/staging/public/zones/list", "unknown environment \"staging\""),
-            ("/database/1/\(ServerFixture.container)/development/shared/zones/list", "the shared database is not supported"),
+            (
+                "/database/1/\(ServerFixture.container)/development/shared/zones/list",
+                "the shared database is not supported"
+            ),
             ("/database/1/\(ServerFixture.container)/development/public/records/frobnicate", "unknown operation"),
             ("/elsewhere", "paths are /database/1/"),
         ] {

@@ -27,12 +27,14 @@ import Testing
 
     @Test func createQueryAndPageWithTheContinuationMarker() async throws {
         await seedPlaces()
-        let query = #""query": {"recordType": "Place", "filterBy": [{"fieldName": "kind", "comparator": "EQUALS", "fieldValue": {"value": "cafe"}}], "sortBy": [{"fieldName": "rank", "ascending": false}]}"#
+        let query =
+            #""query": {"recordType": "Place", "filterBy": [{"fieldName": "kind", "comparator": "EQUALS", "fieldValue": {"value": "cafe"}}], "sortBy": [{"fieldName": "rank", "ascending": false}]}"#
         var names: [String] = []
         var marker: String? = nil
         var pages = 0
         repeat {
-            let body = "{\(query), \"resultsLimit\": 5" + (marker.map { #", "continuationMarker": "\#($0)""# } ?? "") + "}"
+            let body =
+                "{\(query), \"resultsLimit\": 5" + (marker.map { #", "continuationMarker": "\#($0)""# } ?? "") + "}"
             let r = await f.call("records/query", body)
             #expect(r.status == 200, "\(r.json.jsonText)")
             names += r.json.recordNames
@@ -75,7 +77,10 @@ import Testing
                 #"[{"fieldName": "rank", "comparator": "IN", "fieldValue": {"value": [1, 4, 9, 16], "type": "INT64_LIST"}}]"#,
                 "rank IN {1, 4, 9, 16}", []
             ),
-            (#"[{"fieldName": "kind", "comparator": "BEGINS_WITH", "fieldValue": {"value": "mu"}}]"#, "kind BEGINSWITH 'mu'", []),
+            (
+                #"[{"fieldName": "kind", "comparator": "BEGINS_WITH", "fieldValue": {"value": "mu"}}]"#,
+                "kind BEGINSWITH 'mu'", []
+            ),
             (
                 #"[{"fieldName": "rank", "comparator": "LESS_THAN_OR_EQUALS", "fieldValue": {"value": 3}}, {"fieldName": "kind", "comparator": "NOT_EQUALS", "fieldValue": {"value": "cafe"}}]"#,
                 "rank <= %@ AND kind != %@", [3, "cafe"]
@@ -137,12 +142,14 @@ import Testing
         let tag1 = try #require(created.json["records"]?.array.first?["recordChangeTag"]?.stringValue)
 
         // create again: EXISTS.
-        let again = await f.call("records/modify", modifyBody([("create", recordJSON("n", type: "Note", ""))]), as: "alice")
+        let again = await f.call(
+            "records/modify", modifyBody([("create", recordJSON("n", type: "Note", ""))]), as: "alice")
         #expect(again.json["records"]?.array.first?.errorCode == "EXISTS")
 
         // update: the tag is checked, fields not sent are kept.
         let updated = await f.call(
-            "records/modify", modifyBody([("update", recordJSON("n", type: "Note", tag: tag1, #""a": {"value": "u"}"#))]),
+            "records/modify",
+            modifyBody([("update", recordJSON("n", type: "Note", tag: tag1, #""a": {"value": "u"}"#))]),
             as: "alice")
         let u = try #require(updated.json["records"]?.array.first)
         #expect(u["fields"]?["a"]?["value"]?.stringValue == "u")
@@ -152,7 +159,8 @@ import Testing
 
         // update with the stale tag: CONFLICT carrying the server's record.
         let stale = await f.call(
-            "records/modify", modifyBody([("update", recordJSON("n", type: "Note", tag: tag1, #""a": {"value": "x"}"#))]),
+            "records/modify",
+            modifyBody([("update", recordJSON("n", type: "Note", tag: tag1, #""a": {"value": "x"}"#))]),
             as: "alice")
         let conflict = try #require(stale.json["records"]?.array.first)
         #expect(conflict.errorCode == "CONFLICT")
@@ -167,7 +175,8 @@ import Testing
 
         // replace: fields not sent are dropped.
         let replaced = await f.call(
-            "records/modify", modifyBody([("replace", recordJSON("n", type: "Note", tag: tag2, #""a": {"value": "r"}"#))]),
+            "records/modify",
+            modifyBody([("replace", recordJSON("n", type: "Note", tag: tag2, #""a": {"value": "r"}"#))]),
             as: "alice")
         let r = try #require(replaced.json["records"]?.array.first)
         #expect(r["fields"]?["b"] == nil)
@@ -187,11 +196,13 @@ import Testing
 
         // delete with a stale tag: CONFLICT; with the right one: deleted.
         let badDelete = await f.call(
-            "records/modify", #"{"operations": [{"operationType": "delete", "record": {"recordName": "n", "recordChangeTag": "\#(tag1)"}}]}"#,
+            "records/modify",
+            #"{"operations": [{"operationType": "delete", "record": {"recordName": "n", "recordChangeTag": "\#(tag1)"}}]}"#,
             as: "alice")
         #expect(badDelete.json["records"]?.array.first?.errorCode == "CONFLICT")
         let delete = await f.call(
-            "records/modify", #"{"operations": [{"operationType": "delete", "record": {"recordName": "n", "recordChangeTag": "\#(tag3)"}}]}"#,
+            "records/modify",
+            #"{"operations": [{"operationType": "delete", "record": {"recordName": "n", "recordChangeTag": "\#(tag3)"}}]}"#,
             as: "alice")
         #expect(delete.json["records"]?.array.first?["deleted"] == .bool(true))
         let gone = await f.call(
@@ -222,7 +233,8 @@ import Testing
     @Test func lookupAnswersEachRecordInOrder() async throws {
         await seedPlaces(3)
         let r = await f.call(
-            "records/lookup", #"{"records": [{"recordName": "p2"}, {"recordName": "nope"}, {"recordName": "p0"}], "desiredKeys": ["kind"]}"#
+            "records/lookup",
+            #"{"records": [{"recordName": "p2"}, {"recordName": "nope"}, {"recordName": "p0"}], "desiredKeys": ["kind"]}"#
         )
         let items = r.json["records"]?.array ?? []
         #expect(items.count == 3)
@@ -247,7 +259,8 @@ import Testing
         #expect(Set(first.json.recordNames) == ["x", "y"])
         let token = try #require(first.json["syncToken"]?.stringValue)
         _ = await f.call(
-            "records/modify", #"{"operations": [{"operationType": "forceDelete", "record": {"recordName": "x", "zoneID": {"zoneName": "Z"}}}]}"#,
+            "records/modify",
+            #"{"operations": [{"operationType": "forceDelete", "record": {"recordName": "x", "zoneID": {"zoneName": "Z"}}}]}"#,
             db: "private", as: "alice")
         let next = await f.call(
             "records/changes", #"{"zoneID": {"zoneName": "Z"}, "syncToken": "\#(token)"}"#, db: "private", as: "alice")
@@ -255,7 +268,8 @@ import Testing
         #expect(items.count == 1)
         #expect(items.first?["recordName"]?.stringValue == "x")
         #expect(items.first?["deleted"] == .bool(true))
-        let bad = await f.call("records/changes", #"{"zoneID": {"zoneName": "Z"}, "syncToken": "%%"}"#, db: "private", as: "alice")
+        let bad = await f.call(
+            "records/changes", #"{"zoneID": {"zoneName": "Z"}, "syncToken": "%%"}"#, db: "private", as: "alice")
         #expect(bad.status == 400)
         #expect(bad.json["reason"]?.stringValue == "syncToken: not a sync token")
     }
@@ -265,8 +279,12 @@ import Testing
         let r = await f.call("records/modify", many, as: "alice")
         #expect(r.status == 400)
         #expect(r.json["reason"]?.stringValue == "operations: 201 elements; the limit is 200")
-        let small = try ServerFixture(limits: { var l = ServerLimits(); l.maximumBodyBytes = 100; return l }())
-        let big = await small.call("records/query", #"{"query": {"recordType": "Place"}, "pad": "\#(String(repeating: "x", count: 200))"}"#)
+        let small = try ServerFixture(
+            limits: {
+                var l = ServerLimits(); l.maximumBodyBytes = 100; return l
+            }())
+        let big = await small.call(
+            "records/query", #"{"query": {"recordType": "Place"}, "pad": "\#(String(repeating: "x", count: 200))"}"#)
         #expect(big.status == 413)
         #expect(big.json.errorCode == "QUOTA_EXCEEDED")
     }

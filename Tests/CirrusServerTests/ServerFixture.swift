@@ -8,7 +8,9 @@ import Foundation
 import RecordLog
 import RecordModel
 
-final class ServerFixture: Sendable {
+// @unchecked: every stored property is a `let`; P256.Signing.PrivateKey is an immutable value that
+// swift-crypto does not mark Sendable on Linux.
+final class ServerFixture: @unchecked Sendable {
     static let container = "iCloud.test.cirrus"
     let fs = InMemoryFileSystem()
     let api: WebServicesAPI
@@ -54,6 +56,35 @@ final class ServerFixture: Sendable {
         return (r.status, r.body)
     }
 
+    /// The query parameters of a call as `user` ("alice", "bob", a token, or nil: API token only).
+    func credentials(as user: String?) -> [String: String] {
+        var query = ["ckAPIToken": apiToken]
+        switch user {
+        case "alice": query["ckWebAuthToken"] = alice
+        case "bob": query["ckWebAuthToken"] = bob
+        case let other?: query["ckWebAuthToken"] = other
+        case nil: break
+        }
+        return query
+    }
+
+    /// A request with any method, path (under the database's base, with its query string) and
+    /// body bytes, as `user`.
+    func raw(
+        _ method: String, _ pathAndQuery: String, body: [UInt8] = [], db: String = "public", as user: String? = nil
+    ) async -> WebResponse {
+        let full = pathAndQuery.hasPrefix("/") ? pathAndQuery : Self.path(pathAndQuery, db: db)
+        let parts = full.split(separator: "?", maxSplits: 1).map(String.init)
+        var query = credentials(as: user)
+        if parts.count == 2 {
+            for pair in parts[1].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                if kv.count == 2 { query[kv[0]] = kv[1] }
+            }
+        }
+        return await api.handle(WebRequest(method: method, path: parts[0], query: query, body: body))
+    }
+
     /// Calls `op` signed with the fixture's key (or `key`), at `date` (default: the server's clock).
     func signed(
         _ op: String, _ body: String, db: String = "public", date: Date? = nil, key: P256.Signing.PrivateKey? = nil,
@@ -61,7 +92,8 @@ final class ServerFixture: Sendable {
     ) async throws -> (status: Int, json: JSONValue) {
         let path = Self.path(op, db: db)
         let headers = try RequestSigning.headers(
-            keyID: keyID ?? self.keyID, key: key ?? self.key, date: date ?? clock, body: Array(body.utf8), subpath: path)
+            keyID: keyID ?? self.keyID, key: key ?? self.key, date: date ?? clock, body: Array(body.utf8), subpath: path
+        )
         let r = await api.handle(
             WebRequest(
                 method: "POST", path: alterPath ?? path, headers: Dictionary(uniqueKeysWithValues: headers),
@@ -85,7 +117,9 @@ extension JSONValue {
 }
 
 /// A record object in Web Services JSON.
-func recordJSON(_ name: String, type: String = "Place", tag: String? = nil, zone: String? = nil, _ fields: String)
+func recordJSON(
+    _ name: String, type: String = "Place", tag: String? = nil, zone: String? = nil, _ fields: String
+)
     -> String
 {
     var s = #"{"recordName": "\#(name)", "recordType": "\#(type)""#

@@ -17,21 +17,26 @@ import Testing
             "zones/modify",
             #"{"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "A"}}}, {"operationType": "create", "zone": {"zoneName": "B"}}]}"#,
             db: "private", as: "alice")
-        #expect((created.json["zones"]?.array ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == ["A", "B"])
+        #expect(
+            (created.json["zones"]?.array ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == ["A", "B"])
         let listed = await f.call("zones/list", db: "private", as: "alice")
         #expect(
             (listed.json["zones"]?.array ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == [
                 "_defaultZone", "A", "B",
             ])
-        let lookup = await f.call("zones/lookup", #"{"zones": [{"zoneName": "B"}, {"zoneName": "C"}]}"#, db: "private", as: "alice")
+        let lookup = await f.call(
+            "zones/lookup", #"{"zones": [{"zoneName": "B"}, {"zoneName": "C"}]}"#, db: "private", as: "alice")
         let items = lookup.json["zones"]?.array ?? []
         #expect(items.first?["zoneID"]?["zoneName"]?.stringValue == "B")
         #expect(items.last?.errorCode == "ZONE_NOT_FOUND")
         let deleted = await f.call(
-            "zones/modify", #"{"operations": [{"operationType": "delete", "zone": {"zoneID": {"zoneName": "A"}}}, {"operationType": "rename", "zone": {"zoneName": "B"}}]}"#,
+            "zones/modify",
+            #"{"operations": [{"operationType": "delete", "zone": {"zoneID": {"zoneName": "A"}}}, {"operationType": "rename", "zone": {"zoneName": "B"}}]}"#,
             db: "private", as: "alice")
         #expect(deleted.status == 400)
-        #expect(deleted.json["reason"]?.stringValue == #"operations[1].operationType: unknown operation type "rename" (create, delete)"#)
+        #expect(
+            deleted.json["reason"]?.stringValue
+                == #"operations[1].operationType: unknown operation type "rename" (create, delete)"#)
     }
 
     @Test func overHTTPOnALoopbackPort() async throws {
