@@ -41,6 +41,8 @@ public enum HTTPServer {
         for (k, v) in request.uri.queryParameters { query[String(k)] = String(v) }
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
+        // HTTP/1's Host header arrives as the request's authority.
+        if let authority = request.head.authority { headers["host"] = authority }
         let web = WebRequest(
             method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
             body: Array(buffer: body))

@@ -1,12 +1,13 @@
 // Assets: CloudKit Web Services' three-step upload and the download of asset URLs.
 //
 //   1. POST …/assets/upload  {"tokens": [{"recordType": "Photo", "fieldName": "image", "recordName"?: "p1"}]}
-//                          → {"tokens": [{"recordName": "p1", "fieldName": "image", "url": "…/assets/put"}]}
+//                          → {"tokens": [{"recordName": "p1", "fieldName": "image", "url": "http://HOST/…/assets/put"}]}
 //   2. POST <url> with the file's bytes as the body
 //                          → {"singleFile": {"fileChecksum": "<sha256>", "size": 1234, "receipt": "<sha256>"}}
 //   3. records/modify with the field {"value": <singleFile>, "type": "ASSETID"}
 //
-// Records in every answer carry, for each asset, a `downloadURL`:
+// URLs are absolute when the request had a Host header. Records in every answer carry, for each
+// asset, a `downloadURL`:
 //   GET …/assets/download?recordName=p1&fileChecksum=<sha256>&size=1234[&zoneName=Z] → the bytes.
 //
 // Unlike CloudKit's pre-signed URLs, both URLs take the same authentication as every other request
@@ -25,7 +26,7 @@ extension WebServicesAPI {
     /// The operation that answers an asset's bytes.
     static let assetDownloadOperation = "assets/download"
 
-    func assetUploadURLs(_ body: JSONBody, route: Route) throws(WebServicesError) -> JSONValue {
+    func assetUploadURLs(_ body: JSONBody, base: String) throws(WebServicesError) -> JSONValue {
         var out: [JSONValue] = []
         for t in try body["tokens"].array(limit: limits.maximumOperations) {
             _ = try t["recordType"].string()
@@ -34,7 +35,7 @@ extension WebServicesAPI {
             out.append(
                 .object([
                     ("recordName", .string(name)), ("fieldName", .string(field)),
-                    ("url", .string(route.base + "/" + Self.assetPutOperation)),
+                    ("url", .string(base + "/" + Self.assetPutOperation)),
                 ]))
         }
         if out.isEmpty { throw body["tokens"].fail("no tokens requested") }

@@ -159,8 +159,10 @@ public final class WebServicesAPI: Sendable {
                     "the request body has \(request.body.count) bytes; the limit is \(limits.maximumBodyBytes)")
             }
             let body = try JSONBody(request.body, method: request.method)
+            let base = Self.origin(request.headers["host"]) + route.base
+            if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
             let answer = try await perform(route.operation, body, db: db, route: route)
-            return WebResponse(body: Self.addingDownloadURLs(answer, base: route.base))
+            return WebResponse(body: Self.addingDownloadURLs(answer, base: base))
         } catch {
             return WebResponse(error)
         }
@@ -184,12 +186,23 @@ public final class WebServicesAPI: Sendable {
         case "subscriptions/list": return try await listSubscriptions(db: db)
         case "subscriptions/lookup": return try await lookupSubscriptions(body, db: db)
         case "subscriptions/modify": return try await modifySubscriptions(body, db: db)
-        case "assets/upload": return try assetUploadURLs(body, route: route)
+        case "assets/upload": return try assetUploadURLs(body, base: route.base)
         case "users/caller": return try caller(db: db)
         default:
             throw WebServicesError(
                 .notFound, "unknown operation \"\(operation)\" (\(Self.operations.joined(separator: ", ")))")
         }
+    }
+
+    /// `http://HOST` for a well-formed Host header (URLs in answers are then absolute, as
+    /// CloudKit's), else "" (URLs are paths).
+    static func origin(_ host: String?) -> String {
+        guard let host, !host.isEmpty, host.utf8.count <= 255,
+            host.unicodeScalars.allSatisfy({
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-:[]".unicodeScalars.contains($0))
+            })
+        else { return "" }
+        return "http://\(host)"
     }
 
     /// The operations this server answers.

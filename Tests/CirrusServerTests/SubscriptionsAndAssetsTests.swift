@@ -189,6 +189,20 @@ import Testing
         #expect(big.status == 413)
         let anonymous = await f.raw("POST", "assets/put", body: [1, 2, 3])
         #expect(anonymous.status == 421)
+        // With a Host header the URLs are absolute, as CloudKit's; a malformed one is ignored.
+        for (host, prefix) in [
+            ("example.test:8080", "http://example.test:8080/database/1/"), ("a b/c", "/database/1/"),
+        ] {
+            var query = f.credentials(as: "alice")
+            query["x"] = "1"
+            let r = await f.api.handle(
+                WebRequest(
+                    method: "POST", path: ServerFixture.path("assets/upload"), query: query, headers: ["Host": host],
+                    body: Array(#"{"tokens": [{"recordType": "Photo", "fieldName": "image"}]}"#.utf8)))
+            let url = r.body["tokens"]?.array.first?["url"]?.stringValue ?? ""
+            #expect(url.hasPrefix(prefix), "\(host): \(url)")
+            #expect(url.hasSuffix("/development/public/assets/put"))
+        }
         let noTokens = await f.call("assets/upload", #"{"tokens": []}"#, as: "alice")
         #expect(noTokens.json["reason"]?.stringValue == "tokens: no tokens requested")
         let unsaved = await f.call(

@@ -74,3 +74,15 @@ import Testing
         }
     }
 }
+
+@Suite struct OpenAPIDescriptionTests {
+    /// docs/openapi.yaml describes every operation the server answers.
+    @Test func everyOperationIsInTheOpenAPIDescription() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let yaml = try String(contentsOf: root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        for op in WebServicesAPI.operations + ["assets/put", "assets/download", "notifications"] {
+            #expect(yaml.contains("/database/1/{container}/{environment}/{database}/\(op):\n"), "\(op)")
+        }
+    }
+}
