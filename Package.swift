@@ -81,6 +81,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            // The dashboard: plain HTML, CSS and ES modules served at `/`.
+            resources: [.copy("Dashboard")],
             swiftSettings: strict),
         // libedit (readline-compatible API) for the REPL's line editing, history and completion.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),

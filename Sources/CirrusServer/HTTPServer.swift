@@ -13,6 +13,10 @@ public enum HTTPServer {
         for method in [HTTPRequest.Method.get, .post] {
             router.on("/database/**", method: method) { request, _ in await respond(api, request) }
         }
+        router.get("/") { _, _ in Dashboard.file("index.html", container: api.containerIdentifier) }
+        router.get("/dashboard/{file}") { _, context in
+            Dashboard.file(context.parameters.get("file") ?? "", container: api.containerIdentifier)
+        }
         return router
     }
 

@@ -188,6 +188,8 @@ public final class WebServicesAPI: Sendable {
         case "subscriptions/modify": return try await modifySubscriptions(body, db: db)
         case "assets/upload": return try assetUploadURLs(body, base: route.base)
         case "users/caller": return try caller(db: db)
+        case "cirrus/schema": return schemaJSON(db: db)
+        case "cirrus/check": return try checkPredicate(body, db: db)
         default:
             throw WebServicesError(
                 .notFound, "unknown operation \"\(operation)\" (\(Self.operations.joined(separator: ", ")))")
@@ -209,7 +211,7 @@ public final class WebServicesAPI: Sendable {
     public static let operations = [
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
-        "subscriptions/modify", "assets/upload", "users/caller",
+        "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check",
     ]
 
     // MARK: authentication

@@ -86,3 +86,55 @@ import Testing
         }
     }
 }
+
+@Suite struct DashboardSupportTests {
+    let f: ServerFixture
+    init() throws { f = try ServerFixture() }
+
+    @Test func checkGivesTheFiltersOrTheCaretInUTF16() async throws {
+        _ = await f.call(
+            "records/modify",
+            modifyBody([("create", recordJSON("p", #""kind": {"value": "café"}, "rank": {"value": 1}"#))]),
+            as: "alice")
+        let ok = await f.call("cirrus/check", #"{"recordType": "Place", "predicate": "kind == 'café' AND rank > 0"}"#)
+        #expect(ok.json["ok"] == .bool(true), "\(ok.json.jsonText)")
+        #expect(ok.json["filterBy"]?.array.count == 2)
+        #expect(ok.json["filterBy"]?.array.first?["comparator"]?.stringValue == "EQUALS")
+        // "é" is 2 UTF-8 bytes but 1 UTF-16 unit: OR is at UTF-16 index 15 (byte 16).
+        let bad = await f.call("cirrus/check", #"{"recordType": "Place", "predicate": "kind == 'café' OR rank > 0"}"#)
+        #expect(bad.json["ok"] == .bool(false))
+        #expect(bad.json["start"]?.int64Value == 15)
+        #expect(bad.json["end"]?.int64Value == 17)
+        #expect(bad.json["message"]?.stringValue?.isEmpty == false)
+        let missing = await f.call("cirrus/check", #"{"predicate": "x"}"#)
+        #expect(missing.json["reason"]?.stringValue == "recordType: missing; expected a string")
+        let schema = await f.call("cirrus/schema")
+        let place = schema.json["recordTypes"]?.array.first
+        #expect(place?["name"]?.stringValue == "Place")
+        #expect(place?["fields"]?.array.first?["name"]?.stringValue == "kind")
+        #expect(
+            place?["fields"]?.array.first?["options"]
+                == .array([.string("QUERYABLE"), .string("SORTABLE"), .string("SEARCHABLE")]))
+    }
+
+    @Test func theDashboardIsServedWithoutAnythingFromElsewhere() async throws {
+        let app = HTTPServer.application(f.api, host: "127.0.0.1", port: 0)
+        try await app.test(.live) { client in
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.status == .ok)
+                let html = String(buffer: response.body)
+                #expect(html.contains(#"data-container="iCloud.test.cirrus""#))
+                #expect(!html.contains("http://") && !html.contains("https://"))
+            }
+            for file in ["dashboard.js", "api.js", "dashboard.css"] {
+                try await client.execute(uri: "/dashboard/\(file)", method: .get) { response in
+                    #expect(response.status == .ok, "\(file)")
+                    #expect(!String(buffer: response.body).contains("https://"), "\(file)")
+                }
+            }
+            try await client.execute(uri: "/dashboard/..%2FPackage.swift", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+    }
+}
