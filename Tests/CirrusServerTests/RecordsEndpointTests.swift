@@ -279,6 +279,34 @@ import Testing
         let r = await f.call("records/modify", many, as: "alice")
         #expect(r.status == 400)
         #expect(r.json["reason"]?.stringValue == "operations: 201 elements; the limit is 200")
+        // 1 MB of field data per record: the record fails in its place.
+        let huge = await f.call(
+            "records/modify",
+            modifyBody(
+                [
+                    (
+                        "create",
+                        recordJSON(
+                            "big", type: "Note", #""text": {"value": "\#(String(repeating: "x", count: 1_100_000))"}"#)
+                    ),
+                    ("create", recordJSON("small", type: "Note", #""text": {"value": "ok"}"#)),
+                ], atomic: false), as: "alice")
+        #expect(huge.status == 200)
+        let items = huge.json["records"]?.array ?? []
+        #expect(items.first?.errorCode == "BAD_REQUEST")
+        #expect(
+            items.first?["reason"]?.stringValue?.contains("the limit is 1048576 bytes") == true,
+            "\(items.first?.jsonText ?? "")")
+        #expect(items.last?["recordName"]?.stringValue == "small")
+        // At most 200 records per response, whatever resultsLimit says (0: the server chooses).
+        for batch in 0..<2 {
+            let ops = (0..<150).map { ("create", recordJSON("m\(batch)-\($0)", type: "Many", #""v": {"value": 1}"#)) }
+            _ = await f.call("records/modify", modifyBody(ops), as: "alice")
+        }
+        let page = await f.call("records/query", #"{"query": {"recordType": "Many"}, "resultsLimit": 0}"#)
+        #expect(page.status == 200, "\(page.json.jsonText.prefix(300))")
+        #expect(page.json.recordNames.count <= 200)
+        #expect(page.json["continuationMarker"]?.stringValue != nil)
         let small = try ServerFixture(
             limits: {
                 var l = ServerLimits(); l.maximumBodyBytes = 100; return l
