@@ -76,7 +76,15 @@ public struct Credentials: Sendable, Equatable {
 
     /// SHA-256 of a token, in lowercase hex: what the file stores.
     public static func digest(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        hex(SHA256.hash(data: Data(token.utf8)))
+    }
+
+    /// Lowercase hex of bytes (String(format:) per byte cost an eighth of a request's time).
+    static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for b in bytes { out += [digits[Int(b >> 4)], digits[Int(b & 15)]] }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A new random token: 32 bytes from the system's secure generator, in lowercase hex.

@@ -1,12 +1,13 @@
 // zones/* and the HTTP front (Hummingbird on an ephemeral loopback port).
 
 import Cirrus
-import CirrusServer
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import RecordModel
 import Testing
+
+@testable import CirrusServer
 
 @Suite struct ZonesAndHTTPTests {
     let f: ServerFixture
@@ -136,5 +137,22 @@ import Testing
                 #expect(response.status == .notFound)
             }
         }
+    }
+}
+
+@Suite struct JSONBytesTests {
+    /// The server's byte writer gives exactly RecordModel's JSON text.
+    @Test func theByteWriterAgreesWithJSONText() throws {
+        let values: [JSONValue] = [
+            .null, .bool(true), .integer(-42), .number(1.5), .number(1e300), .string(""),
+            .string("quote \" backslash \\ newline \n tab \t cr \r bell \u{07} nul \u{0} é 💡 \u{1F}"),
+            .array([.integer(1), .string("a"), .object([])]),
+            .object([("k\"ey", .array([])), ("nested", .object([("x", .number(-0.25))]))]),
+        ]
+        for v in values {
+            #expect(v.jsonBytes == Array(v.jsonText.utf8), "\(v.jsonText)")
+        }
+        let parsed = try JSONValue.parse(String(decoding: values[6].jsonBytes, as: UTF8.self))
+        #expect(parsed == values[6])
     }
 }
