@@ -12,7 +12,10 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Answers POST /database/1/CONTAINER/ENVIRONMENT/{public|private}/OPERATION with CloudKit \
             Web Services' JSON: records/query, records/modify, records/lookup, records/changes, \
-            zones/list, zones/lookup, zones/modify, users/caller. Every request needs an API token \
+            zones/list, zones/lookup, zones/modify, changes/database, changes/zone, \
+            subscriptions/list, subscriptions/lookup, subscriptions/modify, assets/upload, \
+            users/caller; GET …/notifications streams subscriptions' notifications (Server-Sent \
+            Events), and / is a dashboard. docs/web-services.md. Every request needs an API token \
             (?ckAPIToken=…, from `cirrus token create`) or a server-to-server signature (`cirrus key \
             add`); ?ckWebAuthToken=… (from `cirrus token create --user U`) acts as a user and reaches \
             that user's private database. Listens on loopback unless --host says otherwise. Stop \
