@@ -23,12 +23,15 @@ let package = Package(
         .library(name: "Cirrus", targets: ["Cirrus"]),
         .library(name: "CoreDataMirror", targets: ["CoreDataMirror"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
+        .library(name: "CirrusServer", targets: ["CirrusServer"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // SHA-256 for asset names and HMAC-SHA256 for cursor tokens.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // HTTP for `cirrus serve` (CloudKit Web Services).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -69,13 +72,25 @@ let package = Package(
                 "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus", "CoreDataMirror",
             ],
             swiftSettings: strict),
+        // `cirrus serve`: CloudKit Web Services over HTTP (Hummingbird), API tokens, web auth tokens
+        // and server-to-server signatures. docs/web-services.md.
+        .target(
+            name: "CirrusServer",
+            dependencies: [
+                "Cirrus", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            // The dashboard: plain HTML, CSS and ES modules served at `/`.
+            resources: [.copy("Dashboard")],
+            swiftSettings: strict),
         // libedit (readline-compatible API) for the REPL's line editing, history and completion.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // main only: ArgumentParser → CirrusShell.
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
-                "CirrusShell", "Cirrus", "QueryChecker", "RecordModel", "CEditLine",
+                "CirrusShell", "CirrusServer", "Cirrus", "QueryChecker", "RecordModel", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -119,6 +134,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CoreDataMirrorTests", dependencies: ["CoreDataMirror", "RecordModel"], exclude: ["Models"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CirrusServerTests",
+            dependencies: [
+                "CirrusServer", "Cirrus", "RecordModel", "RecordLog",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "CirrusShellTests",

@@ -2,7 +2,8 @@
 # Installs the Debian packages Cirrus needs when they are missing. Safe to run repeatedly.
 set -euo pipefail
 need=()
-for pkg in libgeos-dev libedit-dev libsqlite3-dev zlib1g-dev; do
+# curl and jq: the docs/web-services.md examples (scripts/web-services-check.py) run with them.
+for pkg in libgeos-dev libedit-dev libsqlite3-dev zlib1g-dev curl jq; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

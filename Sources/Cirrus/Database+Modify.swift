@@ -23,6 +23,22 @@ public enum SavePolicy: Sendable, Hashable {
     case allKeys
 }
 
+/// One item of `Database.modify(_:atomically:)`.
+public enum RecordOperation: Sendable {
+    /// Save under `policy`. `mergingFields` with `.ifServerRecordUnchanged`: after the change-tag
+    /// check, fields the record does not carry keep the server's values (Web Services `update`).
+    case save(Record, SavePolicy, mergingFields: Bool)
+    /// Delete, with the deleteSelf cascade. With a change tag, only while the server's record
+    /// still has it (else serverRecordChanged, 14, carrying the server's record).
+    case delete(RecordID, ifChangeTag: String?)
+}
+
+/// Per-item rules of one modify batch (save index → policy and merging; delete index → tag).
+struct ModifyRules {
+    var saves: [Int: (SavePolicy, Bool)] = [:]
+    var deletes: [Int: String] = [:]
+}
+
 /// The per-item outcome of `modifyRecords`, in the order the items were given.
 ///
 /// ```swift
@@ -65,6 +81,14 @@ extension Database {
         saving: [Record], deleting: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged,
         atomically: Bool = true
     ) async throws(CirrusError) -> ModifyResult {
+        try await modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, rules: ModifyRules())
+    }
+
+    func modifyRecords(
+        saving: [Record], deleting: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged,
+        atomically: Bool, rules: ModifyRules
+    ) async throws(CirrusError) -> ModifyResult {
         try Self.checkCancelled()
         try checkDatabaseAccess()
         let n = saving.count + deleting.count
@@ -78,19 +102,64 @@ extension Database {
         }
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
         return try core.withWriteLock { () throws(CirrusError) in
-            modifyLocked(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+            modifyLocked(
+                saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, rules: rules)
+        }
+    }
+
+    /// Saves and deletes in one request where each item has its own rule — the operation types of
+    /// CloudKit Web Services' `records/modify` (create, update, forceUpdate, replace, forceReplace,
+    /// delete, forceDelete). Same limits, atomicity and checks as `modifyRecords`; the results are in
+    /// the order of `operations` (a deletion's record is nil).
+    ///
+    /// ```swift
+    /// let results = try await db.modify([
+    ///     .save(edited, .ifServerRecordUnchanged, mergingFields: true),   // update
+    ///     .delete(old.recordID, ifChangeTag: old.recordChangeTag),          // delete
+    /// ])
+    /// ```
+    public func modify(
+        _ operations: [RecordOperation], atomically: Bool = true
+    ) async throws(CirrusError) -> [(RecordID, Result<Record?, CirrusError>)] {
+        var saving: [Record] = []
+        var deleting: [RecordID] = []
+        var rules = ModifyRules()
+        var order: [(save: Bool, index: Int)] = []
+        for op in operations {
+            switch op {
+            case .save(let r, let policy, let merging):
+                rules.saves[saving.count] = (policy, merging)
+                order.append((true, saving.count))
+                saving.append(r)
+            case .delete(let id, let tag):
+                if let tag { rules.deletes[deleting.count] = tag }
+                order.append((false, deleting.count))
+                deleting.append(id)
+            }
+        }
+        let r = try await modifyRecords(saving: saving, deleting: deleting, atomically: atomically, rules: rules)
+        return order.map { o in
+            if o.save {
+                let (id, result) = r.saveResults[o.index]
+                return (id, result.map { Optional($0) })
+            }
+            let (id, result) = r.deleteResults[o.index]
+            return (id, result.map { nil })
         }
     }
 
     /// The body of `modifyRecords`, write lock held.
-    func modifyLocked(saving: [Record], deleting: [RecordID], savePolicy: SavePolicy, atomically: Bool) -> ModifyResult
-    {
+    func modifyLocked(
+        saving: [Record], deleting: [RecordID], savePolicy: SavePolicy, atomically: Bool, rules: ModifyRules = .init()
+    ) -> ModifyResult {
         var excluded = Set<String>()
         var firstErrors: [Int: CirrusError] = [:]
         var plan: ModifyPlanner
         var rounds = 0
         while true {
             plan = ModifyPlanner(database: self, policy: savePolicy, excludedZones: excluded)
+            plan.savePolicies = rules.saves
+            plan.deleteTags = rules.deletes
             plan.run(saving: saving, deleting: deleting)
             for (i, r) in plan.outcomes.enumerated() {
                 if case .failure(let e) = r, firstErrors[i] == nil { firstErrors[i] = e }

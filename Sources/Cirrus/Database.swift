@@ -243,10 +243,10 @@ public final class Database: Sendable {
         return try core.saveSubscription(subscription, owner: owner, identity: identity)
     }
 
-    /// Deletes a subscription by id (unknownItem if there is none).
+    /// Deletes a subscription of this identity by id (unknownItem if it has none by that id).
     public func deleteSubscription(withID id: String) async throws(CirrusError) {
         try checkDatabaseAccess()
-        try core.deleteSubscription(id: id, owner: owner)
+        try core.deleteSubscription(id: id, owner: owner, subscriber: identity)
     }
 
     /// The subscriptions of this database saved by this identity.

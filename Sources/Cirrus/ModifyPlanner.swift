@@ -10,6 +10,11 @@ import RecordModel
 struct ModifyPlanner {
     let db: Database
     let policy: SavePolicy
+    /// Per-item rules (`Database.modify(_:)`): save index → its policy and whether fields the
+    /// record does not carry are kept from the server's version; delete index → the change tag
+    /// the server's record must still have.
+    var savePolicies: [Int: (SavePolicy, Bool)] = [:]
+    var deleteTags: [Int: String] = [:]
     let excludedZones: Set<String>
     /// Import mode: no grant checks, given system fields kept (missing ones filled in).
     let administrative: Bool
@@ -65,7 +70,8 @@ struct ModifyPlanner {
                     }
                     throw .record(.invalidArguments, r.recordID, "the record appears earlier in this import")
                 }
-                outcomes.append(.success(try save(r)))
+                let (p, merging) = savePolicies[i] ?? (policy, false)
+                outcomes.append(.success(try save(r, policy: administrative ? .allKeys : p, mergingFields: merging)))
             } catch {
                 outcomes.append(.failure(error))
             }
@@ -77,7 +83,7 @@ struct ModifyPlanner {
                 continue
             }
             do throws(CirrusError) {
-                try delete(id)
+                try delete(id, ifChangeTag: deleteTags[j])
                 outcomes.append(.success(Record(recordType: "", recordID: id)))
             } catch {
                 outcomes.append(.failure(error))
@@ -88,7 +94,7 @@ struct ModifyPlanner {
 
     // MARK: save
 
-    mutating func save(_ given: Record) throws(CirrusError) -> Record {
+    mutating func save(_ given: Record, policy: SavePolicy, mergingFields: Bool) throws(CirrusError) -> Record {
         let id = try db.checkID(given.recordID)
         if !id.zoneID.isDefaultZone && !core.zoneExists(owner: db.owner, id.zoneID) {
             throw .record(.zoneNotFound, given.recordID, "zone \"\(id.zoneID.zoneName)\" does not exist")
@@ -124,6 +130,7 @@ struct ModifyPlanner {
                             : "recordChangeTag \"\(r.recordChangeTag ?? "")\" is stale; the server has \"\(server.recordChangeTag ?? "")\"",
                         recordID: given.recordID, serverRecord: server)
                 }
+                if mergingFields { r.fields = server.fields.merging(r.fields) { _, new in new } }
             } else if r.recordChangeTag != nil {
                 throw .record(
                     .unknownItem, given.recordID,
@@ -261,12 +268,18 @@ struct ModifyPlanner {
 
     // MARK: delete
 
-    mutating func delete(_ given: RecordID) throws(CirrusError) {
+    mutating func delete(_ given: RecordID, ifChangeTag tag: String? = nil) throws(CirrusError) {
         let id = try db.checkID(given)
         if !id.zoneID.isDefaultZone && !core.zoneExists(owner: db.owner, id.zoneID) {
             throw .record(.zoneNotFound, given, "zone \"\(id.zoneID.zoneName)\" does not exist")
         }
         guard let server = current(id) else { throw .record(.unknownItem, given, "record not found") }
+        if let tag, tag != server.recordChangeTag {
+            throw CirrusError(
+                .serverRecordChanged,
+                "recordChangeTag \"\(tag)\" is stale; the server has \"\(server.recordChangeTag ?? "")\"",
+                recordID: given, serverRecord: server)
+        }
         try db.checkWrite(type: server.recordType, current: server, id: given, schema: schema)
         var queue = [server]
         var done = Set<RecordID>([id])

@@ -114,6 +114,11 @@ extension ContainerCore {
     func saveSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
         try withWriteLock { () throws(CirrusError) in
             let previous = stateLock.withLock { subscriptions[owner]?[s.id] }
+            // Ids are unique per database; in the public database several users share it, and
+            // one must not replace another's subscription.
+            if let previous, previous.subscriber != identity {
+                throw CirrusError(.constraintViolation, "subscription id \"\(s.id)\" is taken by another user")
+            }
             let saved = try storeSubscription(s, owner: owner, identity: identity)
             do throws(CirrusError) {
                 try persistSubscriptions()
@@ -155,11 +160,14 @@ extension ContainerCore {
         return s
     }
 
-    func deleteSubscription(id: String, owner: String) throws(CirrusError) {
+    /// Deletes the subscription `id` of `subscriber` (another identity's is unknownItem).
+    func deleteSubscription(id: String, owner: String, subscriber: Identity) throws(CirrusError) {
         try withWriteLock { () throws(CirrusError) in
-            guard let removed = stateLock.withLock({ subscriptions[owner]?.removeValue(forKey: id) }) else {
-                throw CirrusError(.unknownItem, "no subscription \"\(id)\"")
+            let removed = stateLock.withLock { () -> Subscription? in
+                guard subscriptions[owner]?[id]?.subscriber == subscriber else { return nil }
+                return subscriptions[owner]?.removeValue(forKey: id)
             }
+            guard let removed else { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
             do throws(CirrusError) {
                 try persistSubscriptions()
             } catch {

@@ -24,11 +24,12 @@ struct CirrusCommand: AsyncParsableCommand {
               cirrus schema --db DIR --export > schema.ckdb
               cirrus verify --db DIR
               cirrus coredata schema --dry-run Model.xcdatamodeld
+              cirrus token create --db DIR && cirrus serve --db DIR --port 8080
               cirrus repl                  (the demo database; `help` at the prompt)
             """,
         subcommands: [
             Check.self, QueryCommand.self, ExplainCommand.self, Import.self, Export.self, Get.self, SchemaCommand.self,
-            Verify.self, ReplCommand.self, CoreDataCommand.self,
+            Verify.self, ReplCommand.self, CoreDataCommand.self, ServeCommand.self, TokenCommand.self, KeyCommand.self,
         ])
 }
 

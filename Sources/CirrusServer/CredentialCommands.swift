@@ -1,0 +1,111 @@
+// The logic of `cirrus token create|list|revoke` and `cirrus key add|list|remove`: editing
+// DIR/web-services.json (Credentials.swift). Each returns the text to print or throws with a
+// message naming what is wrong.
+
+import Crypto
+import Foundation
+import RecordLog
+
+/// Creating and removing API tokens, web auth tokens and server-to-server keys.
+public enum CredentialCommands {
+    /// Creates an API token (no user) or a web auth token acting as `user`; returns the token,
+    /// which is shown only now (the file keeps its digest).
+    public static func createToken(
+        directory: String, user: String?, label: String = "", fileSystem: any FileSystem = POSIXFileSystem(),
+        now: Date = Date()
+    ) throws(CredentialsError) -> String {
+        try requireDirectory(directory, fileSystem)
+        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
+        let token = Credentials.newToken()
+        let created = Int64(now.timeIntervalSince1970 * 1000)
+        if let user {
+            guard !user.isEmpty, user.utf8.count <= 255 else {
+                throw CredentialsError(message: "--user must be a user record name of 1 to 255 bytes")
+            }
+            c.webAuthTokens.append(.init(sha256: Credentials.digest(token), user: user, created: created))
+        } else {
+            c.apiTokens.append(.init(sha256: Credentials.digest(token), label: label, created: created))
+        }
+        try c.save(directory: directory, fileSystem: fileSystem)
+        return token
+    }
+
+    /// Removes the token (API or web auth) whose value is `token`.
+    public static func revokeToken(
+        directory: String, token: String, fileSystem: any FileSystem = POSIXFileSystem()
+    )
+        throws(CredentialsError)
+    {
+        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
+        let d = Credentials.digest(token)
+        let before = c.apiTokens.count + c.webAuthTokens.count
+        c.apiTokens.removeAll { $0.sha256 == d }
+        c.webAuthTokens.removeAll { $0.sha256 == d }
+        guard c.apiTokens.count + c.webAuthTokens.count < before else {
+            throw CredentialsError(message: "no such token in \(directory)/\(Credentials.fileName)")
+        }
+        try c.save(directory: directory, fileSystem: fileSystem)
+    }
+
+    /// Registers a server-to-server key: `pem` is a P-256 public key (`openssl ec -pubout`);
+    /// requests it signs act as `user` in the public database. Returns the key id (the
+    /// SHA-256 of the key's DER form, in hex, unless `keyID` is given).
+    public static func addKey(
+        directory: String, pem: String, user: String, keyID: String? = nil,
+        fileSystem: any FileSystem = POSIXFileSystem(), now: Date = Date()
+    ) throws(CredentialsError) -> String {
+        try requireDirectory(directory, fileSystem)
+        let key: P256.Signing.PublicKey
+        do {
+            key = try P256.Signing.PublicKey(pemRepresentation: pem)
+        } catch {
+            throw CredentialsError(message: "not a P-256 public key in PEM (openssl ec -in key.pem -pubout): \(error)")
+        }
+        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
+        let id = keyID ?? SHA256.hash(data: key.derRepresentation).map { String(format: "%02x", $0) }.joined()
+        guard !c.serverKeys.contains(where: { $0.keyID == id }) else {
+            throw CredentialsError(message: "a key with id \(id) is already registered")
+        }
+        c.serverKeys.append(
+            .init(
+                keyID: id, publicKey: key.pemRepresentation, user: user,
+                created: Int64(now.timeIntervalSince1970 * 1000)))
+        try c.save(directory: directory, fileSystem: fileSystem)
+        return id
+    }
+
+    /// Removes a server-to-server key by id.
+    public static func removeKey(
+        directory: String, keyID: String, fileSystem: any FileSystem = POSIXFileSystem()
+    )
+        throws(CredentialsError)
+    {
+        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
+        guard c.serverKeys.contains(where: { $0.keyID == keyID }) else {
+            throw CredentialsError(message: "no key with id \(keyID)")
+        }
+        c.serverKeys.removeAll { $0.keyID == keyID }
+        try c.save(directory: directory, fileSystem: fileSystem)
+    }
+
+    /// One line per credential (never the token itself, which the file does not hold).
+    public static func list(
+        directory: String, fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(CredentialsError)
+        -> String
+    {
+        let c = try Credentials.load(directory: directory, fileSystem: fileSystem)
+        var out = ""
+        for t in c.apiTokens { out += "api token  sha256 \(t.sha256.prefix(12))…  \(t.label)\n" }
+        for t in c.webAuthTokens { out += "web auth   sha256 \(t.sha256.prefix(12))…  user \(t.user)\n" }
+        for k in c.serverKeys { out += "server key \(k.keyID)  user \(k.user)\n" }
+        return out.isEmpty ? "no credentials; create an API token with `cirrus token create --db DIR`\n" : out
+    }
+
+    static func requireDirectory(_ directory: String, _ fs: any FileSystem) throws(CredentialsError) {
+        guard fs.exists(directory) else {
+            throw CredentialsError(
+                message: "\(directory) does not exist; create the container first (cirrus import, cirrus repl)")
+        }
+    }
+}

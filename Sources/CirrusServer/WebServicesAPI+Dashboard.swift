@@ -1,0 +1,70 @@
+// Two operations beyond CloudKit Web Services that the dashboard (and any client) uses, under the
+// same paths and authentication as the rest:
+//
+//   cirrus/schema  {}                                  → {"environment", "recordTypes": [{"name", "fields":
+//                                                          [{"name", "type": "STRING", "options": ["QUERYABLE", …]}]}]}
+//   cirrus/check   {"recordType", "predicate"}          → {"ok": true, "filterBy": [ … ], "warnings": [ … ]}
+//                                                        | {"ok": false, "message", "hint"?, "start", "end"}
+//
+// `cirrus/check` runs a format string through the checker against the environment's schema, as
+// `cirrus check` and the REPL do; `start`/`end` are UTF-16 offsets into the predicate (what a
+// browser's string indexes count), so a caret can be drawn under the part at fault. An accepted
+// predicate comes back as its `filterBy` list, which the dashboard sends to records/query: one
+// query path, whichever way the predicate was written.
+
+import Cirrus
+import PredicateSyntax
+import QueryChecker
+import RecordModel
+
+extension WebServicesAPI {
+    func schemaJSON(db: Database) -> JSONValue {
+        let schema = db.schema
+        let types = schema.recordTypes.values.sorted { $0.name < $1.name }.map { t -> JSONValue in
+            .object([
+                ("name", .string(t.name)),
+                (
+                    "fields",
+                    .array(
+                        t.sortedFields.map { f in
+                            var options: [JSONValue] = []
+                            if f.options.contains(.queryable) { options.append(.string("QUERYABLE")) }
+                            if f.options.contains(.sortable) { options.append(.string("SORTABLE")) }
+                            if f.options.contains(.searchable) { options.append(.string("SEARCHABLE")) }
+                            return .object([
+                                ("name", .string(f.name)), ("type", .string(f.type.description)),
+                                ("options", .array(options)),
+                            ])
+                        })
+                ),
+            ])
+        }
+        return .object([("environment", .string(db.environment.rawValue)), ("recordTypes", .array(types))])
+    }
+
+    func checkPredicate(_ body: JSONBody, db: Database) throws(WebServicesError) -> JSONValue {
+        let recordType = try body["recordType"].string()
+        let predicate = try body["predicate"].string()
+        guard predicate.utf8.count <= 16_384 else { throw body["predicate"].fail("longer than 16384 bytes") }
+        let text = predicate.trimmingCharacters(in: .whitespaces).isEmpty ? "TRUEPREDICATE" : predicate
+        do {
+            let checked = try QueryChecker.parseAndCheck(
+                text, context: CheckContext(schema: db.schema, recordType: recordType)
+            ).checked
+            return .object([
+                ("ok", .bool(true)), ("filterBy", .array(checked.predicate.filters.map(\.webServicesJSON))),
+                ("warnings", .array(checked.warnings.map { .string("\($0)") })),
+            ])
+        } catch {
+            func utf16(_ byte: Int) -> Int64 {
+                let bytes = Array(text.utf8)
+                let prefix = bytes.prefix(max(0, min(byte, bytes.count)))
+                return Int64(String(decoding: prefix, as: UTF8.self).utf16.count)
+            }
+            var m: [(String, JSONValue)] = [("ok", .bool(false)), ("message", .string(error.message))]
+            if let hint = error.hint { m.append(("hint", .string(hint))) }
+            m += [("start", .integer(utf16(error.range.start))), ("end", .integer(utf16(error.range.end)))]
+            return .object(m)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+// zones/* and the HTTP front (Hummingbird on an ephemeral loopback port).
+
+import Cirrus
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import RecordModel
+import Testing
+
+@testable import CirrusServer
+
+@Suite struct ZonesAndHTTPTests {
+    let f: ServerFixture
+    init() throws { f = try ServerFixture() }
+
+    @Test func zonesAreCreatedListedLookedUpAndDeleted() async throws {
+        let created = await f.call(
+            "zones/modify",
+            #"{"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "A"}}}, {"operationType": "create", "zone": {"zoneName": "B"}}]}"#,
+            db: "private", as: "alice")
+        #expect(
+            (created.json["zones"]?.array ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == ["A", "B"])
+        let listed = await f.call("zones/list", db: "private", as: "alice")
+        #expect(
+            (listed.json["zones"]?.array ?? []).compactMap { $0["zoneID"]?["zoneName"]?.stringValue } == [
+                "_defaultZone", "A", "B",
+            ])
+        let lookup = await f.call(
+            "zones/lookup", #"{"zones": [{"zoneName": "B"}, {"zoneName": "C"}]}"#, db: "private", as: "alice")
+        let items = lookup.json["zones"]?.array ?? []
+        #expect(items.first?["zoneID"]?["zoneName"]?.stringValue == "B")
+        #expect(items.last?.errorCode == "ZONE_NOT_FOUND")
+        let deleted = await f.call(
+            "zones/modify",
+            #"{"operations": [{"operationType": "delete", "zone": {"zoneID": {"zoneName": "A"}}}, {"operationType": "rename", "zone": {"zoneName": "B"}}]}"#,
+            db: "private", as: "alice")
+        #expect(deleted.status == 400)
+        #expect(
+            deleted.json["reason"]?.stringValue
+                == #"operations[1].operationType: unknown operation type "rename" (create, delete)"#)
+    }
+
+    @Test func overHTTPOnALoopbackPort() async throws {
+        let app = HTTPServer.application(f.api, host: "127.0.0.1", port: 0)
+        let token = f.apiToken
+        let alice = f.alice
+        try await app.test(.live) { client in
+            let base = ServerFixture.path("records")
+            let save = modifyBody([("create", recordJSON("h1", type: "Note", #""title": {"value": "over http"}"#))])
+            try await client.execute(
+                uri: "\(base)/modify?ckAPIToken=\(token)&ckWebAuthToken=\(alice)", method: .post,
+                body: ByteBuffer(string: save)
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json; charset=utf-8")
+            }
+            try await client.execute(
+                uri: "\(base)/query?ckAPIToken=\(token)", method: .post,
+                body: ByteBuffer(string: #"{"query": {"recordType": "Note"}}"#)
+            ) { response in
+                let json = try JSONValue.parse(String(buffer: response.body))
+                #expect(json.recordNames == ["h1"])
+            }
+            try await client.execute(uri: "\(base)/query", method: .post, body: ByteBuffer(string: "{}")) { response in
+                #expect(response.status == .unauthorized)
+                let json = try JSONValue.parse(String(buffer: response.body))
+                #expect(json.errorCode == "AUTHENTICATION_FAILED")
+            }
+            try await client.execute(
+                uri: "\(base)/query?ckAPIToken=\(token)", method: .post,
+                body: ByteBuffer(string: String(repeating: " ", count: 5 << 20))
+            ) { response in
+                #expect(response.status == .contentTooLarge)
+            }
+        }
+    }
+}
+
+@Suite struct OpenAPIDescriptionTests {
+    /// docs/openapi.yaml describes every operation the server answers.
+    @Test func everyOperationIsInTheOpenAPIDescription() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let yaml = try String(contentsOf: root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        for op in WebServicesAPI.operations + ["assets/put", "assets/download", "notifications"] {
+            #expect(yaml.contains("/database/1/{container}/{environment}/{database}/\(op):\n"), "\(op)")
+        }
+    }
+}
+
+@Suite struct DashboardSupportTests {
+    let f: ServerFixture
+    init() throws { f = try ServerFixture() }
+
+    @Test func checkGivesTheFiltersOrTheCaretInUTF16() async throws {
+        _ = await f.call(
+            "records/modify",
+            modifyBody([("create", recordJSON("p", #""kind": {"value": "café"}, "rank": {"value": 1}"#))]),
+            as: "alice")
+        let ok = await f.call("cirrus/check", #"{"recordType": "Place", "predicate": "kind == 'café' AND rank > 0"}"#)
+        #expect(ok.json["ok"] == .bool(true), "\(ok.json.jsonText)")
+        #expect(ok.json["filterBy"]?.array.count == 2)
+        #expect(ok.json["filterBy"]?.array.first?["comparator"]?.stringValue == "EQUALS")
+        // "é" is 2 UTF-8 bytes but 1 UTF-16 unit: OR is at UTF-16 index 15 (byte 16).
+        let bad = await f.call("cirrus/check", #"{"recordType": "Place", "predicate": "kind == 'café' OR rank > 0"}"#)
+        #expect(bad.json["ok"] == .bool(false))
+        #expect(bad.json["start"]?.int64Value == 15)
+        #expect(bad.json["end"]?.int64Value == 17)
+        #expect(bad.json["message"]?.stringValue?.isEmpty == false)
+        let missing = await f.call("cirrus/check", #"{"predicate": "x"}"#)
+        #expect(missing.json["reason"]?.stringValue == "recordType: missing; expected a string")
+        let schema = await f.call("cirrus/schema")
+        let place = schema.json["recordTypes"]?.array.first
+        #expect(place?["name"]?.stringValue == "Place")
+        #expect(place?["fields"]?.array.first?["name"]?.stringValue == "kind")
+        #expect(
+            place?["fields"]?.array.first?["options"]
+                == .array([.string("QUERYABLE"), .string("SORTABLE"), .string("SEARCHABLE")]))
+    }
+
+    @Test func theDashboardIsServedWithoutAnythingFromElsewhere() async throws {
+        let app = HTTPServer.application(f.api, host: "127.0.0.1", port: 0)
+        try await app.test(.live) { client in
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.status == .ok)
+                let html = String(buffer: response.body)
+                #expect(html.contains(#"data-container="iCloud.test.cirrus""#))
+                #expect(!html.contains("http://") && !html.contains("https://"))
+            }
+            for file in ["dashboard.js", "api.js", "dashboard.css"] {
+                try await client.execute(uri: "/dashboard/\(file)", method: .get) { response in
+                    #expect(response.status == .ok, "\(file)")
+                    #expect(!String(buffer: response.body).contains("https://"), "\(file)")
+                }
+            }
+            try await client.execute(uri: "/dashboard/..%2FPackage.swift", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+    }
+}
+
+@Suite struct JSONBytesTests {
+    /// The server's byte writer gives exactly RecordModel's JSON text.
+    @Test func theByteWriterAgreesWithJSONText() throws {
+        let values: [JSONValue] = [
+            .null, .bool(true), .integer(-42), .number(1.5), .number(1e300), .string(""),
+            .string("quote \" backslash \\ newline \n tab \t cr \r bell \u{07} nul \u{0} é 💡 \u{1F}"),
+            .array([.integer(1), .string("a"), .object([])]),
+            .object([("k\"ey", .array([])), ("nested", .object([("x", .number(-0.25))]))]),
+        ]
+        for v in values {
+            #expect(v.jsonBytes == Array(v.jsonText.utf8), "\(v.jsonText)")
+        }
+        let parsed = try JSONValue.parse(String(decoding: values[6].jsonBytes, as: UTF8.self))
+        #expect(parsed == values[6])
+    }
+}
