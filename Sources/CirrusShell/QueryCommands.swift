@@ -147,18 +147,10 @@ public enum QueryCommands {
         target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
         let database: Database
-        switch open(db, target, fileSystem, "query") {
-        case .database(let d): database = d
-        case .failed(let out): return out
-        }
         let request: QueryRequest
-        do {
-            request = try await unresolved.resolvingLookups(in: database)
-        } catch {
-            return CommandOutput(stderr: "cirrus query: \(error)\n", exitCode: 1)
-        }
-        if let rejected = precheck(request, in: database) {
-            return CommandOutput(stderr: rejected.text, exitCode: 1)
+        switch await prepare(unresolved, db, target, fileSystem, "query") {
+        case .ready(let d, let r): (database, request) = (d, r)
+        case .failed(let out): return out
         }
         do {
             let page: (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
@@ -193,17 +185,11 @@ public enum QueryCommands {
         fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
         let database: Database
-        switch open(db, target, fileSystem, "explain") {
-        case .database(let d): database = d
+        let request: QueryRequest
+        switch await prepare(unresolved, db, target, fileSystem, "explain") {
+        case .ready(let d, let r): (database, request) = (d, r)
         case .failed(let out): return out
         }
-        let request: QueryRequest
-        do {
-            request = try await unresolved.resolvingLookups(in: database)
-        } catch {
-            return CommandOutput(stderr: "cirrus explain: \(error)\n", exitCode: 1)
-        }
-        if let rejected = precheck(request, in: database) { return CommandOutput(stderr: rejected.text, exitCode: 1) }
         do {
             let e = try await database.explain(
                 request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit)
@@ -226,6 +212,33 @@ public enum QueryCommands {
     enum Opened {
         case database(Database)
         case failed(CommandOutput)
+    }
+
+    enum Prepared {
+        case ready(Database, QueryRequest)
+        case failed(CommandOutput)
+    }
+
+    /// The steps `query` and `explain` share before they run: open the store read-only, resolve
+    /// the request's Core Data lookups, check its predicate. `name` prefixes each error message.
+    static func prepare(
+        _ unresolved: QueryRequest, _ db: String, _ target: DatabaseTarget, _ fs: any FileSystem, _ name: String
+    ) async -> Prepared {
+        let database: Database
+        switch open(db, target, fs, name) {
+        case .database(let d): database = d
+        case .failed(let out): return .failed(out)
+        }
+        let request: QueryRequest
+        do {
+            request = try await unresolved.resolvingLookups(in: database)
+        } catch {
+            return .failed(CommandOutput(stderr: "cirrus \(name): \(error)\n", exitCode: 1))
+        }
+        if let rejected = precheck(request, in: database) {
+            return .failed(CommandOutput(stderr: rejected.text, exitCode: 1))
+        }
+        return .ready(database, request)
     }
 
     static func open(_ db: String, _ target: DatabaseTarget, _ fs: any FileSystem, _ name: String) -> Opened {

@@ -152,7 +152,12 @@ extension ReplSession {
         }
     }
 
-    mutating func query(_ line: String, _ words: [Span], from: Int) async throws(ReplError) -> String {
+    /// The steps `query` and `explain` share: parse the query at `from`, mirror Core Data names,
+    /// then check the predicate (or, when the mirror rewrote it, resolve its lookups). Returns the
+    /// mirrored request before resolving, the request to run, and the rewrite notes to print.
+    func prepareQuery(
+        _ line: String, from: Int
+    ) async throws(ReplError) -> (mirrored: QueryRequest, request: QueryRequest, rewritten: String) {
         let (typed, start) = try parseQuery(line, from: from)
         let (mirrored, rewritten) = try mirror(typed, predicateStart: start)
         let request: QueryRequest
@@ -162,6 +167,11 @@ extension ReplSession {
         } else {
             request = try await resolveMirrored(mirrored)
         }
+        return (mirrored, request, rewritten)
+    }
+
+    mutating func query(_ line: String, _ words: [Span], from: Int) async throws(ReplError) -> String {
+        let (_, request, rewritten) = try await prepareQuery(line, from: from)
         let db = database
         do {
             let page = try await db.records(
@@ -217,15 +227,7 @@ extension ReplSession {
     }
 
     mutating func explain(_ line: String, _ words: [Span], from: Int) async throws(ReplError) -> String {
-        let (typed, start) = try parseQuery(line, from: from)
-        let (mirrored, rewritten) = try mirror(typed, predicateStart: start)
-        let request: QueryRequest
-        if rewritten.isEmpty {
-            request = mirrored
-            try precheck(request, predicateStart: start)
-        } else {
-            request = try await resolveMirrored(mirrored)
-        }
+        let (mirrored, request, rewritten) = try await prepareQuery(line, from: from)
         do {
             let e = try await database.explain(
                 request.recordQuery, inZoneWith: request.zone, resultsLimit: request.limit)

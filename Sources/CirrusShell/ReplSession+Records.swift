@@ -67,19 +67,31 @@ extension ReplSession {
             let expected = type.map { t in
                 isEntity(t) ? CloudKitMirror.recordType(forRoot: coreDataModel?.root(of: t) ?? t) : t
             }
-            if let type, let expected, r.recordType != expected {
-                throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span)
-            }
+            if let type, let expected, r.recordType != expected { throw wrongType(r, id, type, span) }
             return json ? r.webServicesJSON.jsonText + "\n" : StoreCommands.recordText(r)
-        } catch let e as CirrusError {
-            throw ReplError(
+        } catch {
+            throw recordError(error, id, span)
+        }
+    }
+
+    /// How `get` and `delete` report a failed fetch or delete of `id`: a missing record by name
+    /// (and zone), other store errors by their message, a `ReplError` as it is.
+    func recordError(_ error: any Error, _ id: RecordID, _ span: Span) -> ReplError {
+        switch error {
+        case let e as CirrusError:
+            return ReplError(
                 e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message,
                 span: span)
-        } catch let e as ReplError {
-            throw e
-        } catch {
-            throw ReplError(wrapping: error)
+        case let e as ReplError:
+            return e
+        default:
+            return ReplError(wrapping: error)
         }
+    }
+
+    /// `id` names a record `r` of another type than the command asked for.
+    func wrongType(_ r: Record, _ id: RecordID, _ type: String, _ span: Span) -> ReplError {
+        ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span)
     }
 
     /// "a" or "an" before a type name.
@@ -110,10 +122,7 @@ extension ReplSession {
         var record: Record
         do {
             record = try await db.record(for: id)
-            guard record.recordType == type else {
-                throw ReplError(
-                    "\"\(id.recordName)\" is a \(record.recordType), not \(article(type)) \(type)", span: words[1])
-            }
+            guard record.recordType == type else { throw wrongType(record, id, type, words[1]) }
         } catch let e as ReplError {
             throw e
         } catch {
@@ -147,19 +156,11 @@ extension ReplSession {
         let db = database
         do {
             let r = try await db.record(for: id)
-            if let type, r.recordType != type {
-                throw ReplError("\"\(id.recordName)\" is a \(r.recordType), not \(article(type)) \(type)", span: span)
-            }
+            if let type, r.recordType != type { throw wrongType(r, id, type, span) }
             try await db.deleteRecord(withID: id)
             return "deleted \(r.recordType) \(id.recordName)\(zoneText(id.zoneID))\n"
-        } catch let e as CirrusError {
-            throw ReplError(
-                e.code == .unknownItem ? "no record named \"\(id.recordName)\"\(zoneText(id.zoneID))" : e.message,
-                span: span)
-        } catch let e as ReplError {
-            throw e
         } catch {
-            throw ReplError(wrapping: error)
+            throw recordError(error, id, span)
         }
     }
 

@@ -168,16 +168,9 @@ extension RecordStore {
         sections: SectionEncoder? = nil
     ) throws(LogError) -> CheckpointReport {
         if options.readOnly { throw .readOnly }
-        acquireToken()
-        defer { releaseToken() }
-        if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
-        do {
-            return try checkpointHoldingToken(
+        return try withWriterToken {
+            try checkpointHoldingToken(
                 userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
-        } catch {
-            let e = LogError.wrap(error)
-            cond.withLock { failure = e }
-            throw e
         }
     }
 
@@ -361,19 +354,12 @@ extension RecordStore {
     /// `writeCheckpoint(_:)` from any thread and `installCheckpoint(_:)` to switch. One at a time.
     public func beginCheckpoint() throws(LogError) -> CheckpointJob {
         if options.readOnly { throw .readOnly }
-        acquireToken()
-        defer { releaseToken() }
-        if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
-        do {
+        return try withWriterToken {
             try flushBuffer()
             try syncFile()
             try rotate()
             let (snap, segs) = cond.withLock { (state, segments) }
             return CheckpointJob(snapshot: snap, firstLogSegment: segs.last ?? 0, before: segs.dropLast())
-        } catch {
-            let e = LogError.wrap(error)
-            cond.withLock { failure = e }
-            throw e
         }
     }
 

@@ -28,16 +28,7 @@ extension RecordStore {
     @discardableResult
     public func compact() throws(LogError) -> CompactionReport {
         if options.readOnly { throw .readOnly }
-        acquireToken()
-        defer { releaseToken() }
-        if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
-        do {
-            return try compactHoldingToken()
-        } catch {
-            let e = LogError.wrap(error)
-            cond.withLock { failure = e }
-            throw e
-        }
+        return try withWriterToken { try compactHoldingToken() }
     }
 
     func compactHoldingToken() throws -> CompactionReport {

@@ -378,19 +378,27 @@ public final class RecordStore: @unchecked Sendable {
         cond.unlock()
     }
 
-    /// Makes every acknowledged commit durable (flushes the buffer of `.none`/`.batched`).
-    public func sync() throws(LogError) {
-        if options.readOnly { return }
+    /// Runs `body` holding the writer token, on a store that has not failed (else `.failed`);
+    /// an error from `body` marks the store failed, so later writes report it too.
+    func withWriterToken<T>(_ body: () throws -> T) throws(LogError) -> T {
         acquireToken()
         defer { releaseToken() }
         if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
         do {
-            try flushBuffer()
-            try syncFile()
+            return try body()
         } catch {
             let e = LogError.wrap(error)
             cond.withLock { failure = e }
             throw e
+        }
+    }
+
+    /// Makes every acknowledged commit durable (flushes the buffer of `.none`/`.batched`).
+    public func sync() throws(LogError) {
+        if options.readOnly { return }
+        try withWriterToken {
+            try flushBuffer()
+            try syncFile()
         }
     }
 

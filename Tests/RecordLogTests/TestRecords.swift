@@ -90,22 +90,6 @@ enum TestRecords {
     static func fieldName(_ g: inout SeededRandom) -> String {
         ["title", "count", "price", "when", "blob", "where", "ref", "file", "tags", "a1", "B_2", "x"][g.below(12)]
     }
-
-    /// A small record with ~10 fields, as the benchmarks use.
-    static func small(_ i: Int) -> Record {
-        var r = Record(recordType: "Item", recordID: RecordID(recordName: "r\(i)"))
-        r["title"] = .string("item number \(i)")
-        r["count"] = .int64(Int64(i))
-        r["price"] = .double(Double(i) * 0.25)
-        r["when"] = .date(Timestamp(millisecondsSince1970: 1_700_000_000_000 + Int64(i)))
-        r["kind"] = .string(["cafe", "bar", "shop"][i % 3])
-        r["rank"] = .int64(Int64(i % 100))
-        r["score"] = .double(Double(i % 1000) / 7)
-        r["flag"] = .int64(Int64(i & 1))
-        r["tags"] = .list([.string("t\(i % 10)"), .string("u\(i % 7)")])
-        r["where"] = .location(Location(latitude: Double(i % 180) - 90, longitude: Double(i % 360) - 180))
-        return r
-    }
 }
 
 /// Exact equality: same types, same bits, same reference actions.
