@@ -77,7 +77,7 @@ let package = Package(
         .target(
             name: "CirrusServer",
             dependencies: [
-                "Cirrus", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog",
+                "Cirrus", "RecordModel", "QueryChecker", "QueryPlanner", "QueryExecution", "RecordLog",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -6,7 +6,8 @@ chromium-driver from Debian, selenium from PyPI) against `cirrus serve` on a loo
 
 Seeds 5 places, then in the page: connects with the tokens, picks the record type, types a
 predicate CloudKit refuses (OR) and expects the caret under OR with the checker's message, fixes
-it, runs it sorted with a page size of 2, pages with the cursor, opens a record, edits a field
+it, runs it sorted with a page size of 2, pages with the cursor, explains it (plan tree with
+estimated and actual rows), opens a record, edits a field
 and saves it (then checks through the API that the record changed and its change tag moved),
 and saves a screenshot at each step (default directory: .build/dashboard-screenshots). Exit
 status 1 on any failure. Bounded: every wait is at most 10 s.
@@ -109,6 +110,13 @@ def main():
         wait.until(lambda d: names() == ["place-3", "place-4"])
         shot("second-page")
 
+        driver.find_element(By.ID, "explain").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "plan-tree"), "actual"))
+        tree = driver.find_element(By.ID, "plan-tree").text
+        assert "est " in tree and "rank" in tree, tree
+        print(f"  plan: {tree!r}")
+        shot("explain")
+
         driver.find_element(By.CSS_SELECTOR, "#results tbody tr[data-record-name='place-3']").click()
         # (Headings are shown in capitals: compare the text itself, not its rendering.)
         wait.until(lambda d: d.find_element(By.ID, "record-name").get_attribute("textContent") == "place-3")
@@ -125,7 +133,7 @@ def main():
         stored = post(server, "records/lookup", {"records": [{"recordName": "place-3"}]})["records"][0]
         assert stored["fields"]["name"]["value"] == "Les Deux Magots (edited)", stored
         assert stored["recordChangeTag"] != old_tag, (stored["recordChangeTag"], old_tag)
-        print("dashboard: connect, error caret, query, next page, edit and save: ok")
+        print("dashboard: connect, error caret, query, next page, explain, edit and save: ok")
         return 0
     except Exception as e:  # noqa: BLE001 — any failure fails the check, with a last screenshot
         import traceback

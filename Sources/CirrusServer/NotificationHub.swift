@@ -132,7 +132,7 @@ final class NotificationHub: @unchecked Sendable {
         }
     }
 
-    /// `{"subscriptionID", "reason": "create|update|delete", "recordName", "recordType", "zoneID"?, "record"?}`
+    /// `{"subscriptionID", "reason": "create|update|delete", "recordName", "recordType", "zoneID"?}`
     static func json(_ n: RecordNotification) -> JSONValue {
         let reason =
             switch n.reason {
@@ -145,7 +145,8 @@ final class NotificationHub: @unchecked Sendable {
             ("recordName", .string(n.recordID.recordName)), ("recordType", .string(n.recordType)),
         ]
         if n.recordID.zoneID != .default { m.append(("zoneID", n.recordID.zoneID.webServicesJSON)) }
-        if let r = n.record { m.append(("record", r.webServicesJSON)) }
+        // Like CloudKit's notifications, no record body: events stay small (a feed keeps
+        // `capacity` of them), and the record is a records/lookup away.
         return .object(m)
     }
 }

@@ -5,16 +5,22 @@
 //                                                          [{"name", "type": "STRING", "options": ["QUERYABLE", …]}]}]}
 //   cirrus/check   {"recordType", "predicate"}          → {"ok": true, "filterBy": [ … ], "warnings": [ … ]}
 //                                                        | {"ok": false, "message", "hint"?, "start", "end"}
+//   cirrus/explain {"query", "zoneID"?, "resultsLimit"?}  → {"plan": {"operator", "estimatedRows", "actualRows"?,
+//                                                          "children"}, "cost", "rejected": [{"summary", "cost"}],
+//                                                          "indexes": [{"index", "missing"}], "warnings", "returned"}
 //
 // `cirrus/check` runs a format string through the checker against the environment's schema, as
 // `cirrus check` and the REPL do; `start`/`end` are UTF-16 offsets into the predicate (what a
 // browser's string indexes count), so a caret can be drawn under the part at fault. An accepted
 // predicate comes back as its `filterBy` list, which the dashboard sends to records/query: one
-// query path, whichever way the predicate was written.
+// query path, whichever way the predicate was written. `cirrus/explain` plans the same query as
+// records/query would (and runs its first page): the plan tree with estimated and actual rows, the
+// plans it beat, and the index options the query needs (`missing` in this schema: the advisor).
 
 import Cirrus
 import PredicateSyntax
 import QueryChecker
+import QueryPlanner
 import RecordModel
 
 extension WebServicesAPI {
@@ -66,5 +72,48 @@ extension WebServicesAPI {
             m += [("start", .integer(utf16(error.range.start))), ("end", .integer(utf16(error.range.end)))]
             return .object(m)
         }
+    }
+
+    func explainQuery(_ body: JSONBody, db: Database) async throws(WebServicesError) -> JSONValue {
+        let limit = Int(try body["resultsLimit"].optionalInt(in: 0...Int64(limits.maximumResults)) ?? 0)
+        let zone = try body["zoneID"].zoneID() ?? .default
+        let parsed = try recordQuery(body["query"])
+        let e: QueryExplanation
+        do throws(CirrusError) {
+            e = try await db.explain(parsed.query, inZoneWith: zone, resultsLimit: limit)
+        } catch {
+            if error.code == .invalidArguments,
+                let located = Self.locate(
+                    filters: parsed.filters, sorts: parsed.sorts, recordType: parsed.query.recordType, db: db)
+            {
+                throw located
+            }
+            throw WebServicesError(error)
+        }
+        func node(_ n: PlanNode) -> JSONValue {
+            var m: [(String, JSONValue)] = [
+                ("operator", .string(n.summary)), ("estimatedRows", .number(n.estimatedRows.rounded())),
+            ]
+            if let a = e.actual[n.id] { m.append(("actualRows", .integer(Int64(a)))) }
+            m.append(("children", .array(n.children.map(node))))
+            return .object(m)
+        }
+        var out: [(String, JSONValue)] = [
+            ("plan", node(e.plan.root)), ("cost", .number(e.plan.cost)),
+            (
+                "rejected",
+                .array(e.plan.rejected.map { .object([("summary", .string($0.summary)), ("cost", .number($0.cost))]) })
+            ),
+            (
+                "indexes",
+                .array(
+                    e.requiredIndexes.map {
+                        .object([("index", .string($0.description)), ("missing", .bool(e.missingIndexes.contains($0)))])
+                    })
+            ),
+            ("warnings", .array(e.warnings.map { .string($0) })), ("text", .string(e.text)),
+        ]
+        if let r = e.returned { out.append(("returned", .integer(Int64(r)))) }
+        return .object(out)
     }
 }

@@ -6,7 +6,7 @@
 //   → 200 text/event-stream
 //     id: 42
 //     event: notification
-//     data: {"subscriptionID": "cafes", "reason": "create", "recordName": "p9", "recordType": "Place", "record": {…}}
+//     data: {"subscriptionID": "cafes", "reason": "create", "recordName": "p9", "recordType": "Place"}
 //
 //     event: reset                                   (events after 41 were lost: fetch changes)
 //     data: {"reason": "…"}

@@ -24,19 +24,8 @@ extension WebServicesAPI {
         var filters: [QueryFilter] = []
         var sorts: [RecordModel.SortDescriptor] = []
         if q.isPresent || marker == nil {
-            let recordType = try q["recordType"].string()
-            for f in try q["filterBy"].array(limit: limits.maximumOperations) {
-                filters.append(try f.decode { (j) throws(WebServicesJSONError) in try QueryFilter(webServicesJSON: j) })
-            }
-            for s in try q["sortBy"].array(limit: 16) {
-                sorts.append(
-                    try s.decode { (j) throws(WebServicesJSONError) in
-                        try RecordModel.SortDescriptor(webServicesJSON: j)
-                    })
-            }
-            let (format, arguments) = (filters.isEmpty ? QueryPredicate.all : .filters(filters)).predicateFormat
-            request = RecordQuery(
-                recordType: recordType, predicate: format, arguments: arguments, sortDescriptors: sorts)
+            let parsed = try recordQuery(q)
+            (request, filters, sorts) = (parsed.query, parsed.filters, parsed.sorts)
         } else {
             request = nil
         }
@@ -64,6 +53,31 @@ extension WebServicesAPI {
         var out: [(String, JSONValue)] = [("records", .array(page.matchResults.map(Self.recordJSON)))]
         if let cursor = page.queryCursor { out.append(("continuationMarker", .string(db.token(for: cursor)))) }
         return .object(out)
+    }
+
+    /// A `query` object (recordType, filterBy, sortBy) as a format-string query, with its parts.
+    func recordQuery(
+        _ q: BodyNode
+    ) throws(WebServicesError) -> (
+        query: RecordQuery, filters: [QueryFilter], sorts: [RecordModel.SortDescriptor]
+    ) {
+        let recordType = try q["recordType"].string()
+        var filters: [QueryFilter] = []
+        var sorts: [RecordModel.SortDescriptor] = []
+        for f in try q["filterBy"].array(limit: limits.maximumOperations) {
+            filters.append(try f.decode { (j) throws(WebServicesJSONError) in try QueryFilter(webServicesJSON: j) })
+        }
+        for s in try q["sortBy"].array(limit: 16) {
+            sorts.append(
+                try s.decode { (j) throws(WebServicesJSONError) in
+                    try RecordModel.SortDescriptor(webServicesJSON: j)
+                })
+        }
+        let (format, arguments) = (filters.isEmpty ? QueryPredicate.all : .filters(filters)).predicateFormat
+        return (
+            RecordQuery(recordType: recordType, predicate: format, arguments: arguments, sortDescriptors: sorts),
+            filters, sorts
+        )
     }
 
     /// The first filter or sort the checker refuses on its own, as a BAD_REQUEST naming it.

@@ -190,6 +190,7 @@ public final class WebServicesAPI: Sendable {
         case "users/caller": return try caller(db: db)
         case "cirrus/schema": return schemaJSON(db: db)
         case "cirrus/check": return try checkPredicate(body, db: db)
+        case "cirrus/explain": return try await explainQuery(body, db: db)
         default:
             throw WebServicesError(
                 .notFound, "unknown operation \"\(operation)\" (\(Self.operations.joined(separator: ", ")))")
@@ -211,7 +212,7 @@ public final class WebServicesAPI: Sendable {
     public static let operations = [
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
-        "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check",
+        "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check", "cirrus/explain",
     ]
 
     // MARK: authentication

@@ -93,3 +93,8 @@ extension QueryPlanner {
         return h
     }
 }
+
+extension PlanNode {
+    /// The operator as `explain` prints it, without estimates (`index scan rank >= 3`, `filter …`).
+    public var summary: String { describe(self) }
+}

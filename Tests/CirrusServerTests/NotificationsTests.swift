@@ -57,6 +57,7 @@ import Testing
         #expect(events.compactMap { $0["notification"]?["recordName"]?.stringValue } == ["c1", "c2"])
         #expect(events.first?["notification"]?["reason"]?.stringValue == "create")
         #expect(events.first?["notification"]?["subscriptionID"]?.stringValue == "cafes")
+        #expect(events.first?["notification"]?["record"] == nil)
         #expect(all["reset"] == .bool(false))
 
         let after1 = try await backlog(after: 1, count: 1)

@@ -118,6 +118,37 @@ import Testing
                 == .array([.string("QUERYABLE"), .string("SORTABLE"), .string("SEARCHABLE")]))
     }
 
+    @Test func explainGivesThePlanTreeWithActualRowsAndMissingIndexes() async throws {
+        let ops = (0..<20).map { ("create", recordJSON("p\($0)", #""rank": {"value": \#($0)}"#)) }
+        _ = await f.call("records/modify", modifyBody(ops), as: "alice")
+        let e = await f.call(
+            "cirrus/explain",
+            #"{"query": {"recordType": "Place", "filterBy": [{"fieldName": "rank", "comparator": "GREATER_THAN_OR_EQUALS", "fieldValue": {"value": 15}}], "sortBy": [{"fieldName": "rank"}]}, "resultsLimit": 3}"#
+        )
+        #expect(e.status == 200, "\(e.json.jsonText)")
+        let plan = try #require(e.json["plan"])
+        #expect(plan["operator"]?.stringValue?.isEmpty == false)
+        // Every node has its estimate; the executed ones their actual rows; the page had 3.
+        func nodes(_ n: JSONValue) -> [JSONValue] { [n] + (n["children"]?.array ?? []).flatMap(nodes) }
+        #expect(nodes(plan).allSatisfy { $0["estimatedRows"] != nil })
+        #expect(nodes(plan).contains { $0["actualRows"] != nil })
+        #expect(e.json["returned"]?.int64Value == 3)
+        #expect(e.json["text"]?.stringValue?.contains("rank") == true)
+        // A query on recordName needs an index development does not add: the advisor says so.
+        let advice = await f.call(
+            "cirrus/explain",
+            #"{"query": {"recordType": "Place", "filterBy": [{"fieldName": "recordName", "comparator": "EQUALS", "fieldValue": {"value": "p1"}}]}}"#
+        )
+        let missing = (advice.json["indexes"]?.array ?? []).filter { $0["missing"] == .bool(true) }
+        #expect(missing.count == 1, "\(advice.json.jsonText)")
+        let bad = await f.call(
+            "cirrus/explain",
+            #"{"query": {"recordType": "Place", "filterBy": [{"fieldName": "rank", "comparator": "EQUALS", "fieldValue": {"value": "x"}}]}}"#
+        )
+        #expect(bad.status == 400)
+        #expect(bad.json["reason"]?.stringValue?.hasPrefix("query.filterBy[0]:") == true)
+    }
+
     @Test func theDashboardIsServedWithoutAnythingFromElsewhere() async throws {
         let app = HTTPServer.application(f.api, host: "127.0.0.1", port: 0)
         try await app.test(.live) { client in

@@ -1,7 +1,8 @@
 // The dashboard page: connect with tokens, pick zone and record type, see the schema, write a
 // predicate checked as you type (cirrus/check: caret and hint), run it with sort, desired keys and
 // a page size through records/query (the checked predicate's filterBy), page with the
-// continuationMarker, open a record, edit and save it with its change tag, delete it.
+// continuationMarker, explain it (cirrus/explain: plan tree, estimates, actual rows, missing
+// indexes), open a record, edit and save it with its change tag, delete it.
 
 import { Api, ApiError } from "./api.js";
 
@@ -107,11 +108,12 @@ async function check() {
   return null;
 }
 
-async function run() {
+// The query of the form (null when the predicate does not check).
+async function formQuery() {
   const checked = await check();
   if (!checked) {
     say($("status"), "fix the predicate first", "error");
-    return;
+    return null;
   }
   const query = { recordType: currentType().name, filterBy: checked.filterBy };
   if ($("sort-field").value) {
@@ -120,8 +122,51 @@ async function run() {
   const body = { query, zoneID: { zoneName: $("zone").value }, resultsLimit: Number($("page-size").value) || 20 };
   const keys = $("desired-keys").value.split(",").map((k) => k.trim()).filter(Boolean);
   if (keys.length) body.desiredKeys = keys;
+  return body;
+}
+
+async function run() {
+  const body = await formQuery();
+  if (!body) return;
   state.query = body;
   await page(body);
+}
+
+// The plan as a tree: operator, estimated rows and (the first page was run) actual rows; the
+// plans it beat; the index options the query needs, those missing in this schema marked.
+async function explain() {
+  const body = await formQuery();
+  if (!body) return;
+  try {
+    const e = await state.api.call("cirrus/explain", { query: body.query, zoneID: body.zoneID,
+      resultsLimit: body.resultsLimit });
+    const item = (n) => {
+      const li = document.createElement("li");
+      li.append(n.operator + " ");
+      const rows = document.createElement("span");
+      rows.className = "rows";
+      rows.textContent = `est ${n.estimatedRows}` + (n.actualRows !== undefined ? `, actual ${n.actualRows}` : "");
+      li.append(rows);
+      if (n.children.length) {
+        const ul = document.createElement("ul");
+        ul.append(...n.children.map(item));
+        li.append(ul);
+      }
+      return li;
+    };
+    $("plan-tree").replaceChildren(item(e.plan));
+    $("plan-rejected").textContent = e.rejected.length
+      ? `rejected: ${e.rejected.map((r) => `${r.summary} (cost ${Math.round(r.cost)})`).join("; ")}` : "";
+    $("plan-indexes").replaceChildren(...e.indexes.map((i) => {
+      const li = document.createElement("li");
+      li.className = i.missing ? "missing" : "";
+      li.textContent = (i.missing ? "missing: " : "index: ") + i.index;
+      return li;
+    }));
+    $("explain-panel").hidden = false;
+  } catch (err) {
+    say($("status"), err.message, "error");
+  }
 }
 
 async function page(body) {
@@ -252,6 +297,7 @@ $("record-type").addEventListener("change", () => {
   check();
 });
 $("run").addEventListener("click", run);
+$("explain").addEventListener("click", explain);
 $("next-page").addEventListener("click", nextPage);
 $("save").addEventListener("click", save);
 $("delete").addEventListener("click", remove);
