@@ -46,7 +46,10 @@ struct ModifyRules {
 /// if let e = r.partialFailure { print(e.partialErrors) }
 /// ```
 public struct ModifyResult: Sendable {
+    /// One entry per record to save, in the order given: the saved record as the server now holds
+    /// it (system fields and change tag set), or why it was not saved.
     public var saveResults: [(RecordID, Result<Record, CirrusError>)]
+    /// One entry per id to delete, in the order given: success, or why it was not deleted.
     public var deleteResults: [(RecordID, Result<Void, CirrusError>)]
 
     /// partialFailure (2) listing every failed item's error, or nil when every item succeeded.
