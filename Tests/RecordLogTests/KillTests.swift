@@ -54,7 +54,9 @@ enum KillHarness {
         try? FileManager.default.removeItem(atPath: dir)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var acked: [String] = []
-        var attempted: [[String]] = []
+        // Every batch ever tried, with the round that tried it and how many of its records the
+        // last check found (so a failure tells a lost landed batch from a resurrected one).
+        var attempted: [(names: [String], round: Int, seen: Int?)] = []
         var out = Outcome()
         for round in 0..<rounds {
             let p = Process()
@@ -83,7 +85,7 @@ enum KillHarness {
                     acked += parts[2].split(separator: ",").map(String.init)
                     out.acknowledged += 1
                 } else if parts.first == "try", parts.count == 2 {
-                    attempted.append(parts[1].split(separator: ",").map(String.init))
+                    attempted.append((parts[1].split(separator: ",").map(String.init), round, nil))
                 } else if parts.first == "error" {
                     out.failures.append("round \(round): writer said \(line)")
                 }
@@ -95,11 +97,17 @@ enum KillHarness {
             for name in acked where !live.contains(name) {
                 out.failures.append("round \(round): acknowledged \(name) is missing")
             }
-            for batch in attempted {
-                let present = batch.filter { live.contains($0) }.count
-                if present != 0 && present != batch.count {
-                    out.failures.append("round \(round): batch \(batch) is partly present (\(present)/\(batch.count))")
+            for k in attempted.indices {
+                let batch = attempted[k]
+                let present = batch.names.filter { live.contains($0) }.count
+                if present != 0 && present != batch.names.count {
+                    out.failures.append(
+                        "round \(round): batch \(batch.names) (tried in round \(batch.round), "
+                            + "\(batch.seen.map { "\($0) present at the last check" } ?? "not checked before")) "
+                            + "is partly present (\(present)/\(batch.names.count)); "
+                            + "missing: \(batch.names.filter { !live.contains($0) })")
                 }
+                attempted[k].seen = present
             }
             let v = try RecordStore.verify(directory: dir)
             if v.isDamaged { out.failures.append("round \(round): verify after reopen: \(v.open)") }
