@@ -61,7 +61,12 @@ enum KillHarness {
         for round in 0..<rounds {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: writer)
-            var args = [dir, "--seed", "\(g.next() % 1_000_000)", "--segment-size", "\(16_384 + g.below(65_536))"]
+            // Names unique to the round: a pid can come back in a later round (pids wrap), and names
+            // made from it would collide with records an earlier round committed.
+            var args = [
+                dir, "--seed", "\(g.next() % 1_000_000)", "--segment-size", "\(16_384 + g.below(65_536))",
+                "--prefix", "r\(round)",
+            ]
             if g.chance(0.3) { args += ["--compact-every", "\(10 + g.below(40))"] }
             if g.chance(0.5) { args += ["--checkpoint-every", "\(5 + g.below(30))"] }
             p.arguments = args
