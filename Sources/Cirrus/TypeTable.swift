@@ -73,6 +73,7 @@ struct TypeTable: Sendable {
         nextRow = RowID(truncatingIfNeeded: base.rows.count)
         indexes = try Self.baseIndexes(
             base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize)
+        tombstoneDeadRows()
     }
 
     /// The record of `row` (API form), nil if the row is deleted or never existed.

@@ -172,32 +172,49 @@ struct StaticOrdered: Sendable {
 struct LayeredKeys<S: StaticKeys> {
     typealias K = S.K
     let delta: BPlusTree<K>
-    let base: S?
+    /// The static layers, oldest first (their row ranges ascend).
+    let bases: [S]
     let tomb: BPlusTree<K>
     let removed: RowBitmap
 
     func count(_ lo: Position<K>?, _ hi: Position<K>?) -> Int {
         var n = delta.count(lo, hi)
-        if let base { n += base.range(lo, hi).count - (tomb.count == 0 ? 0 : tomb.count(lo, hi)) }
+        guard !bases.isEmpty else { return n }
+        for b in bases { n += b.range(lo, hi).count }
+        if tomb.count > 0 { n -= tomb.count(lo, hi) }
         return n
     }
 
-    /// Entries in [lo, hi) in the given direction: the base's (skipping removed rows) merged with
-    /// the delta's by (key, row).
+    /// Entries in [lo, hi) in the given direction: the layers' (skipping removed rows) merged
+    /// with the delta's by (key, row).
     func visit(_ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection, _ body: (K, RowID) -> Bool) {
-        guard let base else { return delta.visit(lo, hi, dir, body) }
+        guard !bases.isEmpty else { return delta.visit(lo, hi, dir, body) }
         var d: [(K, RowID)] = []
         delta.visit(lo, hi, dir) { k, r in
             d.append((k, r))
             return true
         }
+        if bases.count == 1 {
+            visitOne(bases[0], d, lo, hi, dir, body)
+        } else {
+            visitMany(d, lo, hi, dir, body)
+        }
+    }
+
+    @inline(__always)
+    static func before(_ a: (K, RowID), _ b: (K, RowID), _ dir: ScanDirection) -> Bool {
+        let less = a.0 < b.0 || (!(b.0 < a.0) && a.1 < b.1)
+        return dir == .ascending ? less : !less
+    }
+
+    /// One static layer merged with the delta's entries `d` (the common case: a tight loop).
+    func visitOne(
+        _ base: S, _ d: [(K, RowID)], _ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection,
+        _ body: (K, RowID) -> Bool
+    ) {
         var j = 0
         let r = base.range(lo, hi)
         let skip = removed.count > 0
-        func before(_ a: (K, RowID), _ b: (K, RowID)) -> Bool {
-            let less = a.0 < b.0 || (!(b.0 < a.0) && a.1 < b.1)
-            return dir == .ascending ? less : !less
-        }
         let step = dir == .ascending ? 1 : -1
         let first = dir == .ascending ? r.lowerBound : r.upperBound - 1
         for i in stride(from: first, through: dir == .ascending ? r.upperBound - 1 : r.lowerBound, by: step)
@@ -205,7 +222,7 @@ struct LayeredKeys<S: StaticKeys> {
             let row = base.row(i)
             if skip && removed.contains(Int(row)) { continue }
             let k = base.key(i)
-            while j < d.count, before(d[j], (k, row)) {
+            while j < d.count, Self.before(d[j], (k, row), dir) {
                 if !body(d[j].0, d[j].1) { return }
                 j += 1
             }
@@ -217,14 +234,68 @@ struct LayeredKeys<S: StaticKeys> {
         }
     }
 
-    /// Rows of entries equal to `key`, ascending by row (base rows come before delta rows).
+    /// Several static layers and the delta: a k-way merge, the next entry chosen by a linear
+    /// look at each layer's head (there are few layers: a checkpoint keeps them logarithmic).
+    func visitMany(
+        _ d: [(K, RowID)], _ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection,
+        _ body: (K, RowID) -> Bool
+    ) {
+        let asc = dir == .ascending
+        let step = asc ? 1 : -1
+        let skip = removed.count > 0
+        var at: [Int] = []
+        var stop: [Int] = []
+        for b in bases {
+            let r = b.range(lo, hi)
+            at.append(asc ? r.lowerBound : r.upperBound - 1)
+            stop.append(asc ? r.upperBound : r.lowerBound - 1)
+        }
+        var heads: [(K, RowID)?] = Array(repeating: nil, count: bases.count)
+        func load(_ k: Int) {
+            while at[k] != stop[k] {
+                let row = bases[k].row(at[k])
+                if skip && removed.contains(Int(row)) {
+                    at[k] += step
+                    continue
+                }
+                heads[k] = (bases[k].key(at[k]), row)
+                return
+            }
+            heads[k] = nil
+        }
+        for k in bases.indices { load(k) }
+        var j = 0
+        while true {
+            var best = -1
+            for k in bases.indices {
+                guard let h = heads[k] else { continue }
+                if best < 0 || Self.before(h, heads[best]!, dir) { best = k }
+            }
+            guard best >= 0, let h = heads[best] else { break }
+            while j < d.count, Self.before(d[j], h, dir) {
+                if !body(d[j].0, d[j].1) { return }
+                j += 1
+            }
+            if !body(h.0, h.1) { return }
+            at[best] += step
+            load(best)
+        }
+        while j < d.count {
+            if !body(d[j].0, d[j].1) { return }
+            j += 1
+        }
+    }
+
+    /// Rows of entries equal to `key`, ascending by row (layers in row order, then the delta).
     func rowsEqual(_ key: K) -> [RowID] {
-        guard let base else { return delta.rowsEqual(key) }
+        guard !bases.isEmpty else { return delta.rowsEqual(key) }
         var out: [RowID] = []
         let skip = removed.count > 0
-        for i in base.range((key, 0), (key, afterKey)) {
-            let row = base.row(i)
-            if !(skip && removed.contains(Int(row))) { out.append(row) }
+        for base in bases {
+            for i in base.range((key, 0), (key, afterKey)) {
+                let row = base.row(i)
+                if !(skip && removed.contains(Int(row))) { out.append(row) }
+            }
         }
         return out + delta.rowsEqual(key)
     }
@@ -236,5 +307,38 @@ struct LayeredKeys<S: StaticKeys> {
             return true
         }
         return out
+    }
+}
+
+/// Which rows each static layer of a table's base covers: layer k holds rows
+/// `starts[k]..<starts[k + 1]` (the last one ends at `rowCount`). Row ids are absolute, so a
+/// layer's index entries never change when later layers are added.
+public struct BaseLayers: Sendable, Hashable {
+    /// The first row of each layer, ascending.
+    public private(set) var starts: [Int] = []
+    /// Rows in every layer.
+    public private(set) var rowCount = 0
+
+    /// No layers.
+    public init() {}
+
+    /// Layers of the given row counts, oldest first.
+    public init(rowCounts: [Int]) {
+        for n in rowCounts {
+            starts.append(rowCount)
+            rowCount += n
+        }
+    }
+
+    /// The layer holding `row`, nil when it is past every layer.
+    public func layer(of row: Int) -> Int? {
+        guard row >= 0, row < rowCount, !starts.isEmpty else { return nil }
+        var lo = 0
+        var hi = starts.count - 1
+        while lo < hi {
+            let m = (lo + hi + 1) / 2
+            if starts[m] <= row { lo = m } else { hi = m - 1 }
+        }
+        return lo
     }
 }

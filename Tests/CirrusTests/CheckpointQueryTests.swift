@@ -107,7 +107,7 @@ import Testing
         try c.close()
         let dir = env.dir + "/development"
         let m = try Manifest.decode(env.fs.read(dir + "/CURRENT")).get()
-        let n = try #require(m.checkpoint?.tables.values.first?.indexes)
+        let n = try #require(m.checkpoint?.tables.values.first?.first?.indexes)
         let path = dir + "/" + DataSegmentFormat.fileName(n)
         let seg = try DataSegment.open(path, fileSystem: env.fs)
         let s = try #require(seg.sections.first { $0.name == "ordered:u.n" })
