@@ -256,8 +256,7 @@ public struct RecordIndexes: Sendable {
                 add(row, rec)
                 rowCount += 1
             case .update(let row, let old, let new):
-                removeEntries(row, old)
-                add(row, new)
+                updateEntries(row, old, new)
             case .delete(let row, let rec):
                 removeEntries(row, rec)
                 rowCount -= 1
@@ -274,6 +273,52 @@ public struct RecordIndexes: Sendable {
         if text != nil { text?.insert(row: row, texts: Self.texts(searchableFields, rec)) }
         for name in Array(spatial.keys) {
             if case .location(let l) = rec.fields[name] { spatial[name]?.insert(row: row, location: l) }
+        }
+    }
+
+    /// Re-indexes only the fields whose value changed: an update of one field of a record (the
+    /// common write) costs that field's index, not every index of the type.
+    mutating func updateEntries(_ row: RowID, _ old: Record, _ new: Record) {
+        for field in Array(ordered.keys) {
+            let a = Self.value(field, old)
+            let b = Self.value(field, new)
+            if Self.same(a, b) { continue }
+            if let a { ordered[field]?.remove(a, row: row) }
+            if let b { ordered[field]?.insert(b, row: row) }
+        }
+        if text != nil {
+            let a = Self.texts(searchableFields, old)
+            let b = Self.texts(searchableFields, new)
+            if a.count != b.count || !zip(a, b).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) {
+                text?.remove(row: row, texts: a)
+                text?.insert(row: row, texts: b)
+            }
+        }
+        for name in Array(spatial.keys) {
+            let a = Self.location(name, old)
+            let b = Self.location(name, new)
+            if a == b { continue }
+            spatial[name]?.remove(row: row, indexed: a?.hasValidCoordinates == true)
+            if let b { spatial[name]?.insert(row: row, location: b) }
+        }
+    }
+
+    /// Whether two values index identically: equal, and of the same kind (3 and 3.0 are equal
+    /// values but need not share a key, so they count as a change).
+    static func same(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (let x?, let y?): return x == y && sameKind(x, y)
+        default: return false
+        }
+    }
+
+    static func sameKind(_ x: FieldValue, _ y: FieldValue) -> Bool {
+        switch (x, y) {
+        case (.int64, .double), (.double, .int64): return false
+        case (.list(let a), .list(let b)): return a.count == b.count && zip(a, b).allSatisfy { sameKind($0, $1) }
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        default: return true
         }
     }
 
