@@ -215,7 +215,8 @@ import Testing
             "p\(i)", "Place",
             [
                 "n": .int64(Int64((i + v) % 11)), "name": .string("place \(i % 17) word\(i % 5)"),
-                "loc": .location(Location(latitude: Double((i * 7) % 90) - 45, longitude: Double((i * 13) % 360) - 180)),
+                "loc": .location(
+                    Location(latitude: Double((i * 7) % 90) - 45, longitude: Double((i * 13) % 360) - 180)),
             ])
     }
 
@@ -239,7 +240,8 @@ import Testing
         var live: [Int: Int] = [:]  // id → version
         func save(_ ids: [Int]) async throws {
             for i in ids { live[i, default: -1] += 1 }
-            _ = try await db.modifyRecords(saving: ids.map { place($0, v: live[$0]!) }, deleting: [], savePolicy: .allKeys)
+            _ = try await db.modifyRecords(
+                saving: ids.map { place($0, v: live[$0]!) }, deleting: [], savePolicy: .allKeys)
         }
         try await save(Array(0..<200))
         try c.checkpoint()
@@ -261,7 +263,8 @@ import Testing
             RecordQuery(recordType: "Place", predicate: "n == 3"),
             RecordQuery(recordType: "Place", predicate: "n >= 4", sortDescriptors: [.field("n", ascending: false)]),
             RecordQuery(recordType: "Place", predicate: "n < 6", sortDescriptors: [.field("name", ascending: true)]),
-            RecordQuery(recordType: "Place", predicate: "n IN {1, 2, 9}", sortDescriptors: [.field("n", ascending: true)]),
+            RecordQuery(
+                recordType: "Place", predicate: "n IN {1, 2, 9}", sortDescriptors: [.field("n", ascending: true)]),
             RecordQuery(recordType: "Place", predicate: "name BEGINSWITH 'place 1'"),
             RecordQuery(recordType: "Place", predicate: "self CONTAINS 'word3'"),
             RecordQuery(
