@@ -185,6 +185,16 @@ public struct BaseRows: Sendable {
     /// are then in id order), else nil.
     public var singleZoneName: String? { layers.count == 1 ? layers[0].rows.singleZoneName : nil }
 
+    /// Compares the ids of rows `a` and `b` in `RecordID` order — record name, then zone name —
+    /// from their key bytes: <0, 0, >0. A damaged key sorts first.
+    public func compareIDs(_ a: Int, _ b: Int) -> Int {
+        guard let (la, i) = locate(a), let (lb, j) = locate(b), let (za, na) = la.rows.keyBytes(i),
+            let (zb, nb) = lb.rows.keyBytes(j)
+        else { return locate(a) == nil ? -1 : 1 }
+        let c = RowKeyOrder.compare(na, nb)
+        return c != 0 ? c : RowKeyOrder.compare(za, zb)
+    }
+
     /// The live row of a record id, nil when the base has no live version of it. The newest
     /// layer holding the id has its latest version; older versions are dead. O(layers · log n).
     public func row(of id: RecordID) -> Int? {
