@@ -85,22 +85,21 @@ public struct BaseRows: Sendable {
     public let dead: RowBitmap
     /// Dead rows per layer.
     let deadPerLayer: [Int]
+    /// Which rows each layer covers.
+    public let starts: BaseLayers
     /// Rows in every layer, live or dead.
-    public let count: Int
+    public var count: Int { starts.rowCount }
 
     /// The rows of `layers` (oldest first, each starting where the previous one ends).
     public init(layers: [BaseLayer]) {
         self.layers = layers
+        starts = BaseLayers(rowCounts: layers.map(\.rows.count))
         var dead = RowBitmap()
         var per = Array(repeating: 0, count: layers.count)
-        var total = 0
-        for l in layers { total += l.rows.count }
-        count = total
-        let starts = layers.map(\.start)
         for l in layers {
             for r in l.dead where !dead.contains(Int(r)) {
                 dead.insert(Int(r))
-                if let k = Self.layer(of: Int(r), starts: starts, count: total) { per[k] += 1 }
+                if let k = starts.layer(of: Int(r)) { per[k] += 1 }
             }
         }
         self.dead = dead
@@ -118,31 +117,14 @@ public struct BaseRows: Sendable {
     /// Live rows of layer `k`.
     public func liveCount(layer k: Int) -> Int { layers[k].rows.count - deadPerLayer[k] }
 
-    static func layer(of row: Int, starts: [Int], count: Int) -> Int? {
-        guard row >= 0, row < count, !starts.isEmpty else { return nil }
-        var lo = 0
-        var hi = starts.count - 1
-        while lo < hi {
-            let m = (lo + hi + 1) / 2
-            if starts[m] <= row { lo = m } else { hi = m - 1 }
-        }
-        return lo
-    }
-
     /// The layer and the row within it of table row `i`, nil when out of range.
     @inline(__always)
     func locate(_ i: Int) -> (BaseLayer, Int)? {
         if layers.count == 1 {
             return i >= 0 && i < count ? (layers[0], i) : nil
         }
-        var lo = 0
-        var hi = layers.count - 1
-        guard i >= 0, i < count, hi >= 0 else { return nil }
-        while lo < hi {
-            let m = (lo + hi + 1) / 2
-            if layers[m].start <= i { lo = m } else { hi = m - 1 }
-        }
-        let l = layers[lo]
+        guard let k = starts.layer(of: i) else { return nil }
+        let l = layers[k]
         return (l, i - l.start)
     }
 

@@ -338,9 +338,7 @@ extension RecordStore {
             for r in newDead[key] ?? [] where !dead.contains(r) {
                 dead.insert(r)
                 died.append(r)
-                if let k = BaseRows.layer(of: r, starts: oldLayers.map(\.start), count: old?.rows.count ?? 0) {
-                    live[k] -= 1
-                }
+                if let k = old?.rows.starts.layer(of: r) { live[k] -= 1 }
             }
             // Which layers to merge with the new one: the newest, while the one before them
             // holds no more live rows than they do together (a binary counter).
