@@ -4,12 +4,15 @@
 //   {"version": 1,
 //    "apiTokens":     [{"sha256": "…", "label": "…", "created": 1700000000000}],
 //    "webAuthTokens": [{"sha256": "…", "user": "_alice", "created": …}],
-//    "serverKeys":    [{"keyID": "…", "publicKey": "-----BEGIN PUBLIC KEY-----…", "user": "_server", "created": …}]}
+//    "serverKeys":    [{"keyID": "…", "publicKey": "-----BEGIN PUBLIC KEY-----…", "user": "_server", "created": …}],
+//    "managementTokens": [{"sha256": "…", "label": "…", "created": …}]}
 //
 // Tokens are stored as SHA-256 digests: the file never holds a usable token, and `cirrus token
 // create` prints each token once. An API token (`ckAPIToken`) admits a request to the container;
 // a web auth token (`ckWebAuthToken`) makes it act as a user; a server key signs server-to-server
-// requests (RequestSigning.swift) that act as the key's user in the public database.
+// requests (RequestSigning.swift) that act as the key's user in the public database. A management
+// token (CloudKit's name for cktool's schema token) is needed, besides the API token, for what
+// changes the container as a whole: promoting the schema to production.
 //
 // The file is replaced atomically (write, fsync, rename, fsync directory) and read loudly: a file
 // that exists but does not parse stops the server (and the command) naming it, never an empty set
@@ -67,6 +70,8 @@ public struct Credentials: Sendable, Equatable {
     public var webAuthTokens: [WebAuthToken] = []
     /// Server-to-server keys.
     public var serverKeys: [ServerKey] = []
+    /// Management tokens (by digest; `label` as an API token's): they allow schema promotion.
+    public var managementTokens: [APIToken] = []
 
     /// No credentials.
     public init() {}
@@ -154,6 +159,16 @@ public struct Credentials: Sendable, Equatable {
                         ])
                     })
             ),
+            (
+                "managementTokens",
+                .array(
+                    managementTokens.map {
+                        .object([
+                            ("sha256", .string($0.sha256)), ("label", .string($0.label)),
+                            ("created", .integer($0.created)),
+                        ])
+                    })
+            ),
         ])
     }
 
@@ -174,6 +189,12 @@ public struct Credentials: Sendable, Equatable {
             apiTokens.append(
                 APIToken(
                     sha256: try string(o, "sha256", "apiTokens", i), label: o["label"]?.stringValue ?? "",
+                    created: o["created"]?.int64Value ?? 0))
+        }
+        for (i, o) in try list("managementTokens").enumerated() {
+            managementTokens.append(
+                APIToken(
+                    sha256: try string(o, "sha256", "managementTokens", i), label: o["label"]?.stringValue ?? "",
                     created: o["created"]?.int64Value ?? 0))
         }
         for (i, o) in try list("webAuthTokens").enumerated() {
@@ -242,6 +263,11 @@ final class CredentialStore: @unchecked Sendable {
     func isAPIToken(_ token: String) -> Bool {
         let d = Credentials.digest(token)
         return find { c, _ in c.apiTokens.contains { $0.sha256 == d } ? true : nil } ?? false
+    }
+
+    func isManagementToken(_ token: String) -> Bool {
+        let d = Credentials.digest(token)
+        return find { c, _ in c.managementTokens.contains { $0.sha256 == d } ? true : nil } ?? false
     }
 
     func user(forWebAuthToken token: String) -> String? {

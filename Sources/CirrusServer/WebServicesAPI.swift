@@ -11,7 +11,8 @@
 // operation, which parses its body (errors name the path inside it: `query.filterBy[1].comparator`)
 // and calls the Database façade. Queries from JSON become a format string and arguments
 // (`QueryFilter.predicateFormat`) and go through the same checker, planner and executor as any
-// other query. Operations: WebServicesAPI+Records.swift, WebServicesAPI+Zones.swift.
+// other query. Operations: WebServicesAPI+Records.swift, WebServicesAPI+Zones.swift, …;
+// schema promotion (which also needs a management token): WebServicesAPI+Deployment.swift.
 //
 // Nothing a client sends may crash the server: every failure is a CloudKit error object.
 
@@ -161,6 +162,9 @@ public final class WebServicesAPI: Sendable {
             let body = try JSONBody(request.body, method: request.method)
             let base = Self.origin(request.headers["host"]) + route.base
             if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
+            if route.operation == Self.promoteOperation {
+                return WebResponse(body: try promoteSchema(request, body, route: route))
+            }
             let answer = try await perform(route.operation, body, db: db, route: route)
             return WebResponse(body: Self.addingDownloadURLs(answer, base: base))
         } catch {
@@ -213,6 +217,7 @@ public final class WebServicesAPI: Sendable {
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
         "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check", "cirrus/explain",
+        "cirrus/schema/promote",
     ]
 
     // MARK: authentication
