@@ -158,7 +158,7 @@ import Testing
                 #expect(html.contains(#"data-container="iCloud.test.cirrus""#))
                 #expect(!html.contains("http://") && !html.contains("https://"))
             }
-            for file in ["dashboard.js", "api.js", "dashboard.css"] {
+            for file in ["dashboard.js", "api.js", "map.js", "world.js", "dashboard.css"] {
                 try await client.execute(uri: "/dashboard/\(file)", method: .get) { response in
                     #expect(response.status == .ok, "\(file)")
                     #expect(!String(buffer: response.body).contains("https://"), "\(file)")
