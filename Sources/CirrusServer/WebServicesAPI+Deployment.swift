@@ -90,7 +90,8 @@ extension WebServicesAPI {
                 if of.type != f.type {
                     out.append(("field \(t.name).\(f.name) retyped \(of.type) → \(f.type)", true))
                 } else if of.options != f.options {
-                    out.append(("indexes of \(t.name).\(f.name): \(options(of.options)) → \(options(f.options))", false))
+                    out.append(
+                        ("indexes of \(t.name).\(f.name): \(options(of.options)) → \(options(f.options))", false))
                 }
             }
         }
