@@ -9,8 +9,10 @@ count runs wrk (2 threads, S seconds) against
   - records/query: a selective query, `bucket == k` for k cycling over the buckets (10 records
     each, resultsLimit 20), read by an anonymous caller in the public database;
   - records/modify: one forceReplace of a random seeded record per request, as _alice;
-and prints requests/s, p50, p99, errors (non-2xx and socket errors) and the server's resident
-memory (VmRSS, and VmHWM: its peak) after each run. Bounded: 2 × len(connections) runs of S s.
+and prints requests/s, p50, p99, errors (non-2xx and socket errors), the server's resident
+memory (VmRSS, and VmHWM: its peak) after each run, and the server's CPU time (user + system)
+per request — the figure to compare across runs on a machine shared with other work, where
+requests/s moves with the load average (printed too). Bounded: 2 × len(connections) runs of S s.
 
 --soak SECONDS is the leak check instead: one wrk of records/query at 16 connections for SECONDS
 (with --soak-writes, a second wrk of records/modify at 4 connections beside it), the server's
@@ -64,6 +66,13 @@ def memory(pid):
         status = f.read()
     get = lambda key: int(re.search(rf"{key}:\s+(\d+) kB", status).group(1)) // 1024
     return get("VmRSS"), get("VmHWM")
+
+
+def cpu_seconds(pid):
+    """User + system CPU time the process has used, in seconds (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def seconds_of(text):
@@ -196,13 +205,16 @@ def main():
         print(f"{args.records} records seeded; server RSS {rss} MB; wrk: 2 threads, {args.seconds} s per run; "
               f"load average {os.getloadavg()[0]:.2f}")
         print(f"{'operation':<16}{'conns':>6}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>8}"
-              f"{'RSS MB':>8}{'peak MB':>9}")
+              f"{'RSS MB':>8}{'peak MB':>9}{'CPU µs/req':>11}")
         for op, script, user in [("records/query", "query.lua", None), ("records/modify", "modify.lua", server.alice)]:
             for c in [int(x) for x in args.connections.split(",")]:
+                cpu = cpu_seconds(server.process.pid)
                 rps, p50, p99, total, errors = wrk(url(op, user), os.path.join(scripts, script), c, args.seconds)
+                per = (cpu_seconds(server.process.pid) - cpu) / max(1, total) * 1e6
                 rss, peak = memory(server.process.pid)
                 failed = failed or errors > 0
-                print(f"{op:<16}{c:>6}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{total:>10}{errors:>8}{rss:>8}{peak:>9}")
+                print(f"{op:<16}{c:>6}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{total:>10}{errors:>8}{rss:>8}{peak:>9}"
+                      f"{per:>11.0f}")
         # The answers were right, not just fast: one query checked by hand after the load.
         request = urllib.request.Request(url("records/query"), method="POST", data=json.dumps(
             {"query": {"recordType": "Place", "filterBy": [{"fieldName": "bucket", "comparator": "EQUALS",

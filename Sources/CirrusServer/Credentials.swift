@@ -226,6 +226,10 @@ final class CredentialStore: @unchecked Sendable {
     private var current: Credentials
     private var lastReload: Date
     private var keys: [String: (P256.Signing.PublicKey, String)] = [:]
+    /// Tokens already found valid, by their text (hashing one costs a SHA-256 per request): only
+    /// hits are kept, so the caches hold at most the file's tokens; emptied when the file is re-read.
+    private var knownAPITokens: Set<String> = []
+    private var knownWebAuthTokens: [String: String] = [:]
 
     init(directory: String, fileSystem: any FileSystem) throws(CredentialsError) {
         self.directory = directory
@@ -256,13 +260,18 @@ final class CredentialStore: @unchecked Sendable {
             guard let fresh = try? Credentials.load(directory: directory, fileSystem: fileSystem) else { return nil }
             current = fresh
             keys = Self.parsedKeys(fresh)
+            knownAPITokens = []
+            knownWebAuthTokens = [:]
             return lookup(current, keys)
         }
     }
 
     func isAPIToken(_ token: String) -> Bool {
+        if lock.withLock({ knownAPITokens.contains(token) }) { return true }
         let d = Credentials.digest(token)
-        return find { c, _ in c.apiTokens.contains { $0.sha256 == d } ? true : nil } ?? false
+        let valid = find { c, _ in c.apiTokens.contains { $0.sha256 == d } ? true : nil } ?? false
+        if valid { lock.withLock { _ = knownAPITokens.insert(token) } }
+        return valid
     }
 
     func isManagementToken(_ token: String) -> Bool {
@@ -271,8 +280,11 @@ final class CredentialStore: @unchecked Sendable {
     }
 
     func user(forWebAuthToken token: String) -> String? {
+        if let user = lock.withLock({ knownWebAuthTokens[token] }) { return user }
         let d = Credentials.digest(token)
-        return find { c, _ in c.webAuthTokens.first { $0.sha256 == d }?.user }
+        let user = find { c, _ in c.webAuthTokens.first { $0.sha256 == d }?.user }
+        if let user { lock.withLock { knownWebAuthTokens[token] = user } }
+        return user
     }
 
     func serverKey(_ keyID: String) -> (P256.Signing.PublicKey, String)? {
