@@ -52,22 +52,41 @@ public struct WebResponse: Sendable {
     /// The HTTP status.
     public var status: Int
     /// The JSON answer (ignored when `bytes` is set).
-    public var body: JSONValue
+    public var body: JSONValue {
+        get { records?.json ?? stored }
+        set {
+            stored = newValue
+            records = nil
+        }
+    }
     /// Raw content instead of JSON, with its content type.
     public var bytes: (content: [UInt8], contentType: String)?
+    private var stored: JSONValue
+    /// A records/query answer, kept as records so that `jsonBytes` writes it without a JSONValue.
+    private var records: RecordsPage?
 
     /// A JSON response.
     public init(status: Int = 200, body: JSONValue) {
         self.status = status
-        self.body = body
+        self.stored = body
     }
 
     /// A response of raw bytes.
     public init(status: Int = 200, bytes: [UInt8], contentType: String) {
         self.status = status
-        self.body = .null
+        self.stored = .null
         self.bytes = (bytes, contentType)
     }
+
+    /// A records/query answer.
+    init(records: RecordsPage) {
+        self.status = 200
+        self.stored = .null
+        self.records = records
+    }
+
+    /// The JSON answer as UTF-8 bytes (what goes over the wire).
+    var jsonBytes: [UInt8] { records?.bytes ?? stored.jsonBytes }
 
     init(_ e: WebServicesError) { self.init(status: e.code.status, body: e.json) }
 }
@@ -164,6 +183,11 @@ public final class WebServicesAPI: Sendable {
             if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
             if route.operation == Self.promoteOperation {
                 return WebResponse(body: try promoteSchema(request, body, route: route))
+            }
+            if route.operation == "records/query" {
+                let page = try await queryPage(body, db: db)
+                guard page.hasAssets else { return WebResponse(records: page) }
+                return WebResponse(body: Self.addingDownloadURLs(page.json, base: base))
             }
             let answer = try await perform(route.operation, body, db: db, route: route)
             // Rebuilding the answer costs a copy of it: only when it has an asset to link.
