@@ -25,7 +25,13 @@ struct RecordsPage: Sendable {
     var hasAssets: Bool {
         items.contains { item in
             guard case .success(let r) = item.1 else { return false }
-            return r.fields.values.contains { $0.scalarType == .asset }
+            return r.fields.values.contains { v in
+                switch v {
+                case .asset: true
+                case .list(let items): items.contains { if case .asset = $0 { true } else { false } }
+                default: false
+                }
+            }
         }
     }
 
@@ -79,9 +85,28 @@ struct RecordsPage: Sendable {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONValue.writeString(name, to: &out)
             out.append(UInt8(ascii: ":"))
-            JSONValue.write(value.webServicesJSON, to: &out)
+            writeField(value, to: &out)
         }
         out += "}}".utf8
+    }
+
+    /// `value.webServicesJSON`, written; the common scalars without building it.
+    static func writeField(_ value: FieldValue, to out: inout [UInt8]) {
+        switch value {
+        case .string(let s):
+            out += #"{"value":"#.utf8
+            JSONValue.writeString(s, to: &out)
+            out += #","type":"STRING"}"#.utf8
+        case .int64(let i):
+            out += #"{"value":"#.utf8
+            JSONValue.writeInteger(i, to: &out)
+            out += #","type":"INT64"}"#.utf8
+        case .date(let t):
+            out += #"{"value":"#.utf8
+            JSONValue.writeInteger(t.millisecondsSince1970, to: &out)
+            out += #","type":"TIMESTAMP"}"#.utf8
+        default: JSONValue.write(value.webServicesJSON, to: &out)
+        }
     }
 
     /// A `created` or `modified` object: `{"timestamp", "userRecordName", "userZoneID"?}`.

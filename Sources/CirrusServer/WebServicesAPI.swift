@@ -179,7 +179,7 @@ public final class WebServicesAPI: Sendable {
                     "the request body has \(request.body.count) bytes; the limit is \(limits.maximumBodyBytes)")
             }
             let body = try JSONBody(request.body, method: request.method)
-            let base = Self.origin(request.headers["host"]) + route.base
+            var base: String { Self.origin(request.headers["host"]) + route.base }  // for URLs in answers
             if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
             if route.operation == Self.promoteOperation {
                 return WebResponse(body: try promoteSchema(request, body, route: route))
@@ -308,8 +308,10 @@ struct Route {
     var operation: String
     /// The path from `/database/` on, which a server-to-server signature covers.
     var subpath: String
+    /// The container the path names.
+    var container: String
     /// `/database/1/{container}/{environment}/{database}`: where operation paths start.
-    var base: String
+    var base: String { "/database/1/\(container)/\(environment.rawValue)/\(database)" }
 
     init(path: String, container: String) throws(WebServicesError) {
         // Five parts and the rest (the operation), as substrings: this runs for every request.
@@ -340,6 +342,6 @@ struct Route {
         database = String(parts[4])
         operation = String(rest)
         subpath = path
-        base = "/database/1/\(container)/\(env.rawValue)/\(database)"
+        self.container = container
     }
 }
