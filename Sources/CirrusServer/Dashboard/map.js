@@ -227,7 +227,7 @@ export class WorldMap {
     const step = [30, 10, 5, 2, 1, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002].find((s) => h / s >= 3) ?? 0.001;
     const lines = [];
     const labels = [];
-    const size = h / 28;
+    const size = h / 40;
     const decimals = Math.max(0, -Math.floor(Math.log10(step)));
     for (let gx = Math.ceil(x / step) * step; gx <= x + w; gx += step) {
       lines.push(`M${gx} ${Math.max(0, y)}V${Math.min(180, y + h)}`);
