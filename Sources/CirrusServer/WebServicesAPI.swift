@@ -315,7 +315,10 @@ struct Route {
 
     init(path: String, container: String) throws(WebServicesError) {
         // Five parts and the rest (the operation), as substrings: this runs for every request.
-        let parts = path.split(separator: "/", maxSplits: 5, omittingEmptySubsequences: true)
+        // Split as UTF-8 bytes: splitting a String walks grapheme clusters, which cost more than
+        // the rest of the route. "/" is ASCII, so the pieces are whole scalars.
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), maxSplits: 5, omittingEmptySubsequences: true)
+            .map { Substring($0) }
         var rest = parts.count == 6 ? parts[5] : ""
         if rest.hasPrefix("/") || rest.hasSuffix("/") || rest.contains("//") {
             rest = Substring(rest.split(separator: "/").joined(separator: "/"))

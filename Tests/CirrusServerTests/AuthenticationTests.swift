@@ -175,6 +175,14 @@ import Testing
             ),
             ("/database/1/\(ServerFixture.container)/development/public/records/frobnicate", "unknown operation"),
             ("/elsewhere", "paths are /database/1/"),
+            (
+                "/database/1/iCloud.é🇫🇷/development/public/zones/list",
+                #"this server holds container "iCloud.test.cirrus", not "iCloud.é🇫🇷""#
+            ),
+            (
+                "/database/1/\(ServerFixture.container)/development/public/records/qu€ry/",
+                #"unknown operation "records/qu€ry""#
+            ),
         ] {
             let r = await f.api.handle(WebRequest(method: "POST", path: path, query: ["ckAPIToken": f.apiToken]))
             #expect(r.status == 404, "\(path)")
