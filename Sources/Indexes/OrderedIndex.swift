@@ -182,11 +182,11 @@ public struct OrderedIndex: Sendable {
         let base = bases[layer]
         if family.isFixed {
             return Self.countKeys(of: value, family, Self.fixedKey) { k in
-                base.fixed?.range((k, r), (k, r + 1)).count == 1 && tombFixed.insert(k, row)
+                base.fixed?.contains(k, row: r) == true && tombFixed.insert(k, row)
             }
         }
         return Self.countKeys(of: value, family, KeyEncoding.varKey) { k in
-            base.variable?.range((k, r), (k, r + 1)).count == 1 && tombVar.insert(k, row)
+            base.variable?.contains(k, row: r) == true && tombVar.insert(k, row)
         }
     }
 

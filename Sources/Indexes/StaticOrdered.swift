@@ -22,6 +22,9 @@ protocol StaticKeys: Sendable {
     var count: Int { get }
     func key(_ i: Int) -> K
     func row(_ i: Int) -> RowID
+    /// Whether entry `i` is before position `p` (key, then row), without building the key when
+    /// the layout allows.
+    func isBefore(_ i: Int, _ p: Position<K>) -> Bool
 }
 
 struct StaticFixedKeys: StaticKeys {
@@ -33,6 +36,10 @@ struct StaticFixedKeys: StaticKeys {
         return FixedKey(a: s.u64(o), b: s.u64(o + 8))
     }
     @inline(__always) func row(_ i: Int) -> RowID { s.u32(StaticOrdered.headerSize + i * Self.entry + 16) }
+    @inline(__always) func isBefore(_ i: Int, _ p: Position<FixedKey>) -> Bool {
+        let k = key(i)
+        return k < p.0 || (!(p.0 < k) && UInt64(row(i)) < p.1)
+    }
 }
 
 struct StaticVarKeys: StaticKeys {
@@ -53,6 +60,32 @@ struct StaticVarKeys: StaticKeys {
         return VarKey(a: s.u64(o), b: s.u64(o + 8), tail: tail)
     }
     @inline(__always) func row(_ i: Int) -> RowID { s.u32(StaticOrdered.headerSize + i * Self.entry + 24) }
+
+    /// Entry `i`'s key against `k` (VarKey's order: a, b, then the tail bytes) read in place —
+    /// a binary search over a mapped layer allocates nothing.
+    @inline(__always) func compare(_ i: Int, _ k: VarKey) -> Int {
+        let o = StaticOrdered.headerSize + i * Self.entry
+        let a = s.u64(o)
+        if a != k.a { return a < k.a ? -1 : 1 }
+        let b = s.u64(o + 8)
+        if b != k.b { return b < k.b ? -1 : 1 }
+        let n = Int(s.u32(o + 28))
+        let t = tails + Int(truncatingIfNeeded: s.u64(o + 16))
+        // A damaged offset reads as an empty tail (verify reports the damaged block).
+        let len = n > 0 && t >= tails && t <= s.count - n ? n : 0
+        let m = min(len, k.tail.count)
+        for j in 0..<m {
+            let x = s.bytes[t + j]
+            let y = k.tail[j]
+            if x != y { return x < y ? -1 : 1 }
+        }
+        return len == k.tail.count ? 0 : (len < k.tail.count ? -1 : 1)
+    }
+
+    @inline(__always) func isBefore(_ i: Int, _ p: Position<VarKey>) -> Bool {
+        let c = compare(i, p.0)
+        return c < 0 || (c == 0 && UInt64(row(i)) < p.1)
+    }
 }
 
 extension StaticKeys {
@@ -62,10 +95,16 @@ extension StaticKeys {
         var hi = count
         while lo < hi {
             let m = (lo + hi) >> 1
-            let k = key(m)
-            if k < p.0 || (!(p.0 < k) && UInt64(row(m)) < p.1) { lo = m + 1 } else { hi = m }
+            if isBefore(m, p) { lo = m + 1 } else { hi = m }
         }
         return lo
+    }
+
+    /// Whether the entry (key, row) is in the layer: one binary search (the first entry not
+    /// before it must be before the next position).
+    func contains(_ k: K, row r: UInt64) -> Bool {
+        let i = lowerBound((k, r))
+        return i < count && isBefore(i, (k, r + 1))
     }
 
     func range(_ lo: Position<K>?, _ hi: Position<K>?) -> Range<Int> {
