@@ -9,8 +9,9 @@
 // every record. A store never checkpointed (or written by an older version) is bulk-built from
 // its log as before.
 //
-// Checkpoint: under the write lock, the store merges each changed table into a new segment and
-// asks for its index sections; the tables are then re-made over the new segments.
+// Checkpoint: under the write lock, the store writes each changed table's delta as a new layer
+// (merging layers tiered) and asks for the layer's index sections; the tables are then re-made
+// over the new layers (a table whose layers did not change is reused).
 
 import Foundation
 import Indexes

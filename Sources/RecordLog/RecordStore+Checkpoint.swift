@@ -2,9 +2,12 @@
 //
 // Steps, holding the writer token (commits wait; they resume on the new log segment):
 //  1. flush and fsync the log;
-//  2. for every table with changes since the last checkpoint (or named by the caller), merge its
-//     base rows not removed with its delta rows, in key order, into a new data segment: the
-//     `rows` section, then the caller's sections (the façade's indexes), fsync;
+//  2. for every table with changes since the last checkpoint, write its delta rows as a new
+//     layer — merged, in key order, with the newest layers while the layer before them holds no
+//     more live rows than they do (BaseRows.swift) — into a new data segment: the `rows`
+//     section and the `dead` rows of the layers it keeps; then the layer's index segment from
+//     the caller's sections (the façade's indexes), fsync; a table named by the caller gets new
+//     index segments for its layers;
 //  3. write the state segment (`state` + the caller's `user` section), fsync; fsync the directory;
 //  4. create the next log segment (header fsynced, directory fsynced);
 //  5. replace CURRENT (write-tmp, fsync, rename, fsync dir) naming the new log segment, the
