@@ -106,11 +106,6 @@ public struct BaseRows: Sendable {
         deadPerLayer = per
     }
 
-    /// One layer of a single rows section starting at row 0 with nothing dead.
-    public init(_ rows: RowSection, files: TableFiles, indexes: DataSegment?) {
-        self.init(layers: [BaseLayer(files: files, rows: rows, indexes: indexes, start: 0, dead: [])])
-    }
-
     /// Rows that are live.
     public var liveCount: Int { count - dead.count }
 
