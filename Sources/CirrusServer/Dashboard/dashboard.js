@@ -76,7 +76,7 @@ function showSchema() {
   $("sort-field").replaceChildren(new Option("(none)", ""), ...sortable.map((f) => new Option(f.name)));
 }
 
-// Checked as you type; answers of older keystrokes are dropped.
+// Checked as you type; answers of older keystrokes are not shown.
 async function check() {
   if (!state.api || !currentType()) return null;
   const seq = ++state.checkSeq;
@@ -95,7 +95,8 @@ async function check() {
     say($("check-message"), e.message, "bad");
     return null;
   }
-  if (seq !== state.checkSeq) return null;
+  // A newer check owns the display; this answer still serves the run or explain that asked.
+  if (seq !== state.checkSeq) return answer.ok ? answer : null;
   const input = $("predicate");
   if (answer.ok) {
     input.className = "good";
@@ -135,6 +136,7 @@ function hereValue() {
 
 // The query of the form (null when the predicate does not check).
 async function formQuery() {
+  clearTimeout(typing);  // this check reads the predicate as it is now
   const checked = await check();
   if (!checked) {
     say($("status"), "fix the predicate first", "error");
