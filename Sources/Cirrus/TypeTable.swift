@@ -3,14 +3,21 @@
 // the table is a snapshot of rows and indexes from the same commit. Rows below `baseCount` live
 // in the last checkpoint's mapped data segment; the rest (the delta) in memory.
 //
-// Copy-on-write throughout: records live in pages of 1 024 rows (PagedArray) and the id map in
+// Copy-on-write throughout: records live boxed in pages of 64 rows (PagedArray) and the id map in
 // 512 shards (ShardedMap), so the first write after a reader took a snapshot copies the touched
-// page/shard and the small page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
+// page/shard (64 references) and the small page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
 
 import Indexes
 import RecordLog
 import RecordModel
+
+/// A delta row's record behind one reference: a page copied after a snapshot (copy-on-write)
+/// retains each of its rows once, instead of every string and dictionary of every record.
+final class DeltaRecord: Sendable {
+    let record: Record
+    init(_ record: Record) { self.record = record }
+}
 
 /// The rows and indexes of one record type in one database.
 ///
@@ -28,7 +35,7 @@ struct TypeTable: Sendable {
     var cache: RecordCache?
     var baseRemoved = RowBitmap()
     /// Delta records by `row - baseCount`.
-    var pages = PagedArray<Record?>(fill: nil, pageShift: 10)
+    var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
     var deltaByID = ShardedMap<RowID>()
     var indexes: RecordIndexes
     var nextRow: RowID = 0
@@ -52,7 +59,7 @@ struct TypeTable: Sendable {
             let r = records[k]
             let row = RowID(truncatingIfNeeded: i)
             pages.ensure(i)
-            pages[i] = r
+            pages[i] = DeltaRecord(r)
             deltaByID[r.recordID] = row
             rows.append((row, r))
         }
@@ -87,7 +94,7 @@ struct TypeTable: Sendable {
             return cache.record(i) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
         }
         let d = i - baseCount
-        return pages.contains(d) ? pages[d] : nil
+        return pages.contains(d) ? pages[d]?.record : nil
     }
 
     /// The record of `row` with at least the user fields in `fields` (and every system field),
@@ -112,7 +119,7 @@ struct TypeTable: Sendable {
             return base.rows.recordID(i, owner: ZoneID.defaultOwnerName)
         }
         let d = i - baseCount
-        return pages.contains(d) ? pages[d]?.recordID : nil
+        return pages.contains(d) ? pages[d]?.record.recordID : nil
     }
 
     /// The row of a record (API-form id), nil if none.
@@ -168,7 +175,7 @@ struct TypeTable: Sendable {
         var delta: [(RecordID, RowID)] = []
         for row in rows[split...] {
             let d = Int(row) - baseCount
-            guard pages.contains(d), let id = pages[d]?.recordID else { continue }
+            guard pages.contains(d), let id = pages[d]?.record.recordID else { continue }
             if let zone, id.zoneID != zone { continue }
             if let after, !(after < id) { continue }
             delta.append((id, row))
@@ -231,7 +238,7 @@ struct TypeTable: Sendable {
     mutating func setDelta(_ row: RowID, _ r: Record?) {
         let d = Int(row) - baseCount
         pages.ensure(d)
-        pages[d] = r
+        pages[d] = r.map(DeltaRecord.init)
     }
 
     /// Applies saves (old, new) and deletions (old, nil) of this type; returns the changes.
