@@ -114,8 +114,8 @@ extension ContainerCore {
         return report
     }
 
-    /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded but
-    /// dead rows); a table whose layers and schema did not change since the last call is reused.
+    /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded); a
+    /// table whose layers and schema did not change since the last call is reused.
     func baseTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) -> [String: [String: TypeTable]] {
         var out: [String: [String: TypeTable]] = [:]
         var made: [TableKey: TypeTable] = [:]

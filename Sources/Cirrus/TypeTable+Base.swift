@@ -17,14 +17,19 @@ extension TypeTable {
         var layers: [IndexLayer] = []
         for l in base.layers {
             var sections: [String: SectionBytes] = [:]
+            var dead: [String: SectionBytes] = [:]
             if let seg = l.indexes {
                 for s in seg.sections {
-                    if let b = seg.section(s.name) {
+                    guard let b = seg.section(s.name) else { continue }
+                    if s.name.hasPrefix(BaseLayer.deadSectionPrefix) {
+                        let name = String(s.name.dropFirst(BaseLayer.deadSectionPrefix.count))
+                        dead[name] = SectionBytes(b, keepAlive: seg.file, name: s.name)
+                    } else {
                         sections[s.name] = SectionBytes(b, keepAlive: seg.file, name: s.name)
                     }
                 }
             }
-            layers.append(IndexLayer(rowCount: l.rows.count, sections: sections))
+            layers.append(IndexLayer(rowCount: l.rows.count, sections: sections, dead: l.dead, deadSections: dead))
         }
         return RecordIndexes(schema: schema, layers: layers, nodeSize: nodeSize) {
             var rows: [(RowID, Record)] = []
@@ -39,10 +44,15 @@ extension TypeTable {
     }
 
     /// Marks the base's dead rows (superseded or deleted in a newer layer) removed, in the row
-    /// table and in the indexes (whose mapped layers still hold their entries). Decodes each
-    /// dead row once: O(dead rows), which the checkpoint's merges keep below the table's size.
+    /// table and in the indexes (whose mapped layers still hold their entries). The layers'
+    /// `dead/` index sections say what those rows had indexed, so nothing is decoded; layers
+    /// written without them (an older version) have each dead row decoded once instead.
     mutating func tombstoneDeadRows() {
         guard let base, base.rows.dead.count > 0 else { return }
+        if indexes.deadRowsRemoved {
+            baseRemoved = base.rows.dead
+            return
+        }
         var changes: [RowChange] = []
         var seen = RowBitmap()
         for l in base.layers {

@@ -66,13 +66,27 @@ public struct OrderedIndex: Sendable {
     var baseCount: Int { layers.rowCount }
     var tombFixed: BPlusTree<FixedKey>
     var tombVar: BPlusTree<VarKey>
+    /// The entries the base layers' dead rows had, from the layers' `dead/` sections (mapped):
+    /// subtracted from counts; the rows themselves are in `removed`.
+    var deadFixed: [StaticFixedKeys] = []
+    var deadVar: [StaticVarKeys] = []
+    var deadCount = 0
     var removed = RowBitmap()
 
     var layeredFixed: LayeredKeys<StaticFixedKeys> {
-        LayeredKeys(delta: fixed, bases: fixedBases, tomb: tombFixed, removed: removed)
+        LayeredKeys(delta: fixed, bases: fixedBases, tomb: tombFixed, dead: deadFixed, removed: removed)
     }
     var layeredVar: LayeredKeys<StaticVarKeys> {
-        LayeredKeys(delta: variable, bases: varBases, tomb: tombVar, removed: removed)
+        LayeredKeys(delta: variable, bases: varBases, tomb: tombVar, dead: deadVar, removed: removed)
+    }
+
+    /// Takes the base layers' dead rows out without decoding them: `rows` are skipped by every
+    /// scan and `entries` (what those rows had indexed, in this index's family) are counted out.
+    mutating func setDead(rows: RowBitmap, entries: [StaticOrdered]) {
+        removed = rows
+        deadFixed = entries.compactMap(\.fixed)
+        deadVar = entries.compactMap(\.variable)
+        deadCount = entries.reduce(0) { $0 + $1.count }
     }
 
     /// An index over a checkpoint's static layers (`layers` says which rows each covers) plus an
@@ -152,7 +166,8 @@ public struct OrderedIndex: Sendable {
     public var count: Int {
         let delta = family.isFixed ? fixed.count : variable.count
         guard !bases.isEmpty else { return delta }
-        return delta + bases.reduce(0) { $0 + $1.count } - (family.isFixed ? tombFixed.count : tombVar.count)
+        let tombs = family.isFixed ? tombFixed.count : tombVar.count
+        return delta + bases.reduce(0) { $0 + $1.count } - deadCount - tombs
     }
 
     // MARK: maintenance

@@ -40,6 +40,13 @@ extension RecordIndexes {
                     out.append("\(recordType): text postings of '\(t)' differ from the rows")
                     break
                 }
+                // Document frequencies count out removed rows apart from the postings (dead/ sections).
+                for t in tokens where got.documentFrequency(token: t) != want.documentFrequency(token: t) {
+                    out.append(
+                        "\(recordType): \(got.documentFrequency(token: t)) rows counted for '\(t)', rows hold \(want.documentFrequency(token: t))"
+                    )
+                    break
+                }
             } else {
                 out.append("\(recordType): text index missing")
             }

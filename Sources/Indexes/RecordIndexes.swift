@@ -70,6 +70,12 @@ public struct RecordIndexes: Sendable {
     /// Sections that were missing or unreadable when mapping a checkpoint's indexes, built in
     /// memory instead (the next checkpoint writes them).
     public private(set) var rebuilt: [String] = []
+    /// Whether the base layers' dead rows (superseded or deleted in a newer layer) are out of
+    /// every index: true when there are none, or when every layer that made rows dead carries,
+    /// for each mapped index, the `dead/` section of what those rows had indexed. When false
+    /// (layers written before those sections existed), the caller removes each dead row with
+    /// its decoded record (`apply([.delete(row, record)])`).
+    public private(set) var deadRowsRemoved = true
 
     /// Builds every index the schema asks for from `rows` (bulk, sorted builds).
     public init(schema: RecordTypeSchema, rows: [(RowID, Record)], nodeSize: Int = 64) {
@@ -164,6 +170,56 @@ public struct RecordIndexes: Sendable {
             }
         }
         rowCount = starts.rowCount
+        removeDeadRows(plan, layers)
+    }
+
+    /// Takes the layers' dead rows out of the mapped indexes from their `dead/` sections, all
+    /// or nothing (see `deadRowsRemoved`); indexes rebuilt from the live rows never had them.
+    mutating func removeDeadRows(_ plan: IndexPlan, _ layers: [IndexLayer]) {
+        let killing = layers.filter { !$0.dead.isEmpty }
+        guard !killing.isEmpty else { return }
+        var dead = RowBitmap()
+        for l in killing { for r in l.dead { dead.insert(Int(r)) } }
+        let skip = Set(rebuilt)
+        func sections<T>(_ name: String, _ open: (SectionBytes) -> T?) -> [T]? {
+            var out: [T] = []
+            for l in killing {
+                guard let s = l.deadSections[name], let t = open(s) else { return nil }
+                out.append(t)
+            }
+            return out
+        }
+        var orderedDead: [(IndexedField, [StaticOrdered])] = []
+        for (field, fam) in plan.ordered where !skip.contains(Self.sectionName(field)) {
+            guard
+                let d = sections(
+                    Self.sectionName(field), { s in (try? StaticOrdered(s)).flatMap { $0.family == fam ? $0 : nil } })
+            else {
+                deadRowsRemoved = false
+                return
+            }
+            orderedDead.append((field, d))
+        }
+        var textDead: [StaticText]?
+        if !plan.searchable.isEmpty, !skip.contains(Self.textSectionName(plan.searchable)) {
+            guard let d = sections(Self.textSectionName(plan.searchable), { try? StaticText($0) }) else {
+                deadRowsRemoved = false
+                return
+            }
+            textDead = d
+        }
+        var spatialDead: [(String, Int)] = []
+        for field in plan.spatial where !skip.contains("spatial:" + field) {
+            guard let d = sections("spatial:" + field, { try? StaticRTree($0) }) else {
+                deadRowsRemoved = false
+                return
+            }
+            spatialDead.append((field, d.reduce(0) { $0 + $1.count }))
+        }
+        for (field, d) in orderedDead { ordered[field]?.setDead(rows: dead, entries: d) }
+        if let textDead { text?.setDead(rows: dead, postings: textDead) }
+        for (field, n) in spatialDead { spatial[field]?.setDead(rows: dead, points: n) }
+        rowCount -= dead.count
     }
 
     /// The index sections of a table's rows (given in row order), for a checkpoint's index segment.
@@ -349,10 +405,20 @@ public struct IndexLayer: Sendable {
     public var rowCount: Int
     /// The layer's index sections by name.
     public var sections: [String: SectionBytes]
-    /// A layer of `rowCount` rows with `sections`.
-    public init(rowCount: Int, sections: [String: SectionBytes]) {
+    /// Rows of older layers this layer made dead (absolute).
+    public var dead: [UInt32]
+    /// What those dead rows had indexed, by the same section names and in the same formats
+    /// (the index segment's sections named `dead/` + name).
+    public var deadSections: [String: SectionBytes]
+    /// A layer of `rowCount` rows with `sections`; `dead` rows of older layers, whose index
+    /// entries are in `deadSections`.
+    public init(
+        rowCount: Int, sections: [String: SectionBytes], dead: [UInt32] = [], deadSections: [String: SectionBytes] = [:]
+    ) {
         self.rowCount = rowCount
         self.sections = sections
+        self.dead = dead
+        self.deadSections = deadSections
     }
 }
 

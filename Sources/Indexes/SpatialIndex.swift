@@ -158,6 +158,13 @@ public struct SpatialIndex: Sendable {
         return true
     }
 
+    /// Takes the base layers' dead rows out without decoding them: skipped by every query;
+    /// `points` of them had a location in the layers' trees (their `dead/` sections' counts).
+    mutating func setDead(rows: RowBitmap, points: Int) {
+        removed = rows
+        baseLive -= points
+    }
+
     /// Removes a row whose record had `indexed` true when its location was in the index: for a
     /// base row the mapped tree cannot change, so the row is marked removed.
     @discardableResult

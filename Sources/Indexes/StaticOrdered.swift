@@ -214,12 +214,15 @@ struct LayeredKeys<S: StaticKeys> {
     /// The static layers, oldest first (their row ranges ascend).
     let bases: [S]
     let tomb: BPlusTree<K>
+    /// The entries of rows the layers made dead (each layer's `dead/` section): counted out.
+    let dead: [S]
     let removed: RowBitmap
 
     func count(_ lo: Position<K>?, _ hi: Position<K>?) -> Int {
         var n = delta.count(lo, hi)
         guard !bases.isEmpty else { return n }
         for b in bases { n += b.range(lo, hi).count }
+        for d in dead { n -= d.range(lo, hi).count }
         if tomb.count > 0 { n -= tomb.count(lo, hi) }
         return n
     }

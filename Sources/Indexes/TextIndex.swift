@@ -34,6 +34,15 @@ public struct TextIndex: Sendable {
     var baseCount: Int { layers.rowCount }
     var removed = RowBitmap()
     var removedCounts: [String: Int] = [:]
+    /// The postings the base layers' dead rows had (the layers' `dead/` sections, mapped):
+    /// subtracted from document frequencies; the rows themselves are in `removed`.
+    var deadBases: [StaticText] = []
+
+    /// Takes the base layers' dead rows out without decoding them (see OrderedIndex.setDead).
+    mutating func setDead(rows: RowBitmap, postings: [StaticText]) {
+        removed = rows
+        deadBases = postings
+    }
 
     /// An index over a checkpoint's static postings (`layers` says which rows each covers) plus
     /// an empty delta.
@@ -125,6 +134,7 @@ public struct TextIndex: Sendable {
     public func documentFrequency(token: String) -> Int {
         var n = terms[token].map { postings[Int($0)].count } ?? 0
         for base in bases { if let i = base.find(token) { n += base.frequency(i) } }
+        for d in deadBases { if let i = d.find(token) { n -= d.frequency(i) } }
         return n - (removedCounts[token] ?? 0)
     }
 

@@ -43,6 +43,9 @@ public struct BaseLayer: Sendable {
     }
 
     static let deadMagic: [UInt8] = Array("CRDEAD01".utf8)  //                     never change
+    /// Prefix of an index segment section holding what the layer's dead rows had indexed, in
+    /// the format of the index section named by the rest.                         never change
+    public static let deadSectionPrefix = "dead/"
 
     /// The `dead` section's bytes for `rows` (ascending).
     static func encodeDead(_ rows: [UInt32]) -> [UInt8] {

@@ -6,8 +6,9 @@
 //     layer — merged, in key order, with the newest layers while the layer before them holds no
 //     more live rows than they do (BaseRows.swift) — into a new data segment: the `rows`
 //     section and the `dead` rows of the layers it keeps; then the layer's index segment from
-//     the caller's sections (the façade's indexes), fsync; a table named by the caller gets new
-//     index segments for its layers;
+//     the caller's sections (the façade's indexes) over its rows, plus the same sections over
+//     its dead rows (named `dead/…`), fsync; a table named by the caller gets new index
+//     segments for its layers;
 //  3. write the state segment (`state` + the caller's `user` section), fsync; fsync the directory;
 //  4. create the next log segment (header fsynced, directory fsynced);
 //  5. replace CURRENT (write-tmp, fsync, rename, fsync dir) naming the new log segment, the
@@ -34,24 +35,32 @@ public struct CheckpointReport: Sendable, Hashable {
     public var bytesWritten: Int
 }
 
-/// The rows of one layer of a table in row order (table rows `start`, `start + 1`, …), decoded
-/// one at a time: what a section encoder reads to build the layer's indexes.
+/// The rows of one layer of a table in row order (table rows `start`, `start + 1`, …), or the
+/// rows of older layers that a new layer makes dead, decoded one at a time: what a section
+/// encoder reads to build a layer's indexes (and its `dead/` sections).
 public struct CheckpointRows: Sequence {
     /// The table the rows belong to.
     public let key: TableKey
-    /// The layer's rows section.
-    public let rows: RowSection
-    /// The table row of the section's first row (the layer's start): rows come out numbered
-    /// from it.
-    public let start: Int
+    enum Source {
+        /// A layer's rows section, numbered from the layer's start.
+        case layer(RowSection, start: Int)
+        /// Table rows `rows` (ascending) of the older layers in `base`.
+        case dead(BaseRows, rows: [UInt32])
+    }
+    let source: Source
     /// The first row that did not decode, seen by any iterator of this sequence.
     let failure = FirstFailure()
 
     /// The rows of one layer of a table, numbered from `start`.
     public init(key: TableKey, rows: RowSection, start: Int = 0) {
         self.key = key
-        self.rows = rows
-        self.start = start
+        source = .layer(rows, start: start)
+    }
+
+    /// The rows `dead` (table rows, ascending) of a table's base `base`.
+    init(key: TableKey, dead: [UInt32], of base: BaseRows) {
+        self.key = key
+        source = .dead(base, rows: dead)
     }
 
     /// Holds the first decoding failure of any of the (possibly concurrent) iterators.
@@ -63,32 +72,46 @@ public struct CheckpointRows: Sequence {
     }
 
     /// Number of rows.
-    public var count: Int { rows.count }
+    public var count: Int {
+        switch source {
+        case .layer(let rows, _): rows.count
+        case .dead(_, let rows): rows.count
+        }
+    }
 
     /// Decodes the rows one at a time; a row that does not decode ends the iteration (and fails the checkpoint).
     public struct Iterator: IteratorProtocol {
-        let rows: RowSection
-        let start: Int
+        let source: Source
+        let count: Int
         let failure: FirstFailure
         var i = 0
-        /// The next row and its record (storage form). The rows were just written from records,
-        /// so one that does not decode is a codec bug: it ends the iteration and the checkpoint
-        /// that reads it fails (`writeIndexSegment`), rather than index a table with a row missing.
+        /// The next row (table row number) and its record (storage form). The rows were written
+        /// from records, so one that does not decode is damage or a codec bug: it ends the
+        /// iteration and the checkpoint that reads it fails (`writeIndexSegment`), rather than
+        /// index a table with a row missing.
         public mutating func next() -> (Int, Record)? {
-            guard i < rows.count else { return nil }
+            guard i < count else { return nil }
             defer { i += 1 }
+            let row: Int
             do {
-                return (start + i, try rows.record(i))
+                switch source {
+                case .layer(let rows, let start):
+                    row = start + i
+                    return (row, try rows.record(i))
+                case .dead(let base, let rows):
+                    row = Int(rows[i])
+                    return (row, try base.record(row))
+                }
             } catch {
                 failure.record(row: i, error)
-                i = rows.count
+                i = count
                 return nil
             }
         }
     }
 
-    /// An iterator from row 0.
-    public func makeIterator() -> Iterator { Iterator(rows: rows, start: start, failure: failure) }
+    /// An iterator from the first row.
+    public func makeIterator() -> Iterator { Iterator(source: source, count: count, failure: failure) }
 }
 
 /// A checkpoint under way beside commits (see `RecordStore.beginCheckpoint()`).
@@ -303,9 +326,9 @@ extension RecordStore {
             (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName(n)))) ?? 0
         }
         func indexSegment(
-            _ rows: RowSection, start: Int, _ key: TableKey
+            _ rows: RowSection, start: Int, _ key: TableKey, dead: [UInt32], of base: BaseRows?
         ) throws -> (number: UInt64, segment: DataSegment)? {
-            let idx = try writeIndexSegment(rows, start: start, key, sections)
+            let idx = try writeIndexSegment(rows, start: start, key, sections, dead: dead, of: base)
             if let idx {
                 created.append(idx.number)
                 bytesWritten += size(idx.number)
@@ -317,7 +340,7 @@ extension RecordStore {
                 // Same rows, new indexes (a schema change added one): rewrite the index segments only.
                 var layers: [BaseLayer] = []
                 for l in t.layers {
-                    let idx = try indexSegment(l.rows, start: l.start, key)
+                    let idx = try indexSegment(l.rows, start: l.start, key, dead: l.dead, of: t.rows)
                     layers.append(
                         BaseLayer(
                             files: TableFiles(rows: l.files.rows, indexes: idx?.number), rows: l.rows,
@@ -386,7 +409,7 @@ extension RecordStore {
                 rowsWritten += rw.count
                 bytesWritten += size(n)
                 let rows = try RowSection(segment: try DataSegment.open(path, fileSystem: fileSystem))
-                let idx = try indexSegment(rows, start: start, key)
+                let idx = try indexSegment(rows, start: start, key, dead: deadBelow.map { UInt32($0) }, of: old?.rows)
                 layers.append(
                     BaseLayer(
                         files: TableFiles(rows: n, indexes: idx?.number), rows: rows, indexes: idx?.segment,
@@ -516,20 +539,30 @@ extension RecordStore {
         }
     }
 
-    /// Writes a layer's index segment from its rows (table rows from `start`); nil when there is
-    /// no encoder or nothing to write.
+    /// Writes a layer's index segment from its rows (table rows from `start`), with the `dead/`
+    /// sections of the rows `dead` of the older layers in `base` that the layer makes dead; nil
+    /// when there is no encoder or nothing to write.
     func writeIndexSegment(
-        _ rows: RowSection, start: Int, _ key: TableKey, _ sections: SectionEncoder?
+        _ rows: RowSection, start: Int, _ key: TableKey, _ sections: SectionEncoder?, dead: [UInt32] = [],
+        of base: BaseRows? = nil
     ) throws -> (number: UInt64, segment: DataSegment)? {
         guard let sections else { return nil }
-        let table = CheckpointRows(key: key, rows: rows, start: start)
-        let list = try sections(table)
-        if let (row, error) = table.failure.value {
-            throw LogError.badSegment(
-                path: "table \(key.owner)/\(key.recordType)", offset: row,
-                reason: "row \(row) does not decode: \(error)")
+        func encode(_ table: CheckpointRows) throws -> [(name: String, bytes: [UInt8])] {
+            let list = try sections(table)
+            if let (i, error) = table.failure.value {
+                throw LogError.badSegment(
+                    path: "table \(key.owner)/\(key.recordType)", offset: i,
+                    reason: "row \(i) does not decode: \(error)")
+            }
+            return list
         }
+        var list = try encode(CheckpointRows(key: key, rows: rows, start: start))
         if list.isEmpty { return nil }
+        if let base, !dead.isEmpty {
+            list += try encode(CheckpointRows(key: key, dead: dead, of: base)).map {
+                (BaseLayer.deadSectionPrefix + $0.name, $0.bytes)
+            }
+        }
         let n = nextDataSegmentNumber()
         let path = joinPath(directory, DataSegmentFormat.fileName(n))
         var w = try DataSegmentWriter(fileSystem: fileSystem, path: path)

@@ -109,6 +109,69 @@ final class Bytes: @unchecked Sendable {
         withExtendedLifetime(keep) {}
     }
 
+    /// Dead rows carried by the layers themselves: each later layer names rows of older layers
+    /// it made dead with the `dead/` sections of what they had indexed (as a checkpoint writes
+    /// them), so nothing is removed by hand; with one such section missing (a layer of an older
+    /// version) the indexes say so and the caller's removals give the same answers.
+    @Test(arguments: 0..<8)
+    func deadSectionsRemoveDeadRowsWithoutDecoding(_ run: Int) throws {
+        let seed = TestSeed.next() &+ UInt64(run)
+        var rng = SeededRandom(seed: seed)
+        let t = RecordIndexesTests()
+        let dropOne = run % 4 == 3
+        var all: [RowID: Record] = [:]
+        var live: [RowID: Record] = [:]
+        var layers: [IndexLayer] = []
+        var keep: [Bytes] = []
+        var row = 0
+        var deadRows: [RowID] = []
+        for k in 0..<(2 + run % 3) {
+            let n = [1, 7, 60, 150][rng.below(4)]
+            var rows: [(RowID, Record)] = []
+            for _ in 0..<n {
+                let r = t.record(row + 100 * k, &rng)
+                rows.append((RowID(row), r))
+                all[RowID(row)] = r
+                live[RowID(row)] = r
+                row += 1
+            }
+            let (secs, bytes) = sections(rows)
+            keep += bytes
+            // Rows of older layers this layer kills.
+            let older = live.keys.filter { Int($0) < row - n }.sorted()
+            let killed = k == 0 ? [] : older.filter { _ in rng.chance(0.35) }
+            var deadSecs: [String: SectionBytes] = [:]
+            if !killed.isEmpty {
+                let (d, dBytes) = sections(killed.map { ($0, all[$0]!) })
+                keep += dBytes
+                deadSecs = d
+                if dropOne, let name = d.keys.sorted().last { deadSecs[name] = nil }
+                for r in killed { live[r] = nil }
+                deadRows += killed
+            }
+            layers.append(
+                IndexLayer(rowCount: n, sections: secs, dead: killed.map { UInt32($0) }, deadSections: deadSecs))
+        }
+        var layered = RecordIndexes(schema: schema, layers: layers, nodeSize: 4) {
+            Issue.record("seed \(seed): a section was missing")
+            return live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
+        #expect(layered.rebuilt.isEmpty)
+        if dropOne && !deadRows.isEmpty {
+            #expect(!layered.deadRowsRemoved, "seed \(seed): a dead section is missing")
+            for r in deadRows { layered.apply([.delete(r, all[r]!)]) }
+        } else {
+            #expect(layered.deadRowsRemoved, "seed \(seed)")
+        }
+        #expect(layered.rowCount == live.count, "seed \(seed): rowCount")
+        applyRandomDelta(&layered, &live, baseCount: row, seed: seed, &rng)
+        let model = RecordIndexes(
+            schema: schema, rows: live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, nodeSize: 4)
+        try compare(layered, model, seed: seed, &rng)
+        #expect(layered.differences(from: model).isEmpty, "seed \(seed): \(layered.differences(from: model))")
+        withExtendedLifetime(keep) {}
+    }
+
     /// Deletions and updates of base rows (an update is a delete + a new row) and changes of
     /// delta rows, applied to `layered` and to `live`.
     func applyRandomDelta(
