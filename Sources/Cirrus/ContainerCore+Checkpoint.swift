@@ -117,12 +117,24 @@ extension ContainerCore {
     /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded); a
     /// table whose layers and schema did not change since the last call is reused.
     func baseTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) -> [String: [String: TypeTable]] {
+        let (out, made) = try Self.baseTables(
+            Array(snap.base.values), schema: schema, reusing: baseOnlyTables, options: options)
+        baseOnlyTables = made
+        return out
+    }
+
+    /// Tables over `base` with empty deltas, reusing those of `reusing` whose layers and schema
+    /// are the same; also returns them by key (the next call's `reusing`). Touches no state.
+    static func baseTables(
+        _ base: [BaseTable], schema: Schema, reusing: [TableKey: TypeTable], options: ContainerOptions
+    ) throws(CirrusError) -> (tables: [String: [String: TypeTable]], byKey: [TableKey: TypeTable]) {
         var out: [String: [String: TypeTable]] = [:]
         var made: [TableKey: TypeTable] = [:]
-        for (key, b) in snap.base {
+        for b in base {
+            let key = b.key
             let typeSchema = schema.recordTypes[key.recordType]
             let table: TypeTable
-            if let old = baseOnlyTables[key], old.base?.files == b.files, old.schema == typeSchema {
+            if let old = reusing[key], old.base?.files == b.files, old.schema == typeSchema {
                 table = old
             } else {
                 table = try TypeTable(
@@ -131,8 +143,7 @@ extension ContainerCore {
             made[key] = table
             out[key.owner, default: [:]][key.recordType] = table
         }
-        baseOnlyTables = made
-        return out
+        return (out, made)
     }
 
     /// Re-makes every table over the store's base (after a checkpoint or bulk load: the delta
@@ -166,6 +177,7 @@ extension ContainerCore {
         let user = try userStateBytes()
         let schema = stateLock.withLock { publishedSchema }
         let rewrite = rewriteAtCheckpoint
+        let reusable = baseOnlyTables
         rewriteAtCheckpoint = []
         checkpointRunning = true
         checkpoints.enter()
@@ -177,11 +189,22 @@ extension ContainerCore {
                     Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
                 }
             }
+            // The new tables are built and caught up with the commits made meanwhile here,
+            // beside commits; the write lock is held only for the switch and the last few.
+            var pre: PreparedRebase?
+            if case .success(let p) = written {
+                // A failure here leaves the whole rebase to the lock, as before.
+                pre = try? prepareRebase(p, since: job.snapshot, schema: schema, reusing: reusable)
+            }
             writeLock.withLock {
                 checkpointRunning = false
                 do {
                     try store.installCheckpoint(try written.get(), job: job)
-                    try rebaseTables()
+                    if let pre, pre.schema == stateLock.withLock({ publishedSchema }) {
+                        finishRebase(pre)
+                    } else {
+                        try rebaseTables()
+                    }
                     checkpointError = nil
                 } catch {
                     // The commits are safe in the log; the next checkpoint tries again, and the
@@ -197,6 +220,66 @@ extension ContainerCore {
 
     /// Waits until no background checkpoint is running (call without the write lock).
     func waitForCheckpoints() { checkpoints.wait() }
+
+    /// Tables over a background checkpoint's new base, with the changes committed since the
+    /// checkpoint's snapshot applied (caught up a few times while commits go on), built without
+    /// the write lock: only `finishRebase` needs it.
+    struct PreparedRebase {
+        var tables: [String: [String: TypeTable]]
+        let byKey: [TableKey: TypeTable]
+        /// The store state the tables are caught up to.
+        var caughtUp: StoreSnapshot
+        let schema: Schema
+        /// Changes applied so far.
+        var applied = 0
+    }
+
+    func prepareRebase(
+        _ p: RecordStore.PreparedCheckpoint, since snapshot: StoreSnapshot, schema: Schema,
+        reusing: [TableKey: TypeTable]
+    ) throws(CirrusError) -> PreparedRebase {
+        let (tables, byKey) = try Self.baseTables(p.baseTables, schema: schema, reusing: reusing, options: options)
+        var pre = PreparedRebase(tables: tables, byKey: byKey, caughtUp: snapshot, schema: schema)
+        for _ in 0..<4 {
+            let n = catchUp(&pre, to: store.snapshot())
+            if n < 256 { break }
+        }
+        return pre
+    }
+
+    /// Applies to `pre`'s tables the changes from its state to `now`; returns how many.
+    @discardableResult
+    func catchUp(_ pre: inout PreparedRebase, to now: StoreSnapshot) -> Int {
+        let changes = now.changes(since: pre.caughtUp).map { c in
+            RecordChange(
+                owner: c.id.zoneID.ownerName, old: c.old.map { Self.apiForm($0.record) },
+                new: c.new.map { Self.apiForm($0.record) })
+        }
+        for (owner, types) in Self.byTable(changes) {
+            for (type, list) in types {
+                pre.tables[owner, default: [:]][type] = applying(
+                    list, to: pre.tables[owner]?[type], owner: owner, type: type, schema: pre.schema)
+            }
+        }
+        pre.caughtUp = now
+        pre.applied += changes.count
+        return changes.count
+    }
+
+    /// After a background checkpoint's switch (write lock held): the prepared tables, caught up
+    /// with the last commits, are published.
+    func finishRebase(_ pre: PreparedRebase) {
+        var pre = pre
+        let beside = pre.applied
+        let last = catchUp(&pre, to: store.snapshot())
+        rebaseChanges.besideCommits += beside
+        rebaseChanges.underLock += last
+        baseOnlyTables = pre.byKey
+        stateLock.withLock {
+            tables = pre.tables
+            publishedVersion &+= 1
+        }
+    }
 
     /// After a background checkpoint's switch: tables over the new base plus the changes
     /// committed since its snapshot, published at once (write lock held). References and asset

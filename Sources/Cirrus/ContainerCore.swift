@@ -69,6 +69,9 @@ final class ContainerCore: @unchecked Sendable {
     var checkpointRunning = false
     let checkpoints = DispatchGroup()
     var checkpointError: CirrusError?
+    /// Changes a background checkpoint's rebase applied beside commits / under the write lock
+    /// (tests check that the first path is taken).
+    var rebaseChanges = (besideCommits: 0, underLock: 0)
     /// Tables whose schema changed since the last checkpoint: the next one rewrites them.
     var rewriteAtCheckpoint = Set<TableKey>()
     /// The tables last made over the base, with an empty delta (guarded by writeLock): a

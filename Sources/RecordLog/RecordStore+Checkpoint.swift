@@ -259,6 +259,9 @@ extension RecordStore {
         let newTables: [BaseTable]
         let userState: [UInt8]
         var report: CheckpointReport
+        /// The base the checkpoint makes, one table per key (mapped, ready to read before the
+        /// switch: a caller can build its own structures over them beside commits).
+        public var baseTables: [BaseTable] { newTables }
     }
 
     /// The most layers a table keeps; past it a checkpoint merges more of them.

@@ -324,6 +324,29 @@ public struct StoreSnapshot: Sendable {
         return out
     }
 
+    /// The records that changed after `earlier` (an older snapshot of the same store, before or
+    /// after a checkpoint between them), each with its version there and here (nil: absent) —
+    /// what a checkpoint written beside commits applies to structures built over its new base.
+    /// O(delta + changes); a zone deleted since adds every record `earlier` had in it.
+    public func changes(since earlier: StoreSnapshot) -> [(id: RecordID, old: StoredRecord?, new: StoredRecord?)] {
+        let s = earlier.lastSequence
+        guard lastSequence > s else { return [] }
+        var ids = Set<RecordID>()
+        for (id, l) in live where l.sequence > s { ids.insert(id) }
+        for (id, seq) in deletions where seq > s { ids.insert(id) }
+        for (z, seq) in zoneDeletions where seq > s {
+            for id in earlier.orderedIDs(in: z) { ids.insert(id) }
+        }
+        var out: [(id: RecordID, old: StoredRecord?, new: StoredRecord?)] = []
+        out.reserveCapacity(ids.count)
+        for id in ids {
+            let old = earlier.record(id)
+            let new = record(id)
+            if old != nil || new != nil { out.append((id, old, new)) }
+        }
+        return out
+    }
+
     /// The state after a checkpoint that covers everything up to `sequence` with `tables`:
     /// this snapshot's small state, the delta entries newer than `sequence`, and the new base
     /// rows those entries (or later deletions of records and zones) replace.
