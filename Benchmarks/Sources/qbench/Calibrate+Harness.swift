@@ -70,7 +70,8 @@ struct Harness {
         return probes.indices.map { j in
             let xs = perUnit[j].sorted()
             return Figure(
-                name: probes[j].name, unit: probes[j].unit, median: xs[xs.count / 2], low: xs[0], high: xs[xs.count - 1],
+                name: probes[j].name, unit: probes[j].unit, median: xs[xs.count / 2], low: xs[0],
+                high: xs[xs.count - 1],
                 unitsPerRound: units[j], callsPerRound: passes[j] * probes[j].cases,
                 unitsPerResult: probes[j].unitsPerResult)
         }

@@ -113,7 +113,8 @@ struct CalibrationOperators {
             return (0..<100).map { _ in
                 let r = rng.below(n - length)
                 return ValueRange(
-                    lower: .included(.int64(sortedPopulation[r])), upper: .excluded(.int64(sortedPopulation[r + length])))
+                    lower: .included(.int64(sortedPopulation[r])),
+                    upper: .excluded(.int64(sortedPopulation[r + length])))
             }
         }
         func range(_ rs: [ValueRange], name: String) -> CostProbe {
@@ -156,14 +157,17 @@ struct CalibrationOperators {
         }
         let anyPool = pool(n / 10_000, n / 1_000)
         let allPool = pool(n / 100, n / 20)
-        let anyWords = (0..<200).map { _ in anyPool[rng.below(anyPool.count)] + " " + anyPool[rng.below(anyPool.count)] }
-        let allWords = (0..<200).map { _ in allPool[rng.below(allPool.count)] + " " + allPool[rng.below(allPool.count)] }
+        let anyWords = (0..<200).map { _ in anyPool[rng.below(anyPool.count)] + " " + anyPool[rng.below(anyPool.count)]
+        }
+        let allWords = (0..<200).map { _ in allPool[rng.below(allPool.count)] + " " + allPool[rng.below(allPool.count)]
+        }
         let anyEstimate = anyWords.map { stats.estimatedTextCount($0, all: false) }
         let allEstimate = allWords.map { stats.estimatedTextCount($0, all: true) }
         let centres = (0..<200).map { _ in centre() }
         func radius(_ km: Double) -> CostProbe {
             let estimate = centres.map { stats.estimatedRadiusCount("location", center: $0, km: km) }
-            return CostProbe(name: "radius.\(Int(km))km", unit: "estimated row of a radius", cases: centres.count) { i in
+            return CostProbe(name: "radius.\(Int(km))km", unit: "estimated row of a radius", cases: centres.count) {
+                i in
                 _ = spatial.rows(withinKm: km, of: centres[i])
                 return estimate[i]
             }

@@ -143,7 +143,8 @@ struct CalibrationResult {
         for c in Self.constants {
             let ns = nanoseconds(c.from)
             out +=
-                c.name.padding(toLength: 14, withPad: " ", startingAt: 0) + String(format: "%8.1f", ns).padding(toLength: 33, withPad: " ", startingAt: 0)
+                c.name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                + String(format: "%8.1f", ns).padding(toLength: 33, withPad: " ", startingAt: 0)
                 + Self.number(ratio(ns)).padding(toLength: 17, withPad: " ", startingAt: 0)
                 + c.from.text + "\n"
         }
@@ -195,17 +196,20 @@ struct CalibrationResult {
     func json() -> String {
         var root: [String: Any] = [
             "command": command, "host": machine.host, "cpu": machine.cpu, "cores": machine.cores, "os": machine.os,
-            "date": machine.date, "invocation": invocation, "loadBefore": loadBefore, "loadAfter": machine.load, "size": size, "delta": delta,
+            "date": machine.date, "invocation": invocation, "loadBefore": loadBefore, "loadAfter": machine.load,
+            "size": size, "delta": delta,
             "rounds": rounds,
         ]
         root["figures"] = figures.map {
-            ["name": $0.name, "unit": $0.unit, "medianNs": $0.median, "lowNs": $0.low, "highNs": $0.high] as [String: Any]
+            ["name": $0.name, "unit": $0.unit, "medianNs": $0.median, "lowNs": $0.low, "highNs": $0.high]
+                as [String: Any]
         }
         root["constants"] = Self.constants.map { c -> [String: Any] in
             let ns = nanoseconds(c.from)
             return ["name": c.name, "ns": ns, "ratio": c.name == "fetch" ? 1 : ratio(ns), "from": c.from.text]
         }
-        let data = (try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+        let data =
+            (try? JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 }

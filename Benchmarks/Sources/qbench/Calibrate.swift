@@ -84,8 +84,23 @@ struct Calibrate: AsyncParsableCommand {
         try peer.close()
     }
 
+    /// This run's qbench arguments (without `--generated-by`), quoted where needed.
     static func commandLine() -> String {
-        "qbench " + CommandLine.arguments.dropFirst().joined(separator: " ")
+        var args: [String] = []
+        var skip = false
+        for a in CommandLine.arguments.dropFirst() {
+            if skip {
+                skip = false
+                continue
+            }
+            if a == "--generated-by" {
+                skip = true
+                continue
+            }
+            if a.hasPrefix("--generated-by=") { continue }
+            args.append(a.contains(" ") ? "'\(a)'" : a)
+        }
+        return (["qbench"] + args).joined(separator: " ")
     }
 }
 
