@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: deps build test release run fuzz clean bench bench-quick lint format docs
+.PHONY: deps build test release run fuzz clean bench bench-quick calibrate lint format docs
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -48,6 +48,15 @@ bench: deps
 
 bench-quick: deps
 	$(SWIFT) run -c release --package-path Benchmarks qbench --quick --size 10k
+
+# The planner's cost constants, measured on this machine (docs/benchmarks.md, "Planner
+# calibration"): times each operator the planner costs and rewrites
+# Sources/QueryPlanner/CalibratedCosts.swift. CALIBRATE_SIZE=100000 base records by default.
+CALIBRATE_ARGS = calibrate --size $${CALIBRATE_SIZE:-100000} --out Sources/QueryPlanner/CalibratedCosts.swift
+calibrate: deps
+	$(SWIFT) build -c release --package-path Benchmarks
+	$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/qbench $(CALIBRATE_ARGS) \
+		--generated-by "make calibrate"
 
 # A first taste: check a sample predicate.
 run: deps

@@ -28,16 +28,6 @@ struct AccessPath {
     var materializeCost: Double
 }
 
-/// Cost units: one record fetched and evaluated costs 1.
-enum Cost {
-    static let fetch = 1.0
-    static let entry = 0.02
-    static let posting = 0.02
-    static let radiusHit = 0.1
-    static let nearestStep = 0.3
-    static let compare = 0.01
-}
-
 extension QueryPlanner {
     /// Every way an index can answer one or more of `filters`: per field, one range scan for all
     /// its equality and range filters together; per other filter an index lookup, prefix, radius
@@ -73,7 +63,7 @@ extension QueryPlanner {
                     node: PlanNode(
                         op: .indexScan(field: field, range: r, descending: false, ordered: false), estimatedRows: n),
                     estimate: n, answers: ids, rangeField: field, range: r,
-                    materializeCost: n * Cost.entry + n * log2(n + 2) * Cost.compare))
+                    materializeCost: n * Cost.rangeRow))
         }
         return paths
     }
@@ -102,9 +92,9 @@ extension QueryPlanner {
         }
         switch f.comparator {
         case .in where indexed && !isList, .listContainsAny where indexed && isList:
-            return lookup(f.fieldValue.elements, costPerRow: Cost.entry * 2)
+            return lookup(f.fieldValue.elements, costPerRow: Cost.lookupRow)
         case .listContains where indexed && isList:
-            return lookup([f.fieldValue], costPerRow: Cost.entry)
+            return lookup([f.fieldValue], costPerRow: Cost.lookupRow)
         case .listContainsAll where indexed && isList && !f.fieldValue.elements.isEmpty:
             return listContainsAllPath(f, index: i, stats)
         case .beginsWith where indexed && !isList, .listMemberBeginsWith where indexed && isList:
@@ -115,20 +105,20 @@ extension QueryPlanner {
             return AccessPath(
                 node: PlanNode(op: .indexPrefix(field: f.fieldName, prefix: f.fieldValue), estimatedRows: n),
                 estimate: n, answers: [i], rangeField: prefixRange == nil ? nil : f.fieldName, range: prefixRange,
-                materializeCost: n * Cost.entry * 2)
+                materializeCost: n * Cost.prefixRow)
         case .near where stats.hasSpatialIndex(f.fieldName):
             guard case .location(let c) = f.fieldValue, let m = f.distance else { return nil }
             let n = Double(stats.estimatedRadiusCount(f.fieldName, center: c, km: m / 1000))
             return AccessPath(
                 node: PlanNode(op: .radius(field: f.fieldName, center: c, km: m / 1000), estimatedRows: n),
-                estimate: n, answers: [i], materializeCost: n * Cost.radiusHit)
+                estimate: n, answers: [i], materializeCost: Cost.radiusStart + n * Cost.radiusHit)
         case .containsAllTokens where stats.hasTextIndex, .containsAnyTokens where stats.hasTextIndex:
             guard case .string(let words) = f.fieldValue else { return nil }
             let all = f.comparator == .containsAllTokens
             let n = Double(stats.estimatedTextCount(words, all: all))
             return AccessPath(
                 node: PlanNode(op: .textSearch(words: words, all: all), estimatedRows: n),
-                estimate: n, answers: [i], materializeCost: n * Cost.posting * 2)
+                estimate: n, answers: [i], materializeCost: Cost.textStart + n * Cost.posting)
         default:
             return nil
         }
@@ -145,7 +135,7 @@ extension QueryPlanner {
         let total = children.map(\.estimatedRows).reduce(0, +)
         return AccessPath(
             node: PlanNode(op: .intersect, estimatedRows: n, children: children),
-            estimate: n, answers: [i], materializeCost: total * Cost.entry)
+            estimate: n, answers: [i], materializeCost: total * Cost.lookupRow)
     }
 
     /// The key range of the strings starting with `prefix`: [prefix, prefix with its last scalar

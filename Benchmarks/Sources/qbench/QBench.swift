@@ -1,5 +1,5 @@
 // qbench: the command line. The default subcommand compares Cirrus with SQLite (Compare.swift);
-// `indexes` measures the Indexes module alone.
+// `indexes` measures the Indexes module alone; `calibrate` measures the planner's operator costs.
 
 import ArgumentParser
 
@@ -8,6 +8,6 @@ struct QBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qbench",
         abstract: "Cirrus performance suites on deterministic generated data, side by side with SQLite.",
-        subcommands: [Compare.self, IndexesSuite.self, Probe.self],
+        subcommands: [Compare.self, IndexesSuite.self, Probe.self, Calibrate.self],
         defaultSubcommand: Compare.self)
 }
