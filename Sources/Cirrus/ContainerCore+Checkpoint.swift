@@ -9,9 +9,12 @@
 // every record. A store never checkpointed (or written by an older version) is bulk-built from
 // its log as before.
 //
-// Checkpoint: under the write lock, the store writes each changed table's delta as a new layer
-// (merging layers tiered) and asks for the layer's index sections; the tables are then re-made
-// over the new layers (a table whose layers did not change is reused).
+// Checkpoint: the store writes each changed table's delta as a new layer (merging layers
+// tiered) and asks for the layer's index sections; the tables are then re-made over the new
+// layers (a table whose layers did not change is reused). In the background (the usual case)
+// that happens beside commits: the new tables are caught up with the commits made meanwhile
+// (StoreSnapshot.changes(since:)) and only the manifest switch and the last few commits hold
+// the write lock.
 
 import Foundation
 import Indexes
@@ -168,7 +171,8 @@ extension ContainerCore {
     }
 
     /// Starts a checkpoint beside commits (write lock held): snapshot now, segments written on
-    /// another thread, switch and rebase under the write lock when they are done.
+    /// another thread, new tables built over them and caught up beside commits, then the switch
+    /// and the last few commits under the write lock.
     func startBackgroundCheckpoint() throws(CirrusError) {
         let job: CheckpointJob
         do { job = try store.beginCheckpoint() } catch {

@@ -241,33 +241,57 @@ public enum RecordTransfer {
 
         /// Imports whole lines (the piece ends at a newline or at the end of the input). Lines
         /// are parsed, mapped and validated in parallel, a window at a time, then committed in
-        /// order by this thread.
+        /// order by this thread — while the next window is being parsed.
         mutating func importJSONLines(_ bytes: [UInt8]) throws {
             let lines = RecordTransfer.lineRanges(bytes, firstLine: line + 1)
             line += bytes.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } + (bytes.last == 0x0A || bytes.isEmpty ? 0 : 1)
-            let chunk = 2048
-            let window = chunk * 8
+            let window = 2048 * 8
+            var current = Self.parse(bytes, lines[0..<min(lines.count, window)])
             var i = 0
             while i < lines.count && !stop {
                 let end = min(lines.count, i + window)
-                var results = [Result<Record, Rejection>](repeating: .failure(Rejection("not parsed")), count: end - i)
-                bytes.withUnsafeBufferPointer { buf in
-                    results.withUnsafeMutableBufferPointer { out in
-                        nonisolated(unsafe) let out = out
-                        nonisolated(unsafe) let buf = buf
-                        let first = i
-                        DispatchQueue.concurrentPerform(iterations: (end - first + chunk - 1) / chunk) { c in
-                            for k in c * chunk..<min((c + 1) * chunk, end - first) {
-                                let r = lines[first + k].range
-                                out[k] = RecordTransfer.parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(
-                                    RecordTransfer.validated)
-                            }
+                let nextEnd = min(lines.count, end + window)
+                let next = ParsedWindow()
+                let parsing = DispatchGroup()
+                if end < nextEnd {
+                    DispatchQueue.global().async(group: parsing) {
+                        next.results = Self.parse(bytes, lines[end..<nextEnd])
+                    }
+                }
+                for (k, r) in current.enumerated() where !stop { try accept(r, line: lines[i + k].line) }
+                parsing.wait()
+                current = next.results
+                i = end
+            }
+        }
+
+        /// One window's results, written by the job that parses it and read after it is done.
+        final class ParsedWindow: @unchecked Sendable {
+            var results: [Result<Record, Rejection>] = []
+        }
+
+        /// Parses, maps and validates `lines` of `bytes` on every core, in chunks.
+        static func parse(
+            _ bytes: [UInt8], _ lines: ArraySlice<(line: Int, range: Range<Int>)>
+        ) -> [Result<Record, Rejection>] {
+            let chunk = 2048
+            let first = lines.startIndex
+            let n = lines.count
+            var results = [Result<Record, Rejection>](repeating: .failure(Rejection("not parsed")), count: n)
+            bytes.withUnsafeBufferPointer { buf in
+                results.withUnsafeMutableBufferPointer { out in
+                    nonisolated(unsafe) let out = out
+                    nonisolated(unsafe) let buf = buf
+                    DispatchQueue.concurrentPerform(iterations: (n + chunk - 1) / chunk) { c in
+                        for k in c * chunk..<min((c + 1) * chunk, n) {
+                            let r = lines[first + k].range
+                            out[k] = RecordTransfer.parseLine(UnsafeBufferPointer(rebasing: buf[r])).flatMap(
+                                RecordTransfer.validated)
                         }
                     }
                 }
-                for (k, r) in results.enumerated() where !stop { try accept(r, line: lines[i + k].line) }
-                i = end
             }
+            return results
         }
 
         mutating func finish() throws -> ImportSummary {
