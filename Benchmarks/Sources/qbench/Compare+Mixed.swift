@@ -15,6 +15,7 @@ final class WriterState: @unchecked Sendable {
     private var finished = false
     private var written = 0
     private var failure: String?
+    private var latencies: [Double] = []
 
     var isStopped: Bool { lock.withLock { stopped } }
     var isFinished: Bool { lock.withLock { finished } }
@@ -24,9 +25,21 @@ final class WriterState: @unchecked Sendable {
     func finish() { lock.withLock { finished = true } }
     func add(_ n: Int) { lock.withLock { written += n } }
     func fail(_ e: String) { lock.withLock { failure = e } }
+    func took(_ ns: Double) { lock.withLock { latencies.append(ns) } }
+    /// Median and p99 of the commits' latencies, and the longest.
+    var commitLatency: (median: Double, p99: Double, max: Double) {
+        let l = lock.withLock { latencies.sorted() }
+        guard !l.isEmpty else { return (0, 0, 0) }
+        return (l[l.count / 2], l[min(l.count - 1, l.count * 99 / 100)], l[l.count - 1])
+    }
 }
 
 extension Compare {
+    static func latency(_ s: WriterState) -> String {
+        let l = s.commitLatency
+        return "\(Measure.format(l.median)) / \(Measure.format(l.p99)) / \(Measure.format(l.max))"
+    }
+
     func mixedSuite(
         _ cirrus: CirrusPeer, _ sqlite: SQLitePeer, _ data: PlaceSet, _ builder: inout SuiteBuilder,
         progress: Progress
@@ -47,12 +60,14 @@ extension Compare {
                         fields: ["population": .int64(Int64((k + j) % 1000))])
                 }
                 k += 100
+                let t0 = Measure.now()
                 do {
                     let r = try await db.modifyRecords(saving: batch, deleting: [], savePolicy: .changedKeys)
                     if let e = r.partialFailure { cState.fail("\(e)") }
                 } catch {
                     cState.fail("\(error)")
                 }
+                cState.took(Double(Measure.now() - t0))
                 cState.add(100)
             }
             cState.finish()
@@ -73,7 +88,9 @@ extension Compare {
                 let w = try SQLitePeer(path: path, synchronous: sync)
                 var k = 0
                 while !sState.isStopped {
+                    let t0 = Measure.now()
                     try w.updatePopulation((0..<100).map { j in (names[(k + j) % names.count], Int64((k + j) % 1000)) })
+                    sState.took(Double(Measure.now() - t0))
                     k += 100
                     sState.add(100)
                 }
@@ -90,7 +107,8 @@ extension Compare {
         return SuiteResult(
             suite: "mixed", title: "mixed: eq-sort reads + a writer", cirrus: cf, sqlite: sf,
             speedup: sf.medianNs / cf.medianNs,
-            note: String(format: "writer: Cirrus %.0f, SQLite %.0f updates/s (100/commit)", cRate, sRate),
+            note: String(format: "writer: Cirrus %.0f, SQLite %.0f updates/s (100/commit)", cRate, sRate)
+                + "; commit median / p99 / max: Cirrus \(Self.latency(cState)), SQLite \(Self.latency(sState))",
             cases: reads.count)
     }
 }
