@@ -1,5 +1,5 @@
-"""A `cirrus serve` for scripts: a fresh container in a temporary directory, an API token and web
-auth tokens for _alice and _bob, the server on a loopback port it picks (port 0; the port is read
+"""A `cirrus serve` for scripts: a fresh container in a temporary directory, an API token, web
+auth tokens for _alice and _bob and a management token, the server on a loopback port it picks (port 0; the port is read
 from its first line), stopped with SIGINT (then killed after 20 s) and the directory removed."""
 
 import os
@@ -41,6 +41,7 @@ class Server:
         self.token = token()
         self.alice = token("--user", "_alice")
         self.bob = token("--user", "_bob")
+        self.management = token("--management")
         self.log = open(os.path.join(self.dir, "serve.log"), "w+")
         self.process = subprocess.Popen([cirrus, "serve", "--db", db, "--port", "0", "--container", CONTAINER],
                                         stdout=self.log, stderr=subprocess.STDOUT)

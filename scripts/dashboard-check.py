@@ -4,13 +4,18 @@ chromium-driver from Debian, selenium from PyPI) against `cirrus serve` on a loo
 
   scripts/dashboard-check.py [--cirrus PATH] [--screenshots DIR]
 
-Seeds 5 places, then in the page: connects with the tokens, picks the record type, types a
-predicate CloudKit refuses (OR) and expects the caret under OR with the checker's message, fixes
-it, runs it sorted with a page size of 2, pages with the cursor, explains it (plan tree with
-estimated and actual rows), opens a record, edits a field
-and saves it (then checks through the API that the record changed and its change tag moved),
-and saves a screenshot at each step (default directory: .build/dashboard-screenshots). Exit
-status 1 on any failure. Bounded: every wait is at most 10 s.
+Seeds 5 places in Paris (with locations) and 2 far away (one by the antimeridian, one in
+Svalbard), then in the page: connects with the tokens, picks the record type, types a predicate
+CloudKit refuses (OR) and expects the caret under OR with the checker's message, fixes it, runs
+it sorted with a page size of 2, pages with the cursor, explains it (plan tree with estimated and
+actual rows), opens a record, edits a field and saves it (then checks through the API that the
+record changed and its change tag moved); runs a NEAR query round `$here` and checks the map
+(a point per record in the circle, the circle drawn, the circle's shape across the antimeridian
+and round a pole), clicks the map to move `$here`; opens the Deployment pane, reviews the
+promotion, checks that the button stays disabled until the container's name is typed, promotes,
+and checks through the API that production has the schema. A screenshot at each step (default
+directory: .build/dashboard-screenshots). Exit status 1 on any failure. Bounded: every wait is
+at most 10 s.
 """
 
 import argparse
@@ -19,7 +24,7 @@ import os
 import sys
 import urllib.request
 
-from cirrus_test_server import ROOT, Server, cirrus_binary
+from cirrus_test_server import CONTAINER, ROOT, Server, cirrus_binary
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -29,12 +34,143 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
-def post(server, operation, body, user=None):
+PLACES = [("Louvre", "museum", 48.8606, 2.3376), ("Café de Flore", "cafe", 48.854, 2.3325),
+          ("Orsay", "museum", 48.86, 2.3266), ("Les Deux Magots", "cafe", 48.854, 2.333),
+          ("Pompidou", "museum", 48.8607, 2.3522)]
+FAR = [("Taveuni", "island", -16.85, 179.95), ("Longyearbyen", "town", 78.2232, 15.6267)]
+HERE = (48.8583, 2.3375)  # Pont des Arts: within 1 km of all but Pompidou
+
+
+def post(server, operation, body, user=None, base=None):
     query = f"ckAPIToken={server.token}" + (f"&ckWebAuthToken={user}" if user else "")
-    request = urllib.request.Request(f"{server.base}/public/{operation}?{query}", data=json.dumps(body).encode(),
+    base = base or f"{server.base}/public"
+    request = urllib.request.Request(f"{base}/{operation}?{query}", data=json.dumps(body).encode(),
                                      method="POST")
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)
+
+
+def view_box(driver):
+    """The map's viewBox as four numbers (Selenium's get_attribute misses SVG's camel case)."""
+    text = driver.execute_script("return document.getElementById('map').getAttribute('viewBox')")
+    return [float(v) for v in (text or "").split()]
+
+
+def check_map(driver, wait, shot):
+    """A NEAR query round $here: the points in the circle and the circle on the map; the circle's
+    shape where the projection is hardest; a click on the map moves $here."""
+    here = driver.find_element(By.ID, "here")
+    here.clear()
+    here.send_keys(f"{HERE[0]}, {HERE[1]}")
+    predicate = driver.find_element(By.ID, "predicate")
+    predicate.clear()
+    predicate.send_keys("distanceToLocation:fromLocation:(location, $here) < 1")
+    wait.until(EC.text_to_be_present_in_element((By.ID, "check-message"), "ok"))
+    Select(driver.find_element(By.ID, "sort-field")).select_by_visible_text("(none)")
+    size = driver.find_element(By.ID, "page-size")
+    size.clear()
+    size.send_keys("20")
+    driver.find_element(By.ID, "run").click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "map-status"), "circle: 1 km"))
+    def points():
+        # Points are redrawn as pages arrive; ones found a moment ago may be gone.
+        try:
+            return sorted(p.get_attribute("data-record-name")
+                          for p in driver.find_elements(By.CSS_SELECTOR, "#map circle.point[data-record-name]"))
+        except StaleElementReferenceException:
+            return None
+
+    wait.until(lambda d: points() == ["place-0", "place-1", "place-2", "place-3"])
+    circle = driver.find_element(By.ID, "query-circle").get_attribute("d")
+    assert circle.count("M") == 3 and circle.count("L") > 300, circle[:200]  # 128 points, three shifts
+    view = view_box(driver)
+    assert view[2] < 0.1, f"the view should fit the 1 km circle, not the world: {view}"
+    print(f"  map: points {points()}, view {view}")
+    shot("map-near", show="map")
+
+    # The projection's hard cases, through the module itself.
+    shapes = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('/dashboard/map.js').then((m) => {
+          const shape = (lat, lon, metres) => {
+            const c = m.queryCircle(lat, lon, metres);
+            const lons = c.ring.map((p) => p[0]), lats = c.ring.map((p) => p[1]);
+            return {kind: c.kind, n: c.ring.length, west: Math.min(...lons), east: Math.max(...lons),
+                    south: Math.min(...lats), north: Math.max(...lats), rule: m.circlePath(c).rule};
+          };
+          done({antimeridian: shape(-16.85, 179.95, 100000), pole: shape(85, 40, 1000000),
+                south: shape(-89, 0, 300000), both: shape(0, 0, 12000000), all: shape(0, 0, 2.1e7)});
+        }).catch((e) => done({error: String(e)}));
+    """)
+    assert "error" not in shapes, shapes
+    a = shapes["antimeridian"]
+    assert a["kind"] == "plain" and a["west"] < 180 < a["east"] and a["east"] - a["west"] < 3, a
+    p = shapes["pole"]
+    assert p["kind"] == "north" and p["north"] == 90 and p["east"] - p["west"] >= 359.9, p
+    s = shapes["south"]
+    assert s["kind"] == "south" and s["south"] == -90, s
+    assert shapes["both"]["kind"] == "both" and shapes["both"]["rule"] == "evenodd", shapes["both"]
+    assert shapes["all"]["kind"] == "all", shapes["all"]
+    print(f"  map shapes: {shapes}")
+
+    # World view: the far records are drawn too when a page has them.
+    predicate.clear()
+    predicate.send_keys("rank >= 5")
+    wait.until(EC.text_to_be_present_in_element((By.ID, "check-message"), "ok"))
+    driver.find_element(By.ID, "run").click()
+    wait.until(lambda d: points() == ["place-5", "place-6"])
+    view = view_box(driver)
+    assert view[2] >= 100, f"Fiji and Svalbard need a wide view: {view}"
+    shot("map-far", show="map")
+    driver.find_element(By.ID, "map-world").click()
+    wait.until(lambda d: view_box(d) == [0, 0, 360, 180])
+    # A click in the middle of the world view is (0°, 0°).
+    svg = driver.find_element(By.ID, "map")
+    webdriver.ActionChains(driver).move_to_element(svg).click().perform()
+    wait.until(lambda d: d.find_element(By.ID, "here").get_attribute("value") != "")
+    lat, lon = (float(v) for v in driver.find_element(By.ID, "here").get_attribute("value").split(","))
+    assert abs(lat) < 2 and abs(lon) < 2, (lat, lon)
+    shot("map-world", show="map")
+
+    # A circle round the north pole (holding Longyearbyen), one over the antimeridian (Taveuni).
+    for centre, km, expected, name in [((85, 40), 1500, ["place-6"], "map-pole"),
+                                       ((-16.5, -178.5), 300, ["place-5"], "map-antimeridian")]:
+        here.clear()
+        here.send_keys(f"{centre[0]}, {centre[1]}")
+        predicate.clear()
+        predicate.send_keys(f"distanceToLocation:fromLocation:(location, $here) < {km}")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "check-message"), "ok"))
+        driver.find_element(By.ID, "run").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "map-status"), f"circle: {km} km"))
+        wait.until(lambda d: points() == expected)
+        shot(name, show="map")
+
+
+def check_promotion(driver, wait, shot, server):
+    """Deployment: review, the confirmation naming the container, promote; production has Place."""
+    production = server.base.replace("/development", "/production") + "/public"
+    before = post(server, "cirrus/schema", {}, base=production)
+    assert "Place" not in [t["name"] for t in before["recordTypes"]], before
+    driver.find_element(By.ID, "management-token").send_keys(server.management)
+    driver.find_element(By.ID, "review-promotion").click()
+    wait.until(EC.visibility_of_element_located((By.ID, "promotion-dialog")))
+    wait.until(EC.text_to_be_present_in_element((By.ID, "promotion-changes"), "record type Place"))
+    assert driver.find_element(By.ID, "promotion-container").text == CONTAINER
+    button = driver.find_element(By.ID, "promote")
+    confirm = driver.find_element(By.ID, "promotion-confirm")
+    assert not button.is_enabled(), "the promote button must wait for the container's name"
+    confirm.send_keys("iCloud.wrong")
+    assert not button.is_enabled(), "a wrong name must not enable the promote button"
+    confirm.clear()
+    confirm.send_keys(CONTAINER)
+    wait.until(lambda d: button.is_enabled())
+    shot("promotion-confirm")
+    button.click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "deployment-message"), "promoted to production"))
+    after = post(server, "cirrus/schema", {}, base=production)
+    place = next((t for t in after["recordTypes"] if t["name"] == "Place"), None)
+    assert place and {f["name"] for f in place["fields"]} >= {"name", "kind", "rank", "location"}, after
+    shot("promoted", show="deployment")
 
 
 def main():
@@ -52,7 +188,9 @@ def main():
     driver = None
     step = [0]
 
-    def shot(name):
+    def shot(name, show=None):
+        if show:
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", driver.find_element(By.ID, show))
         step[0] += 1
         path = os.path.join(args.screenshots, f"{step[0]:02d}-{name}.png")
         driver.save_screenshot(path)
@@ -61,10 +199,9 @@ def main():
     try:
         post(server, "records/modify", {"operations": [
             {"operationType": "create", "record": {"recordName": f"place-{i}", "recordType": "Place", "fields": {
-                "name": {"value": name}, "kind": {"value": kind}, "rank": {"value": i}}}}
-            for i, (name, kind) in enumerate([("Louvre", "museum"), ("Café de Flore", "cafe"),
-                                              ("Orsay", "museum"), ("Les Deux Magots", "cafe"),
-                                              ("Pompidou", "museum")])]}, server.alice)
+                "name": {"value": name}, "kind": {"value": kind}, "rank": {"value": i},
+                "location": {"value": {"latitude": lat, "longitude": lon}, "type": "LOCATION"}}}}
+            for i, (name, kind, lat, lon) in enumerate(PLACES + FAR)]}, server.alice)
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         driver.set_page_load_timeout(10)
         wait = WebDriverWait(driver, 10)
@@ -104,6 +241,8 @@ def main():
                 return None
 
         assert names() == ["place-1", "place-2"], names()
+        # The page's locations are on the map (no circle: the query has no NEAR).
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#map circle.point[data-record-name]")) == 2)
         shot("first-page")
 
         driver.find_element(By.ID, "next-page").click()
@@ -133,7 +272,11 @@ def main():
         stored = post(server, "records/lookup", {"records": [{"recordName": "place-3"}]})["records"][0]
         assert stored["fields"]["name"]["value"] == "Les Deux Magots (edited)", stored
         assert stored["recordChangeTag"] != old_tag, (stored["recordChangeTag"], old_tag)
-        print("dashboard: connect, error caret, query, next page, explain, edit and save: ok")
+        driver.find_element(By.ID, "close-record").click()
+
+        check_map(driver, wait, shot)
+        check_promotion(driver, wait, shot, server)
+        print("dashboard: connect, error caret, query, next page, explain, edit and save, map, promotion: ok")
         return 0
     except Exception as e:  # noqa: BLE001 — any failure fails the check, with a last screenshot
         import traceback

@@ -9,8 +9,9 @@
 // every record. A store never checkpointed (or written by an older version) is bulk-built from
 // its log as before.
 //
-// Checkpoint: under the write lock, the store merges each changed table into a new segment and
-// asks for its index sections; the tables are then re-made over the new segments.
+// Checkpoint: under the write lock, the store writes each changed table's delta as a new layer
+// (merging layers tiered) and asks for the layer's index sections; the tables are then re-made
+// over the new layers (a table whose layers did not change is reused).
 
 import Foundation
 import Indexes
@@ -113,14 +114,24 @@ extension ContainerCore {
         return report
     }
 
-    /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded).
+    /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded but
+    /// dead rows); a table whose layers and schema did not change since the last call is reused.
     func baseTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) -> [String: [String: TypeTable]] {
         var out: [String: [String: TypeTable]] = [:]
+        var made: [TableKey: TypeTable] = [:]
         for (key, b) in snap.base {
-            out[key.owner, default: [:]][key.recordType] = try TypeTable(
-                base: b, schema: schema.recordTypes[key.recordType], nodeSize: options.indexNodeSize,
-                cacheSize: options.recordCacheSize)
+            let typeSchema = schema.recordTypes[key.recordType]
+            let table: TypeTable
+            if let old = baseOnlyTables[key], old.base?.files == b.files, old.schema == typeSchema {
+                table = old
+            } else {
+                table = try TypeTable(
+                    base: b, schema: typeSchema, nodeSize: options.indexNodeSize, cacheSize: options.recordCacheSize)
+            }
+            made[key] = table
+            out[key.owner, default: [:]][key.recordType] = table
         }
+        baseOnlyTables = made
         return out
     }
 

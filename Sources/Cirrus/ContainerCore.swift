@@ -71,6 +71,10 @@ final class ContainerCore: @unchecked Sendable {
     var checkpointError: CirrusError?
     /// Tables whose schema changed since the last checkpoint: the next one rewrites them.
     var rewriteAtCheckpoint = Set<TableKey>()
+    /// The tables last made over the base, with an empty delta (guarded by writeLock): a
+    /// checkpoint that leaves a table's layers and schema as they were reuses its table instead
+    /// of mapping its indexes and marking its dead rows again.
+    var baseOnlyTables: [TableKey: TypeTable] = [:]
 
     init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
         self.directory = directory

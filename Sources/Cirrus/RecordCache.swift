@@ -25,16 +25,25 @@ final class RecordCache: @unchecked Sendable {
     private let setMask: Int
     let capacity: Int
 
-    /// A cache of about `capacity` records (rounded up to a power of two; 0 disables it).
+    /// A cache of about `capacity` records (rounded up to a power of two; 0 disables it). The
+    /// slots are allocated at the first record stored, so opening a table (and a process that
+    /// opens many and reads few) does not pay for zero-filling them.
     init(capacity: Int) {
         var sets = 1
         while sets * 2 < capacity { sets <<= 1 }
         self.capacity = capacity
         setMask = sets - 1
-        let slots = capacity > 0 ? sets * 2 : 0
-        rows = [Int](repeating: -1, count: slots)
-        records = [Record?](repeating: nil, count: slots)
-        next = [UInt8](repeating: 0, count: capacity > 0 ? sets : 0)
+        rows = []
+        records = []
+        next = []
+    }
+
+    /// Allocates the slots (lock held).
+    private func allocate() {
+        let sets = setMask + 1
+        rows = [Int](repeating: -1, count: sets * 2)
+        records = [Record?](repeating: nil, count: sets * 2)
+        next = [UInt8](repeating: 0, count: sets)
     }
 
     /// The record of base row `row` when it is cached; nil otherwise (nothing is decoded).
@@ -42,6 +51,7 @@ final class RecordCache: @unchecked Sendable {
         guard capacity > 0 else { return nil }
         let set = row & setMask
         return lock.withLock {
+            guard !rows.isEmpty else { return nil }
             for way in 0..<2 where rows[2 * set + way] == row { return records[2 * set + way] }
             return nil
         }
@@ -53,6 +63,7 @@ final class RecordCache: @unchecked Sendable {
         guard capacity > 0 else { return decode() }
         let set = row & setMask
         let hit: Record? = lock.withLock {
+            guard !rows.isEmpty else { return nil }
             for way in 0..<2 where rows[2 * set + way] == row {
                 next[set] = UInt8(1 - way)
                 return records[2 * set + way]
@@ -62,6 +73,7 @@ final class RecordCache: @unchecked Sendable {
         if let hit { return hit }
         guard let r = decode() else { return nil }
         lock.withLock {
+            if rows.isEmpty { allocate() }
             let way = Int(next[set])
             rows[2 * set + way] = row
             records[2 * set + way] = r

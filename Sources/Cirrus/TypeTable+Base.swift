@@ -7,25 +7,53 @@ import RecordLog
 import RecordModel
 
 extension TypeTable {
-    /// The indexes of a base table: the index segment's sections mapped (nothing decoded); an
-    /// index the segment lacks (added to the schema since, or damaged) is built from the rows.
+    /// The indexes of a base table: each layer's index segment mapped (nothing decoded); an
+    /// index some layer lacks (added to the schema since, or damaged) is built from the live rows.
+    /// The layers' entries of dead rows are still in the mapped sections: `tombstoneDeadRows`
+    /// removes them.
     static func baseIndexes(
         _ base: BaseTable, schema: RecordTypeSchema, nodeSize: Int
     ) throws(CirrusError) -> RecordIndexes {
-        var sections: [String: SectionBytes] = [:]
-        if let seg = base.indexes {
-            for s in seg.sections {
-                if let b = seg.section(s.name) { sections[s.name] = SectionBytes(b, keepAlive: seg.file, name: s.name) }
+        var layers: [IndexLayer] = []
+        for l in base.layers {
+            var sections: [String: SectionBytes] = [:]
+            if let seg = l.indexes {
+                for s in seg.sections {
+                    if let b = seg.section(s.name) {
+                        sections[s.name] = SectionBytes(b, keepAlive: seg.file, name: s.name)
+                    }
+                }
             }
+            layers.append(IndexLayer(rowCount: l.rows.count, sections: sections))
         }
-        return RecordIndexes(schema: schema, baseRowCount: base.rows.count, sections: sections, nodeSize: nodeSize) {
+        return RecordIndexes(schema: schema, layers: layers, nodeSize: nodeSize) {
             var rows: [(RowID, Record)] = []
-            rows.reserveCapacity(base.rows.count)
-            for (i, r) in CheckpointRows(key: base.key, rows: base.rows) {
-                rows.append((RowID(truncatingIfNeeded: i), ContainerCore.apiForm(r)))
+            rows.reserveCapacity(base.rows.liveCount)
+            for l in base.layers {
+                for (i, r) in CheckpointRows(key: base.key, rows: l.rows, start: l.start) where base.rows.isLive(i) {
+                    rows.append((RowID(truncatingIfNeeded: i), ContainerCore.apiForm(r)))
+                }
             }
             return rows
         }
+    }
+
+    /// Marks the base's dead rows (superseded or deleted in a newer layer) removed, in the row
+    /// table and in the indexes (whose mapped layers still hold their entries). Decodes each
+    /// dead row once: O(dead rows), which the checkpoint's merges keep below the table's size.
+    mutating func tombstoneDeadRows() {
+        guard let base, base.rows.dead.count > 0 else { return }
+        var changes: [RowChange] = []
+        var seen = RowBitmap()
+        for l in base.layers {
+            for r in l.dead where !seen.contains(Int(r)) {
+                seen.insert(Int(r))
+                baseRemoved.insert(Int(r))
+                // A dead row that does not decode has nothing to un-index that `verify` would not name.
+                if let rec = try? base.rows.record(Int(r)) { changes.append(.delete(r, ContainerCore.apiForm(rec))) }
+            }
+        }
+        indexes.apply(changes)
     }
 }
 

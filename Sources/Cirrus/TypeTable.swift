@@ -73,6 +73,7 @@ struct TypeTable: Sendable {
         nextRow = RowID(truncatingIfNeeded: base.rows.count)
         indexes = try Self.baseIndexes(
             base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize)
+        tombstoneDeadRows()
     }
 
     /// The record of `row` (API form), nil if the row is deleted or never existed.
@@ -122,34 +123,47 @@ struct TypeTable: Sendable {
         return RowID(truncatingIfNeeded: i)
     }
 
-    /// `QuerySnapshot.firstRowsByID`: base rows of a one-zone section are already in id order
-    /// (sections sort by zone, then name), so they are walked in row order from a binary search
-    /// for `after`, merged with the delta rows sorted by id; ids are compared as key bytes. A
-    /// base of several zones falls back to reading every id.
+    /// `QuerySnapshot.firstRowsByID`: the base rows of a one-zone layer are already in id order
+    /// (sections sort by zone, then name), so each layer's candidates are walked in row order from
+    /// a binary search for `after`, merged across layers and with the delta rows sorted by id;
+    /// ids are compared as key bytes. A layer of several zones falls back to reading every id.
     func firstRowsByID(
         _ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int, fallback: () -> [RowID]
     ) -> [RowID] {
         guard limit > 0 else { return [] }
-        // Rows are ascending: base rows first.
-        var split = 0
-        var hi = rows.count
-        while split < hi {
-            let m = (split + hi) / 2
-            if Int(rows[m]) < baseCount { split = m + 1 } else { hi = m }
-        }
-        guard split > 0, let base else { return fallback() }
-        guard let baseZone = base.rows.singleZoneName else { return fallback() }
-        var baseRows = rows[..<split]
-        if let zone, zone != ZoneID(zoneName: baseZone) { baseRows = rows[..<0] }
-        if let after {
-            // The first base candidate whose id is after `after`.
-            var lo = baseRows.startIndex
-            var hi = baseRows.endIndex
+        // Rows are ascending: base rows first, each layer's a contiguous run.
+        func firstIndex(atLeast row: Int, from lo: Int) -> Int {
+            var lo = lo
+            var hi = rows.count
             while lo < hi {
                 let m = (lo + hi) / 2
-                if base.rows.compareID(Int(rows[m]), after) <= 0 { lo = m + 1 } else { hi = m }
+                if Int(rows[m]) < row { lo = m + 1 } else { hi = m }
             }
-            baseRows = rows[lo..<baseRows.endIndex]
+            return lo
+        }
+        let split = firstIndex(atLeast: baseCount, from: 0)
+        guard split > 0, let base else { return fallback() }
+        // Per layer, the candidates still to walk (after `after`, in the asked zone).
+        var runs: [ArraySlice<RowID>] = []
+        var from = 0
+        for l in base.layers {
+            let end = firstIndex(atLeast: l.start + l.rows.count, from: from)
+            defer { from = end }
+            guard from < end else { continue }
+            guard let layerZone = l.rows.singleZoneName else { return fallback() }
+            var run = rows[from..<end]
+            if let zone, zone != ZoneID(zoneName: layerZone) { continue }
+            if let after {
+                // The first candidate whose id is after `after`.
+                var lo = run.startIndex
+                var hi = run.endIndex
+                while lo < hi {
+                    let m = (lo + hi) / 2
+                    if base.rows.compareID(Int(rows[m]), after) <= 0 { lo = m + 1 } else { hi = m }
+                }
+                run = rows[lo..<run.endIndex]
+            }
+            runs.append(run)
         }
         var delta: [(RecordID, RowID)] = []
         for row in rows[split...] {
@@ -160,17 +174,30 @@ struct TypeTable: Sendable {
             delta.append((id, row))
         }
         delta.sort { $0.0 < $1.0 }
+        // A k-way merge: the smallest head among the layers' runs (removed rows skipped) and
+        // the delta's.
         var out: [RowID] = []
-        out.reserveCapacity(min(limit, baseRows.count + delta.count))
+        out.reserveCapacity(min(limit, runs.reduce(0) { $0 + $1.count } + delta.count))
         var j = 0
-        for row in baseRows where !baseRemoved.contains(Int(row)) {
+        func skipRemoved(_ k: Int) {
+            while let r = runs[k].first, baseRemoved.contains(Int(r)) { runs[k].removeFirst() }
+        }
+        for k in runs.indices { skipRemoved(k) }
+        while out.count < limit {
+            var best = -1
+            for k in runs.indices {
+                guard let r = runs[k].first else { continue }
+                if best < 0 || base.rows.compareIDs(Int(r), Int(runs[best].first!)) < 0 { best = k }
+            }
+            guard best >= 0, let row = runs[best].first else { break }
             while j < delta.count, base.rows.compareID(Int(row), delta[j].0) > 0 {
                 out.append(delta[j].1)
                 j += 1
                 if out.count == limit { return out }
             }
             out.append(row)
-            if out.count == limit { return out }
+            runs[best].removeFirst()
+            skipRemoved(best)
         }
         while j < delta.count, out.count < limit {
             out.append(delta[j].1)

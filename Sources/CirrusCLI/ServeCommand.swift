@@ -74,7 +74,11 @@ struct TokenCreate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
         abstract: "Create an API token (ckAPIToken), or with --user a web auth token (ckWebAuthToken).",
-        discussion: "The token is printed once; the container keeps only its SHA-256 digest.")
+        discussion: """
+            The token is printed once; the container keeps only its SHA-256 digest. --management makes a \
+            management token instead, which (sent in the X-Cirrus-Management-Token header) allows promoting \
+            the schema to production.
+            """)
 
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
     var db: String
@@ -85,9 +89,12 @@ struct TokenCreate: ParsableCommand {
     @Option(help: "A note kept beside an API token's digest.")
     var label = ""
 
+    @Flag(help: "Make a management token (schema promotion) instead.")
+    var management = false
+
     func run() throws {
         do {
-            print(try CredentialCommands.createToken(directory: db, user: user, label: label))
+            print(try CredentialCommands.createToken(directory: db, user: user, label: label, management: management))
         } catch {
             printError("cirrus token create: \(error)")
             throw ExitCode(1)

@@ -1,4 +1,4 @@
-// The logic of `cirrus token create|list|revoke` and `cirrus key add|list|remove`: editing
+// The logic of `cirrus token create [--user U | --management]|list|revoke` and `cirrus key add|list|remove`: editing
 // DIR/web-services.json (Credentials.swift). Each returns the text to print or throws with a
 // message naming what is wrong.
 
@@ -8,17 +8,27 @@ import RecordLog
 
 /// Creating and removing API tokens, web auth tokens and server-to-server keys.
 public enum CredentialCommands {
-    /// Creates an API token (no user) or a web auth token acting as `user`; returns the token,
-    /// which is shown only now (the file keeps its digest).
+    /// Creates an API token (no user), a web auth token acting as `user`, or (with `management`)
+    /// a management token, which allows schema promotion; returns the token, which is shown only
+    /// now (the file keeps its digest).
+    ///
+    /// ```swift
+    /// let token = try CredentialCommands.createToken(directory: "places", user: nil)
+    /// ```
     public static func createToken(
-        directory: String, user: String?, label: String = "", fileSystem: any FileSystem = POSIXFileSystem(),
-        now: Date = Date()
+        directory: String, user: String?, label: String = "", management: Bool = false,
+        fileSystem: any FileSystem = POSIXFileSystem(), now: Date = Date()
     ) throws(CredentialsError) -> String {
         try requireDirectory(directory, fileSystem)
         var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
         let token = Credentials.newToken()
         let created = Int64(now.timeIntervalSince1970 * 1000)
-        if let user {
+        if management {
+            guard user == nil else {
+                throw CredentialsError(message: "a management token acts as no user: give --user or --management")
+            }
+            c.managementTokens.append(.init(sha256: Credentials.digest(token), label: label, created: created))
+        } else if let user {
             guard !user.isEmpty, user.utf8.count <= 255 else {
                 throw CredentialsError(message: "--user must be a user record name of 1 to 255 bytes")
             }
@@ -30,7 +40,7 @@ public enum CredentialCommands {
         return token
     }
 
-    /// Removes the token (API or web auth) whose value is `token`.
+    /// Removes the token (API, web auth or management) whose value is `token`.
     public static func revokeToken(
         directory: String, token: String, fileSystem: any FileSystem = POSIXFileSystem()
     )
@@ -38,10 +48,11 @@ public enum CredentialCommands {
     {
         var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
         let d = Credentials.digest(token)
-        let before = c.apiTokens.count + c.webAuthTokens.count
+        let before = c.apiTokens.count + c.webAuthTokens.count + c.managementTokens.count
         c.apiTokens.removeAll { $0.sha256 == d }
         c.webAuthTokens.removeAll { $0.sha256 == d }
-        guard c.apiTokens.count + c.webAuthTokens.count < before else {
+        c.managementTokens.removeAll { $0.sha256 == d }
+        guard c.apiTokens.count + c.webAuthTokens.count + c.managementTokens.count < before else {
             throw CredentialsError(message: "no such token in \(directory)/\(Credentials.fileName)")
         }
         try c.save(directory: directory, fileSystem: fileSystem)
@@ -99,6 +110,7 @@ public enum CredentialCommands {
         for t in c.apiTokens { out += "api token  sha256 \(t.sha256.prefix(12))…  \(t.label)\n" }
         for t in c.webAuthTokens { out += "web auth   sha256 \(t.sha256.prefix(12))…  user \(t.user)\n" }
         for k in c.serverKeys { out += "server key \(k.keyID)  user \(k.user)\n" }
+        for t in c.managementTokens { out += "management sha256 \(t.sha256.prefix(12))…  \(t.label)\n" }
         return out.isEmpty ? "no credentials; create an API token with `cirrus token create --db DIR`\n" : out
     }
 

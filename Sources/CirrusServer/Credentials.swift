@@ -4,12 +4,15 @@
 //   {"version": 1,
 //    "apiTokens":     [{"sha256": "…", "label": "…", "created": 1700000000000}],
 //    "webAuthTokens": [{"sha256": "…", "user": "_alice", "created": …}],
-//    "serverKeys":    [{"keyID": "…", "publicKey": "-----BEGIN PUBLIC KEY-----…", "user": "_server", "created": …}]}
+//    "serverKeys":    [{"keyID": "…", "publicKey": "-----BEGIN PUBLIC KEY-----…", "user": "_server", "created": …}],
+//    "managementTokens": [{"sha256": "…", "label": "…", "created": …}]}
 //
 // Tokens are stored as SHA-256 digests: the file never holds a usable token, and `cirrus token
 // create` prints each token once. An API token (`ckAPIToken`) admits a request to the container;
 // a web auth token (`ckWebAuthToken`) makes it act as a user; a server key signs server-to-server
-// requests (RequestSigning.swift) that act as the key's user in the public database.
+// requests (RequestSigning.swift) that act as the key's user in the public database. A management
+// token (CloudKit's name for cktool's schema token) is needed, besides the API token, for what
+// changes the container as a whole: promoting the schema to production.
 //
 // The file is replaced atomically (write, fsync, rename, fsync directory) and read loudly: a file
 // that exists but does not parse stops the server (and the command) naming it, never an empty set
@@ -67,6 +70,8 @@ public struct Credentials: Sendable, Equatable {
     public var webAuthTokens: [WebAuthToken] = []
     /// Server-to-server keys.
     public var serverKeys: [ServerKey] = []
+    /// Management tokens (by digest; `label` as an API token's): they allow schema promotion.
+    public var managementTokens: [APIToken] = []
 
     /// No credentials.
     public init() {}
@@ -154,6 +159,16 @@ public struct Credentials: Sendable, Equatable {
                         ])
                     })
             ),
+            (
+                "managementTokens",
+                .array(
+                    managementTokens.map {
+                        .object([
+                            ("sha256", .string($0.sha256)), ("label", .string($0.label)),
+                            ("created", .integer($0.created)),
+                        ])
+                    })
+            ),
         ])
     }
 
@@ -174,6 +189,12 @@ public struct Credentials: Sendable, Equatable {
             apiTokens.append(
                 APIToken(
                     sha256: try string(o, "sha256", "apiTokens", i), label: o["label"]?.stringValue ?? "",
+                    created: o["created"]?.int64Value ?? 0))
+        }
+        for (i, o) in try list("managementTokens").enumerated() {
+            managementTokens.append(
+                APIToken(
+                    sha256: try string(o, "sha256", "managementTokens", i), label: o["label"]?.stringValue ?? "",
                     created: o["created"]?.int64Value ?? 0))
         }
         for (i, o) in try list("webAuthTokens").enumerated() {
@@ -205,6 +226,10 @@ final class CredentialStore: @unchecked Sendable {
     private var current: Credentials
     private var lastReload: Date
     private var keys: [String: (P256.Signing.PublicKey, String)] = [:]
+    /// Tokens already found valid, by their text (hashing one costs a SHA-256 per request): only
+    /// hits are kept, so the caches hold at most the file's tokens; emptied when the file is re-read.
+    private var knownAPITokens: Set<String> = []
+    private var knownWebAuthTokens: [String: String] = [:]
 
     init(directory: String, fileSystem: any FileSystem) throws(CredentialsError) {
         self.directory = directory
@@ -235,18 +260,31 @@ final class CredentialStore: @unchecked Sendable {
             guard let fresh = try? Credentials.load(directory: directory, fileSystem: fileSystem) else { return nil }
             current = fresh
             keys = Self.parsedKeys(fresh)
+            knownAPITokens = []
+            knownWebAuthTokens = [:]
             return lookup(current, keys)
         }
     }
 
     func isAPIToken(_ token: String) -> Bool {
+        if lock.withLock({ knownAPITokens.contains(token) }) { return true }
         let d = Credentials.digest(token)
-        return find { c, _ in c.apiTokens.contains { $0.sha256 == d } ? true : nil } ?? false
+        let valid = find { c, _ in c.apiTokens.contains { $0.sha256 == d } ? true : nil } ?? false
+        if valid { lock.withLock { _ = knownAPITokens.insert(token) } }
+        return valid
+    }
+
+    func isManagementToken(_ token: String) -> Bool {
+        let d = Credentials.digest(token)
+        return find { c, _ in c.managementTokens.contains { $0.sha256 == d } ? true : nil } ?? false
     }
 
     func user(forWebAuthToken token: String) -> String? {
+        if let user = lock.withLock({ knownWebAuthTokens[token] }) { return user }
         let d = Credentials.digest(token)
-        return find { c, _ in c.webAuthTokens.first { $0.sha256 == d }?.user }
+        let user = find { c, _ in c.webAuthTokens.first { $0.sha256 == d }?.user }
+        if let user { lock.withLock { knownWebAuthTokens[token] = user } }
+        return user
     }
 
     func serverKey(_ keyID: String) -> (P256.Signing.PublicKey, String)? {

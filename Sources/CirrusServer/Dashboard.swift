@@ -15,6 +15,8 @@ enum Dashboard {
         "dashboard.css": "text/css; charset=utf-8",
         "dashboard.js": "text/javascript; charset=utf-8",
         "api.js": "text/javascript; charset=utf-8",
+        "map.js": "text/javascript; charset=utf-8",
+        "world.js": "text/javascript; charset=utf-8",
     ]
 
     static func file(_ name: String, container: String) -> Response {

@@ -137,6 +137,6 @@ public enum HTTPServer {
         return Response(
             status: HTTPResponse.Status(code: r.status),
             headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: r.body.jsonBytes)))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: r.jsonBytes)))
     }
 }

@@ -18,7 +18,7 @@ extension JSONValue {
         switch v {
         case .null: out += "null".utf8
         case .bool(let b): out += (b ? "true" : "false").utf8
-        case .integer(let i): out += String(i).utf8
+        case .integer(let i): writeInteger(i, to: &out)
         case .number: out += v.jsonText.utf8
         case .string(let s): writeString(s, to: &out)
         case .array(let items):
@@ -41,6 +41,24 @@ extension JSONValue {
     }
 
     private static let hex = Array("0123456789abcdef".utf8)
+
+    /// Decimal digits of `i` without a String in between.
+    static func writeInteger(_ i: Int64, to out: inout [UInt8]) {
+        if i < 0 { out.append(UInt8(ascii: "-")) }
+        var m = i.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var n = 0
+            repeat {
+                digits[n] = UInt8(truncatingIfNeeded: m % 10) + UInt8(ascii: "0")
+                m /= 10
+                n += 1
+            } while m > 0
+            while n > 0 {
+                n -= 1
+                out.append(digits[n])
+            }
+        }
+    }
 
     static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))

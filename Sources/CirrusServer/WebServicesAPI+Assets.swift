@@ -86,6 +86,20 @@ extension WebServicesAPI {
     }
 
     /// The answer with a `downloadURL` beside every asset value of every record in it.
+    /// Whether an answer has a field of an ASSETID type anywhere (then it needs download URLs).
+    static func hasAssets(_ json: JSONValue) -> Bool {
+        switch json {
+        case .array(let items): return items.contains(where: hasAssets)
+        case .object(let members):
+            for (key, value) in members {
+                if key == "type", case .string(let t) = value, t.hasPrefix("ASSETID") { return true }
+                if hasAssets(value) { return true }
+            }
+            return false
+        default: return false
+        }
+    }
+
     static func addingDownloadURLs(_ json: JSONValue, base: String) -> JSONValue {
         switch json {
         case .array(let items): return .array(items.map { addingDownloadURLs($0, base: base) })

@@ -3,7 +3,8 @@
 //
 //   cirrus/schema  {}                                  → {"environment", "recordTypes": [{"name", "fields":
 //                                                          [{"name", "type": "STRING", "options": ["QUERYABLE", …]}]}]}
-//   cirrus/check   {"recordType", "predicate"}          → {"ok": true, "filterBy": [ … ], "warnings": [ … ]}
+//   cirrus/check   {"recordType", "predicate",          → {"ok": true, "filterBy": [ … ], "warnings": [ … ]}
+//                   "variables"?: {"here": FieldValue}}
 //                                                        | {"ok": false, "message", "hint"?, "start", "end"}
 //   cirrus/explain {"query", "zoneID"?, "resultsLimit"?}  → {"plan": {"operator", "estimatedRows", "actualRows"?,
 //                                                          "children"}, "cost", "rejected": [{"summary", "cost"}],
@@ -11,7 +12,9 @@
 //
 // `cirrus/check` runs a format string through the checker against the environment's schema, as
 // `cirrus check` and the REPL do; `start`/`end` are UTF-16 offsets into the predicate (what a
-// browser's string indexes count), so a caret can be drawn under the part at fault. An accepted
+// browser's string indexes count), so a caret can be drawn under the part at fault. `variables`
+// give `$NAME`s their values (Web Services field values: how the dashboard passes the centre of
+// `distanceToLocation:fromLocation:(location, $here)`, which has no literal form). An accepted
 // predicate comes back as its `filterBy` list, which the dashboard sends to records/query: one
 // query path, whichever way the predicate was written. `cirrus/explain` plans the same query as
 // records/query would (and runs its first page): the plan tree with estimated and actual rows, the
@@ -53,9 +56,21 @@ extension WebServicesAPI {
         let predicate = try body["predicate"].string()
         guard predicate.utf8.count <= 16_384 else { throw body["predicate"].fail("longer than 16384 bytes") }
         let text = predicate.trimmingCharacters(in: .whitespaces).isEmpty ? "TRUEPREDICATE" : predicate
+        var variables: [String: PredicateArgument] = [:]
+        let given = body["variables"]
+        if given.isPresent {
+            guard case .object(let members)? = given.value else { throw given.fail("expected an object") }
+            guard members.count <= 64 else { throw given.fail("\(members.count) variables; the limit is 64") }
+            for (name, _) in members {
+                let value = try given[name].decode { (j) throws(WebServicesJSONError) in
+                    try FieldValue(webServicesJSON: j)
+                }
+                variables[name] = .value(value)
+            }
+        }
         do {
             let checked = try QueryChecker.parseAndCheck(
-                text, context: CheckContext(schema: db.schema, recordType: recordType)
+                text, context: CheckContext(variables: variables, schema: db.schema, recordType: recordType)
             ).checked
             return .object([
                 ("ok", .bool(true)), ("filterBy", .array(checked.predicate.filters.map(\.webServicesJSON))),

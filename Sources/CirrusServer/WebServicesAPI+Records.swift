@@ -15,6 +15,11 @@ extension WebServicesAPI {
     // MARK: records/query
 
     func query(_ body: JSONBody, db: Database) async throws(WebServicesError) -> JSONValue {
+        try await queryPage(body, db: db).json
+    }
+
+    /// records/query's page, before it becomes JSON (RecordsPage writes it straight to bytes).
+    func queryPage(_ body: JSONBody, db: Database) async throws(WebServicesError) -> RecordsPage {
         let limit = Int(try body["resultsLimit"].optionalInt(in: 0...Int64(limits.maximumResults)) ?? 0)
         let desiredKeys = try body["desiredKeys"].strings(limit: 1_000)
         let zone = try body["zoneID"].zoneID()
@@ -50,9 +55,7 @@ extension WebServicesAPI {
             }
             throw WebServicesError(error)
         }
-        var out: [(String, JSONValue)] = [("records", .array(page.matchResults.map(Self.recordJSON)))]
-        if let cursor = page.queryCursor { out.append(("continuationMarker", .string(db.token(for: cursor)))) }
-        return .object(out)
+        return RecordsPage(items: page.matchResults, continuationMarker: page.queryCursor.map { db.token(for: $0) })
     }
 
     /// A `query` object (recordType, filterBy, sortBy) as a format-string query, with its parts.

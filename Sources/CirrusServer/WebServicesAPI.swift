@@ -11,7 +11,8 @@
 // operation, which parses its body (errors name the path inside it: `query.filterBy[1].comparator`)
 // and calls the Database façade. Queries from JSON become a format string and arguments
 // (`QueryFilter.predicateFormat`) and go through the same checker, planner and executor as any
-// other query. Operations: WebServicesAPI+Records.swift, WebServicesAPI+Zones.swift.
+// other query. Operations: WebServicesAPI+Records.swift, WebServicesAPI+Zones.swift, …;
+// schema promotion (which also needs a management token): WebServicesAPI+Deployment.swift.
 //
 // Nothing a client sends may crash the server: every failure is a CloudKit error object.
 
@@ -51,22 +52,41 @@ public struct WebResponse: Sendable {
     /// The HTTP status.
     public var status: Int
     /// The JSON answer (ignored when `bytes` is set).
-    public var body: JSONValue
+    public var body: JSONValue {
+        get { records?.json ?? stored }
+        set {
+            stored = newValue
+            records = nil
+        }
+    }
     /// Raw content instead of JSON, with its content type.
     public var bytes: (content: [UInt8], contentType: String)?
+    private var stored: JSONValue
+    /// A records/query answer, kept as records so that `jsonBytes` writes it without a JSONValue.
+    private var records: RecordsPage?
 
     /// A JSON response.
     public init(status: Int = 200, body: JSONValue) {
         self.status = status
-        self.body = body
+        self.stored = body
     }
 
     /// A response of raw bytes.
     public init(status: Int = 200, bytes: [UInt8], contentType: String) {
         self.status = status
-        self.body = .null
+        self.stored = .null
         self.bytes = (bytes, contentType)
     }
+
+    /// A records/query answer.
+    init(records: RecordsPage) {
+        self.status = 200
+        self.stored = .null
+        self.records = records
+    }
+
+    /// The JSON answer as UTF-8 bytes (what goes over the wire).
+    var jsonBytes: [UInt8] { records?.bytes ?? stored.jsonBytes }
 
     init(_ e: WebServicesError) { self.init(status: e.code.status, body: e.json) }
 }
@@ -159,10 +179,19 @@ public final class WebServicesAPI: Sendable {
                     "the request body has \(request.body.count) bytes; the limit is \(limits.maximumBodyBytes)")
             }
             let body = try JSONBody(request.body, method: request.method)
-            let base = Self.origin(request.headers["host"]) + route.base
+            var base: String { Self.origin(request.headers["host"]) + route.base }  // for URLs in answers
             if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
+            if route.operation == Self.promoteOperation {
+                return WebResponse(body: try promoteSchema(request, body, route: route))
+            }
+            if route.operation == "records/query" {
+                let page = try await queryPage(body, db: db)
+                guard page.hasAssets else { return WebResponse(records: page) }
+                return WebResponse(body: Self.addingDownloadURLs(page.json, base: base))
+            }
             let answer = try await perform(route.operation, body, db: db, route: route)
-            return WebResponse(body: Self.addingDownloadURLs(answer, base: base))
+            // Rebuilding the answer costs a copy of it: only when it has an asset to link.
+            return WebResponse(body: Self.hasAssets(answer) ? Self.addingDownloadURLs(answer, base: base) : answer)
         } catch {
             return WebResponse(error)
         }
@@ -200,9 +229,12 @@ public final class WebServicesAPI: Sendable {
     /// `http://HOST` for a well-formed Host header (URLs in answers are then absolute, as
     /// CloudKit's), else "" (URLs are paths).
     static func origin(_ host: String?) -> String {
+        // Byte by byte (CharacterSet's lookups cost 1.6 % of a query's time under load).
         guard let host, !host.isEmpty, host.utf8.count <= 255,
-            host.unicodeScalars.allSatisfy({
-                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-:[]".unicodeScalars.contains($0))
+            host.utf8.allSatisfy({ b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                    || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: ":")
+                    || b == UInt8(ascii: "[") || b == UInt8(ascii: "]")
             })
         else { return "" }
         return "http://\(host)"
@@ -213,6 +245,7 @@ public final class WebServicesAPI: Sendable {
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
         "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check", "cirrus/explain",
+        "cirrus/schema/promote",
     ]
 
     // MARK: authentication
@@ -275,12 +308,22 @@ struct Route {
     var operation: String
     /// The path from `/database/` on, which a server-to-server signature covers.
     var subpath: String
+    /// The container the path names.
+    var container: String
     /// `/database/1/{container}/{environment}/{database}`: where operation paths start.
-    var base: String
+    var base: String { "/database/1/\(container)/\(environment.rawValue)/\(database)" }
 
     init(path: String, container: String) throws(WebServicesError) {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard parts.count >= 6, parts[0] == "database" else {
+        // Five parts and the rest (the operation), as substrings: this runs for every request.
+        // Split as UTF-8 bytes: splitting a String walks grapheme clusters, which cost more than
+        // the rest of the route. "/" is ASCII, so the pieces are whole scalars.
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), maxSplits: 5, omittingEmptySubsequences: true)
+            .map { Substring($0) }
+        var rest = parts.count == 6 ? parts[5] : ""
+        if rest.hasPrefix("/") || rest.hasSuffix("/") || rest.contains("//") {
+            rest = Substring(rest.split(separator: "/").joined(separator: "/"))
+        }
+        guard parts.count == 6, !rest.isEmpty, parts[0] == "database" else {
             throw WebServicesError(
                 .notFound,
                 "paths are /database/1/{container}/{environment}/{public|private}/{operation}; got \(path)")
@@ -289,7 +332,7 @@ struct Route {
         guard parts[2] == container else {
             throw WebServicesError(.notFound, "this server holds container \"\(container)\", not \"\(parts[2])\"")
         }
-        guard let env = Environment(rawValue: parts[3]) else {
+        guard let env = Environment(rawValue: String(parts[3])) else {
             throw WebServicesError(.notFound, "unknown environment \"\(parts[3])\" (development or production)")
         }
         guard parts[4] == "public" || parts[4] == "private" else {
@@ -299,9 +342,9 @@ struct Route {
                     ? "the shared database is not supported" : "unknown database \"\(parts[4])\" (public or private)")
         }
         environment = env
-        database = parts[4]
-        operation = parts[5...].joined(separator: "/")
+        database = String(parts[4])
+        operation = String(rest)
         subpath = path
-        base = "/" + parts[0..<5].joined(separator: "/")
+        self.container = container
     }
 }

@@ -87,14 +87,17 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             pushNode(tree.levels[l][0], 0, UInt16(1 + layer * 64 + l))
         }
         for row in index.buffer { pushPoint(q.chord2(index.vectors[Int(row)]), row) }
-        if let base = index.base, base.count > 0 {
+        for (k, base) in index.bases.enumerated() where base.count > 0 && k < Self.maxBaseLayers {
             let l = base.levelCount - 1
-            pushNode(base.box(l, 0), 0, UInt16(1 + Self.baseLayer * 64 + l))
+            pushNode(base.box(l, 0), 0, UInt16(1 + (Self.baseLayer + k) * 64 + l))
         }
     }
 
-    /// The layer number that stands for the checkpoint's mapped tree in node ids.
-    static let baseLayer = 63
+    /// Layer numbers from this one on stand for the checkpoint's mapped trees in node ids (the
+    /// in-memory layers number fewer than 40: 64·2^40 rows); node ids are 16 bits, 64 levels per
+    /// layer, which leaves room for 983 mapped trees (a checkpoint keeps a handful).
+    static let baseLayer = 40
+    static let maxBaseLayers = (Int(UInt16.max) - 1) / 64 - baseLayer
 
     @inline(__always)
     mutating func pushPoint(_ key: Double, _ row: RowID) {
@@ -131,8 +134,8 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             }
             let layer = Int(item.node - 1) / 64
             let level = Int(item.node - 1) % 64
-            if layer == Self.baseLayer {
-                expandBase(Int(item.id), level)
+            if layer >= Self.baseLayer {
+                expandBase(index.bases[layer - Self.baseLayer], layer, Int(item.id), level)
                 continue
             }
             guard let tree = index.layers[layer] else { continue }
@@ -157,9 +160,8 @@ public struct NearestIterator: IteratorProtocol, Sendable {
         return nil
     }
 
-    /// Pushes the children of node `j` of the mapped base tree at `level`.
-    mutating func expandBase(_ j: Int, _ level: Int) {
-        guard let tree = index.base else { return }
+    /// Pushes the children of node `j` of a mapped base tree (node-id layer `layer`) at `level`.
+    mutating func expandBase(_ tree: StaticRTree, _ layer: Int, _ j: Int, _ level: Int) {
         if level == 0 {
             let skip = index.removed.count > 0
             for i in tree.children(level: 0, j) {
@@ -172,7 +174,7 @@ public struct NearestIterator: IteratorProtocol, Sendable {
             }
         } else {
             for c in tree.children(level: level, j) {
-                pushNode(tree.box(level - 1, c), UInt32(c), UInt16(1 + Self.baseLayer * 64 + level - 1))
+                pushNode(tree.box(level - 1, c), UInt32(c), UInt16(1 + layer * 64 + level - 1))
             }
         }
     }

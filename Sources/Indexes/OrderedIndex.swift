@@ -53,27 +53,36 @@ public struct OrderedIndex: Sendable {
     /// Numbers and dates live in `fixed`, other families in `variable`; the other tree stays empty.
     var fixed: BPlusTree<FixedKey>
     var variable: BPlusTree<VarKey>
-    /// The checkpoint's entries (rows `0..<baseCount`), mapped; nil for an index held wholly in
-    /// memory. `fixed`/`variable` then hold only delta rows, and removed base entries are in
-    /// `tombFixed`/`tombVar` (exact counts) and `removed` (skipped by scans). StaticOrdered.swift.
-    var base: StaticOrdered?
-    var baseCount = 0
+    /// The checkpoint's entries, one static layer per base layer of the table (rows
+    /// `0..<baseCount`, each layer's rows after the previous one's; row ids are absolute),
+    /// mapped; empty for an index held wholly in memory. `fixed`/`variable` then hold only delta
+    /// rows, and removed base entries are in `tombFixed`/`tombVar` (exact counts) and `removed`
+    /// (skipped by scans). StaticOrdered.swift.
+    var bases: [StaticOrdered] = []
+    /// The layers' entry tables (one family's), kept so a query does not rebuild the list.
+    var fixedBases: [StaticFixedKeys] = []
+    var varBases: [StaticVarKeys] = []
+    var layers = BaseLayers()
+    var baseCount: Int { layers.rowCount }
     var tombFixed: BPlusTree<FixedKey>
     var tombVar: BPlusTree<VarKey>
     var removed = RowBitmap()
 
     var layeredFixed: LayeredKeys<StaticFixedKeys> {
-        LayeredKeys(delta: fixed, base: base?.fixed, tomb: tombFixed, removed: removed)
+        LayeredKeys(delta: fixed, bases: fixedBases, tomb: tombFixed, removed: removed)
     }
     var layeredVar: LayeredKeys<StaticVarKeys> {
-        LayeredKeys(delta: variable, base: base?.variable, tomb: tombVar, removed: removed)
+        LayeredKeys(delta: variable, bases: varBases, tomb: tombVar, removed: removed)
     }
 
-    /// An index over a checkpoint's static entries (`baseCount` rows) plus an empty delta.
-    init(base: StaticOrdered, baseCount: Int, nodeSize: Int = 64) {
-        family = base.family
-        self.base = base
-        self.baseCount = baseCount
+    /// An index over a checkpoint's static layers (`layers` says which rows each covers) plus an
+    /// empty delta. Every layer has the same family.
+    init(bases: [StaticOrdered], layers: BaseLayers, family: KeyFamily, nodeSize: Int = 64) {
+        self.family = family
+        self.bases = bases
+        fixedBases = bases.compactMap(\.fixed)
+        varBases = bases.compactMap(\.variable)
+        self.layers = layers
         fixed = BPlusTree(maxEntries: nodeSize)
         variable = BPlusTree(maxEntries: nodeSize)
         tombFixed = BPlusTree(maxEntries: nodeSize)
@@ -142,8 +151,8 @@ public struct OrderedIndex: Sendable {
     /// Number of entries (list fields count one per distinct element).
     public var count: Int {
         let delta = family.isFixed ? fixed.count : variable.count
-        guard let base else { return delta }
-        return delta + base.count - (family.isFixed ? tombFixed.count : tombVar.count)
+        guard !bases.isEmpty else { return delta }
+        return delta + bases.reduce(0) { $0 + $1.count } - (family.isFixed ? tombFixed.count : tombVar.count)
     }
 
     // MARK: maintenance
@@ -169,13 +178,15 @@ public struct OrderedIndex: Sendable {
     mutating func tombstone(_ value: FieldValue, row: RowID) -> Int {
         removed.insert(Int(row))
         let r = UInt64(row)
+        guard let layer = layers.layer(of: Int(row)), layer < bases.count else { return 0 }
+        let base = bases[layer]
         if family.isFixed {
             return Self.countKeys(of: value, family, Self.fixedKey) { k in
-                base?.fixed?.range((k, r), (k, r + 1)).count == 1 && tombFixed.insert(k, row)
+                base.fixed?.contains(k, row: r) == true && tombFixed.insert(k, row)
             }
         }
         return Self.countKeys(of: value, family, KeyEncoding.varKey) { k in
-            base?.variable?.range((k, r), (k, r + 1)).count == 1 && tombVar.insert(k, row)
+            base.variable?.contains(k, row: r) == true && tombVar.insert(k, row)
         }
     }
 

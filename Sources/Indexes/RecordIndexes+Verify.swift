@@ -27,7 +27,7 @@ extension RecordIndexes {
             if let got = text {
                 var tokens = Set(want.terms.keys)
                 for t in got.terms.keys { tokens.insert(t) }
-                if let b = got.base {
+                for b in got.bases {
                     for i in 0..<b.terms {
                         let a = b.bytesAt + b.termOffset(i)
                         let e = b.bytesAt + b.termOffset(i + 1)

@@ -91,17 +91,27 @@ public struct RecordIndexes: Sendable {
         rowCount = rows.count
     }
 
-    /// Builds the indexes of a table whose `baseRowCount` rows live in a checkpoint: each index
-    /// maps its section from `sections` (by name, see `sectionNames`); an index whose section is
-    /// missing or unreadable (added to the schema after the checkpoint, or damaged) is built in
-    /// memory from `rows()` instead, and listed in `rebuilt`.
+    /// Builds the indexes of a table whose `baseRowCount` rows live in one checkpoint layer; see
+    /// `init(schema:layers:nodeSize:rows:)`.
     public init(
         schema: RecordTypeSchema, baseRowCount: Int, sections: [String: SectionBytes], nodeSize: Int = 64,
         rows: () -> [(RowID, Record)]
     ) {
+        self.init(
+            schema: schema, layers: [IndexLayer(rowCount: baseRowCount, sections: sections)], nodeSize: nodeSize,
+            rows: rows)
+    }
+
+    /// Builds the indexes of a table whose base rows live in a checkpoint's layers (oldest first,
+    /// each layer's rows numbered after the previous one's): each index maps its section from
+    /// every layer (by name, see `sectionNames`); an index whose section is missing or unreadable
+    /// in any layer (added to the schema after the checkpoint, or damaged) is built in memory
+    /// from `rows()` instead, and listed in `rebuilt`.
+    public init(schema: RecordTypeSchema, layers: [IndexLayer], nodeSize: Int = 64, rows: () -> [(RowID, Record)]) {
         recordType = schema.name
         let plan = IndexPlan(schema)
         searchableFields = plan.searchable
+        let starts = BaseLayers(rowCounts: layers.map(\.rowCount))
         var loaded: [(RowID, Record)]?
         func all() -> [(RowID, Record)] {
             if let loaded { return loaded }
@@ -109,12 +119,22 @@ public struct RecordIndexes: Sendable {
             loaded = r
             return r
         }
-        // A section that is missing or does not open (`try?`) is rebuilt from the rows and named in
-        // `rebuilt`, which the caller reports; `verify` reports the damage itself.
+        // Every layer's section, or nil when one is missing or does not open (`try?`): that index
+        // is rebuilt from the rows and named in `rebuilt`, which the caller reports; `verify`
+        // reports the damage itself. Too many layers for the nearest iterator also rebuilds.
+        func mapped<T>(_ name: String, _ open: (SectionBytes) -> T?) -> [T]? {
+            guard layers.count <= NearestIterator.maxBaseLayers else { return nil }
+            var out: [T] = []
+            for l in layers {
+                guard let s = l.sections[name], let t = open(s) else { return nil }
+                out.append(t)
+            }
+            return out
+        }
         for (field, fam) in plan.ordered {
             let name = Self.sectionName(field)
-            if let s = sections[name], let b = try? StaticOrdered(s), b.family == fam {
-                ordered[field] = OrderedIndex(base: b, baseCount: baseRowCount, nodeSize: nodeSize)
+            if let bases = mapped(name, { s in (try? StaticOrdered(s)).flatMap { $0.family == fam ? $0 : nil } }) {
+                ordered[field] = OrderedIndex(bases: bases, layers: starts, family: fam, nodeSize: nodeSize)
             } else {
                 rebuilt.append(name)
                 ordered[field] = OrderedIndex(
@@ -125,8 +145,8 @@ public struct RecordIndexes: Sendable {
         }
         if !plan.searchable.isEmpty {
             let name = Self.textSectionName(plan.searchable)
-            if let s = sections[name], let b = try? StaticText(s) {
-                text = TextIndex(base: b, baseCount: baseRowCount)
+            if let bases = mapped(name, { try? StaticText($0) }) {
+                text = TextIndex(bases: bases, layers: starts)
             } else {
                 rebuilt.append(name)
                 text = TextIndex(rows: all().lazy.map { (row, rec) in (row, Self.texts(plan.searchable, rec)) })
@@ -134,8 +154,8 @@ public struct RecordIndexes: Sendable {
         }
         for field in plan.spatial {
             let name = "spatial:" + field
-            if let s = sections[name], let b = try? StaticRTree(s) {
-                spatial[field] = SpatialIndex(base: b, baseCount: baseRowCount, nodeSize: nodeSize)
+            if let bases = mapped(name, { try? StaticRTree($0) }) {
+                spatial[field] = SpatialIndex(bases: bases, layers: starts, nodeSize: nodeSize)
             } else {
                 rebuilt.append(name)
                 spatial[field] = SpatialIndex(
@@ -143,7 +163,7 @@ public struct RecordIndexes: Sendable {
                     nodeSize: nodeSize)
             }
         }
-        rowCount = baseRowCount
+        rowCount = starts.rowCount
     }
 
     /// The index sections of a table's rows (given in row order), for a checkpoint's index segment.
@@ -236,8 +256,7 @@ public struct RecordIndexes: Sendable {
                 add(row, rec)
                 rowCount += 1
             case .update(let row, let old, let new):
-                removeEntries(row, old)
-                add(row, new)
+                updateEntries(row, old, new)
             case .delete(let row, let rec):
                 removeEntries(row, rec)
                 rowCount -= 1
@@ -254,6 +273,52 @@ public struct RecordIndexes: Sendable {
         if text != nil { text?.insert(row: row, texts: Self.texts(searchableFields, rec)) }
         for name in Array(spatial.keys) {
             if case .location(let l) = rec.fields[name] { spatial[name]?.insert(row: row, location: l) }
+        }
+    }
+
+    /// Re-indexes only the fields whose value changed: an update of one field of a record (the
+    /// common write) costs that field's index, not every index of the type.
+    mutating func updateEntries(_ row: RowID, _ old: Record, _ new: Record) {
+        for field in Array(ordered.keys) {
+            let a = Self.value(field, old)
+            let b = Self.value(field, new)
+            if Self.same(a, b) { continue }
+            if let a { ordered[field]?.remove(a, row: row) }
+            if let b { ordered[field]?.insert(b, row: row) }
+        }
+        if text != nil {
+            let a = Self.texts(searchableFields, old)
+            let b = Self.texts(searchableFields, new)
+            if a.count != b.count || !zip(a, b).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) {
+                text?.remove(row: row, texts: a)
+                text?.insert(row: row, texts: b)
+            }
+        }
+        for name in Array(spatial.keys) {
+            let a = Self.location(name, old)
+            let b = Self.location(name, new)
+            if a == b { continue }
+            spatial[name]?.remove(row: row, indexed: a?.hasValidCoordinates == true)
+            if let b { spatial[name]?.insert(row: row, location: b) }
+        }
+    }
+
+    /// Whether two values index identically: equal, and of the same kind (3 and 3.0 are equal
+    /// values but need not share a key, so they count as a change).
+    static func same(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (let x?, let y?): return x == y && sameKind(x, y)
+        default: return false
+        }
+    }
+
+    static func sameKind(_ x: FieldValue, _ y: FieldValue) -> Bool {
+        switch (x, y) {
+        case (.int64, .double), (.double, .int64): return false
+        case (.list(let a), .list(let b)): return a.count == b.count && zip(a, b).allSatisfy { sameKind($0, $1) }
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        default: return true
         }
     }
 
@@ -274,6 +339,20 @@ public struct RecordIndexes: Sendable {
     public func checkInvariants() throws {
         for o in ordered.values { try o.checkInvariants() }
         for s in spatial.values { try s.checkInvariants() }
+    }
+}
+
+/// One static layer of a table's base, for `RecordIndexes(schema:layers:nodeSize:rows:)`: how
+/// many rows it holds and its index sections by name (row ids in them are absolute).
+public struct IndexLayer: Sendable {
+    /// Rows in the layer (live or not).
+    public var rowCount: Int
+    /// The layer's index sections by name.
+    public var sections: [String: SectionBytes]
+    /// A layer of `rowCount` rows with `sections`.
+    public init(rowCount: Int, sections: [String: SectionBytes]) {
+        self.rowCount = rowCount
+        self.sections = sections
     }
 }
 

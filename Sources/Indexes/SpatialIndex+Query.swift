@@ -79,7 +79,13 @@ extension SpatialIndex {
 
     /// Base rows within the radius (R-tree descent over the mapped tree, removed rows skipped).
     func baseRadius(_ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]) {
-        guard let tree = base, tree.count > 0 else { return }
+        for tree in bases where tree.count > 0 { baseRadius(tree, km, center, inclusive, into: &out) }
+    }
+
+    /// Rows of one mapped tree within the radius.
+    func baseRadius(
+        _ tree: StaticRTree, _ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]
+    ) {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
         let r2 = GeoMath.chord2(forKm: km)
         let skip = removed.count > 0
@@ -112,7 +118,7 @@ extension SpatialIndex {
         var n = 0
         for (lo, hi) in Geohash.covering(boxes) {
             n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
-            if let base { n += base.cellCount(lo, hi) }
+            for base in bases { n += base.cellCount(lo, hi) }
         }
         return min(n, count)
     }

@@ -45,22 +45,25 @@ public struct SpatialIndex: Sendable {
     let packing: RTreePacking
     /// Rows with an indexed location among the delta's (all rows when there is no base).
     var deltaCount = 0
-    /// The checkpoint's points (rows `0..<baseCount`) in a mapped packed R-tree; the dense
-    /// tables and layers then hold delta rows only. Removed base rows are in `removed` and are
-    /// skipped by every query; `baseLive` counts the base points still live. StaticSpatial.swift.
-    var base: StaticRTree?
-    var baseCount = 0
+    /// The checkpoint's points in mapped packed R-trees, one per base layer (rows
+    /// `0..<baseCount`, row ids absolute); the dense tables and layers then hold delta rows only.
+    /// Removed base rows are in `removed` and are skipped by every query; `baseLive` counts the
+    /// base points still live. StaticSpatial.swift.
+    var bases: [StaticRTree] = []
+    var baseLayers = BaseLayers()
+    var baseCount: Int { baseLayers.rowCount }
     var baseLive = 0
     var removed = RowBitmap()
     /// Number of rows with an indexed location.
     public var count: Int { deltaCount + baseLive }
 
-    /// An index over a checkpoint's static R-tree (`baseCount` rows) plus an empty delta.
-    init(base: StaticRTree, baseCount: Int, nodeSize: Int = 64, fanout: Int = 16) {
+    /// An index over a checkpoint's static R-trees (`layers` says which rows each covers) plus
+    /// an empty delta.
+    init(bases: [StaticRTree], layers: BaseLayers, nodeSize: Int = 64, fanout: Int = 16) {
         self.init(nodeSize: nodeSize, fanout: fanout)
-        self.base = base
-        self.baseCount = baseCount
-        baseLive = base.count
+        self.bases = bases
+        baseLayers = layers
+        baseLive = bases.reduce(0) { $0 + $1.count }
     }
 
     /// Bulk build from (row, location) pairs; invalid locations are skipped. `nodeSize` is the

@@ -22,6 +22,9 @@ protocol StaticKeys: Sendable {
     var count: Int { get }
     func key(_ i: Int) -> K
     func row(_ i: Int) -> RowID
+    /// Whether entry `i` is before position `p` (key, then row), without building the key when
+    /// the layout allows.
+    func isBefore(_ i: Int, _ p: Position<K>) -> Bool
 }
 
 struct StaticFixedKeys: StaticKeys {
@@ -33,6 +36,10 @@ struct StaticFixedKeys: StaticKeys {
         return FixedKey(a: s.u64(o), b: s.u64(o + 8))
     }
     @inline(__always) func row(_ i: Int) -> RowID { s.u32(StaticOrdered.headerSize + i * Self.entry + 16) }
+    @inline(__always) func isBefore(_ i: Int, _ p: Position<FixedKey>) -> Bool {
+        let k = key(i)
+        return k < p.0 || (!(p.0 < k) && UInt64(row(i)) < p.1)
+    }
 }
 
 struct StaticVarKeys: StaticKeys {
@@ -53,6 +60,32 @@ struct StaticVarKeys: StaticKeys {
         return VarKey(a: s.u64(o), b: s.u64(o + 8), tail: tail)
     }
     @inline(__always) func row(_ i: Int) -> RowID { s.u32(StaticOrdered.headerSize + i * Self.entry + 24) }
+
+    /// Entry `i`'s key against `k` (VarKey's order: a, b, then the tail bytes) read in place —
+    /// a binary search over a mapped layer allocates nothing.
+    @inline(__always) func compare(_ i: Int, _ k: VarKey) -> Int {
+        let o = StaticOrdered.headerSize + i * Self.entry
+        let a = s.u64(o)
+        if a != k.a { return a < k.a ? -1 : 1 }
+        let b = s.u64(o + 8)
+        if b != k.b { return b < k.b ? -1 : 1 }
+        let n = Int(s.u32(o + 28))
+        let t = tails + Int(truncatingIfNeeded: s.u64(o + 16))
+        // A damaged offset reads as an empty tail (verify reports the damaged block).
+        let len = n > 0 && t >= tails && t <= s.count - n ? n : 0
+        let m = min(len, k.tail.count)
+        for j in 0..<m {
+            let x = s.bytes[t + j]
+            let y = k.tail[j]
+            if x != y { return x < y ? -1 : 1 }
+        }
+        return len == k.tail.count ? 0 : (len < k.tail.count ? -1 : 1)
+    }
+
+    @inline(__always) func isBefore(_ i: Int, _ p: Position<VarKey>) -> Bool {
+        let c = compare(i, p.0)
+        return c < 0 || (c == 0 && UInt64(row(i)) < p.1)
+    }
 }
 
 extension StaticKeys {
@@ -62,10 +95,16 @@ extension StaticKeys {
         var hi = count
         while lo < hi {
             let m = (lo + hi) >> 1
-            let k = key(m)
-            if k < p.0 || (!(p.0 < k) && UInt64(row(m)) < p.1) { lo = m + 1 } else { hi = m }
+            if isBefore(m, p) { lo = m + 1 } else { hi = m }
         }
         return lo
+    }
+
+    /// Whether the entry (key, row) is in the layer: one binary search (the first entry not
+    /// before it must be before the next position).
+    func contains(_ k: K, row r: UInt64) -> Bool {
+        let i = lowerBound((k, r))
+        return i < count && isBefore(i, (k, r + 1))
     }
 
     func range(_ lo: Position<K>?, _ hi: Position<K>?) -> Range<Int> {
@@ -172,32 +211,49 @@ struct StaticOrdered: Sendable {
 struct LayeredKeys<S: StaticKeys> {
     typealias K = S.K
     let delta: BPlusTree<K>
-    let base: S?
+    /// The static layers, oldest first (their row ranges ascend).
+    let bases: [S]
     let tomb: BPlusTree<K>
     let removed: RowBitmap
 
     func count(_ lo: Position<K>?, _ hi: Position<K>?) -> Int {
         var n = delta.count(lo, hi)
-        if let base { n += base.range(lo, hi).count - (tomb.count == 0 ? 0 : tomb.count(lo, hi)) }
+        guard !bases.isEmpty else { return n }
+        for b in bases { n += b.range(lo, hi).count }
+        if tomb.count > 0 { n -= tomb.count(lo, hi) }
         return n
     }
 
-    /// Entries in [lo, hi) in the given direction: the base's (skipping removed rows) merged with
-    /// the delta's by (key, row).
+    /// Entries in [lo, hi) in the given direction: the layers' (skipping removed rows) merged
+    /// with the delta's by (key, row).
     func visit(_ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection, _ body: (K, RowID) -> Bool) {
-        guard let base else { return delta.visit(lo, hi, dir, body) }
+        guard !bases.isEmpty else { return delta.visit(lo, hi, dir, body) }
         var d: [(K, RowID)] = []
         delta.visit(lo, hi, dir) { k, r in
             d.append((k, r))
             return true
         }
+        if bases.count == 1 {
+            visitOne(bases[0], d, lo, hi, dir, body)
+        } else {
+            visitMany(d, lo, hi, dir, body)
+        }
+    }
+
+    @inline(__always)
+    static func before(_ a: (K, RowID), _ b: (K, RowID), _ dir: ScanDirection) -> Bool {
+        let less = a.0 < b.0 || (!(b.0 < a.0) && a.1 < b.1)
+        return dir == .ascending ? less : !less
+    }
+
+    /// One static layer merged with the delta's entries `d` (the common case: a tight loop).
+    func visitOne(
+        _ base: S, _ d: [(K, RowID)], _ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection,
+        _ body: (K, RowID) -> Bool
+    ) {
         var j = 0
         let r = base.range(lo, hi)
         let skip = removed.count > 0
-        func before(_ a: (K, RowID), _ b: (K, RowID)) -> Bool {
-            let less = a.0 < b.0 || (!(b.0 < a.0) && a.1 < b.1)
-            return dir == .ascending ? less : !less
-        }
         let step = dir == .ascending ? 1 : -1
         let first = dir == .ascending ? r.lowerBound : r.upperBound - 1
         for i in stride(from: first, through: dir == .ascending ? r.upperBound - 1 : r.lowerBound, by: step)
@@ -205,7 +261,7 @@ struct LayeredKeys<S: StaticKeys> {
             let row = base.row(i)
             if skip && removed.contains(Int(row)) { continue }
             let k = base.key(i)
-            while j < d.count, before(d[j], (k, row)) {
+            while j < d.count, Self.before(d[j], (k, row), dir) {
                 if !body(d[j].0, d[j].1) { return }
                 j += 1
             }
@@ -217,14 +273,68 @@ struct LayeredKeys<S: StaticKeys> {
         }
     }
 
-    /// Rows of entries equal to `key`, ascending by row (base rows come before delta rows).
+    /// Several static layers and the delta: a k-way merge, the next entry chosen by a linear
+    /// look at each layer's head (there are few layers: a checkpoint keeps them logarithmic).
+    func visitMany(
+        _ d: [(K, RowID)], _ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection,
+        _ body: (K, RowID) -> Bool
+    ) {
+        let asc = dir == .ascending
+        let step = asc ? 1 : -1
+        let skip = removed.count > 0
+        var at: [Int] = []
+        var stop: [Int] = []
+        for b in bases {
+            let r = b.range(lo, hi)
+            at.append(asc ? r.lowerBound : r.upperBound - 1)
+            stop.append(asc ? r.upperBound : r.lowerBound - 1)
+        }
+        var heads: [(K, RowID)?] = Array(repeating: nil, count: bases.count)
+        func load(_ k: Int) {
+            while at[k] != stop[k] {
+                let row = bases[k].row(at[k])
+                if skip && removed.contains(Int(row)) {
+                    at[k] += step
+                    continue
+                }
+                heads[k] = (bases[k].key(at[k]), row)
+                return
+            }
+            heads[k] = nil
+        }
+        for k in bases.indices { load(k) }
+        var j = 0
+        while true {
+            var best = -1
+            for k in bases.indices {
+                guard let h = heads[k] else { continue }
+                if best < 0 || Self.before(h, heads[best]!, dir) { best = k }
+            }
+            guard best >= 0, let h = heads[best] else { break }
+            while j < d.count, Self.before(d[j], h, dir) {
+                if !body(d[j].0, d[j].1) { return }
+                j += 1
+            }
+            if !body(h.0, h.1) { return }
+            at[best] += step
+            load(best)
+        }
+        while j < d.count {
+            if !body(d[j].0, d[j].1) { return }
+            j += 1
+        }
+    }
+
+    /// Rows of entries equal to `key`, ascending by row (layers in row order, then the delta).
     func rowsEqual(_ key: K) -> [RowID] {
-        guard let base else { return delta.rowsEqual(key) }
+        guard !bases.isEmpty else { return delta.rowsEqual(key) }
         var out: [RowID] = []
         let skip = removed.count > 0
-        for i in base.range((key, 0), (key, afterKey)) {
-            let row = base.row(i)
-            if !(skip && removed.contains(Int(row))) { out.append(row) }
+        for base in bases {
+            for i in base.range((key, 0), (key, afterKey)) {
+                let row = base.row(i)
+                if !(skip && removed.contains(Int(row))) { out.append(row) }
+            }
         }
         return out + delta.rowsEqual(key)
     }

@@ -11,6 +11,8 @@
 // integers and short tokens are stored inline, so even that copy is a flat one).
 // It does not know which fields are SEARCHABLE: callers pass the strings (RecordIndexes does).
 
+import RecordModel
+
 /// An inverted index over tokens of a record's searchable strings.
 ///
 /// ```swift
@@ -23,18 +25,21 @@ public struct TextIndex: Sendable {
     var terms: [String: UInt32] = [:]
     /// Term id → row ids, ascending, unique.
     var postings = PagedArray<[RowID]>(fill: [], pageShift: 8)
-    /// The checkpoint's postings (rows `0..<baseCount`), mapped; `terms`/`postings` then hold
-    /// delta rows only. Removed base rows are in `removed` and, per token, in `removedCounts`
-    /// (so document frequencies stay exact). StaticText.swift.
-    var base: StaticText?
-    var baseCount = 0
+    /// The checkpoint's postings, one static layer per base layer (rows `0..<baseCount`, row ids
+    /// absolute), mapped; `terms`/`postings` then hold delta rows only. Removed base rows are in
+    /// `removed` and, per token, in `removedCounts` (so document frequencies stay exact).
+    /// StaticText.swift.
+    var bases: [StaticText] = []
+    var layers = BaseLayers()
+    var baseCount: Int { layers.rowCount }
     var removed = RowBitmap()
     var removedCounts: [String: Int] = [:]
 
-    /// An index over a checkpoint's static postings (`baseCount` rows) plus an empty delta.
-    init(base: StaticText, baseCount: Int) {
-        self.base = base
-        self.baseCount = baseCount
+    /// An index over a checkpoint's static postings (`layers` says which rows each covers) plus
+    /// an empty delta.
+    init(bases: [StaticText], layers: BaseLayers) {
+        self.bases = bases
+        self.layers = layers
     }
 
     /// The term id of `t`, adding the token when new.
@@ -50,8 +55,13 @@ public struct TextIndex: Sendable {
     @inline(__always)
     func posting(_ t: String) -> [RowID]? {
         let delta = terms[t].map { postings[Int($0)] }
-        guard let base, let i = base.find(t) else { return delta }
-        var rows = base.posting(i)
+        guard !bases.isEmpty else { return delta }
+        // Layers hold ascending, disjoint row ranges: their postings concatenate in order.
+        var rows: [RowID]?
+        for base in bases {
+            if let i = base.find(t) { rows = (rows ?? []) + base.posting(i) }
+        }
+        guard var rows else { return delta }
         if removed.count > 0 { rows.removeAll { removed.contains(Int($0)) } }
         return rows + (delta ?? [])
     }
@@ -101,7 +111,8 @@ public struct TextIndex: Sendable {
         if Int(row) < baseCount {
             guard !removed.contains(Int(row)) else { return }
             removed.insert(Int(row))
-            for t in Self.tokenSet(texts) where base?.find(t) != nil { removedCounts[t, default: 0] += 1 }
+            guard let k = layers.layer(of: Int(row)), k < bases.count else { return }
+            for t in Self.tokenSet(texts) where bases[k].find(t) != nil { removedCounts[t, default: 0] += 1 }
             return
         }
         for t in Self.tokenSet(texts) {
@@ -112,9 +123,9 @@ public struct TextIndex: Sendable {
 
     /// Document frequency: how many rows hold `token` (an already-normalized token).
     public func documentFrequency(token: String) -> Int {
-        let delta = terms[token].map { postings[Int($0)].count } ?? 0
-        guard let base, let i = base.find(token) else { return delta }
-        return delta + base.frequency(i) - (removedCounts[token] ?? 0)
+        var n = terms[token].map { postings[Int($0)].count } ?? 0
+        for base in bases { if let i = base.find(token) { n += base.frequency(i) } }
+        return n - (removedCounts[token] ?? 0)
     }
 
     /// Upper bound on the rows matching all words of `query` (the smallest posting), the

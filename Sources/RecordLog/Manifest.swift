@@ -1,15 +1,17 @@
 // Manifest: the `CURRENT` file naming the live log segments and — after a checkpoint — the data
 // segments and the sequence they cover (docs/storage-format.md), and segment file names.
 //
-//   cirrus-log 1                         cirrus-log 2
+//   cirrus-log 1                         cirrus-log 3
 //   segments 2 3                         segments 7
 //   crc 1a2b3c4d                         checkpoint 120345 horizon 118000
 //                                        state 3
-//                                        table 4 5 <owner hex> <type hex>
+//                                        table <owner hex> <type hex> 4:5 9:10 12:-
 //                                        crc 1a2b3c4d
 //
 // `crc` is the CRC-32C (hex) of the bytes before its line. Version 1 is written while no
-// checkpoint exists, so stores that never checkpoint keep their old, readable manifest.
+// checkpoint exists, so stores that never checkpoint keep their old, readable manifest. A table
+// line lists its layers oldest first, each `ROWS:INDEXES` (BaseRows.swift). Version 2 (one layer
+// per table, `table ROWS INDEXES <owner hex> <type hex>`) is still read.
 //
 // Replaced only by write-tmp → fsync → rename → fsync(dir) (FileSystem.writeAtomically), so a
 // crash leaves the old or the new list, never a mix.
@@ -55,14 +57,16 @@ public struct ManifestCheckpoint: Sendable, Hashable {
     public var horizon: UInt64
     /// The data segment holding the checkpoint state.
     public var state: UInt64
-    /// Data segments of each table.
-    public var tables: [TableKey: TableFiles]
+    /// Data segments of each table's layers, oldest first.
+    public var tables: [TableKey: [TableFiles]]
 }
 
 /// The list of live segments.
 public struct Manifest: Sendable, Hashable {
     /// File name of the manifest.                                              never change
     public static let fileName = "CURRENT"
+    /// The most layers a table line may list (a checkpoint keeps far fewer); more is damage.
+    public static let maximumLayers = 64
     /// The live log segments, in replay order (oldest first).
     public var segments: [UInt64]
     /// The last checkpoint; nil while the store has never checkpointed (version 1 manifest).
@@ -78,7 +82,7 @@ public struct Manifest: Sendable, Hashable {
     public var dataSegments: Set<UInt64> {
         guard let c = checkpoint else { return [] }
         var out: Set<UInt64> = [c.state]
-        for f in c.tables.values {
+        for f in c.tables.values.joined() {
             out.insert(f.rows)
             if let i = f.indexes { out.insert(i) }
         }
@@ -113,15 +117,15 @@ public struct Manifest: Sendable, Hashable {
 
     /// The file's bytes.
     public var encoded: [UInt8] {
-        var body = checkpoint == nil ? "cirrus-log 1\nsegments" : "cirrus-log 2\nsegments"
+        var body = checkpoint == nil ? "cirrus-log 1\nsegments" : "cirrus-log 3\nsegments"
         for s in segments { body += " \(s)" }
         body += "\n"
         if let c = checkpoint {
             body += "checkpoint \(c.sequence) horizon \(c.horizon)\nstate \(c.state)\n"
-            for (k, f) in c.tables.sorted(by: { $0.key < $1.key }) {
-                body +=
-                    "table \(f.rows) \(f.indexes.map(String.init) ?? "-") \(Self.hex(k.owner)) "
-                    + "\(Self.hex(k.recordType))\n"
+            for (k, layers) in c.tables.sorted(by: { $0.key < $1.key }) {
+                body += "table \(Self.hex(k.owner)) \(Self.hex(k.recordType))"
+                for f in layers { body += " \(f.rows):\(f.indexes.map(String.init) ?? "-")" }
+                body += "\n"
             }
         }
         let crc = CRC32C.checksum(Array(body.utf8))
@@ -141,7 +145,8 @@ public struct Manifest: Sendable, Hashable {
         }
         let lines = body.split(separator: "\n")
         let v2 = lines.first == "cirrus-log 2"
-        guard (lines.count == 2 && lines[0] == "cirrus-log 1") || (v2 && lines.count >= 4),
+        let v3 = lines.first == "cirrus-log 3"
+        guard (lines.count == 2 && lines[0] == "cirrus-log 1") || ((v2 || v3) && lines.count >= 4),
             lines[1].hasPrefix("segments")
         else {
             return .failure(CodecError("unknown manifest version or layout", offset: 0))
@@ -154,21 +159,37 @@ public struct Manifest: Sendable, Hashable {
         guard !segs.isEmpty, segs == segs.sorted() else {
             return .failure(CodecError("segment list empty or out of order", offset: 0))
         }
-        guard v2 else { return .success(Manifest(segments: segs)) }
+        guard v2 || v3 else { return .success(Manifest(segments: segs)) }
         let cp = lines[2].split(separator: " ")
         let st = lines[3].split(separator: " ")
         guard cp.count == 4, cp[0] == "checkpoint", cp[2] == "horizon", let seq = UInt64(cp[1]), let hz = UInt64(cp[3]),
             st.count == 2, st[0] == "state", let state = UInt64(st[1])
         else { return .failure(CodecError("bad checkpoint lines", offset: 0)) }
-        var tables: [TableKey: TableFiles] = [:]
+        var tables: [TableKey: [TableFiles]] = [:]
         for line in lines.dropFirst(4) {
             let p = line.split(separator: " ", omittingEmptySubsequences: false)
-            guard p.count == 5, p[0] == "table", let n = UInt64(p[1]), p[2] == "-" || UInt64(p[2]) != nil,
-                let o = unhex(p[3]), let t = unhex(p[4])
-            else {
-                return .failure(CodecError("bad table line '\(line)'", offset: 0))
+            let bad = CodecError("bad table line '\(line)'", offset: 0)
+            if v2 {
+                guard p.count == 5, p[0] == "table", let n = UInt64(p[1]), p[2] == "-" || UInt64(p[2]) != nil,
+                    let o = unhex(p[3]), let t = unhex(p[4])
+                else { return .failure(bad) }
+                tables[TableKey(owner: o, recordType: t)] = [TableFiles(rows: n, indexes: UInt64(p[2]))]
+                continue
             }
-            tables[TableKey(owner: o, recordType: t)] = TableFiles(rows: n, indexes: UInt64(p[2]))
+            guard p.count >= 4, p.count - 3 <= maximumLayers, p[0] == "table", let o = unhex(p[1]),
+                let t = unhex(p[2])
+            else { return .failure(bad) }
+            var layers: [TableFiles] = []
+            for f in p.dropFirst(3) {
+                let rowsAndIndexes = f.split(separator: ":", omittingEmptySubsequences: false)
+                guard rowsAndIndexes.count == 2, let n = UInt64(rowsAndIndexes[0]),
+                    rowsAndIndexes[1] == "-" || UInt64(rowsAndIndexes[1]) != nil
+                else { return .failure(bad) }
+                layers.append(TableFiles(rows: n, indexes: UInt64(rowsAndIndexes[1])))
+            }
+            guard tables.updateValue(layers, forKey: TableKey(owner: o, recordType: t)) == nil else {
+                return .failure(CodecError("table \(o)/\(t) listed twice", offset: 0))
+            }
         }
         return .success(
             Manifest(

@@ -4,9 +4,9 @@
 // A BulkLoad holds the writer token from creation to `finish()` or `cancel()` (commits wait).
 // Records are numbered with fresh sequence numbers, encoded, and buffered per table; past the
 // memory budget each table's buffer is sorted and spilled as a sorted run — a data segment with
-// a `rows` section that no manifest names (external sort). `finish()` is a checkpoint that
-// merges, per table, the base, the delta and the runs into new segments, then switches the
-// manifest. Until that switch nothing the store reads has changed: a crash or a kill leaves
+// a `rows` section that no manifest names (external sort). `finish()` is a checkpoint whose new
+// layer per table also takes the runs (merged with the delta, and with the newest layers when
+// the merge policy says so), then switches the manifest. Until that switch nothing the store reads has changed: a crash or a kill leaves
 // the store exactly as it was (the next writable open removes the unnamed runs), and a failed
 // load can be cancelled the same way.
 

@@ -2,9 +2,12 @@
 //
 // Steps, holding the writer token (commits wait; they resume on the new log segment):
 //  1. flush and fsync the log;
-//  2. for every table with changes since the last checkpoint (or named by the caller), merge its
-//     base rows not removed with its delta rows, in key order, into a new data segment: the
-//     `rows` section, then the caller's sections (the façade's indexes), fsync;
+//  2. for every table with changes since the last checkpoint, write its delta rows as a new
+//     layer — merged, in key order, with the newest layers while the layer before them holds no
+//     more live rows than they do (BaseRows.swift) — into a new data segment: the `rows`
+//     section and the `dead` rows of the layers it keeps; then the layer's index segment from
+//     the caller's sections (the façade's indexes), fsync; a table named by the caller gets new
+//     index segments for its layers;
 //  3. write the state segment (`state` + the caller's `user` section), fsync; fsync the directory;
 //  4. create the next log segment (header fsynced, directory fsynced);
 //  5. replace CURRENT (write-tmp, fsync, rename, fsync dir) naming the new log segment, the
@@ -31,20 +34,24 @@ public struct CheckpointReport: Sendable, Hashable {
     public var bytesWritten: Int
 }
 
-/// The rows of one table in row order (RowID 0, 1, …), decoded one at a time: what a section
-/// encoder reads to build the table's indexes.
+/// The rows of one layer of a table in row order (table rows `start`, `start + 1`, …), decoded
+/// one at a time: what a section encoder reads to build the layer's indexes.
 public struct CheckpointRows: Sequence {
     /// The table the rows belong to.
     public let key: TableKey
-    /// The table's rows section.
+    /// The layer's rows section.
     public let rows: RowSection
+    /// The table row of the section's first row (the layer's start): rows come out numbered
+    /// from it.
+    public let start: Int
     /// The first row that did not decode, seen by any iterator of this sequence.
     let failure = FirstFailure()
 
-    /// The rows of one table.
-    public init(key: TableKey, rows: RowSection) {
+    /// The rows of one layer of a table, numbered from `start`.
+    public init(key: TableKey, rows: RowSection, start: Int = 0) {
         self.key = key
         self.rows = rows
+        self.start = start
     }
 
     /// Holds the first decoding failure of any of the (possibly concurrent) iterators.
@@ -61,6 +68,7 @@ public struct CheckpointRows: Sequence {
     /// Decodes the rows one at a time; a row that does not decode ends the iteration (and fails the checkpoint).
     public struct Iterator: IteratorProtocol {
         let rows: RowSection
+        let start: Int
         let failure: FirstFailure
         var i = 0
         /// The next row and its record (storage form). The rows were just written from records,
@@ -70,7 +78,7 @@ public struct CheckpointRows: Sequence {
             guard i < rows.count else { return nil }
             defer { i += 1 }
             do {
-                return (i, try rows.record(i))
+                return (start + i, try rows.record(i))
             } catch {
                 failure.record(row: i, error)
                 i = rows.count
@@ -80,7 +88,7 @@ public struct CheckpointRows: Sequence {
     }
 
     /// An iterator from row 0.
-    public func makeIterator() -> Iterator { Iterator(rows: rows, failure: failure) }
+    public func makeIterator() -> Iterator { Iterator(rows: rows, start: start, failure: failure) }
 }
 
 /// A checkpoint under way beside commits (see `RecordStore.beginCheckpoint()`).
@@ -101,32 +109,34 @@ public typealias SectionEncoder = (CheckpointRows) throws -> [(name: String, byt
 /// One sorted source of rows for a table merge.
 struct MergeSource {
     enum Kind {
-        /// Rows of a section.
+        /// Rows of a section (a bulk load's run).
         case section(RowSection, owner: String)
+        /// Rows of a base layer starting at table row `start`, skipping the rows in `dead`.
+        case layer(RowSection, owner: String, start: Int, dead: RowBitmap)
         case delta([(RecordID, LiveRecord)])
     }
     let kind: Kind
-    /// Whether this is the table's old base (whose rows `removed` may name).
-    let isBase: Bool
     var i = 0
     let count: Int
     /// The head row's id, or nil when exhausted.
     var head: RecordID?
 
-    init(_ kind: Kind, isBase: Bool = false) {
+    init(_ kind: Kind) {
         self.kind = kind
-        self.isBase = isBase
         switch kind {
-        case .section(let r, _): count = r.count
+        case .section(let r, _), .layer(let r, _, _, _): count = r.count
         case .delta(let d): count = d.count
         }
         load()
     }
 
     mutating func load() {
+        if case .layer(_, _, let start, let dead) = kind, dead.count > 0 {
+            while i < count && dead.contains(start + i) { i += 1 }
+        }
         guard i < count else { head = nil; return }
         switch kind {
-        case .section(let r, let owner): head = r.recordID(i, owner: owner)
+        case .section(let r, let owner), .layer(let r, let owner, _, _): head = r.recordID(i, owner: owner)
         case .delta(let d): head = d[i].0
         }
     }
@@ -138,14 +148,14 @@ struct MergeSource {
 
     var sequence: UInt64 {
         switch kind {
-        case .section(let r, _): r.sequence(i)
+        case .section(let r, _), .layer(let r, _, _, _): r.sequence(i)
         case .delta(let d): d[i].1.sequence
         }
     }
 
     func withPayload(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         switch kind {
-        case .section(let r, _): if let p = r.payload(i) { try body(p) }
+        case .section(let r, _), .layer(let r, _, _, _): if let p = r.payload(i) { try body(p) }
         case .delta(let d): try d[i].1.payload.withUnsafeBytes(body)
         }
     }
@@ -222,14 +232,21 @@ extension RecordStore {
         let sequence: UInt64
         let horizon: UInt64
         let state: UInt64
-        let tables: [TableKey: TableFiles]
+        let tables: [TableKey: [TableFiles]]
         let newTables: [BaseTable]
         let userState: [UInt8]
         var report: CheckpointReport
     }
 
+    /// The most layers a table keeps; past it a checkpoint merges more of them.
+    static let maximumLayers = 12
+
     /// Writes a checkpoint of `snap` into data segments no manifest names yet (no token needed:
     /// it reads only the snapshot and writes only new files).
+    ///
+    /// Per changed table the delta (and any bulk runs) becomes a new layer, merged with the
+    /// newest layers while the layer before them holds no more live rows than they do (or when
+    /// compacting, or past `maximumLayers`): BaseRows.swift.
     func writeCheckpoint(
         _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
         sections: SectionEncoder?,
@@ -239,29 +256,76 @@ extension RecordStore {
         // Which tables change: every delta version's, every removal's, every bulk run's.
         var deltaByTable: [TableKey: [(RecordID, LiveRecord)]] = [:]
         for (id, l) in snap.live {
-            deltaByTable[TableKey(owner: id.zoneID.ownerName, recordType: l.recordType), default: []].append((id, l))
+            let key = TableKey(owner: id.zoneID.ownerName, recordType: l.recordType)
+            // A bulk load numbers its records after every delta version: one that saves the id
+            // again under another record type supersedes the delta's (in the same table the
+            // merge keeps the higher sequence).
+            if !runs.isEmpty,
+                runs.contains(where: { k, list in
+                    k != key && k.owner == key.owner && list.contains { $0.row(of: id) != nil }
+                })
+            {
+                continue
+            }
+            deltaByTable[key, default: []].append((id, l))
         }
-        var changed = Set(deltaByTable.keys).union(runs.keys)
+        // Base rows that die: removed since the checkpoint (deleted, or superseded by a delta
+        // version), or saved again by a bulk load.
+        var newDead: [TableKey: [Int]] = [:]
         for (id, _) in snap.removed {
-            if let (t, _) = snap.baseLocation(id) { changed.insert(t.key) }
+            if let (t, i) = snap.baseLocation(id) { newDead[t.key, default: []].append(i) }
+        }
+        if !snap.base.isEmpty {
+            for (key, list) in runs {
+                for r in list {
+                    for i in 0..<r.count {
+                        if let id = r.recordID(i, owner: key.owner), let (t, b) = snap.baseLocation(id) {
+                            newDead[t.key, default: []].append(b)
+                        }
+                    }
+                }
+            }
+        }
+        var changed = Set(deltaByTable.keys).union(runs.keys).union(newDead.keys)
+        if raiseHorizon {
+            // Compaction leaves every table in one layer with nothing dead.
+            for (key, t) in snap.base where t.layers.count > 1 || t.rows.dead.count > 0 { changed.insert(key) }
         }
 
-        var tables: [TableKey: TableFiles] = [:]
+        var tables: [TableKey: [TableFiles]] = [:]
         var newTables: [BaseTable] = []
         var written = 0
         var rowsWritten = 0
         var bytesWritten = 0
+        var created: [UInt64] = []
         // Report only (bytesWritten): a size that cannot be read counts 0.
         func size(_ n: UInt64) -> Int {
             (try? fileSystem.size(joinPath(directory, DataSegmentFormat.fileName(n)))) ?? 0
         }
+        func indexSegment(
+            _ rows: RowSection, start: Int, _ key: TableKey
+        ) throws -> (number: UInt64, segment: DataSegment)? {
+            let idx = try writeIndexSegment(rows, start: start, key, sections)
+            if let idx {
+                created.append(idx.number)
+                bytesWritten += size(idx.number)
+            }
+            return idx
+        }
         for (key, t) in snap.base where !changed.contains(key) {
-            if rewrite.contains(key) || (t.indexes == nil && sections != nil) {
-                // Same rows, new indexes (a schema change added one): rewrite the index segment only.
-                let idx = try writeIndexSegment(t.rows, key, sections)
-                tables[key] = TableFiles(rows: t.files.rows, indexes: idx?.number)
-                newTables.append(BaseTable(key: key, files: tables[key]!, rows: t.rows, indexes: idx?.segment))
-                bytesWritten += idx.map { size($0.number) } ?? 0
+            if rewrite.contains(key) || (sections != nil && t.layers.contains { $0.indexes == nil }) {
+                // Same rows, new indexes (a schema change added one): rewrite the index segments only.
+                var layers: [BaseLayer] = []
+                for l in t.layers {
+                    let idx = try indexSegment(l.rows, start: l.start, key)
+                    layers.append(
+                        BaseLayer(
+                            files: TableFiles(rows: l.files.rows, indexes: idx?.number), rows: l.rows,
+                            indexes: idx?.segment, start: l.start, dead: l.dead))
+                }
+                let table = BaseTable(key: key, rows: BaseRows(layers: layers))
+                tables[key] = table.files
+                newTables.append(table)
                 written += 1
             } else {
                 tables[key] = t.files
@@ -269,34 +333,70 @@ extension RecordStore {
             }
         }
         for key in changed.sorted() {
+            let old = snap.base[key]
+            let oldLayers = old?.layers ?? []
+            var dead = old?.rows.dead ?? RowBitmap()
+            var live = oldLayers.indices.map { old!.rows.liveCount(layer: $0) }
+            var died: [Int] = []
+            for r in newDead[key] ?? [] where !dead.contains(r) {
+                dead.insert(r)
+                died.append(r)
+                if let k = old?.rows.starts.layer(of: r) { live[k] -= 1 }
+            }
+            // Which layers to merge with the new one: the newest, while the one before them
+            // holds no more live rows than they do together (a binary counter).
+            var m = oldLayers.count
+            var merged = (deltaByTable[key]?.count ?? 0) + (runs[key] ?? []).reduce(0) { $0 + $1.count }
+            while m > 0 && (raiseHorizon || live[m - 1] <= merged || m + 1 > Self.maximumLayers) {
+                m -= 1
+                merged += live[m]
+            }
+            let start = m < oldLayers.count ? oldLayers[m].start : (old?.rows.count ?? 0)
+            // The new layer records the dead rows of the layers it keeps: those that died now
+            // and those the layers it replaces had recorded.
+            var deadBelow = died.filter { $0 < start }
+            for l in oldLayers[m...] { deadBelow += l.dead.lazy.map(Int.init).filter { $0 < start } }
+            deadBelow = Array(Set(deadBelow)).sorted()
+
             var sources: [MergeSource] = []
-            if let t = snap.base[key] { sources.append(MergeSource(.section(t.rows, owner: key.owner), isBase: true)) }
+            for l in oldLayers[m...] {
+                sources.append(MergeSource(.layer(l.rows, owner: key.owner, start: l.start, dead: dead)))
+            }
             if var d = deltaByTable[key] {
                 d.sort { RowKeyOrder.less($0.0, $1.0) }
                 sources.append(MergeSource(.delta(d)))
             }
             for r in runs[key] ?? [] { sources.append(MergeSource(.section(r, owner: key.owner))) }
             let n = nextDataSegmentNumber()
+            created.append(n)
             let path = joinPath(directory, DataSegmentFormat.fileName(n))
             var w = try DataSegmentWriter(fileSystem: fileSystem, path: path)
             var rw = try RowSectionWriter(into: &w)
-            try merge(&sources, removed: snap.removed) { id, seq, payload in
+            try merge(&sources) { id, seq, payload in
                 try rw.add(id, sequence: seq, payload: payload, into: &w)
             }
             try rw.finish(into: &w)
+            if !deadBelow.isEmpty { try w.addSection("dead", BaseLayer.encodeDead(deadBelow.map { UInt32($0) })) }
             try w.finish()
-            if rw.count == 0 {
-                try fileSystem.remove(path)  // the table emptied: it leaves the manifest
-                continue
-            }
-            rowsWritten += rw.count
-            bytesWritten += size(n)
-            let rows = try RowSection(segment: try DataSegment.open(path, fileSystem: fileSystem))
-            let idx = try writeIndexSegment(rows, key, sections)
-            bytesWritten += idx.map { size($0.number) } ?? 0
-            tables[key] = TableFiles(rows: n, indexes: idx?.number)
-            newTables.append(BaseTable(key: key, files: tables[key]!, rows: rows, indexes: idx?.segment))
             written += 1
+            var layers = Array(oldLayers[..<m])
+            if rw.count == 0 && deadBelow.isEmpty {
+                try fileSystem.remove(path)  // nothing to hold: no new layer
+            } else {
+                rowsWritten += rw.count
+                bytesWritten += size(n)
+                let rows = try RowSection(segment: try DataSegment.open(path, fileSystem: fileSystem))
+                let idx = try indexSegment(rows, start: start, key)
+                layers.append(
+                    BaseLayer(
+                        files: TableFiles(rows: n, indexes: idx?.number), rows: rows, indexes: idx?.segment,
+                        start: start, dead: deadBelow.map { UInt32($0) }))
+            }
+            // A table that emptied leaves the manifest.
+            if layers.isEmpty || layers.allSatisfy({ $0.rows.count == 0 }) { continue }
+            let table = BaseTable(key: key, rows: BaseRows(layers: layers))
+            tables[key] = table.files
+            newTables.append(table)
         }
 
         // The state segment.
@@ -310,10 +410,7 @@ extension RecordStore {
         try sw.addSection("user", user)
         try sw.finish()
         try fileSystem.syncDirectory(directory)
-        cond.withLock {
-            pendingDataSegments.formUnion(
-                Set(tables.values.flatMap { [$0.rows] + ($0.indexes.map { [$0] } ?? []) }).union([stateNumber]))
-        }
+        cond.withLock { pendingDataSegments.formUnion(Set(created).union([stateNumber])) }
         return PreparedCheckpoint(
             sequence: seq, horizon: st.horizon, state: stateNumber, tables: tables, newTables: newTables,
             userState: user,
@@ -401,10 +498,9 @@ extension RecordStore {
     }
 
     /// Merges sorted sources into `emit` in key order: for an id in several sources the version
-    /// with the highest sequence wins; base rows named in `removed` (and not re-saved) are dropped.
+    /// with the highest sequence wins (dead layer rows were skipped by their sources).
     func merge(
-        _ sources: inout [MergeSource], removed: ShardedMap<UInt64>,
-        _ emit: (RecordID, UInt64, UnsafeRawBufferPointer) throws -> Void
+        _ sources: inout [MergeSource], _ emit: (RecordID, UInt64, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         while true {
             var best: Int? = nil
@@ -415,19 +511,18 @@ extension RecordStore {
             }
             guard let b = best, let id = sources[b].head else { return }
             let seq = sources[b].sequence
-            if !(sources[b].isBase && removed[id] != nil) {
-                try sources[b].withPayload { try emit(id, seq, $0) }
-            }
+            try sources[b].withPayload { try emit(id, seq, $0) }
             for k in sources.indices where sources[k].head == id { sources[k].advance() }
         }
     }
 
-    /// Writes a table's index segment from its rows; nil when there is no encoder or nothing to write.
+    /// Writes a layer's index segment from its rows (table rows from `start`); nil when there is
+    /// no encoder or nothing to write.
     func writeIndexSegment(
-        _ rows: RowSection, _ key: TableKey, _ sections: SectionEncoder?
+        _ rows: RowSection, start: Int, _ key: TableKey, _ sections: SectionEncoder?
     ) throws -> (number: UInt64, segment: DataSegment)? {
         guard let sections else { return nil }
-        let table = CheckpointRows(key: key, rows: rows)
+        let table = CheckpointRows(key: key, rows: rows, start: start)
         let list = try sections(table)
         if let (row, error) = table.failure.value {
             throw LogError.badSegment(

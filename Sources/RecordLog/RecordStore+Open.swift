@@ -290,12 +290,20 @@ extension RecordStore {
             try report.salvage(e, "the checkpoint's zones, schema and change history are lost", repair: repair)
         }
         var tables: [BaseTable] = []
-        for (key, files) in cp.tables.sorted(by: { $0.key < $1.key }) {
-            let rows = openSegment(files.rows, directory: directory, fs: fs).flatMap { seg in
-                Result { () throws(LogError) in try RowSection(segment: seg) }
-            }
-            switch rows {
-            case .success(let rows):
+        for (key, list) in cp.tables.sorted(by: { $0.key < $1.key }) {
+            var layers: [BaseLayer] = []
+            var start = 0
+            var lost: LogError?
+            for files in list {
+                let rows = openSegment(files.rows, directory: directory, fs: fs).flatMap { seg in
+                    Result { () throws(LogError) in
+                        (try RowSection(segment: seg), try BaseLayer.readDead(seg, start: start))
+                    }
+                }
+                guard case .success(let (rows, dead)) = rows else {
+                    if case .failure(let e) = rows { lost = e }
+                    break
+                }
                 var indexes: DataSegment?
                 if let n = files.indexes {
                     switch openSegment(n, directory: directory, fs: fs) {
@@ -305,10 +313,15 @@ extension RecordStore {
                         try report.salvage(e, "the indexes of \(key) are rebuilt from its rows", repair: repair)
                     }
                 }
-                tables.append(BaseTable(key: key, files: files, rows: rows, indexes: indexes))
-            case .failure(let e):
-                try report.salvage(e, "the records of \(key) at the checkpoint are lost", repair: repair)
+                layers.append(BaseLayer(files: files, rows: rows, indexes: indexes, start: start, dead: dead))
+                start += rows.count
             }
+            if let e = lost {
+                // Rows are numbered across layers: without one, the later ones cannot be placed.
+                try report.salvage(e, "the records of \(key) at the checkpoint are lost", repair: repair)
+                continue
+            }
+            tables.append(BaseTable(key: key, rows: BaseRows(layers: layers)))
         }
         state.setBase(tables, sequence: cp.sequence)
         state.lastSequence = cp.sequence

@@ -98,17 +98,24 @@ enum StateChange {
     case other(LogEntry)
 }
 
-/// A table of the checkpoint: the rows of one record type in one database, mapped.
+/// A table of the checkpoint: the rows of one record type in one database, mapped, in layers
+/// (BaseRows.swift).
 public struct BaseTable: Sendable {
     /// The database and record type of the table.
     public let key: TableKey
-    /// The data segments holding it.
-    public let files: TableFiles
-    /// The table's rows, mapped from its data segment.
-    public let rows: RowSection
-    /// The segment with the table's index sections (docs/index-segment-format.md), nil when the
-    /// façade has not written them (the indexes are then built from the rows at open).
-    public let indexes: DataSegment?
+    /// The table's rows across its layers, mapped from their data segments.
+    public let rows: BaseRows
+    /// The layers, oldest first; each layer's index segment (docs/index-segment-format.md) is
+    /// nil when the façade has not written one (its indexes are then built from the rows).
+    public var layers: [BaseLayer] { rows.layers }
+    /// The data segments of each layer, oldest first.
+    public var files: [TableFiles] { rows.layers.map(\.files) }
+
+    /// The table `key` over `rows`.
+    public init(key: TableKey, rows: BaseRows) {
+        self.key = key
+        self.rows = rows
+    }
 }
 
 /// A consistent view of the store's live state.
@@ -122,7 +129,7 @@ public struct StoreSnapshot: Sendable {
     public internal(set) var base: [TableKey: BaseTable] = [:]
     /// Base tables by zone owner (derived from `base`).
     var baseByOwner: [String: [BaseTable]] = [:]
-    /// Rows in `base` (live or not).
+    /// Live rows in `base` at the checkpoint (rows removed since included).
     var baseRows = 0
     /// The sequence the base covers (0 before the first checkpoint).
     public internal(set) var checkpointSequence: UInt64 = 0
@@ -169,7 +176,7 @@ public struct StoreSnapshot: Sendable {
         for t in tables {
             base[t.key] = t
             baseByOwner[t.key.owner, default: []].append(t)
-            baseRows += t.rows.count
+            baseRows += t.rows.liveCount
         }
         checkpointSequence = sequence
     }
@@ -185,7 +192,10 @@ public struct StoreSnapshot: Sendable {
     /// not removed, then the delta), without decoding.
     public func forEachEncoded(_ body: (RecordID, UInt64, String, UnsafeRawBufferPointer) throws -> Void) rethrows {
         for t in base.values {
+            let dead = t.rows.dead
+            let anyDead = dead.count > 0
             for i in 0..<t.rows.count {
+                if anyDead && dead.contains(i) { continue }
                 guard let id = t.rows.recordID(i, owner: t.key.owner), removed[id] == nil, let p = t.rows.payload(i)
                 else { continue }
                 try body(id, t.rows.sequence(i), t.key.recordType, p)

@@ -5,7 +5,11 @@
 // attempted (must be all or nothing).
 //
 //   cirrus-logwriter DIR [--threads N] [--seed S] [--compact-every K] [--checkpoint-every K]
-//                        [--segment-size BYTES]
+//                        [--segment-size BYTES] [--prefix P]
+//
+// Record names are `P-t<thread>-<i>` (P defaults to `p<pid>`). The kill harness passes a prefix
+// unique to its round: pids wrap (pid_max is often 32 768) and a reused pid would make a later
+// process write names an earlier one already committed.
 //
 // With --checkpoint-every, thread 0 also writes checkpoints (data segments), alternating the
 // one-step form with the three-step form that lets the other threads commit meanwhile, and
@@ -39,6 +43,7 @@ let seed = UInt64(option("--seed", Int(getpid())))
 let compactEvery = option("--compact-every", 0)
 let checkpointEvery = option("--checkpoint-every", 0)
 let segmentSize = option("--segment-size", 64 << 10)
+let prefix = args.firstIndex(of: "--prefix").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } ?? "p\(getpid())"
 
 let store: RecordStore
 do {
@@ -62,7 +67,7 @@ for t in 0..<threads {
             var ops: [LogOperation] = []
             var names: [String] = []
             for _ in 0..<count {
-                let name = "p\(getpid())-t\(t)-\(i)"
+                let name = "\(prefix)-t\(t)-\(i)"
                 i += 1
                 var r = Record(recordType: "Kill", recordID: RecordID(recordName: name))
                 r["n"] = .int64(Int64(i))
@@ -87,7 +92,7 @@ for t in 0..<threads {
                         var bulk: [Record] = []
                         var names: [String] = []
                         for _ in 0..<(rnd(50) + 1) {
-                            let name = "p\(getpid())-t\(t)-\(i)"
+                            let name = "\(prefix)-t\(t)-\(i)"
                             i += 1
                             var r = Record(recordType: "Kill", recordID: RecordID(recordName: name))
                             r["n"] = .int64(Int64(i))

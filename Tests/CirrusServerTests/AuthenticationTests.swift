@@ -175,11 +175,31 @@ import Testing
             ),
             ("/database/1/\(ServerFixture.container)/development/public/records/frobnicate", "unknown operation"),
             ("/elsewhere", "paths are /database/1/"),
+            (
+                "/database/1/iCloud.é🇫🇷/development/public/zones/list",
+                #"this server holds container "iCloud.test.cirrus", not "iCloud.é🇫🇷""#
+            ),
+            (
+                "/database/1/\(ServerFixture.container)/development/public/records/qu€ry/",
+                #"unknown operation "records/qu€ry""#
+            ),
         ] {
             let r = await f.api.handle(WebRequest(method: "POST", path: path, query: ["ckAPIToken": f.apiToken]))
             #expect(r.status == 404, "\(path)")
             #expect(r.body["reason"]?.stringValue?.hasPrefix(reason) == true, "\(path): \(r.body.jsonText)")
         }
+        // Empty parts count for nothing, as before: the operation is still zones/list.
+        for path in [
+            "//database/1/\(ServerFixture.container)/development/public//zones//list/",
+            "/database/1/\(ServerFixture.container)//development/public/zones/list",
+        ] {
+            let r = await f.api.handle(WebRequest(method: "POST", path: path, query: ["ckAPIToken": f.apiToken]))
+            #expect(r.status == 200, "\(path): \(r.body.jsonText)")
+            #expect(r.body["zones"] != nil, "\(path)")
+        }
+        let bare = "/database/1/\(ServerFixture.container)/development/public//"
+        let r = await f.api.handle(WebRequest(method: "POST", path: bare, query: ["ckAPIToken": f.apiToken]))
+        #expect(r.status == 404)
     }
 
     @Test func aCorruptCredentialsFileStopsTheServerNamingIt() throws {

@@ -1,5 +1,5 @@
-// A WebServicesAPI over an in-memory container with an API token, web auth tokens for two users
-// and a server-to-server key, and a way to call it with JSON text.
+// A WebServicesAPI over an in-memory container with an API token, web auth tokens for two users,
+// a server-to-server key and a management token, and a way to call it with JSON text.
 
 import Cirrus
 import CirrusServer
@@ -17,6 +17,7 @@ final class ServerFixture: @unchecked Sendable {
     let apiToken: String
     let alice: String
     let bob: String
+    let management: String
     let key = P256.Signing.PrivateKey()
     let keyID: String
     let clock: Date
@@ -26,6 +27,7 @@ final class ServerFixture: @unchecked Sendable {
         apiToken = try CredentialCommands.createToken(directory: "/c", user: nil, fileSystem: fs)
         alice = try CredentialCommands.createToken(directory: "/c", user: "_alice", fileSystem: fs)
         bob = try CredentialCommands.createToken(directory: "/c", user: "_bob", fileSystem: fs)
+        management = try CredentialCommands.createToken(directory: "/c", user: nil, management: true, fileSystem: fs)
         keyID = try CredentialCommands.addKey(
             directory: "/c", pem: key.publicKey.pemRepresentation, user: "_server", fileSystem: fs)
         let now = Date(timeIntervalSince1970: 1_795_000_000)
@@ -53,6 +55,20 @@ final class ServerFixture: @unchecked Sendable {
         }
         let r = await api.handle(
             WebRequest(method: "POST", path: Self.path(op, db: db, env: env), query: query, body: Array(body.utf8)))
+        return (r.status, r.body)
+    }
+
+    /// Calls cirrus/schema/promote under `env` with the API token (or `apiToken`) and, when given, a
+    /// management token in its header.
+    func promote(
+        _ body: String, env: String = "development", management: String?, apiToken: String? = nil
+    ) async -> (status: Int, json: JSONValue) {
+        var headers: [String: String] = [:]
+        if let management { headers["X-Cirrus-Management-Token"] = management }
+        let r = await api.handle(
+            WebRequest(
+                method: "POST", path: Self.path("cirrus/schema/promote", env: env),
+                query: ["ckAPIToken": apiToken ?? self.apiToken], headers: headers, body: Array(body.utf8)))
         return (r.status, r.body)
     }
 

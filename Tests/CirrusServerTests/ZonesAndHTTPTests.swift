@@ -158,7 +158,7 @@ import Testing
                 #expect(html.contains(#"data-container="iCloud.test.cirrus""#))
                 #expect(!html.contains("http://") && !html.contains("https://"))
             }
-            for file in ["dashboard.js", "api.js", "dashboard.css"] {
+            for file in ["dashboard.js", "api.js", "map.js", "world.js", "dashboard.css"] {
                 try await client.execute(uri: "/dashboard/\(file)", method: .get) { response in
                     #expect(response.status == .ok, "\(file)")
                     #expect(!String(buffer: response.body).contains("https://"), "\(file)")
@@ -172,10 +172,46 @@ import Testing
 }
 
 @Suite struct JSONBytesTests {
+    /// records/query's answer written straight from its records is the same text as its JSON value.
+    @Test func aRecordsPageWritesTheSameBytesAsItsJSON() {
+        let zone = ZoneID(zoneName: "Trips \"quoted\"", ownerName: "_alice")
+        let fields: [String: FieldValue] = [
+            "name": .string("Café \"de\" Flore\n"), "visitors": .int64(-450_000), "rating": .double(4.25),
+            "opened": .date(Timestamp(millisecondsSince1970: 1_700_000_000_123)), "blob": .bytes([0, 1, 254]),
+            "where": .location(Location(latitude: 48.854, longitude: 2.3325)),
+            "parent": .reference(Reference(recordID: RecordID(recordName: "paris", zoneID: zone))),
+            "tags": .list([.string("a"), .string("b")]), "empty": .list([]), "Zeta": .int64(0), "é": .int64(1),
+        ]
+        let full = Record(
+            recordType: "Place", recordID: RecordID(recordName: "flore", zoneID: zone), fields: fields,
+            creationDate: Timestamp(millisecondsSince1970: 5), modificationDate: nil,
+            creatorUserRecordID: RecordID(recordName: "_alice", zoneID: zone),
+            lastModifiedUserRecordID: RecordID(recordName: "_bob"), recordChangeTag: "t1")
+        let bare = Record(recordType: "Note", recordID: RecordID(recordName: "n"))
+        let stampOnly = Record(
+            recordType: "Note", recordID: RecordID(recordName: "m"),
+            modificationDate: Timestamp(millisecondsSince1970: 9))
+        for page in [
+            RecordsPage(items: [], continuationMarker: nil),
+            RecordsPage(items: [(full.recordID, .success(full))], continuationMarker: "c\u{1}"),
+            RecordsPage(
+                items: [(bare.recordID, .success(bare)), (stampOnly.recordID, .success(stampOnly))],
+                continuationMarker: nil),
+        ] {
+            #expect(page.bytes == page.json.jsonBytes, "\(page.json.jsonText)")
+            #expect(!page.hasAssets)
+        }
+        let withAsset = Record(
+            recordType: "Photo", recordID: RecordID(recordName: "p"),
+            fields: ["image": .asset(Asset(contentHash: "ab", size: 2))])
+        #expect(RecordsPage(items: [(withAsset.recordID, .success(withAsset))]).hasAssets)
+    }
+
     /// The server's byte writer gives exactly RecordModel's JSON text.
     @Test func theByteWriterAgreesWithJSONText() throws {
         let values: [JSONValue] = [
-            .null, .bool(true), .integer(-42), .number(1.5), .number(1e300), .string(""),
+            .null, .bool(true), .integer(-42), .integer(0), .integer(7), .integer(1_000_000),
+            .integer(Int64.max), .integer(Int64.min), .number(1.5), .number(1e300), .string(""),
             .string("quote \" backslash \\ newline \n tab \t cr \r bell \u{07} nul \u{0} é 💡 \u{1F}"),
             .array([.integer(1), .string("a"), .object([])]),
             .object([("k\"ey", .array([])), ("nested", .object([("x", .number(-0.25))]))]),
@@ -183,7 +219,8 @@ import Testing
         for v in values {
             #expect(v.jsonBytes == Array(v.jsonText.utf8), "\(v.jsonText)")
         }
-        let parsed = try JSONValue.parse(String(decoding: values[6].jsonBytes, as: UTF8.self))
-        #expect(parsed == values[6])
+        let text = try #require(values.first { if case .string(let s) = $0 { !s.isEmpty } else { false } })
+        let parsed = try JSONValue.parse(String(decoding: text.jsonBytes, as: UTF8.self))
+        #expect(parsed == text)
     }
 }

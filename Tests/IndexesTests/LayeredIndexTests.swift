@@ -59,11 +59,66 @@ final class Bytes: @unchecked Sendable {
             return baseRows
         }
         #expect(layered.rebuilt.isEmpty)
-        // The delta: deletions and updates of base rows (an update is a delete + a new row), and
-        // changes of delta rows.
+        applyRandomDelta(&layered, &live, baseCount: n, seed: seed, &rng)
+        let model = RecordIndexes(
+            schema: schema, rows: live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, nodeSize: 4)
+        try compare(layered, model, seed: seed, &rng)
+        withExtendedLifetime(keep) {}
+    }
+
+    /// Several layers, rows numbered across them, some rows of older layers dead (removed as the
+    /// container does at open), then a delta: every query as one in-memory index.
+    @Test(arguments: 0..<6)
+    func severalLayersAndDeltaAnswerLikeOneIndex(_ run: Int) throws {
+        let seed = TestSeed.next() &+ UInt64(run)
+        var rng = SeededRandom(seed: seed)
+        let t = RecordIndexesTests()
+        var live: [RowID: Record] = [:]
+        var layers: [IndexLayer] = []
+        var keep: [Bytes] = []
+        var row = 0
+        for k in 0..<(2 + run % 4) {
+            let n = [0, 1, 7, 60, 150][rng.below(5)]
+            var rows: [(RowID, Record)] = []
+            for _ in 0..<n {
+                let r = t.record(row + 100 * k, &rng)
+                rows.append((RowID(row), r))
+                live[RowID(row)] = r
+                row += 1
+            }
+            let (secs, bytes) = sections(rows)
+            keep += bytes
+            layers.append(IndexLayer(rowCount: n, sections: secs))
+        }
+        let all = live
+        var layered = RecordIndexes(schema: schema, layers: layers, nodeSize: 4) {
+            Issue.record("seed \(seed): a section was missing")
+            return all.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
+        #expect(layered.rebuilt.isEmpty)
+        #expect(layered.rowCount == row)
+        // Dead rows (superseded or deleted in a newer layer): removed, as TypeTable does at open.
+        for r in live.keys.sorted() where rng.chance(0.3) {
+            layered.apply([.delete(r, live[r]!)])
+            live[r] = nil
+        }
+        applyRandomDelta(&layered, &live, baseCount: row, seed: seed, &rng)
+        let model = RecordIndexes(
+            schema: schema, rows: live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, nodeSize: 4)
+        try compare(layered, model, seed: seed, &rng)
+        withExtendedLifetime(keep) {}
+    }
+
+    /// Deletions and updates of base rows (an update is a delete + a new row) and changes of
+    /// delta rows, applied to `layered` and to `live`.
+    func applyRandomDelta(
+        _ layered: inout RecordIndexes, _ live: inout [RowID: Record], baseCount n: Int, seed: UInt64,
+        _ rng: inout SeededRandom
+    ) {
+        let t = RecordIndexesTests()
         var next = RowID(n)
         for _ in 0..<(rng.below(120) + 1) {
-            let rows = Array(live.keys)
+            let rows = live.keys.sorted()
             switch rng.below(3) {
             case 0 where !rows.isEmpty:
                 let row = rows[rng.below(rows.count)]
@@ -88,10 +143,6 @@ final class Bytes: @unchecked Sendable {
                 next += 1
             }
         }
-        let model = RecordIndexes(
-            schema: schema, rows: live.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, nodeSize: 4)
-        try compare(layered, model, seed: seed, &rng)
-        withExtendedLifetime(keep) {}
     }
 
     func compare(_ a: RecordIndexes, _ b: RecordIndexes, seed: UInt64, _ rng: inout SeededRandom) throws {

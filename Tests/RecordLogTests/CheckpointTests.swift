@@ -52,17 +52,33 @@ import Testing
         #expect(again.snapshot().record(RecordID(recordName: "n2")) == nil)
     }
 
-    @Test func secondCheckpointMergesDeltaAndDropsOldFiles() throws {
+    @Test func smallDeltaBecomesASecondLayerAndCompactionMergesThem() throws {
         let fs = InMemoryFileSystem()
         let (store, model) = try populated(fs)
-        let before = try dataFiles(fs)
-        try store.checkpoint()
+        let before = try dataFiles(fs)  // the table's one layer + the state segment
+        let report = try store.checkpoint()
+        // The delta (n1 saved again, "new"; n2 deleted) is a layer of its own: the 40-row layer
+        // is not rewritten, only the state segment is replaced.
+        #expect(report.rowsWritten == 2)
         let after = try dataFiles(fs)
-        #expect(after.count == before.count)  // one table + one state segment each time
-        #expect(Set(after).isDisjoint(with: before))
+        #expect(after.count == before.count + 1)
+        #expect(Set(after).intersection(before).count == 1)
+        let table = try #require(store.snapshot().base[TableKey(owner: ZoneID.defaultOwnerName, recordType: "Note")])
+        #expect(table.layers.map(\.rows.count) == [40, 2])
+        #expect(table.rows.dead.count == 2)  // the old n1 and the deleted n2
+        #expect(table.layers[1].dead.count == 2)
         #expect(try fs.list(dbDir).filter { Manifest.segmentNumber(fileName: $0) != nil }.count == 1)
+        #expect(LiveState(store.snapshot()) == model)
         try store.close()
-        #expect(LiveState(try openStore(fs).snapshot()) == model)
+        let again = try openStore(fs)
+        #expect(LiveState(again.snapshot()) == model)
+        #expect(again.snapshot().recordCount == model.records.count)
+        // Compaction leaves one layer with nothing dead.
+        try again.compact()
+        let one = try #require(again.snapshot().base[TableKey(owner: ZoneID.defaultOwnerName, recordType: "Note")])
+        #expect(one.layers.count == 1)
+        #expect(one.rows.dead.count == 0 && one.rows.count == model.records.count)
+        #expect(LiveState(again.snapshot()) == model)
     }
 
     @Test func changesSinceATokenSpanTheCheckpoint() throws {
@@ -111,7 +127,7 @@ import Testing
 
     func tableSegmentPath(_ fs: InMemoryFileSystem) throws -> String {
         let m = try Manifest.decode(fs.read(dbDir + "/CURRENT")).get()
-        let n = try #require(m.checkpoint?.tables.values.first?.rows)
+        let n = try #require(m.checkpoint?.tables.values.first?.first?.rows)
         return dbDir + "/" + DataSegmentFormat.fileName(n)
     }
 
@@ -311,18 +327,51 @@ import Testing
         #expect(LiveState(store.snapshot()) == m2)
     }
 
-    @Test func manifestVersion2RoundTrips() throws {
+    @Test func manifestVersion3RoundTrips() throws {
         let m = Manifest(
             segments: [7, 8],
             checkpoint: ManifestCheckpoint(
                 sequence: 120, horizon: 100, state: 3,
                 tables: [
-                    TableKey(owner: "__defaultOwner__", recordType: "Place"): TableFiles(rows: 4, indexes: 9),
-                    TableKey(owner: "a b", recordType: "Nöte"): TableFiles(rows: 5, indexes: nil),
+                    TableKey(owner: "__defaultOwner__", recordType: "Place"): [
+                        TableFiles(rows: 4, indexes: 9), TableFiles(rows: 11, indexes: 12),
+                        TableFiles(rows: 13, indexes: nil),
+                    ],
+                    TableKey(owner: "a b", recordType: "Nöte"): [TableFiles(rows: 5, indexes: nil)],
                 ]))
         #expect(try Manifest.decode(m.encoded).get() == m)
-        #expect(String(decoding: m.encoded, as: UTF8.self).hasPrefix("cirrus-log 2\n"))
+        let text = String(decoding: m.encoded, as: UTF8.self)
+        #expect(text.hasPrefix("cirrus-log 3\n"))
+        #expect(text.contains(" 4:9 11:12 13:-\n"))
         #expect(String(decoding: Manifest(segments: [1]).encoded, as: UTF8.self).hasPrefix("cirrus-log 1\n"))
+    }
+
+    @Test func manifestVersion2IsStillRead() throws {
+        // What the previous version wrote: one layer per table, `table ROWS INDEXES OWNER TYPE`.
+        let body =
+            "cirrus-log 2\nsegments 7 8\ncheckpoint 120 horizon 100\nstate 3\n"
+            + "table 4 9 \(Manifest.hex("__defaultOwner__")) \(Manifest.hex("Place"))\n"
+            + "table 5 - \(Manifest.hex("alice")) \(Manifest.hex("Note"))\n"
+        let bytes = Array((body + "crc " + String(CRC32C.checksum(Array(body.utf8)), radix: 16) + "\n").utf8)
+        let m = try Manifest.decode(bytes).get()
+        #expect(
+            m.checkpoint?.tables == [
+                TableKey(owner: "__defaultOwner__", recordType: "Place"): [TableFiles(rows: 4, indexes: 9)],
+                TableKey(owner: "alice", recordType: "Note"): [TableFiles(rows: 5, indexes: nil)],
+            ])
+    }
+
+    @Test func manifestWithTooManyLayersOrATableTwiceIsDamaged() throws {
+        func manifest(_ lines: [String]) -> [UInt8] {
+            let body = "cirrus-log 3\nsegments 7\ncheckpoint 120 horizon 100\nstate 3\n" + lines.joined()
+            return Array((body + "crc " + String(CRC32C.checksum(Array(body.utf8)), radix: 16) + "\n").utf8)
+        }
+        let t = "table \(Manifest.hex("o")) \(Manifest.hex("T"))"
+        let many = t + (0..<(Manifest.maximumLayers + 1)).map { " \(10 + $0):-" }.joined() + "\n"
+        #expect(throws: CodecError.self) { try Manifest.decode(manifest([many])).get() }
+        #expect(throws: CodecError.self) { try Manifest.decode(manifest([t + " 4:-\n", t + " 5:-\n"])).get() }
+        #expect(throws: CodecError.self) { try Manifest.decode(manifest([t + " 4-5\n"])).get() }
+        #expect((try? Manifest.decode(manifest([t + " 4:- 5:6\n"])).get()) != nil)
     }
 }
 
@@ -335,7 +384,8 @@ import Testing
         try store.close()
         #expect(!(try RecordStore.verify(directory: dbDir, fileSystem: fs)).isDamaged)
         let m = try Manifest.decode(fs.read(dbDir + "/CURRENT")).get()
-        let path = dbDir + "/" + DataSegmentFormat.fileName(try #require(m.checkpoint?.tables.values.first?.rows))
+        let path =
+            dbDir + "/" + DataSegmentFormat.fileName(try #require(m.checkpoint?.tables.values.first?.first?.rows))
         fs.flipBit(path, atByte: 100)
         let v = try RecordStore.verify(directory: dbDir, fileSystem: fs)
         #expect(v.isDamaged)

@@ -22,8 +22,9 @@ export class Api {
     return `/database/1/${c}/${this.environment}/${this.database}/${operation}?${q}`;
   }
 
-  async call(operation, body = {}) {
-    const response = await fetch(this.url(operation), { method: "POST", body: JSON.stringify(body) });
+  // `headers`: more request headers (the management token of a schema promotion).
+  async call(operation, body = {}, headers = {}) {
+    const response = await fetch(this.url(operation), { method: "POST", body: JSON.stringify(body), headers });
     let json = null;
     try { json = await response.json(); } catch { /* not JSON: reported by status */ }
     if (!response.ok) throw new ApiError(response.status, json);

@@ -2,9 +2,12 @@
 // predicate checked as you type (cirrus/check: caret and hint), run it with sort, desired keys and
 // a page size through records/query (the checked predicate's filterBy), page with the
 // continuationMarker, explain it (cirrus/explain: plan tree, estimates, actual rows, missing
-// indexes), open a record, edit and save it with its change tag, delete it.
+// indexes), open a record, edit and save it with its change tag, delete it; draw the page's
+// LOCATION values and the query's NEAR circle on a world map (map.js); promote the development
+// schema to production after a confirmation that names the container (cirrus/schema/promote).
 
 import { Api, ApiError } from "./api.js";
+import { WorldMap } from "./map.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { api: null, schema: null, marker: null, query: null, lastPage: null, record: null, checkSeq: 0 };
@@ -73,19 +76,27 @@ function showSchema() {
   $("sort-field").replaceChildren(new Option("(none)", ""), ...sortable.map((f) => new Option(f.name)));
 }
 
-// Checked as you type; answers of older keystrokes are dropped.
+// Checked as you type; answers of older keystrokes are not shown.
 async function check() {
   if (!state.api || !currentType()) return null;
   const seq = ++state.checkSeq;
   const predicate = $("predicate").value;
+  const here = hereValue();
+  if (here === undefined) {
+    say($("check-message"), "$here is LATITUDE, LONGITUDE in degrees (e.g. 48.8583, 2.3375)", "bad");
+    return null;
+  }
+  const body = { recordType: currentType().name, predicate };
+  if (here) body.variables = { here: { value: here, type: "LOCATION" } };
   let answer;
   try {
-    answer = await state.api.call("cirrus/check", { recordType: currentType().name, predicate });
+    answer = await state.api.call("cirrus/check", body);
   } catch (e) {
     say($("check-message"), e.message, "bad");
     return null;
   }
-  if (seq !== state.checkSeq) return null;
+  // A newer check owns the display; this answer still serves the run or explain that asked.
+  if (seq !== state.checkSeq) return answer.ok ? answer : null;
   const input = $("predicate");
   if (answer.ok) {
     input.className = "good";
@@ -108,8 +119,24 @@ async function check() {
   return null;
 }
 
+// The $here box: null when empty, undefined when it is not a location, else {latitude, longitude}.
+function hereValue() {
+  const input = $("here");
+  const text = input.value.trim();
+  input.className = "";
+  if (!text) return null;
+  const parts = text.split(/[\s,]+/).map(Number);
+  if (parts.length !== 2 || parts.some((n) => !Number.isFinite(n)) || Math.abs(parts[0]) > 90 ||
+    Math.abs(parts[1]) > 180) {
+    input.className = "bad";
+    return undefined;
+  }
+  return { latitude: parts[0], longitude: parts[1] };
+}
+
 // The query of the form (null when the predicate does not check).
 async function formQuery() {
+  clearTimeout(typing);  // this check reads the predicate as it is now
   const checked = await check();
   if (!checked) {
     say($("status"), "fix the predicate first", "error");
@@ -128,6 +155,7 @@ async function formQuery() {
 async function run() {
   const body = await formQuery();
   if (!body) return;
+  $("explain-panel").hidden = true;  // it explained the previous query
   state.query = body;
   await page(body);
 }
@@ -176,7 +204,9 @@ async function page(body) {
     state.marker = answer.continuationMarker ?? null;
     $("next-page").disabled = !state.marker;
     showRecords(answer.records);
-    say($("status"), `${answer.records.length} records${state.marker ? ", more on the next page" : ""}`, "muted");
+    showMap(answer.records, body.query ?? state.query?.query);
+    const n = answer.records.length;
+    say($("status"), `${n} record${n === 1 ? "" : "s"}${state.marker ? ", more on the next page" : ""}`, "muted");
   } catch (e) {
     say($("status"), e.message, "error");
   }
@@ -186,9 +216,96 @@ function nextPage() {
   if (state.marker) page({ ...state.query, continuationMarker: state.marker });
 }
 
+// The page's LOCATION values as points, and the circle of the query's NEAR filter.
+let worldMap = null;
+function showMap(records, query) {
+  const hasLocations = (currentType()?.fields ?? []).some((f) => f.type === "LOCATION");
+  const points = [];
+  for (const r of records) {
+    for (const [name, field] of Object.entries(r.fields ?? {})) {
+      const v = field?.value;
+      if (field?.type === "LOCATION" && v && Number.isFinite(v.latitude) && Number.isFinite(v.longitude)) {
+        points.push({ name: r.recordName, field: name, lat: v.latitude, lon: v.longitude });
+      }
+    }
+  }
+  const near = (query?.filterBy ?? []).find((f) => f.comparator === "NEAR");
+  const center = near?.fieldValue?.value;
+  const circle = center && Number.isFinite(near.distance)
+    ? { lat: center.latitude, lon: center.longitude, metres: near.distance } : null;
+  $("map-panel").hidden = !(hasLocations || points.length || circle);
+  if ($("map-panel").hidden) return;
+  worldMap ??= new WorldMap($("map"), { onPick: pick });
+  worldMap.show(points, circle);
+  const where = circle
+    ? `; circle: ${formatDistance(circle.metres)} round ${circle.lat}, ${circle.lon}` : "";
+  $("map-status").textContent = `${points.length} of ${records.length} on the map${where}`;
+}
+
+function formatDistance(metres) {
+  return metres >= 1000 ? `${+(metres / 1000).toFixed(3)} km` : `${+metres.toFixed(1)} m`;
+}
+
+// A click on the map sets $here (and checks the predicate with it).
+function pick(lat, lon) {
+  $("here").value = `${lat}, ${lon}`;
+  check();
+}
+
+// Deployment: the promotion's dry run is shown in a dialog whose button stays disabled until the
+// container's name is typed; then the promotion itself, always from the development environment.
+function deploymentApi() {
+  const api = connection();
+  api.environment = "development";
+  return api;
+}
+
+function managementHeaders() {
+  return { "X-Cirrus-Management-Token": $("management-token").value.trim() };
+}
+
+async function reviewPromotion() {
+  const container = document.body.dataset.container;
+  const message = $("deployment-message");
+  try {
+    const plan = await deploymentApi().call("cirrus/schema/promote", { confirm: container, dryRun: true },
+      managementHeaders());
+    $("promotion-container").textContent = container;
+    $("promotion-changes").replaceChildren(...(plan.changes.length ? plan.changes : [{ change: "no changes" }])
+      .map((c) => {
+        const li = document.createElement("li");
+        li.textContent = c.refused ? `${c.change} — refused` : c.change;
+        li.className = c.refused ? "refused" : "";
+        return li;
+      }));
+    $("promotion-confirm").value = "";
+    $("promote").disabled = true;
+    say(message, "");
+    $("promotion-dialog").showModal();
+  } catch (e) {
+    say(message, e.message, "error");
+  }
+}
+
+async function promote() {
+  const container = document.body.dataset.container;
+  const message = $("deployment-message");
+  if ($("promotion-confirm").value !== container) return;
+  try {
+    const done = await deploymentApi().call("cirrus/schema/promote", { confirm: container }, managementHeaders());
+    say(message, done.changed
+      ? `promoted to production: ${done.changes.length} change${done.changes.length === 1 ? "" : "s"} `
+        + `(record types ${done.recordTypes.join(", ")})`
+      : "production already has this schema", "ok");
+  } catch (e) {
+    say(message, e.message, "error");
+  }
+}
+
 function display(value) {
   if (!value) return "";
   const v = value.value;
+  if (value.type === "LOCATION" && v && Number.isFinite(v.latitude)) return `${v.latitude}, ${v.longitude}`;
   if (v && typeof v === "object") return JSON.stringify(v);
   return String(v);
 }
@@ -302,6 +419,17 @@ $("next-page").addEventListener("click", nextPage);
 $("save").addEventListener("click", save);
 $("delete").addEventListener("click", remove);
 $("close-record").addEventListener("click", () => ($("record-panel").hidden = true));
+$("here").addEventListener("input", () => {
+  clearTimeout(typing);
+  typing = setTimeout(check, 150);
+});
+$("map-fit").addEventListener("click", () => worldMap?.fit());
+$("map-world").addEventListener("click", () => worldMap?.world());
+$("review-promotion").addEventListener("click", reviewPromotion);
+$("promotion-confirm").addEventListener("input", () => {
+  $("promote").disabled = $("promotion-confirm").value !== document.body.dataset.container;
+});
+$("promote").addEventListener("click", promote);
 $("container-name").textContent = document.body.dataset.container;
 $("api-token").value = sessionStorage.getItem("cirrus.apiToken") ?? "";
 $("web-auth-token").value = sessionStorage.getItem("cirrus.webAuthToken") ?? "";

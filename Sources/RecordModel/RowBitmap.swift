@@ -1,7 +1,7 @@
 // RowBitmap: a set of row ids as copy-on-write pages of bits — which base rows (those in a
-// checkpoint's mapped segment) were removed since, for the indexes and for the container's row
-// table (TypeTable). A write after a reader's snapshot copies one 512-byte page and the page
-// table, never the whole set.
+// checkpoint's mapped segments) are dead in a table's layers (RecordLog) or were removed since
+// (the indexes and the container's row table, TypeTable). A write after a reader's snapshot
+// copies one 512-byte page and the page table, never the whole set.
 
 /// A set of row ids in copy-on-write pages of 4 096 bits.
 ///

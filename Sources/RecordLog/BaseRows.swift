@@ -1,0 +1,195 @@
+// BaseRows: the rows of one table at the last checkpoint, as a stack of layers
+// (docs/storage-format.md, "Layers").
+//
+// A table's base is layers L0 … Lk, oldest first, each a `rows` section sorted by record id in a
+// data segment of its own (plus an index segment). Rows are numbered across the layers: layer k
+// holds rows `start(k) ..< start(k) + count(k)`, right after layer k − 1's, so a layer's index
+// entries (which name absolute rows) never change when layers are added after it. A record id
+// may appear in several layers: the newest is its version at the checkpoint, and the older ones
+// are *dead* — as is a row whose record was deleted before a later checkpoint. Each layer's
+// segment lists, in its `dead` section, the rows of older layers that its checkpoint made dead;
+// their union is the table's dead set. A checkpoint writes the delta as a new layer and then
+// merges a suffix of layers while the layer before it holds no more live rows than the suffix
+// (a binary counter: O(log n) layers, each row rewritten O(log n) times).
+//
+// `dead` section:
+//   header = "CRDEAD01" u64 count                                              never change
+//   rows   = u32 row × count, ascending
+//
+// Every accessor bounds-checks: a damaged section yields nil or an error, never a bad read.
+
+import RecordModel
+
+/// One layer of a table's base: its data segments, mapped, and the rows it covers.
+public struct BaseLayer: Sendable {
+    /// The data segments holding the layer (rows, and indexes when the façade wrote them).
+    public let files: TableFiles
+    /// The layer's rows, sorted by record id; row `i` is the table's row `start + i`.
+    public let rows: RowSection
+    /// The segment with the layer's index sections (row ids in them absolute), nil when none.
+    public let indexes: DataSegment?
+    /// The table row of the layer's first row.
+    public let start: Int
+    /// Rows of older layers this layer's checkpoint made dead (absolute, ascending).
+    public let dead: [UInt32]
+
+    /// A layer of a table's base.
+    public init(files: TableFiles, rows: RowSection, indexes: DataSegment?, start: Int, dead: [UInt32]) {
+        self.files = files
+        self.rows = rows
+        self.indexes = indexes
+        self.start = start
+        self.dead = dead
+    }
+
+    static let deadMagic: [UInt8] = Array("CRDEAD01".utf8)  //                     never change
+
+    /// The `dead` section's bytes for `rows` (ascending).
+    static func encodeDead(_ rows: [UInt32]) -> [UInt8] {
+        var w = ByteWriter(capacity: 16 + 4 * rows.count)
+        w.bytes += deadMagic
+        w.u64(UInt64(rows.count))
+        for r in rows { w.u32(r) }
+        return w.bytes
+    }
+
+    /// The `dead` section of a rows segment (none: no dead rows); every row must lie before
+    /// `start` (the layer's own first row). Throws naming the file and offset when damaged.
+    static func readDead(_ segment: DataSegment, start: Int) throws(LogError) -> [UInt32] {
+        guard let b = segment.section("dead") else { return [] }
+        let at = segment.sections.first { $0.name == "dead" }?.offset ?? 0
+        func bad(_ r: String) -> LogError {
+            .badSegment(path: segment.file.path, offset: at, reason: "dead section: " + r)
+        }
+        guard b.count >= 16, Array(b[0..<8]) == deadMagic else { throw bad("bad header") }
+        let n = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        guard n <= UInt64((b.count - 16) / 4) else { throw bad("names \(n) rows in \(b.count) bytes") }
+        var out: [UInt32] = []
+        out.reserveCapacity(Int(n))
+        for i in 0..<Int(n) {
+            let r = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 16 + 4 * i, as: UInt32.self))
+            guard Int(r) < start, out.last.map({ $0 < r }) ?? true else {
+                throw bad("row \(r) at entry \(i) is not an older layer's, or out of order")
+            }
+            out.append(r)
+        }
+        return out
+    }
+}
+
+/// The rows of a table's base across its layers, by table row (see the file header).
+public struct BaseRows: Sendable {
+    /// The layers, oldest first.
+    public let layers: [BaseLayer]
+    /// Rows no longer live: superseded by a newer layer or deleted before its checkpoint.
+    public let dead: RowBitmap
+    /// Dead rows per layer.
+    let deadPerLayer: [Int]
+    /// Which rows each layer covers.
+    public let starts: BaseLayers
+    /// Rows in every layer, live or dead.
+    public var count: Int { starts.rowCount }
+
+    /// The rows of `layers` (oldest first, each starting where the previous one ends).
+    public init(layers: [BaseLayer]) {
+        self.layers = layers
+        starts = BaseLayers(rowCounts: layers.map(\.rows.count))
+        var dead = RowBitmap()
+        var per = Array(repeating: 0, count: layers.count)
+        for l in layers {
+            for r in l.dead where !dead.contains(Int(r)) {
+                dead.insert(Int(r))
+                if let k = starts.layer(of: Int(r)) { per[k] += 1 }
+            }
+        }
+        self.dead = dead
+        deadPerLayer = per
+    }
+
+    /// Rows that are live.
+    public var liveCount: Int { count - dead.count }
+
+    /// Live rows of layer `k`.
+    public func liveCount(layer k: Int) -> Int { layers[k].rows.count - deadPerLayer[k] }
+
+    /// The layer and the row within it of table row `i`, nil when out of range.
+    @inline(__always)
+    func locate(_ i: Int) -> (BaseLayer, Int)? {
+        if layers.count == 1 {
+            return i >= 0 && i < count ? (layers[0], i) : nil
+        }
+        guard let k = starts.layer(of: i) else { return nil }
+        let l = layers[k]
+        return (l, i - l.start)
+    }
+
+    /// Whether row `i` is live (in range and not dead).
+    @inline(__always) public func isLive(_ i: Int) -> Bool { i >= 0 && i < count && !dead.contains(i) }
+
+    /// The encoded record of row `i`, nil when out of range or damaged.
+    public func payload(_ i: Int) -> UnsafeRawBufferPointer? {
+        guard let (l, j) = locate(i) else { return nil }
+        return l.rows.payload(j)
+    }
+
+    /// The sequence number that wrote row `i`.
+    public func sequence(_ i: Int) -> UInt64 {
+        guard let (l, j) = locate(i) else { return 0 }
+        return l.rows.sequence(j)
+    }
+
+    /// The record of row `i`, decoded (storage form).
+    public func record(_ i: Int) throws(LogError) -> Record {
+        guard let (l, j) = locate(i) else {
+            throw .badSegment(path: "table row \(i)", offset: 0, reason: "row outside the table's \(count) rows")
+        }
+        return try l.rows.record(j)
+    }
+
+    /// The record id of row `i` with the given zone owner.
+    public func recordID(_ i: Int, owner: String) -> RecordID? {
+        guard let (l, j) = locate(i) else { return nil }
+        return l.rows.recordID(j, owner: owner)
+    }
+
+    /// Compares row `i`'s id with `id` in `RecordID` order (see `RowSection.compareID`).
+    public func compareID(_ i: Int, _ id: RecordID) -> Int {
+        guard let (l, j) = locate(i) else { return -1 }
+        return l.rows.compareID(j, id)
+    }
+
+    /// The zone name of every row when there is one layer and all its rows are in one zone (rows
+    /// are then in id order), else nil.
+    public var singleZoneName: String? { layers.count == 1 ? layers[0].rows.singleZoneName : nil }
+
+    /// Compares the ids of rows `a` and `b` in `RecordID` order — record name, then zone name —
+    /// from their key bytes: <0, 0, >0. A damaged key sorts first.
+    public func compareIDs(_ a: Int, _ b: Int) -> Int {
+        guard let (la, i) = locate(a), let (lb, j) = locate(b), let (za, na) = la.rows.keyBytes(i),
+            let (zb, nb) = lb.rows.keyBytes(j)
+        else { return locate(a) == nil ? -1 : 1 }
+        let c = RowKeyOrder.compare(na, nb)
+        return c != 0 ? c : RowKeyOrder.compare(za, zb)
+    }
+
+    /// The live row of a record id, nil when the base has no live version of it. The newest
+    /// layer holding the id has its latest version; older versions are dead. O(layers · log n).
+    public func row(of id: RecordID) -> Int? {
+        for l in layers.reversed() {
+            if let j = l.rows.row(of: id) {
+                let r = l.start + j
+                return dead.contains(r) ? nil : r
+            }
+        }
+        return nil
+    }
+
+    /// The live rows of one zone, ascending.
+    public func rows(inZone zoneName: String) -> [Int] {
+        var out: [Int] = []
+        for l in layers {
+            for j in l.rows.rows(inZone: zoneName) where !dead.contains(l.start + j) { out.append(l.start + j) }
+        }
+        return out
+    }
+}
