@@ -39,7 +39,9 @@ extension Container {
         return s.roles.sorted { compareUTF8($0, $1) < 0 }.map { name in
             var grants: [String: Set<Permission>] = [:]
             for t in s.recordTypes.values {
-                let p = t.grants.filter { $0.role == name }.reduce(into: Set<Permission>()) { $0.formUnion($1.permissions) }
+                let p = t.grants.filter { $0.role == name }.reduce(into: Set<Permission>()) {
+                    $0.formUnion($1.permissions)
+                }
                 if !p.isEmpty { grants[t.name] = p }
             }
             let members = s.roleAssignments.filter { $0.value.contains(name) }.keys.sorted { compareUTF8($0, $1) < 0 }

@@ -225,8 +225,7 @@ final class ContainerCore: @unchecked Sendable {
         for (owner, types) in grouped {
             for (type, list) in types {
                 var t = applying(list, to: oldTables[owner]?[type], owner: owner, type: type, schema: schema)
-                if t.schema != schema.recordTypes[type] {
-                    t.rebuild(schema: schema.recordTypes[type])
+                if t.adopt(schema: schema.recordTypes[type]) {
                     rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
                 }
                 updated.append((owner, type, t))
@@ -239,8 +238,10 @@ final class ContainerCore: @unchecked Sendable {
                 for (type, t) in types
                 where !touched.contains("\(owner)\u{0}\(type)") && t.schema != newSchema.recordTypes[type] {
                     var t = t
-                    t.rebuild(schema: newSchema.recordTypes[type])
-                    rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
+                    // A grant change alone keeps the rows and indexes (the table is not rewritten).
+                    if t.adopt(schema: newSchema.recordTypes[type]) {
+                        rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
+                    }
                     updated.append((owner, type, t))
                 }
             }

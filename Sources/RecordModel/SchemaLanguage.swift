@@ -181,7 +181,9 @@ private struct SchemaParser {
             switch t {
             case .end:
                 let undeclared = grantedRoles.filter { !roles.contains($0.key) }
-                if let (role, at) = undeclared.min(by: { ($0.value.line, $0.value.column) < ($1.value.line, $1.value.column) }) {
+                if let (role, at) = undeclared.min(by: {
+                    ($0.value.line, $0.value.column) < ($1.value.line, $1.value.column)
+                }) {
                     throw SchemaLanguageError(
                         message: "role \"\(role)\" is not defined; declare it with CREATE ROLE \(role); or grant to "
                             + "_world, _icloud or _creator",

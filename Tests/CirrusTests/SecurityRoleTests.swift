@@ -34,7 +34,9 @@ private func modelAllows(_ identity: Identity, _ p: Permission, mask: Int) -> Bo
     return r || s
 }
 
-private let callers: [Identity] = [.anonymous, .user(outsider), .user(owner), .user(member), .user(reader), .user(both)]
+private let callers: [Identity] = [
+    .anonymous, .user(outsider), .user(owner), .user(member), .user(reader), .user(both),
+]
 private let seeded = 3
 
 /// A development container with `T0`…`T7`, each holding `seeded` records of `_owner`, the roles
@@ -87,7 +89,8 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
                 #expect(lookup == (canRead ? nil : denial(who)), "lookup: \(ctx)")
                 let batch = try await db.records(for: [rid("t\(m)-1"), rid("t\(m)-2")])
                 #expect(batch.allSatisfy { (try? $0.1.get()) != nil } == canRead, "batch lookup: \(ctx)")
-                let query = RecordQuery(recordType: type, predicate: "n < 5", sortDescriptors: [.field("n", ascending: true)])
+                let query = RecordQuery(
+                    recordType: type, predicate: "n < 5", sortDescriptors: [.field("n", ascending: true)])
                 if canRead {
                     var names: [String] = []
                     var page = try await db.records(matching: query, resultsLimit: 1)
@@ -162,8 +165,9 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
         #expect(try await pages(outsiderDB, 2).first == ["x1", "x2"])
         // The role holder sees every record; the anonymous caller none.
         #expect(try await pages(c.publicDatabase(as: .user(member)), 3).flatMap { $0 }.count == 8)
-        #expect(await code { try await c.publicDatabase.records(matching: RecordQuery(recordType: "Mixed")) }
-            == .notAuthenticated)
+        #expect(
+            await code { try await c.publicDatabase.records(matching: RecordQuery(recordType: "Mixed")) }
+                == .notAuthenticated)
         // Notifications follow the same rule.
         let sub = c.publicDatabase(as: .user(outsider))
         _ = try await sub.save(Subscription(id: "m", recordType: "Mixed", predicate: "TRUEPREDICATE"))
@@ -186,7 +190,8 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
         for who in [member, both, reader] {
             let theirs = c.database(.private(owner: owner), as: .user(who))
             #expect(await code { try await theirs.record(for: rid("p", zone: z)) } == .permissionFailure)
-            #expect(await code { try await theirs.records(matching: RecordQuery(recordType: "T7")) } == .permissionFailure)
+            #expect(
+                await code { try await theirs.records(matching: RecordQuery(recordType: "T7")) } == .permissionFailure)
             #expect(await code { try await theirs.save(rec("q", "T7", zone: z)) } == .permissionFailure)
             #expect(await code { try await theirs.changes(in: z, since: nil) } == .permissionFailure)
             #expect(c.exportRecords(from: .private(owner: owner), readableBy: .user(who)) { _ in } == 0)
@@ -206,7 +211,8 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
         #expect(c.securityRoles()[0].grants["T7"] == [.create, .read, .write])
         #expect(c.securityRoles()[1].grants.count == 8)
         #expect(try await c.publicDatabase(as: .user(member)).record(for: rid("t2-0"))["n"] == 0)
-        #expect(await code { try await c.publicDatabase(as: .user(member)).record(for: rid("t1-0")) } == .permissionFailure)
+        #expect(
+            await code { try await c.publicDatabase(as: .user(member)).record(for: rid("t1-0")) } == .permissionFailure)
     }
 
     @Test func promotionCarriesRolesButNotAssignments() async throws {
@@ -249,7 +255,10 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
         #expect(text.contains("GRANT READ, WRITE TO \"Moderator\""))
         // Re-importing the exported text changes nothing and keeps the assignment.
         try c.importSchema(text)
-        #expect(c.securityRoles() == [SecurityRole(name: "Moderator", grants: ["Post": [.read, .write]], members: [member])])
+        #expect(
+            c.securityRoles() == [
+                SecurityRole(name: "Moderator", grants: ["Post": [.read, .write]], members: [member])
+            ])
         // A grant to an undeclared role is an error with its position; so is a duplicate role.
         let before = c.schema
         let undeclared = "DEFINE SCHEMA\nRECORD TYPE Post (n INT64,\n  GRANT READ TO \"Ghost\");"
@@ -287,8 +296,11 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
         refused({ () throws(CirrusError) in try c.createRole("_world") }, "role name \"_world\"")
         refused({ () throws(CirrusError) in try c.createRole("") }, "role name \"\"")
         refused({ () throws(CirrusError) in try c.deleteRole("Ghost") }, "role \"Ghost\" does not exist")
-        refused({ () throws(CirrusError) in try c.grant([.read], on: "Post", to: "Ghost") }, "role \"Ghost\" does not exist")
-        refused({ () throws(CirrusError) in try c.grant([.read], on: "Nope", to: "R") }, "record type Nope does not exist")
+        refused(
+            { () throws(CirrusError) in try c.grant([.read], on: "Post", to: "Ghost") }, "role \"Ghost\" does not exist"
+        )
+        refused(
+            { () throws(CirrusError) in try c.grant([.read], on: "Nope", to: "R") }, "record type Nope does not exist")
         refused({ () throws(CirrusError) in try c.grant([], on: "Post", to: "R") }, "no permission given")
         refused({ () throws(CirrusError) in try c.grant([.read], on: "Users", to: "R") }, "type Users")
         refused({ () throws(CirrusError) in try c.revoke([.read], on: "Post", from: "Ghost") }, "does not exist")
@@ -297,5 +309,33 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
         refused({ () throws(CirrusError) in try c.assign(user: "has space", to: "R") }, "not a user record name")
         refused({ () throws(CirrusError) in try c.unassign(user: member, from: "R") }, "does not hold role")
         #expect(c.schema == before)
+    }
+    @Test func aGrantChangeKeepsTheTypesRowsButAFieldChangeRebuildsThem() async throws {
+        let c = try TestEnv().open()
+        let db = c.publicDatabase(as: .user(owner))
+        for n in ["a", "b", "c"] { try await db.save(rec(n, "Post", ["n": 1])) }
+        try await db.deleteRecord(withID: rid("a"))
+        try await db.save(rec("d", "Post", ["n": 1]))
+        // Rows are numbered from a counter until a rebuild compacts them: b is row 1, d row 3.
+        let before = db.querySnapshot(recordType: "Post")
+        #expect(before.row(for: rid("b")) == 1 && before.row(for: rid("d")) == 3)
+        try c.createRole("R")
+        try c.grant([.read], on: "Post", to: "R")
+        let afterGrant = db.querySnapshot(recordType: "Post")
+        #expect(afterGrant.row(for: rid("b")) == 1 && afterGrant.row(for: rid("d")) == 3)
+        // The snapshot's schema carries the new grant, and the indexes still answer.
+        #expect(afterGrant.schema?.grants.contains(Grant([.read], to: "R")) == true)
+        #expect(
+            try await db.records(matching: RecordQuery(recordType: "Post", predicate: "n == 1")).matchResults.count == 3
+        )
+        try c.revoke([.read], on: "Post", from: "R")
+        #expect(db.querySnapshot(recordType: "Post").row(for: rid("d")) == 3)
+        // A new field changes the indexes: the table is rebuilt and its rows compacted.
+        try await db.save(rec("e", "Post", ["n": 1, "title": "x"]))
+        let afterField = db.querySnapshot(recordType: "Post")
+        #expect(afterField.row(for: rid("b")) == 0)
+        #expect(
+            Set(afterField.allRows().compactMap { afterField.record($0)?.recordID.recordName }) == ["b", "c", "d", "e"])
+        try c.checkInvariants()
     }
 }
