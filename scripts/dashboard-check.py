@@ -13,7 +13,8 @@ record changed and its change tag moved); runs a NEAR query round `$here` and ch
 (a point per record in the circle, the circle drawn, the circle's shape across the antimeridian
 and round a pole), clicks the map to move `$here`; opens the Deployment pane, reviews the
 promotion, checks that the button stays disabled until the container's name is typed, promotes,
-and checks through the API that production has the schema. A screenshot at each step (default
+and checks through the API that production has the schema; then resets development through
+the same pane's confirmation and checks that development is empty and production is not. A screenshot at each step (default
 directory: .build/dashboard-screenshots). Exit status 1 on any failure. Bounded: every wait is
 at most 10 s.
 """
@@ -173,6 +174,33 @@ def check_promotion(driver, wait, shot, server):
     shot("promoted", show="deployment")
 
 
+def check_reset(driver, wait, shot, server):
+    """Deployment: reset development after the confirmation naming the container; development
+    is empty (its schema only Users), production still has Place and its records."""
+    production = server.base.replace("/development", "/production") + "/public"
+    driver.find_element(By.ID, "review-reset").click()
+    wait.until(EC.visibility_of_element_located((By.ID, "reset-dialog")))
+    assert driver.find_element(By.ID, "reset-container").text == CONTAINER
+    button = driver.find_element(By.ID, "reset")
+    confirm = driver.find_element(By.ID, "reset-confirm")
+    assert not button.is_enabled(), "the reset button must wait for the container's name"
+    confirm.send_keys(CONTAINER[:-1])
+    assert not button.is_enabled(), "a wrong name must not enable the reset button"
+    confirm.clear()
+    confirm.send_keys(CONTAINER)
+    wait.until(lambda d: button.is_enabled())
+    shot("reset-confirm")
+    button.click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "deployment-message"), "reset the development environment"))
+    development = post(server, "cirrus/schema", {})
+    assert [t["name"] for t in development["recordTypes"]] == ["Users"], development
+    gone = post(server, "records/lookup", {"records": [{"recordName": "place-1"}]})["records"][0]
+    assert gone.get("serverErrorCode") == "NOT_FOUND", gone
+    after = post(server, "cirrus/schema", {}, base=production)
+    assert "Place" in [t["name"] for t in after["recordTypes"]], after
+    shot("reset", show="deployment")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cirrus")
@@ -276,7 +304,8 @@ def main():
 
         check_map(driver, wait, shot)
         check_promotion(driver, wait, shot, server)
-        print("dashboard: connect, error caret, query, next page, explain, edit and save, map, promotion: ok")
+        check_reset(driver, wait, shot, server)
+        print("dashboard: connect, error caret, query, next page, explain, edit and save, map, promotion, reset: ok")
         return 0
     except Exception as e:  # noqa: BLE001 — any failure fails the check, with a last screenshot
         import traceback

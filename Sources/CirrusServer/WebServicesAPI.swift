@@ -114,7 +114,9 @@ public final class WebServicesAPI: Sendable {
     public let directory: String
     /// The limits requests are held to.
     public let limits: ServerLimits
-    let containers: [Environment: Container]
+    let containers: EnvironmentContainers
+    /// The options both environments are opened with (a reset reopens development with them).
+    let options: ContainerOptions
     let credentials: CredentialStore
     let replays = ReplayGuard()
     let notifications = NotificationHub()
@@ -130,31 +132,30 @@ public final class WebServicesAPI: Sendable {
         self.containerIdentifier = containerIdentifier
         self.limits = limits
         self.now = now
+        self.options = options
         credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
-        var opened: [Environment: Container] = [:]
+        let development = try Container.open(at: directory, environment: .development, options: options)
         do {
-            for env in [Environment.development, .production] {
-                opened[env] = try Container.open(at: directory, environment: env, options: options)
-            }
+            let production = try Container.open(at: directory, environment: .production, options: options)
+            containers = EnvironmentContainers(development: development, production: production)
         } catch {
-            for c in opened.values { try? c.close() }  // the open error is the one to report
+            try? development.close()  // the open error is the one to report
             throw error
         }
-        containers = opened
     }
 
     /// Closes both environments (checkpointing as `Container.close` does).
     public func close() throws {
         notifications.close()
         var first: (any Error)?
-        for c in containers.values {
+        for c in containers.all {
             do { try c.close() } catch { first = first ?? error }
         }
         if let first { throw first }
     }
 
     /// The container of an environment.
-    public func container(_ environment: Environment) -> Container { containers[environment]! }
+    public func container(_ environment: Environment) -> Container { containers[environment] }
 
     /// Answers one request.
     public func handle(_ request: WebRequest) async -> WebResponse {
@@ -183,6 +184,9 @@ public final class WebServicesAPI: Sendable {
             if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
             if route.operation == Self.promoteOperation {
                 return WebResponse(body: try promoteSchema(request, body, route: route))
+            }
+            if route.operation == Self.resetOperation {
+                return WebResponse(body: try resetDevelopment(request, body, route: route))
             }
             if route.operation == "records/query" {
                 let page = try await queryPage(body, db: db)
@@ -245,7 +249,7 @@ public final class WebServicesAPI: Sendable {
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
         "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check", "cirrus/explain",
-        "cirrus/schema/promote",
+        "cirrus/schema/promote", "cirrus/reset",
     ]
 
     // MARK: authentication

@@ -4,7 +4,8 @@
 // continuationMarker, explain it (cirrus/explain: plan tree, estimates, actual rows, missing
 // indexes), open a record, edit and save it with its change tag, delete it; draw the page's
 // LOCATION values and the query's NEAR circle on a world map (map.js); promote the development
-// schema to production after a confirmation that names the container (cirrus/schema/promote).
+// schema to production after a confirmation that names the container (cirrus/schema/promote),
+// and reset the development environment after the same kind of confirmation (cirrus/reset).
 
 import { Api, ApiError } from "./api.js";
 import { WorldMap } from "./map.js";
@@ -302,6 +303,29 @@ async function promote() {
   }
 }
 
+// The reset of development: a dialog naming the container, whose button stays disabled until
+// the container's name is typed; production is never reset.
+function reviewReset() {
+  $("reset-container").textContent = document.body.dataset.container;
+  $("reset-confirm").value = "";
+  $("reset").disabled = true;
+  say($("deployment-message"), "");
+  $("reset-dialog").showModal();
+}
+
+async function resetDevelopment() {
+  const container = document.body.dataset.container;
+  const message = $("deployment-message");
+  if ($("reset-confirm").value !== container) return;
+  try {
+    await deploymentApi().call("cirrus/reset", { confirm: container }, managementHeaders());
+    say(message, `reset the development environment of ${container}`, "ok");
+    if (connection().environment === "development") connect();
+  } catch (e) {
+    say(message, e.message, "error");
+  }
+}
+
 function display(value) {
   if (!value) return "";
   const v = value.value;
@@ -430,6 +454,11 @@ $("promotion-confirm").addEventListener("input", () => {
   $("promote").disabled = $("promotion-confirm").value !== document.body.dataset.container;
 });
 $("promote").addEventListener("click", promote);
+$("review-reset").addEventListener("click", reviewReset);
+$("reset-confirm").addEventListener("input", () => {
+  $("reset").disabled = $("reset-confirm").value !== document.body.dataset.container;
+});
+$("reset").addEventListener("click", resetDevelopment);
 $("container-name").textContent = document.body.dataset.container;
 $("api-token").value = sessionStorage.getItem("cirrus.apiToken") ?? "";
 $("web-auth-token").value = sessionStorage.getItem("cirrus.webAuthToken") ?? "";
