@@ -4,7 +4,8 @@
   scripts/web-services-check.py [--cirrus PATH] [--examples] [--fuzz SECONDS]
 
 --examples runs every `sh` block of docs/web-services.md, in order, in one bash (so variables
-carry over), with BASE, TOKEN, ALICE, BOB and MANAGEMENT (a management token) set, and compares each block's output with the `json`
+carry over), with BASE, TOKEN, ALICE, BOB, MANAGEMENT (a management token) and DIR (the served container
+directory) set and the cirrus being tested first on PATH, and compares each block's output with the `json`
 or `text` block that follows it: in JSON, every member shown must be present with that value
 ("…" matches any string; arrays must have the same length), members not shown are not checked;
 in text, "…" matches any run of characters.
@@ -78,7 +79,8 @@ def run_examples(cirrus):
         for n, (sh, _) in enumerate(pairs):
             script.append(f"{{\n{sh}\n}} > {workdir}/{n}.out 2>&1")
         env = dict(os.environ, BASE=server.base, TOKEN=server.token, ALICE=server.alice, BOB=server.bob,
-                   MANAGEMENT=server.management)
+                   MANAGEMENT=server.management, DIR=server.db,
+                   PATH=os.path.dirname(os.path.abspath(cirrus)) + os.pathsep + os.environ.get("PATH", ""))
         result = subprocess.run(["bash", "-c", "\n".join(script)], env=env, capture_output=True, text=True,
                                 timeout=120)
         if result.returncode != 0:

@@ -76,7 +76,11 @@ final class ContainerCore: @unchecked Sendable {
     /// of mapping its indexes and marking its dead rows again.
     var baseOnlyTables: [TableKey: TypeTable] = [:]
 
+    /// The container's user identities (`DIR/users.json`, shared by both environments).
+    let users: UserDirectory
+
     init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
+        users = UserDirectory(directory: directory, fileSystem: options.fileSystem, clock: options.clock)
         self.directory = directory
         self.storeDirectory = joinPath(directory, environment.rawValue)
         self.environment = environment

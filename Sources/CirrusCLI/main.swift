@@ -30,7 +30,8 @@ struct CirrusCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Check.self, QueryCommand.self, ExplainCommand.self, Import.self, Export.self, Get.self, SchemaCommand.self,
-            Verify.self, RoleCommand.self, ResetCommand.self, ReplCommand.self, CoreDataCommand.self, ServeCommand.self,
+            Verify.self, RoleCommand.self, ResetCommand.self, UsersCommand.self, ReplCommand.self, CoreDataCommand.self,
+            ServeCommand.self,
             TokenCommand.self,
             KeyCommand.self,
         ])

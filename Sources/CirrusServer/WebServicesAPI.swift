@@ -101,6 +101,9 @@ public struct ServerLimits: Sendable {
     public var maximumResults = 200
     /// Bytes of one uploaded asset.
     public var maximumAssetBytes = 16 << 20
+    /// User lookups (users/discover, users/lookup/…) one caller may make a minute, counted per
+    /// address or name looked up; also the most one request may ask for.
+    public var userLookupsPerMinute = 300
 
     /// CloudKit's limits.
     public init() {}
@@ -120,6 +123,7 @@ public final class WebServicesAPI: Sendable {
     let credentials: CredentialStore
     let replays = ReplayGuard()
     let notifications = NotificationHub()
+    let lookupLimiter: LookupLimiter
     let now: @Sendable () -> Date
 
     /// Opens both environments of the container directory `directory` (DIR/development,
@@ -133,6 +137,7 @@ public final class WebServicesAPI: Sendable {
         self.limits = limits
         self.now = now
         self.options = options
+        lookupLimiter = LookupLimiter(perMinute: limits.userLookupsPerMinute)
         credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
         let development = try Container.open(at: directory, environment: .development, options: options)
         do {
@@ -221,6 +226,8 @@ public final class WebServicesAPI: Sendable {
         case "subscriptions/modify": return try await modifySubscriptions(body, db: db)
         case "assets/upload": return try assetUploadURLs(body, base: route.base)
         case "users/caller": return try caller(db: db)
+        case "users/discover", "users/lookup/email", "users/lookup/id":
+            return try discoverUsers(operation, body, db: db)
         case "cirrus/schema": return schemaJSON(db: db)
         case "cirrus/check": return try checkPredicate(body, db: db)
         case "cirrus/explain": return try await explainQuery(body, db: db)
@@ -248,7 +255,8 @@ public final class WebServicesAPI: Sendable {
     public static let operations = [
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
-        "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check", "cirrus/explain",
+        "subscriptions/modify", "assets/upload", "users/caller", "users/discover", "users/lookup/email",
+        "users/lookup/id", "cirrus/schema", "cirrus/check", "cirrus/explain",
         "cirrus/schema/promote", "cirrus/reset",
     ]
 
