@@ -1,6 +1,7 @@
 // HTTPServer: WebServicesAPI behind Hummingbird 2 (SwiftNIO). Every request under `/database/`
 // (GET or POST) is collected (up to the body limit), handed to the API, and answered with its
-// JSON (or an asset's bytes); GET …/notifications is a Server-Sent Events stream.
+// JSON (or an asset's bytes); GET …/notifications is a Server-Sent Events stream; GET /metrics
+// is the Prometheus text of the server's metrics.
 
 import Hummingbird
 import RecordModel
@@ -12,6 +13,11 @@ public enum HTTPServer {
         let router = Router()
         for method in [HTTPRequest.Method.get, .post] {
             router.on("/database/**", method: method) { request, _ in await respond(api, request) }
+        }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: api.metricsText())))
         }
         router.get("/") { _, _ in Dashboard.file("index.html", container: api.containerIdentifier) }
         router.get("/dashboard/{file}") { _, context in
@@ -52,7 +58,7 @@ public enum HTTPServer {
             body: Array(buffer: body))
         if request.method == .get && request.uri.path.hasSuffix("/" + WebServicesAPI.notificationsOperation) {
             switch api.openNotifications(web) {
-            case .success(let session): return eventStream(session)
+            case .success(let session): return eventStream(session, metrics: api.metrics)
             case .failure(let error): return json(WebResponse(error))
             }
         }
@@ -69,8 +75,10 @@ public enum HTTPServer {
     /// A `text/event-stream` response: the reset and backlog at once, then live events and a
     /// keepalive comment every 15 s, until the client goes away, the limits of the session are
     /// reached or the server stops.
-    static func eventStream(_ session: NotificationSession) -> Response {
+    static func eventStream(_ session: NotificationSession, metrics: ServerMetrics) -> Response {
         let body = ResponseBody { writer in
+            metrics.streamsOpen.increment()
+            defer { metrics.streamsOpen.decrement() }
             var sent = 0
             if session.listening.reset { try await writer.write(ByteBuffer(string: WebServicesAPI.resetText)) }
             let maximum = session.maximumEvents ?? Int.max

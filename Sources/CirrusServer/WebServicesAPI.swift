@@ -57,6 +57,7 @@ public struct WebResponse: Sendable {
         set {
             stored = newValue
             records = nil
+            encoded = nil
         }
     }
     /// Raw content instead of JSON, with its content type.
@@ -64,6 +65,9 @@ public struct WebResponse: Sendable {
     private var stored: JSONValue
     /// A records/query answer, kept as records so that `jsonBytes` writes it without a JSONValue.
     private var records: RecordsPage?
+    /// The encoded answer, once `encodeOnce()` made it (the request log counts its bytes, then
+    /// the HTTP layer sends the same bytes).
+    private var encoded: [UInt8]?
 
     /// A JSON response.
     public init(status: Int = 200, body: JSONValue) {
@@ -86,7 +90,17 @@ public struct WebResponse: Sendable {
     }
 
     /// The JSON answer as UTF-8 bytes (what goes over the wire).
-    var jsonBytes: [UInt8] { records?.bytes ?? stored.jsonBytes }
+    var jsonBytes: [UInt8] { encoded ?? records?.bytes ?? stored.jsonBytes }
+
+    /// Encodes the answer now and keeps the bytes; returns their count.
+    mutating func encodeOnce() -> Int {
+        if let (content, _) = bytes { return content.count }
+        if encoded == nil { encoded = records?.bytes ?? stored.jsonBytes }
+        return encoded?.count ?? 0
+    }
+
+    /// The page of a records/query answer, when it is one.
+    var recordsPage: RecordsPage? { records }
 
     init(_ e: WebServicesError) { self.init(status: e.code.status, body: e.json) }
 }
@@ -101,6 +115,8 @@ public struct ServerLimits: Sendable {
     public var maximumResults = 200
     /// Bytes of one uploaded asset.
     public var maximumAssetBytes = 16 << 20
+    /// Entries the request log keeps (the newest; older ones are dropped).
+    public var requestLogCapacity = 10_000
     /// User lookups (users/discover, users/lookup/…) one caller may make a minute, counted per
     /// address or name looked up; also the most one request may ask for.
     public var userLookupsPerMinute = 300
@@ -124,6 +140,8 @@ public final class WebServicesAPI: Sendable {
     let replays = ReplayGuard()
     let notifications = NotificationHub()
     let lookupLimiter: LookupLimiter
+    let metrics = ServerMetrics()
+    let requestLog: RequestLog
     let now: @Sendable () -> Date
 
     /// Opens both environments of the container directory `directory` (DIR/development,
@@ -138,6 +156,7 @@ public final class WebServicesAPI: Sendable {
         self.now = now
         self.options = options
         lookupLimiter = LookupLimiter(perMinute: limits.userLookupsPerMinute)
+        requestLog = RequestLog(capacity: limits.requestLogCapacity)
         credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
         let development = try Container.open(at: directory, environment: .development, options: options)
         do {
@@ -162,8 +181,20 @@ public final class WebServicesAPI: Sendable {
     /// The container of an environment.
     public func container(_ environment: Environment) -> Container { containers[environment] }
 
-    /// Answers one request.
+    /// Answers one request, and counts it: the request log, telemetry and metrics
+    /// (WebServicesAPI+Observability.swift).
     public func handle(_ request: WebRequest) async -> WebResponse {
+        let started = ContinuousClock.now
+        metrics.inFlight.increment()
+        defer { metrics.inFlight.decrement() }
+        var response = await answer(request)
+        let elapsed = started.duration(to: .now)
+        observe(request, &response, elapsed: elapsed)
+        return response
+    }
+
+    /// The answer to one request.
+    func answer(_ request: WebRequest) async -> WebResponse {
         do throws(WebServicesError) {
             let route = try Route(path: request.path, container: containerIdentifier)
             guard request.body.count <= max(limits.maximumBodyBytes, limits.maximumAssetBytes) else {
@@ -192,6 +223,12 @@ public final class WebServicesAPI: Sendable {
             }
             if route.operation == Self.resetOperation {
                 return WebResponse(body: try resetDevelopment(request, body, route: route))
+            }
+            if route.operation == Self.logsOperation {
+                return WebResponse(body: try logs(request, body))
+            }
+            if route.operation == Self.telemetryOperation {
+                return WebResponse(body: try telemetry(request))
             }
             if route.operation == "records/query" {
                 let page = try await queryPage(body, db: db)
@@ -257,7 +294,7 @@ public final class WebServicesAPI: Sendable {
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
         "subscriptions/modify", "assets/upload", "users/caller", "users/discover", "users/lookup/email",
         "users/lookup/id", "cirrus/schema", "cirrus/check", "cirrus/explain",
-        "cirrus/schema/promote", "cirrus/reset",
+        "cirrus/schema/promote", "cirrus/reset", "cirrus/logs", "cirrus/telemetry",
     ]
 
     // MARK: authentication

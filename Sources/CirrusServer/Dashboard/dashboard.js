@@ -9,6 +9,7 @@
 
 import { Api, ApiError } from "./api.js";
 import { WorldMap } from "./map.js";
+import { chart, logRows, telemetrySeries } from "./observe.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { api: null, schema: null, marker: null, query: null, lastPage: null, record: null, checkSeq: 0 };
@@ -326,6 +327,46 @@ async function resetDevelopment() {
   }
 }
 
+// Logs and Telemetry (observe.js draws them): the management token of the Deployment pane.
+async function refreshLogs() {
+  const status = $("logs-status");
+  const body = { limit: 200, errorsOnly: $("log-errors").checked };
+  if ($("log-operation").value) body.operation = $("log-operation").value;
+  if ($("log-record-type").value.trim()) body.recordType = $("log-record-type").value.trim();
+  try {
+    const log = await deploymentApi().call("cirrus/logs", body, managementHeaders());
+    $("logs").tBodies[0].replaceChildren(...logRows(log.entries));
+    say(status, `${log.entries.length} of ${log.matched} matching (the log keeps ${log.capacity})`, "muted");
+    const known = new Set([...$("log-operation").options].map((o) => o.value));
+    for (const e of log.entries) {
+      if (!known.has(e.operation)) { $("log-operation").append(new Option(e.operation)); known.add(e.operation); }
+    }
+  } catch (e) {
+    say(status, e.message, "error");
+  }
+}
+
+async function refreshTelemetry() {
+  const status = $("telemetry-status");
+  try {
+    const t = await deploymentApi().call("cirrus/telemetry", {}, managementHeaders());
+    const select = $("telemetry-operation");
+    const chosen = select.value || "*";
+    const names = t.operations.map((o) => o.operation);
+    select.replaceChildren(...names.map((n) => new Option(n === "*" ? "all operations" : n, n)));
+    select.value = names.includes(chosen) ? chosen : "*";
+    const op = t.operations.find((o) => o.operation === select.value);
+    const s = telemetrySeries(op);
+    chart($("chart-requests"), t.minutes, s.requests, "");
+    chart($("chart-errors"), t.minutes, s.errors, "%");
+    chart($("chart-latency"), t.minutes, s.latency, " ms");
+    const total = op.requests.reduce((a, b) => a + b, 0);
+    say(status, `${total} requests in the last hour`, "muted");
+  } catch (e) {
+    say(status, e.message, "error");
+  }
+}
+
 function display(value) {
   if (!value) return "";
   const v = value.value;
@@ -459,6 +500,11 @@ $("reset-confirm").addEventListener("input", () => {
   $("reset").disabled = $("reset-confirm").value !== document.body.dataset.container;
 });
 $("reset").addEventListener("click", resetDevelopment);
+$("refresh-logs").addEventListener("click", refreshLogs);
+$("log-operation").addEventListener("change", refreshLogs);
+$("log-errors").addEventListener("change", refreshLogs);
+$("refresh-telemetry").addEventListener("click", refreshTelemetry);
+$("telemetry-operation").addEventListener("change", refreshTelemetry);
 $("container-name").textContent = document.body.dataset.container;
 $("api-token").value = sessionStorage.getItem("cirrus.apiToken") ?? "";
 $("web-auth-token").value = sessionStorage.getItem("cirrus.webAuthToken") ?? "";
