@@ -23,6 +23,8 @@ struct CirrusCommand: AsyncParsableCommand {
               cirrus get --db DIR --type Place louvre --json
               cirrus schema --db DIR --export > schema.ckdb
               cirrus role create --db DIR Moderator && cirrus role grant --db DIR Moderator read --type Post
+              cirrus reset --db DIR --environment development
+              cirrus users add --db DIR _bob --email bob@example.com --discoverable
               cirrus verify --db DIR
               cirrus coredata schema --dry-run Model.xcdatamodeld
               cirrus token create --db DIR && cirrus serve --db DIR --port 8080
