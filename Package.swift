@@ -35,6 +35,8 @@ let package = Package(
         // `cirrus serve`'s metrics: the swift-metrics API, exported in the Prometheus text format.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // A channel handler counting open connections (NIOCore, which Hummingbird is built on).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -85,6 +87,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             // The dashboard: plain HTML, CSS and ES modules served at `/`.
             resources: [.copy("Dashboard")],

@@ -3,7 +3,9 @@
 // JSON (or an asset's bytes); GET …/notifications is a Server-Sent Events stream; GET /metrics
 // is the Prometheus text of the server's metrics.
 
+import CoreMetrics
 import Hummingbird
+import NIOCore
 import RecordModel
 
 /// The HTTP front of `cirrus serve`.
@@ -30,8 +32,11 @@ public enum HTTPServer {
     public static func application(
         _ api: WebServicesAPI, host: String, port: Int, onStart: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        Application(
-            router: router(api), configuration: .init(address: .hostname(host, port: port), serverName: "cirrus"),
+        let connections = api.metrics.connectionsOpen
+        return Application(
+            router: router(api),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionCounter(connections)])),
+            configuration: .init(address: .hostname(host, port: port), serverName: "cirrus"),
             onServerRunning: { channel in await onStart(channel.localAddress?.port ?? port) })
     }
 
@@ -147,4 +152,17 @@ public enum HTTPServer {
             headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: r.jsonBytes)))
     }
+}
+
+/// Counts the server's open connections (`cirrus_open_connections`): one per connection's
+/// pipeline, from when it is added until the connection's pipeline is torn down.
+/// Inbound only so that NIO accepts it; every event passes through untouched.
+final class ConnectionCounter: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = NIOAny
+    let meter: Meter
+
+    init(_ meter: Meter) { self.meter = meter }
+
+    func handlerAdded(context: ChannelHandlerContext) { meter.increment() }
+    func handlerRemoved(context: ChannelHandlerContext) { meter.decrement() }
 }

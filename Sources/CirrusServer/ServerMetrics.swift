@@ -10,6 +10,7 @@
 //                                                             lookup and changes)
 //   cirrus_records_written_total{environment}                 counter (records saved or deleted)
 //   cirrus_requests_in_flight                                  gauge
+//   cirrus_open_connections                                    gauge (HTTP connections, HTTPServer.swift)
 //   cirrus_notification_streams_open                           gauge (Server-Sent Events connections)
 //   cirrus_request_log_entries                                 gauge
 //   cirrus_store_log_segments, _log_bytes, _live_records, _zones, _delta_records,
@@ -28,6 +29,7 @@ final class ServerMetrics: Sendable {
     let factory: PrometheusMetricsFactory
     let inFlight: Meter
     let streamsOpen: Meter
+    let connectionsOpen: Meter
 
     init() {
         var f = PrometheusMetricsFactory(registry: registry)
@@ -39,6 +41,7 @@ final class ServerMetrics: Sendable {
         factory = f
         inFlight = Meter(label: "cirrus_requests_in_flight", factory: f)
         streamsOpen = Meter(label: "cirrus_notification_streams_open", factory: f)
+        connectionsOpen = Meter(label: "cirrus_open_connections", factory: f)
     }
 
     /// Counts one answered request.

@@ -221,6 +221,7 @@ struct PrometheusText {
         #expect(zip(buckets, buckets.dropFirst()).allSatisfy { $0.value <= $1.value })
         #expect(buckets.first { $0.labels["le"] == "+Inf" }?.value == 2)
         #expect(m.value("cirrus_requests_in_flight") == 0)
+        #expect(m.value("cirrus_open_connections") == 0)  // no HTTP server yet: api.handle was called directly
         #expect(m.value("cirrus_store_live_records", dev) == 2)
         #expect(m.value("cirrus_store_live_records", ["environment": "production"]) == 0)
         #expect(m.value("cirrus_request_log_entries") == 5)
@@ -232,7 +233,10 @@ struct PrometheusText {
                 #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
                 let parsed = try PrometheusText(String(buffer: response.body))
                 #expect(parsed.value("cirrus_records_written_total", dev) == 2)
+                #expect(parsed.value("cirrus_open_connections") ?? 0 >= 1)  // this request's own
             }
         }
+        // The server stopped: its connections are closed and no longer counted.
+        #expect(try PrometheusText(f.api.metricsText()).value("cirrus_open_connections") == 0)
     }
 }
