@@ -227,6 +227,7 @@ def check_reset(driver, wait, shot, server):
     shot("reset-confirm")
     button.click()
     wait.until(EC.text_to_be_present_in_element((By.ID, "deployment-message"), "reset the development environment"))
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#results tbody tr"))
     development = post(server, "cirrus/schema", {})
     assert [t["name"] for t in development["recordTypes"]] == ["Users"], development
     gone = post(server, "records/lookup", {"records": [{"recordName": "place-1"}]})["records"][0]

@@ -321,7 +321,13 @@ async function resetDevelopment() {
   try {
     await deploymentApi().call("cirrus/reset", { confirm: container }, managementHeaders());
     say(message, `reset the development environment of ${container}`, "ok");
-    if (connection().environment === "development") connect();
+    if (connection().environment === "development") {
+      // What was shown came from the environment that is gone.
+      showRecords([]);
+      showMap([], null);
+      $("record-panel").hidden = true;
+      connect();
+    }
   } catch (e) {
     say(message, e.message, "error");
   }
