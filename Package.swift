@@ -32,6 +32,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // HTTP for `cirrus serve` (CloudKit Web Services).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // `cirrus serve`'s metrics: the swift-metrics API, exported in the Prometheus text format.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // A channel handler counting open connections (NIOCore, which Hummingbird is built on).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -80,6 +85,9 @@ let package = Package(
                 "Cirrus", "RecordModel", "QueryChecker", "QueryPlanner", "QueryExecution", "RecordLog",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             // The dashboard: plain HTML, CSS and ES modules served at `/`.
             resources: [.copy("Dashboard")],

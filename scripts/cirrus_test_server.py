@@ -32,6 +32,7 @@ class Server:
         self.dir = tempfile.mkdtemp(prefix="cirrus-serve-")
         db = os.path.join(self.dir, "db")
         os.mkdir(db)
+        self.db = db
 
         def token(*args):
             out = subprocess.run([cirrus, "token", "create", "--db", db, *args], check=True,

@@ -13,7 +13,10 @@ record changed and its change tag moved); runs a NEAR query round `$here` and ch
 (a point per record in the circle, the circle drawn, the circle's shape across the antimeridian
 and round a pole), clicks the map to move `$here`; opens the Deployment pane, reviews the
 promotion, checks that the button stays disabled until the container's name is typed, promotes,
-and checks through the API that production has the schema. A screenshot at each step (default
+and checks through the API that production has the schema; then resets development through
+the same pane's confirmation and checks that development is empty and production is not. Before
+the reset, the Logs pane (a refused query sent by the script is the newest error; no token shows)
+and the Telemetry pane (charts of requests and latency for records/query) are checked. A screenshot at each step (default
 directory: .build/dashboard-screenshots). Exit status 1 on any failure. Bounded: every wait is
 at most 10 s.
 """
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import urllib.error
 import urllib.request
 
 from cirrus_test_server import CONTAINER, ROOT, Server, cirrus_binary
@@ -173,6 +177,66 @@ def check_promotion(driver, wait, shot, server):
     shot("promoted", show="deployment")
 
 
+def check_logs_and_telemetry(driver, wait, shot, server):
+    """Logs: a refused query sent from here is the newest error, with its record type and code,
+    and no token shows; Telemetry: the charts are drawn (bars of requests, lines of latency)."""
+    try:
+        post(server, "records/query", {"query": {"recordType": "Place", "filterBy": [
+            {"fieldName": "name", "comparator": "LESS_THAN", "fieldValue": {"value": 3}}]}})
+        raise AssertionError("the bad query was accepted")
+    except urllib.error.HTTPError as e:
+        assert e.code == 400, e.code
+    driver.find_element(By.ID, "log-errors").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#logs tbody tr"))
+    first = driver.find_elements(By.CSS_SELECTOR, "#logs tbody tr")[0].find_elements(By.TAG_NAME, "td")
+    cells = [c.text for c in first]
+    assert cells[1] == "records/query" and cells[4] == "Place" and cells[5] == "400" and cells[6] == "BAD_REQUEST", cells
+    assert all(r.get_attribute("class") == "failed" for r in driver.find_elements(By.CSS_SELECTOR, "#logs tbody tr"))
+    driver.find_element(By.ID, "log-errors").click()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#logs tbody tr.failed"))
+               < len(d.find_elements(By.CSS_SELECTOR, "#logs tbody tr")))
+    table = driver.find_element(By.ID, "logs").text
+    for secret in (server.token, server.alice, server.management, "Café de Flore"):
+        assert secret not in table, f"the log shows {secret!r}"
+    shot("logs", show="logs-panel")
+    driver.find_element(By.ID, "refresh-telemetry").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#chart-requests .series rect"))
+    Select(driver.find_element(By.ID, "telemetry-operation")).select_by_value("records/query")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#chart-latency .series path")) == 3)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#chart-errors .series circle"))
+    status = driver.find_element(By.ID, "telemetry-status").text
+    assert "requests in the last hour" in status, status
+    shot("telemetry", show="telemetry-panel")
+
+
+def check_reset(driver, wait, shot, server):
+    """Deployment: reset development after the confirmation naming the container; development
+    is empty (its schema only Users), production still has Place and its records."""
+    production = server.base.replace("/development", "/production") + "/public"
+    driver.find_element(By.ID, "review-reset").click()
+    wait.until(EC.visibility_of_element_located((By.ID, "reset-dialog")))
+    assert driver.find_element(By.ID, "reset-container").text == CONTAINER
+    button = driver.find_element(By.ID, "reset")
+    confirm = driver.find_element(By.ID, "reset-confirm")
+    assert not button.is_enabled(), "the reset button must wait for the container's name"
+    confirm.send_keys(CONTAINER[:-1])
+    assert not button.is_enabled(), "a wrong name must not enable the reset button"
+    confirm.clear()
+    confirm.send_keys(CONTAINER)
+    wait.until(lambda d: button.is_enabled())
+    shot("reset-confirm")
+    button.click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "deployment-message"), "reset the development environment"))
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#results tbody tr"))
+    development = post(server, "cirrus/schema", {})
+    assert [t["name"] for t in development["recordTypes"]] == ["Users"], development
+    gone = post(server, "records/lookup", {"records": [{"recordName": "place-1"}]})["records"][0]
+    assert gone.get("serverErrorCode") == "NOT_FOUND", gone
+    after = post(server, "cirrus/schema", {}, base=production)
+    assert "Place" in [t["name"] for t in after["recordTypes"]], after
+    shot("reset", show="deployment")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cirrus")
@@ -276,7 +340,10 @@ def main():
 
         check_map(driver, wait, shot)
         check_promotion(driver, wait, shot, server)
-        print("dashboard: connect, error caret, query, next page, explain, edit and save, map, promotion: ok")
+        check_logs_and_telemetry(driver, wait, shot, server)
+        check_reset(driver, wait, shot, server)
+        print("dashboard: connect, error caret, query, next page, explain, edit and save, map, promotion, logs, "
+              "telemetry, reset: ok")
         return 0
     except Exception as e:  # noqa: BLE001 — any failure fails the check, with a last screenshot
         import traceback

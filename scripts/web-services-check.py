@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks `cirrus serve` from outside, against a real server on a loopback port.
 
-  scripts/web-services-check.py [--cirrus PATH] [--examples] [--fuzz SECONDS]
+  scripts/web-services-check.py [--cirrus PATH] [--examples] [--metrics] [--fuzz SECONDS]
 
 --examples runs every `sh` block of docs/web-services.md, in order, in one bash (so variables
-carry over), with BASE, TOKEN, ALICE, BOB and MANAGEMENT (a management token) set, and compares each block's output with the `json`
+carry over), with BASE, TOKEN, ALICE, BOB, MANAGEMENT (a management token) and DIR (the served container
+directory) set and the cirrus being tested first on PATH, and compares each block's output with the `json`
 or `text` block that follows it: in JSON, every member shown must be present with that value
 ("…" matches any string; arrays must have the same length), members not shown are not checked;
 in text, "…" matches any run of characters.
@@ -12,7 +13,10 @@ in text, "…" matches any run of characters.
 --fuzz SECONDS runs schemathesis (PyPI) with docs/openapi.yaml against the server for at most
 SECONDS: no 5xx, statuses, content types and response bodies as the spec says.
 
-With neither option, both run (fuzzing for 60 s). Each run starts its own server on a fresh
+--metrics makes known requests to a fresh server and parses GET /metrics with prometheus_client
+(PyPI)'s text-format parser, checking the counters, histogram and gauges against them.
+
+With no option, all three run (fuzzing for 60 s). Each run starts its own server on a fresh
 container in a temporary directory (port 0: the server picks a free port and prints it), and
 stops it. Exit status 1 on any failure.
 """
@@ -78,7 +82,8 @@ def run_examples(cirrus):
         for n, (sh, _) in enumerate(pairs):
             script.append(f"{{\n{sh}\n}} > {workdir}/{n}.out 2>&1")
         env = dict(os.environ, BASE=server.base, TOKEN=server.token, ALICE=server.alice, BOB=server.bob,
-                   MANAGEMENT=server.management)
+                   MANAGEMENT=server.management, DIR=server.db,
+                   PATH=os.path.dirname(os.path.abspath(cirrus)) + os.pathsep + os.environ.get("PATH", ""))
         result = subprocess.run(["bash", "-c", "\n".join(script)], env=env, capture_output=True, text=True,
                                 timeout=120)
         if result.returncode != 0:
@@ -108,6 +113,77 @@ def run_examples(cirrus):
     for f in failures:
         print("  " + f)
     return not failures
+
+
+# ---------------------------------------------------------------------------------------------
+# /metrics
+
+def run_metrics(cirrus):
+    """A fresh server, known requests, then GET /metrics parsed by prometheus_client's parser (the
+    reference Python implementation of the text format) and checked against those requests."""
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        raise SystemExit("prometheus_client is not installed (pip install prometheus-client)")
+    import urllib.error
+    import urllib.request
+    server = Server(cirrus)
+    problems = []
+    try:
+        def call(op, body, user=None):
+            query = f"ckAPIToken={server.token}" + (f"&ckWebAuthToken={user}" if user else "")
+            request = urllib.request.Request(f"{server.base}/public/{op}?{query}", data=json.dumps(body).encode(),
+                                             method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    return response.status
+            except urllib.error.HTTPError as e:
+                return e.code
+        creates = {"operations": [{"operationType": "create", "record": {"recordName": f"m{i}", "recordType": "Place",
+                                                                           "fields": {"n": {"value": i}}}} for i in range(3)]}
+        statuses = [call("records/modify", creates, server.alice),
+                    call("records/query", {"query": {"recordType": "Place"}}),
+                    call("records/query", {"query": {"recordType": "Place"}}),
+                    call("records/query", {"query": {"recordType": "Place", "filterBy": [
+                        {"fieldName": "n", "comparator": "EQUALS", "fieldValue": {"value": "x"}}]}}),
+                    call("users/caller", {})]
+        if statuses != [200, 200, 200, 400, 421]:
+            problems.append(f"statuses {statuses}")
+        with urllib.request.urlopen(f"{server.origin}/metrics", timeout=10) as response:
+            kind = response.headers.get("Content-Type", "")
+            text = response.read().decode()
+        if not kind.startswith("text/plain; version=0.0.4"):
+            problems.append(f"content type {kind}")
+        samples = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+
+        def value(name, **labels):
+            return sum(v for (n, ls), v in samples.items() if n == name and labels.items() <= dict(ls).items())
+
+        expected = [
+            (value("cirrus_requests_total", operation="records/modify", status="200"), 1),
+            (value("cirrus_requests_total", operation="records/query", status="200"), 2),
+            (value("cirrus_requests_total", operation="records/query", status="400"), 1),
+            (value("cirrus_request_errors_total", operation="records/query", code="BAD_REQUEST"), 1),
+            (value("cirrus_request_errors_total", operation="users/caller", code="AUTHENTICATION_REQUIRED"), 1),
+            (value("cirrus_records_written_total", environment="development"), 3),
+            (value("cirrus_records_read_total", environment="development"), 6),
+            (value("cirrus_request_duration_seconds_count", operation="records/query"), 3),
+            (value("cirrus_request_duration_seconds_bucket", operation="records/query", le="+Inf"), 3),
+            (value("cirrus_store_live_records", environment="development"), 3),
+            (value("cirrus_requests_in_flight"), 0),
+        ]
+        for i, (got, want) in enumerate(expected):
+            if got != want:
+                problems.append(f"check {i + 1}: {got} != {want}")
+    finally:
+        server.stop()
+    print(f"/metrics: {len(samples)} samples, {len(problems)} problems")
+    for p in problems:
+        print("  " + p)
+    return not problems
 
 
 # ---------------------------------------------------------------------------------------------
@@ -159,12 +235,15 @@ def main():
     parser.add_argument("--cirrus", help="the cirrus binary (default: swift build --show-bin-path)/cirrus")
     parser.add_argument("--examples", action="store_true")
     parser.add_argument("--fuzz", type=int, metavar="SECONDS")
+    parser.add_argument("--metrics", action="store_true")
     args = parser.parse_args()
     cirrus = cirrus_binary(args.cirrus)
-    both = not args.examples and args.fuzz is None
+    both = not args.examples and args.fuzz is None and not args.metrics
     ok = True
     if args.examples or both:
         ok = run_examples(cirrus) and ok
+    if args.metrics or both:
+        ok = run_metrics(cirrus) and ok
     if args.fuzz is not None or both:
         ok = run_fuzz(cirrus, args.fuzz or 60) and ok
     sys.exit(0 if ok else 1)

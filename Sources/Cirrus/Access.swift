@@ -1,8 +1,10 @@
 // Access: who may do what. A private database belongs to one user: every call on it must be
 // made on that user's behalf. In the public database a record type's grants decide, per role —
-// `_world` (everyone), `_icloud` (signed-in users), `_creator` (the record's creator) — with
-// CloudKit's defaults (read: world, create: signed-in, write: creator) unless the schema's
-// GRANT lines say otherwise. Writing always needs a signed-in user.
+// `_world` (everyone), `_icloud` (signed-in users), `_creator` (the record's creator) and the
+// custom roles of the schema (`CREATE ROLE`), held by the users assigned to them in this
+// environment — with CloudKit's defaults (read: world, create: signed-in, write: creator) unless
+// the schema's GRANT lines say otherwise. Writing always needs a signed-in user. Roles do not
+// open a private database: that stays its owner's alone.
 
 import RecordModel
 
@@ -19,7 +21,8 @@ enum Access {
             case Grant.authenticated: if identity.userRecordName != nil { return true }
             case Grant.creator:
                 if let u = identity.userRecordName, let c = creator, c.recordName == u { return true }
-            default: continue
+            default:
+                if let u = identity.userRecordName, schema.roleAssignments[u]?.contains(g.role) == true { return true }
             }
         }
         return false
@@ -28,9 +31,10 @@ enum Access {
     /// Whether anyone in a role that `identity` could hold may read some records of `type`.
     static func mayReadSome(type: String, identity: Identity, schema: Schema) -> Bool {
         let grants = schema.recordTypes[type]?.grants ?? Grant.defaults
+        let held = identity.userRecordName.map { schema.roles(of: $0) } ?? []
         return grants.contains { g in
             g.permissions.contains(.read)
-                && (g.role == Grant.world
+                && (g.role == Grant.world || held.contains(g.role)
                     || (identity.userRecordName != nil && (g.role == Grant.authenticated || g.role == Grant.creator)))
         }
     }

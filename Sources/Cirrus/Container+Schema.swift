@@ -38,13 +38,16 @@ extension Container {
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         try Self.checkAddOnly(from: core.schema, to: new)
+        // Assignments are not part of the text: this environment's stay, for the roles that do.
+        new.roleAssignments = Self.assignments(core.schema.roleAssignments, keeping: new.roles)
         if new == core.schema { return new }
         try core.commitHoldingLock([.setSchema(new)], changes: [], newSchema: new)
         return new
     }
 
     /// Copies the development schema to production (this container must be the development
-    /// one). Add-only against what production already has. Opens `DIR/production` for writing:
+    /// one), with its custom roles and grants; production keeps its own role assignments (those
+    /// of roles the development schema no longer has are dropped). Add-only against what production already has. Opens `DIR/production` for writing:
     /// do not promote while a production container on the same directory is open.
     @discardableResult
     public func promoteSchema() throws(CirrusError) -> Schema {
@@ -63,8 +66,11 @@ extension Container {
             throw CirrusError(.internalError, "cannot open the production store: \(error)")
         }
         defer { try? prod.close() }  // read-only: nothing to flush, the promotion's result is reported
+        // Roles and grants travel with the schema; production keeps its own assignments.
+        schema.roleAssignments = [:]
         if let current = prod.snapshot().schema {
             try Self.checkAddOnly(from: current, to: schema)
+            schema.roleAssignments = Self.assignments(current.roleAssignments, keeping: schema.roles)
             if current == schema { return schema }
         }
         do {
@@ -73,6 +79,11 @@ extension Container {
             throw CirrusError(.internalError, "cannot write the production schema: \(error)")
         }
         return schema
+    }
+
+    /// `assignments` without the roles not in `roles` (and without users left with none).
+    static func assignments(_ assignments: [String: Set<String>], keeping roles: Set<String>) -> [String: Set<String>] {
+        assignments.mapValues { $0.intersection(roles) }.filter { !$0.value.isEmpty }
     }
 
     static func validateNames(_ s: Schema) throws(CirrusError) {

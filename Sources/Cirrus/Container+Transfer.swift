@@ -152,18 +152,24 @@ extension Container {
     }
 
     /// Writes the live records of a database (optionally of one type, one zone) as Web Services
-    /// JSON Lines in commit order, one `write` call per line. Returns the count.
+    /// JSON Lines in commit order, one `write` call per line. Returns the count. As the
+    /// administrator every record is written; with `readableBy`, only those that identity may read
+    /// (the grants and roles of the public database; a private database only for its owner).
     @discardableResult
     public func exportRecords(
-        from scope: Database.Scope, type: String? = nil, zone: ZoneID? = nil, write: (String) throws -> Void
+        from scope: Database.Scope, type: String? = nil, zone: ZoneID? = nil, readableBy reader: Identity? = nil,
+        write: (String) throws -> Void
     ) rethrows -> Int {
         let owner = scope.owner
         var n = 0
         let storageZone = zone.map { ZoneID(zoneName: $0.zoneName, ownerName: owner) }
+        let schema = core.schema
         for s in core.store.snapshot().records(ofType: type, in: storageZone)
         where s.record.recordID.zoneID.ownerName == owner {
+            let api = ContainerCore.apiForm(s.record)
+            if let reader, !Access.canRead(api, owner: owner, identity: reader, schema: schema) { continue }
             var line = ""
-            ContainerCore.apiForm(s.record).webServicesJSON.write(to: &line)
+            api.webServicesJSON.write(to: &line)
             line += "\n"
             try write(line)
             n += 1

@@ -34,7 +34,8 @@ public final class Container: Sendable {
     public static func open(
         at directory: String, environment: Environment = .development, options: ContainerOptions = ContainerOptions()
     ) throws(CirrusError) -> Container {
-        Container(core: try ContainerCore.open(directory: directory, environment: environment, options: options))
+        if environment == .development { sweepResetTrash(directory: directory, options: options) }
+        return Container(core: try ContainerCore.open(directory: directory, environment: environment, options: options))
     }
 
     /// The container's directory.

@@ -79,7 +79,11 @@ final class ContainerCore: @unchecked Sendable {
     /// of mapping its indexes and marking its dead rows again.
     var baseOnlyTables: [TableKey: TypeTable] = [:]
 
+    /// The container's user identities (`DIR/users.json`, shared by both environments).
+    let users: UserDirectory
+
     init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
+        users = UserDirectory(directory: directory, fileSystem: options.fileSystem, clock: options.clock)
         self.directory = directory
         self.storeDirectory = joinPath(directory, environment.rawValue)
         self.environment = environment
@@ -228,8 +232,7 @@ final class ContainerCore: @unchecked Sendable {
         for (owner, types) in grouped {
             for (type, list) in types {
                 var t = applying(list, to: oldTables[owner]?[type], owner: owner, type: type, schema: schema)
-                if t.schema != schema.recordTypes[type] {
-                    t.rebuild(schema: schema.recordTypes[type])
+                if t.adopt(schema: schema.recordTypes[type]) {
                     rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
                 }
                 updated.append((owner, type, t))
@@ -242,8 +245,10 @@ final class ContainerCore: @unchecked Sendable {
                 for (type, t) in types
                 where !touched.contains("\(owner)\u{0}\(type)") && t.schema != newSchema.recordTypes[type] {
                     var t = t
-                    t.rebuild(schema: newSchema.recordTypes[type])
-                    rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
+                    // A grant change alone keeps the rows and indexes (the table is not rewritten).
+                    if t.adopt(schema: newSchema.recordTypes[type]) {
+                        rewriteAtCheckpoint.insert(TableKey(owner: owner, recordType: type))
+                    }
                     updated.append((owner, type, t))
                 }
             }

@@ -229,6 +229,27 @@ struct TypeTable: Sendable {
     /// Every live record (row order).
     var liveRecords: [Record] { allRows().compactMap { record($0) } }
 
+    /// Takes `new` as the type's schema. Only what the indexes are built from (fields and their
+    /// options, system-field options) needs a rebuild; a change of grants alone is adopted in
+    /// place. Returns whether the table was rebuilt.
+    mutating func adopt(schema new: RecordTypeSchema?) -> Bool {
+        if schema == new { return false }
+        if Self.sameIndexing(schema, new) {
+            schema = new
+            return false
+        }
+        rebuild(schema: new)
+        return true
+    }
+
+    /// Whether two schemas of a type ask for the same indexes (they differ at most in grants).
+    static func sameIndexing(_ a: RecordTypeSchema?, _ b: RecordTypeSchema?) -> Bool {
+        guard var a, var b else { return a == nil && b == nil }
+        a.grants = []
+        b.grants = []
+        return a == b
+    }
+
     /// Rebuilds with a new schema (new field in development, promotion, import): compacts rows
     /// into an in-memory table until the next checkpoint writes it back to a segment.
     mutating func rebuild(schema: RecordTypeSchema?) {

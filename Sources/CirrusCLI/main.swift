@@ -22,6 +22,9 @@ struct CirrusCommand: AsyncParsableCommand {
               cirrus export --db DIR --type Place > places.jsonl
               cirrus get --db DIR --type Place louvre --json
               cirrus schema --db DIR --export > schema.ckdb
+              cirrus role create --db DIR Moderator && cirrus role grant --db DIR Moderator read --type Post
+              cirrus reset --db DIR --environment development
+              cirrus users add --db DIR _bob --email bob@example.com --discoverable
               cirrus verify --db DIR
               cirrus coredata schema --dry-run Model.xcdatamodeld
               cirrus token create --db DIR && cirrus serve --db DIR --port 8080
@@ -29,7 +32,10 @@ struct CirrusCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Check.self, QueryCommand.self, ExplainCommand.self, Import.self, Export.self, Get.self, SchemaCommand.self,
-            Verify.self, ReplCommand.self, CoreDataCommand.self, ServeCommand.self, TokenCommand.self, KeyCommand.self,
+            Verify.self, RoleCommand.self, ResetCommand.self, UsersCommand.self, ReplCommand.self, CoreDataCommand.self,
+            ServeCommand.self,
+            TokenCommand.self,
+            KeyCommand.self,
         ])
 }
 

@@ -17,6 +17,7 @@ enum Dashboard {
         "api.js": "text/javascript; charset=utf-8",
         "map.js": "text/javascript; charset=utf-8",
         "world.js": "text/javascript; charset=utf-8",
+        "observe.js": "text/javascript; charset=utf-8",
     ]
 
     static func file(_ name: String, container: String) -> Response {

@@ -1,8 +1,11 @@
 // HTTPServer: WebServicesAPI behind Hummingbird 2 (SwiftNIO). Every request under `/database/`
 // (GET or POST) is collected (up to the body limit), handed to the API, and answered with its
-// JSON (or an asset's bytes); GET …/notifications is a Server-Sent Events stream.
+// JSON (or an asset's bytes); GET …/notifications is a Server-Sent Events stream; GET /metrics
+// is the Prometheus text of the server's metrics.
 
+import CoreMetrics
 import Hummingbird
+import NIOCore
 import RecordModel
 
 /// The HTTP front of `cirrus serve`.
@@ -12,6 +15,11 @@ public enum HTTPServer {
         let router = Router()
         for method in [HTTPRequest.Method.get, .post] {
             router.on("/database/**", method: method) { request, _ in await respond(api, request) }
+        }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: api.metricsText())))
         }
         router.get("/") { _, _ in Dashboard.file("index.html", container: api.containerIdentifier) }
         router.get("/dashboard/{file}") { _, context in
@@ -24,8 +32,11 @@ public enum HTTPServer {
     public static func application(
         _ api: WebServicesAPI, host: String, port: Int, onStart: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        Application(
-            router: router(api), configuration: .init(address: .hostname(host, port: port), serverName: "cirrus"),
+        let connections = api.metrics.connectionsOpen
+        return Application(
+            router: router(api),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionCounter(connections)])),
+            configuration: .init(address: .hostname(host, port: port), serverName: "cirrus"),
             onServerRunning: { channel in await onStart(channel.localAddress?.port ?? port) })
     }
 
@@ -52,7 +63,7 @@ public enum HTTPServer {
             body: Array(buffer: body))
         if request.method == .get && request.uri.path.hasSuffix("/" + WebServicesAPI.notificationsOperation) {
             switch api.openNotifications(web) {
-            case .success(let session): return eventStream(session)
+            case .success(let session): return eventStream(session, metrics: api.metrics)
             case .failure(let error): return json(WebResponse(error))
             }
         }
@@ -69,8 +80,10 @@ public enum HTTPServer {
     /// A `text/event-stream` response: the reset and backlog at once, then live events and a
     /// keepalive comment every 15 s, until the client goes away, the limits of the session are
     /// reached or the server stops.
-    static func eventStream(_ session: NotificationSession) -> Response {
+    static func eventStream(_ session: NotificationSession, metrics: ServerMetrics) -> Response {
         let body = ResponseBody { writer in
+            metrics.streamsOpen.increment()
+            defer { metrics.streamsOpen.decrement() }
             var sent = 0
             if session.listening.reset { try await writer.write(ByteBuffer(string: WebServicesAPI.resetText)) }
             let maximum = session.maximumEvents ?? Int.max
@@ -139,4 +152,17 @@ public enum HTTPServer {
             headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: r.jsonBytes)))
     }
+}
+
+/// Counts the server's open connections (`cirrus_open_connections`): one per connection's
+/// pipeline, from when it is added until the connection's pipeline is torn down.
+/// Inbound only so that NIO accepts it; every event passes through untouched.
+final class ConnectionCounter: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = NIOAny
+    let meter: Meter
+
+    init(_ meter: Meter) { self.meter = meter }
+
+    func handlerAdded(context: ChannelHandlerContext) { meter.increment() }
+    func handlerRemoved(context: ChannelHandlerContext) { meter.decrement() }
 }

@@ -97,7 +97,7 @@ final class NotificationHub: @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by lock:
     private var feeds: [FeedKey: Feed] = [:]
-    private var pumps: [Task<Void, Never>] = []
+    private var pumpsByFeed: [ObjectIdentifier: Task<Void, Never>] = [:]
 
     init(capacity: Int = 1_000, maximumFeeds: Int = 10_000) {
         self.capacity = capacity
@@ -116,16 +116,35 @@ final class NotificationHub: @unchecked Sendable {
         let f = Feed(capacity: capacity)
         feeds[key] = f
         let stream = db.notifications()
-        pumps.append(
-            Task {
-                for await n in stream { f.append(Self.json(n)) }
-            })
+        pumpsByFeed[ObjectIdentifier(f)] = Task {
+            for await n in stream { f.append(Self.json(n)) }
+        }
         return f
+    }
+
+    /// Ends the feeds of `environment` (its container is being replaced): their pumps stop, their
+    /// listeners are disconnected, and the next use opens a new feed numbered from 1 (a client
+    /// reconnecting with an older Last-Event-ID gets a `reset` event).
+    func drop(environment: Environment) {
+        let (tasks, dropped) = lock.withLock {
+            var tasks: [Task<Void, Never>] = []
+            var dropped: [Feed] = []
+            for (k, f) in feeds where k.environment == environment {
+                feeds[k] = nil
+                dropped.append(f)
+                if let t = pumpsByFeed.removeValue(forKey: ObjectIdentifier(f)) { tasks.append(t) }
+            }
+            return (tasks, dropped)
+        }
+        for t in tasks { t.cancel() }
+        for f in dropped {
+            for c in f.lock.withLock({ Array(f.listeners.values) }) { c.finish() }
+        }
     }
 
     /// Stops every feed (the server is stopping).
     func close() {
-        let (tasks, all) = lock.withLock { (pumps, Array(feeds.values)) }
+        let (tasks, all) = lock.withLock { (Array(pumpsByFeed.values), Array(feeds.values)) }
         for t in tasks { t.cancel() }
         for f in all {
             for c in f.lock.withLock({ Array(f.listeners.values) }) { c.finish() }

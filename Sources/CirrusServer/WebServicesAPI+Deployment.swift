@@ -25,16 +25,22 @@ extension WebServicesAPI {
     /// The header carrying a management token.
     static let managementTokenHeader = "X-Cirrus-Management-Token"
 
-    func promoteSchema(_ request: WebRequest, _ body: JSONBody, route: Route) throws(WebServicesError) -> JSONValue {
+    /// Throws unless the request carries a valid management token in its header; `what` names
+    /// the operation in the refusal ("promoting the schema").
+    func requireManagementToken(_ request: WebRequest, for what: String) throws(WebServicesError) {
         guard let token = request.headers[Self.managementTokenHeader.lowercased()], !token.isEmpty else {
             throw WebServicesError(
                 .accessDenied,
-                "promoting the schema needs a management token in the \(Self.managementTokenHeader) header "
+                "\(what) needs a management token in the \(Self.managementTokenHeader) header "
                     + "(create one with `cirrus token create --management`)")
         }
         guard credentials.isManagementToken(token) else {
             throw WebServicesError(.authenticationFailed, "unknown or revoked management token")
         }
+    }
+
+    func promoteSchema(_ request: WebRequest, _ body: JSONBody, route: Route) throws(WebServicesError) -> JSONValue {
+        try requireManagementToken(request, for: "promoting the schema")
         guard route.environment == .development else {
             throw WebServicesError(
                 .badRequest, "the schema is promoted from development to production: call this under /development/")

@@ -69,11 +69,4 @@ extension WebServicesAPI {
         }
         return .object([("zones", .array(out))])
     }
-
-    func caller(db: Database) throws(WebServicesError) -> JSONValue {
-        guard let user = db.identity.userRecordName else {
-            throw WebServicesError(.authenticationRequired, "no user is signed in: pass ckWebAuthToken")
-        }
-        return .object([("userRecordName", .string(user))])
-    }
 }

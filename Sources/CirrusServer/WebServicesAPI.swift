@@ -57,6 +57,7 @@ public struct WebResponse: Sendable {
         set {
             stored = newValue
             records = nil
+            encoded = nil
         }
     }
     /// Raw content instead of JSON, with its content type.
@@ -64,6 +65,9 @@ public struct WebResponse: Sendable {
     private var stored: JSONValue
     /// A records/query answer, kept as records so that `jsonBytes` writes it without a JSONValue.
     private var records: RecordsPage?
+    /// The encoded answer, once `encodeOnce()` made it (the request log counts its bytes, then
+    /// the HTTP layer sends the same bytes).
+    private var encoded: [UInt8]?
 
     /// A JSON response.
     public init(status: Int = 200, body: JSONValue) {
@@ -86,7 +90,17 @@ public struct WebResponse: Sendable {
     }
 
     /// The JSON answer as UTF-8 bytes (what goes over the wire).
-    var jsonBytes: [UInt8] { records?.bytes ?? stored.jsonBytes }
+    var jsonBytes: [UInt8] { encoded ?? records?.bytes ?? stored.jsonBytes }
+
+    /// Encodes the answer now and keeps the bytes; returns their count.
+    mutating func encodeOnce() -> Int {
+        if let (content, _) = bytes { return content.count }
+        if encoded == nil { encoded = records?.bytes ?? stored.jsonBytes }
+        return encoded?.count ?? 0
+    }
+
+    /// The page of a records/query answer, when it is one.
+    var recordsPage: RecordsPage? { records }
 
     init(_ e: WebServicesError) { self.init(status: e.code.status, body: e.json) }
 }
@@ -101,6 +115,11 @@ public struct ServerLimits: Sendable {
     public var maximumResults = 200
     /// Bytes of one uploaded asset.
     public var maximumAssetBytes = 16 << 20
+    /// Entries the request log keeps (the newest; older ones are dropped).
+    public var requestLogCapacity = 10_000
+    /// User lookups (users/discover, users/lookup/…) one caller may make a minute, counted per
+    /// address or name looked up; also the most one request may ask for.
+    public var userLookupsPerMinute = 300
 
     /// CloudKit's limits.
     public init() {}
@@ -114,10 +133,15 @@ public final class WebServicesAPI: Sendable {
     public let directory: String
     /// The limits requests are held to.
     public let limits: ServerLimits
-    let containers: [Environment: Container]
+    let containers: EnvironmentContainers
+    /// The options both environments are opened with (a reset reopens development with them).
+    let options: ContainerOptions
     let credentials: CredentialStore
     let replays = ReplayGuard()
     let notifications = NotificationHub()
+    let lookupLimiter: LookupLimiter
+    let metrics = ServerMetrics()
+    let requestLog: RequestLog
     let now: @Sendable () -> Date
 
     /// Opens both environments of the container directory `directory` (DIR/development,
@@ -130,34 +154,47 @@ public final class WebServicesAPI: Sendable {
         self.containerIdentifier = containerIdentifier
         self.limits = limits
         self.now = now
+        self.options = options
+        lookupLimiter = LookupLimiter(perMinute: limits.userLookupsPerMinute)
+        requestLog = RequestLog(capacity: limits.requestLogCapacity)
         credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
-        var opened: [Environment: Container] = [:]
+        let development = try Container.open(at: directory, environment: .development, options: options)
         do {
-            for env in [Environment.development, .production] {
-                opened[env] = try Container.open(at: directory, environment: env, options: options)
-            }
+            let production = try Container.open(at: directory, environment: .production, options: options)
+            containers = EnvironmentContainers(development: development, production: production)
         } catch {
-            for c in opened.values { try? c.close() }  // the open error is the one to report
+            try? development.close()  // the open error is the one to report
             throw error
         }
-        containers = opened
     }
 
     /// Closes both environments (checkpointing as `Container.close` does).
     public func close() throws {
         notifications.close()
         var first: (any Error)?
-        for c in containers.values {
+        for c in containers.all {
             do { try c.close() } catch { first = first ?? error }
         }
         if let first { throw first }
     }
 
     /// The container of an environment.
-    public func container(_ environment: Environment) -> Container { containers[environment]! }
+    public func container(_ environment: Environment) -> Container { containers[environment] }
 
-    /// Answers one request.
+    /// Answers one request, and counts it: the request log, telemetry and metrics
+    /// (WebServicesAPI+Observability.swift).
     public func handle(_ request: WebRequest) async -> WebResponse {
+        let started = ContinuousClock.now
+        metrics.inFlight.increment()
+        defer { metrics.inFlight.decrement() }
+        var response = await answer(request)
+        let elapsed = started.duration(to: .now)
+        observe(request, &response, elapsed: elapsed)
+        return response
+    }
+
+    /// The answer to one request.
+    func answer(_ request: WebRequest) async -> WebResponse {
         do throws(WebServicesError) {
             let route = try Route(path: request.path, container: containerIdentifier)
             guard request.body.count <= max(limits.maximumBodyBytes, limits.maximumAssetBytes) else {
@@ -183,6 +220,15 @@ public final class WebServicesAPI: Sendable {
             if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
             if route.operation == Self.promoteOperation {
                 return WebResponse(body: try promoteSchema(request, body, route: route))
+            }
+            if route.operation == Self.resetOperation {
+                return WebResponse(body: try resetDevelopment(request, body, route: route))
+            }
+            if route.operation == Self.logsOperation {
+                return WebResponse(body: try logs(request, body))
+            }
+            if route.operation == Self.telemetryOperation {
+                return WebResponse(body: try telemetry(request))
             }
             if route.operation == "records/query" {
                 let page = try await queryPage(body, db: db)
@@ -217,6 +263,8 @@ public final class WebServicesAPI: Sendable {
         case "subscriptions/modify": return try await modifySubscriptions(body, db: db)
         case "assets/upload": return try assetUploadURLs(body, base: route.base)
         case "users/caller": return try caller(db: db)
+        case "users/discover", "users/lookup/email", "users/lookup/id":
+            return try discoverUsers(operation, body, db: db)
         case "cirrus/schema": return schemaJSON(db: db)
         case "cirrus/check": return try checkPredicate(body, db: db)
         case "cirrus/explain": return try await explainQuery(body, db: db)
@@ -244,8 +292,9 @@ public final class WebServicesAPI: Sendable {
     public static let operations = [
         "records/query", "records/modify", "records/lookup", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "changes/database", "changes/zone", "subscriptions/list", "subscriptions/lookup",
-        "subscriptions/modify", "assets/upload", "users/caller", "cirrus/schema", "cirrus/check", "cirrus/explain",
-        "cirrus/schema/promote",
+        "subscriptions/modify", "assets/upload", "users/caller", "users/discover", "users/lookup/email",
+        "users/lookup/id", "cirrus/schema", "cirrus/check", "cirrus/explain",
+        "cirrus/schema/promote", "cirrus/reset", "cirrus/logs", "cirrus/telemetry",
     ]
 
     // MARK: authentication

@@ -64,10 +64,13 @@ public protocol FileSystem: Sendable {
     func openForAppend(_ path: String, create: Bool) throws -> any AppendableFile
     /// Cuts a file to `length` bytes (does not sync).
     func truncate(_ path: String, to length: Int) throws
-    /// Atomically replaces `to` with `from` (durable after `syncDirectory`).
+    /// Atomically replaces `to` with `from` (durable after `syncDirectory`); `from` may be a
+    /// directory, moved with everything under it (then `to` must not exist).
     func rename(_ from: String, to: String) throws
     /// Removes a file.
     func remove(_ path: String) throws
+    /// Removes an empty directory (durable after `syncDirectory` of its parent).
+    func removeDirectory(_ path: String) throws
     /// Makes the directory's entries (creations, renames, removals) durable.
     func syncDirectory(_ path: String) throws
     /// Takes an exclusive lock on `path` (created if missing) without waiting; throws if another
@@ -108,3 +111,16 @@ public func parentDirectory(of path: String) -> String {
 
 /// Joins path components with "/".
 public func joinPath(_ a: String, _ b: String) -> String { a.hasSuffix("/") ? a + b : a + "/" + b }
+
+extension FileSystem {
+    /// Removes `path` and everything under it, deepest first (a missing `path` is no error). Not
+    /// atomic: callers make a tree unreachable first (rename it aside) and then remove it.
+    public func removeTree(_ path: String) throws {
+        guard exists(path) else { return }
+        for name in try list(path) {
+            let child = joinPath(path, name)
+            if (try? remove(child)) == nil { try removeTree(child) }
+        }
+        try removeDirectory(path)
+    }
+}

@@ -30,6 +30,8 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     var entries: [String: Node] = [:]
     var durableEntries: [String: Node] = [:]
     var directories: Set<String> = ["/", "."]
+    /// Directory renames not yet made durable by a sync of their parent: (from, to).
+    var pendingDirectoryRenames: [(from: String, to: String)] = []
     var generation = 0
     var failSyncs = false
     var tearNext: Int?
@@ -71,6 +73,11 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
                 node.durable = node.data
             }
             entries = durableEntries
+            // A directory rename not made durable is undone (directories themselves always survive).
+            for r in pendingDirectoryRenames.reversed() {
+                Self.moveTree(&directories, from: r.to, to: r.from)
+            }
+            pendingDirectoryRenames = []
             locks = [:]  // the "process" died
             generation += 1
             poweredOff = false
@@ -216,10 +223,24 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    /// Moves the entry; durable only after ``syncDirectory(_:)``. A mutating operation.
+    /// Moves the entry — a file, or a directory with everything under it (`to` must not exist);
+    /// durable only after ``syncDirectory(_:)`` of the parent. A mutating operation.
     public func rename(_ from: String, to: String) throws {
         try lock.withLock {
             try mutate("rename", from)
+            if entries[from] == nil, directories.contains(from) {
+                let prefix = from + "/"
+                guard entries[to] == nil, !directories.contains(to), !to.hasPrefix(prefix) else {
+                    throw FileSystemError("rename", path: to, code: 39, message: "destination exists")
+                }
+                for (p, n) in entries where p.hasPrefix(prefix) {
+                    entries[p] = nil
+                    entries[to + "/" + p.dropFirst(prefix.count)] = n
+                }
+                Self.moveTree(&directories, from: from, to: to)
+                pendingDirectoryRenames.append((from, to))
+                return
+            }
             guard let n = entries[from] else {
                 throw FileSystemError("rename", path: from, code: 2, message: "no such file")
             }
@@ -238,12 +259,50 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    /// Makes the directory's current entries durable (not nested directories'); fails with EIO (5) while
-    /// syncs fail. A mutating operation.
+    /// Removes an empty directory (no file or directory under it); at once durable, as
+    /// directories are in this model. A mutating operation.
+    public func removeDirectory(_ path: String) throws {
+        try lock.withLock {
+            try mutate("rmdir", path)
+            guard directories.contains(path) else {
+                throw FileSystemError("rmdir", path: path, code: 2, message: "no such directory")
+            }
+            let prefix = path + "/"
+            if entries.keys.contains(where: { $0.hasPrefix(prefix) })
+                || directories.contains(where: { $0.hasPrefix(prefix) })
+            {
+                throw FileSystemError("rmdir", path: path, code: 39, message: "directory not empty")
+            }
+            directories.remove(path)
+        }
+    }
+
+    /// `directories` with `from` and every directory under it renamed to `to`.
+    static func moveTree(_ directories: inout Set<String>, from: String, to: String) {
+        let prefix = from + "/"
+        for d in directories where d == from || d.hasPrefix(prefix) {
+            directories.remove(d)
+            directories.insert(to + d.dropFirst(from.count))
+        }
+    }
+
+    /// Makes the directory's current entries durable (not nested directories'), and the renames of
+    /// directories in it with everything under them; fails with EIO (5) while syncs fail. A
+    /// mutating operation.
     public func syncDirectory(_ path: String) throws {
         try lock.withLock {
             try mutate("fsync", path)
             if failSyncs { throw FileSystemError("fsync", path: path, code: 5, message: "injected fsync failure") }
+            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+            pendingDirectoryRenames.removeAll { r in
+                guard parentDirectory(of: r.from) == trimmed else { return false }
+                let prefix = r.from + "/"
+                for (p, n) in durableEntries where p.hasPrefix(prefix) {
+                    durableEntries[p] = nil
+                    durableEntries[r.to + "/" + p.dropFirst(prefix.count)] = n
+                }
+                return true
+            }
             let prefix = path.hasSuffix("/") ? path : path + "/"
             func inDir(_ p: String) -> Bool { p.hasPrefix(prefix) && !p.dropFirst(prefix.count).contains("/") }
             for p in durableEntries.keys where inDir(p) && entries[p] == nil { durableEntries[p] = nil }

@@ -97,6 +97,11 @@ public struct POSIXFileSystem: FileSystem {
         guard Glibc.rename(from, to) == 0 else { throw Self.error("rename", from) }
     }
 
+    /// `rmdir(2)`.
+    public func removeDirectory(_ path: String) throws {
+        guard rmdir(path) == 0 else { throw Self.error("rmdir", path) }
+    }
+
     /// `unlink`.
     public func remove(_ path: String) throws {
         guard unlink(path) == 0 else { throw Self.error("unlink", path) }

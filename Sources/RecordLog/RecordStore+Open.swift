@@ -5,6 +5,7 @@
 // truncates a torn tail and fsyncs the truncation before accepting writes; a read-only open
 // changes nothing. Repair salvages, then compacts so the damaged bytes are gone.
 
+import Foundation
 import RecordModel
 
 extension RecordStore {
@@ -103,12 +104,21 @@ extension RecordStore {
         return store
     }
 
-    /// Takes the directory's LOCK (one writable store per directory, across processes).
+    /// Takes the directory's LOCK (one writable store per directory, across processes). A lock
+    /// found held (EAGAIN) is tried again for up to 200 ms before giving up: a child process
+    /// spawned by this one between its fork and its exec holds a copy of the descriptor of a
+    /// lock just released by a close, for a moment (seen in the test suite, where kill tests
+    /// spawn processes while other tests close and reopen containers).
     static func lockDirectory(_ directory: String, fs: any FileSystem) throws -> any FileLock {
-        do {
-            return try fs.lockFile(joinPath(directory, "LOCK"))
-        } catch let e as FileSystemError {
-            throw LogError.locked(directory: directory, reason: e.message)
+        var attempt = 0
+        while true {
+            do {
+                return try fs.lockFile(joinPath(directory, "LOCK"))
+            } catch let e as FileSystemError {
+                attempt += 1
+                if e.code != 11 || attempt >= 20 { throw LogError.locked(directory: directory, reason: e.message) }
+                usleep(10_000)
+            }
         }
     }
 

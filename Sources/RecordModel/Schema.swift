@@ -147,15 +147,77 @@ public struct Schema: Sendable, Hashable, Codable {
     public var environment: Environment
     /// The record types, by name.
     public var recordTypes: [String: RecordTypeSchema]
+    /// Custom security roles (`CREATE ROLE name;`), which grants may name beside the built-in
+    /// `_world`, `_icloud` and `_creator`. They are part of the schema: promotion copies them.
+    public var roles: Set<String>
+    /// Which users hold which custom roles in this environment: user record name → role names.
+    /// Not part of the schema language and never promoted (each environment assigns its own);
+    /// kept here so that assignments are committed through the log like the rest of the schema.
+    public var roleAssignments: [String: Set<String>]
 
     /// A schema; with record types of the same name, the last one wins.
-    public init(environment: Environment = .development, recordTypes: [RecordTypeSchema] = []) {
+    public init(
+        environment: Environment = .development, recordTypes: [RecordTypeSchema] = [], roles: Set<String> = [],
+        roleAssignments: [String: Set<String>] = [:]
+    ) {
         self.environment = environment
         self.recordTypes = Dictionary(recordTypes.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b })
+        self.roles = roles
+        self.roleAssignments = roleAssignments
+    }
+
+    /// The custom roles `user` holds here (empty for an unknown user).
+    public func roles(of user: String) -> Set<String> { roleAssignments[user] ?? [] }
+
+    private enum CodingKeys: String, CodingKey {
+        case environment, recordTypes, roles, roleAssignments
+    }
+
+    /// Decodes a schema; `roles` and `roleAssignments` are optional (logs written before roles
+    /// existed have neither).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        environment = try c.decode(Environment.self, forKey: .environment)
+        recordTypes = try c.decode([String: RecordTypeSchema].self, forKey: .recordTypes)
+        roles = Set(try c.decodeIfPresent([String].self, forKey: .roles) ?? [])
+        roleAssignments = (try c.decodeIfPresent([String: [String]].self, forKey: .roleAssignments) ?? [:])
+            .mapValues { Set($0) }
+    }
+
+    /// Encodes a schema; roles and assignments only when there are some (sorted), so a schema
+    /// without roles encodes exactly as before they existed.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(environment, forKey: .environment)
+        try c.encode(recordTypes, forKey: .recordTypes)
+        if !roles.isEmpty { try c.encode(roles.sorted(by: { compareUTF8($0, $1) < 0 }), forKey: .roles) }
+        if !roleAssignments.isEmpty {
+            try c.encode(
+                roleAssignments.mapValues { $0.sorted(by: { compareUTF8($0, $1) < 0 }) }, forKey: .roleAssignments)
+        }
     }
 
     /// Record types sorted by name, for stable output.
     public var sortedRecordTypes: [RecordTypeSchema] {
         recordTypes.values.sorted { compareUTF8($0.name, $1.name) < 0 }
+    }
+}
+
+extension Schema {
+    /// The built-in roles: ``Grant/world``, ``Grant/authenticated``, ``Grant/creator``.
+    public static let builtInRoles: Set<String> = [Grant.world, Grant.authenticated, Grant.creator]
+
+    /// Whether `name` can name a custom role: a letter, then letters, digits or `_`, at most 255
+    /// characters (so never a built-in role's name, which starts with `_`).
+    ///
+    /// ```swift
+    /// Schema.isCustomRoleName("Moderator")   // true
+    /// Schema.isCustomRoleName("_world")      // false
+    /// ```
+    public static func isCustomRoleName(_ name: String) -> Bool {
+        let u = Array(name.utf8)
+        func letter(_ c: UInt8) -> Bool { (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) }
+        guard let f = u.first, letter(f), u.count <= 255 else { return false }
+        return u.allSatisfy { letter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
     }
 }

@@ -12,7 +12,9 @@
 //         );
 //
 // Names may be double-quoted; `//` and `--` start comments; keywords are case-insensitive.
-// `CREATE ROLE r;` lines are accepted and ignored (Cirrus knows only the built-in roles).
+// `CREATE ROLE r;` declares a custom security role (a letter, then letters, digits and `_`);
+// a GRANT may name a declared role or a built-in one (`_world`, `_icloud`, `_creator`) only.
+// Which users hold a role is not part of the text (it belongs to one environment).
 // System fields (`___createTime`, …) take index options only; they are never typed fields.
 
 /// A schema file that cannot be read, with the line and column of the problem.
@@ -32,12 +34,17 @@ extension Schema {
     /// Reads a schema in CloudKit's schema language. The environment is not part of the text.
     public init(schemaLanguage text: String, environment: Environment) throws(SchemaLanguageError) {
         var p = SchemaParser(text)
-        self.init(environment: environment, recordTypes: try p.parse())
+        let types = try p.parse()
+        self.init(environment: environment, recordTypes: types, roles: p.roles)
     }
 
     /// Writes the schema in CloudKit's schema language (record types and fields sorted by name).
     public var schemaLanguage: String {
         var out = "DEFINE SCHEMA\n"
+        if !roles.isEmpty {
+            out += "\n"
+            for r in roles.sorted(by: { compareUTF8($0, $1) < 0 }) { out += "    CREATE ROLE \(quoted(r));\n" }
+        }
         for t in sortedRecordTypes {
             out += "\n    RECORD TYPE \(quoted(t.name)) (\n"
             var lines: [String] = []
@@ -79,6 +86,11 @@ private struct SchemaParser {
     var col = 1
     var tokLine = 1
     var tokCol = 1
+
+    /// Custom roles declared with `CREATE ROLE`.
+    var roles = Set<String>()
+    /// Custom roles named by grants, with the position of their first use.
+    var grantedRoles: [String: (line: Int, column: Int)] = [:]
 
     init(_ text: String) { chars = Array(text) }
 
@@ -167,10 +179,26 @@ private struct SchemaParser {
         while true {
             let t = try next()
             switch t {
-            case .end: return types
+            case .end:
+                let undeclared = grantedRoles.filter { !roles.contains($0.key) }
+                if let (role, at) = undeclared.min(by: {
+                    ($0.value.line, $0.value.column) < ($1.value.line, $1.value.column)
+                }) {
+                    throw SchemaLanguageError(
+                        message: "role \"\(role)\" is not defined; declare it with CREATE ROLE \(role); or grant to "
+                            + "_world, _icloud or _creator",
+                        line: at.line, column: at.column)
+                }
+                return types
             case .word(let w) where w.uppercased() == "CREATE":
                 try expectWord("ROLE")
-                _ = try name()
+                let role = try name()
+                guard Schema.isCustomRoleName(role) else {
+                    throw error(
+                        "role name \"\(role)\": a custom role's name is a letter, then letters, digits or '_' (at "
+                            + "most 255)")
+                }
+                guard roles.insert(role).inserted else { throw error("role \(role) is defined twice") }
                 try expect(";")
             case .word(let w) where w.uppercased() == "RECORD":
                 try expectWord("TYPE")
@@ -275,6 +303,9 @@ private struct SchemaParser {
         }
         try expectWord("TO")
         guard case .quoted(let role) = try next() else { throw error("expected a quoted role name") }
+        if ![Grant.world, Grant.authenticated, Grant.creator].contains(role), grantedRoles[role] == nil {
+            grantedRoles[role] = (tokLine, tokCol)
+        }
         return Grant(perms, to: role)
     }
 

@@ -4,10 +4,12 @@
 // continuationMarker, explain it (cirrus/explain: plan tree, estimates, actual rows, missing
 // indexes), open a record, edit and save it with its change tag, delete it; draw the page's
 // LOCATION values and the query's NEAR circle on a world map (map.js); promote the development
-// schema to production after a confirmation that names the container (cirrus/schema/promote).
+// schema to production after a confirmation that names the container (cirrus/schema/promote),
+// and reset the development environment after the same kind of confirmation (cirrus/reset).
 
 import { Api, ApiError } from "./api.js";
 import { WorldMap } from "./map.js";
+import { chart, logRows, telemetrySeries } from "./observe.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { api: null, schema: null, marker: null, query: null, lastPage: null, record: null, checkSeq: 0 };
@@ -302,6 +304,75 @@ async function promote() {
   }
 }
 
+// The reset of development: a dialog naming the container, whose button stays disabled until
+// the container's name is typed; production is never reset.
+function reviewReset() {
+  $("reset-container").textContent = document.body.dataset.container;
+  $("reset-confirm").value = "";
+  $("reset").disabled = true;
+  say($("deployment-message"), "");
+  $("reset-dialog").showModal();
+}
+
+async function resetDevelopment() {
+  const container = document.body.dataset.container;
+  const message = $("deployment-message");
+  if ($("reset-confirm").value !== container) return;
+  try {
+    await deploymentApi().call("cirrus/reset", { confirm: container }, managementHeaders());
+    say(message, `reset the development environment of ${container}`, "ok");
+    if (connection().environment === "development") {
+      // What was shown came from the environment that is gone.
+      showRecords([]);
+      showMap([], null);
+      $("record-panel").hidden = true;
+      connect();
+    }
+  } catch (e) {
+    say(message, e.message, "error");
+  }
+}
+
+// Logs and Telemetry (observe.js draws them): the management token of the Deployment pane.
+async function refreshLogs() {
+  const status = $("logs-status");
+  const body = { limit: 200, errorsOnly: $("log-errors").checked };
+  if ($("log-operation").value) body.operation = $("log-operation").value;
+  if ($("log-record-type").value.trim()) body.recordType = $("log-record-type").value.trim();
+  try {
+    const log = await deploymentApi().call("cirrus/logs", body, managementHeaders());
+    $("logs").tBodies[0].replaceChildren(...logRows(log.entries));
+    say(status, `${log.entries.length} of ${log.matched} matching (the log keeps ${log.capacity})`, "muted");
+    const known = new Set([...$("log-operation").options].map((o) => o.value));
+    for (const e of log.entries) {
+      if (!known.has(e.operation)) { $("log-operation").append(new Option(e.operation)); known.add(e.operation); }
+    }
+  } catch (e) {
+    say(status, e.message, "error");
+  }
+}
+
+async function refreshTelemetry() {
+  const status = $("telemetry-status");
+  try {
+    const t = await deploymentApi().call("cirrus/telemetry", {}, managementHeaders());
+    const select = $("telemetry-operation");
+    const chosen = select.value || "*";
+    const names = t.operations.map((o) => o.operation);
+    select.replaceChildren(...names.map((n) => new Option(n === "*" ? "all operations" : n, n)));
+    select.value = names.includes(chosen) ? chosen : "*";
+    const op = t.operations.find((o) => o.operation === select.value);
+    const s = telemetrySeries(op);
+    chart($("chart-requests"), t.minutes, s.requests, "");
+    chart($("chart-errors"), t.minutes, s.errors, "%");
+    chart($("chart-latency"), t.minutes, s.latency, " ms");
+    const total = op.requests.reduce((a, b) => a + b, 0);
+    say(status, `${total} requests in the last hour`, "muted");
+  } catch (e) {
+    say(status, e.message, "error");
+  }
+}
+
 function display(value) {
   if (!value) return "";
   const v = value.value;
@@ -430,6 +501,16 @@ $("promotion-confirm").addEventListener("input", () => {
   $("promote").disabled = $("promotion-confirm").value !== document.body.dataset.container;
 });
 $("promote").addEventListener("click", promote);
+$("review-reset").addEventListener("click", reviewReset);
+$("reset-confirm").addEventListener("input", () => {
+  $("reset").disabled = $("reset-confirm").value !== document.body.dataset.container;
+});
+$("reset").addEventListener("click", resetDevelopment);
+$("refresh-logs").addEventListener("click", refreshLogs);
+$("log-operation").addEventListener("change", refreshLogs);
+$("log-errors").addEventListener("change", refreshLogs);
+$("refresh-telemetry").addEventListener("click", refreshTelemetry);
+$("telemetry-operation").addEventListener("change", refreshTelemetry);
 $("container-name").textContent = document.body.dataset.container;
 $("api-token").value = sessionStorage.getItem("cirrus.apiToken") ?? "";
 $("web-auth-token").value = sessionStorage.getItem("cirrus.webAuthToken") ?? "";

@@ -1,0 +1,195 @@
+// Container+Roles: custom security roles — create, delete, grant, revoke, assign, unassign,
+// list. Roles and their grants are part of the schema (they travel with it on promotion);
+// assignments belong to one environment. Every change is one schema entry committed through
+// the log under the write lock, like any schema change, so it is atomic and durable with the
+// container's durability. The rules that apply grants are in Access.swift.
+//
+// Not here: the private database, which roles never open (it stays its owner's alone).
+
+import RecordModel
+
+/// A custom security role of a container: what it may do on each record type and who holds it
+/// in this environment.
+///
+/// ```swift
+/// for role in container.securityRoles() {
+///     print(role.name, role.grants["Post"] ?? [], role.members)   // Moderator [WRITE] ["_alice"]
+/// }
+/// ```
+public struct SecurityRole: Sendable, Hashable {
+    /// The role's name (`CREATE ROLE name`).
+    public var name: String
+    /// The permissions the role holds, by record type (types without any are absent).
+    public var grants: [String: Set<Permission>]
+    /// The user record names assigned to the role in this environment, sorted.
+    public var members: [String]
+
+    /// A role with its grants and members.
+    public init(name: String, grants: [String: Set<Permission>] = [:], members: [String] = []) {
+        self.name = name
+        self.grants = grants
+        self.members = members
+    }
+}
+
+extension Container {
+    /// The custom roles of this environment, sorted by name, with their grants and members.
+    public func securityRoles() -> [SecurityRole] {
+        let s = core.schema
+        return s.roles.sorted { compareUTF8($0, $1) < 0 }.map { name in
+            var grants: [String: Set<Permission>] = [:]
+            for t in s.recordTypes.values {
+                let p = t.grants.filter { $0.role == name }.reduce(into: Set<Permission>()) {
+                    $0.formUnion($1.permissions)
+                }
+                if !p.isEmpty { grants[t.name] = p }
+            }
+            let members = s.roleAssignments.filter { $0.value.contains(name) }.keys.sorted { compareUTF8($0, $1) < 0 }
+            return SecurityRole(name: name, grants: grants, members: members)
+        }
+    }
+
+    /// Creates the custom role `name` (development only: roles are part of the schema and reach
+    /// production by promotion). A name that is not `[A-Za-z][A-Za-z0-9_]*` → invalidArguments;
+    /// an existing role → invalidArguments.
+    ///
+    /// ```swift
+    /// try container.createRole("Moderator")
+    /// try container.grant([.read, .write], on: "Post", to: "Moderator")
+    /// try container.assign(user: "_alice", to: "Moderator")
+    /// ```
+    public func createRole(_ name: String) throws(CirrusError) {
+        try changeSchema(rolesOnly: true) { (s) throws(CirrusError) in
+            guard Schema.isCustomRoleName(name) else {
+                throw CirrusError(
+                    .invalidArguments,
+                    "role name \"\(name)\": a custom role's name is a letter, then letters, digits or '_' (at most 255; "
+                        + "names starting with '_' are the built-in roles)")
+            }
+            guard s.roles.insert(name).inserted else {
+                throw CirrusError(.invalidArguments, "role \"\(name)\" already exists")
+            }
+        }
+    }
+
+    /// Deletes the custom role `name` with its grants on every type and its assignments
+    /// (development only). An unknown role → invalidArguments.
+    public func deleteRole(_ name: String) throws(CirrusError) {
+        try changeSchema(rolesOnly: true) { (s) throws(CirrusError) in
+            guard s.roles.remove(name) != nil else { throw Self.unknownRole(name, s) }
+            for (t, var ts) in s.recordTypes where ts.grants.contains(where: { $0.role == name }) {
+                ts.grants.removeAll { $0.role == name }
+                s.recordTypes[t] = ts
+            }
+            for (u, var held) in s.roleAssignments where held.remove(name) != nil {
+                s.roleAssignments[u] = held.isEmpty ? nil : held
+            }
+        }
+    }
+
+    /// Grants `permissions` on `recordType` to `role` — a custom role or `_world`, `_icloud`,
+    /// `_creator` (development only). An unknown role or type, `Users`, or no permission →
+    /// invalidArguments, and nothing changes.
+    public func grant(_ permissions: Set<Permission>, on recordType: String, to role: String) throws(CirrusError) {
+        try changeGrants(permissions, on: recordType, role: role) { grants in
+            if let i = grants.firstIndex(where: { $0.role == role }) {
+                grants[i].permissions.formUnion(permissions)
+            } else {
+                grants.append(Grant(permissions, to: role))
+            }
+        }
+    }
+
+    /// Takes `permissions` on `recordType` away from `role` (development only); a grant left
+    /// with no permission is removed. Unknown role or type → invalidArguments.
+    public func revoke(_ permissions: Set<Permission>, on recordType: String, from role: String) throws(CirrusError) {
+        try changeGrants(permissions, on: recordType, role: role) { grants in
+            for i in grants.indices where grants[i].role == role { grants[i].permissions.subtract(permissions) }
+            grants.removeAll { $0.permissions.isEmpty }
+        }
+    }
+
+    /// Assigns the user `user` to the custom role `role` in this environment (either
+    /// environment: assignments are never promoted). Unknown role, a built-in role or a user
+    /// name that is not a record name → invalidArguments.
+    public func assign(user: String, to role: String) throws(CirrusError) {
+        try changeSchema(rolesOnly: false) { (s) throws(CirrusError) in
+            try Self.checkUser(user)
+            guard s.roles.contains(role) else { throw Self.unknownRole(role, s) }
+            s.roleAssignments[user, default: []].insert(role)
+        }
+    }
+
+    /// Removes the user `user` from the custom role `role` in this environment. Unknown role →
+    /// invalidArguments; a user who does not hold it → invalidArguments.
+    public func unassign(user: String, from role: String) throws(CirrusError) {
+        try changeSchema(rolesOnly: false) { (s) throws(CirrusError) in
+            try Self.checkUser(user)
+            guard s.roles.contains(role) else { throw Self.unknownRole(role, s) }
+            guard var held = s.roleAssignments[user], held.remove(role) != nil else {
+                throw CirrusError(.invalidArguments, "user \"\(user)\" does not hold role \"\(role)\"")
+            }
+            s.roleAssignments[user] = held.isEmpty ? nil : held
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func changeGrants(
+        _ permissions: Set<Permission>, on recordType: String, role: String, _ body: (inout [Grant]) -> Void
+    ) throws(CirrusError) {
+        try changeSchema(rolesOnly: true) { (s) throws(CirrusError) in
+            guard !permissions.isEmpty else {
+                throw CirrusError(.invalidArguments, "no permission given; expected CREATE, READ or WRITE")
+            }
+            guard Schema.builtInRoles.contains(role) || s.roles.contains(role) else { throw Self.unknownRole(role, s) }
+            if recordType == Schema.usersRecordType {
+                throw CirrusError(.invalidArguments, "the grants of type Users cannot be changed")
+            }
+            guard var t = s.recordTypes[recordType] else {
+                throw CirrusError(
+                    .invalidArguments,
+                    "record type \(recordType) does not exist in the \(s.environment.rawValue) schema")
+            }
+            body(&t.grants)
+            s.recordTypes[recordType] = t
+        }
+    }
+
+    /// Applies `body` to a copy of the schema under the write lock and commits the result (as
+    /// one schema entry) if it changed; `body` throwing changes nothing.
+    private func changeSchema(
+        rolesOnly: Bool, _ body: (inout Schema) throws(CirrusError) -> Void
+    ) throws(CirrusError) {
+        if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
+        if rolesOnly && core.environment == .production {
+            throw CirrusError(
+                .invalidArguments,
+                "security roles and grants are part of the schema: change them in development and promote "
+                    + "(production's schema changes only by promotion or import)")
+        }
+        try core.withWriteLock { () throws(CirrusError) in
+            var s = core.schema
+            try body(&s)
+            if s == core.schema { return }
+            try core.commitHoldingLock([.setSchema(s)], changes: [], newSchema: s)
+        }
+    }
+
+    private static func unknownRole(_ name: String, _ s: Schema) -> CirrusError {
+        let known = s.roles.sorted { compareUTF8($0, $1) < 0 }
+        return CirrusError(
+            .invalidArguments,
+            "role \"\(name)\" does not exist in the \(s.environment.rawValue) schema (roles: "
+                + (known.isEmpty ? "none" : known.joined(separator: ", ")) + ")")
+    }
+
+    private static func checkUser(_ user: String) throws(CirrusError) {
+        if user == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(user)) == nil {
+            throw CirrusError(
+                .invalidArguments,
+                "\"\(user)\" is not a user record name (1 to 255 printable ASCII characters, not "
+                    + "\(ZoneID.defaultOwnerName))")
+        }
+    }
+}

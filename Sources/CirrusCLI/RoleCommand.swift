@@ -1,0 +1,115 @@
+// `cirrus role`: custom security roles — create, delete, grant, revoke, assign, unassign, list.
+
+import ArgumentParser
+import CirrusShell
+import Foundation
+import RecordModel
+
+struct RoleCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "role",
+        abstract: "Custom security roles: their grants on record types and the users who hold them.",
+        discussion: """
+            Roles and their grants are part of the schema: create, delete, grant and revoke them in \
+            development; promotion (cirrus schema --promote) carries them to production. Assignments \
+            belong to one environment (--environment). Grants apply in the public database; a \
+            private database stays its owner's alone. Exit status: 0 ok, 1 refused, 2 usage.
+
+            Examples:
+              cirrus role create --db DIR Moderator
+              cirrus role grant --db DIR Moderator read,write --type Post
+              cirrus role assign --db DIR Moderator _alice
+              cirrus role assign --db DIR --environment production Moderator _alice
+              cirrus role list --db DIR
+            """,
+        subcommands: [
+            RoleCreate.self, RoleDelete.self, RoleGrant.self, RoleRevoke.self, RoleAssign.self, RoleUnassign.self,
+            RoleList.self,
+        ])
+}
+
+/// `--db DIR` and `--environment ENV`, shared by every role subcommand.
+struct RoleTarget: ParsableArguments {
+    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
+    var db: String
+
+    @Option(help: ArgumentHelp("development (default) or production.", valueName: "ENV"))
+    var environment: String = "development"
+
+    func validate() throws {
+        if Environment(rawValue: environment) == nil {
+            throw ValidationError("--environment is development or production")
+        }
+    }
+
+    func run(_ action: RoleCommands.Action, json: Bool = false) throws {
+        let env = Environment(rawValue: environment) ?? .development
+        let out = RoleCommands.run(db: db, action: action, environment: env, json: json)
+        if out.exitCode == 2 {
+            throw ValidationError(
+                out.stderr.trimmingCharacters(in: .newlines).replacingOccurrences(of: "cirrus role: ", with: ""))
+        }
+        try finish(out)
+    }
+}
+
+struct RoleCreate: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a custom role.")
+    @OptionGroup var target: RoleTarget
+    @Argument(help: "The role's name: a letter, then letters, digits or '_'.") var role: String
+    func run() throws { try target.run(.create(role: role)) }
+}
+
+struct RoleDelete: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a custom role with its grants and assignments.")
+    @OptionGroup var target: RoleTarget
+    @Argument(help: "The role.") var role: String
+    func run() throws { try target.run(.delete(role: role)) }
+}
+
+struct RoleGrant: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grant", abstract: "Grant permissions on a record type to a role.")
+    @OptionGroup var target: RoleTarget
+    @Argument(help: "The role: a custom role, _world, _icloud or _creator.") var role: String
+    @Argument(help: "create, read, write, comma-separated.") var permissions: String
+    @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
+    func run() throws { try target.run(.grant(role: role, permissions: permissions, recordType: recordType)) }
+}
+
+struct RoleRevoke: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revoke", abstract: "Take permissions on a record type away from a role.")
+    @OptionGroup var target: RoleTarget
+    @Argument(help: "The role: a custom role, _world, _icloud or _creator.") var role: String
+    @Argument(help: "create, read, write, comma-separated.") var permissions: String
+    @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
+    func run() throws { try target.run(.revoke(role: role, permissions: permissions, recordType: recordType)) }
+}
+
+struct RoleAssign: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "assign", abstract: "Assign a user to a custom role in an environment.")
+    @OptionGroup var target: RoleTarget
+    @Argument(help: "The role.") var role: String
+    @Argument(help: "The user record name.") var user: String
+    func run() throws { try target.run(.assign(role: role, user: user)) }
+}
+
+struct RoleUnassign: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unassign", abstract: "Remove a user from a custom role in an environment.")
+    @OptionGroup var target: RoleTarget
+    @Argument(help: "The role.") var role: String
+    @Argument(help: "The user record name.") var user: String
+    func run() throws { try target.run(.unassign(role: role, user: user)) }
+}
+
+struct RoleList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the roles, their grants and their members.")
+    @OptionGroup var target: RoleTarget
+    @Flag(help: "Print JSON.") var json = false
+    func run() throws { try target.run(.list, json: json) }
+}
