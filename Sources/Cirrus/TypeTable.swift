@@ -34,6 +34,11 @@ struct TypeTable: Sendable {
     /// Decoded base rows (shared by every snapshot of this base).
     var cache: RecordCache?
     var baseRemoved = RowBitmap()
+    /// Base rows updated in place (the update changed only ordered-index fields): their
+    /// current record by id, and the rows that have one. The row keeps its id and its text and
+    /// spatial entries; `RecordIndexes.canUpdateInPlace` decides.
+    var overlay = ShardedMap<DeltaRecord>()
+    var overlaid = RowBitmap()
     /// Delta records by `row - baseCount`.
     var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
     var deltaByID = ShardedMap<RowID>()
@@ -88,6 +93,7 @@ struct TypeTable: Sendable {
         let i = Int(row)
         if i < baseCount {
             guard !baseRemoved.contains(i), let base else { return nil }
+            if overlaid.contains(i), let r = overlaidRecord(i) { return r }
             // Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row
             // that does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
             guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
@@ -104,10 +110,17 @@ struct TypeTable: Sendable {
         let i = Int(row)
         guard i < baseCount else { return record(row) }
         guard !baseRemoved.contains(i), let base else { return nil }
+        if overlaid.contains(i), let r = overlaidRecord(i) { return r }
         if let hit = cache?.cached(i) { return hit }
         guard let p = base.rows.payload(i) else { return nil }
         // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
         return (try? RecordCodec.decode(p, onlyFields: fields)).map(ContainerCore.apiForm)
+    }
+
+    /// The current record of a base row updated in place.
+    func overlaidRecord(_ i: Int) -> Record? {
+        guard let id = base?.rows.recordID(i, owner: ZoneID.defaultOwnerName) else { return nil }
+        return overlay[id]?.record
     }
 
     /// The record id of `row` (API form), nil if the row is deleted or never existed; a base row's
@@ -277,6 +290,11 @@ struct TypeTable: Sendable {
             case (let old?, let new?, let row?) where Int(row) >= baseCount:
                 setDelta(row, new)
                 rowChanges.append(.update(row, old: old, new: new))
+            case (let old?, let new?, let row?) where indexes.canUpdateInPlace(old, new):
+                // A base row whose update changes only ordered-index fields keeps its row.
+                overlay[new.recordID] = DeltaRecord(new)
+                overlaid.insert(Int(row))
+                rowChanges.append(.update(row, old: old, new: new))
             case (let old?, nil, let row?):
                 remove(row, old.recordID)
                 rowChanges.append(.delete(row, old))
@@ -308,6 +326,7 @@ struct TypeTable: Sendable {
     mutating func remove(_ row: RowID, _ id: RecordID) {
         if Int(row) < baseCount {
             baseRemoved.insert(Int(row))
+            if overlaid.contains(Int(row)) { overlay[id] = nil }
         } else {
             setDelta(row, nil)
             deltaByID[id] = nil

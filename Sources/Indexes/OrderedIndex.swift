@@ -173,36 +173,47 @@ public struct OrderedIndex: Sendable {
     // MARK: maintenance
 
     /// Adds the value (each element of a list) for `row`. Returns the number of entries added.
+    ///
+    /// For a base row (one updated in place: its old value was removed first, which hid its
+    /// mapped entries) the new entries go to the delta, like a delta row's.
     @discardableResult
     public mutating func insert(_ value: FieldValue, row: RowID) -> Int {
-        // Base rows are never re-inserted: an updated base record comes back as a delta row.
-        if Int(row) < baseCount { return 0 }
         if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { fixed.insert($0, row) } }
         return Self.countKeys(of: value, family, KeyEncoding.varKey) { variable.insert($0, row) }
     }
 
     /// Removes the value (each element of a list) for `row`. Returns the number of entries removed.
+    /// A base row's entry is removed from the delta when an in-place update put it there, else
+    /// tombstoned (the mapped entry cannot change).
     @discardableResult
     public mutating func remove(_ value: FieldValue, row: RowID) -> Int {
-        if Int(row) < baseCount { return tombstone(value, row: row) }
+        if Int(row) < baseCount {
+            if family.isFixed {
+                return Self.countKeys(of: value, family, Self.fixedKey) { k in
+                    fixed.remove(k, row) || tombstone(fixed: k, row: row)
+                }
+            }
+            return Self.countKeys(of: value, family, KeyEncoding.varKey) { k in
+                variable.remove(k, row) || tombstone(variable: k, row: row)
+            }
+        }
         if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { fixed.remove($0, row) } }
         return Self.countKeys(of: value, family, KeyEncoding.varKey) { variable.remove($0, row) }
     }
 
-    /// Records the removal of a base row's entries (the mapped entries cannot change).
-    mutating func tombstone(_ value: FieldValue, row: RowID) -> Int {
+    /// Records the removal of a base row's mapped entry (which cannot change): scans skip the
+    /// row's mapped entries from now on, counts subtract the tombstone.
+    mutating func tombstone(fixed k: FixedKey, row: RowID) -> Bool {
         removed.insert(Int(row))
-        let r = UInt64(row)
-        guard let layer = layers.layer(of: Int(row)), layer < bases.count else { return 0 }
-        let base = bases[layer]
-        if family.isFixed {
-            return Self.countKeys(of: value, family, Self.fixedKey) { k in
-                base.fixed?.contains(k, row: r) == true && tombFixed.insert(k, row)
-            }
-        }
-        return Self.countKeys(of: value, family, KeyEncoding.varKey) { k in
-            base.variable?.contains(k, row: r) == true && tombVar.insert(k, row)
-        }
+        guard let layer = layers.layer(of: Int(row)), layer < bases.count else { return false }
+        return bases[layer].fixed?.contains(k, row: UInt64(row)) == true && tombFixed.insert(k, row)
+    }
+
+    /// `tombstone(fixed:row:)` for a variable-length key.
+    mutating func tombstone(variable k: VarKey, row: RowID) -> Bool {
+        removed.insert(Int(row))
+        guard let layer = layers.layer(of: Int(row)), layer < bases.count else { return false }
+        return bases[layer].variable?.contains(k, row: UInt64(row)) == true && tombVar.insert(k, row)
     }
 
     /// Number of elements of `value` (the value, or each element of a list) that `apply`

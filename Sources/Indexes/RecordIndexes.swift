@@ -359,6 +359,20 @@ public struct RecordIndexes: Sendable {
         }
     }
 
+    /// Whether an update from `old` to `new` touches only ordered indexes (its searchable text
+    /// and its locations are the same): such an update of a base row can keep the row (the
+    /// ordered indexes hide its old mapped entries and hold the new ones in their delta), which
+    /// the text and spatial indexes' mapped layers cannot.
+    public func canUpdateInPlace(_ old: Record, _ new: Record) -> Bool {
+        if text != nil {
+            let a = Self.texts(searchableFields, old)
+            let b = Self.texts(searchableFields, new)
+            if a.count != b.count || !zip(a, b).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) { return false }
+        }
+        for name in spatial.keys where Self.location(name, old) != Self.location(name, new) { return false }
+        return true
+    }
+
     /// Whether two values index identically: equal, and of the same kind (3 and 3.0 are equal
     /// values but need not share a key, so they count as a change).
     static func same(_ a: FieldValue?, _ b: FieldValue?) -> Bool {

@@ -278,6 +278,9 @@ import Testing
         for q in queries { layered.append(try await pages(db, q)) }
         #expect(layered.allSatisfy { !$0.isEmpty }, "seed \(seed): a query matched nothing")
         try c.checkInvariants()
+        // Saves that change only `n` (an ordered field) updated base rows in place.
+        let before = c.core.stateLock.withLock { c.core.tables.values.flatMap(\.values) }
+        #expect(before.contains { $0.overlaid.count > 0 }, "seed \(seed): no base row was updated in place")
         // Reopened: the dead rows come out of the indexes from the layers' dead/ sections, with
         // no row decoded.
         try c.close()

@@ -182,7 +182,22 @@ final class Bytes: @unchecked Sendable {
         var next = RowID(n)
         for _ in 0..<(rng.below(120) + 1) {
             let rows = live.keys.sorted()
-            switch rng.below(3) {
+            switch rng.below(4) {
+            case 3 where !rows.isEmpty:
+                // An update of ordered fields only (price, tags, creation date), possibly again
+                // and possibly back to the old value: a base row keeps its row (in place).
+                let row = rows[rng.below(rows.count)]
+                let old = live[row]!
+                var new = old
+                if rng.chance(0.6) { new["price"] = .int64(Int64(rng.below(50))) }
+                if rng.chance(0.4) {
+                    new["tags"] = .list(
+                        (0..<rng.below(3)).map { _ in FieldValue.string(["a", "b", "d"][rng.below(3)]) })
+                }
+                if rng.chance(0.3) { new.creationDate = Timestamp(millisecondsSince1970: Int64(rng.below(1000))) }
+                #expect(layered.canUpdateInPlace(old, new), "seed \(seed)")
+                layered.apply([.update(row, old: old, new: new)])
+                live[row] = new
             case 0 where !rows.isEmpty:
                 let row = rows[rng.below(rows.count)]
                 layered.apply([.delete(row, live[row]!)])
