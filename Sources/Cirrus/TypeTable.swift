@@ -23,8 +23,10 @@ final class DeltaRecord: Sendable {
 ///
 /// Rows `0..<baseCount` are the checkpoint's (`base`, mapped, decoded on demand); rows from
 /// `baseCount` on are the delta's (decoded records in `pages`, at `row - baseCount`). A base row
-/// that is updated or deleted is marked in `baseRemoved` and, when updated, comes back as a new
-/// delta row, so the indexes never need to change a mapped entry.
+/// that is deleted is marked in `baseRemoved`; one that is updated comes back as a new delta row,
+/// or — when the update changes only ordered-index fields — keeps its row with the new record
+/// in `overlay` (the ordered indexes hide its mapped entries and hold the new ones in their
+/// delta), so the indexes never need to change a mapped entry.
 struct TypeTable: Sendable {
     let recordType: String
     /// The zone owner as stored (the database).
