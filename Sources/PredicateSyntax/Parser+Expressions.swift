@@ -63,9 +63,13 @@ extension Parser {
         return try parseNegation()
     }
 
-    /// `-` and a lone number: one literal, e.g. `-5` is integer(-5).
+    /// `-` and a lone number: one literal, e.g. `-5` is integer(-5). The folded minus counts a
+    /// nesting level, as the `-(5)` the printer writes for negate(5) does: a tree never prints
+    /// deeper than the source it came from.
     mutating func parseNegativeNumber() throws -> Expression {
         let minus = advance()
+        try enter(minus)
+        leave()
         let number = advance()
         height = 1
         return Expression(.constant(try numberLiteral(number, negative: true)), range: minus.range.union(number.range))

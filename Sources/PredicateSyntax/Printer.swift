@@ -150,6 +150,11 @@ struct Printer {
     mutating func negate(_ operand: Expression) {
         out += "-"
         switch operand.kind {
+        case .constant(.integer(let v)) where v < 0:
+            // `--5` reads back as negate(-5), at the same nesting as the source `--5`.
+            expression(operand, level: 3)
+        case .constant(.double(let v)) where v.sign == .minus:
+            expression(operand, level: 3)
         case .constant(.integer), .constant(.double):
             // `-5` would read back as the literal -5, not as negate(5).
             out += "("

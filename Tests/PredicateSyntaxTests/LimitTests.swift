@@ -79,6 +79,27 @@ import Testing
         expectError("(((a == (1))))", "nesting is too deep (the limit is 3)", 8, 9, limits: limits)
     }
 
+    /// A minus folded into a number counts a level, as the `-(0)` printed for negate(0) does, so
+    /// a predicate at the limit prints to one that still parses (a fuzzer found `$v - --…-0`
+    /// with 101 minuses: it parsed, and its print did not).
+    @Test func negativeNumbersAtTheLimitRoundTrip() throws {
+        let limits = ParserLimits(maxDepth: 3)
+        for text in ["a == ---5", "a == --(5)", "a == ---5.5", "a == --0", "a == -(-5)"] {
+            let p = try parse(text, limits: limits)
+            #expect(try parse(p.formatString, limits: limits) == p, "\(text) printed \(p.formatString)")
+        }
+        expectError("a == ----5", "nesting is too deep (the limit is 3)", 8, 9, limits: limits)
+        var parsed = 0
+        for n in 98...102 {
+            guard let e = try? PredicateParser.parseExpression("$v - " + String(repeating: "-", count: n) + "0") else {
+                continue
+            }
+            parsed += 1
+            #expect(try PredicateParser.parseExpression(e.formatString) == e, "\(n) minuses printed \(e.formatString)")
+        }
+        #expect(parsed >= 2)
+    }
+
     @Test func nestingAtTheLimitParses() throws {
         let s = String(repeating: "(", count: 100) + "a == 1" + String(repeating: ")", count: 100)
         #expect(try parse(s) == eq("a", 1))
