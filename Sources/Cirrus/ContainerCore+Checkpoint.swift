@@ -203,11 +203,16 @@ extension ContainerCore {
             writeLock.withLock {
                 checkpointRunning = false
                 do {
-                    try store.installCheckpoint(try written.get(), job: job)
-                    if let pre, pre.schema == stateLock.withLock({ publishedSchema }) {
+                    let prepared = try written.get()
+                    try store.installCheckpoint(prepared, job: job)
+                    let schema = stateLock.withLock { publishedSchema }
+                    if let pre, pre.schema == schema {
                         finishRebase(pre)
                     } else {
-                        try rebaseTables()
+                        // The schema changed meanwhile (or building failed): all under the lock.
+                        finishRebase(
+                            try prepareRebase(
+                                prepared, since: job.snapshot, schema: schema, reusing: baseOnlyTables, rounds: 0))
                     }
                     checkpointError = nil
                 } catch {
@@ -238,15 +243,16 @@ extension ContainerCore {
         var applied = 0
     }
 
+    /// `rounds` catch-ups at most, stopping early once one applies fewer than 256 changes (the
+    /// rest is left to `finishRebase`).
     func prepareRebase(
         _ p: RecordStore.PreparedCheckpoint, since snapshot: StoreSnapshot, schema: Schema,
-        reusing: [TableKey: TypeTable]
+        reusing: [TableKey: TypeTable], rounds: Int = 4
     ) throws(CirrusError) -> PreparedRebase {
         let (tables, byKey) = try Self.baseTables(p.baseTables, schema: schema, reusing: reusing, options: options)
         var pre = PreparedRebase(tables: tables, byKey: byKey, caughtUp: snapshot, schema: schema)
-        for _ in 0..<4 {
-            let n = catchUp(&pre, to: store.snapshot())
-            if n < 256 { break }
+        for _ in 0..<rounds {
+            if catchUp(&pre, to: store.snapshot()) < 256 { break }
         }
         return pre
     }
@@ -284,29 +290,4 @@ extension ContainerCore {
             publishedVersion &+= 1
         }
     }
-
-    /// After a background checkpoint's switch: tables over the new base plus the changes
-    /// committed since its snapshot, published at once (write lock held). References and asset
-    /// counts are already current and are not touched.
-    func rebaseTables() throws(CirrusError) {
-        let schema = stateLock.withLock { publishedSchema }
-        let snap = store.snapshot()
-        var next = try baseTables(snap, schema: schema)
-        let changes = snap.deltaChanges().map { c in
-            RecordChange(
-                owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) },
-                new: c.current.map { Self.apiForm($0.record) })
-        }
-        for (owner, types) in Self.byTable(changes) {
-            for (type, list) in types {
-                let t = applying(list, to: next[owner]?[type], owner: owner, type: type, schema: schema)
-                next[owner, default: [:]][type] = t
-            }
-        }
-        stateLock.withLock {
-            tables = next
-            publishedVersion &+= 1
-        }
-    }
-
 }

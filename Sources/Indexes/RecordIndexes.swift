@@ -345,7 +345,7 @@ public struct RecordIndexes: Sendable {
         if text != nil {
             let a = Self.texts(searchableFields, old)
             let b = Self.texts(searchableFields, new)
-            if a.count != b.count || !zip(a, b).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) {
+            if !Self.sameTexts(a, b) {
                 text?.remove(row: row, texts: a)
                 text?.insert(row: row, texts: b)
             }
@@ -364,13 +364,15 @@ public struct RecordIndexes: Sendable {
     /// ordered indexes hide its old mapped entries and hold the new ones in their delta), which
     /// the text and spatial indexes' mapped layers cannot.
     public func canUpdateInPlace(_ old: Record, _ new: Record) -> Bool {
-        if text != nil {
-            let a = Self.texts(searchableFields, old)
-            let b = Self.texts(searchableFields, new)
-            if a.count != b.count || !zip(a, b).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) { return false }
+        if text != nil, !Self.sameTexts(Self.texts(searchableFields, old), Self.texts(searchableFields, new)) {
+            return false
         }
-        for name in spatial.keys where Self.location(name, old) != Self.location(name, new) { return false }
-        return true
+        return spatial.keys.allSatisfy { Self.location($0, old) == Self.location($0, new) }
+    }
+
+    /// Whether two records' searchable strings are the same, byte for byte.
+    static func sameTexts(_ a: [String], _ b: [String]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
     }
 
     /// Whether two values index identically: equal, and of the same kind (3 and 3.0 are equal

@@ -342,22 +342,7 @@ struct LayeredKeys<S: StaticKeys> {
         let d = delta.rowsEqual(key)
         // Delta rows follow the base's, except base rows updated in place: then merge.
         guard let first = d.first, let last = out.last, first < last else { return out + d }
-        var merged: [RowID] = []
-        merged.reserveCapacity(out.count + d.count)
-        var i = 0
-        var j = 0
-        while i < out.count && j < d.count {
-            if out[i] < d[j] {
-                merged.append(out[i])
-                i += 1
-            } else {
-                merged.append(d[j])
-                j += 1
-            }
-        }
-        merged += out[i...]
-        merged += d[j...]
-        return merged
+        return Postings.union([out, d])
     }
 
     func rows(_ lo: Position<K>?, _ hi: Position<K>?) -> [RowID] {
