@@ -92,15 +92,10 @@ public struct CheckpointRows: Sequence {
         public mutating func next() -> (Int, Record)? {
             guard i < count else { return nil }
             defer { i += 1 }
-            let row: Int
             do {
                 switch source {
-                case .layer(let rows, let start):
-                    row = start + i
-                    return (row, try rows.record(i))
-                case .dead(let base, let rows):
-                    row = Int(rows[i])
-                    return (row, try base.record(row))
+                case .layer(let rows, let start): return (start + i, try rows.record(i))
+                case .dead(let base, let rows): return (Int(rows[i]), try base.record(Int(rows[i])))
                 }
             } catch {
                 failure.record(row: i, error)
