@@ -68,24 +68,31 @@ struct RoleDelete: ParsableCommand {
     func run() throws { try target.run(.delete(role: role)) }
 }
 
+/// What a grant or a revocation names: role, permissions, record type.
+struct RolePermissions: ParsableArguments {
+    @Argument(help: "The role: a custom role, _world, _icloud or _creator.") var role: String
+    @Argument(help: "create, read, write, comma-separated.") var permissions: String
+    @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
+}
+
 struct RoleGrant: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant", abstract: "Grant permissions on a record type to a role.")
     @OptionGroup var target: RoleTarget
-    @Argument(help: "The role: a custom role, _world, _icloud or _creator.") var role: String
-    @Argument(help: "create, read, write, comma-separated.") var permissions: String
-    @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
-    func run() throws { try target.run(.grant(role: role, permissions: permissions, recordType: recordType)) }
+    @OptionGroup var what: RolePermissions
+    func run() throws {
+        try target.run(.grant(role: what.role, permissions: what.permissions, recordType: what.recordType))
+    }
 }
 
 struct RoleRevoke: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke", abstract: "Take permissions on a record type away from a role.")
     @OptionGroup var target: RoleTarget
-    @Argument(help: "The role: a custom role, _world, _icloud or _creator.") var role: String
-    @Argument(help: "create, read, write, comma-separated.") var permissions: String
-    @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
-    func run() throws { try target.run(.revoke(role: role, permissions: permissions, recordType: recordType)) }
+    @OptionGroup var what: RolePermissions
+    func run() throws {
+        try target.run(.revoke(role: what.role, permissions: what.permissions, recordType: what.recordType))
+    }
 }
 
 struct RoleAssign: ParsableCommand {
