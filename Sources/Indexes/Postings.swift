@@ -32,14 +32,20 @@ public enum Postings {
     }
 
     /// The rows sorted ascending without duplicates (for row lists that come out of an index in
-    /// value order, or with one entry per list element).
+    /// value order, or with one entry per list element). Dense lists (the row-id span at most 4
+    /// bits per entry) go through a bitmap, long sparse ones through a radix sort, both O(n);
+    /// short ones through a comparison sort.
     ///
     /// ```swift
     /// Postings.sortedUnique([5, 1, 5, 3])   // [1, 3, 5]
     /// ```
     public static func sortedUnique(_ rows: [RowID]) -> [RowID] {
+        guard rows.count > 1 else { return rows }
+        if rows.count >= 64, let lo = rows.min(), let hi = rows.max(), Int((hi - lo) >> 6) <= rows.count * 4 {
+            return bitmapUnion([rows], lo, hi, rows.count)
+        }
         var a = rows
-        a.sort()
+        if a.count >= 4096 { radixSort(&a) } else { a.sort() }
         var w = 0
         for i in a.indices where i == 0 || a[i] != a[i - 1] {
             a[w] = a[i]
@@ -47,6 +53,64 @@ public enum Postings {
         }
         a.removeLast(a.count - w)
         return a
+    }
+
+    /// Sorts `a` ascending: least-significant-digit radix sort, two passes of 16 bits.
+    static func radixSort(_ a: inout [RowID]) {
+        var tmp = [RowID](repeating: 0, count: a.count)
+        var counts = [Int](repeating: 0, count: 1 << 16)
+        for shift: RowID in [0, 16] {
+            a.withUnsafeMutableBufferPointer { src in
+                tmp.withUnsafeMutableBufferPointer { dst in
+                    counts.withUnsafeMutableBufferPointer { c in
+                        c.update(repeating: 0)
+                        for x in src { c[Int((x >> shift) & 0xFFFF)] &+= 1 }
+                        var sum = 0
+                        for i in c.indices {
+                            let n = c[i]
+                            c[i] = sum
+                            sum &+= n
+                        }
+                        for x in src {
+                            let d = Int((x >> shift) & 0xFFFF)
+                            dst[c[d]] = x
+                            c[d] &+= 1
+                        }
+                    }
+                }
+            }
+            swap(&a, &tmp)
+        }
+    }
+
+    /// The rows of `sorted` (ascending, unique) that also occur in `rows` (any order, duplicates
+    /// allowed): a bitmap over `sorted`'s span is marked from `rows` and probed by `sorted`, so
+    /// `rows` — typically a large range read from an ordered index in value order — is never
+    /// sorted. O(|rows| + |sorted| + span / 64).
+    ///
+    /// ```swift
+    /// Postings.keeping([2, 5, 9], in: [9, 1, 2, 2, 7])   // [2, 9]
+    /// ```
+    public static func keeping(_ sorted: [RowID], in rows: [RowID]) -> [RowID] {
+        guard let lo = sorted.first, let hi = sorted.last, !rows.isEmpty else { return [] }
+        var bits = [UInt64](repeating: 0, count: Int((hi - lo) >> 6) + 1)
+        bits.withUnsafeMutableBufferPointer { w in
+            for x in rows where x >= lo && x <= hi {
+                let d = x - lo
+                w[Int(d >> 6)] |= 1 << UInt64(d & 63)
+            }
+        }
+        return [RowID](unsafeUninitializedCapacity: sorted.count) { o, written in
+            var n = 0
+            bits.withUnsafeBufferPointer { w in
+                for y in sorted {
+                    let d = y - lo
+                    o[n] = y
+                    n &+= Int((w[Int(d >> 6)] >> UInt64(d & 63)) & 1)
+                }
+            }
+            written = n
+        }
     }
 
     /// Rows in every list: pairwise from the shortest list up, each step a linear merge when the
@@ -215,5 +279,46 @@ public enum Postings {
             }
         }
         return out
+    }
+}
+
+/// A set of rows as a bitmap over their span, for O(1) membership tests of rows arriving in
+/// another order (an ordered stream tested against the rows of other predicates). Built from
+/// rows in any order, duplicates allowed, without sorting them.
+///
+/// ```swift
+/// let set = RowMembership([9, 3, 3, 70])
+/// set.contains(70)   // true
+/// set.contains(4)    // false
+/// ```
+public struct RowMembership: Sendable {
+    let lo: RowID
+    let words: [UInt64]
+
+    /// The set of `rows`.
+    public init(_ rows: [RowID]) {
+        guard let lo = rows.min(), let hi = rows.max() else {
+            self.lo = 0
+            words = []
+            return
+        }
+        self.lo = lo
+        var bits = [UInt64](repeating: 0, count: Int((hi - lo) >> 6) + 1)
+        bits.withUnsafeMutableBufferPointer { w in
+            for x in rows {
+                let d = x - lo
+                w[Int(d >> 6)] |= 1 << UInt64(d & 63)
+            }
+        }
+        words = bits
+    }
+
+    /// Whether `row` is in the set.
+    @inline(__always)
+    public func contains(_ row: RowID) -> Bool {
+        guard row >= lo else { return false }
+        let d = row - lo
+        let i = Int(d >> 6)
+        return i < words.count && (words[i] >> UInt64(d & 63)) & 1 == 1
     }
 }

@@ -43,8 +43,8 @@ extension Run {
     mutating func executeStream() throws(ExecutionError) -> QueryPage {
         let shape = Self.streamShape(plan.root)
         let scan = shape.scan
-        var sets: [[RowID]] = []
-        for c in shape.intersect?.children.dropFirst() ?? [] { sets.append(try rowSet(c)) }
+        var sets: [RowMembership] = []
+        for c in shape.intersect?.children.dropFirst() ?? [] { sets.append(try membership(c)) }
         let residual = shape.residual
         let matcher = matcher(residual)
         let want = pageSize + 1  // one more than a page tells whether more follow
@@ -67,7 +67,7 @@ extension Run {
         // Handles one row of the scan; false stops it.
         func take(_ row: RowID) -> Bool {
             scanned += 1
-            for s in sets where !containsRow(s, row) { return true }
+            for s in sets where !s.contains(row) { return true }
             passedSets += 1
             guard inZone(row), let record = snapshot.record(row) else { return true }
             if let visible, !visible(record) { return true }
@@ -179,6 +179,12 @@ extension Run {
         let matcher = matcher(residual)
         let needRecord = !residual.isEmpty || !plan.query.sortDescriptors.isEmpty || visible != nil
         if !needRecord { return idOrderedPage(rows, orderNode: orderNode) }
+        if plan.query.sortDescriptors.isEmpty {
+            // Record-id order: the candidates are filtered, then paged by id like an unfiltered set.
+            let passed = filtered(rows, matcher: matcher, fields: readFields(residual))
+            if let filterNode { count(filterNode, passed.count) }
+            return idOrderedPage(passed, orderNode: orderNode)
+        }
         let bound = pageSize + 1
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
         var passed = 0
@@ -226,6 +232,17 @@ extension Run {
             fields.insert(f.fieldName)
         }
         return fields
+    }
+
+    /// The rows (ascending) in the zone whose records pass the read rule and the residual
+    /// filter, each read for `fields` only.
+    func filtered(_ rows: [RowID], matcher: RecordMatcher, fields: Set<String>) -> [RowID] {
+        let filters = matcher.predicate != .all
+        return rows.filter { row in
+            guard inZone(row), let record = snapshot.record(row, fields: fields) else { return false }
+            if let visible, !visible(record) { return false }
+            return !filters || matcher.matches(record)
+        }
     }
 
     /// The page of a set plan ordered by record id alone (no sort, no residual filter, no

@@ -155,12 +155,10 @@ struct Run<S: QuerySnapshot> {
         switch node.op {
         case .fullScan:
             rows = snapshot.allRows()
-        case .indexScan(let field, let range, _, _):
-            rows = range.isEmpty ? [] : Postings.sortedUnique(try ordered(field).rows(in: range.valueRange))
+        case .indexScan, .indexPrefix:
+            rows = Postings.sortedUnique(try unsortedRows(node) ?? [])
         case .indexLookup(let field, let values):
             rows = try ordered(field).rows(equalToAnyOf: values)
-        case .indexPrefix(let field, let prefix):
-            rows = Postings.sortedUnique(try ordered(field).rows(beginningWith: prefix))
         case .textSearch(let words, let all):
             guard let text = snapshot.indexes.text else {
                 throw ExecutionError(message: "the plan needs the text index, which this snapshot does not have")
@@ -169,9 +167,26 @@ struct Run<S: QuerySnapshot> {
         case .radius(let field, let center, let km):
             rows = try spatial(field).rows(withinKm: km, of: center)
         case .intersect:
+            // Ranges and prefixes come in value order: rather than sorting them, they filter
+            // the intersection of the others through a bitmap — unless they are much smaller.
             var lists: [[RowID]] = []
-            for c in node.children { lists.append(try rowSet(c)) }
+            var unsorted: [[RowID]] = []
+            for c in node.children {
+                if let r = try unsortedRows(c) {
+                    count(c, r.count)
+                    unsorted.append(r)
+                } else {
+                    lists.append(try rowSet(c))
+                }
+            }
+            unsorted.sort { $0.count < $1.count }
+            if lists.isEmpty, !unsorted.isEmpty { lists.append(Postings.sortedUnique(unsorted.removeFirst())) }
             rows = Postings.intersect(lists)
+            for r in unsorted where !rows.isEmpty {
+                rows =
+                    r.count < rows.count / 8
+                    ? Postings.intersect([rows, Postings.sortedUnique(r)]) : Postings.keeping(rows, in: r)
+            }
         case .nearest, .filter, .sort, .topK, .limit:
             throw ExecutionError(message: "internal: \(node.op) is not a row-set source")
         }
@@ -180,13 +195,24 @@ struct Run<S: QuerySnapshot> {
     }
 }
 
-/// Binary search in an ascending row list.
-func containsRow(_ rows: [RowID], _ r: RowID) -> Bool {
-    var lo = 0
-    var hi = rows.count
-    while lo < hi {
-        let mid = (lo + hi) / 2
-        if rows[mid] < r { lo = mid + 1 } else { hi = mid }
+extension Run {
+    /// The rows of an index scan or prefix as the ordered index yields them (value order, one
+    /// entry per list element); nil for the other nodes, whose row sets come sorted.
+    func unsortedRows(_ node: PlanNode) throws(ExecutionError) -> [RowID]? {
+        switch node.op {
+        case .indexScan(let field, let range, _, _):
+            return range.isEmpty ? [] : try ordered(field).rows(in: range.valueRange)
+        case .indexPrefix(let field, let prefix):
+            return try ordered(field).rows(beginningWith: prefix)
+        default:
+            return nil
+        }
     }
-    return lo < rows.count && rows[lo] == r
+
+    /// The rows of a node as a membership set, built without sorting them.
+    mutating func membership(_ node: PlanNode) throws(ExecutionError) -> RowMembership {
+        guard let r = try unsortedRows(node) else { return RowMembership(try rowSet(node)) }
+        count(node, r.count)
+        return RowMembership(r)
+    }
 }

@@ -8,23 +8,79 @@
 /// note["location"] = .location(Location(latitude: 37.33, longitude: -122.03))
 /// ```
 public struct Record: Sendable, Hashable {
+    // The values live in one shared, copy-on-write box: copying a record (out of a cache, into a
+    // page, into a result) retains one reference instead of every string and dictionary in it,
+    // and a write copies the box only when another copy shares it.
+    @usableFromInline
+    struct Contents: Hashable {
+        @usableFromInline var recordType: String
+        @usableFromInline var recordID: RecordID
+        @usableFromInline var fields: [String: FieldValue]
+        @usableFromInline var creationDate: Timestamp?
+        @usableFromInline var modificationDate: Timestamp?
+        @usableFromInline var creatorUserRecordID: RecordID?
+        @usableFromInline var lastModifiedUserRecordID: RecordID?
+        @usableFromInline var recordChangeTag: String?
+    }
+
+    // Mutated only through `unique()`, i.e. while no other record shares it; shared boxes are
+    // never written, so sharing them across threads is safe.
+    @usableFromInline
+    final class Box: @unchecked Sendable {
+        @exclusivity(unchecked) @usableFromInline var contents: Contents
+        @usableFromInline init(_ contents: Contents) { self.contents = contents }
+    }
+
+    @usableFromInline var box: Box
+
+    /// The box, copied first when another record shares it.
+    @inlinable @inline(__always)
+    mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.contents) }
+        return box
+    }
+
     /// The record type, e.g. `Note`.
-    public var recordType: String
+    @inlinable public var recordType: String {
+        get { box.contents.recordType }
+        _modify { yield &unique().contents.recordType }
+    }
     /// The record's identity: name and zone.
-    public var recordID: RecordID
+    @inlinable public var recordID: RecordID {
+        get { box.contents.recordID }
+        _modify { yield &unique().contents.recordID }
+    }
     /// User fields by name. A field that is absent is "no value" (CloudKit's nil).
-    public var fields: [String: FieldValue]
+    @inlinable public var fields: [String: FieldValue] {
+        get { box.contents.fields }
+        _modify { yield &unique().contents.fields }
+    }
 
     /// Set by the store when the record is first saved.
-    public var creationDate: Timestamp?
+    @inlinable public var creationDate: Timestamp? {
+        get { box.contents.creationDate }
+        _modify { yield &unique().contents.creationDate }
+    }
     /// Set by the store on every save.
-    public var modificationDate: Timestamp?
+    @inlinable public var modificationDate: Timestamp? {
+        get { box.contents.modificationDate }
+        _modify { yield &unique().contents.modificationDate }
+    }
     /// The user who created the record, set by the store.
-    public var creatorUserRecordID: RecordID?
+    @inlinable public var creatorUserRecordID: RecordID? {
+        get { box.contents.creatorUserRecordID }
+        _modify { yield &unique().contents.creatorUserRecordID }
+    }
     /// The user who last saved the record, set by the store.
-    public var lastModifiedUserRecordID: RecordID?
+    @inlinable public var lastModifiedUserRecordID: RecordID? {
+        get { box.contents.lastModifiedUserRecordID }
+        _modify { yield &unique().contents.lastModifiedUserRecordID }
+    }
     /// An opaque version tag, changed by the store on every save.
-    public var recordChangeTag: String?
+    @inlinable public var recordChangeTag: String? {
+        get { box.contents.recordChangeTag }
+        _modify { yield &unique().contents.recordChangeTag }
+    }
 
     /// A record; system fields are normally left nil for the store to set.
     public init(
@@ -33,21 +89,24 @@ public struct Record: Sendable, Hashable {
         creatorUserRecordID: RecordID? = nil, lastModifiedUserRecordID: RecordID? = nil,
         recordChangeTag: String? = nil
     ) {
-        self.recordType = recordType
-        self.recordID = recordID
-        self.fields = fields
-        self.creationDate = creationDate
-        self.modificationDate = modificationDate
-        self.creatorUserRecordID = creatorUserRecordID
-        self.lastModifiedUserRecordID = lastModifiedUserRecordID
-        self.recordChangeTag = recordChangeTag
+        box = Box(
+            Contents(
+                recordType: recordType, recordID: recordID, fields: fields, creationDate: creationDate,
+                modificationDate: modificationDate, creatorUserRecordID: creatorUserRecordID,
+                lastModifiedUserRecordID: lastModifiedUserRecordID, recordChangeTag: recordChangeTag))
     }
 
     /// Reads or writes a user field; assigning `nil` removes it.
-    public subscript(field: String) -> FieldValue? {
-        get { fields[field] }
-        set { fields[field] = newValue }
+    @inlinable public subscript(field: String) -> FieldValue? {
+        get { box.contents.fields[field] }
+        _modify { yield &unique().contents.fields[field] }
     }
+
+    /// Whether two records hold the same values (the same box, or equal contents).
+    public static func == (a: Record, b: Record) -> Bool { a.box === b.box || a.box.contents == b.box.contents }
+
+    /// Hashes the record's values.
+    public func hash(into hasher: inout Hasher) { box.contents.hash(into: &hasher) }
 }
 
 /// The system fields of every record, with their query names and Web Services index names.

@@ -148,4 +148,29 @@ import Testing
                 Postings.heapUnion(lists.filter { !$0.isEmpty }) == Set(lists.joined()).sorted(), "seed \(seed) heap")
         }
     }
+
+    /// Unsorted row lists (as ordered indexes yield them: any order, duplicates) of every density
+    /// and length, so each path of `sortedUnique` (comparison sort, bitmap, radix sort) runs, and
+    /// `keeping` / `RowMembership` agree with sets.
+    @Test func unsortedRowListsMatchSets() {
+        let seed = TestSeed.next()
+        print("TextIndexTests.unsortedRows seed \(seed)")
+        var rng = SeededRandom(seed: seed)
+        for round in 0..<54 {
+            let n = [0, 1, 2, 63, 64, 500, 4_095, 4_096, 20_000][round % 9]
+            let span = [10, 1_000, 100_000, 4_000_000_000][rng.below(4)]
+            let base = RowID(rng.below(1_000))
+            let rows = (0..<n).map { _ in base + RowID(rng.below(span)) }
+            let members = Set(rows)
+            let expected = members.sorted()
+            #expect(Postings.sortedUnique(rows) == expected, "seed \(seed) round \(round) n \(n) span \(span)")
+            let probe = Set((0..<rng.below(300)).map { _ in base + RowID(rng.below(span)) }).sorted()
+            #expect(
+                Postings.keeping(probe, in: rows) == probe.filter(members.contains),
+                "seed \(seed) round \(round) keeping")
+            let set = RowMembership(rows)
+            #expect(probe.allSatisfy { set.contains($0) == members.contains($0) }, "seed \(seed) round \(round)")
+            #expect(rows.allSatisfy(set.contains), "seed \(seed) round \(round) members")
+        }
+    }
 }
