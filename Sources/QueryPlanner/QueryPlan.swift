@@ -71,10 +71,39 @@ public struct PlanNode: Sendable, Hashable {
 
 /// A plan that was considered and not chosen, for `explain`.
 public struct RejectedPlan: Sendable, Hashable {
-    /// One line naming the plan's row sources and operators, e.g. `index kind = "cafe" → top 50`.
-    public var summary: String
+    /// How a plan reads its rows.
+    enum Shape: Hashable {
+        /// Row-id sets intersected, filtered, then a top-K or a sort.
+        case set
+        /// An ordered or nearest-first scan that stops at the page.
+        case stream
+        /// Every row.
+        case fullScan
+    }
+
     /// Its estimated cost, in the units of ``QueryPlan/cost``.
     public var cost: Double
+    let shape: Shape
+    /// The row sources, the driver (or the stream's scan) first.
+    let sources: [PlanNode]
+    /// Whether a filter runs on the fetched records.
+    let filtered: Bool
+    let limit: Int?
+
+    /// One line naming the plan's row sources and operators, e.g. `index kind = "cafe" → top 50`;
+    /// built when read, not when the planner weighs the plan.
+    public var summary: String {
+        let filter = filtered ? " → filter" : ""
+        switch shape {
+        case .set:
+            return sources.map(describe).joined(separator: " ∩ ") + filter + (limit.map { " → top \($0)" } ?? " → sort")
+        case .stream:
+            return "stream " + sources.map(describe).joined(separator: " ∩ ") + filter
+                + (limit.map { " → limit \($0)" } ?? "")
+        case .fullScan:
+            return "full scan" + filter + (limit.map { " → top \($0)" } ?? " → sort")
+        }
+    }
 }
 
 /// The planner's answer for one query and page size.

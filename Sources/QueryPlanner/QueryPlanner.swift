@@ -71,10 +71,14 @@ public enum QueryPlanner {
 
         var best = candidates[0]
         _ = best.root.number(from: 1)
-        var seen = Set<String>([best.key])
+        // Plans are told apart by structure; their one-line summaries are built only when read.
+        var seen: [Candidate.Key] = [best.key]
         var rejected: [RejectedPlan] = []
-        for c in candidates.dropFirst() where seen.insert(c.key).inserted {
-            rejected.append(RejectedPlan(summary: c.summary, cost: c.cost))
+        for c in candidates.dropFirst() where !seen.contains(c.key) {
+            seen.append(c.key)
+            rejected.append(
+                RejectedPlan(
+                    cost: c.cost, shape: c.shape, sources: c.sources, filtered: !c.residual.isEmpty, limit: limit))
         }
         return QueryPlan(
             query: query, limit: limit, root: best.root, cost: best.cost, rejected: rejected,
@@ -84,28 +88,26 @@ public enum QueryPlanner {
 
 /// One candidate plan.
 struct Candidate {
+    /// Identity for deduplication: the same sources in another order are the same plan.
+    struct Key: Equatable {
+        var shape: RejectedPlan.Shape
+        /// The ordered scan of a stream (its other sources are access paths).
+        var scan: PlanOperator?
+        /// The access paths (indices into the planner's list) the plan reads, ascending.
+        var paths: [Int]
+    }
+
     var root: PlanNode
     var cost: Double
     var residual: [QueryFilter]
-    var streams: Bool
-    var summary: String
+    var shape: RejectedPlan.Shape
     /// Tie-break between equal costs: prefer index plans over the full scan.
     var rank: Int
-    /// Identity for deduplication: the same sources in another order are the same plan.
-    var key: String
+    /// The row sources, the driver (or scan) first, for the plan's summary.
+    var sources: [PlanNode]
+    var key: Key
 
-    init(
-        root: PlanNode, cost: Double, residual: [QueryFilter], streams: Bool, summary: String, rank: Int,
-        sources: [String]
-    ) {
-        self.root = root
-        self.cost = cost
-        self.residual = residual
-        self.streams = streams
-        self.summary = summary
-        self.rank = rank
-        self.key = (streams ? "stream " : "") + sources.sorted().joined(separator: " ∩ ")
-    }
+    var streams: Bool { shape == .stream }
 }
 
 /// What every candidate builder needs.
@@ -187,12 +189,9 @@ struct Context<S: IndexStatistics> {
         let (ordered, orderCost) = order(
             filtered, candidates: residual.isEmpty ? candidates : min(candidates, estimate), fetched: !residual.isEmpty)
         cost += orderCost + outputRows * Cost.fetch
-        let summary =
-            ([describe(d.node)] + others.map { describe(paths[$0].node) }).joined(separator: " ∩ ")
-            + (residual.isEmpty ? "" : " → filter") + (limit.map { " → top \($0)" } ?? " → sort")
         return Candidate(
-            root: ordered, cost: cost, residual: residual, streams: false, summary: summary, rank: 1,
-            sources: sources.map(describe))
+            root: ordered, cost: cost, residual: residual, shape: .set, rank: 1, sources: sources,
+            key: Candidate.Key(shape: .set, scan: nil, paths: ([driver] + others).sorted()))
     }
 
     /// A scan of the ordered index that supplies the query's first sort key.
@@ -266,12 +265,9 @@ struct Context<S: IndexStatistics> {
         var node = wrap(source, residual: residual, candidates: outputRows)
         if let k = limit { node = PlanNode(op: .limit(k), estimatedRows: outputRows, children: [node]) }
         cost += outputRows * Cost.fetch
-        let summary =
-            "stream " + ([describe(scan)] + others.map { describe(paths[$0].node) }).joined(separator: " ∩ ")
-            + (residual.isEmpty ? "" : " → filter") + (limit.map { " → limit \($0)" } ?? "")
         return Candidate(
-            root: node, cost: cost, residual: residual, streams: true, summary: summary, rank: rank,
-            sources: children.map(describe))
+            root: node, cost: cost, residual: residual, shape: .stream, rank: rank, sources: children,
+            key: Candidate.Key(shape: .stream, scan: scan.op, paths: others.sorted()))
     }
 
     func fullScan() -> Candidate {
@@ -282,9 +278,8 @@ struct Context<S: IndexStatistics> {
         let (ordered, orderCost) = order(
             filtered, candidates: filters.isEmpty ? rows : estimate, fetched: !filters.isEmpty)
         cost += orderCost + outputRows * Cost.fetch
-        let summary = "full scan" + (filters.isEmpty ? "" : " → filter") + (limit.map { " → top \($0)" } ?? " → sort")
         return Candidate(
-            root: ordered, cost: cost, residual: filters, streams: false, summary: summary, rank: 2,
-            sources: ["full scan"])
+            root: ordered, cost: cost, residual: filters, shape: .fullScan, rank: 2, sources: [],
+            key: Candidate.Key(shape: .fullScan, scan: nil, paths: []))
     }
 }
