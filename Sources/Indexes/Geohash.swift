@@ -66,8 +66,18 @@ enum Geohash {
     }
 
     /// Half-open ranges of level-32 ids covering the boxes with at most `maxCells` cells.
-    static func covering(_ boxes: [GeoBox], maxCells: Int = 12) -> [(UInt64, UInt64?)] {
+    static func covering(_ boxes: [GeoBox], maxCells: Int = 12, skipFineLevels: Bool = true) -> [(UInt64, UInt64?)] {
+        // Skip the levels that cannot fit: at level L a box spans at least (its latitude extent /
+        // 180 · 2^L) × (its longitude extent / 360 · 2^L) cells, so while the boxes' summed area
+        // in cells exceeds maxCells the level is too fine. Starting one level above that bound
+        // gives the same covering as starting at 31.
+        var area = 0.0
+        for b in boxes { area += max(0, b.latMax - b.latMin) / 180 * max(0, b.lonMax - b.lonMin) / 360 }
         var level = 31
+        if skipFineLevels, area > 0 {
+            let bound = 0.5 * log2(Double(maxCells) / area)
+            if bound.isFinite, bound < 30 { level = max(0, Int(bound.rounded(.down)) + 1) }
+        }
         var cells: [UInt64] = []
         while level >= 0 {
             cells.removeAll(keepingCapacity: true)

@@ -62,6 +62,25 @@ struct PointGen {
         }
     }
 
+    /// Starting the covering search at the first level that can fit (a bound from the boxes'
+    /// area) gives exactly the covering of a search from level 31.
+    @Test func coveringSkipsOnlyLevelsThatCannotFit() {
+        let seed = TestSeed.next()
+        var gen = PointGen(rng: SeededRandom(seed: seed))
+        for round in 0..<2_000 {
+            let c = gen.location()
+            let km = [0.0, 0.001, 0.05, 1, 7.5, 10, 50, 300, 2000, 9000, 20_100][gen.rng.below(11)] * (0.5 + gen.unit())
+            let boxes = Geohash.boundingBoxes(latitude: c.latitude, longitude: c.longitude, km: km)
+            for cells in [1, 4, 12, 40] {
+                let fast = Geohash.covering(boxes, maxCells: cells)
+                let slow = Geohash.covering(boxes, maxCells: cells, skipFineLevels: false)
+                #expect(
+                    fast.map(\.0) == slow.map(\.0) && fast.map(\.1) == slow.map(\.1),
+                    "seed \(seed) round \(round): \(c) \(km) km, \(cells) cells")
+            }
+        }
+    }
+
     @Test(arguments: [RTreePacking.str, .hilbert])
     func randomPointsMatchFullScan(packing: RTreePacking) throws {
         let seed = TestSeed.next()
