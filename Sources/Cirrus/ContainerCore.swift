@@ -43,6 +43,8 @@ final class ContainerCore: @unchecked Sendable {
     var publishedVersion: UInt64 = 0
     /// Live states of nearest-first streams between pages (Database+Query).
     let continuations = ContinuationCache()
+    /// Syntax trees of recently parsed predicate texts (PredicateCache.swift).
+    let predicates = PredicateCache()
     var subscribers: [Int: Subscriber] = [:]
     var nextSubscriberKey = 0
     var subscriptions: [String: [String: Subscription]] = [:]  // owner → id → subscription

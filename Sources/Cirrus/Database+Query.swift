@@ -204,7 +204,10 @@ extension Database {
         ctx.variables = q.variables
         ctx.source = q.predicate
         do throws(PredicateError) {
-            let checked = try QueryChecker.check(q.predicate, context: ctx)
+            // The text's tree comes from the container's cache of parsed predicates.
+            let tree: PredicateSyntax.Predicate
+            do { tree = try core.predicates.tree(q.predicate) } catch { throw PredicateError(error) }
+            let checked = try QueryChecker.check(tree, context: ctx)
             try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
             return (
                 Query(recordType: q.recordType, predicate: checked.predicate, sortDescriptors: q.sortDescriptors),

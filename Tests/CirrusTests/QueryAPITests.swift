@@ -255,6 +255,44 @@ import Testing
     }
 }
 
+extension QueryAPITests {
+    /// A text parsed once is reused with other arguments (same answers as a fresh parse, checked
+    /// against the arguments of each call); a text that does not parse is never kept and fails
+    /// the same way every time.
+    @Test func parsedPredicatesAreReusedAndSyntaxErrorsAreNot() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let saved = places(40)
+        try await populate(db, saved)
+        let text = "population > %@"
+        for bound in [Int64(-1), 10, 25, 39] {
+            let q = RecordQuery(recordType: "Place", predicate: text, arguments: [.value(.int64(bound))])
+            let got = try await all(db, q, pageSize: 7).sorted()
+            let want = saved.filter { r in
+                if case .int64(let p)? = r["population"] { return p > bound }
+                return false
+            }.map(\.recordID.recordName).sorted()
+            #expect(got == want, "population > \(bound)")
+        }
+        #expect(db.core.predicates.count == 1)
+        // Another argument type against the same cached tree is still checked.
+        let wrong = await caught {
+            try await db.records(
+                matching: RecordQuery(recordType: "Place", predicate: text, arguments: [.value(.string("x"))]))
+        }
+        #expect(wrong?.code == .invalidArguments)
+        var messages: [String] = []
+        for _ in 0..<2 {
+            let e = await caught { try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == ")) }
+            #expect(e?.code == .invalidArguments)
+            messages.append(e?.message ?? "")
+        }
+        #expect(messages[0] == messages[1] && messages[0].contains("^"))
+        #expect(db.core.predicates.count == 1)
+    }
+}
+
 @Suite struct NearestPagingTests {
     @Test func liveContinuationsAreUsedOnlyWhileNothingChanges() async throws {
         let env = TestEnv()

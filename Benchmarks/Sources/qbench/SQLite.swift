@@ -117,6 +117,24 @@ final class Statement {
         guard let p = sqlite3_column_text(stmt, col) else { return "" }
         return String(cString: p)
     }
+
+    /// Every column of the current row as a value (what an application reading the whole row
+    /// builds); BLOBs are read as their byte count.
+    func row() -> [SQLValue] {
+        let n = sqlite3_column_count(stmt)
+        var out: [SQLValue] = []
+        out.reserveCapacity(Int(n))
+        for c in 0..<n {
+            switch sqlite3_column_type(stmt, c) {
+            case SQLITE_INTEGER: out.append(.int(int(c)))
+            case SQLITE_FLOAT: out.append(.double(double(c)))
+            case SQLITE_TEXT: out.append(.text(text(c)))
+            case SQLITE_BLOB: out.append(.int(Int64(sqlite3_column_bytes(stmt, c))))
+            default: out.append(.null)
+            }
+        }
+        return out
+    }
 }
 
 enum SQLValue {

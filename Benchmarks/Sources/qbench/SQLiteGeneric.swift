@@ -145,7 +145,8 @@ final class SQLiteGeneric {
         try peer.db.exec("COMMIT")
     }
 
-    /// SQL (WHERE … ORDER BY … LIMIT) and its arguments for a checked query.
+    /// SQL (WHERE … ORDER BY … LIMIT) and its arguments for a checked query. It selects whole
+    /// rows (`p.*`: id, recordName, then the fields), as Cirrus returns whole records.
     func translate(
         _ type: String, _ predicate: QueryPredicate, sort: [RecordModel.SortDescriptor], limit: Int?
     ) throws -> (String, [SQLValue]) {
@@ -176,7 +177,7 @@ final class SQLiteGeneric {
         }
         _ = distance
         var sql =
-            "SELECT p.recordName FROM \(t) p" + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
+            "SELECT p.* FROM \(t) p" + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
         if !order.isEmpty { sql += " ORDER BY " + (order + ["p.recordName"]).joined(separator: ", ") }
         if let limit { sql += " LIMIT \(limit)" }
         return (sql, args)
