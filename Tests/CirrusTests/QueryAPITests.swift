@@ -284,7 +284,9 @@ extension QueryAPITests {
         #expect(wrong?.code == .invalidArguments)
         var messages: [String] = []
         for _ in 0..<2 {
-            let e = await caught { try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == ")) }
+            let e = await caught {
+                try await db.records(matching: RecordQuery(recordType: "Place", predicate: "kind == "))
+            }
             #expect(e?.code == .invalidArguments)
             messages.append(e?.message ?? "")
         }

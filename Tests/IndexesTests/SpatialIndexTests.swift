@@ -69,7 +69,8 @@ struct PointGen {
         var gen = PointGen(rng: SeededRandom(seed: seed))
         for round in 0..<2_000 {
             let c = gen.location()
-            let km = [0.0, 0.001, 0.05, 1, 7.5, 10, 50, 300, 2000, 9000, 20_100][gen.rng.below(11)] * (0.5 + gen.unit())
+            let km =
+                [0.0, 0.001, 0.05, 1, 7.5, 10, 50, 300, 2000, 9000, 20_100][gen.rng.below(11)] * (0.5 + gen.unit())
             let boxes = Geohash.boundingBoxes(latitude: c.latitude, longitude: c.longitude, km: km)
             for cells in [1, 4, 12, 40] {
                 let fast = Geohash.covering(boxes, maxCells: cells)
