@@ -166,7 +166,7 @@ struct TypeTable: Sendable {
         let split = firstIndex(atLeast: baseCount, from: 0)
         guard split > 0, let base else { return fallback() }
         // Per layer, the candidates still to walk (after `after`, in the asked zone).
-        var runs: [ArraySlice<RowID>] = []
+        var runs: [MergeRun] = []
         var from = 0
         for l in base.layers {
             let end = firstIndex(atLeast: l.start + l.rows.count, from: from)
@@ -181,11 +181,13 @@ struct TypeTable: Sendable {
                 var hi = run.endIndex
                 while lo < hi {
                     let m = (lo + hi) / 2
-                    if base.rows.compareID(Int(rows[m]), after) <= 0 { lo = m + 1 } else { hi = m }
+                    if l.rows.compareID(Int(rows[m]) - l.start, after) <= 0 { lo = m + 1 } else { hi = m }
                 }
                 run = rows[lo..<run.endIndex]
             }
-            runs.append(run)
+            var r = MergeRun(rows: run, section: l.rows, start: l.start)
+            r.settle(removed: baseRemoved)
+            if r.head != nil { runs.append(r) }
         }
         var delta: [(RecordID, RowID)] = []
         for row in rows[split...] {
@@ -196,30 +198,25 @@ struct TypeTable: Sendable {
             delta.append((id, row))
         }
         delta.sort { $0.0 < $1.0 }
-        // A k-way merge: the smallest head among the layers' runs (removed rows skipped) and
-        // the delta's.
+        // A k-way merge over the layers' runs (each head's key bytes read once, compared with
+        // memcmp) and the delta's rows.
         var out: [RowID] = []
-        out.reserveCapacity(min(limit, runs.reduce(0) { $0 + $1.count } + delta.count))
+        out.reserveCapacity(min(limit, runs.reduce(0) { $0 + $1.rows.count } + delta.count))
         var j = 0
-        func skipRemoved(_ k: Int) {
-            while let r = runs[k].first, baseRemoved.contains(Int(r)) { runs[k].removeFirst() }
-        }
-        for k in runs.indices { skipRemoved(k) }
         while out.count < limit {
             var best = -1
-            for k in runs.indices {
-                guard let r = runs[k].first else { continue }
-                if best < 0 || base.rows.compareIDs(Int(r), Int(runs[best].first!)) < 0 { best = k }
+            for k in runs.indices where runs[k].head != nil {
+                if best < 0 || runs[k].precedes(runs[best]) { best = k }
             }
-            guard best >= 0, let row = runs[best].first else { break }
-            while j < delta.count, base.rows.compareID(Int(row), delta[j].0) > 0 {
+            guard best >= 0, let row = runs[best].head else { break }
+            while j < delta.count, runs[best].section.compareID(Int(row) - runs[best].start, delta[j].0) > 0 {
                 out.append(delta[j].1)
                 j += 1
                 if out.count == limit { return out }
             }
             out.append(row)
-            runs[best].removeFirst()
-            skipRemoved(best)
+            runs[best].rows.removeFirst()
+            runs[best].settle(removed: baseRemoved)
         }
         while j < delta.count, out.count < limit {
             out.append(delta[j].1)
@@ -411,4 +408,42 @@ public struct RecordTypeSnapshot: Sendable {
 
     /// Every live row, sorted ascending.
     public func allRows() -> [RowID] { storage.table?.allRows() ?? [] }
+}
+
+/// One layer's candidate rows in a merge by record id, with the key bytes of its first live row.
+struct MergeRun {
+    var rows: ArraySlice<RowID>
+    let section: RowSection
+    /// The table row of the section's first row.
+    let start: Int
+    /// The first live row and its zone and name bytes (nil when the run is exhausted).
+    var head: RowID?
+    var zone = UnsafeRawBufferPointer(start: nil, count: 0)
+    var name = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    init(rows: ArraySlice<RowID>, section: RowSection, start: Int) {
+        self.rows = rows
+        self.section = section
+        self.start = start
+    }
+
+    /// Drops removed rows from the front and reads the new head's key (a damaged key is empty,
+    /// so it sorts first, as `BaseRows.compareIDs` orders it).
+    mutating func settle(removed: RowBitmap) {
+        while let r = rows.first, removed.contains(Int(r)) { rows.removeFirst() }
+        head = rows.first
+        guard let h = head, let (z, n) = section.keyBytes(Int(h) - start) else {
+            zone = UnsafeRawBufferPointer(start: nil, count: 0)
+            name = zone
+            return
+        }
+        zone = z
+        name = n
+    }
+
+    /// Whether this head's id comes before `other`'s: record name, then zone name.
+    func precedes(_ other: MergeRun) -> Bool {
+        let c = RowKeyOrder.compare(name, other.name)
+        return c != 0 ? c < 0 : RowKeyOrder.compare(zone, other.zone) < 0
+    }
 }

@@ -16,6 +16,11 @@
 // Construction bounds-checks header, trailer and entry table; each accessor bounds-checks what
 // it follows, so a damaged section yields nil or an error, never a read outside the file.
 
+#if canImport(Glibc)
+    import Glibc
+#else
+    import Darwin
+#endif
 import RecordModel
 
 /// Byte order of record ids inside a table (zone name, then record name, as UTF-8 bytes).
@@ -33,9 +38,13 @@ public enum RowKeyOrder {
         return a.withUTF8 { x in b.withUTF8 { y in compare(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
     }
 
-    static func compare(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer) -> Int {
+    /// Compares two byte strings: <0, 0, >0 (shorter first on a common prefix).
+    public static func compare(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer) -> Int {
         let n = min(x.count, y.count)
-        for i in 0..<n where x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
+        if n > 0, let a = x.baseAddress, let b = y.baseAddress {
+            let c = memcmp(a, b, n)
+            if c != 0 { return c < 0 ? -1 : 1 }
+        }
         return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
     }
 }
@@ -156,8 +165,9 @@ public struct RowSection: @unchecked Sendable {
         return UnsafeRawBufferPointer(rebasing: bytes[o..<(o + n)])
     }
 
-    /// The zone-name and record-name bytes of row `i`.
-    func keyBytes(_ i: Int) -> (zone: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer)? {
+    /// The zone-name and record-name bytes of row `i` (in the mapped segment: valid while the
+    /// section is), nil when damaged.
+    public func keyBytes(_ i: Int) -> (zone: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer)? {
         let e = entry(i)
         let z = u16(e + 12)
         let n = u16(e + 14)
