@@ -16,12 +16,13 @@
 // Construction bounds-checks header, trailer and entry table; each accessor bounds-checks what
 // it follows, so a damaged section yields nil or an error, never a read outside the file.
 
+import RecordModel
+
 #if canImport(Glibc)
     import Glibc
 #else
     import Darwin
 #endif
-import RecordModel
 
 /// Byte order of record ids inside a table (zone name, then record name, as UTF-8 bytes).
 public enum RowKeyOrder {

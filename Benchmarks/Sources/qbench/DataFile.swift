@@ -12,6 +12,7 @@
 import Cirrus
 import Foundation
 import QueryChecker
+import QueryExecution
 import RecordLog
 import RecordModel
 
