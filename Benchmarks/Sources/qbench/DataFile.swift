@@ -175,7 +175,10 @@ struct DataFileRun {
             if page > 1 {
                 // The cursor of the page before, obtained before timing.
                 cursor = try await cirrus.page(rq, limit: limit).1
-                for _ in 2..<page { cursor = try await cursor.map { try await cirrus.next($0, limit: limit).1 } }
+                for _ in 2..<page {
+                    guard let c = cursor else { break }
+                    cursor = try await cirrus.next(c, limit: limit).1
+                }
             }
             let resume = cursor
             let c: () async throws -> [String] =
@@ -183,7 +186,10 @@ struct DataFileRun {
                 ? { namesOf(try await cirrus.all(rq, pageSize: 1_000_000)) }
                 : page == 1
                     ? { namesOf(try await cirrus.page(rq, limit: limit).0) }
-                    : { try await resume.map { namesOf(try await cirrus.next($0, limit: limit).0) } ?? [] }
+                    : {
+                        guard let c = resume else { return [] }
+                        return namesOf(try await cirrus.next(c, limit: limit).0)
+                    }
             let s: () throws -> [String] = {
                 let st = try peer.statement(sql)
                 st.bind(sqlArgs)
