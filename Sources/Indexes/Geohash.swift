@@ -67,6 +67,25 @@ enum Geohash {
 
     /// Half-open ranges of level-32 ids covering the boxes with at most `maxCells` cells.
     static func covering(_ boxes: [GeoBox], maxCells: Int = 12, skipFineLevels: Bool = true) -> [(UInt64, UInt64?)] {
+        coveringCells(boxes, maxCells: maxCells, skipFineLevels: skipFineLevels).ranges
+    }
+
+    /// The fraction of the covering cells' area (in degrees², as the cells are laid out) that
+    /// the boxes take: the share of the cells' entries a uniform density would put in them.
+    static func coveredFraction(_ boxes: [GeoBox], maxCells: Int = 12) -> Double {
+        let c = coveringCells(boxes, maxCells: maxCells)
+        let side = Double(UInt64(1) << UInt64(max(0, c.level)))
+        let cellArea = (180 / side) * (360 / side)
+        var area = 0.0
+        for b in boxes { area += max(0, b.latMax - b.latMin) * max(0, b.lonMax - b.lonMin) }
+        guard c.cells > 0, cellArea > 0 else { return 1 }
+        return min(1, area / (Double(c.cells) * cellArea))
+    }
+
+    /// The covering: its id ranges, its level and how many cells it has.
+    static func coveringCells(
+        _ boxes: [GeoBox], maxCells: Int = 12, skipFineLevels: Bool = true
+    ) -> (ranges: [(UInt64, UInt64?)], level: Int, cells: Int) {
         // Skip the levels that cannot fit: at level L a box spans at least (its latitude extent /
         // 180 · 2^L) × (its longitude extent / 360 · 2^L) cells, so while the boxes' summed area
         // in cells exceeds maxCells the level is too fine. Starting one level above that bound
@@ -97,7 +116,7 @@ enum Geohash {
             if total <= maxCells { break }
             level -= 1
         }
-        if level < 0 { return [(0, nil)] }
+        if level < 0 { return ([(0, nil)], 0, 1) }
         cells.sort()
         let shift = UInt64(64 - 2 * level)
         var out: [(UInt64, UInt64?)] = []
@@ -111,6 +130,6 @@ enum Geohash {
             out.append((lo, hi))
             k = e + 1
         }
-        return out
+        return (out, level, cells.count)
     }
 }

@@ -111,15 +111,30 @@ extension SpatialIndex {
     }
 
     /// Planner estimate of the rows within `km`: the entries of the geohash cells covering the
-    /// circle (an upper bound), from subtree counts in O(cells · log n).
+    /// circle, scaled by the share of the cells' area the circle takes (π/4 of its bounding
+    /// boxes): up to 12 cells may cover many times the circle, and an upper bound that large made
+    /// the planner intersect a small circle with a large index set. O(cells · log n).
     public func estimatedCount(withinKm km: Double, of center: Location) -> Int {
         guard center.hasValidCoordinates else { return 0 }
         let boxes = Geohash.boundingBoxes(latitude: center.latitude, longitude: center.longitude, km: km)
+        let n = Double(coveringCount(boxes)) * min(1, Double.pi / 4 * Geohash.coveredFraction(boxes))
+        return min(Int(n.rounded(.up)), count)
+    }
+
+    /// The entries of the geohash cells covering the circle: an upper bound of its rows.
+    func coveringCount(withinKm km: Double, of center: Location) -> Int {
+        guard center.hasValidCoordinates else { return 0 }
+        return min(
+            coveringCount(Geohash.boundingBoxes(latitude: center.latitude, longitude: center.longitude, km: km)),
+            count)
+    }
+
+    func coveringCount(_ boxes: [GeoBox]) -> Int {
         var n = 0
         for (lo, hi) in Geohash.covering(boxes) {
             n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
             for base in bases { n += base.cellCount(lo, hi) }
         }
-        return min(n, count)
+        return n
     }
 }

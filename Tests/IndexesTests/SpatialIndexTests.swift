@@ -44,7 +44,9 @@ struct PointGen {
             let exp = sorted.filter { GeoMath.distanceKm(chord2: $0.0) <= km }.map(\.1).sorted()
             #expect(index.rows(withinKm: km, of: c, using: .geohash) == exp, "seed \(seed) geohash \(c) \(km)")
             #expect(index.rows(withinKm: km, of: c, using: .rtree) == exp, "seed \(seed) rtree \(c) \(km)")
-            #expect(index.estimatedCount(withinKm: km, of: c) >= exp.count, "seed \(seed)")
+            #expect(index.coveringCount(withinKm: km, of: c) >= exp.count, "seed \(seed)")
+            #expect(
+                index.estimatedCount(withinKm: km, of: c) <= index.coveringCount(withinKm: km, of: c), "seed \(seed)")
             var it = index.nearest(to: c)
             let got = it.next(sorted.count + 1)
             #expect(got.map(\.row) == sorted.map(\.1), "seed \(seed) nearest \(c)")
@@ -122,6 +124,40 @@ struct PointGen {
             pts[r] = l
         }
         try check(index, pts, &gen, seed: seed)
+    }
+
+    /// On evenly spread points the planner's estimate is near the true count (the covering's
+    /// upper bound can be many times it), at mid latitudes and across ±180°.
+    @Test func radiusEstimateIsNearTheCountOnEvenlySpreadPoints() {
+        let seed = TestSeed.next()
+        var gen = PointGen(rng: SeededRandom(seed: seed))
+        var pts: [(RowID, Location)] = []
+        for r in 0..<40_000 {  // a 4° × 6° square around (45, 2) and one around (0, 180)
+            let box = r % 2 == 0 ? (lat: 43.0, lon: -1.0) : (lat: -2.0, lon: 177.0)
+            var lon = box.lon + gen.unit() * 6
+            if lon > 180 { lon -= 360 }
+            pts.append((RowID(r), Location(latitude: box.lat + gen.unit() * 4, longitude: lon)))
+        }
+        let index = SpatialIndex(points: pts, fanout: 16)
+        var worst = 1.0
+        var looser = 0
+        for round in 0..<60 {
+            let c =
+                round % 2 == 0
+                ? Location(latitude: 44 + gen.unit() * 2, longitude: 0.5 + gen.unit() * 3)
+                : Location(latitude: -1 + gen.unit() * 2, longitude: 179 + gen.unit() * 2 - (round % 4 == 1 ? 0 : 360))
+            let km = [5.0, 12, 30, 60][gen.rng.below(4)]
+            let actual = index.rows(withinKm: km, of: c).count
+            guard actual >= 100 else { continue }
+            let estimate = index.estimatedCount(withinKm: km, of: c)
+            let bound = index.coveringCount(withinKm: km, of: c)
+            let ratio = Double(estimate) / Double(actual)
+            worst = max(worst, ratio, 1 / ratio)
+            if Double(bound) / Double(actual) >= 2 { looser += 1 }
+            #expect(ratio > 0.5 && ratio < 2, "seed \(seed) round \(round): \(c) \(km) km: \(estimate) vs \(actual)")
+        }
+        // The upper bound alone would have failed the check above this often.
+        print("radius estimate: worst ratio \(worst); the covering bound was 2× or more in \(looser) rounds")
     }
 
     @Test func invalidCoordinatesAreNotIndexed() {
