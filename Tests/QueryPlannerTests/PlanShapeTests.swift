@@ -23,9 +23,9 @@ import Testing
                 page size: 50
                 top 50 by recordID  (est 50)
                   index kind = "cafe"  (est 1000)
-                cost: 91.8
+                cost: 102.4
                 rejected:
-                  438504.8  full scan → filter → top 50
+                  474341.3  full scan → filter → top 50
 
                 """)
     }
@@ -37,10 +37,10 @@ import Testing
                 page size: 50
                 limit 50  (est 50)
                   index scan population > 999000 DESC, ordered  (est 999)
-                cost: 50.6
+                cost: 50.9
                 rejected:
-                  528.3  index scan population > 999000 → top 50
-                  438504.7  full scan → filter → top 50
+                  575.9  index scan population > 999000 → top 50
+                  474341.3  full scan → filter → top 50
 
                 """)
     }
@@ -120,9 +120,9 @@ import Testing
                 page size: 50
                 top 50 by recordID  (est 25)
                   radius location within 10 km of (48.8606, 2.3376)  (est 25)
-                cost: 26.8
+                cost: 28.2
                 rejected:
-                  438445.9  full scan → filter → top 50
+                  474269.2  full scan → filter → top 50
 
                 """)
     }
@@ -215,7 +215,7 @@ import Testing
                 sort by recordID  (est 297000)
                   filter rating GREATER_THAN 4 AND kind NOT_EQUALS "cafe"  (est 297000)
                     full scan  (est 1000000)
-                cost: 938980.9
+                cost: 1038517.9
 
                 """)
     }
