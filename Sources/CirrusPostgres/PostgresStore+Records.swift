@@ -42,13 +42,20 @@ extension PostgresStore {
     public func save(_ record: Record, policy: PostgresSavePolicy = .ifServerRecordUnchanged, by user: String? = nil)
         async throws(PostgresStoreError) -> Record
     {
-        let r = try await modify(saving: [record], policy: policy, atomically: true, by: user)
-        return r.saved[0]
+        do {
+            return try await modify(saving: [record], policy: policy, atomically: true, by: user).saved[0]
+        } catch {
+            throw error.partialErrors[record.recordID] ?? error
+        }
     }
 
     /// Deletes one record; unknownItem (11) when there is none.
     public func delete(_ id: RecordID) async throws(PostgresStoreError) {
-        _ = try await modify(deleting: [id], atomically: true)
+        do {
+            _ = try await modify(deleting: [id], atomically: true)
+        } catch {
+            throw error.partialErrors[id] ?? error
+        }
     }
 
     /// Saves and deletes records of this tenant in one transaction (see the file header).

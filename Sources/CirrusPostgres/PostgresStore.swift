@@ -80,11 +80,25 @@ public actor PostgresStore {
             tls: .disable)
         config.options.connectTimeout = timeout
         config.options.maximumConnections = 4
+        let at = "\(host):\(port)/\(database.isEmpty ? user : database)"
+        // One direct connection first: an unreachable server or a refused login is reported at
+        // once with its cause (the pool would retry in the background until the deadline).
+        do {
+            var probe = PostgresConnection.Configuration(
+                host: host, port: port, username: user, password: c.password,
+                database: database.isEmpty ? user : database, tls: .disable)
+            probe.options.connectTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+            let connection = try await PostgresConnection.connect(
+                configuration: probe, id: 0, logger: Logger(label: "cirrus.postgres.probe"))
+            try await connection.close()
+        } catch {
+            throw mapError(error, what: "connecting", address: at)
+        }
         let client = PostgresClient(configuration: config)
         let runTask = Task { await client.run() }
         let store = PostgresStore(
             client: client, runTask: runTask, tenant: tenant,
-            address: "\(host):\(port)/\(database.isEmpty ? user : database)", clock: clock, timeout: timeout)
+            address: at, clock: clock, timeout: timeout)
         do {
             try await store.start()
         } catch {
@@ -173,6 +187,14 @@ public actor PostgresStore {
         if var e = error as? PostgresStoreError {
             if e.location == nil { e.location = address }
             return e
+        }
+        if let t = error as? PostgresTransactionError {
+            // The transaction was rolled back (or never began): what failed is what matters.
+            if let inner = t.closureError ?? t.beginError ?? t.commitError {
+                var e = mapError(inner, what: what, address: address)
+                if let r = t.rollbackError { e.message += " (the rollback failed too: \(r))" }
+                return e
+            }
         }
         if let p = error as? PSQLError {
             switch p.code {

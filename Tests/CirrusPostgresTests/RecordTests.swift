@@ -170,8 +170,8 @@ struct PostgresRecordTests {
         try await bob.apply(schema: Self.noteSchema)  // the same schema: a no-op
         for i in 0..<5 {
             let id = RecordID(recordName: "n\(i)")
-            _ = try await alice.save(Record(recordType: "Note", recordID: id, fields: ["title": "alice \(i)", "count": .int64(Int64(i))]))
-            _ = try await bob.save(Record(recordType: "Note", recordID: id, fields: ["title": "bob \(i)", "count": .int64(Int64(i))]))
+            _ = try await alice.save(Record(recordType: "Note", recordID: id, fields: ["title": .string("alice \(i)"), "count": .int64(Int64(i))]))
+            _ = try await bob.save(Record(recordType: "Note", recordID: id, fields: ["title": .string("bob \(i)"), "count": .int64(Int64(i))]))
         }
         try await bob.delete(RecordID(recordName: "n0"))
         #expect(try await alice.record(for: RecordID(recordName: "n0"))["title"] == "alice 0")
