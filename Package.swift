@@ -171,7 +171,7 @@ let package = Package(
             name: "CirrusPostgresTests",
             dependencies: [
                 "CirrusPostgres", "QueryExecution", "QueryChecker", "PredicateSyntax", "RecordModel", "Indexes",
-                "CirrusTestSupport",
+                "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict),
         .testTarget(

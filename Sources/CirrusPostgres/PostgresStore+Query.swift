@@ -86,7 +86,8 @@ extension PostgresStore {
         continuingFrom cursor: PostgresCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 0
     ) async throws(PostgresStoreError) -> PostgresQueryPage {
         guard cursor.tenantKey == tenant.key else {
-            throw PostgresStoreError(.invalidArguments, "the cursor was issued for another tenant (\(cursor.tenantKey))")
+            throw PostgresStoreError(
+                .invalidArguments, "the cursor was issued for another tenant (\(cursor.tenantKey))")
         }
         return try await page(
             cursor.query, zone: cursor.zone, after: cursor.position, desiredKeys: desiredKeys,

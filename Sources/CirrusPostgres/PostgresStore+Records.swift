@@ -39,7 +39,9 @@ extension PostgresStore {
     public static let maximumItemsPerRequest = 400
 
     /// Saves one record and returns it as stored.
-    public func save(_ record: Record, policy: PostgresSavePolicy = .ifServerRecordUnchanged, by user: String? = nil)
+    public func save(
+        _ record: Record, policy: PostgresSavePolicy = .ifServerRecordUnchanged, by user: String? = nil
+    )
         async throws(PostgresStoreError) -> Record
     {
         do {
@@ -292,7 +294,10 @@ struct WriteContext {
             ("zone_owner", b.param(id.zoneID.ownerName)), ("record_name", b.param(id.recordName)),
             ("record_type", b.param(r.recordType)), ("change_tag", b.param(r.recordChangeTag ?? "")),
             ("created_at", r.creationDate.map { "\(b.param(String($0.millisecondsSince1970)))::bigint" } ?? "NULL"),
-            ("modified_at", r.modificationDate.map { "\(b.param(String($0.millisecondsSince1970)))::bigint" } ?? "NULL"),
+            (
+                "modified_at",
+                r.modificationDate.map { "\(b.param(String($0.millisecondsSince1970)))::bigint" } ?? "NULL"
+            ),
             ("created_by", r.creatorUserRecordID.map { b.param(SQLText.referenceKey($0)) } ?? "NULL"),
             ("modified_by", r.lastModifiedUserRecordID.map { b.param(SQLText.referenceKey($0)) } ?? "NULL"),
             ("data", "decode(\(b.param(SQLText.hex(RecordRow.encode(r)))), 'hex')"),

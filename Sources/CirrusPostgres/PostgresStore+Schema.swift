@@ -29,7 +29,8 @@ extension PostgresStore {
         guard newSchema.environment == tenant.environment else {
             throw PostgresStoreError(
                 .invalidArguments,
-                "a \(newSchema.environment.rawValue) schema cannot be applied to the \(tenant.environment.rawValue) tables")
+                "a \(newSchema.environment.rawValue) schema cannot be applied to the \(tenant.environment.rawValue) tables"
+            )
         }
         let namespace = tenant.namespace
         let citus = self.citus
@@ -44,7 +45,8 @@ extension PostgresStore {
         try await run("applying the schema of \(namespace)") { client in
             try await client.withTransaction(logger: logger) { conn in
                 func exec(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws {
-                    for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {}
+                    for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                    {}
                 }
                 var lockKey = PostgresBindings()
                 lockKey.append(namespace)
@@ -65,7 +67,8 @@ extension PostgresStore {
                             zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
                             record_type text NOT NULL, PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
                         """)
-                    try await exec("CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
+                    try await exec(
+                        "CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
                     created += [tenants, names]
                     if citus {
                         var t = PostgresBindings()
@@ -103,8 +106,11 @@ extension PostgresStore {
                     for n in have.subtracting(wanted.keys).sorted() {
                         try await exec("DROP INDEX \(SQLName.qualified(namespace, n))")
                     }
-                    for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) { try await exec(sql) }
-                    if exists, let before, before.columns != layout.columns || before.searchableFields != layout.searchableFields
+                    for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) {
+                        try await exec(sql)
+                    }
+                    if exists, let before,
+                        before.columns != layout.columns || before.searchableFields != layout.searchableFields
                     {
                         try await Self.rederive(conn, layout, logger)
                     }
@@ -117,7 +123,10 @@ extension PostgresStore {
                         let colocate = i == 0 ? "'default'" : "$2"
                         try await exec(
                             "SELECT create_distributed_table($1::regclass, 'tenant', colocate_with => \(colocate))",
-                            i == 0 ? { var one = PostgresBindings(); one.append(table); return one }() : t)
+                            i == 0
+                                ? {
+                                    var one = PostgresBindings(); one.append(table); return one
+                                }() : t)
                     }
                 }
                 var b = PostgresBindings()
@@ -130,7 +139,9 @@ extension PostgresStore {
         setSchema(newSchema)
     }
 
-    static func tableExists(_ conn: PostgresConnection, _ namespace: String, _ table: String, _ logger: Logger)
+    static func tableExists(
+        _ conn: PostgresConnection, _ namespace: String, _ table: String, _ logger: Logger
+    )
         async throws -> Bool
     {
         var b = PostgresBindings()
@@ -185,6 +196,18 @@ extension PostgresStore {
                 PostgresQuery(unsafeSQL: "UPDATE \(layout.qualifiedTable) SET \(set) WHERE \(key)", binds: b.binds),
                 logger: logger)
             {}
+        }
+    }
+}
+
+extension PostgresStore {
+    /// Refreshes PostgreSQL's statistics of the container's tables (`ANALYZE`), so that the
+    /// planner sees their sizes and value distributions — after a bulk load, before autovacuum
+    /// gets to them.
+    public func analyze() async throws(PostgresStoreError) {
+        let tables = self.tables.values.map(\.qualifiedTable).sorted()
+        try await run("analyzing the tables of \(tenant.namespace)") { client in
+            for t in tables { try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(t)")) }
         }
     }
 }

@@ -141,7 +141,8 @@ public actor PostgresStore {
                 setSchema(try JSONDecoder().decode(Schema.self, from: Data(stored.utf8)))
             } catch {
                 throw PostgresStoreError(
-                    .internalError, "the stored schema of \(tenant.namespace) does not decode: \(error)", location: address)
+                    .internalError, "the stored schema of \(tenant.namespace) does not decode: \(error)",
+                    location: address)
             }
         }
     }
@@ -149,7 +150,9 @@ public actor PostgresStore {
     func setSchema(_ s: Schema) {
         schema = s
         tables = Dictionary(
-            uniqueKeysWithValues: s.recordTypes.values.map { ($0.name, TableLayout(namespace: tenant.namespace, schema: $0)) })
+            uniqueKeysWithValues: s.recordTypes.values.map {
+                ($0.name, TableLayout(namespace: tenant.namespace, schema: $0))
+            })
     }
 
     /// The layout of a record type the schema has.
@@ -173,7 +176,9 @@ public actor PostgresStore {
         let address = self.address
         let timeout = self.timeout
         do {
-            return try await Deadline.race(timeout) { try await body(client) } onTimeout: {
+            return try await Deadline.race(timeout) {
+                try await body(client)
+            } onTimeout: {
                 PostgresStoreError(
                     .networkFailure, "no answer from PostgreSQL within \(timeout) while \(what)", location: address)
             }
@@ -212,16 +217,19 @@ public actor PostgresStore {
                     location: address)
             case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
                 return PostgresStoreError(
-                    .networkFailure, "the connection to PostgreSQL was lost while \(what) (\(p.code))", location: address)
+                    .networkFailure, "the connection to PostgreSQL was lost while \(what) (\(p.code))",
+                    location: address)
             default:
-                return PostgresStoreError(.internalError, "PostgreSQL client error while \(what): \(p.code)", location: address)
+                return PostgresStoreError(
+                    .internalError, "PostgreSQL client error while \(what): \(p.code)", location: address)
             }
         }
         if error is CancellationError {
             return PostgresStoreError(.networkFailure, "cancelled while \(what)", location: address)
         }
         return PostgresStoreError(
-            .networkUnavailable, "cannot reach PostgreSQL while \(what): \(String(describing: error))", location: address)
+            .networkUnavailable, "cannot reach PostgreSQL while \(what): \(String(describing: error))",
+            location: address)
     }
 }
 

@@ -12,7 +12,8 @@
 // - token searches are `tokens @@ tsquery` over the TextTokenizer tokens stored at save.
 // Order: the sort keys (records lacking one are not in the results), then the record id
 // (record_name, zone_name, zone_owner, byte order). A distance sort orders by the squared chord
-// from the centre, computed from the stored unit vector exactly as the executor computes it.
+// from the centre, computed from the stored unit vector exactly as the executor computes it;
+// nearest-first on an indexed location first bounds the page with a KNN scan (`<->`).
 // A cursor is the last row's keys as PostgreSQL printed them: the next page adds a keyset
 // condition `(keys, id) > (last keys, last id)` — no OFFSET.
 
@@ -57,13 +58,15 @@ enum QueryTranslator {
             case .field(let name, let asc):
                 guard let (expr, type, isList) = try sortColumn(name, layout: layout) else {
                     throw PostgresStoreError(
-                        .invalidArguments, "cannot sort by \(name): the record type \(layout.recordType) has no such field")
+                        .invalidArguments,
+                        "cannot sort by \(name): the record type \(layout.recordType) has no such field")
                 }
                 if isList { conditions.append("FALSE") }  // lists have no order key: no results
                 keys.append((expr, type, asc))
             case .distance(let name, let from):
                 guard let c = layout.columns[name], c.family == .location else {
-                    throw PostgresStoreError(.invalidArguments, "cannot sort by distance on \(name): not a location field")
+                    throw PostgresStoreError(
+                        .invalidArguments, "cannot sort by distance on \(name): not a location field")
                 }
                 keys.append((chord2(c, from, &b), "float8", true))
             }
@@ -77,12 +80,35 @@ enum QueryTranslator {
         }
         var order = keys.map { "\($0.expr) \($0.ascending ? "ASC" : "DESC")" }
         order += ["record_name", "zone_name", "zone_owner"]
-        let keyList = keys.isEmpty ? "ARRAY[]::text[]" : "ARRAY[" + keys.map { "(\($0.expr))::text" }.joined(separator: ", ") + "]"
+        let keyList =
+            keys.isEmpty
+            ? "ARRAY[]::text[]" : "ARRAY[" + keys.map { "(\($0.expr))::text" }.joined(separator: ", ") + "]"
+        let limitParam = b.param(String(limit))
+        var with = ""
+        if case .distance(let name, let from)? = q.sortDescriptors.first, let c = layout.columns[name],
+            c.options.contains(.queryable)
+        {
+            // Nearest first: a KNN scan of the GiST index (`<->`, PostGIS's sphere distance)
+            // finds the page's farthest row; every row of the exact order's page lies within
+            // that distance plus a margin far above the two distances' difference (~1e-8
+            // relative, < 1 m near the antipode), so ST_DWithin on the same index bounds the
+            // rows the exact order (the squared chord) sorts.
+            let point = try b.value(.location(from), .location)
+            let all = conditions.joined(separator: " AND ")
+            with = """
+                WITH knn AS (SELECT (\(c.sql) <-> \(point)) AS d FROM \(layout.qualifiedTable) WHERE \(all)
+                    ORDER BY \(c.sql) <-> \(point) LIMIT 1 OFFSET \(limitParam)::bigint - 1)
+
+                """
+            conditions.append(
+                "(NOT EXISTS (SELECT 1 FROM knn) OR ST_DWithin(\(c.sql), \(point), "
+                    + "(SELECT d FROM knn) * 1.000001::float8 + 1::float8, false))")
+        }
         let sql = """
-            SELECT data, \(keyList) FROM \(layout.qualifiedTable)
+            \(with)SELECT data, \(keyList) FROM \(layout.qualifiedTable)
             WHERE \(conditions.joined(separator: "\n  AND "))
             ORDER BY \(order.joined(separator: ", "))
-            LIMIT \(b.param(String(limit)))::bigint
+            LIMIT \(limitParam)::bigint
             """
         return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count)
     }
@@ -92,7 +118,8 @@ enum QueryTranslator {
         _ keys: [(expr: String, type: String, ascending: Bool)], _ after: KeysetPosition, _ b: inout SQLBuilder
     ) -> String {
         let id = after.recordID
-        var tail = "(record_name, zone_name, zone_owner) > (\(b.param(id.recordName))::text COLLATE \"C\", "
+        var tail =
+            "(record_name, zone_name, zone_owner) > (\(b.param(id.recordName))::text COLLATE \"C\", "
             + "\(b.param(id.zoneID.zoneName))::text COLLATE \"C\", \(b.param(id.zoneID.ownerName))::text COLLATE \"C\")"
         for (i, k) in keys.enumerated().reversed() {
             let v = "\(b.param(after.keys[i]))::\(k.type)"
@@ -142,7 +169,9 @@ enum QueryTranslator {
 
     // MARK: - filters
 
-    static func filter(_ f: QueryFilter, layout: TableLayout, _ b: inout SQLBuilder) throws(PostgresStoreError)
+    static func filter(
+        _ f: QueryFilter, layout: TableLayout, _ b: inout SQLBuilder
+    ) throws(PostgresStoreError)
         -> String
     {
         if f.comparator.isTokenSearch {
@@ -178,7 +207,9 @@ enum QueryTranslator {
         return (kept, kept.count == all.count)
     }
 
-    static func scalarFilter(_ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder)
+    static func scalarFilter(
+        _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
+    )
         throws(PostgresStoreError) -> String
     {
         let t = f.fieldValue
@@ -218,7 +249,9 @@ enum QueryTranslator {
         }
     }
 
-    static func listFilter(_ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder)
+    static func listFilter(
+        _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
+    )
         throws(PostgresStoreError) -> String
     {
         let t = f.fieldValue
@@ -260,7 +293,9 @@ enum QueryTranslator {
 
     /// `c` starts with the target: a range on the B-tree (`c >= p AND c < successor(p)`).
     /// nil when the target is not a prefix of this family (never matches).
-    static func prefix(_ c: String, _ fam: ColumnFamily, _ t: FieldValue, _ b: inout SQLBuilder)
+    static func prefix(
+        _ c: String, _ fam: ColumnFamily, _ t: FieldValue, _ b: inout SQLBuilder
+    )
         throws(PostgresStoreError) -> String?
     {
         switch (fam, t) {

@@ -39,7 +39,9 @@ enum RecordRow {
 
     /// Every typed column (and `tokens`) with the SQL expression of its value for `r`. A value
     /// whose family or list-ness differs from its field's schema type is refused.
-    static func typedValues(_ r: Record, _ layout: TableLayout, _ b: inout SQLBuilder) throws(PostgresStoreError)
+    static func typedValues(
+        _ r: Record, _ layout: TableLayout, _ b: inout SQLBuilder
+    ) throws(PostgresStoreError)
         -> [(String, String)]
     {
         var out: [(String, String)] = []

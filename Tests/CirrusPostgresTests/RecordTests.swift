@@ -74,7 +74,8 @@ struct PostgresRecordTests {
         #expect(fetched.fields == r.fields)
         // Typed columns hold the same values: every field is found by a query on it.
         for (format, arg) in [
-            ("count == %@", FieldValue.int64(Int64.min)), ("ratio == %@", .double(-0.1)), ("blob == %@", .bytes([0, 1, 0xFF, 0x7F])),
+            ("count == %@", FieldValue.int64(Int64.min)), ("ratio == %@", .double(-0.1)),
+            ("blob == %@", .bytes([0, 1, 0xFF, 0x7F])),
             ("tags CONTAINS %@", "ü"), ("counts CONTAINS %@", .int64(Int64.max)), ("parent == %@", .reference(ref)),
             ("title BEGINSWITH %@", "Café 東"), ("self CONTAINS %@", "cafe"), ("self CONTAINS %@", "東京"),
         ] {
@@ -131,7 +132,8 @@ struct PostgresRecordTests {
     @Test func atomicBatchRollsBackAndNonAtomicReportsEachItem() async throws {
         let store = try await noteStore("batches")
         let zone = ZoneID(zoneName: "Z")
-        let existing = try await store.save(Record(recordType: "Note", recordID: RecordID(recordName: "e", zoneID: zone)))
+        let existing = try await store.save(
+            Record(recordType: "Note", recordID: RecordID(recordName: "e", zoneID: zone)))
         let a = Record(recordType: "Note", recordID: RecordID(recordName: "a", zoneID: zone), fields: ["title": "a"])
         let b = Record(recordType: "Note", recordID: RecordID(recordName: "b", zoneID: zone), fields: ["title": "b"])
         var stale = existing
@@ -143,7 +145,10 @@ struct PostgresRecordTests {
             return e.code == .batchRequestFailed && e.partialErrors[stale.recordID]?.code == .serverRecordChanged
                 && e.partialErrors[a.recordID]?.code == .batchRequestFailed && e.partialErrors.count == 3
         }
-        #expect(try await store.records(for: [a.recordID, b.recordID, existing.recordID]).keys.sorted() == [existing.recordID])
+        #expect(
+            try await store.records(for: [a.recordID, b.recordID, existing.recordID]).keys.sorted() == [
+                existing.recordID
+            ])
         // A failure inside PostgreSQL (a value the column refuses) rolls back too.
         var bad = b
         bad["title"] = "nul \u{0} inside"
@@ -158,7 +163,9 @@ struct PostgresRecordTests {
         #expect(try await store.records(for: [a.recordID, b.recordID]).count == 2)
         // More than 400 items.
         let many = (0..<401).map { Record(recordType: "Note", recordID: RecordID(recordName: "m\($0)")) }
-        await #expect { try await store.modify(saving: many) } throws: { ($0 as! PostgresStoreError).code == .limitExceeded }
+        await #expect { try await store.modify(saving: many) } throws: {
+            ($0 as! PostgresStoreError).code == .limitExceeded
+        }
         await store.close()
     }
 
@@ -170,8 +177,14 @@ struct PostgresRecordTests {
         try await bob.apply(schema: Self.noteSchema)  // the same schema: a no-op
         for i in 0..<5 {
             let id = RecordID(recordName: "n\(i)")
-            _ = try await alice.save(Record(recordType: "Note", recordID: id, fields: ["title": .string("alice \(i)"), "count": .int64(Int64(i))]))
-            _ = try await bob.save(Record(recordType: "Note", recordID: id, fields: ["title": .string("bob \(i)"), "count": .int64(Int64(i))]))
+            _ = try await alice.save(
+                Record(
+                    recordType: "Note", recordID: id,
+                    fields: ["title": .string("alice \(i)"), "count": .int64(Int64(i))]))
+            _ = try await bob.save(
+                Record(
+                    recordType: "Note", recordID: id, fields: ["title": .string("bob \(i)"), "count": .int64(Int64(i))])
+            )
         }
         try await bob.delete(RecordID(recordName: "n0"))
         #expect(try await alice.record(for: RecordID(recordName: "n0"))["title"] == "alice 0")
@@ -194,14 +207,18 @@ struct PostgresRecordTests {
         let store = try await noteStore("badinput")
         // A value of another type than the schema's.
         await #expect {
-            try await store.save(Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["count": "text"]))
+            try await store.save(
+                Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["count": "text"]))
         } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
         // A scalar in a list field.
         await #expect {
-            try await store.save(Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["tags": "one"]))
+            try await store.save(
+                Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["tags": "one"]))
         } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
         // A type the schema does not have.
-        await #expect { try await store.save(Record(recordType: "Nope", recordID: RecordID(recordName: "x"))) } throws: {
+        await #expect {
+            try await store.save(Record(recordType: "Nope", recordID: RecordID(recordName: "x")))
+        } throws: {
             ($0 as! PostgresStoreError).code == .serverRejectedRequest
         }
         // Predicates the checker refuses.
@@ -226,10 +243,15 @@ struct PostgresRecordTests {
         let container = PG.freshContainer("evolve")
         let store = try await PG.store(container)
         var schema = Schema(
-            environment: .development, recordTypes: [RecordTypeSchema(name: "Pin", fields: [FieldSchema(name: "a", type: .int64, options: .queryable)])])
+            environment: .development,
+            recordTypes: [
+                RecordTypeSchema(name: "Pin", fields: [FieldSchema(name: "a", type: .int64, options: .queryable)])
+            ])
         try await store.apply(schema: schema)
-        _ = try await store.save(Record(recordType: "Pin", recordID: RecordID(recordName: "p"), fields: ["a": 1, "b": "later"]))
-        schema.recordTypes["Pin"]?.fields["b"] = FieldSchema(name: "b", type: .string, options: [.queryable, .searchable])
+        _ = try await store.save(
+            Record(recordType: "Pin", recordID: RecordID(recordName: "p"), fields: ["a": 1, "b": "later"]))
+        schema.recordTypes["Pin"]?.fields["b"] = FieldSchema(
+            name: "b", type: .string, options: [.queryable, .searchable])
         try await store.apply(schema: schema)
         #expect(try await store.records(matching: store.query("Pin", "b == 'later'")).records.count == 1)
         #expect(try await store.records(matching: store.query("Pin", "self CONTAINS 'later'")).records.count == 1)
@@ -259,7 +281,8 @@ struct PostgresRecordTests {
     @Test func unreachableServerIsAClearError() async throws {
         let tenant = PostgresTenant(containerID: "c", environment: .development, database: .public)
         await #expect {
-            try await PostgresStore.connect(url: "postgres://cirrus@127.0.0.1:1/cirrus", tenant: tenant, timeout: .seconds(5))
+            try await PostgresStore.connect(
+                url: "postgres://cirrus@127.0.0.1:1/cirrus", tenant: tenant, timeout: .seconds(5))
         } throws: { e in
             let e = e as! PostgresStoreError
             return (e.code == .networkUnavailable || e.code == .networkFailure) && e.location == "127.0.0.1:1/cirrus"
@@ -271,5 +294,61 @@ struct PostgresRecordTests {
         await #expect { try await PostgresStore.connect(url: "mysql://x", tenant: tenant) } throws: {
             ($0 as! PostgresStoreError).code == .invalidArguments
         }
+    }
+}
+
+/// Plans: the statements use the indexes the schema's options create.
+@Suite(.enabled(if: PG.available, PG.disabledReason))
+struct PostgresPlanTests {
+    @Test func indexedFiltersAndNearestFirstUseTheirIndexes() async throws {
+        let store = try await PG.store(PG.freshContainer("plans"))
+        try await store.apply(
+            schema: Schema(
+                environment: .development,
+                recordTypes: [
+                    RecordTypeSchema(
+                        name: "Place",
+                        fields: [
+                            FieldSchema(name: "kind", type: .string, options: [.queryable, .sortable]),
+                            FieldSchema(name: "name", type: .string, options: [.searchable]),
+                            FieldSchema(name: "tags", type: .list(.string), options: [.queryable]),
+                            FieldSchema(name: "location", type: .location, options: [.queryable]),
+                        ])
+                ]))
+        var rng = SplitMix64(seed: 7)
+        for batch in 0..<5 {
+            let records = (0..<400).map { i -> Record in
+                let n = batch * 400 + i
+                return Record(
+                    recordType: "Place", recordID: RecordID(recordName: "p\(n)"),
+                    fields: [
+                        "kind": .string(n == 7 ? "rare" : "common\(n % 3)"), "name": .string("word\(n) common"),
+                        "tags": .list([.string("t\(n % 50)")]),
+                        "location": .location(
+                            Location(
+                                latitude: Double(rng.below(1700)) / 10 - 85,
+                                longitude: Double(rng.below(3600)) / 10 - 180)),
+                    ])
+            }
+            _ = try await store.modify(saving: records, policy: .allKeys)
+        }
+        try await store.analyze()
+        let here = Location(latitude: 48.85, longitude: 2.29)
+        for (format, args, sorts, expected) in [
+            ("kind == 'rare'", [PredicateArgument](), [SortDescriptor](), "i_r_Place_kind"),
+            ("self CONTAINS 'word12'", [], [], "i_r_Place_tokens"),
+            ("tags CONTAINS 't3'", [], [], "i_r_Place_tags"),
+            (
+                "distanceToLocation:fromLocation:(location, %@) < 100", [.value(.location(here))], [],
+                "i_r_Place_location"
+            ),
+            // Nearest first: a KNN scan of the GiST index bounds the page.
+            ("TRUEPREDICATE", [], [.distance(field: "location", from: here)], "Order By: (f_location <->"),
+        ] {
+            let q = try await store.query("Place", format, args, sortDescriptors: sorts)
+            let e = try await store.explain(q, resultsLimit: 10, analyze: true)
+            #expect(e.plan.joined(separator: "\n").contains(expected), "\(format)\n\(e.text)")
+        }
+        await store.close()
     }
 }
