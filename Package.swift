@@ -172,6 +172,7 @@ let package = Package(
             dependencies: [
                 "CirrusPostgres", "QueryExecution", "QueryChecker", "PredicateSyntax", "RecordModel", "Indexes",
                 "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strict),
         .testTarget(

@@ -80,6 +80,8 @@ public actor PostgresStore {
             tls: .disable)
         config.options.connectTimeout = timeout
         config.options.maximumConnections = 4
+        // pg_stat_activity shows which tenant a session serves (PostgreSQL keeps 63 bytes of it).
+        config.options.additionalStartupParameters = [("application_name", "cirrus " + tenant.key)]
         let at = "\(host):\(port)/\(database.isEmpty ? user : database)"
         // One direct connection first: an unreachable server or a refused login is reported at
         // once with its cause (the pool would retry in the background until the deadline).
@@ -206,6 +208,13 @@ public actor PostgresStore {
             case .server:
                 let message = p.serverInfo?[.message] ?? "error"
                 let state = p.serverInfo?[.sqlState] ?? "?"
+                if state.hasPrefix("08") || state.hasPrefix("57P") {
+                    // Connection exceptions, and the server shutting down or terminating the session.
+                    return PostgresStoreError(
+                        .networkFailure,
+                        "the connection to PostgreSQL was lost while \(what): \(message) (SQLSTATE \(state))",
+                        location: address)
+                }
                 let statement = p.query.map { " in: " + ($0.sql.split(separator: "\n").first.map(String.init) ?? "") }
                 return PostgresStoreError(
                     .internalError, "PostgreSQL refused \(what): \(message) (SQLSTATE \(state))\(statement ?? "")",
