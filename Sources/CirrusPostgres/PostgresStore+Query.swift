@@ -103,7 +103,7 @@ extension PostgresStore {
             query, layout: try layout(query.recordType), tenant: tenant.key, zone: zone, after: nil, limit: limit + 1)
         let sql = t.sql
         let binds = t.builder.binds
-        let plan = try await run("explaining a query of \(tenant.key)") { client in
+        let plan = try await run("explaining a query of \(tenant.key)", retryRead: true) { client in
             var lines: [String] = []
             let rows = try await client.query(
                 PostgresQuery(unsafeSQL: "EXPLAIN \(analyze ? "(ANALYZE, BUFFERS) " : "")\(sql)", binds: binds))
@@ -121,7 +121,7 @@ extension PostgresStore {
             query, layout: try layout(query.recordType), tenant: tenant.key, zone: zone, after: after, limit: limit + 1)
         let sql = t.sql
         let binds = t.builder.binds
-        let rows = try await run("querying \(query.recordType) of \(tenant.key)") { client in
+        let rows = try await run("querying \(query.recordType) of \(tenant.key)", retryRead: true) { client in
             var out: [([UInt8], [String])] = []
             let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds))
             for try await (data, keys) in rows.decode((ByteBuffer, [String]).self) {

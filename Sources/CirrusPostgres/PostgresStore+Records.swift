@@ -74,17 +74,36 @@ extension PostgresStore {
             throw PostgresStoreError(
                 .limitExceeded, "\(count) items in one request; the limit is \(Self.maximumItemsPerRequest)")
         }
+        let cached = schema
         let tables = self.tables
         let namespace = tenant.namespace
         let tenantKey = tenant.key
+        let environment = tenant.environment
         let now = clock()
         let logger = self.logger
+        let address = self.address
+        let citus = self.citus
         let userID = user.map { RecordID(recordName: $0) }
-        return try await run("modifying \(count) records of \(tenantKey)") { client in
-            try await client.withTransaction(logger: logger) { conn in
+        // Development grows the schema just in time, as the façade does: new types and fields
+        // (automatic index options) are DDL in the request's own transaction.
+        let grows = environment == .development && saving.contains { Self.grown(cached, by: [$0]) != cached }
+        let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
+            try await client.withTransaction(logger: logger) { conn -> (PostgresModifyResult, Schema?) in
+                var tables = tables
+                var grown: Schema? = nil
+                if grows {
+                    let s = try await PostgresStore.applyDDL(
+                        conn, namespace: namespace, citus: citus, logger: logger, address: address
+                    ) { old in PostgresStore.grown(old ?? cached, by: saving) }
+                    grown = s
+                    tables = Dictionary(
+                        uniqueKeysWithValues: s.recordTypes.values.map {
+                            ($0.name, TableLayout(namespace: namespace, schema: $0))
+                        })
+                }
                 let ctx = WriteContext(
-                    conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey, now: now,
-                    user: userID)
+                    conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
+                    environment: environment, now: now, user: userID)
                 let tag = try await ctx.nextTag()
                 var result = PostgresModifyResult(saved: [], deleted: [], failures: [:])
                 var failed: (RecordID, PostgresStoreError)? = nil
@@ -121,9 +140,28 @@ extension PostgresStore {
                         .batchRequestFailed, "the atomic request was rolled back: \(e.message)", recordID: id,
                         serverRecord: e.serverRecord, partialErrors: all)
                 }
-                return result
+                return (result, grown)
             }
         }
+        if let grown { setSchema(grown) }
+        return result
+    }
+
+    /// `schema` with the types and fields `records` bring (development's just-in-time schema):
+    /// each new field gets CloudKit's automatic index options for its type. Records that are
+    /// not valid, `Users`, and empty lists (their type is unknown) add nothing.
+    static func grown(_ schema: Schema, by records: [Record]) -> Schema {
+        var s = schema
+        for r in records where r.recordType != Schema.usersRecordType {
+            guard (try? r.validateContent()) != nil else { continue }
+            var type = s.recordTypes[r.recordType] ?? RecordTypeSchema(name: r.recordType)
+            for name in r.fields.keys.sorted() where type.fields[name] == nil {
+                guard let ft = r.fields[name]?.fieldType else { continue }
+                type.fields[name] = FieldSchema(name: name, type: ft, options: .automatic(for: ft))
+            }
+            if s.recordTypes[r.recordType] != type { s.recordTypes[r.recordType] = type }
+        }
+        return s
     }
 
     /// An item's error with its record id.
@@ -148,11 +186,11 @@ extension PostgresStore {
         let tenantKey = tenant.key
         let namespace = tenant.namespace
         let logger = self.logger
-        return try await run("fetching \(ids.count) records of \(tenantKey)") { client in
+        return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
             try await client.withConnection { conn in
                 let ctx = WriteContext(
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
-                    now: Timestamp(millisecondsSince1970: 0), user: nil)
+                    environment: .production, now: Timestamp(millisecondsSince1970: 0), user: nil)
                 var out: [RecordID: Record] = [:]
                 for id in ids {
                     if let r = try await ctx.current(id, lock: false) { out[id] = r }
@@ -170,6 +208,7 @@ struct WriteContext {
     let tables: [String: TableLayout]
     let namespace: String
     let tenant: String
+    let environment: Environment
     let now: Timestamp
     let user: RecordID?
 
@@ -233,8 +272,17 @@ struct WriteContext {
         }
         guard let layout = tables[given.recordType] else {
             throw PostgresStoreError(
-                .serverRejectedRequest, "the schema has no record type \(given.recordType) (apply it first)",
+                .serverRejectedRequest, "Cannot create new type \(given.recordType) in \(environment.rawValue) schema",
                 recordID: id)
+        }
+        for name in given.fields.keys.sorted() where !layout.fieldNames.contains(name) {
+            throw environment == .production
+                ? PostgresStoreError(
+                    .serverRejectedRequest,
+                    "Cannot create new field '\(name)' of type \(given.recordType) in production schema", recordID: id)
+                : PostgresStoreError(
+                    .invalidArguments, "field '\(name)': an empty list does not say its type; save a value first",
+                    recordID: id)
         }
         let serverType = try await recordType(of: id, lock: true)
         if let serverType, serverType != given.recordType {

@@ -9,6 +9,7 @@
 // gets its column value).
 
 import Foundation
+import Logging
 import PostgresNIO
 import RecordModel
 
@@ -34,109 +35,118 @@ extension PostgresStore {
         }
         let namespace = tenant.namespace
         let citus = self.citus
-        let encoded: String
-        do {
-            encoded = String(decoding: try JSONEncoder().encode(newSchema), as: UTF8.self)
-        } catch {
-            throw PostgresStoreError(.invalidArguments, "the schema does not encode: \(error)")
-        }
         let logger = self.logger
         let address = self.address
         try await run("applying the schema of \(namespace)") { client in
             try await client.withTransaction(logger: logger) { conn in
-                func exec(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws {
-                    for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-                    {}
-                }
-                var lockKey = PostgresBindings()
-                lockKey.append(namespace)
-                try await exec("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
-                let ns = SQLName.quote(namespace)
-                try await exec("CREATE SCHEMA IF NOT EXISTS \(ns)")
-                let tenants = SQLName.qualified(namespace, "cirrus_tenants")
-                let names = SQLName.qualified(namespace, "cirrus_names")
-                let schemaTable = SQLName.qualified(namespace, "cirrus_schema")
-                var created: [String] = []
-                var exists = try await Self.tableExists(conn, namespace, "cirrus_tenants", logger)
-                if !exists {
-                    try await exec(
-                        "CREATE TABLE \(tenants) (tenant text PRIMARY KEY, sequence bigint NOT NULL)")
-                    try await exec(
-                        """
-                        CREATE TABLE \(names) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
-                            zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
-                            record_type text NOT NULL, PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
-                        """)
-                    try await exec(
-                        "CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
-                    created += [tenants, names]
-                    if citus {
-                        var t = PostgresBindings()
-                        t.append(schemaTable)
-                        try await exec("SELECT create_reference_table($1::regclass)", t)
-                    }
-                }
-                // The stored schema, under the lock: evolution is add-only.
-                var old: Schema? = nil
-                for try await s in try await conn.query(
-                    PostgresQuery(unsafeSQL: "SELECT schema FROM \(schemaTable) WHERE id = 1"), logger: logger
-                ).decode(String.self) {
-                    old = try JSONDecoder().decode(Schema.self, from: Data(s.utf8))
-                }
-                if let old { try Self.checkAddOnly(old, newSchema, address: address) }
-                for t in newSchema.sortedRecordTypes {
-                    let layout = TableLayout(namespace: namespace, schema: t)
-                    let before = old?.recordTypes[t.name].map { TableLayout(namespace: namespace, schema: $0) }
-                    exists = try await Self.tableExists(conn, namespace, layout.table, logger)
-                    if !exists {
-                        try await exec(layout.createTable)
-                        created.append(layout.qualifiedTable)
-                    }
-                    for sql in layout.addColumns { try await exec(sql) }
-                    let wanted = layout.indexes
-                    var have: Set<String> = []
-                    var find = PostgresBindings()
-                    find.append(namespace)
-                    find.append(layout.table)
-                    for try await n in try await conn.query(
-                        PostgresQuery(
-                            unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 "
-                                + "AND indexname LIKE 'i\\_%'", binds: find), logger: logger
-                    ).decode(String.self) { have.insert(n) }
-                    for n in have.subtracting(wanted.keys).sorted() {
-                        try await exec("DROP INDEX \(SQLName.qualified(namespace, n))")
-                    }
-                    for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) {
-                        try await exec(sql)
-                    }
-                    if exists, let before,
-                        before.columns != layout.columns || before.searchableFields != layout.searchableFields
-                    {
-                        try await Self.rederive(conn, layout, logger)
-                    }
-                }
-                if citus {
-                    for (i, table) in created.enumerated() {
-                        var t = PostgresBindings()
-                        t.append(table)
-                        t.append(created[0])
-                        let colocate = i == 0 ? "'default'" : "$2"
-                        try await exec(
-                            "SELECT create_distributed_table($1::regclass, 'tenant', colocate_with => \(colocate))",
-                            i == 0
-                                ? {
-                                    var one = PostgresBindings(); one.append(table); return one
-                                }() : t)
-                    }
-                }
-                var b = PostgresBindings()
-                b.append(encoded)
-                try await exec(
-                    "INSERT INTO \(schemaTable) (id, schema) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET schema = EXCLUDED.schema",
-                    b)
+                _ = try await Self.applyDDL(
+                    conn, namespace: namespace, citus: citus, logger: logger, address: address
+                ) { _ in newSchema }
             }
         }
         setSchema(newSchema)
+    }
+
+    /// The DDL of a schema change, on `conn` inside the caller's transaction: takes the
+    /// namespace's advisory lock, creates what is missing, reads the stored schema, asks
+    /// `makeSchema` for the new one (given the stored one), checks it is add-only, creates and
+    /// alters tables, columns and indexes, re-derives rows whose columns changed, stores it.
+    static func applyDDL(
+        _ conn: PostgresConnection, namespace: String, citus: Bool, logger: Logger, address: String,
+        schema makeSchema: (Schema?) throws -> Schema
+    ) async throws -> Schema {
+        func exec(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws {
+            for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {}
+        }
+        var lockKey = PostgresBindings()
+        lockKey.append(namespace)
+        try await exec("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
+        let ns = SQLName.quote(namespace)
+        try await exec("CREATE SCHEMA IF NOT EXISTS \(ns)")
+        let tenants = SQLName.qualified(namespace, "cirrus_tenants")
+        let names = SQLName.qualified(namespace, "cirrus_names")
+        let schemaTable = SQLName.qualified(namespace, "cirrus_schema")
+        var created: [String] = []
+        var exists = try await Self.tableExists(conn, namespace, "cirrus_tenants", logger)
+        if !exists {
+            try await exec(
+                "CREATE TABLE \(tenants) (tenant text PRIMARY KEY, sequence bigint NOT NULL)")
+            try await exec(
+                """
+                CREATE TABLE \(names) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
+                    zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
+                    record_type text NOT NULL, PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
+                """)
+            try await exec(
+                "CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
+            created += [tenants, names]
+            if citus {
+                var t = PostgresBindings()
+                t.append(schemaTable)
+                try await exec("SELECT create_reference_table($1::regclass)", t)
+            }
+        }
+        // The stored schema, under the lock: evolution is add-only.
+        var old: Schema? = nil
+        for try await s in try await conn.query(
+            PostgresQuery(unsafeSQL: "SELECT schema FROM \(schemaTable) WHERE id = 1"), logger: logger
+        ).decode(String.self) {
+            old = try JSONDecoder().decode(Schema.self, from: Data(s.utf8))
+        }
+        let newSchema = try makeSchema(old)
+        if let old { try Self.checkAddOnly(old, newSchema, address: address) }
+        let encoded = String(decoding: try JSONEncoder().encode(newSchema), as: UTF8.self)
+        for t in newSchema.sortedRecordTypes {
+            let layout = TableLayout(namespace: namespace, schema: t)
+            let before = old?.recordTypes[t.name].map { TableLayout(namespace: namespace, schema: $0) }
+            exists = try await Self.tableExists(conn, namespace, layout.table, logger)
+            if !exists {
+                try await exec(layout.createTable)
+                created.append(layout.qualifiedTable)
+            }
+            for sql in layout.addColumns { try await exec(sql) }
+            let wanted = layout.indexes
+            var have: Set<String> = []
+            var find = PostgresBindings()
+            find.append(namespace)
+            find.append(layout.table)
+            for try await n in try await conn.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 "
+                        + "AND indexname LIKE 'i\\_%'", binds: find), logger: logger
+            ).decode(String.self) { have.insert(n) }
+            for n in have.subtracting(wanted.keys).sorted() {
+                try await exec("DROP INDEX \(SQLName.qualified(namespace, n))")
+            }
+            for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) {
+                try await exec(sql)
+            }
+            if exists, let before,
+                before.columns != layout.columns || before.searchableFields != layout.searchableFields
+            {
+                try await Self.rederive(conn, layout, logger)
+            }
+        }
+        if citus {
+            for (i, table) in created.enumerated() {
+                var t = PostgresBindings()
+                t.append(table)
+                t.append(created[0])
+                let colocate = i == 0 ? "'default'" : "$2"
+                try await exec(
+                    "SELECT create_distributed_table($1::regclass, 'tenant', colocate_with => \(colocate))",
+                    i == 0
+                        ? {
+                            var one = PostgresBindings(); one.append(table); return one
+                        }() : t)
+            }
+        }
+        var b = PostgresBindings()
+        b.append(encoded)
+        try await exec(
+            "INSERT INTO \(schemaTable) (id, schema) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET schema = EXCLUDED.schema",
+            b)
+        return newSchema
     }
 
     static func tableExists(

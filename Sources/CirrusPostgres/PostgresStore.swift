@@ -118,7 +118,8 @@ public actor PostgresStore {
 
     func start() async throws(PostgresStoreError) {
         let namespace = tenant.namespace
-        let (extensions, stored) = try await run("reading extensions and the stored schema") { client in
+        let (extensions, stored) = try await run("reading extensions and the stored schema", retryRead: true) {
+            client in
             var extensions: Set<String> = []
             for try await name in try await client.query("SELECT extname FROM pg_extension").decode(String.self) {
                 extensions.insert(name)
@@ -170,22 +171,44 @@ public actor PostgresStore {
     // MARK: - running statements
 
     /// Runs `body` with the client; fails after the store's timeout, and maps every error to a
-    /// ``PostgresStoreError`` naming `what` and this server.
+    /// ``PostgresStoreError`` naming `what` and this server. A read (`retryRead`) whose session
+    /// turns out to be closed — the pool can hand out a session the server has just ended —
+    /// runs again (at most three times in all); writes never run twice (their outcome is reported).
     func run<T: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T
+        _ what: String, retryRead: Bool = false, _ body: @escaping @Sendable (PostgresClient) async throws -> T
     ) async throws(PostgresStoreError) -> T {
         let client = self.client
         let address = self.address
         let timeout = self.timeout
-        do {
-            return try await Deadline.race(timeout) {
-                try await body(client)
-            } onTimeout: {
-                PostgresStoreError(
-                    .networkFailure, "no answer from PostgreSQL within \(timeout) while \(what)", location: address)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await Deadline.race(timeout) {
+                    try await body(client)
+                } onTimeout: {
+                    PostgresStoreError(
+                        .networkFailure, "no answer from PostgreSQL within \(timeout) while \(what)",
+                        location: address)
+                }
+            } catch {
+                if retryRead, attempt < 3, Self.isClosedSession(error) {
+                    // The pool learns of a closed session asynchronously: give it a moment.
+                    try? await Task.sleep(for: .milliseconds(50 * attempt))
+                    continue
+                }
+                throw Self.mapError(error, what: what, address: address)
             }
-        } catch {
-            throw Self.mapError(error, what: what, address: address)
+        }
+    }
+
+    /// Whether `error` says the session was closed (by the server, or found closed).
+    static func isClosedSession(_ error: any Error) -> Bool {
+        guard let p = error as? PSQLError else { return false }
+        switch p.code {
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown: return true
+        case .server: return p.serverInfo?[.sqlState]?.hasPrefix("57P") ?? false
+        default: return false
         }
     }
 

@@ -94,6 +94,8 @@ struct TableLayout: Sendable, Hashable {
     var columns: [String: Column]
     /// Fields whose words go into `tokens` (SEARCHABLE strings and string lists), sorted.
     var searchableFields: [String]
+    /// Every field of the type's schema (with or without a column).
+    var fieldNames: Set<String>
 
     init(namespace: String, schema: RecordTypeSchema) {
         recordType = schema.name
@@ -107,6 +109,7 @@ struct TableLayout: Sendable, Hashable {
                 options: f.options)
         }
         columns = cols
+        fieldNames = Set(schema.fields.keys)
         searchableFields = schema.sortedFields.filter { $0.options.contains(.searchable) && $0.type.scalar == .string }
             .map(\.name)
     }

@@ -37,12 +37,12 @@ enum PG {
 
     /// A store for `database` of `container` in development.
     static func store(
-        _ container: String, _ database: PostgresTenant.Database = .public,
+        _ container: String, _ database: PostgresTenant.Database = .public, timeout: Duration = .seconds(15),
         clock: @escaping @Sendable () -> Timestamp = steppingClock()
     ) async throws -> PostgresStore {
         try await PostgresStore.connect(
             url: url!,
             tenant: PostgresTenant(containerID: container, environment: .development, database: database),
-            clock: clock)
+            timeout: timeout, clock: clock)
     }
 }

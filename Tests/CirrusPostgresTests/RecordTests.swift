@@ -215,12 +215,15 @@ struct PostgresRecordTests {
             try await store.save(
                 Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["tags": "one"]))
         } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
-        // A type the schema does not have.
+        // An empty list cannot create a field (its type is unknown).
         await #expect {
-            try await store.save(Record(recordType: "Nope", recordID: RecordID(recordName: "x")))
-        } throws: {
-            ($0 as! PostgresStoreError).code == .serverRejectedRequest
-        }
+            try await store.save(
+                Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["fresh": .list([])]))
+        } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
+        // Names CloudKit refuses.
+        await #expect {
+            try await store.save(Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["_bad": 1]))
+        } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
         // Predicates the checker refuses.
         await #expect { try await store.query("Note", "title == 'a' OR title == 'b'") } throws: {
             ($0 as! PostgresStoreError).code == .invalidArguments
@@ -239,25 +242,69 @@ struct PostgresRecordTests {
         await store.close()
     }
 
-    @Test func addingAFieldFillsItsColumnFromStoredRecords() async throws {
+    @Test func productionRefusesNewTypesFieldsAndUnindexedQueries() async throws {
+        let container = PG.freshContainer("production")
+        let store = try await PostgresStore.connect(
+            url: PG.url!, tenant: PostgresTenant(containerID: container, environment: .production, database: .public))
+        var schema = Self.noteSchema
+        schema.environment = .production
+        await #expect { try await store.apply(schema: Self.noteSchema) } throws: {
+            ($0 as! PostgresStoreError).code == .invalidArguments  // a development schema
+        }
+        try await store.apply(schema: schema)
+        await #expect {
+            try await store.save(Record(recordType: "Nope", recordID: RecordID(recordName: "x")))
+        } throws: {
+            ($0 as! PostgresStoreError).code == .serverRejectedRequest
+        }
+        await #expect {
+            try await store.save(Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["new": 1]))
+        } throws: { ($0 as! PostgresStoreError).code == .serverRejectedRequest }
+        // Other.title is QUERYABLE but not SORTABLE.
+        _ = try await store.query("Other", "title == 'a'")
+        await #expect { try await store.query("Other", "title < 'a'") } throws: {
+            ($0 as! PostgresStoreError).code == .invalidArguments
+        }
+        #expect(await store.schema == schema)
+        await store.close()
+    }
+
+    @Test func developmentGrowsTheSchemaAndOptionChangesRederiveRows() async throws {
         let container = PG.freshContainer("evolve")
         let store = try await PG.store(container)
-        var schema = Schema(
+        let schema = Schema(
             environment: .development,
-            recordTypes: [
-                RecordTypeSchema(name: "Pin", fields: [FieldSchema(name: "a", type: .int64, options: .queryable)])
-            ])
+            recordTypes: [RecordTypeSchema(name: "Pin", fields: [FieldSchema(name: "a", type: .string)])])
         try await store.apply(schema: schema)
-        _ = try await store.save(
-            Record(recordType: "Pin", recordID: RecordID(recordName: "p"), fields: ["a": 1, "b": "later"]))
-        schema.recordTypes["Pin"]?.fields["b"] = FieldSchema(
-            name: "b", type: .string, options: [.queryable, .searchable])
-        try await store.apply(schema: schema)
+        // A new type and a new field, just in time, with CloudKit's automatic options.
+        _ = try await store.modify(saving: [
+            Record(recordType: "Pin", recordID: RecordID(recordName: "p"), fields: ["a": "old words", "b": "later"]),
+            Record(recordType: "Tag", recordID: RecordID(recordName: "t"), fields: ["n": 3]),
+        ])
+        let grown = await store.schema
+        #expect(grown.recordTypes["Pin"]?.fields["b"]?.options == [.queryable, .sortable, .searchable])
+        #expect(
+            grown.recordTypes["Tag"]?.fields["n"]
+                == FieldSchema(name: "n", type: .int64, options: [.queryable, .sortable]))
         #expect(try await store.records(matching: store.query("Pin", "b == 'later'")).records.count == 1)
-        #expect(try await store.records(matching: store.query("Pin", "self CONTAINS 'later'")).records.count == 1)
+        #expect(try await store.records(matching: store.query("Tag", "n > 2")).records.count == 1)
+        // `a` was not SEARCHABLE: its words are not tokens until the schema says so.
+        #expect(try await store.records(matching: store.query("Pin", "self CONTAINS 'words'")).records.isEmpty)
+        var searchable = grown
+        searchable.recordTypes["Pin"]?.fields["a"]?.options = [.searchable]
+        try await store.apply(schema: searchable)
+        #expect(try await store.records(matching: store.query("Pin", "self CONTAINS 'words'")).records.count == 1)
+        // A rolled-back request does not grow the schema.
+        await #expect {
+            try await store.modify(saving: [
+                Record(recordType: "Pin", recordID: RecordID(recordName: "q"), fields: ["c": 1]),
+                Record(recordType: "Pin", recordID: RecordID(recordName: "p"), fields: ["a": "no tag"]),
+            ])
+        } throws: { ($0 as! PostgresStoreError).code == .batchRequestFailed }
+        #expect(await store.schema.recordTypes["Pin"]?.fields["c"] == nil)
         // A second store on the same container reads the stored schema.
         let again = try await PG.store(container)
-        #expect(await again.schema == schema)
+        #expect(await again.schema == searchable)
         await store.close()
         await again.close()
     }
