@@ -4,9 +4,8 @@
 // type or field is refused. Under Citus each new table is distributed on `tenant`
 // (`create_distributed_table`, colocated) and the schema table is a reference table.
 //
-// When a type's typed columns or searchable fields change, its existing rows are re-derived
-// from their stored records in the same transaction (a field saved before it was in the schema
-// gets its column value).
+// When a type's searchable fields change, its existing rows' tokens are re-derived from their
+// stored records in the same transaction.
 
 import Foundation
 import Logging
@@ -121,9 +120,11 @@ extension PostgresStore {
             for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) {
                 try await exec(sql)
             }
-            if exists, let before,
-                before.columns != layout.columns || before.searchableFields != layout.searchableFields
-            {
+            // A stored record never holds a field its schema lacked (development grows the schema
+            // first, production refuses), and fields are never retyped: new columns start NULL
+            // correctly. Only the tokens depend on options, so only a change of the searchable
+            // fields re-derives rows.
+            if exists, let before, before.searchableFields != layout.searchableFields {
                 try await Self.rederive(conn, layout, logger)
             }
         }
