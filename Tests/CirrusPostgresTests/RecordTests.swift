@@ -380,6 +380,13 @@ struct PostgresPlanTests {
             _ = try await store.modify(saving: records, policy: .allKeys)
         }
         try await store.analyze()
+        // resultsLimit 0: the engine's page (100) and a cursor; desiredKeys projects.
+        let all = try await store.query("Place", "TRUEPREDICATE", sortDescriptors: [.field("kind", ascending: false)])
+        let first = try await store.records(matching: all, desiredKeys: ["kind"])
+        #expect(first.records.count == PostgresStore.defaultResultsLimit && first.cursor != nil)
+        #expect(first.records.allSatisfy { Array($0.fields.keys) == ["kind"] && $0.recordChangeTag != nil })
+        let bare = try await store.records(continuingFrom: first.cursor!, desiredKeys: [], resultsLimit: 5)
+        #expect(bare.records.count == 5 && bare.records.allSatisfy { $0.fields.isEmpty && $0.creationDate != nil })
         let here = Location(latitude: 48.85, longitude: 2.29)
         for (format, args, sorts, expected) in [
             ("kind == 'rare'", [PredicateArgument](), [SortDescriptor](), "i_r_Place_kind"),
