@@ -222,8 +222,13 @@ enum QueryTranslator {
             return same ? "\(c) <> \(try b.value(t, fam))" : present
         case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
             guard same else { return "FALSE" }
-            let op = [.lessThan: "<", .lessThanOrEquals: "<=", .greaterThan: ">", .greaterThanOrEquals: ">="][
-                f.comparator]!
+            let op =
+                switch f.comparator {
+                case .lessThan: "<"
+                case .lessThanOrEquals: "<="
+                case .greaterThan: ">"
+                default: ">="
+                }
             return "\(c) \(op) \(try b.value(t, fam))"
         case .in, .listContainsAny:
             let (es, _) = elements(t, fam)
