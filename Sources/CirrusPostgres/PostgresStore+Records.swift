@@ -191,11 +191,7 @@ extension PostgresStore {
                 let ctx = WriteContext(
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
                     environment: .production, now: Timestamp(millisecondsSince1970: 0), user: nil)
-                var out: [RecordID: Record] = [:]
-                for id in ids {
-                    if let r = try await ctx.current(id, lock: false) { out[id] = r }
-                }
-                return out
+                return try await ctx.records(ids)
             }
         }
     }
@@ -260,6 +256,35 @@ struct WriteContext {
             record = try RecordRow.decode(Array(data.readableBytesView))
         }
         return record
+    }
+
+    /// The records of `ids` that exist: one statement for their types, one per type for the rows.
+    func records(_ ids: [RecordID]) async throws -> [RecordID: Record] {
+        func keys(_ b: inout SQLBuilder, _ ids: [RecordID]) -> String {
+            "tenant = \(b.param(tenant)) AND (zone_name, zone_owner, record_name) IN (SELECT * FROM unnest("
+                + "\(b.param(ids.map(\.zoneID.zoneName)))::text[], \(b.param(ids.map(\.zoneID.ownerName)))::text[], "
+                + "\(b.param(ids.map(\.recordName)))::text[]))"
+        }
+        var b = SQLBuilder()
+        let rows = try await query(
+            "SELECT zone_name, zone_owner, record_name, record_type FROM "
+                + "\(SQLName.qualified(namespace, "cirrus_names")) WHERE \(keys(&b, ids))", b)
+        var byType: [String: [RecordID]] = [:]
+        for try await (zone, owner, name, type) in rows.decode((String, String, String, String).self) {
+            byType[type, default: []].append(
+                RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner)))
+        }
+        var out: [RecordID: Record] = [:]
+        for (type, typeIDs) in byType.sorted(by: { $0.key < $1.key }) {
+            guard let layout = tables[type] else { continue }
+            var b = SQLBuilder()
+            let rows = try await query("SELECT data FROM \(layout.qualifiedTable) WHERE \(keys(&b, typeIDs))", b)
+            for try await data in rows.decode(ByteBuffer.self) {
+                let r = try RecordRow.decode(Array(data.readableBytesView))
+                out[r.recordID] = r
+            }
+        }
+        return out
     }
 
     /// Saves one item (see the policies in docs/database.md) and returns it as stored.
