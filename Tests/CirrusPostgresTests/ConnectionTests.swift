@@ -87,3 +87,24 @@ struct PostgresConnectionTests {
         await store.close()
     }
 }
+
+@Suite(.enabled(if: PG.available, PG.disabledReason))
+struct PostgresLoginTests {
+    @Test func refusedLoginAndMissingDatabaseAreClearErrors() async throws {
+        let tenant = PostgresTenant(containerID: "c", environment: .development, database: .public)
+        let url = PG.url!
+        let host = url.split(separator: "@").last.map(String.init) ?? ""
+        for (bad, words) in [
+            ("postgres://nobody@" + host, "nobody"),
+            (String(url[..<(url.lastIndex(of: "/") ?? url.endIndex)]) + "/no_such_database", "no_such_database"),
+        ] {
+            await #expect {
+                try await PostgresStore.connect(url: bad, tenant: tenant, timeout: .seconds(5))
+            } throws: { e in
+                let e = e as! PostgresStoreError
+                return e.code == .internalError && e.message.contains(words) && e.message.contains("SQLSTATE")
+                    && e.location != nil
+            }
+        }
+    }
+}
