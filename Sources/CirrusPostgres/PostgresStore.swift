@@ -116,6 +116,10 @@ public actor PostgresStore {
         _ = await runTask.value
     }
 
+    /// Reads the schema stored in the database again (another process may have applied or
+    /// grown it since this store read it).
+    public func reloadSchema() async throws(PostgresStoreError) { try await start() }
+
     func start() async throws(PostgresStoreError) {
         let namespace = tenant.namespace
         let (extensions, stored) = try await run("reading extensions and the stored schema", retryRead: true) {

@@ -406,3 +406,54 @@ struct PostgresPlanTests {
         await store.close()
     }
 }
+
+/// Writers of one tenant in two processes (two stores, two pools): a request holds the tenant's
+/// counter row until it commits, so requests of a tenant are serialized, as the façade's writer.
+@Suite(.enabled(if: PG.available, PG.disabledReason))
+struct PostgresConcurrencyTests {
+    @Test func concurrentCreatesOfOneRecordLetExactlyOneWin() async throws {
+        let container = PG.freshContainer("race")
+        let a = try await PG.store(container)
+        let b = try await PG.store(container)
+        try await a.apply(
+            schema: Schema(
+                environment: .development,
+                recordTypes: [RecordTypeSchema(name: "Pin", fields: [FieldSchema(name: "n", type: .int64)])]))
+        // b read the schema before a applied it.
+        await #expect { try await b.query("Pin", "TRUEPREDICATE") } throws: {
+            ($0 as! PostgresStoreError).code == .invalidArguments
+        }
+        try await b.reloadSchema()
+        _ = try await b.query("Pin", "TRUEPREDICATE")
+        for round in 0..<10 {
+            let id = RecordID(recordName: "r\(round)", zoneID: ZoneID(zoneName: "Z"))
+            async let x = Result { () async throws(PostgresStoreError) in
+                try await a.save(Record(recordType: "Pin", recordID: id, fields: ["n": 1]))
+            }
+            async let y = Result { () async throws(PostgresStoreError) in
+                try await b.save(Record(recordType: "Pin", recordID: id, fields: ["n": 2]))
+            }
+            let results = await [x, y]
+            let wins = results.compactMap { try? $0.get() }
+            let losses = results.compactMap { r -> PostgresStoreError? in
+                if case .failure(let e) = r { return e }
+                return nil
+            }
+            #expect(wins.count == 1 && losses.map(\.code) == [.serverRecordChanged], "round \(round): \(losses)")
+            #expect(losses.first?.serverRecord == wins.first, "round \(round)")
+        }
+        await a.close()
+        await b.close()
+    }
+}
+
+extension Result where Failure == PostgresStoreError {
+    /// The outcome of an async throwing call.
+    init(_ body: () async throws(PostgresStoreError) -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
+    }
+}
