@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: deps build test release run fuzz clean bench bench-quick calibrate lint format docs
+.PHONY: deps build test test-postgres release run fuzz clean bench bench-quick calibrate lint format docs
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -13,6 +13,17 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel
+
+# The PostgreSQL backend's tests (CirrusPostgresTests) against a throwaway PostgreSQL 15 + PostGIS
+# cluster on a free loopback port (scripts/postgres-cluster.sh; installs the Debian packages when
+# missing), dropped on exit whatever happens. `make test` skips those tests (no CIRRUS_POSTGRES_URL).
+test-postgres: deps
+	$(SWIFT) build --build-tests
+	@port=$$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	export CLUSTER=cirrus_test_$$port; \
+	trap './scripts/postgres-cluster.sh down' EXIT; \
+	url=$$(./scripts/postgres-cluster.sh up $$port | tail -1); \
+	CIRRUS_POSTGRES_URL=$$url $(SWIFT) test --skip-build --filter CirrusPostgresTests
 
 release: deps
 	$(SWIFT) build -c release
@@ -29,7 +40,7 @@ format:
 # DocC archives of every library module (swift-docc-plugin, added to the package only when
 # CIRRUS_DOCS is set); warnings are errors. Output: .build-docs/plugins/Swift-DocC/outputs/.
 DOC_TARGETS = PredicateSyntax RecordModel QueryChecker Indexes RecordLog QueryPlanner QueryExecution Cirrus \
-	CoreDataMirror CirrusShell
+	CoreDataMirror CirrusShell CirrusPostgres
 docs: deps
 	CIRRUS_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation \
 		$(foreach t,$(DOC_TARGETS),--target $(t)) --warnings-as-errors

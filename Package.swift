@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "CoreDataMirror", targets: ["CoreDataMirror"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .library(name: "CirrusServer", targets: ["CirrusServer"]),
+        .library(name: "CirrusPostgres", targets: ["CirrusPostgres"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
     dependencies: [
@@ -37,6 +38,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // A channel handler counting open connections (NIOCore, which Hummingbird is built on).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The PostgreSQL backend's client (pure Swift, no libpq). docs/scale-out.md.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -115,6 +119,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // Records and checked queries on PostgreSQL + PostGIS, one tenant per store: typed columns
+        // from the schema, checked filters as parameterized SQL, keyset cursors. docs/scale-out.md.
+        .target(
+            name: "CirrusPostgres",
+            dependencies: [
+                "RecordModel", "QueryChecker", "PredicateSyntax", "RecordLog", "Indexes",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(name: "CirrusTestSupport", dependencies: ["RecordModel"], swiftSettings: strict),
 
@@ -149,6 +165,14 @@ let package = Package(
                 "CirrusServer", "Cirrus", "RecordModel", "RecordLog",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CirrusPostgresTests",
+            dependencies: [
+                "CirrusPostgres", "QueryExecution", "QueryChecker", "PredicateSyntax", "RecordModel", "Indexes",
+                "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strict),
         .testTarget(

@@ -1,0 +1,397 @@
+// Saves, fetches and deletes, with CloudKit's save policies and change tags (docs/database.md):
+//
+// - A request's items run in one transaction, saves before deletions, each against the
+//   committed state plus the request's earlier items (rows are locked FOR UPDATE as read).
+// - `atomically` (custom zones in CloudKit): one failing item rolls the whole request back; it
+//   throws batchRequestFailed (22) with the failing item's own error and 22 for the others.
+//   Otherwise each item runs under a SAVEPOINT and failures are reported per item.
+// - The change tag of every record a request writes is the tenant's request counter in base 36
+//   (row `cirrus_tenants`, incremented under its row lock), so tags never repeat in a tenant.
+// - A record name keeps its record type (`cirrus_names`): another type → constraintViolation.
+
+import Logging
+import NIOCore
+import PostgresNIO
+import RecordModel
+
+/// How a save treats the server's version of a record (CloudKit's `CKModifyRecordsOperation.RecordSavePolicy`).
+public enum PostgresSavePolicy: Sendable, Hashable {
+    /// The record's change tag must be the server's (a new record has none): else serverRecordChanged (14).
+    case ifServerRecordUnchanged
+    /// The given fields are written over the server's; the others are kept. The tag is ignored.
+    case changedKeys
+    /// The record replaces the server's. The tag is ignored.
+    case allKeys
+}
+
+/// What a ``PostgresStore/modify(saving:deleting:policy:atomically:by:)`` request did.
+public struct PostgresModifyResult: Sendable {
+    /// The saved records as stored (system fields set), in request order.
+    public var saved: [Record]
+    /// The deleted record ids, in request order.
+    public var deleted: [RecordID]
+    /// Items that failed (non-atomic requests only; an atomic request throws instead).
+    public var failures: [RecordID: PostgresStoreError]
+}
+
+extension PostgresStore {
+    /// CloudKit's limit on items per modify request.
+    public static let maximumItemsPerRequest = 400
+
+    /// Saves one record and returns it as stored.
+    public func save(
+        _ record: Record, policy: PostgresSavePolicy = .ifServerRecordUnchanged, by user: String? = nil
+    )
+        async throws(PostgresStoreError) -> Record
+    {
+        do {
+            return try await modify(saving: [record], policy: policy, atomically: true, by: user).saved[0]
+        } catch {
+            throw error.partialErrors[record.recordID] ?? error
+        }
+    }
+
+    /// Deletes one record; unknownItem (11) when there is none.
+    public func delete(_ id: RecordID) async throws(PostgresStoreError) {
+        do {
+            _ = try await modify(deleting: [id], atomically: true)
+        } catch {
+            throw error.partialErrors[id] ?? error
+        }
+    }
+
+    /// Saves and deletes records of this tenant in one transaction (see the file header).
+    ///
+    /// ```swift
+    /// let result = try await store.modify(saving: [a, b], deleting: [oldID], atomically: true)
+    /// ```
+    public func modify(
+        saving: [Record] = [], deleting: [RecordID] = [], policy: PostgresSavePolicy = .ifServerRecordUnchanged,
+        atomically: Bool = true, by user: String? = nil
+    ) async throws(PostgresStoreError) -> PostgresModifyResult {
+        let count = saving.count + deleting.count
+        guard count <= Self.maximumItemsPerRequest else {
+            throw PostgresStoreError(
+                .limitExceeded, "\(count) items in one request; the limit is \(Self.maximumItemsPerRequest)")
+        }
+        let cached = schema
+        let tables = self.tables
+        let namespace = tenant.namespace
+        let tenantKey = tenant.key
+        let environment = tenant.environment
+        let now = clock()
+        let logger = self.logger
+        let address = self.address
+        let citus = self.citus
+        let userID = user.map { RecordID(recordName: $0) }
+        // Development grows the schema just in time, as the façade does: new types and fields
+        // (automatic index options) are DDL in the request's own transaction.
+        let grows = environment == .development && saving.contains { Self.grown(cached, by: [$0]) != cached }
+        let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
+            try await client.withTransaction(logger: logger) { conn -> (PostgresModifyResult, Schema?) in
+                var tables = tables
+                var grown: Schema? = nil
+                if grows {
+                    let s = try await PostgresStore.applyDDL(
+                        conn, namespace: namespace, citus: citus, logger: logger, address: address
+                    ) { old in PostgresStore.grown(old ?? cached, by: saving) }
+                    grown = s
+                    tables = Dictionary(
+                        uniqueKeysWithValues: s.recordTypes.values.map {
+                            ($0.name, TableLayout(namespace: namespace, schema: $0))
+                        })
+                }
+                let ctx = WriteContext(
+                    conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
+                    environment: environment, now: now, user: userID)
+                let tag = try await ctx.nextTag()
+                var result = PostgresModifyResult(saved: [], deleted: [], failures: [:])
+                var failed: (RecordID, PostgresStoreError)? = nil
+                let items: [(RecordID, Record?)] = saving.map { ($0.recordID, $0) } + deleting.map { ($0, nil) }
+                for (id, record) in items {
+                    if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
+                    do {
+                        if let record {
+                            result.saved.append(try await ctx.save(record, policy: policy, tag: tag))
+                        } else {
+                            try await ctx.delete(id)
+                            result.deleted.append(id)
+                        }
+                        if !atomically { try await ctx.exec("RELEASE SAVEPOINT cirrus_item") }
+                    } catch {
+                        let e = PostgresStore.itemError(error, id)
+                        if atomically {
+                            failed = (id, e)
+                            break
+                        }
+                        try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_item")
+                        result.failures[id] = e
+                    }
+                }
+                if let (id, e) = failed {
+                    var all: [RecordID: PostgresStoreError] = [:]
+                    for (other, _) in items where other != id {
+                        all[other] = PostgresStoreError(
+                            .batchRequestFailed, "not written: another item of the atomic request failed",
+                            recordID: other)
+                    }
+                    all[id] = e
+                    throw PostgresStoreError(
+                        .batchRequestFailed, "the atomic request was rolled back: \(e.message)", recordID: id,
+                        serverRecord: e.serverRecord, partialErrors: all)
+                }
+                return (result, grown)
+            }
+        }
+        if let grown { setSchema(grown) }
+        return result
+    }
+
+    /// `schema` with the types and fields `records` bring (development's just-in-time schema):
+    /// each new field gets CloudKit's automatic index options for its type. Records that are
+    /// not valid, `Users`, and empty lists (their type is unknown) add nothing.
+    static func grown(_ schema: Schema, by records: [Record]) -> Schema {
+        var s = schema
+        for r in records where r.recordType != Schema.usersRecordType {
+            guard (try? r.validateContent()) != nil else { continue }
+            var type = s.recordTypes[r.recordType] ?? RecordTypeSchema(name: r.recordType)
+            for name in r.fields.keys.sorted() where type.fields[name] == nil {
+                guard let ft = r.fields[name]?.fieldType else { continue }
+                type.fields[name] = FieldSchema(name: name, type: ft, options: .automatic(for: ft))
+            }
+            if s.recordTypes[r.recordType] != type { s.recordTypes[r.recordType] = type }
+        }
+        return s
+    }
+
+    /// An item's error with its record id.
+    static func itemError(_ error: any Error, _ id: RecordID) -> PostgresStoreError {
+        var e = (error as? PostgresStoreError) ?? mapError(error, what: "writing a record", address: "")
+        if e.recordID == nil { e.recordID = id }
+        if e.location == "" { e.location = nil }
+        return e
+    }
+
+    /// The record with `id`; unknownItem (11) when there is none.
+    public func record(for id: RecordID) async throws(PostgresStoreError) -> Record {
+        guard let r = try await records(for: [id])[id] else {
+            throw PostgresStoreError(.unknownItem, "no such record", location: address, recordID: id)
+        }
+        return r
+    }
+
+    /// The records of `ids` that exist (absent ids are missing from the answer).
+    public func records(for ids: [RecordID]) async throws(PostgresStoreError) -> [RecordID: Record] {
+        let tables = self.tables
+        let tenantKey = tenant.key
+        let namespace = tenant.namespace
+        let logger = self.logger
+        return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
+            try await client.withConnection { conn in
+                let ctx = WriteContext(
+                    conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
+                    environment: .production, now: Timestamp(millisecondsSince1970: 0), user: nil)
+                return try await ctx.records(ids)
+            }
+        }
+    }
+}
+
+/// One transaction's writes for one tenant.
+struct WriteContext {
+    let conn: PostgresConnection
+    let logger: Logger
+    let tables: [String: TableLayout]
+    let namespace: String
+    let tenant: String
+    let environment: Environment
+    let now: Timestamp
+    let user: RecordID?
+
+    /// Runs a statement and drains its rows.
+    func exec(_ sql: String, _ b: SQLBuilder = SQLBuilder()) async throws {
+        for try await _ in try await query(sql, b) {}
+    }
+
+    /// Runs a statement; the caller reads its rows.
+    func query(_ sql: String, _ b: SQLBuilder) async throws -> PostgresRowSequence {
+        try await conn.query(PostgresQuery(unsafeSQL: sql, binds: b.binds), logger: logger)
+    }
+
+    /// The tenant's next request number, in base 36.
+    func nextTag() async throws -> String {
+        var b = SQLBuilder()
+        let t = b.param(tenant)
+        let table = SQLName.qualified(namespace, "cirrus_tenants")
+        let rows = try await query(
+            "INSERT INTO \(table) AS t (tenant, sequence) VALUES (\(t), 1) ON CONFLICT (tenant) "
+                + "DO UPDATE SET sequence = t.sequence + 1 RETURNING sequence", b)
+        var sequence: Int64? = nil
+        for try await n in rows.decode(Int64.self) { sequence = n }
+        guard let sequence else { throw PostgresStoreError(.internalError, "the tenant counter returned no row") }
+        return String(sequence, radix: 36)
+    }
+
+    /// The record type a name is used by in this tenant, locked with `lock`.
+    func recordType(of id: RecordID, lock: Bool) async throws -> String? {
+        var b = SQLBuilder()
+        let key = RecordRow.keyCondition(tenant: tenant, id, &b)
+        let rows = try await query(
+            "SELECT record_type FROM \(SQLName.qualified(namespace, "cirrus_names")) WHERE \(key)"
+                + (lock ? " FOR UPDATE" : ""), b)
+        var type: String? = nil
+        for try await t in rows.decode(String.self) { type = t }
+        return type
+    }
+
+    /// The current record with `id`, if any.
+    func current(_ id: RecordID, lock: Bool) async throws -> Record? {
+        guard let type = try await recordType(of: id, lock: lock), let layout = tables[type] else { return nil }
+        var b = SQLBuilder()
+        let key = RecordRow.keyCondition(tenant: tenant, id, &b)
+        let rows = try await query(
+            "SELECT data FROM \(layout.qualifiedTable) WHERE \(key)" + (lock ? " FOR UPDATE" : ""), b)
+        var record: Record? = nil
+        for try await data in rows.decode(ByteBuffer.self) {
+            record = try RecordRow.decode(Array(data.readableBytesView))
+        }
+        return record
+    }
+
+    /// The records of `ids` that exist: one statement for their types, one per type for the rows.
+    func records(_ ids: [RecordID]) async throws -> [RecordID: Record] {
+        func keys(_ b: inout SQLBuilder, _ ids: [RecordID]) -> String {
+            "tenant = \(b.param(tenant)) AND (zone_name, zone_owner, record_name) IN (SELECT * FROM unnest("
+                + "\(b.param(ids.map(\.zoneID.zoneName)))::text[], \(b.param(ids.map(\.zoneID.ownerName)))::text[], "
+                + "\(b.param(ids.map(\.recordName)))::text[]))"
+        }
+        var b = SQLBuilder()
+        let rows = try await query(
+            "SELECT zone_name, zone_owner, record_name, record_type FROM "
+                + "\(SQLName.qualified(namespace, "cirrus_names")) WHERE \(keys(&b, ids))", b)
+        var byType: [String: [RecordID]] = [:]
+        for try await (zone, owner, name, type) in rows.decode((String, String, String, String).self) {
+            byType[type, default: []].append(
+                RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner)))
+        }
+        var out: [RecordID: Record] = [:]
+        for (type, typeIDs) in byType.sorted(by: { $0.key < $1.key }) {
+            guard let layout = tables[type] else { continue }
+            var b = SQLBuilder()
+            let rows = try await query("SELECT data FROM \(layout.qualifiedTable) WHERE \(keys(&b, typeIDs))", b)
+            for try await data in rows.decode(ByteBuffer.self) {
+                let r = try RecordRow.decode(Array(data.readableBytesView))
+                out[r.recordID] = r
+            }
+        }
+        return out
+    }
+
+    /// Saves one item (see the policies in docs/database.md) and returns it as stored.
+    func save(_ given: Record, policy: PostgresSavePolicy, tag: String) async throws -> Record {
+        let id = given.recordID
+        do {
+            try given.validate()
+        } catch {
+            throw PostgresStoreError(.invalidArguments, error.message, recordID: id)
+        }
+        guard let layout = tables[given.recordType] else {
+            throw PostgresStoreError(
+                .serverRejectedRequest, "Cannot create new type \(given.recordType) in \(environment.rawValue) schema",
+                recordID: id)
+        }
+        for name in given.fields.keys.sorted() where !layout.fieldNames.contains(name) {
+            throw environment == .production
+                ? PostgresStoreError(
+                    .serverRejectedRequest,
+                    "Cannot create new field '\(name)' of type \(given.recordType) in production schema", recordID: id)
+                : PostgresStoreError(
+                    .invalidArguments, "field '\(name)': an empty list does not say its type; save a value first",
+                    recordID: id)
+        }
+        let serverType = try await recordType(of: id, lock: true)
+        if let serverType, serverType != given.recordType {
+            throw PostgresStoreError(
+                .constraintViolation,
+                "a \(serverType) record with this name exists; its type cannot change to \(given.recordType)",
+                recordID: id)
+        }
+        let server = serverType == nil ? nil : try await current(id, lock: true)
+        var r = given
+        switch policy {
+        case .ifServerRecordUnchanged:
+            if let server {
+                if r.recordChangeTag != server.recordChangeTag {
+                    throw PostgresStoreError(
+                        .serverRecordChanged,
+                        r.recordChangeTag == nil
+                            ? "the record already exists; fetch it and save with its recordChangeTag"
+                            : "recordChangeTag \"\(r.recordChangeTag ?? "")\" is stale; the server has "
+                                + "\"\(server.recordChangeTag ?? "")\"",
+                        recordID: id, serverRecord: server)
+                }
+            } else if r.recordChangeTag != nil {
+                throw PostgresStoreError(
+                    .unknownItem, "the record was deleted on the server (it has a change tag but no server version)",
+                    recordID: id)
+            }
+        case .changedKeys:
+            if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
+        case .allKeys: break
+        }
+        r.creationDate = server?.creationDate ?? now
+        r.creatorUserRecordID = server?.creatorUserRecordID ?? user
+        r.modificationDate = now
+        r.lastModifiedUserRecordID = user
+        r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
+        try await write(r, layout, isNew: server == nil)
+        return r
+    }
+
+    /// Upserts the row of `r` (and claims its name when new).
+    func write(_ r: Record, _ layout: TableLayout, isNew: Bool) async throws {
+        let id = r.recordID
+        if isNew {
+            var b = SQLBuilder()
+            let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, r.recordType].map {
+                b.param($0)
+            }
+            try await exec(
+                "INSERT INTO \(SQLName.qualified(namespace, "cirrus_names")) "
+                    + "(tenant, zone_name, zone_owner, record_name, record_type) VALUES (\(vals.joined(separator: ", ")))",
+                b)
+        }
+        var b = SQLBuilder()
+        var cols: [(String, String)] = [
+            ("tenant", b.param(tenant)), ("zone_name", b.param(id.zoneID.zoneName)),
+            ("zone_owner", b.param(id.zoneID.ownerName)), ("record_name", b.param(id.recordName)),
+            ("record_type", b.param(r.recordType)), ("change_tag", b.param(r.recordChangeTag ?? "")),
+            ("created_at", r.creationDate.map { "\(b.param(String($0.millisecondsSince1970)))::bigint" } ?? "NULL"),
+            (
+                "modified_at",
+                r.modificationDate.map { "\(b.param(String($0.millisecondsSince1970)))::bigint" } ?? "NULL"
+            ),
+            ("created_by", r.creatorUserRecordID.map { b.param(SQLText.referenceKey($0)) } ?? "NULL"),
+            ("modified_by", r.lastModifiedUserRecordID.map { b.param(SQLText.referenceKey($0)) } ?? "NULL"),
+            ("data", "decode(\(b.param(SQLText.hex(RecordRow.encode(r)))), 'hex')"),
+        ]
+        cols += try RecordRow.typedValues(r, layout, &b)
+        let names = cols.map(\.0)
+        let updates = names.dropFirst(4).map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+        try await exec(
+            "INSERT INTO \(layout.qualifiedTable) (\(names.joined(separator: ", "))) VALUES ("
+                + cols.map(\.1).joined(separator: ", ")
+                + ") ON CONFLICT (tenant, zone_name, zone_owner, record_name) DO UPDATE SET \(updates)", b)
+    }
+
+    /// Deletes one record; unknownItem when there is none.
+    func delete(_ id: RecordID) async throws {
+        guard let type = try await recordType(of: id, lock: true) else {
+            throw PostgresStoreError(.unknownItem, "no such record to delete", recordID: id)
+        }
+        var b = SQLBuilder()
+        let key = RecordRow.keyCondition(tenant: tenant, id, &b)
+        try await exec("DELETE FROM \(SQLName.qualified(namespace, "cirrus_names")) WHERE \(key)", b)
+        if let layout = tables[type] { try await exec("DELETE FROM \(layout.qualifiedTable) WHERE \(key)", b) }
+    }
+}

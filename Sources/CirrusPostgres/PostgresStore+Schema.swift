@@ -1,0 +1,224 @@
+// Schema changes as DDL, in one transaction: the namespace, the shared tables (tenant counters,
+// record names, the stored schema), one table per record type with its typed columns and the
+// indexes its options ask for. Evolution is add-only, as in the façade: removing or retyping a
+// type or field is refused. Under Citus each new table is distributed on `tenant`
+// (`create_distributed_table`, colocated) and the schema table is a reference table.
+//
+// When a type's searchable fields change, its existing rows' tokens are re-derived from their
+// stored records in the same transaction.
+
+import Foundation
+import Logging
+import PostgresNIO
+import RecordModel
+
+extension PostgresStore {
+    /// Creates or evolves the tables for `newSchema` (its environment must be the tenant's), in
+    /// one transaction, and makes it the store's schema.
+    ///
+    /// ```swift
+    /// var schema = Schema(environment: .development, recordTypes: [
+    ///     RecordTypeSchema(name: "Place", fields: [FieldSchema(name: "kind", type: .string, options: [.queryable])]),
+    /// ])
+    /// try await store.apply(schema: schema)
+    /// ```
+    ///
+    /// Throws ``PostgresStoreError/Code/serverRejectedRequest`` when a type or field of the
+    /// stored schema is missing or retyped in `newSchema`.
+    public func apply(schema newSchema: Schema) async throws(PostgresStoreError) {
+        guard newSchema.environment == tenant.environment else {
+            throw PostgresStoreError(
+                .invalidArguments,
+                "a \(newSchema.environment.rawValue) schema cannot be applied to the \(tenant.environment.rawValue) tables"
+            )
+        }
+        let namespace = tenant.namespace
+        let citus = self.citus
+        let logger = self.logger
+        let address = self.address
+        try await run("applying the schema of \(namespace)") { client in
+            try await client.withTransaction(logger: logger) { conn in
+                _ = try await Self.applyDDL(
+                    conn, namespace: namespace, citus: citus, logger: logger, address: address
+                ) { _ in newSchema }
+            }
+        }
+        setSchema(newSchema)
+    }
+
+    /// The DDL of a schema change, on `conn` inside the caller's transaction: takes the
+    /// namespace's advisory lock, creates what is missing, reads the stored schema, asks
+    /// `makeSchema` for the new one (given the stored one), checks it is add-only, creates and
+    /// alters tables, columns and indexes, re-derives rows whose columns changed, stores it.
+    static func applyDDL(
+        _ conn: PostgresConnection, namespace: String, citus: Bool, logger: Logger, address: String,
+        schema makeSchema: (Schema?) throws -> Schema
+    ) async throws -> Schema {
+        func exec(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws {
+            for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {}
+        }
+        var lockKey = PostgresBindings()
+        lockKey.append(namespace)
+        try await exec("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
+        let ns = SQLName.quote(namespace)
+        try await exec("CREATE SCHEMA IF NOT EXISTS \(ns)")
+        let tenants = SQLName.qualified(namespace, "cirrus_tenants")
+        let names = SQLName.qualified(namespace, "cirrus_names")
+        let schemaTable = SQLName.qualified(namespace, "cirrus_schema")
+        var created: [String] = []
+        var exists = try await Self.tableExists(conn, namespace, "cirrus_tenants", logger)
+        if !exists {
+            try await exec(
+                "CREATE TABLE \(tenants) (tenant text PRIMARY KEY, sequence bigint NOT NULL)")
+            try await exec(
+                """
+                CREATE TABLE \(names) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
+                    zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
+                    record_type text NOT NULL, PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
+                """)
+            try await exec(
+                "CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
+            created += [tenants, names]
+            if citus {
+                var t = PostgresBindings()
+                t.append(schemaTable)
+                try await exec("SELECT create_reference_table($1::regclass)", t)
+            }
+        }
+        // The stored schema, under the lock: evolution is add-only.
+        var old: Schema? = nil
+        for try await s in try await conn.query(
+            PostgresQuery(unsafeSQL: "SELECT schema FROM \(schemaTable) WHERE id = 1"), logger: logger
+        ).decode(String.self) {
+            old = try JSONDecoder().decode(Schema.self, from: Data(s.utf8))
+        }
+        let newSchema = try makeSchema(old)
+        if let old { try Self.checkAddOnly(old, newSchema, address: address) }
+        let encoded = String(decoding: try JSONEncoder().encode(newSchema), as: UTF8.self)
+        for t in newSchema.sortedRecordTypes {
+            let layout = TableLayout(namespace: namespace, schema: t)
+            let before = old?.recordTypes[t.name].map { TableLayout(namespace: namespace, schema: $0) }
+            exists = try await Self.tableExists(conn, namespace, layout.table, logger)
+            if !exists {
+                try await exec(layout.createTable)
+                created.append(layout.qualifiedTable)
+            }
+            for sql in layout.addColumns { try await exec(sql) }
+            let wanted = layout.indexes
+            var have: Set<String> = []
+            var find = PostgresBindings()
+            find.append(namespace)
+            find.append(layout.table)
+            for try await n in try await conn.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 "
+                        + "AND indexname LIKE 'i\\_%'", binds: find), logger: logger
+            ).decode(String.self) { have.insert(n) }
+            for n in have.subtracting(wanted.keys).sorted() {
+                try await exec("DROP INDEX \(SQLName.qualified(namespace, n))")
+            }
+            for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) {
+                try await exec(sql)
+            }
+            // A stored record never holds a field its schema lacked (development grows the schema
+            // first, production refuses), and fields are never retyped: new columns start NULL
+            // correctly. Only the tokens depend on options, so only a change of the searchable
+            // fields re-derives rows.
+            if exists, let before, before.searchableFields != layout.searchableFields {
+                try await Self.rederive(conn, layout, logger)
+            }
+        }
+        if citus {
+            for (i, table) in created.enumerated() {
+                var t = PostgresBindings()
+                t.append(table)
+                t.append(created[0])
+                let colocate = i == 0 ? "'default'" : "$2"
+                try await exec(
+                    "SELECT create_distributed_table($1::regclass, 'tenant', colocate_with => \(colocate))",
+                    i == 0
+                        ? {
+                            var one = PostgresBindings(); one.append(table); return one
+                        }() : t)
+            }
+        }
+        var b = PostgresBindings()
+        b.append(encoded)
+        try await exec(
+            "INSERT INTO \(schemaTable) (id, schema) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET schema = EXCLUDED.schema",
+            b)
+        return newSchema
+    }
+
+    static func tableExists(
+        _ conn: PostgresConnection, _ namespace: String, _ table: String, _ logger: Logger
+    )
+        async throws -> Bool
+    {
+        var b = PostgresBindings()
+        b.append(SQLName.qualified(namespace, table))
+        var found = false
+        for try await e in try await conn.query(
+            PostgresQuery(unsafeSQL: "SELECT to_regclass($1) IS NOT NULL", binds: b), logger: logger
+        ).decode(Bool.self) { found = e }
+        return found
+    }
+
+    /// Refuses a schema that drops or retypes what `old` has.
+    static func checkAddOnly(_ old: Schema, _ new: Schema, address: String) throws(PostgresStoreError) {
+        for t in old.sortedRecordTypes {
+            guard let n = new.recordTypes[t.name] else {
+                throw PostgresStoreError(
+                    .serverRejectedRequest, "record type \(t.name) cannot be removed (schemas are add-only)",
+                    location: address)
+            }
+            for f in t.sortedFields {
+                guard let g = n.fields[f.name] else {
+                    throw PostgresStoreError(
+                        .serverRejectedRequest, "field \(t.name).\(f.name) cannot be removed (schemas are add-only)",
+                        location: address)
+                }
+                if g.type != f.type {
+                    throw PostgresStoreError(
+                        .serverRejectedRequest,
+                        "field \(t.name).\(f.name) cannot change type from \(f.type) to \(g.type)", location: address)
+                }
+            }
+        }
+    }
+
+    /// Recomputes the typed columns and tokens of every row of a type (all tenants: the
+    /// columns are the container's) from the stored records.
+    static func rederive(_ conn: PostgresConnection, _ layout: TableLayout, _ logger: Logger) async throws {
+        var rows: [(String, [UInt8])] = []
+        for try await (tenant, data) in try await conn.query(
+            PostgresQuery(unsafeSQL: "SELECT tenant, data FROM \(layout.qualifiedTable)"), logger: logger
+        ).decode((String, ByteBuffer).self) {
+            rows.append((tenant, Array(data.readableBytesView)))
+        }
+        for (tenant, data) in rows {
+            let record = try RecordRow.decode(data)
+            var b = SQLBuilder()
+            let values = try RecordRow.typedValues(record, layout, &b)
+            guard !values.isEmpty else { continue }
+            let set = values.map { "\($0.0) = \($0.1)" }.joined(separator: ", ")
+            let key = RecordRow.keyCondition(tenant: tenant, record.recordID, &b)
+            for try await _ in try await conn.query(
+                PostgresQuery(unsafeSQL: "UPDATE \(layout.qualifiedTable) SET \(set) WHERE \(key)", binds: b.binds),
+                logger: logger)
+            {}
+        }
+    }
+}
+
+extension PostgresStore {
+    /// Refreshes PostgreSQL's statistics of the container's tables (`ANALYZE`), so that the
+    /// planner sees their sizes and value distributions — after a bulk load, before autovacuum
+    /// gets to them.
+    public func analyze() async throws(PostgresStoreError) {
+        let tables = self.tables.values.map(\.qualifiedTable).sorted()
+        try await run("analyzing the tables of \(tenant.namespace)") { client in
+            for t in tables { try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(t)")) }
+        }
+    }
+}

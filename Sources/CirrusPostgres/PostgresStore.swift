@@ -1,0 +1,303 @@
+// PostgresStore: one tenant's records on PostgreSQL + PostGIS — connection, deadlines, errors,
+// and the schema the typed columns follow. Records: PostgresStore+Records.swift; queries:
+// PostgresStore+Query.swift; DDL: PostgresStore+Schema.swift; layout: TableLayout.swift.
+//
+// What it owns: a PostgresClient (postgres-nio's pool) and the task running it, the tenant, the
+// schema last applied or read. What it does not: access rules, zones as objects, change
+// tokens, subscriptions (the façade's, see docs/scale-out.md "Not done yet").
+
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+import RecordModel
+
+/// Records and checked queries of one tenant on PostgreSQL with PostGIS.
+///
+/// ```swift
+/// let tenant = PostgresTenant(containerID: "iCloud.com.example.places", environment: .development,
+///                             database: .public)
+/// let store = try await PostgresStore.connect(url: "postgres://cirrus@127.0.0.1:5432/cirrus", tenant: tenant)
+/// try await store.apply(schema: schema)                 // DDL in one transaction
+/// let saved = try await store.save(place)               // change tag, dates set
+/// let q = try store.query("Place", "kind == %@", ["cafe"], sortDescriptors: [.field("name", ascending: true)])
+/// let page = try await store.records(matching: q, resultsLimit: 50)
+/// if let next = page.cursor { _ = try await store.records(continuingFrom: next) }
+/// await store.close()
+/// ```
+public actor PostgresStore {
+    /// The tenant whose rows every statement names.
+    public nonisolated let tenant: PostgresTenant
+    /// `host:port/database`, for messages.
+    public nonisolated let address: String
+    /// Whether the `citus` extension is installed (tables are then distributed on `tenant`).
+    public private(set) var citus: Bool
+    /// The CloudKit schema the tables follow (empty until applied or read from the database).
+    public private(set) var schema: Schema
+
+    let client: PostgresClient
+    let runTask: Task<Void, Never>
+    let clock: @Sendable () -> Timestamp
+    let timeout: Duration
+    let logger: Logger
+    var tables: [String: TableLayout] = [:]
+
+    init(
+        client: PostgresClient, runTask: Task<Void, Never>, tenant: PostgresTenant, address: String,
+        clock: @escaping @Sendable () -> Timestamp, timeout: Duration
+    ) {
+        self.client = client
+        self.runTask = runTask
+        self.tenant = tenant
+        self.address = address
+        self.clock = clock
+        self.timeout = timeout
+        self.logger = Logger(label: "cirrus.postgres")
+        self.citus = false
+        self.schema = Schema(environment: tenant.environment)
+    }
+
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) for `tenant`,
+    /// checks that PostGIS is installed, notes whether Citus is, and reads the schema applied
+    /// before (if any). Every later call fails after `timeout` without an answer.
+    ///
+    /// Throws ``PostgresStoreError/Code/invalidArguments`` for a malformed URL,
+    /// ``PostgresStoreError/Code/networkUnavailable`` when the server cannot be reached.
+    public static func connect(
+        url: String, tenant: PostgresTenant, timeout: Duration = .seconds(15),
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+    ) async throws(PostgresStoreError) -> PostgresStore {
+        guard let c = URLComponents(string: url), c.scheme == "postgres" || c.scheme == "postgresql",
+            let host = c.host, !host.isEmpty, let user = c.user, !user.isEmpty
+        else {
+            throw PostgresStoreError(
+                .invalidArguments, "expected postgres://user[:password]@host[:port]/database, got \(url)")
+        }
+        let port = c.port ?? 5432
+        let database = String(c.path.drop(while: { $0 == "/" }))
+        var config = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: c.password, database: database.isEmpty ? user : database,
+            tls: .disable)
+        config.options.connectTimeout = timeout
+        config.options.maximumConnections = 4
+        // pg_stat_activity shows which tenant a session serves (PostgreSQL keeps 63 bytes of it).
+        config.options.additionalStartupParameters = [("application_name", "cirrus " + tenant.key)]
+        let at = "\(host):\(port)/\(database.isEmpty ? user : database)"
+        // One direct connection first: an unreachable server or a refused login is reported at
+        // once with its cause (the pool would retry in the background until the deadline).
+        do {
+            var probe = PostgresConnection.Configuration(
+                host: host, port: port, username: user, password: c.password,
+                database: database.isEmpty ? user : database, tls: .disable)
+            probe.options.connectTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+            let connection = try await PostgresConnection.connect(
+                configuration: probe, id: 0, logger: Logger(label: "cirrus.postgres.probe"))
+            try await connection.close()
+        } catch {
+            throw mapError(error, what: "connecting", address: at)
+        }
+        let client = PostgresClient(configuration: config)
+        let runTask = Task { await client.run() }
+        let store = PostgresStore(
+            client: client, runTask: runTask, tenant: tenant,
+            address: at, clock: clock, timeout: timeout)
+        do {
+            try await store.start()
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Stops the connection pool; later calls fail with ``PostgresStoreError/Code/networkFailure``.
+    public func close() async {
+        runTask.cancel()
+        _ = await runTask.value
+    }
+
+    /// Reads the schema stored in the database again (another process may have applied or
+    /// grown it since this store read it).
+    public func reloadSchema() async throws(PostgresStoreError) { try await start() }
+
+    func start() async throws(PostgresStoreError) {
+        let namespace = tenant.namespace
+        let (extensions, stored) = try await run("reading extensions and the stored schema", retryRead: true) {
+            client in
+            var extensions: Set<String> = []
+            for try await name in try await client.query("SELECT extname FROM pg_extension").decode(String.self) {
+                extensions.insert(name)
+            }
+            var stored: String? = nil
+            let table = SQLName.qualified(namespace, "cirrus_schema")
+            let exists = try await client.query("SELECT to_regclass(\(table)) IS NOT NULL").decode(Bool.self)
+            for try await e in exists where e {
+                let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT schema FROM \(table) WHERE id = 1"))
+                for try await s in rows.decode(String.self) { stored = s }
+            }
+            return (extensions, stored)
+        }
+        guard extensions.contains("postgis") else {
+            throw PostgresStoreError(
+                .invalidArguments, "PostGIS is not installed in this database (CREATE EXTENSION postgis)",
+                location: address)
+        }
+        citus = extensions.contains("citus")
+        if let stored {
+            do {
+                setSchema(try JSONDecoder().decode(Schema.self, from: Data(stored.utf8)))
+            } catch {
+                throw PostgresStoreError(
+                    .internalError, "the stored schema of \(tenant.namespace) does not decode: \(error)",
+                    location: address)
+            }
+        }
+    }
+
+    func setSchema(_ s: Schema) {
+        schema = s
+        tables = Dictionary(
+            uniqueKeysWithValues: s.recordTypes.values.map {
+                ($0.name, TableLayout(namespace: tenant.namespace, schema: $0))
+            })
+    }
+
+    /// The layout of a record type the schema has.
+    func layout(_ recordType: String) throws(PostgresStoreError) -> TableLayout {
+        guard let t = tables[recordType] else {
+            throw PostgresStoreError(
+                .serverRejectedRequest, "the schema of \(tenant.namespace) has no record type \(recordType)",
+                location: address)
+        }
+        return t
+    }
+
+    // MARK: - running statements
+
+    /// Runs `body` with the client; fails after the store's timeout, and maps every error to a
+    /// ``PostgresStoreError`` naming `what` and this server. A read (`retryRead`) whose session
+    /// turns out to be closed — the pool can hand out a session the server has just ended —
+    /// runs again (at most three times in all); writes never run twice (their outcome is reported).
+    func run<T: Sendable>(
+        _ what: String, retryRead: Bool = false, _ body: @escaping @Sendable (PostgresClient) async throws -> T
+    ) async throws(PostgresStoreError) -> T {
+        let client = self.client
+        let address = self.address
+        let timeout = self.timeout
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await Deadline.race(timeout) {
+                    try await body(client)
+                } onTimeout: {
+                    PostgresStoreError(
+                        .networkFailure, "no answer from PostgreSQL within \(timeout) while \(what)",
+                        location: address)
+                }
+            } catch {
+                if retryRead, attempt < 3, Self.isClosedSession(error) {
+                    // The pool learns of a closed session asynchronously: give it a moment.
+                    try? await Task.sleep(for: .milliseconds(50 * attempt))
+                    continue
+                }
+                throw Self.mapError(error, what: what, address: address)
+            }
+        }
+    }
+
+    /// Whether `error` says the session was closed (by the server, or found closed).
+    static func isClosedSession(_ error: any Error) -> Bool {
+        guard let p = error as? PSQLError else { return false }
+        switch p.code {
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown: return true
+        case .server: return p.serverInfo?[.sqlState]?.hasPrefix("57P") ?? false
+        default: return false
+        }
+    }
+
+    /// A ``PostgresStoreError`` for anything a statement threw.
+    static func mapError(_ error: any Error, what: String, address: String) -> PostgresStoreError {
+        if var e = error as? PostgresStoreError {
+            if e.location == nil { e.location = address }
+            return e
+        }
+        if let t = error as? PostgresTransactionError {
+            // The transaction was rolled back (or never began): what failed is what matters.
+            if let inner = t.closureError ?? t.beginError ?? t.commitError {
+                var e = mapError(inner, what: what, address: address)
+                if let r = t.rollbackError { e.message += " (the rollback failed too: \(r))" }
+                return e
+            }
+        }
+        if let p = error as? PSQLError {
+            switch p.code {
+            case .server:
+                let message = p.serverInfo?[.message] ?? "error"
+                let state = p.serverInfo?[.sqlState] ?? "?"
+                if state.hasPrefix("08") || state.hasPrefix("57P") {
+                    // Connection exceptions, and the server shutting down or terminating the session.
+                    return PostgresStoreError(
+                        .networkFailure,
+                        "the connection to PostgreSQL was lost while \(what): \(message) (SQLSTATE \(state))",
+                        location: address)
+                }
+                let statement = p.query.map { " in: " + ($0.sql.split(separator: "\n").first.map(String.init) ?? "") }
+                return PostgresStoreError(
+                    .internalError, "PostgreSQL refused \(what): \(message) (SQLSTATE \(state))\(statement ?? "")",
+                    location: address)
+            case .connectionError:
+                return PostgresStoreError(
+                    .networkUnavailable,
+                    "cannot connect to PostgreSQL while \(what): \(p.underlying.map { "\($0)" } ?? "connection failed")",
+                    location: address)
+            case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+                return PostgresStoreError(
+                    .networkFailure, "the connection to PostgreSQL was lost while \(what) (\(p.code))",
+                    location: address)
+            default:
+                return PostgresStoreError(
+                    .internalError, "PostgreSQL client error while \(what): \(p.code)", location: address)
+            }
+        }
+        if error is CancellationError {
+            return PostgresStoreError(.networkFailure, "cancelled while \(what)", location: address)
+        }
+        return PostgresStoreError(
+            .networkUnavailable, "cannot reach PostgreSQL while \(what): \(String(describing: error))",
+            location: address)
+    }
+}
+
+/// A race between work and a deadline. The caller gets the first outcome; work that loses keeps
+/// running until it ends on its own (closing the store ends whatever waits on the pool).
+enum Deadline {
+    static func race<T: Sendable>(
+        _ timeout: Duration, _ work: @escaping @Sendable () async throws -> T,
+        onTimeout: @escaping @Sendable () -> PostgresStoreError
+    ) async throws -> T {
+        let done = NIOLockedValueBox(false)
+        let first: @Sendable () -> Bool = {
+            done.withLockedValue { d in
+                defer { d = true }
+                return !d
+            }
+        }
+        return try await withCheckedThrowingContinuation { (k: CheckedContinuation<T, any Error>) in
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled, first() { k.resume(throwing: onTimeout()) }
+            }
+            Task {
+                do {
+                    let v = try await work()
+                    timer.cancel()
+                    if first() { k.resume(returning: v) }
+                } catch {
+                    timer.cancel()
+                    if first() { k.resume(throwing: error) }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,333 @@
+// QueryTranslator: a checked `Query` → one parameterized SELECT on the record type's table.
+//
+// The semantics are RecordMatcher's (QueryExecution), filter by filter, so that PostgreSQL and
+// the embedded engine return the same records in the same order:
+// - a record without a value for the field never matches (NOT_ forms included): every
+//   condition implies `column IS NOT NULL`;
+// - a value of another family than the target never equals it (NOT_EQUALS: it differs) and is
+//   never ordered with it; list comparators treat a scalar column as a one-element list;
+// - NEAR is `ST_DWithin` on the geography (the GiST index, with a margin) and then the exact
+//   test the matcher applies: 2R·asin(|p−c|/2) ≤ radius, R = 6371.0088 km, on the stored unit
+//   vector — the same floating-point operations in the same order, so the boundary agrees;
+// - token searches are `tokens @@ tsquery` over the TextTokenizer tokens stored at save.
+// Order: the sort keys (records lacking one are not in the results), then the record id
+// (record_name, zone_name, zone_owner, byte order). A distance sort orders by the squared chord
+// from the centre, computed from the stored unit vector exactly as the executor computes it;
+// nearest-first on an indexed location first bounds the page with a KNN scan (`<->`).
+// A cursor is the last row's keys as PostgreSQL printed them: the next page adds a keyset
+// condition `(keys, id) > (last keys, last id)` — no OFFSET.
+
+import Indexes
+import RecordModel
+
+/// The SELECT of one page.
+struct TranslatedQuery {
+    var builder: SQLBuilder
+    var sql: String
+    /// How many sort-key columns follow `data` in each row (as a text array).
+    var keyCount: Int
+}
+
+/// Where a page starts: the previous page's last row.
+struct KeysetPosition: Sendable, Hashable {
+    /// Each sort key as PostgreSQL printed it.
+    var keys: [String]
+    var recordID: RecordID
+}
+
+enum QueryTranslator {
+    /// The page query: rows of `tenant` (in `zone` when given) after `after`, at most `limit`.
+    static func translate(
+        _ q: Query, layout: TableLayout, tenant: String, zone: ZoneID?, after: KeysetPosition?, limit: Int
+    ) throws(PostgresStoreError) -> TranslatedQuery {
+        var b = SQLBuilder()
+        var conditions = ["tenant = \(b.param(tenant))"]
+        if let zone {
+            conditions.append("zone_name = \(b.param(zone.zoneName)) AND zone_owner = \(b.param(zone.ownerName))")
+        }
+        switch q.predicate {
+        case .all: break
+        case .none: conditions.append("FALSE")
+        case .filters(let fs):
+            for f in fs { conditions.append(try filter(f, layout: layout, &b)) }
+        }
+        // Sort keys: expression, SQL type (for cursor values), direction.
+        var keys: [(expr: String, type: String, ascending: Bool)] = []
+        for s in q.sortDescriptors {
+            switch s {
+            case .field(let name, let asc):
+                guard let (expr, type, isList) = try sortColumn(name, layout: layout) else {
+                    throw PostgresStoreError(
+                        .invalidArguments,
+                        "cannot sort by \(name): the record type \(layout.recordType) has no such field")
+                }
+                if isList { conditions.append("FALSE") }  // lists have no order key: no results
+                keys.append((expr, type, asc))
+            case .distance(let name, let from):
+                guard let c = layout.columns[name], c.family == .location else {
+                    throw PostgresStoreError(
+                        .invalidArguments, "cannot sort by distance on \(name): not a location field")
+                }
+                keys.append((chord2(c, from, &b), "float8", true))
+            }
+        }
+        for k in keys { conditions.append("\(k.expr) IS NOT NULL") }
+        if let after {
+            guard after.keys.count == keys.count else {
+                throw PostgresStoreError(.invalidArguments, "the cursor does not belong to this query")
+            }
+            conditions.append(keyset(keys, after, &b))
+        }
+        var order = keys.map { "\($0.expr) \($0.ascending ? "ASC" : "DESC")" }
+        order += ["record_name", "zone_name", "zone_owner"]
+        let keyList =
+            keys.isEmpty
+            ? "ARRAY[]::text[]" : "ARRAY[" + keys.map { "(\($0.expr))::text" }.joined(separator: ", ") + "]"
+        let limitParam = b.param(String(limit))
+        var with = ""
+        if case .distance(let name, let from)? = q.sortDescriptors.first, let c = layout.columns[name],
+            c.options.contains(.queryable)
+        {
+            // Nearest first: a KNN scan of the GiST index (`<->`, PostGIS's sphere distance)
+            // finds the page's farthest row; every row of the exact order's page lies within
+            // that distance plus a margin far above the two distances' difference (~1e-8
+            // relative, < 1 m near the antipode), so ST_DWithin on the same index bounds the
+            // rows the exact order (the squared chord) sorts.
+            let point = try b.value(.location(from), .location)
+            let all = conditions.joined(separator: " AND ")
+            with = """
+                WITH knn AS (SELECT (\(c.sql) <-> \(point)) AS d FROM \(layout.qualifiedTable) WHERE \(all)
+                    ORDER BY \(c.sql) <-> \(point) LIMIT 1 OFFSET \(limitParam)::bigint - 1)
+
+                """
+            conditions.append(
+                "(NOT EXISTS (SELECT 1 FROM knn) OR ST_DWithin(\(c.sql), \(point), "
+                    + "(SELECT d FROM knn) * 1.000001::float8 + 1::float8, false))")
+        }
+        let sql = """
+            \(with)SELECT data, \(keyList) FROM \(layout.qualifiedTable)
+            WHERE \(conditions.joined(separator: "\n  AND "))
+            ORDER BY \(order.joined(separator: ", "))
+            LIMIT \(limitParam)::bigint
+            """
+        return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count)
+    }
+
+    /// `(k1, …, id) > (v1, …, last id)` in the query's directions, as nested OR/AND.
+    static func keyset(
+        _ keys: [(expr: String, type: String, ascending: Bool)], _ after: KeysetPosition, _ b: inout SQLBuilder
+    ) -> String {
+        let id = after.recordID
+        var tail =
+            "(record_name, zone_name, zone_owner) > (\(b.param(id.recordName))::text COLLATE \"C\", "
+            + "\(b.param(id.zoneID.zoneName))::text COLLATE \"C\", \(b.param(id.zoneID.ownerName))::text COLLATE \"C\")"
+        for (i, k) in keys.enumerated().reversed() {
+            let v = "\(b.param(after.keys[i]))::\(k.type)"
+            tail = "(\(k.expr) \(k.ascending ? ">" : "<") \(v) OR (\(k.expr) = \(v) AND \(tail)))"
+        }
+        return tail
+    }
+
+    /// The squared chord between the column's stored unit vector and `from`, as the executor computes it.
+    static func chord2(_ c: Column, _ from: Location, _ b: inout SQLBuilder) -> String {
+        let u = UnitVector(latitude: from.latitude, longitude: from.longitude)
+        let v = c.vectorColumns
+        let cx = "\(b.param(SQLText.double(u.x)))::float8"
+        let cy = "\(b.param(SQLText.double(u.y)))::float8"
+        let cz = "\(b.param(SQLText.double(u.z)))::float8"
+        return "((((\(cx) - \(v[0])) * (\(cx) - \(v[0]))) + ((\(cy) - \(v[1])) * (\(cy) - \(v[1])))) "
+            + "+ ((\(cz) - \(v[2])) * (\(cz) - \(v[2]))))"
+    }
+
+    /// The sort expression of a field or system field, its SQL type, and whether it is a list.
+    static func sortColumn(_ name: String, layout: TableLayout) throws(PostgresStoreError) -> (String, String, Bool)? {
+        if let c = layout.columns[name] {
+            if c.family == .location {
+                throw PostgresStoreError(.invalidArguments, "sort by the distance of \(name) from a location instead")
+            }
+            return (c.sql, SQLBuilder.castType(c.family), c.isList)
+        }
+        guard let s = SystemField(rawValue: name) else { return nil }
+        let (expr, family) = system(s)
+        return (expr, SQLBuilder.castType(family), false)
+    }
+
+    /// The column expression and family of a system field.
+    static func system(_ s: SystemField) -> (String, ColumnFamily) {
+        switch s {
+        case .recordName: (referenceKeyExpression, .reference)
+        case .creationDate: ("created_at", .date)
+        case .modificationDate: ("modified_at", .date)
+        case .creatorUserRecordID: ("created_by", .reference)
+        case .lastModifiedUserRecordID: ("modified_by", .reference)
+        case .recordChangeTag: ("change_tag", .string)
+        }
+    }
+
+    static let referenceKeyExpression =
+        "((record_name || chr(1) || zone_name || chr(1) || zone_owner) COLLATE \"C\")"
+
+    // MARK: - filters
+
+    static func filter(
+        _ f: QueryFilter, layout: TableLayout, _ b: inout SQLBuilder
+    ) throws(PostgresStoreError)
+        -> String
+    {
+        if f.comparator.isTokenSearch {
+            guard case .string(let words) = f.fieldValue else { return "FALSE" }
+            let groups = TextTokenizer.groups(words)
+            if groups.isEmpty || layout.searchableFields.isEmpty { return "FALSE" }
+            let q = SQLText.tsquery(groups, all: f.comparator == .containsAllTokens)
+            return "tokens @@ \(b.param(q))::tsquery"
+        }
+        if let c = layout.columns[f.fieldName] {
+            if f.comparator == .near { return try near(c, f, &b) }
+            if c.family == .location {
+                throw PostgresStoreError(
+                    .invalidArguments, "\(f.comparator.rawValue) on the location field \(f.fieldName) is not supported")
+            }
+            return c.isList ? try listFilter(c.sql, c.family, f, &b) : try scalarFilter(c.sql, c.family, f, &b)
+        }
+        guard let s = SystemField(rawValue: f.fieldName) else {
+            throw PostgresStoreError(
+                .invalidArguments, "the record type \(layout.recordType) has no field \(f.fieldName) in its schema")
+        }
+        if s == .recordName, case .string = f.fieldValue.elements.first {
+            return try scalarFilter("record_name", .string, f, &b)  // a string compares the record name
+        }
+        let (expr, family) = system(s)
+        return try scalarFilter(expr, family, f, &b)
+    }
+
+    /// The elements of `v` of `family` (for IN and the list comparators) and whether all were.
+    static func elements(_ v: FieldValue, _ family: ColumnFamily) -> ([FieldValue], Bool) {
+        let all = v.elements
+        let kept = all.filter { ColumnFamily(of: $0) == family }
+        return (kept, kept.count == all.count)
+    }
+
+    static func scalarFilter(
+        _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
+    )
+        throws(PostgresStoreError) -> String
+    {
+        let t = f.fieldValue
+        let same = ColumnFamily(of: t) == fam
+        let present = "\(c) IS NOT NULL"
+        switch f.comparator {
+        case .equals, .listContains:
+            return same ? "\(c) = \(try b.value(t, fam))" : "FALSE"
+        case .notEquals, .notListContains:
+            return same ? "\(c) <> \(try b.value(t, fam))" : present
+        case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
+            guard same else { return "FALSE" }
+            let op =
+                switch f.comparator {
+                case .lessThan: "<"
+                case .lessThanOrEquals: "<="
+                case .greaterThan: ">"
+                default: ">="
+                }
+            return "\(c) \(op) \(try b.value(t, fam))"
+        case .in, .listContainsAny:
+            let (es, _) = elements(t, fam)
+            return es.isEmpty ? "FALSE" : "\(c) = ANY(\(try b.array(es, fam)))"
+        case .notIn, .notListContainsAny:
+            let (es, _) = elements(t, fam)
+            return es.isEmpty ? present : "(\(present) AND NOT (\(c) = ANY(\(try b.array(es, fam)))))"
+        case .listContainsAll:
+            let (es, all) = elements(t, fam)
+            guard all else { return "FALSE" }
+            return es.isEmpty ? present : "(\(present) AND \(c) = ALL(\(try b.array(es, fam))))"
+        case .notListContainsAll:
+            let (es, all) = elements(t, fam)
+            guard all else { return present }
+            return es.isEmpty ? "FALSE" : "(\(present) AND NOT (\(c) = ALL(\(try b.array(es, fam)))))"
+        case .beginsWith, .listMemberBeginsWith:
+            return try prefix(c, fam, t, &b) ?? "FALSE"
+        case .notBeginsWith, .notListMemberBeginsWith:
+            guard let p = try prefix(c, fam, t, &b) else { return present }
+            return "(\(present) AND NOT \(p))"
+        case .near, .containsAllTokens, .containsAnyTokens:
+            return "FALSE"
+        }
+    }
+
+    static func listFilter(
+        _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
+    )
+        throws(PostgresStoreError) -> String
+    {
+        let t = f.fieldValue
+        let present = "\(c) IS NOT NULL"
+        switch f.comparator {
+        case .equals, .notEquals:
+            let (es, all) = elements(t, fam)
+            let equal = t.isList && all ? "\(c) = \(try b.array(es, fam))" : "FALSE"
+            return f.comparator == .equals ? equal : "(\(present) AND NOT (\(equal)))"
+        case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals, .in, .near, .beginsWith:
+            return "FALSE"
+        case .notIn, .notBeginsWith:
+            return present
+        case .listContains:
+            return ColumnFamily(of: t) == fam ? "\(c) @> \(try b.array([t], fam))" : "FALSE"
+        case .notListContains:
+            guard ColumnFamily(of: t) == fam else { return present }
+            return "(\(present) AND NOT (\(c) @> \(try b.array([t], fam))))"
+        case .listContainsAny:
+            let (es, _) = elements(t, fam)
+            return es.isEmpty ? "FALSE" : "\(c) && \(try b.array(es, fam))"
+        case .notListContainsAny:
+            let (es, _) = elements(t, fam)
+            return es.isEmpty ? present : "(\(present) AND NOT (\(c) && \(try b.array(es, fam))))"
+        case .listContainsAll:
+            let (es, all) = elements(t, fam)
+            return all ? "\(c) @> \(try b.array(es, fam))" : "FALSE"
+        case .notListContainsAll:
+            let (es, all) = elements(t, fam)
+            return all ? "(\(present) AND NOT (\(c) @> \(try b.array(es, fam))))" : present
+        case .listMemberBeginsWith, .notListMemberBeginsWith:
+            let member = try prefix("e", fam, t, &b).map { "EXISTS (SELECT 1 FROM unnest(\(c)) AS e WHERE \($0))" }
+            if f.comparator == .listMemberBeginsWith { return member ?? "FALSE" }
+            return member.map { "(\(present) AND NOT \($0))" } ?? present
+        case .containsAllTokens, .containsAnyTokens:
+            return "FALSE"
+        }
+    }
+
+    /// `c` starts with the target: a range on the B-tree (`c >= p AND c < successor(p)`).
+    /// nil when the target is not a prefix of this family (never matches).
+    static func prefix(
+        _ c: String, _ fam: ColumnFamily, _ t: FieldValue, _ b: inout SQLBuilder
+    )
+        throws(PostgresStoreError) -> String?
+    {
+        switch (fam, t) {
+        case (.string, .string(let p)):
+            let lo = try b.value(t, fam)
+            guard let hi = SQLText.successor(ofPrefix: p) else { return "(\(c) >= \(lo))" }
+            return "(\(c) >= \(lo) AND \(c) < \(try b.value(.string(hi), fam)))"
+        case (.bytes, .bytes(let p)):
+            let lo = try b.value(t, fam)
+            guard let hi = SQLText.successor(ofPrefix: p) else { return "(\(c) >= \(lo))" }
+            return "(\(c) >= \(lo) AND \(c) < \(try b.value(.bytes(hi), fam)))"
+        default:
+            return nil
+        }
+    }
+
+    /// NEAR: the GiST prefilter, then the matcher's exact test.
+    static func near(_ c: Column, _ f: QueryFilter, _ b: inout SQLBuilder) throws(PostgresStoreError) -> String {
+        guard !c.isList, case .location(let centre) = f.fieldValue, let metres = f.distance, metres.isFinite else {
+            return "FALSE"
+        }
+        let point = try b.value(f.fieldValue, .location)
+        let margin = b.param(SQLText.double(metres * 1.0001 + 1))
+        let km = b.param(SQLText.double(metres / 1000))
+        let c2 = chord2(c, centre, &b)
+        return "(ST_DWithin(\(c.sql), \(point), \(margin)::float8, false) AND "
+            + "(2::float8 * 6371.0088::float8) * asin(least(1::float8, sqrt(greatest(0::float8, \(c2))) / 2::float8))"
+            + " <= \(km)::float8)"
+    }
+}

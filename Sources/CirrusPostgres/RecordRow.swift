@@ -1,0 +1,82 @@
+// RecordRow: a record as a row — its key, its encoded bytes (RecordLog's codec, so every field
+// type round-trips exactly), and the typed column values derived from it.
+
+import Indexes
+import RecordLog
+import RecordModel
+
+enum RecordRow {
+    /// The stored bytes of a record.
+    static func encode(_ r: Record) -> [UInt8] { RecordCodec.encode(r) }
+
+    /// A record from its stored bytes.
+    static func decode(_ bytes: [UInt8]) throws(PostgresStoreError) -> Record {
+        do {
+            return try RecordCodec.decode(bytes)
+        } catch {
+            throw PostgresStoreError(.internalError, "a stored record does not decode: \(error)")
+        }
+    }
+
+    /// `tenant = $a AND zone_name = $b AND zone_owner = $c AND record_name = $d`.
+    static func keyCondition(tenant: String, _ id: RecordID, _ b: inout SQLBuilder) -> String {
+        "tenant = \(b.param(tenant)) AND zone_name = \(b.param(id.zoneID.zoneName)) AND zone_owner = "
+            + "\(b.param(id.zoneID.ownerName)) AND record_name = \(b.param(id.recordName))"
+    }
+
+    /// The search tokens of a record's searchable fields (TextTokenizer, as the text index).
+    static func tokens(_ r: Record, _ layout: TableLayout) -> [String] {
+        var seen = Set<String>()
+        var out: [String] = []
+        for name in layout.searchableFields {
+            for e in r.fields[name]?.elements ?? [] {
+                guard case .string(let s) = e else { continue }
+                for t in TextTokenizer.tokens(s) where seen.insert(t).inserted { out.append(t) }
+            }
+        }
+        return out
+    }
+
+    /// Every typed column (and `tokens`) with the SQL expression of its value for `r`. A value
+    /// whose family or list-ness differs from its field's schema type is refused.
+    static func typedValues(
+        _ r: Record, _ layout: TableLayout, _ b: inout SQLBuilder
+    ) throws(PostgresStoreError)
+        -> [(String, String)]
+    {
+        var out: [(String, String)] = []
+        for c in layout.sortedColumns {
+            guard let v = r.fields[c.field] else {
+                out.append((c.sql, "NULL"))
+                if c.family == .location { out += c.vectorColumns.map { ($0, "NULL") } }
+                continue
+            }
+            let mismatch = PostgresStoreError(
+                .invalidArguments,
+                "field \(c.field) holds a \(v.typeName) value; the schema of \(layout.recordType) says "
+                    + "\(c.isList ? "a list of " : "")\(c.family)", recordID: r.recordID)
+            if c.isList {
+                guard case .list(let items) = v, items.allSatisfy({ ColumnFamily(of: $0) == c.family }) else {
+                    throw mismatch
+                }
+                out.append((c.sql, try b.array(items, c.family)))
+            } else {
+                guard ColumnFamily(of: v) == c.family else { throw mismatch }
+                out.append((c.sql, try b.value(v, c.family)))
+                if case .location(let l) = v {
+                    let u = UnitVector(latitude: l.latitude, longitude: l.longitude)
+                    let vs = c.vectorColumns
+                    out.append((vs[0], "\(b.param(SQLText.double(u.x)))::float8"))
+                    out.append((vs[1], "\(b.param(SQLText.double(u.y)))::float8"))
+                    out.append((vs[2], "\(b.param(SQLText.double(u.z)))::float8"))
+                }
+            }
+        }
+        if !layout.searchableFields.isEmpty {
+            out.append(("tokens", "array_to_tsvector(\(b.param(tokens(r, layout)))::text[])"))
+        } else {
+            out.append(("tokens", "NULL"))
+        }
+        return out
+    }
+}
