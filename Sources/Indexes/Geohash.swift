@@ -73,7 +73,11 @@ enum Geohash {
     /// The fraction of the covering cells' area (in degrees², as the cells are laid out) that
     /// the boxes take: the share of the cells' entries a uniform density would put in them.
     static func coveredFraction(_ boxes: [GeoBox], maxCells: Int = 12) -> Double {
-        let c = coveringCells(boxes, maxCells: maxCells)
+        coveredFraction(boxes, of: coveringCells(boxes, maxCells: maxCells))
+    }
+
+    /// `coveredFraction` of a covering already made.
+    static func coveredFraction(_ boxes: [GeoBox], of c: (ranges: [(UInt64, UInt64?)], level: Int, cells: Int)) -> Double {
         let side = Double(UInt64(1) << UInt64(max(0, c.level)))
         let cellArea = (180 / side) * (360 / side)
         var area = 0.0

@@ -62,7 +62,7 @@ public struct IndexCatalog: Sendable {
         indexes?.text?.estimatedCount(matchingAll: query)
     }
 
-    /// Upper bound of rows within `km` of `center` on a Location field.
+    /// Estimated rows within `km` of `center` on a Location field (`SpatialIndex.estimatedCount`).
     public func estimatedCount(_ field: String, withinKm km: Double, of center: Location) -> Int? {
         indexes?.spatial[field]?.estimatedCount(withinKm: km, of: center)
     }

@@ -117,8 +117,9 @@ extension SpatialIndex {
     public func estimatedCount(withinKm km: Double, of center: Location) -> Int {
         guard center.hasValidCoordinates else { return 0 }
         let boxes = Geohash.boundingBoxes(latitude: center.latitude, longitude: center.longitude, km: km)
-        let n = Double(coveringCount(boxes)) * min(1, Double.pi / 4 * Geohash.coveredFraction(boxes))
-        return min(Int(n.rounded(.up)), count)
+        let covering = Geohash.coveringCells(boxes)
+        let fraction = min(1, Double.pi / 4 * Geohash.coveredFraction(boxes, of: covering))
+        return min(Int((Double(coveringCount(covering.ranges)) * fraction).rounded(.up)), count)
     }
 
     /// The entries of the geohash cells covering the circle: an upper bound of its rows.
@@ -129,9 +130,11 @@ extension SpatialIndex {
             count)
     }
 
-    func coveringCount(_ boxes: [GeoBox]) -> Int {
+    func coveringCount(_ boxes: [GeoBox]) -> Int { coveringCount(Geohash.covering(boxes)) }
+
+    func coveringCount(_ ranges: [(UInt64, UInt64?)]) -> Int {
         var n = 0
-        for (lo, hi) in Geohash.covering(boxes) {
+        for (lo, hi) in ranges {
             n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
             for base in bases { n += base.cellCount(lo, hi) }
         }

@@ -150,7 +150,8 @@ public struct SnapshotStatistics: IndexStatistics {
         return min(n, rowCount)
     }
 
-    /// An upper bound: the entries of the geohash cells covering the circle; 0 without a spatial index.
+    /// An estimate: the entries of the geohash cells covering the circle, scaled by the share of
+    /// their area the circle takes (`SpatialIndex.estimatedCount`); 0 without a spatial index.
     public func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int {
         indexes.spatial[field]?.estimatedCount(withinKm: km, of: center) ?? 0
     }

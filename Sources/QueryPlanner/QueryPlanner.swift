@@ -210,7 +210,10 @@ struct Context<S: IndexStatistics> {
         guard stats.hasOrderedIndex(field), !(stats.fieldType(field)?.isList ?? false) else { return nil }
         let own = paths.firstIndex { $0.rangeField == field }
         let range = own.flatMap { paths[$0].range } ?? .all
-        let inRange = own.map { paths[$0].estimate } ?? Double(stats.count(field, in: .all))
+        // Every record has one record-name entry: its count is the row count, without a walk.
+        let inRange =
+            own.map { paths[$0].estimate }
+            ?? (field == SystemField.recordName.rawValue ? rows : Double(stats.count(field, in: .all)))
         var answered = own.map { paths[$0].answers } ?? []
         return stream(
             PlanNode(
