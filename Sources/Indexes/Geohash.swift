@@ -77,7 +77,9 @@ enum Geohash {
     }
 
     /// `coveredFraction` of a covering already made.
-    static func coveredFraction(_ boxes: [GeoBox], of c: (ranges: [(UInt64, UInt64?)], level: Int, cells: Int)) -> Double {
+    static func coveredFraction(
+        _ boxes: [GeoBox], of c: (ranges: [(UInt64, UInt64?)], level: Int, cells: Int)
+    ) -> Double {
         let side = Double(UInt64(1) << UInt64(max(0, c.level)))
         let cellArea = (180 / side) * (360 / side)
         var area = 0.0
