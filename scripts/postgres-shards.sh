@@ -39,9 +39,9 @@ up() {
 CREATE EXTENSION postgres_fdw;
 GRANT USAGE ON FOREIGN DATA WRAPPER postgres_fdw TO cirrus;
 CREATE SERVER shard0 FOREIGN DATA WRAPPER postgres_fdw
-    OPTIONS (host '127.0.0.1', port '$((BASE + 1))', dbname 'cirrus', application_name 'cirrus coordinator');
+    OPTIONS (host '127.0.0.1', port '$((BASE + 1))', dbname 'cirrus', application_name 'cirrus coordinator', extensions 'postgis');
 CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw
-    OPTIONS (host '127.0.0.1', port '$((BASE + 2))', dbname 'cirrus', application_name 'cirrus coordinator');
+    OPTIONS (host '127.0.0.1', port '$((BASE + 2))', dbname 'cirrus', application_name 'cirrus coordinator', extensions 'postgis');
 CREATE USER MAPPING FOR cirrus SERVER shard0 OPTIONS (user 'cirrus', password_required 'false');
 CREATE USER MAPPING FOR cirrus SERVER shard1 OPTIONS (user 'cirrus', password_required 'false');
 GRANT USAGE ON FOREIGN SERVER shard0, shard1 TO cirrus;
