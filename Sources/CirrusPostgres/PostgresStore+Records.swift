@@ -409,7 +409,8 @@ struct WriteContext {
                         + cols.map(\.1).joined(separator: ", ") + ")", b)
             } else {
                 let set = cols.dropFirst(4).map { "\($0.0) = \($0.1)" }.joined(separator: ", ")
-                let key = "tenant = \(cols[0].1) AND zone_name = \(cols[1].1) AND zone_owner = \(cols[2].1) "
+                let key =
+                    "tenant = \(cols[0].1) AND zone_name = \(cols[1].1) AND zone_owner = \(cols[2].1) "
                     + "AND record_name = \(cols[3].1)"
                 try await exec("UPDATE \(layout.qualifiedTable) SET \(set) WHERE \(key)", b)
             }

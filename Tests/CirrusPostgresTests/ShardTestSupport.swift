@@ -73,7 +73,9 @@ enum Shards {
     }
 
     /// A hash-partitioned store on the coordinator for `owner`'s private database of `container`.
-    static func store(_ container: String, _ owner: String, timeout: Duration = .seconds(10)) async throws
+    static func store(
+        _ container: String, _ owner: String, timeout: Duration = .seconds(10)
+    ) async throws
         -> PostgresStore
     {
         try await PostgresStore.connect(
@@ -90,7 +92,9 @@ enum Shards {
                 for try await n in try await c.query(
                     PostgresQuery(
                         unsafeSQL: "SELECT count(*) FROM \(table) WHERE tenant = $1",
-                        binds: { var b = PostgresBindings(); b.append(tenant.key); return b }()), logger: logger
+                        binds: {
+                            var b = PostgresBindings(); b.append(tenant.key); return b
+                        }()), logger: logger
                 ).decode(Int.self) where n > 0 { found.append(i) }
             }
         }

@@ -61,11 +61,13 @@ struct PostgresShardTests {
                 // Every foreign scan of the plan is on the tenant's worker.
                 let plan = try await store.explain(q, inZone: zone, verbose: true).plan.joined(separator: "\n")
                 let other = Shards.servers[1 - worker]
-                #expect(!plan.contains("_\(other)"), "\(owner) is on worker \(worker), the plan reads \(other):\n\(plan)")
+                #expect(
+                    !plan.contains("_\(other)"), "\(owner) is on worker \(worker), the plan reads \(other):\n\(plan)")
             }
             await store.close()
         }
-        #expect(placement[0]?.isEmpty == false && placement[1]?.isEmpty == false, "tenants on both workers: \(placement)")
+        #expect(
+            placement[0]?.isEmpty == false && placement[1]?.isEmpty == false, "tenants on both workers: \(placement)")
     }
 
     @Test func aSingleTenantQueryScansOneForeignTableOnItsWorker() async throws {
@@ -75,17 +77,20 @@ struct PostgresShardTests {
             let store = try await Shards.store(container, owner)
             _ = try await store.save(Self.place("p1", "cafe"))
             let worker = try #require(try await Shards.worker(of: store.tenant))
-            let q = try await store.query("Place", "kind == %@", ["cafe"], sortDescriptors: [.field("name", ascending: true)])
+            let q = try await store.query(
+                "Place", "kind == %@", ["cafe"], sortDescriptors: [.field("name", ascending: true)])
             let plan = try await store.explain(q, verbose: true).plan
             let scans = plan.filter { $0.contains("Foreign Scan on ") }
             let server = Shards.servers[worker]
             #expect(scans.count == 1, "one foreign scan for \(owner):\n\(plan.joined(separator: "\n"))")
             #expect(
-                scans.allSatisfy { $0.contains("\(store.tenant.namespace).place_\(server)") || $0.contains("_\(server)") },
+                scans.allSatisfy { $0.contains("_\(server)") },
                 "the scan is on \(server), \(owner)'s worker:\n\(plan.joined(separator: "\n"))")
             // The tenant condition goes to the worker with the rest of the filter.
             let remote = plan.filter { $0.contains("Remote SQL:") }
-            #expect(remote.count == 1 && remote[0].contains("tenant = $1"), "\(plan.joined(separator: "\n"))")
+            #expect(
+                remote.count == 1 && remote[0].contains("tenant = ") && remote[0].contains("f_kind"),
+                "\(plan.joined(separator: "\n"))")
             #expect(try await store.records(matching: q).records.map(\.recordID.recordName) == ["p1"])
             await store.close()
         }
@@ -151,7 +156,7 @@ struct PostgresShardTests {
                     fetched = try await store.records(
                         for: acknowledged[owner]!.map(\.recordID) + [RecordID(recordName: "lost")])
                     break
-                } catch where attempt < 19 {
+                } catch  where attempt < 19 {
                     try await Task.sleep(for: .milliseconds(250))  // the worker is starting
                 }
             }
