@@ -131,13 +131,18 @@ enum Shards {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = args
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
+        // Output to a file, not a pipe: `pg_ctlcluster start` leaves a server holding it open.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cirrus-shards-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let handle = try FileHandle(forWritingTo: file)
+        p.standardOutput = handle
+        p.standardError = handle
+        p.standardInput = FileHandle.nullDevice
         try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        let out = String(decoding: data, as: UTF8.self)
+        try handle.close()
+        let out = String(decoding: (try? Data(contentsOf: file)) ?? Data(), as: UTF8.self)
         guard p.terminationStatus == 0 else {
             throw TestFailure("\(args.joined(separator: " ")) exited \(p.terminationStatus): \(out)")
         }
