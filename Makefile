@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: deps build test test-postgres release run fuzz clean bench bench-quick calibrate lint format docs
+.PHONY: deps build test test-postgres test-postgres-shards release run fuzz clean bench bench-quick calibrate lint format docs
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -24,6 +24,16 @@ test-postgres: deps
 	trap './scripts/postgres-cluster.sh down' EXIT; \
 	url=$$(./scripts/postgres-cluster.sh up $$port | tail -1); \
 	CIRRUS_POSTGRES_URL=$$url $(SWIFT) test --skip-build --filter CirrusPostgresTests
+
+# The multi-node tests (PostgresShardTests): a coordinator and two workers on three free
+# consecutive loopback ports (scripts/postgres-shards.sh: postgres_fdw servers shard0/shard1),
+# tenants hash-partitioned over the workers; the tests stop and restart a worker. Dropped on exit.
+test-postgres-shards: deps
+	$(SWIFT) build --build-tests
+	@base=$$(python3 -c 'exec("import socket\nfor _ in range(100):\n s = socket.socket(); s.bind((\"127.0.0.1\", 0)); p = s.getsockname()[1]\n try:\n  [socket.socket().bind((\"127.0.0.1\", p + i)) for i in (1, 2)]; print(p); break\n except OSError: pass")'); \
+	trap "./scripts/postgres-shards.sh down $$base" EXIT; \
+	urls=$$(./scripts/postgres-shards.sh up $$base | tail -1); \
+	CIRRUS_POSTGRES_SHARDS="$$urls" $(SWIFT) test --skip-build --filter PostgresShardTests
 
 release: deps
 	$(SWIFT) build -c release

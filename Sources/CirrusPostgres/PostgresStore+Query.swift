@@ -94,19 +94,23 @@ extension PostgresStore {
             resultsLimit: resultsLimit)
     }
 
-    /// PostgreSQL's plan of the first page of `query` (`analyze`: run it and show actual rows and times).
+    /// PostgreSQL's plan of the first page of `query` (`analyze`: run it and show actual rows and
+    /// times; `verbose`: `EXPLAIN (VERBOSE)`, which shows each foreign scan's remote SQL).
     public func explain(
-        _ query: Query, inZone zone: ZoneID? = nil, resultsLimit: Int = 0, analyze: Bool = false
+        _ query: Query, inZone zone: ZoneID? = nil, resultsLimit: Int = 0, analyze: Bool = false,
+        verbose: Bool = false
     ) async throws(PostgresStoreError) -> PostgresExplanation {
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         let t = try QueryTranslator.translate(
             query, layout: try layout(query.recordType), tenant: tenant.key, zone: zone, after: nil, limit: limit + 1)
         let sql = t.sql
         let binds = t.builder.binds
+        let chosen = (analyze ? ["ANALYZE", "BUFFERS"] : []) + (verbose ? ["VERBOSE"] : [])
+        let options = chosen.isEmpty ? "" : "(" + chosen.joined(separator: ", ") + ") "
         let plan = try await run("explaining a query of \(tenant.key)", retryRead: true) { client in
             var lines: [String] = []
             let rows = try await client.query(
-                PostgresQuery(unsafeSQL: "EXPLAIN \(analyze ? "(ANALYZE, BUFFERS) " : "")\(sql)", binds: binds))
+                PostgresQuery(unsafeSQL: "EXPLAIN \(options)\(sql)", binds: binds))
             for try await line in rows.decode(String.self) { lines.append(line) }
             return lines
         }

@@ -87,6 +87,13 @@ extension PostgresStore {
         // Development grows the schema just in time, as the façade does: new types and fields
         // (automatic index options) are DDL in the request's own transaction.
         let grows = environment == .development && saving.contains { Self.grown(cached, by: [$0]) != cached }
+        let partitioned = layout == .hashPartitioned
+        if grows && partitioned {
+            throw PostgresStoreError(
+                .invalidArguments,
+                "a save cannot grow the schema of a hash-partitioned layout (its DDL is made outside the store)",
+                location: address)
+        }
         let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
             try await client.withTransaction(logger: logger) { conn -> (PostgresModifyResult, Schema?) in
                 var tables = tables
@@ -103,7 +110,7 @@ extension PostgresStore {
                 }
                 let ctx = WriteContext(
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
-                    environment: environment, now: now, user: userID)
+                    environment: environment, now: now, user: userID, partitioned: partitioned)
                 let tag = try await ctx.nextTag()
                 var result = PostgresModifyResult(saved: [], deleted: [], failures: [:])
                 var failed: (RecordID, PostgresStoreError)? = nil
@@ -190,7 +197,8 @@ extension PostgresStore {
             try await client.withConnection { conn in
                 let ctx = WriteContext(
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
-                    environment: .production, now: Timestamp(millisecondsSince1970: 0), user: nil)
+                    environment: .production, now: Timestamp(millisecondsSince1970: 0), user: nil,
+                    partitioned: false)
                 return try await ctx.records(ids)
             }
         }
@@ -207,6 +215,8 @@ struct WriteContext {
     let environment: Environment
     let now: Timestamp
     let user: RecordID?
+    /// Hash-partitioned over foreign tables: no `ON CONFLICT` (no unique index on the parent).
+    let partitioned: Bool
 
     /// Runs a statement and drains its rows.
     func exec(_ sql: String, _ b: SQLBuilder = SQLBuilder()) async throws {
@@ -223,6 +233,19 @@ struct WriteContext {
         var b = SQLBuilder()
         let t = b.param(tenant)
         let table = SQLName.qualified(namespace, "cirrus_tenants")
+        if partitioned {
+            // The tenant's counter row is created by its first request (two concurrent first
+            // requests of one tenant: one fails on the worker's primary key, nothing is written).
+            var sequence: Int64? = nil
+            for try await n in try await query(
+                "UPDATE \(table) SET sequence = sequence + 1 WHERE tenant = \(t) RETURNING sequence", b
+            ).decode(Int64.self) { sequence = n }
+            if sequence == nil {
+                try await exec("INSERT INTO \(table) (tenant, sequence) VALUES (\(t), 1)", b)
+                sequence = 1
+            }
+            return String(sequence!, radix: 36)
+        }
         let rows = try await query(
             "INSERT INTO \(table) AS t (tenant, sequence) VALUES (\(t), 1) ON CONFLICT (tenant) "
                 + "DO UPDATE SET sequence = t.sequence + 1 RETURNING sequence", b)
@@ -378,6 +401,21 @@ struct WriteContext {
         cols += try RecordRow.typedValues(r, layout, &b)
         let names = cols.map(\.0)
         let updates = names.dropFirst(4).map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+        if partitioned {
+            // The row was read (and locked) before: insert a new one, update an existing one.
+            if isNew {
+                try await exec(
+                    "INSERT INTO \(layout.qualifiedTable) (\(names.joined(separator: ", "))) VALUES ("
+                        + cols.map(\.1).joined(separator: ", ") + ")", b)
+            } else {
+                let set = cols.dropFirst(4).map { "\($0.0) = \($0.1)" }.joined(separator: ", ")
+                let key =
+                    "tenant = \(cols[0].1) AND zone_name = \(cols[1].1) AND zone_owner = \(cols[2].1) "
+                    + "AND record_name = \(cols[3].1)"
+                try await exec("UPDATE \(layout.qualifiedTable) SET \(set) WHERE \(key)", b)
+            }
+            return
+        }
         try await exec(
             "INSERT INTO \(layout.qualifiedTable) (\(names.joined(separator: ", "))) VALUES ("
                 + cols.map(\.1).joined(separator: ", ")

@@ -32,6 +32,12 @@ extension PostgresStore {
                 "a \(newSchema.environment.rawValue) schema cannot be applied to the \(tenant.environment.rawValue) tables"
             )
         }
+        guard layout == .singleNode else {
+            throw PostgresStoreError(
+                .invalidArguments,
+                "the tables of a hash-partitioned layout are created on the workers and the coordinator outside the "
+                    + "store (docs/scale-out.md \"Multi-node\")", location: address)
+        }
         let namespace = tenant.namespace
         let citus = self.citus
         let logger = self.logger

@@ -34,6 +34,22 @@ public actor PostgresStore {
     public private(set) var citus: Bool
     /// The CloudKit schema the tables follow (empty until applied or read from the database).
     public private(set) var schema: Schema
+    /// How the tables are laid out on the server: one node (the default), or hash-partitioned
+    /// over foreign tables on workers.
+    public nonisolated let layout: Layout
+
+    /// How the container's tables are laid out on the server the store connects to.
+    public enum Layout: Sendable, Hashable {
+        /// Plain tables (distributed by Citus when the extension is present): the store creates
+        /// and evolves them, and upserts with `ON CONFLICT`.
+        case singleNode
+        /// On a coordinator whose tables are `PARTITION BY HASH (tenant)` with one postgres_fdw
+        /// foreign table per worker as partitions (docs/scale-out.md "Multi-node"). The shard DDL
+        /// is made outside the store (the tests' support does it): ``PostgresStore/apply(schema:)``
+        /// and growing the schema in a save are refused, and writes use `UPDATE` then `INSERT`
+        /// instead of `ON CONFLICT` (a partitioned table over foreign tables has no unique index).
+        case hashPartitioned
+    }
 
     let client: PostgresClient
     let runTask: Task<Void, Never>
@@ -44,8 +60,9 @@ public actor PostgresStore {
 
     init(
         client: PostgresClient, runTask: Task<Void, Never>, tenant: PostgresTenant, address: String,
-        clock: @escaping @Sendable () -> Timestamp, timeout: Duration
+        clock: @escaping @Sendable () -> Timestamp, timeout: Duration, layout: Layout
     ) {
+        self.layout = layout
         self.client = client
         self.runTask = runTask
         self.tenant = tenant
@@ -59,13 +76,15 @@ public actor PostgresStore {
 
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) for `tenant`,
     /// checks that PostGIS is installed, notes whether Citus is, and reads the schema applied
-    /// before (if any). Every later call fails after `timeout` without an answer.
+    /// before (if any). Every later call fails after `timeout` without an answer. `layout` says
+    /// how the tables are laid out (``Layout/singleNode`` unless the server is a coordinator of
+    /// hash-partitioned foreign tables).
     ///
     /// Throws ``PostgresStoreError/Code/invalidArguments`` for a malformed URL,
     /// ``PostgresStoreError/Code/networkUnavailable`` when the server cannot be reached.
     public static func connect(
         url: String, tenant: PostgresTenant, timeout: Duration = .seconds(15),
-        clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }, layout: Layout = .singleNode
     ) async throws(PostgresStoreError) -> PostgresStore {
         guard let c = URLComponents(string: url), c.scheme == "postgres" || c.scheme == "postgresql",
             let host = c.host, !host.isEmpty, let user = c.user, !user.isEmpty
@@ -100,7 +119,7 @@ public actor PostgresStore {
         let runTask = Task { await client.run() }
         let store = PostgresStore(
             client: client, runTask: runTask, tenant: tenant,
-            address: at, clock: clock, timeout: timeout)
+            address: at, clock: clock, timeout: timeout, layout: layout)
         do {
             try await store.start()
         } catch {
@@ -206,6 +225,15 @@ public actor PostgresStore {
         }
     }
 
+    /// The foreign server a postgres_fdw connection error names (`could not connect to server
+    /// "shard1"`, `... on server "shard1"`), if any.
+    static func foreignServer(_ message: String) -> String? {
+        guard let r = message.range(of: "server \""),
+            let end = message[r.upperBound...].firstIndex(of: "\"")
+        else { return nil }
+        return String(message[r.upperBound..<end])
+    }
+
     /// Whether `error` says the session was closed (by the server, or found closed).
     static func isClosedSession(_ error: any Error) -> Bool {
         guard let p = error as? PSQLError else { return false }
@@ -235,6 +263,15 @@ public actor PostgresStore {
             case .server:
                 let message = p.serverInfo?[.message] ?? "error"
                 let state = p.serverInfo?[.sqlState] ?? "?"
+                if state == "08001" || state == "08006", let server = Self.foreignServer(message) {
+                    // postgres_fdw could not reach a worker: name it, and where it is.
+                    let detail = p.serverInfo?[.detail].map { ": " + $0.split(separator: "\n").joined(separator: " ") }
+                    return PostgresStoreError(
+                        .networkUnavailable,
+                        "the worker \(server) holding this tenant's rows cannot be reached from the coordinator while "
+                            + "\(what): \(message)\(detail ?? "") (SQLSTATE \(state))",
+                        location: address)
+                }
                 if state.hasPrefix("08") || state.hasPrefix("57P") {
                     // Connection exceptions, and the server shutting down or terminating the session.
                     return PostgresStoreError(

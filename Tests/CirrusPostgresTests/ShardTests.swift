@@ -1,0 +1,210 @@
+// Tenants sharded by hash over two workers (PostgreSQL's declarative partitioning over
+// postgres_fdw foreign tables, standing in for Citus; ShardTestSupport.swift makes the layout):
+// tenants land on both workers; each tenant's queries through the coordinator return exactly
+// what the embedded engine's oracle returns; the plan of a single-tenant query scans one foreign
+// table on the tenant's worker; a worker stopped mid-test fails only its own tenants' requests,
+// with an error naming it, and loses no acknowledged write. Serialized: one test stops a worker.
+// On failure the message has the seed: CIRRUS_SEED=<seed> make test-postgres-shards replays it.
+
+import CirrusPostgres
+import CirrusTestSupport
+import QueryChecker
+import QueryExecution
+import RecordModel
+import Testing
+
+@Suite(.enabled(if: Shards.available, Shards.disabledReason), .serialized)
+struct PostgresShardTests {
+    static let owners = (0..<8).map { "user\($0)" }
+
+    @Test func tenantsSpreadAndAnswerAsTheOracle() async throws {
+        let seed = TestSeed.next()
+        var data = PlaceGenerator(rng: SeededRandom(seed: seed))
+        let container = PG.freshContainer("shards")
+        let typeSchema = data.schema()
+        try await Shards.create(container, Schema(environment: .development, recordTypes: [typeSchema]))
+        var placement: [Int: [String]] = [:]
+        for owner in Self.owners {
+            let store = try await Shards.store(container, owner)
+            let generated = (0..<60).map { data.record($0) }
+            var start = 0
+            while start < generated.count {
+                let end = min(generated.count, start + 1 + data.rng.below(25))
+                _ = try await store.modify(saving: Array(generated[start..<end]), policy: .allKeys, atomically: false)
+                start = end
+            }
+            let worker = try #require(try await Shards.worker(of: store.tenant), "\(owner) has rows on no worker")
+            placement[worker, default: []].append(owner)
+            let stored = Array(try await store.records(for: generated.map(\.recordID)).values)
+            #expect(stored.count == generated.count, "seed \(seed)")
+            for _ in 0..<12 {
+                var format: [String] = []
+                var args: [PredicateArgument] = []
+                for _ in 0..<(data.rng.below(3)) {
+                    let (f, a) = data.filter()
+                    format.append(f)
+                    args += a
+                }
+                let text = format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND ")
+                let checked = try QueryChecker.check(text, context: CheckContext(arguments: args))
+                let q = Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: data.sorts())
+                let zone: ZoneID? = data.rng.chance(0.3) ? data.zones[data.rng.below(2)] : nil
+                let expected = FullScan.results(q, records: stored, schema: typeSchema, zone: zone).map(\.recordName)
+                var got: [String] = []
+                var page = try await store.records(matching: q, inZone: zone, resultsLimit: 7)
+                for _ in 0..<100 {
+                    got += page.records.map(\.recordID.recordName)
+                    guard let next = page.cursor else { break }
+                    page = try await store.records(continuingFrom: next, resultsLimit: 7)
+                }
+                #expect(got == expected, "seed \(seed), \(owner) on worker \(worker): \(q)")
+                // Every foreign scan of the plan is on the tenant's worker.
+                let plan = try await store.explain(q, inZone: zone, verbose: true).plan.joined(separator: "\n")
+                let other = Shards.servers[1 - worker]
+                #expect(
+                    !plan.contains("_\(other)"), "\(owner) is on worker \(worker), the plan reads \(other):\n\(plan)")
+            }
+            await store.close()
+        }
+        #expect(
+            placement[0]?.isEmpty == false && placement[1]?.isEmpty == false, "tenants on both workers: \(placement)")
+    }
+
+    @Test func aSingleTenantQueryScansOneForeignTableOnItsWorker() async throws {
+        let container = PG.freshContainer("shardplan")
+        try await Shards.create(container, Self.placeSchema)
+        for owner in Self.owners.prefix(4) {
+            let store = try await Shards.store(container, owner)
+            _ = try await store.save(Self.place("p1", "cafe"))
+            let worker = try #require(try await Shards.worker(of: store.tenant))
+            let q = try await store.query(
+                "Place", "kind == %@", ["cafe"], sortDescriptors: [.field("name", ascending: true)])
+            let plan = try await store.explain(q, verbose: true).plan
+            let scans = plan.filter { $0.contains("Foreign Scan on ") }
+            let server = Shards.servers[worker]
+            #expect(scans.count == 1, "one foreign scan for \(owner):\n\(plan.joined(separator: "\n"))")
+            #expect(
+                scans.allSatisfy { $0.contains("_\(server)") },
+                "the scan is on \(server), \(owner)'s worker:\n\(plan.joined(separator: "\n"))")
+            // The tenant condition goes to the worker with the rest of the filter.
+            let remote = plan.filter { $0.contains("Remote SQL:") }
+            #expect(
+                remote.count == 1 && remote[0].contains("tenant = ") && remote[0].contains("f_kind"),
+                "\(plan.joined(separator: "\n"))")
+            #expect(try await store.records(matching: q).records.map(\.recordID.recordName) == ["p1"])
+            await store.close()
+        }
+    }
+
+    // Disabled: in the two runs so far the worker was stopped and restarted (its log shows both
+    // within a second), and then the test never ended (killed after 100 s and 4 min); where it
+    // waits after the restart (the re-fetch loop, `store.close()`, or Process.waitUntilExit of
+    // `pg_ctlcluster start`) is not found yet. See docs/scale-out.md "Multi-node".
+    @Test(.disabled("hangs after the stopped worker is restarted: not diagnosed yet (docs/scale-out.md)"))
+    func aStoppedWorkerFailsOnlyItsTenantsAndLosesNoAcknowledgedWrite() async throws {
+        let container = PG.freshContainer("shardstop")
+        try await Shards.create(container, Self.placeSchema)
+        var stores: [Int: [PostgresStore]] = [:]
+        var acknowledged: [String: [Record]] = [:]
+        for owner in Self.owners {
+            let store = try await Shards.store(container, owner, timeout: .seconds(5))
+            var saved: [Record] = []
+            for i in 0..<5 { saved.append(try await store.save(Self.place("r\(i)", "k\(i % 2)"))) }
+            acknowledged[owner] = saved
+            stores[try #require(try await Shards.worker(of: store.tenant)), default: []].append(store)
+        }
+        let down = try #require(stores[1]?.first != nil ? 1 : nil, "no tenant on worker 1")
+        let up = 1 - down
+        let downURL = Shards.workers[down]
+        try Shards.control(downURL, "stop")
+        var restarted = false
+        do {
+            for store in stores[down] ?? [] {
+                let owner = Self.owner(store)
+                let failures = [
+                    await Self.failure { _ = try await store.save(Self.place("lost", "k0")) },
+                    await Self.failure { _ = try await store.records(for: acknowledged[owner]!.map(\.recordID)) },
+                ]
+                for (what, f) in zip(["save", "fetch"], failures) {
+                    guard let error = f else {
+                        Issue.record("a \(what) of \(owner) succeeded with its worker stopped")
+                        continue
+                    }
+                    #expect(error.code == .networkUnavailable, "\(what): \(error)")
+                    #expect(error.message.contains(Shards.servers[down]), "the error names the worker: \(error)")
+                    #expect(error.description.contains("cannot be reached"), "\(error)")
+                }
+            }
+            // The other worker's tenants keep reading and writing.
+            for store in stores[up] ?? [] {
+                let owner = Self.owner(store)
+                let r = try await store.save(Self.place("while-down", "k0"))
+                acknowledged[owner]!.append(r)
+                let q = try await store.query("Place", "kind == %@", ["k0"])
+                let names = try await store.records(matching: q).records.map(\.recordID.recordName).sorted()
+                #expect(names == ["r0", "r2", "r4", "while-down"], "\(owner)")
+            }
+            try Shards.control(downURL, "start")
+            restarted = true
+        } catch {
+            if !restarted { try? Shards.control(downURL, "start") }
+            throw error
+        }
+        // Every acknowledged write is there, and nothing that failed.
+        for store in (stores[0] ?? []) + (stores[1] ?? []) {
+            let owner = Self.owner(store)
+            var fetched: [RecordID: Record] = [:]
+            let ids = acknowledged[owner]!.map(\.recordID) + [RecordID(recordName: "lost")]
+            for attempt in 0..<20 {  // the worker may still be starting
+                if let f = try? await store.records(for: ids) {
+                    fetched = f
+                    break
+                }
+                if attempt == 19 { fetched = try await store.records(for: ids) }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(fetched.count == acknowledged[owner]!.count, "\(owner): \(fetched.keys.map(\.recordName).sorted())")
+            for r in acknowledged[owner]! { #expect(fetched[r.recordID] == r, "\(owner) \(r.recordID.recordName)") }
+            // And it takes writes again.
+            _ = try await store.save(Self.place("after", "k1"))
+            await store.close()
+        }
+    }
+
+    static let placeSchema = Schema(
+        environment: .development,
+        recordTypes: [
+            RecordTypeSchema(
+                name: "Place",
+                fields: [
+                    FieldSchema(name: "name", type: .string, options: [.queryable, .sortable]),
+                    FieldSchema(name: "kind", type: .string, options: [.queryable]),
+                ])
+        ])
+
+    static func place(_ name: String, _ kind: String) -> Record {
+        var r = Record(recordType: "Place", recordID: RecordID(recordName: name))
+        r["name"] = .string(name)
+        r["kind"] = .string(kind)
+        return r
+    }
+
+    /// The error `body` throws, if any (a non-PostgresStoreError is recorded as an issue).
+    static func failure(_ body: () async throws -> Void) async -> PostgresStoreError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            guard let e = error as? PostgresStoreError else {
+                Issue.record("not a PostgresStoreError: \(error)")
+                return PostgresStoreError(.internalError, "\(error)")
+            }
+            return e
+        }
+    }
+
+    static func owner(_ store: PostgresStore) -> String {
+        if case .private(let o) = store.tenant.database { return String(o.dropFirst()) }
+        return "public"
+    }
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Three throwaway PostgreSQL 15 + PostGIS clusters on loopback ports — a coordinator and two
+# workers — for the multi-node CirrusPostgres tests (docs/scale-out.md "Multi-node").
+#
+#   scripts/postgres-shards.sh up BASEPORT     clusters cirrus_shard_BASEPORT_c / _w0 / _w1 on
+#                                              127.0.0.1:BASEPORT, BASEPORT+1, BASEPORT+2 (each made
+#                                              by scripts/postgres-cluster.sh: database `cirrus`
+#                                              with PostGIS), then postgres_fdw on the coordinator
+#                                              with servers shard0 and shard1 (the workers) and a
+#                                              user mapping for `cirrus` on each; prints
+#                                              `COORD_URL WORKER0_URL WORKER1_URL` (last line)
+#   scripts/postgres-shards.sh down BASEPORT   stop and drop the three clusters
+#
+# The workers trust `cirrus` over 127.0.0.1 like the coordinator, so the user mappings carry no
+# password (password_required 'false', which only a superuser may set: the mapping is created by
+# the `postgres` OS user). The tests stop and start a worker with pg_ctlcluster.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmd=${1:-}
+BASE=${2:-55440}
+NAME=cirrus_shard_$BASE
+
+as_postgres() {
+    if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi
+}
+
+down() {
+    for i in c w0 w1; do CLUSTER=${NAME}_$i ./scripts/postgres-cluster.sh down || true; done
+}
+
+up() {
+    local urls=()
+    local port=$BASE
+    for i in c w0 w1; do
+        urls+=("$(CLUSTER=${NAME}_$i ./scripts/postgres-cluster.sh up "$port" | tail -1)")
+        port=$((port + 1))
+    done
+    as_postgres psql -q -p "$BASE" -d cirrus -v ON_ERROR_STOP=1 <<EOSQL
+CREATE EXTENSION postgres_fdw;
+GRANT USAGE ON FOREIGN DATA WRAPPER postgres_fdw TO cirrus;
+CREATE SERVER shard0 FOREIGN DATA WRAPPER postgres_fdw
+    OPTIONS (host '127.0.0.1', port '$((BASE + 1))', dbname 'cirrus', application_name 'cirrus coordinator', extensions 'postgis');
+CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw
+    OPTIONS (host '127.0.0.1', port '$((BASE + 2))', dbname 'cirrus', application_name 'cirrus coordinator', extensions 'postgis');
+CREATE USER MAPPING FOR cirrus SERVER shard0 OPTIONS (user 'cirrus', password_required 'false');
+CREATE USER MAPPING FOR cirrus SERVER shard1 OPTIONS (user 'cirrus', password_required 'false');
+GRANT USAGE ON FOREIGN SERVER shard0, shard1 TO cirrus;
+EOSQL
+    echo "postgres-shards: coordinator 127.0.0.1:$BASE, workers shard0 127.0.0.1:$((BASE + 1)), shard1 127.0.0.1:$((BASE + 2))" >&2
+    echo "${urls[*]}"
+}
+
+case "$cmd" in
+    up) up ;;
+    down) down ;;
+    *)
+        echo "usage: $0 up|down BASEPORT" >&2
+        exit 2
+        ;;
+esac
