@@ -37,15 +37,9 @@ enum ColumnFamily: Sendable, Hashable {
 
     /// The family of a value (nil: an asset or a list).
     init?(of value: FieldValue) {
-        switch value {
-        case .int64, .double: self = .number
-        case .string: self = .string
-        case .date: self = .date
-        case .bytes: self = .bytes
-        case .reference: self = .reference
-        case .location: self = .location
-        case .asset, .list: return nil
-        }
+        if case .list = value { return nil }
+        guard let scalar = value.scalarType else { return nil }
+        self.init(scalar)
     }
 
     /// The SQL type of one value.

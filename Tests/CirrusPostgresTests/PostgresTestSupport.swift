@@ -4,8 +4,10 @@
 // behind that another test reads), and a clock that advances on every read.
 
 import CirrusPostgres
+import CirrusTestSupport
 import Foundation
 import NIOConcurrencyHelpers
+import QueryChecker
 import RecordModel
 import Testing
 
@@ -18,6 +20,20 @@ enum PG {
 
     static let disabledReason: Comment =
         "CIRRUS_POSTGRES_URL is not set: run `make test-postgres` (throwaway PostgreSQL + PostGIS cluster)"
+
+    /// A random checked query of Place: up to two of the generator's filters ANDed, its sorts.
+    static func randomPlaceQuery(_ data: inout PlaceGenerator) throws -> Query {
+        var format: [String] = []
+        var args: [PredicateArgument] = []
+        for _ in 0..<(data.rng.below(3)) {
+            let (f, a) = data.filter()
+            format.append(f)
+            args += a
+        }
+        let text = format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND ")
+        let checked = try QueryChecker.check(text, context: CheckContext(arguments: args))
+        return Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: data.sorts())
+    }
 
     /// A container id no other test uses.
     static func freshContainer(_ name: String) -> String {

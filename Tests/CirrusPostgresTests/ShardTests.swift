@@ -38,16 +38,7 @@ struct PostgresShardTests {
             let stored = Array(try await store.records(for: generated.map(\.recordID)).values)
             #expect(stored.count == generated.count, "seed \(seed)")
             for _ in 0..<12 {
-                var format: [String] = []
-                var args: [PredicateArgument] = []
-                for _ in 0..<(data.rng.below(3)) {
-                    let (f, a) = data.filter()
-                    format.append(f)
-                    args += a
-                }
-                let text = format.isEmpty ? "TRUEPREDICATE" : format.joined(separator: " AND ")
-                let checked = try QueryChecker.check(text, context: CheckContext(arguments: args))
-                let q = Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: data.sorts())
+                let q = try PG.randomPlaceQuery(&data)
                 let zone: ZoneID? = data.rng.chance(0.3) ? data.zones[data.rng.below(2)] : nil
                 let expected = FullScan.results(q, records: stored, schema: typeSchema, zone: zone).map(\.recordName)
                 var got: [String] = []
