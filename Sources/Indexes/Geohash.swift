@@ -70,13 +70,8 @@ enum Geohash {
         coveringCells(boxes, maxCells: maxCells, skipFineLevels: skipFineLevels).ranges
     }
 
-    /// The fraction of the covering cells' area (in degrees², as the cells are laid out) that
+    /// The fraction of covering `c`'s cells' area (in degrees², as the cells are laid out) that
     /// the boxes take: the share of the cells' entries a uniform density would put in them.
-    static func coveredFraction(_ boxes: [GeoBox], maxCells: Int = 12) -> Double {
-        coveredFraction(boxes, of: coveringCells(boxes, maxCells: maxCells))
-    }
-
-    /// `coveredFraction` of a covering already made.
     static func coveredFraction(
         _ boxes: [GeoBox], of c: (ranges: [(UInt64, UInt64?)], level: Int, cells: Int)
     ) -> Double {
