@@ -47,7 +47,7 @@ enum Access {
     }
 }
 
-extension Database {
+extension EmbeddedDatabase {
     /// Throws unless this handle's identity may use the database at all: a private database
     /// only by its owner (anonymous → notAuthenticated, anyone else → permissionFailure).
     func checkDatabaseAccess() throws(CirrusError) {

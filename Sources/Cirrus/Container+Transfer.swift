@@ -48,9 +48,9 @@ extension Container {
     /// The handle an import writes through: `scope` as seen by its owner, acting as the
     /// container's administrator. Throws when the container is read-only or the database cannot
     /// be used.
-    private func administratorDatabase(_ scope: Database.Scope) throws(CirrusError) -> Database {
+    private func administratorDatabase(_ scope: Database.Scope) throws(CirrusError) -> EmbeddedDatabase {
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
-        let db = Database(core: core, scope: scope, identity: .user(scope.owner))
+        let db = EmbeddedDatabase(core: core, scope: scope, identity: .user(scope.owner))
         try db.checkDatabaseAccess()
         return db
     }

@@ -48,7 +48,7 @@ public final class Container: Sendable {
 
     /// The public database on behalf of `identity`.
     public func publicDatabase(as identity: Identity) -> Database {
-        Database(core: core, scope: .public, identity: identity)
+        Database(backend: EmbeddedDatabase(core: core, scope: .public, identity: identity))
     }
 
     /// The private database of `userRecordName`, used on that user's behalf.
@@ -57,13 +57,15 @@ public final class Container: Sendable {
     /// let mine = container.privateDatabase(for: "_alice")
     /// ```
     public func privateDatabase(for userRecordName: String) -> Database {
-        Database(core: core, scope: .private(owner: userRecordName), identity: .user(userRecordName))
+        Database(
+            backend: EmbeddedDatabase(
+                core: core, scope: .private(owner: userRecordName), identity: .user(userRecordName)))
     }
 
     /// The database with `scope`, on behalf of `identity` (a private database used by anyone
     /// but its owner refuses every call).
     public func database(_ scope: Database.Scope, as identity: Identity) -> Database {
-        Database(core: core, scope: scope, identity: identity)
+        Database(backend: EmbeddedDatabase(core: core, scope: scope, identity: identity))
     }
 
     /// The users that have records or zones in a private database, sorted.

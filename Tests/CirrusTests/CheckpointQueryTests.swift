@@ -84,7 +84,7 @@ import Testing
         let (all, _) = try await db.records(
             matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
         #expect(all.count == 60)
-        let snap = db.querySnapshot(recordType: "Place")
+        let snap = db.querySnapshot(recordType: "Place")!
         #expect(snap.rowCount == 60)
         try c.checkInvariants()
         try c.close()

@@ -29,7 +29,7 @@ import Testing
             Task.detached { () -> Int in
                 var seen = 0
                 for _ in 0..<200 {
-                    let snap = db.querySnapshot(recordType: "Note")
+                    let snap = db.querySnapshot(recordType: "Note")!
                     let n = snap.rowCount
                     #expect(n % 10 == 0)
                     #expect(snap.allRows().count == n)
@@ -44,7 +44,7 @@ import Testing
         }
         try await writer
         for r in readers { _ = await r.value }
-        #expect(db.querySnapshot(recordType: "Note").rowCount == 10 * (batches + 1))
+        #expect(db.querySnapshot(recordType: "Note")!.rowCount == 10 * (batches + 1))
         try c.checkInvariants()
     }
 

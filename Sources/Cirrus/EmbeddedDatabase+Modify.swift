@@ -70,7 +70,7 @@ public struct ModifyResult: Sendable {
     }
 }
 
-extension Database {
+extension EmbeddedDatabase {
     /// Saves records and deletes ids in one request of at most 400 items (more →
     /// limitExceeded). Custom-zone items are atomic per zone when `atomically`; default-zone
     /// items are independent. Deleting a record deletes the records that reference it with
