@@ -124,7 +124,7 @@ let package = Package(
         .target(
             name: "CirrusPostgres",
             dependencies: [
-                "RecordModel", "QueryChecker", "PredicateSyntax", "RecordLog", "Indexes",
+                "Cirrus", "QueryExecution", "RecordModel", "QueryChecker", "PredicateSyntax", "RecordLog", "Indexes",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -52,6 +52,14 @@ public struct ModifyResult: Sendable {
     /// One entry per id to delete, in the order given: success, or why it was not deleted.
     public var deleteResults: [(RecordID, Result<Void, CirrusError>)]
 
+    /// A result from its per-item outcomes (an engine's `modifyRecords` builds one).
+    public init(
+        saveResults: [(RecordID, Result<Record, CirrusError>)], deleteResults: [(RecordID, Result<Void, CirrusError>)]
+    ) {
+        self.saveResults = saveResults
+        self.deleteResults = deleteResults
+    }
+
     /// partialFailure (2) listing every failed item's error, or nil when every item succeeded.
     public var partialFailure: CirrusError? {
         var errs: [RecordID: CirrusError] = [:]

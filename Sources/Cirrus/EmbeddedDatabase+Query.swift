@@ -67,6 +67,20 @@ public struct QueryExplanation: Sendable {
     /// `EXPLAIN`'s lines); empty for the embedded engine.
     public var enginePlan: [String] = []
 
+    /// Those of `required` that `type`'s schema does not have (all of them without a schema).
+    public static func missing(_ required: [IndexRequirement], in type: RecordTypeSchema?) -> [IndexRequirement] {
+        required.filter { !has($0, type) }
+    }
+
+    static func has(_ r: IndexRequirement, _ t: RecordTypeSchema?) -> Bool {
+        guard let t else { return false }
+        if let sys = SystemField(rawValue: r.field) {
+            return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option)
+        }
+        if r.option == .searchable { return t.fields.values.contains { $0.options.contains(.searchable) } }
+        return t.fields[r.field]?.options.isSuperset(of: r.option) ?? false
+    }
+
     /// The embedded planner's explanation.
     init(
         plan: QueryPlan, actual: [Int: Int], requiredIndexes: [IndexRequirement], missingIndexes: [IndexRequirement],
@@ -206,7 +220,7 @@ extension EmbeddedDatabase {
         let required = QueryPlanner.requiredIndexes(checked)
         return QueryExplanation(
             plan: plan, actual: actual, requiredIndexes: required,
-            missingIndexes: required.filter { !has($0, schema.recordTypes[checked.recordType]) },
+            missingIndexes: QueryExplanation.missing(required, in: schema.recordTypes[checked.recordType]),
             warnings: warnings, returned: returned)
     }
 
@@ -297,14 +311,5 @@ extension EmbeddedDatabase {
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")
         }
-    }
-
-    func has(_ r: IndexRequirement, _ t: RecordTypeSchema?) -> Bool {
-        guard let t else { return false }
-        if let sys = SystemField(rawValue: r.field) {
-            return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option)
-        }
-        if r.option == .searchable { return t.fields.values.contains { $0.options.contains(.searchable) } }
-        return t.fields[r.field]?.options.isSuperset(of: r.option) ?? false
     }
 }
