@@ -170,7 +170,8 @@ let package = Package(
         .testTarget(
             name: "CirrusPostgresTests",
             dependencies: [
-                "CirrusPostgres", "QueryExecution", "QueryChecker", "PredicateSyntax", "RecordModel", "Indexes",
+                "CirrusPostgres", "Cirrus", "RecordLog", "QueryExecution", "QueryChecker", "PredicateSyntax", "RecordModel",
+                "Indexes",
                 "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
