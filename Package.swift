@@ -78,7 +78,8 @@ let package = Package(
         .target(
             name: "CirrusShell",
             dependencies: [
-                "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus", "CoreDataMirror",
+                "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus",
+                "CoreDataMirror",
             ],
             swiftSettings: strict),
         // `cirrus serve`: CloudKit Web Services over HTTP (Hummingbird), API tokens, web auth tokens
@@ -126,6 +127,7 @@ let package = Package(
             dependencies: [
                 "Cirrus", "QueryExecution", "RecordModel", "QueryChecker", "PredicateSyntax", "RecordLog", "Indexes",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -170,7 +172,8 @@ let package = Package(
         .testTarget(
             name: "CirrusPostgresTests",
             dependencies: [
-                "CirrusPostgres", "Cirrus", "RecordLog", "QueryExecution", "QueryChecker", "PredicateSyntax", "RecordModel",
+                "CirrusPostgres", "Cirrus", "RecordLog", "QueryExecution", "QueryChecker", "PredicateSyntax",
+                "RecordModel",
                 "Indexes",
                 "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -117,7 +117,9 @@ extension EmbeddedDatabase {
 extension Container {
     /// Every user account the container keeps (both environments share them), sorted by user
     /// record name — what the administrator sees, discoverable or not.
-    public func userAccounts() throws(CirrusError) -> [UserAccount] { try Self.userAccounts(in: core.users) }
+    public func userAccounts() throws(CirrusError) -> [UserAccount] {
+        try Self.userAccounts(in: embeddedCore("user accounts").users)
+    }
 
     /// Adds or replaces a user account (the administrator's `cirrus users add`). The email
     /// address is lowercased and the phone number kept as "+" and digits; a malformed address,
@@ -125,13 +127,13 @@ extension Container {
     /// invalidArguments naming it, and nothing changes. Returns the account as kept.
     @discardableResult
     public func saveUserAccount(_ account: UserAccount) throws(CirrusError) -> UserAccount {
-        try Self.saveUserAccount(account, in: core.users)
+        try Self.saveUserAccount(account, in: embeddedCore("user accounts").users)
     }
 
     /// Sets a user's discoverability on their behalf (`cirrus users set-discoverable`). An
     /// unknown user → unknownItem; nothing changes.
     public func setDiscoverability(_ status: DiscoverabilityStatus, ofUser user: String) throws(CirrusError) {
-        try Self.setDiscoverability(status, ofUser: user, in: core.users)
+        try Self.setDiscoverability(status, ofUser: user, in: embeddedCore("user accounts").users)
     }
 
     /// ``userAccounts()`` of the container in `directory`, without opening it (the user

@@ -187,3 +187,29 @@ extension DatabaseBackend {
         throw .unsupported("user accounts", on: engineName)
     }
 }
+
+/// The storage behind a ``Container`` opened on another engine than the embedded one: it hands
+/// out the container's databases and knows its schema. The container-level operations that
+/// belong to the embedded engine's files — checkpoints, compaction, import and export, the user
+/// directory, security-role edits, schema import and promotion — are refused on such a
+/// container with serverRejectedRequest (15); the engine's own API does them (for PostgreSQL:
+/// `PostgresContainer.apply(schema:)`).
+///
+/// ```swift
+/// let container = Container(backend: postgresContainer)   // what Container.open(postgres:…) does
+/// let db = container.publicDatabase(as: .user("_alice"))
+/// ```
+public protocol ContainerBackend: Sendable {
+    /// The engine's name: `postgresql`.
+    var engineName: String { get }
+    /// Where the container lives, for messages (never a password).
+    var location: String { get }
+    /// The environment opened.
+    var environment: Environment { get }
+    /// The container's current schema in that environment.
+    var schema: Schema { get }
+    /// The database with `scope`, on behalf of `identity`.
+    func database(_ scope: Database.Scope, as identity: Identity) -> any DatabaseBackend
+    /// Stops the engine's connections; later calls fail.
+    func close()
+}

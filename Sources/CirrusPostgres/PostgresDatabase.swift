@@ -1,6 +1,7 @@
 // PostgresDatabase: the PostgreSQL side of the storage seam — a `DatabaseBackend` over one
-// tenant's PostgresStore — and PostgresContainer, which opens a container on a server and hands
-// out `Database` values (the same façade the embedded engine's containers give).
+// tenant's PostgresStore — and PostgresContainer, the `ContainerBackend` behind
+// `Container.open(postgres:…)`, which hands out the same `Container` / `Database` API as a
+// container directory.
 //
 // What the façade's callers get, the same as on the embedded engine: records by id with
 // unknownItem / permissionFailure per id; saves and deletions with the three save policies,
@@ -19,6 +20,7 @@
 // container, and every tenant's store adopts it before its next call.
 
 import Cirrus
+import Crypto
 import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
@@ -28,57 +30,94 @@ import QueryExecution
 import QueryPlanner
 import RecordModel
 
-/// A CloudKit container whose databases live on PostgreSQL + PostGIS.
-///
-/// ```swift
-/// let container = try await PostgresContainer.open(
-///     url: "postgres://cirrus@127.0.0.1:5432/cirrus", containerID: "iCloud.com.example.places")
-/// let db = try await container.publicDatabase(as: .user("_alice"))
-/// try await db.save(place)                                   // the same Database API
-/// let (matches, cursor) = try await db.records(matching: query, resultsLimit: 50)
-/// await container.close()
-/// ```
-public final class PostgresContainer: Sendable {
+extension Container {
+    /// Opens the container `containerID` in `environment` on PostgreSQL + PostGIS at `url`
+    /// (`postgres://user[:password]@host[:port]/database`): the same `Container` and `Database`
+    /// API as a container directory, on the PostgreSQL engine (PostgresDatabase; what it does not
+    /// hold yet is refused with serverRejectedRequest). Calls fail with networkFailure (4) after
+    /// `timeout` without an answer; an unreachable server → networkUnavailable (3), a malformed
+    /// URL → invalidArguments (12).
+    ///
+    /// ```swift
+    /// let container = try await Container.open(
+    ///     postgres: "postgres://cirrus@127.0.0.1:5432/cirrus", containerID: "iCloud.com.example.places")
+    /// let db = container.publicDatabase(as: .user("_alice"))
+    /// try await db.save(place)
+    /// try container.close()
+    /// ```
+    public static func open(
+        postgres url: String, containerID: String, environment: Environment = .development,
+        timeout: Duration = .seconds(15)
+    ) async throws(CirrusError) -> Container {
+        Container(
+            backend: try await PostgresContainer.open(
+                url: url, containerID: containerID, environment: environment, timeout: timeout))
+    }
+
+    /// The PostgreSQL engine of a container opened with `open(postgres:…)`; nil for a directory.
+    public var postgres: PostgresContainer? { backend as? PostgresContainer }
+}
+
+/// A CloudKit container whose databases live on PostgreSQL + PostGIS: the `ContainerBackend` of
+/// `Container.open(postgres:…)`. Its own API is what a container directory does through other
+/// calls: applying a schema (DDL).
+public final class PostgresContainer: ContainerBackend {
     /// The container identifier (e.g. `iCloud.com.example.places`).
     public let containerID: String
     /// The environment opened.
     public let environment: Environment
-    /// The server, `host:port/database`.
-    public var address: String { root.address }
+    /// `postgresql`.
+    public var engineName: String { "postgresql" }
+    /// `postgresql host:port/database containerID`.
+    public var location: String { "postgresql \(root.address) \(containerID)" }
 
     let root: PostgresStore
+    let citus: Bool
+    /// 32 bytes kept in the server (`cirrus_secrets`); each database's cursor secret is derived
+    /// from it and the tenant's key, so every process signs and accepts the same cursors.
+    let secret: [UInt8]
     private let state: NIOLockedValueBox<State>
 
     struct State {
         var schema: Schema
         var version = 0
-        var stores: [String: (store: PostgresStore, version: Int, secret: [UInt8])] = [:]
+        /// Each tenant's store and the schema version it has adopted (-1: none yet).
+        var stores: [String: (store: PostgresStore, version: Int)] = [:]
     }
 
-    private init(containerID: String, environment: Environment, root: PostgresStore, schema: Schema) {
+    private init(
+        containerID: String, environment: Environment, root: PostgresStore, schema: Schema, citus: Bool,
+        secret: [UInt8]
+    ) {
         self.containerID = containerID
         self.environment = environment
         self.root = root
-        self.state = NIOLockedValueBox(State(schema: schema))
+        self.citus = citus
+        self.secret = secret
+        self.state = NIOLockedValueBox(State(schema: schema, stores: [root.tenant.key: (root, 0)]))
     }
 
-    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) for the container
-    /// `containerID` in `environment`, reading its schema (empty for a new container). Calls
-    /// fail with networkFailure after `timeout` without an answer; an unreachable server →
-    /// networkUnavailable (3), a malformed URL → invalidArguments.
-    public static func open(
-        url: String, containerID: String, environment: Environment = .development,
-        timeout: Duration = .seconds(15)
+    /// Connects (see `Container.open(postgres:…)`), reads the schema and the container's secret.
+    static func open(
+        url: String, containerID: String, environment: Environment, timeout: Duration
     ) async throws(CirrusError) -> PostgresContainer {
         let tenant = PostgresTenant(containerID: containerID, environment: environment, database: .public)
         let root: PostgresStore
+        let secret: [UInt8]
         do {
             root = try await PostgresStore.connect(url: url, tenant: tenant, timeout: timeout)
         } catch {
             throw CirrusError(error)
         }
+        do {
+            secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
+        } catch {
+            await root.close()
+            throw CirrusError(error)
+        }
         return PostgresContainer(
-            containerID: containerID, environment: environment, root: root, schema: await root.schema)
+            containerID: containerID, environment: environment, root: root, schema: await root.schema,
+            citus: await root.citus, secret: secret)
     }
 
     /// The container's schema, as this process last read or grew it.
@@ -86,6 +125,10 @@ public final class PostgresContainer: Sendable {
 
     /// Applies `schema` (add-only DDL in one transaction; docs/scale-out.md) and makes it every
     /// database's schema.
+    ///
+    /// ```swift
+    /// try await container.postgres?.apply(schema: try Schema(schemaLanguage: text, environment: .production))
+    /// ```
     public func apply(schema: Schema) async throws(CirrusError) {
         do {
             try await root.apply(schema: schema)
@@ -95,48 +138,35 @@ public final class PostgresContainer: Sendable {
         publish(await root.schema)
     }
 
-    /// The public database on behalf of `identity`.
-    public func publicDatabase(as identity: Identity = .anonymous) async throws(CirrusError) -> Database {
-        try await database(.public, as: identity)
-    }
-
-    /// The private database of `userRecordName`, used on that user's behalf.
-    public func privateDatabase(for userRecordName: String) async throws(CirrusError) -> Database {
-        try await database(.private(owner: userRecordName), as: .user(userRecordName))
-    }
-
-    /// The database with `scope` on behalf of `identity`: its tenant's store (created on first
-    /// use, sharing the container's connections) and its cursor secret (created once per tenant
-    /// in the server, so every process signs cursors alike).
-    public func database(_ scope: Database.Scope, as identity: Identity) async throws(CirrusError) -> Database {
-        let tenant = PostgresTenant(
-            containerID: containerID, environment: environment,
-            database: scope == .public ? .public : .private(owner: scope.owner))
-        if let known = state.withLockedValue({ $0.stores[tenant.key] }) {
-            return Database(
-                backend: PostgresDatabase(
-                    container: self, store: known.store, scope: scope, identity: identity, secret: known.secret))
-        }
-        let store = scope == .public ? root : await root.sibling(for: tenant)
-        let secret: [UInt8]
+    /// Reads the schema stored in the server again (another process may have grown it).
+    public func reloadSchema() async throws(CirrusError) {
         do {
-            secret = try await store.cursorSecret()
+            try await root.reloadSchema()
         } catch {
             throw CirrusError(error)
         }
-        let (schema, version) = state.withLockedValue { ($0.schema, $0.version) }
-        await store.adopt(schema)
-        let chosen = state.withLockedValue { s in
-            if let other = s.stores[tenant.key] { return other.store }  // another call made one first
-            s.stores[tenant.key] = (store, version, secret)
-            return store
+        publish(await root.schema)
+    }
+
+    /// The database with `scope` on behalf of `identity`: its tenant's store (made on first use,
+    /// sharing the container's connections; it adopts the schema on its first call).
+    public func database(_ scope: Database.Scope, as identity: Identity) -> any DatabaseBackend {
+        let tenant = PostgresTenant(
+            containerID: containerID, environment: environment,
+            database: scope == .public ? .public : .private(owner: scope.owner))
+        let store = state.withLockedValue { s in
+            if let known = s.stores[tenant.key] { return known.store }
+            let made = root.sibling(for: tenant)
+            s.stores[tenant.key] = (made, -1)
+            return made
         }
-        return Database(
-            backend: PostgresDatabase(container: self, store: chosen, scope: scope, identity: identity, secret: secret))
+        let key = SymmetricKey(data: secret)
+        let derived = Array(HMAC<SHA256>.authenticationCode(for: Array(tenant.key.utf8), using: key))
+        return PostgresDatabase(container: self, store: store, scope: scope, identity: identity, secret: derived)
     }
 
     /// Stops the container's connections; later calls fail with networkFailure.
-    public func close() async { await root.close() }
+    public func close() { root.runTask.cancel() }
 
     /// Makes `schema` the container's when it differs (a save grew it).
     func publish(_ schema: Schema) {
@@ -154,9 +184,9 @@ public final class PostgresContainer: Sendable {
             (s.schema, s.version, (s.stores[key]?.version ?? -1) < s.version)
         }
         if stale {
-            await store.adopt(schema)
+            await store.adopt(schema, citus: citus)
             state.withLockedValue { s in
-                if let e = s.stores[key], e.version < version { s.stores[key] = (e.store, version, e.secret) }
+                if let e = s.stores[key], e.version < version { s.stores[key] = (e.store, version) }
             }
         }
         return store
@@ -547,7 +577,7 @@ extension PostgresStore {
     /// A store for another tenant of the same container, sharing this store's connections,
     /// Citus flag and schema. Closing it would close the shared pool: only the container's
     /// first store is closed.
-    func sibling(for tenant: PostgresTenant) -> PostgresStore {
+    nonisolated func sibling(for tenant: PostgresTenant) -> PostgresStore {
         let s = PostgresStore(
             client: client, runTask: runTask, tenant: tenant, address: address, clock: clock, timeout: timeout,
             layout: layout)
@@ -560,38 +590,38 @@ extension PostgresStore {
         if schema != self.schema { setSchema(schema) }
     }
 
-    /// This tenant's cursor secret: 32 random bytes made by the first process that asked and
-    /// kept in `cirrus_secrets`, so every process signs and accepts the same cursors.
-    func cursorSecret() async throws(PostgresStoreError) -> [UInt8] {
+    /// The secret `name`: 32 random bytes made by the first process that asked and kept in
+    /// `cirrus_secrets`, so every process reads the same.
+    func secret(named name: String) async throws(PostgresStoreError) -> [UInt8] {
         var fresh = [UInt8](repeating: 0, count: 32)
         var rng = SystemRandomNumberGenerator()
         for i in fresh.indices { fresh[i] = UInt8.random(in: 0...255, using: &rng) }
         let namespace = tenant.namespace
         let table = SQLName.qualified(namespace, "cirrus_secrets")
-        let key = tenant.key
+        let key = name
         let hex = SQLText.hex(fresh)
         let logger = self.logger
-        let secret = try await run("reading the cursor secret of \(key)") { client in
+        let secret = try await run("reading the secret \(key)") { client in
             try await client.withTransaction(logger: logger) { conn in
                 var b = SQLBuilder()
                 let k = b.param(key)
                 let h = b.param(hex)
                 for sql in [
                     "CREATE SCHEMA IF NOT EXISTS \(SQLName.quote(namespace))",
-                    "CREATE TABLE IF NOT EXISTS \(table) (tenant text PRIMARY KEY, secret bytea NOT NULL)",
+                    "CREATE TABLE IF NOT EXISTS \(table) (name text PRIMARY KEY, secret bytea NOT NULL)",
                 ] {
                     for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) {}
                 }
                 for try await _ in try await conn.query(
                     PostgresQuery(
-                        unsafeSQL: "INSERT INTO \(table) (tenant, secret) VALUES (\(k), decode(\(h), 'hex')) "
-                            + "ON CONFLICT (tenant) DO NOTHING", binds: b.binds), logger: logger)
+                        unsafeSQL: "INSERT INTO \(table) (name, secret) VALUES (\(k), decode(\(h), 'hex')) "
+                            + "ON CONFLICT (name) DO NOTHING", binds: b.binds), logger: logger)
                 {}
                 var c = SQLBuilder()
                 let k2 = c.param(key)
                 var out: [UInt8] = []
                 for try await bytes in try await conn.query(
-                    PostgresQuery(unsafeSQL: "SELECT secret FROM \(table) WHERE tenant = \(k2)", binds: c.binds),
+                    PostgresQuery(unsafeSQL: "SELECT secret FROM \(table) WHERE name = \(k2)", binds: c.binds),
                     logger: logger
                 ).decode(ByteBuffer.self) {
                     out = Array(bytes.readableBytesView)
@@ -601,7 +631,7 @@ extension PostgresStore {
         }
         guard secret.count == 32 else {
             throw PostgresStoreError(
-                .internalError, "the cursor secret of \(key) has \(secret.count) bytes, not 32", location: address)
+                .internalError, "the secret \(key) has \(secret.count) bytes, not 32", location: address)
         }
         return secret
     }

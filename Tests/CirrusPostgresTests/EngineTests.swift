@@ -20,11 +20,10 @@ enum Engine: String, CustomStringConvertible, CaseIterable {
     static var available: [Engine] { PG.available ? [.embedded, .postgres] : [.embedded] }
 }
 
-/// A fresh, empty development container on one engine.
+/// A fresh, empty development container on one engine, through the same `Container` API.
 final class EngineFixture: Sendable {
     let engine: Engine
-    let embedded: Container?
-    let postgres: PostgresContainer?
+    let container: Container
     let directory: String?
 
     init(_ engine: Engine) async throws {
@@ -33,23 +32,19 @@ final class EngineFixture: Sendable {
         case .embedded:
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cirrus-engine-\(UUID())").path
             directory = dir
-            embedded = try Container.open(at: dir)
-            postgres = nil
+            container = try Container.open(at: dir)
         case .postgres:
             directory = nil
-            embedded = nil
-            postgres = try await PostgresContainer.open(url: PG.url!, containerID: PG.freshContainer("engine"))
+            container = try await Container.open(postgres: PG.url!, containerID: PG.freshContainer("engine"))
         }
     }
 
     func database(_ scope: Database.Scope, as identity: Identity) async throws -> Database {
-        if let embedded { return embedded.database(scope, as: identity) }
-        return try await postgres!.database(scope, as: identity)
+        container.database(scope, as: identity)
     }
 
     func close() async throws {
-        try embedded?.close()
-        await postgres?.close()
+        try container.close()
         if let directory { try? FileManager.default.removeItem(atPath: directory) }
     }
 }
@@ -123,7 +118,11 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         } else {
             Issue.record("a deletion with a stale tag succeeded")
         }
-        if case .failure(let e) = results[2].1 { #expect(e.code == .invalidArguments) } else { Issue.record("bad field") }
+        if case .failure(let e) = results[2].1 {
+            #expect(e.code == .invalidArguments)
+        } else {
+            Issue.record("bad field")
+        }
         #expect(try await db.record(for: b.recordID)["name"] == .string("B"), "the refused deletion left b")
         // modifyRecords reports partialFailure over the items that failed.
         let r = try await db.modifyRecords(saving: [place("d", ["name": "D"])], deleting: [RecordID(recordName: "zz")])
@@ -226,9 +225,18 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
             let e = try #require(await caughtError { try await db.save(zone: zone) })
             #expect(e.code == .serverRejectedRequest && e.message.contains("postgresql"))
             #expect(try await db.allZones() == [.default])
-            #expect(await errorCode { try await db.save(place("t", ["name": "T"]).inZone(zone)) } == .serverRejectedRequest)
+            #expect(
+                await errorCode { try await db.save(place("t", ["name": "T"]).inZone(zone)) } == .serverRejectedRequest)
         }
         #expect(db.engineName == (engine == .embedded ? "embedded" : "postgresql"))
+        #expect(f.container.engineName == db.engineName)
+        if engine == .postgres {
+            // The container-level operations of the embedded engine's files are refused, clearly.
+            let e = try #require(await caughtError { try f.container.checkpoint() })
+            #expect(e.code == .serverRejectedRequest && e.message.contains("checkpoints"))
+            #expect(await errorCode { try f.container.importSchema("DEFINE SCHEMA") } == .serverRejectedRequest)
+            #expect(f.container.directory.hasPrefix("postgresql 127.0.0.1:"))
+        }
         try await f.close()
     }
 }
