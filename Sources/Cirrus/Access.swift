@@ -147,6 +147,7 @@ extension EmbeddedDatabase {
 
     /// Throws unless this identity may create (`current` nil) or overwrite/delete `current`.
     func checkWrite(type: String, current: Record?, id: RecordID, schema: Schema) throws(CirrusError) {
-        try AccessRules.checkWrite(type: type, current: current, id: id, scope: scope, identity: identity, schema: schema)
+        try AccessRules.checkWrite(
+            type: type, current: current, id: id, scope: scope, identity: identity, schema: schema)
     }
 }

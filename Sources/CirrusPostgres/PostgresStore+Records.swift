@@ -90,9 +90,11 @@ extension PostgresStore {
         saving: [Record] = [], deleting: [RecordID] = [], policy: PostgresSavePolicy = .ifServerRecordUnchanged,
         atomically: Bool = true, by user: String? = nil
     ) async throws(PostgresStoreError) -> PostgresModifyResult {
-        let items = saving.map { PostgresItem.save($0, policy, mergingFields: false) } + deleting.map {
-            PostgresItem.delete($0, ifChangeTag: nil)
-        }
+        let items =
+            saving.map { PostgresItem.save($0, policy, mergingFields: false) }
+            + deleting.map {
+                PostgresItem.delete($0, ifChangeTag: nil)
+            }
         let outcome = try await modify(items, atomically: atomically, by: user)
         var result = PostgresModifyResult(saved: [], deleted: [], failures: [:])
         for (item, r) in zip(items, outcome) {
@@ -141,7 +143,8 @@ extension PostgresStore {
                 location: address)
         }
         let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
-            try await client.withTransaction(logger: logger) { conn -> ([Result<Record?, PostgresStoreError>], Schema?) in
+            try await client.withTransaction(logger: logger) {
+                conn -> ([Result<Record?, PostgresStoreError>], Schema?) in
                 var tables = tables
                 var grown: Schema? = nil
                 if grows {
