@@ -103,6 +103,7 @@ let package = Package(
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
+                "CirrusPostgres",
                 "CirrusShell", "CirrusServer", "Cirrus", "QueryChecker", "RecordModel", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -172,7 +173,7 @@ let package = Package(
         .testTarget(
             name: "CirrusPostgresTests",
             dependencies: [
-                "CirrusPostgres", "Cirrus", "RecordLog", "QueryExecution", "QueryChecker", "PredicateSyntax",
+                "CirrusPostgres", "Cirrus", "CirrusServer", "RecordLog", "QueryExecution", "QueryChecker", "PredicateSyntax",
                 "RecordModel",
                 "Indexes",
                 "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
