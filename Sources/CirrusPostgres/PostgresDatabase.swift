@@ -110,6 +110,7 @@ public final class PostgresContainer: ContainerBackend {
             throw CirrusError(error)
         }
         do {
+            if await root.schema.recordTypes.isEmpty { try await root.prepare() }
             secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
         } catch {
             await root.close()
@@ -582,6 +583,26 @@ extension PostgresStore {
             client: client, runTask: runTask, tenant: tenant, address: address, clock: clock, timeout: timeout,
             layout: layout)
         return s
+    }
+
+    /// Creates the container's base tables (names, counters, the stored schema) when they are
+    /// missing, keeping any schema stored already: a new container answers fetches and
+    /// deletions with unknownItem instead of a missing relation. Single-node layout only.
+    func prepare() async throws(PostgresStoreError) {
+        guard layout == .singleNode else { return }
+        let namespace = tenant.namespace
+        let citus = self.citus
+        let logger = self.logger
+        let address = self.address
+        let cached = schema
+        let stored = try await run("preparing the tables of \(namespace)") { client in
+            try await client.withTransaction(logger: logger) { conn in
+                try await Self.applyDDL(conn, namespace: namespace, citus: citus, logger: logger, address: address) {
+                    old in old ?? cached
+                }
+            }
+        }
+        setSchema(stored)
     }
 
     /// Takes `schema` (the container's, grown by another tenant's save) and the Citus flag.
