@@ -12,6 +12,7 @@ import QueryChecker
 import QueryExecution
 import RecordModel
 import Testing
+import Foundation
 
 @Suite(.enabled(if: Shards.available, Shards.disabledReason), .serialized)
 struct PostgresShardTests {
@@ -91,7 +92,7 @@ struct PostgresShardTests {
     // within a second), and then the test never ended (killed after 100 s and 4 min); where it
     // waits after the restart (the re-fetch loop, `store.close()`, or Process.waitUntilExit of
     // `pg_ctlcluster start`) is not found yet. See docs/scale-out.md "Multi-node".
-    @Test(.disabled("hangs after the stopped worker is restarted: not diagnosed yet (docs/scale-out.md)"))
+    @Test
     func aStoppedWorkerFailsOnlyItsTenantsAndLosesNoAcknowledgedWrite() async throws {
         let container = PG.freshContainer("shardstop")
         try await Shards.create(container, Self.placeSchema)
@@ -107,7 +108,9 @@ struct PostgresShardTests {
         let down = try #require(stores[1]?.first != nil ? 1 : nil, "no tenant on worker 1")
         let up = 1 - down
         let downURL = Shards.workers[down]
+        print("DIAG \(Date()) stopping")
         try Shards.control(downURL, "stop")
+        print("DIAG \(Date()) stopped")
         var restarted = false
         do {
             for store in stores[down] ?? [] {
@@ -116,6 +119,7 @@ struct PostgresShardTests {
                     await Self.failure { _ = try await store.save(Self.place("lost", "k0")) },
                     await Self.failure { _ = try await store.records(for: acknowledged[owner]!.map(\.recordID)) },
                 ]
+                print("DIAG \(Date()) failures of \(owner): \(failures)")
                 for (what, f) in zip(["save", "fetch"], failures) {
                     guard let error = f else {
                         Issue.record("a \(what) of \(owner) succeeded with its worker stopped")
@@ -135,7 +139,9 @@ struct PostgresShardTests {
                 let names = try await store.records(matching: q).records.map(\.recordID.recordName).sorted()
                 #expect(names == ["r0", "r2", "r4", "while-down"], "\(owner)")
             }
+            print("DIAG \(Date()) starting")
             try Shards.control(downURL, "start")
+            print("DIAG \(Date()) started")
             restarted = true
         } catch {
             if !restarted { try? Shards.control(downURL, "start") }
@@ -147,9 +153,12 @@ struct PostgresShardTests {
             var fetched: [RecordID: Record] = [:]
             let ids = acknowledged[owner]!.map(\.recordID) + [RecordID(recordName: "lost")]
             for attempt in 0..<20 {  // the worker may still be starting
-                if let f = try? await store.records(for: ids) {
-                    fetched = f
+                do {
+                    fetched = try await store.records(for: ids)
+                    print("DIAG \(Date()) refetch \(owner) attempt \(attempt) ok")
                     break
+                } catch {
+                    print("DIAG \(Date()) refetch \(owner) attempt \(attempt): \(error)")
                 }
                 if attempt == 19 { fetched = try await store.records(for: ids) }
                 try await Task.sleep(for: .milliseconds(250))
@@ -158,7 +167,9 @@ struct PostgresShardTests {
             for r in acknowledged[owner]! { #expect(fetched[r.recordID] == r, "\(owner) \(r.recordID.recordName)") }
             // And it takes writes again.
             _ = try await store.save(Self.place("after", "k1"))
+            print("DIAG \(Date()) saved after \(owner)")
             await store.close()
+            print("DIAG \(Date()) closed \(owner)")
         }
     }
 
