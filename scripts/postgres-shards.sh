@@ -25,6 +25,12 @@ as_postgres() {
 }
 
 down() {
+    # A test stops a worker's postmaster with SIGSTOP for a moment: resume it first, or a test
+    # killed meanwhile would leave a server pg_dropcluster cannot stop.
+    for i in c w0 w1; do
+        local pidfile=/var/lib/postgresql/15/${NAME}_$i/postmaster.pid
+        if [[ -r $pidfile ]]; then kill -CONT "$(head -1 "$pidfile")" 2>/dev/null || true; fi
+    done
     for i in c w0 w1; do CLUSTER=${NAME}_$i ./scripts/postgres-cluster.sh down || true; done
 }
 

@@ -234,14 +234,24 @@ public actor PostgresStore {
         return String(message[r.upperBound..<end])
     }
 
-    /// Whether `error` says the session was closed (by the server, or found closed).
+    /// Whether `error` says the session was closed (by the server, or found closed), or a
+    /// coordinator's connection to a worker was lost during a statement (postgres_fdw connects
+    /// again in the next transaction: to the worker, or to a clear "cannot be reached").
     static func isClosedSession(_ error: any Error) -> Bool {
         guard let p = error as? PSQLError else { return false }
         switch p.code {
         case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown: return true
-        case .server: return p.serverInfo?[.sqlState]?.hasPrefix("57P") ?? false
+        case .server:
+            let state = p.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("57P") || (state.hasPrefix("08") && isWorkerStatement(p))
         default: return false
         }
+    }
+
+    /// Whether a server error came from a statement postgres_fdw sent a worker (its context is
+    /// `remote SQL command: …`).
+    static func isWorkerStatement(_ p: PSQLError) -> Bool {
+        p.serverInfo?[.locationContext]?.contains("remote SQL command") ?? false
     }
 
     /// A ``PostgresStoreError`` for anything a statement threw.
@@ -263,13 +273,28 @@ public actor PostgresStore {
             case .server:
                 let message = p.serverInfo?[.message] ?? "error"
                 let state = p.serverInfo?[.sqlState] ?? "?"
-                if state == "08001" || state == "08006", let server = Self.foreignServer(message) {
-                    // postgres_fdw could not reach a worker: name it, and where it is.
-                    let detail = p.serverInfo?[.detail].map { ": " + $0.split(separator: "\n").joined(separator: " ") }
+                let detail = p.serverInfo?[.detail].map { ": " + $0.split(separator: "\n").joined(separator: " ") }
+                if state.hasPrefix("08"), let server = Self.foreignServer(message) {
+                    // postgres_fdw could not reach a worker (`could not connect to server "shard1"`,
+                    // refused or `timeout expired`: 08001), or found its connection to it gone
+                    // (`connection to server "shard1" was lost`: 08000): name it, and where it is.
                     return PostgresStoreError(
                         .networkUnavailable,
                         "the worker \(server) holding this tenant's rows cannot be reached from the coordinator while "
                             + "\(what): \(message)\(detail ?? "") (SQLSTATE \(state))",
+                        location: address)
+                }
+                if state.hasPrefix("08") || state.hasPrefix("57P"),
+                    Self.isWorkerStatement(p)
+                {
+                    // A worker's connection failed during a statement postgres_fdw sent it (the
+                    // message is libpq's or the worker's, and names no server): the coordinator's
+                    // own session is fine.
+                    let text = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                    return PostgresStoreError(
+                        .networkFailure,
+                        "the coordinator's connection to the worker holding this tenant's rows was lost while "
+                            + "\(what): \(text.joined(separator: " "))\(detail ?? "") (SQLSTATE \(state))",
                         location: address)
                 }
                 if state.hasPrefix("08") || state.hasPrefix("57P") {

@@ -117,6 +117,21 @@ enum Shards {
         throw TestFailure("no cluster on port \(port) in pg_lsclusters:\n\(out)")
     }
 
+    /// The process id of the postmaster listening on `url`'s port (the first line of
+    /// `postmaster.pid` in its data directory, as `pg_lsclusters` lists it).
+    static func postmaster(of url: String) async throws -> pid_t {
+        let port = URLComponents(string: url)?.port ?? 5432
+        let out = try await shell(["pg_lsclusters", "-h"], timeout: .seconds(30))
+        for line in out.split(separator: "\n") {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard f.count >= 6, f[2] == "\(port)" else { continue }
+            let text = try String(contentsOfFile: "\(f[5])/postmaster.pid", encoding: .utf8)
+            if let first = text.split(separator: "\n").first, let pid = pid_t(first), pid > 1 { return pid }
+            throw TestFailure("no process id in \(f[5])/postmaster.pid: \(text)")
+        }
+        throw TestFailure("no cluster on port \(port) in pg_lsclusters:\n\(out)")
+    }
+
     /// `pg_ctlcluster 15 NAME stop|start` (`stop` is pg_ctlcluster's default, fast mode: sessions
     /// are ended, then a shutdown checkpoint), failing after 90 s (`start` waits for the server).
     static func control(_ url: String, _ action: String) async throws {

@@ -13,6 +13,10 @@ import QueryExecution
 import RecordModel
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite(.enabled(if: Shards.available, Shards.disabledReason), .serialized)
 struct PostgresShardTests {
     static let owners = (0..<8).map { "user\($0)" }
@@ -175,6 +179,65 @@ struct PostgresShardTests {
             await store.close()
         }
         #expect(retried.isEmpty, "fetches failed after the worker was restarted: \(retried)")
+    }
+
+    // A worker that does not answer at all (its postmaster stopped with SIGSTOP: connections are
+    // accepted by the kernel and never get a reply, as with a hung or unreachable host) fails its
+    // tenants' requests after the foreign server's connect_timeout (3 s, scripts/postgres-shards.sh),
+    // well before the store's own 10 s deadline, with the worker named; the other worker's tenants
+    // are served meanwhile, and once the worker runs again its tenants are too. New stores: a
+    // session that already holds a connection to a worker's backend would still be served by it.
+    @Test func aWorkerThatDoesNotAnswerFailsItsTenantsWithinTheConnectTimeout() async throws {
+        let container = PG.freshContainer("shardhung")
+        try await Shards.create(container, Self.placeSchema)
+        var written: [Int: (owner: String, record: Record)] = [:]
+        for owner in Self.owners where written.count < 2 {
+            let store = try await Shards.store(container, owner)
+            let r = try await store.save(Self.place("r", "k"))
+            let worker = try #require(try await Shards.worker(of: store.tenant))
+            if written[worker] == nil { written[worker] = (owner, r) }
+            await store.close()
+        }
+        let hung = try #require(written[1], "no tenant on worker 1")
+        let live = try #require(written[0], "no tenant on worker 0")
+        let hungStore = try await Shards.store(container, hung.owner, timeout: .seconds(10))
+        let liveStore = try await Shards.store(container, live.owner, timeout: .seconds(10))
+        let pid = try await Shards.postmaster(of: Shards.workers[1])
+        let clock = ContinuousClock()
+        try #require(kill(pid, SIGSTOP) == 0, "SIGSTOP \(pid)")
+        var failures: [(String, PostgresStoreError?, Duration)] = []
+        for what in ["fetch", "save"] {
+            let started = clock.now
+            let f = await Self.failure {
+                if what == "fetch" {
+                    _ = try await hungStore.records(for: [hung.record.recordID])
+                } else {
+                    _ = try await hungStore.save(Self.place("lost", "k"))
+                }
+            }
+            failures.append((what, f, clock.now - started))
+        }
+        let liveRead = await Self.failure {
+            let got = try await liveStore.records(for: [live.record.recordID])
+            #expect(got[live.record.recordID] == live.record, "\(live.owner) on the answering worker")
+        }
+        kill(pid, SIGCONT)
+        #expect(liveRead == nil, "the other worker's tenant: \(String(describing: liveRead))")
+        for (what, f, took) in failures {
+            guard let error = f else {
+                Issue.record("a \(what) of \(hung.owner) succeeded with its worker hung")
+                continue
+            }
+            #expect(error.code == .networkUnavailable, "\(what): \(error)")
+            #expect(error.message.contains("worker shard1"), "names the worker: \(error)")
+            #expect(error.message.contains("timeout expired"), "libpq's connect timeout: \(error)")
+            #expect(took >= .seconds(2) && took < .seconds(8), "\(what) failed after \(took): \(error)")
+        }
+        // Running again, the worker serves its tenant, and nothing of the failed save was written.
+        let after = try await hungStore.records(for: [hung.record.recordID, RecordID(recordName: "lost")])
+        #expect(after == [hung.record.recordID: hung.record], "\(hung.owner) after SIGCONT")
+        await hungStore.close()
+        await liveStore.close()
     }
 
     static let placeSchema = Schema(
