@@ -123,7 +123,8 @@ struct PostgresShardTests {
                         switch what {
                         case "save": _ = try await store.save(Self.place("lost", "k0"))
                         case "fetch": _ = try await store.records(for: acknowledged[owner]!.map(\.recordID))
-                        default: _ = try await store.records(matching: try await store.query("Place", "TRUEPREDICATE", []))
+                        default:
+                            _ = try await store.records(matching: try await store.query("Place", "TRUEPREDICATE", []))
                         }
                     }
                     let took = clock.now - started
