@@ -210,8 +210,12 @@ public actor PostgresStore {
                 return try await Deadline.race(timeout) {
                     try await body(client)
                 } onTimeout: {
+                    // The statement is not cancelled on the server: a write may still commit
+                    // (seen when a worker that hung for longer than the deadline answered again).
                     PostgresStoreError(
-                        .networkFailure, "no answer from PostgreSQL within \(timeout) while \(what)",
+                        .networkFailure,
+                        "no answer from PostgreSQL within \(timeout) while \(what)"
+                            + (retryRead ? "" : " (the request may still be applied on the server)"),
                         location: address)
                 }
             } catch {
