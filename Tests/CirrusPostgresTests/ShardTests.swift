@@ -3,7 +3,8 @@
 // tenants land on both workers; each tenant's queries through the coordinator return exactly
 // what the embedded engine's oracle returns; the plan of a single-tenant query scans one foreign
 // table on the tenant's worker; a worker stopped mid-test fails only its own tenants' requests,
-// with an error naming it, and loses no acknowledged write. Serialized: one test stops a worker.
+// with an error naming it, and loses no acknowledged write; a hung worker fails its tenants'
+// requests within the foreign server's connect_timeout. Serialized: two tests stop a worker.
 // On failure the message has the seed: CIRRUS_SEED=<seed> make test-postgres-shards replays it.
 
 import CirrusPostgres
