@@ -100,7 +100,15 @@ public actor PostgresStore {
         config.options.connectTimeout = timeout
         config.options.maximumConnections = 4
         // pg_stat_activity shows which tenant a session serves (PostgreSQL keeps 63 bytes of it).
-        config.options.additionalStartupParameters = [("application_name", "cirrus " + tenant.key)]
+        // The server gives up on a statement at 80 % of the deadline (statement_timeout), so a
+        // statement the store stops waiting for does not run on — and commit — after it: its
+        // transaction is rolled back, and the cancellation usually arrives before the deadline.
+        // It also bounds a coordinator's wait on a worker (postgres_fdw waits interruptibly).
+        let statementTimeout = max(
+            1, timeout.components.seconds * 800 + timeout.components.attoseconds / 1_250_000_000_000_000)
+        config.options.additionalStartupParameters = [
+            ("application_name", "cirrus " + tenant.key), ("statement_timeout", "\(statementTimeout)"),
+        ]
         let at = "\(host):\(port)/\(database.isEmpty ? user : database)"
         // One direct connection first: an unreachable server or a refused login is reported at
         // once with its cause (the pool would retry in the background until the deadline).
@@ -299,6 +307,15 @@ public actor PostgresStore {
                         .networkFailure,
                         "the coordinator's connection to the worker holding this tenant's rows was lost while "
                             + "\(what): \(text.joined(separator: " "))\(detail ?? "") (SQLSTATE \(state))",
+                        location: address)
+                }
+                if state == "57014", message.contains("statement timeout") {
+                    // The session's statement_timeout (80 % of the store's deadline): the server
+                    // cancelled the statement and the transaction was rolled back.
+                    return PostgresStoreError(
+                        .networkFailure,
+                        "no answer from PostgreSQL in time while \(what): \(message) (the session's "
+                            + "statement_timeout, SQLSTATE 57014: the server cancelled the statement)",
                         location: address)
                 }
                 if state.hasPrefix("08") || state.hasPrefix("57P") {

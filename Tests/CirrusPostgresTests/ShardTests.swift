@@ -242,6 +242,48 @@ struct PostgresShardTests {
         await liveStore.close()
     }
 
+    // A worker that is slow to answer a statement (here: the tenant's counter row locked on the
+    // worker by another session, so the save's first statement waits there) does not hold the
+    // request past the store's deadline, and the write does not land later: the coordinator
+    // session's statement_timeout (80 % of the store's 5 s deadline) cancels the statement — on
+    // the worker too — and the transaction is rolled back. Without it the store would report a
+    // timeout at 5 s and the save would commit once the lock is released.
+    @Test func aStatementWaitingOnAWorkerIsCancelledBeforeTheDeadline() async throws {
+        let container = PG.freshContainer("shardslow")
+        try await Shards.create(container, Self.placeSchema)
+        var chosen: (store: PostgresStore, record: Record, worker: Int)? = nil
+        for owner in Self.owners where chosen == nil {
+            let store = try await Shards.store(container, owner, timeout: .seconds(5))
+            let r = try await store.save(Self.place("r", "k"))
+            chosen = (store, r, try #require(try await Shards.worker(of: store.tenant)))
+        }
+        let (store, record, worker) = try #require(chosen)
+        let clock = ContinuousClock()
+        let (error, took): (PostgresStoreError?, Duration) = try await Shards.withConnection(Shards.workers[worker]) {
+            c in
+            try await Shards.exec(c, "BEGIN")
+            let table = "\(Shards.quote(store.tenant.namespace)).cirrus_tenants"
+            try await Shards.exec(
+                c, "SELECT sequence FROM \(table) WHERE tenant = \(Shards.literal(store.tenant.key)) FOR UPDATE")
+            let started = clock.now
+            let f = await Self.failure { _ = try await store.save(Self.place("lost", "k")) }
+            let took = clock.now - started
+            try await Shards.exec(c, "ROLLBACK")
+            return (f, took)
+        }
+        let e = try #require(error, "the save succeeded while its counter row was locked on the worker")
+        #expect(e.code == .networkFailure, "\(e)")
+        #expect(e.message.contains("statement_timeout"), "cancelled by the server, not the store's deadline: \(e)")
+        #expect(took >= .seconds(3) && took < .seconds(5), "failed after \(took): \(e)")
+        // The worker answers again: the cancelled save never lands, and the tenant writes on.
+        try await Task.sleep(for: .milliseconds(500))
+        let got = try await store.records(for: [record.recordID, RecordID(recordName: "lost")])
+        #expect(got == [record.recordID: record], "\(got.keys.map(\.recordName).sorted())")
+        let after = try await store.save(Self.place("after", "k"))
+        #expect(try await store.record(for: after.recordID) == after)
+        await store.close()
+    }
+
     static let placeSchema = Schema(
         environment: .development,
         recordTypes: [
