@@ -76,7 +76,8 @@ public actor PostgresStore {
 
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) for `tenant`,
     /// checks that PostGIS is installed, notes whether Citus is, and reads the schema applied
-    /// before (if any). Every later call fails after `timeout` without an answer. `layout` says
+    /// before (if any). Every later call fails after `timeout` without an answer; the server
+    /// cancels a statement after 80 % of it (the sessions' `statement_timeout`). `layout` says
     /// how the tables are laid out (``Layout/singleNode`` unless the server is a coordinator of
     /// hash-partitioned foreign tables).
     ///
