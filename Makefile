@@ -27,7 +27,9 @@ test-postgres: deps
 
 # The multi-node tests (PostgresShardTests): a coordinator and two workers on three free
 # consecutive loopback ports (scripts/postgres-shards.sh: postgres_fdw servers shard0/shard1),
-# tenants hash-partitioned over the workers; the tests stop and restart a worker. Dropped on exit.
+# tenants hash-partitioned over the workers; the tests stop and restart a worker (pg_ctlcluster)
+# and hang one for a moment (SIGSTOP/SIGCONT of its postmaster: run as root, as CI does). Dropped on
+# exit; 70–110 s here, build and cluster creation included.
 test-postgres-shards: deps
 	$(SWIFT) build --build-tests
 	@base=$$(python3 -c 'exec("import socket\nfor _ in range(100):\n s = socket.socket(); s.bind((\"127.0.0.1\", 0)); p = s.getsockname()[1]\n try:\n  [socket.socket().bind((\"127.0.0.1\", p + i)) for i in (1, 2)]; print(p); break\n except OSError: pass")'); \

@@ -25,8 +25,25 @@ as_postgres() {
 }
 
 down() {
+    # A test stops a worker's postmaster with SIGSTOP for a moment: resume it first, or a test
+    # killed meanwhile would leave a server pg_dropcluster cannot stop.
+    for i in c w0 w1; do
+        local pidfile=/var/lib/postgresql/15/${NAME}_$i/postmaster.pid
+        if [[ -r $pidfile ]]; then kill -CONT "$(head -1 "$pidfile")" 2>/dev/null || true; fi
+    done
     for i in c w0 w1; do CLUSTER=${NAME}_$i ./scripts/postgres-cluster.sh down || true; done
 }
+
+# The foreign servers' options besides the address. A coordinator session's connection to a
+# worker must fail in bounded time when the worker is gone, not only when it refuses at once
+# (a stopped server on a live host): connect_timeout bounds a connection attempt that gets no
+# answer (a hung or unreachable host: 3 s, libpq's minimum is 2), and keepalives plus
+# tcp_user_timeout end an established connection whose peer stopped answering (about 10 s)
+# instead of the kernel's minutes — PostgreSQL 15's postgres_fdw has no timeout of its own, and
+# its connect is not interrupted by statement_timeout. `extensions 'postgis'` lets PostGIS
+# operators be shipped to the workers.
+FDW_OPTIONS="application_name 'cirrus coordinator', extensions 'postgis', connect_timeout '3', \
+keepalives '1', keepalives_idle '5', keepalives_interval '2', keepalives_count '3', tcp_user_timeout '10000'"
 
 up() {
     local urls=()
@@ -39,9 +56,9 @@ up() {
 CREATE EXTENSION postgres_fdw;
 GRANT USAGE ON FOREIGN DATA WRAPPER postgres_fdw TO cirrus;
 CREATE SERVER shard0 FOREIGN DATA WRAPPER postgres_fdw
-    OPTIONS (host '127.0.0.1', port '$((BASE + 1))', dbname 'cirrus', application_name 'cirrus coordinator', extensions 'postgis');
+    OPTIONS (host '127.0.0.1', port '$((BASE + 1))', dbname 'cirrus', $FDW_OPTIONS);
 CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw
-    OPTIONS (host '127.0.0.1', port '$((BASE + 2))', dbname 'cirrus', application_name 'cirrus coordinator', extensions 'postgis');
+    OPTIONS (host '127.0.0.1', port '$((BASE + 2))', dbname 'cirrus', $FDW_OPTIONS);
 CREATE USER MAPPING FOR cirrus SERVER shard0 OPTIONS (user 'cirrus', password_required 'false');
 CREATE USER MAPPING FOR cirrus SERVER shard1 OPTIONS (user 'cirrus', password_required 'false');
 GRANT USAGE ON FOREIGN SERVER shard0, shard1 TO cirrus;

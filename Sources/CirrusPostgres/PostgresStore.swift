@@ -76,7 +76,8 @@ public actor PostgresStore {
 
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) for `tenant`,
     /// checks that PostGIS is installed, notes whether Citus is, and reads the schema applied
-    /// before (if any). Every later call fails after `timeout` without an answer. `layout` says
+    /// before (if any). Every later call fails after `timeout` without an answer; the server
+    /// cancels a statement after 80 % of it (the sessions' `statement_timeout`). `layout` says
     /// how the tables are laid out (``Layout/singleNode`` unless the server is a coordinator of
     /// hash-partitioned foreign tables).
     ///
@@ -100,7 +101,15 @@ public actor PostgresStore {
         config.options.connectTimeout = timeout
         config.options.maximumConnections = 4
         // pg_stat_activity shows which tenant a session serves (PostgreSQL keeps 63 bytes of it).
-        config.options.additionalStartupParameters = [("application_name", "cirrus " + tenant.key)]
+        // The server gives up on a statement at 80 % of the deadline (statement_timeout), so a
+        // statement the store stops waiting for does not run on — and commit — after it: its
+        // transaction is rolled back, and the cancellation usually arrives before the deadline.
+        // It also bounds a coordinator's wait on a worker (postgres_fdw waits interruptibly).
+        let statementTimeout = max(
+            1, timeout.components.seconds * 800 + timeout.components.attoseconds / 1_250_000_000_000_000)
+        config.options.additionalStartupParameters = [
+            ("application_name", "cirrus " + tenant.key), ("statement_timeout", "\(statementTimeout)"),
+        ]
         let at = "\(host):\(port)/\(database.isEmpty ? user : database)"
         // One direct connection first: an unreachable server or a refused login is reported at
         // once with its cause (the pool would retry in the background until the deadline).
@@ -210,8 +219,12 @@ public actor PostgresStore {
                 return try await Deadline.race(timeout) {
                     try await body(client)
                 } onTimeout: {
+                    // The statement is not cancelled on the server: a write may still commit
+                    // (seen when a worker that hung for longer than the deadline answered again).
                     PostgresStoreError(
-                        .networkFailure, "no answer from PostgreSQL within \(timeout) while \(what)",
+                        .networkFailure,
+                        "no answer from PostgreSQL within \(timeout) while \(what)"
+                            + (retryRead ? "" : " (the request may still be applied on the server)"),
                         location: address)
                 }
             } catch {
@@ -234,14 +247,24 @@ public actor PostgresStore {
         return String(message[r.upperBound..<end])
     }
 
-    /// Whether `error` says the session was closed (by the server, or found closed).
+    /// Whether `error` says the session was closed (by the server, or found closed), or a
+    /// coordinator's connection to a worker was lost during a statement (postgres_fdw connects
+    /// again in the next transaction: to the worker, or to a clear "cannot be reached").
     static func isClosedSession(_ error: any Error) -> Bool {
         guard let p = error as? PSQLError else { return false }
         switch p.code {
         case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown: return true
-        case .server: return p.serverInfo?[.sqlState]?.hasPrefix("57P") ?? false
+        case .server:
+            let state = p.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("57P") || (state.hasPrefix("08") && isWorkerStatement(p))
         default: return false
         }
+    }
+
+    /// Whether a server error came from a statement postgres_fdw sent a worker (its context is
+    /// `remote SQL command: …`).
+    static func isWorkerStatement(_ p: PSQLError) -> Bool {
+        p.serverInfo?[.locationContext]?.contains("remote SQL command") ?? false
     }
 
     /// A ``PostgresStoreError`` for anything a statement threw.
@@ -263,13 +286,37 @@ public actor PostgresStore {
             case .server:
                 let message = p.serverInfo?[.message] ?? "error"
                 let state = p.serverInfo?[.sqlState] ?? "?"
-                if state == "08001" || state == "08006", let server = Self.foreignServer(message) {
-                    // postgres_fdw could not reach a worker: name it, and where it is.
-                    let detail = p.serverInfo?[.detail].map { ": " + $0.split(separator: "\n").joined(separator: " ") }
+                let detail = p.serverInfo?[.detail].map { ": " + $0.split(separator: "\n").joined(separator: " ") }
+                if state.hasPrefix("08"), let server = Self.foreignServer(message) {
+                    // postgres_fdw could not reach a worker (`could not connect to server "shard1"`,
+                    // refused or `timeout expired`: 08001), or found its connection to it gone
+                    // (`connection to server "shard1" was lost`: 08000): name it, and where it is.
                     return PostgresStoreError(
                         .networkUnavailable,
                         "the worker \(server) holding this tenant's rows cannot be reached from the coordinator while "
                             + "\(what): \(message)\(detail ?? "") (SQLSTATE \(state))",
+                        location: address)
+                }
+                if state.hasPrefix("08") || state.hasPrefix("57P"),
+                    Self.isWorkerStatement(p)
+                {
+                    // A worker's connection failed during a statement postgres_fdw sent it (the
+                    // message is libpq's or the worker's, and names no server): the coordinator's
+                    // own session is fine.
+                    let text = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                    return PostgresStoreError(
+                        .networkFailure,
+                        "the coordinator's connection to the worker holding this tenant's rows was lost while "
+                            + "\(what): \(text.joined(separator: " "))\(detail ?? "") (SQLSTATE \(state))",
+                        location: address)
+                }
+                if state == "57014", message.contains("statement timeout") {
+                    // The session's statement_timeout (80 % of the store's deadline): the server
+                    // cancelled the statement and the transaction was rolled back.
+                    return PostgresStoreError(
+                        .networkFailure,
+                        "no answer from PostgreSQL in time while \(what): \(message) (the session's "
+                            + "statement_timeout, SQLSTATE 57014: the server cancelled the statement)",
                         location: address)
                 }
                 if state.hasPrefix("08") || state.hasPrefix("57P") {

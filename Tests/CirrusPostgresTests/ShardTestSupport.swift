@@ -14,6 +14,10 @@ import PostgresNIO
 import RecordModel
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 enum Shards {
     /// `coordinator worker0 worker1`, from `CIRRUS_POSTGRES_SHARDS`.
     static let urls: [String] =
@@ -103,9 +107,9 @@ enum Shards {
     }
 
     /// The Debian cluster (`pg_lsclusters`) listening on `url`'s port.
-    static func cluster(of url: String) throws -> String {
+    static func cluster(of url: String) async throws -> String {
         let port = URLComponents(string: url)?.port ?? 5432
-        let out = try shell("pg_lsclusters", "-h")
+        let out = try await shell(["pg_lsclusters", "-h"], timeout: .seconds(30))
         for line in out.split(separator: "\n") {
             let f = line.split(separator: " ", omittingEmptySubsequences: true)
             if f.count >= 3, f[2] == "\(port)" { return String(f[1]) }
@@ -113,9 +117,25 @@ enum Shards {
         throw TestFailure("no cluster on port \(port) in pg_lsclusters:\n\(out)")
     }
 
-    /// `pg_ctlcluster 15 NAME stop|start`.
-    static func control(_ url: String, _ action: String) throws {
-        _ = try shell("pg_ctlcluster", "15", try cluster(of: url), action)
+    /// The process id of the postmaster listening on `url`'s port (the first line of
+    /// `postmaster.pid` in its data directory, as `pg_lsclusters` lists it).
+    static func postmaster(of url: String) async throws -> pid_t {
+        let port = URLComponents(string: url)?.port ?? 5432
+        let out = try await shell(["pg_lsclusters", "-h"], timeout: .seconds(30))
+        for line in out.split(separator: "\n") {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard f.count >= 6, f[2] == "\(port)" else { continue }
+            let text = try String(contentsOfFile: "\(f[5])/postmaster.pid", encoding: .utf8)
+            if let first = text.split(separator: "\n").first, let pid = pid_t(first), pid > 1 { return pid }
+            throw TestFailure("no process id in \(f[5])/postmaster.pid: \(text)")
+        }
+        throw TestFailure("no cluster on port \(port) in pg_lsclusters:\n\(out)")
+    }
+
+    /// `pg_ctlcluster 15 NAME stop|start` (`stop` is pg_ctlcluster's default, fast mode: sessions
+    /// are ended, then a shutdown checkpoint), failing after 90 s (`start` waits for the server).
+    static func control(_ url: String, _ action: String) async throws {
+        _ = try await shell(["pg_ctlcluster", "15", try await cluster(of: url), action], timeout: .seconds(90))
     }
 
     // MARK: - plumbing
@@ -127,24 +147,58 @@ enum Shards {
         init(_ d: String) { description = d }
     }
 
-    static func shell(_ args: String...) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = args
-        // Output to a file, not a pipe: `pg_ctlcluster start` leaves a server holding it open.
+    /// Runs `args` (looked up in PATH) with stdin from /dev/null, stdout and stderr to a file, and
+    /// no other descriptor of this process; returns the output, throws when it exits non-zero or
+    /// outlives `timeout` (it is then killed).
+    ///
+    /// Not Foundation's `Process`: on Linux it learns that the child exited from EOF on a socket
+    /// pair whose other end the child inherits, and `pg_ctlcluster start` hands that end on to
+    /// the server it daemonizes — so the socket never closes, the exited `pg_ctlcluster` is never
+    /// reaped and `waitUntilExit()` never returns (the hang of the worker-stop test: a zombie
+    /// `pg_ctlcluster` under the test process, the restarted postmaster holding the socket).
+    static func shell(_ args: [String], timeout: Duration) async throws -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("cirrus-shards-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: file) }
-        let handle = try FileHandle(forWritingTo: file)
-        p.standardOutput = handle
-        p.standardError = handle
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        try handle.close()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Every other descriptor is closed in the child (glibc ignores one closed meanwhile).
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for fd in open.compactMap({ Int32($0) }) where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Its own process group, so a timeout kills pg_ctlcluster and what it runs (a server
+        // started by pg_ctl is in a session of its own and stays).
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, args[0], &actions, &attributes, &argv, environ)
+        guard spawned == 0 else { throw TestFailure("cannot run \(args[0]): \(String(cString: strerror(spawned)))") }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if r < 0 && errno != EINTR { throw TestFailure("waitpid \(args[0]): errno \(errno)") }
+            if clock.now >= deadline {
+                kill(-pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                let out = String(decoding: (try? Data(contentsOf: file)) ?? Data(), as: UTF8.self)
+                throw TestFailure("\(args.joined(separator: " ")) did not end within \(timeout), killed: \(out)")
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         let out = String(decoding: (try? Data(contentsOf: file)) ?? Data(), as: UTF8.self)
-        guard p.terminationStatus == 0 else {
-            throw TestFailure("\(args.joined(separator: " ")) exited \(p.terminationStatus): \(out)")
+        // Exited normally (low 7 bits 0) with status 0.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            throw TestFailure("\(args.joined(separator: " ")) ended with wait status \(status): \(out)")
         }
         return out
     }
