@@ -135,7 +135,11 @@ struct Compare: AsyncParsableCommand {
             print("\nFAILED: the engines disagree (see above).")
             throw ExitCode(1)
         }
-        if verify { print("\nagreement: every query returned the same records on both engines.") }
+        if verify {
+            print(
+                "\nagreement: every query returned the same records on \(postgres == nil ? "both" : "all three") engines."
+            )
+        }
     }
 
     func write(_ reports: [RunReport]) throws {
