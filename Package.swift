@@ -78,7 +78,8 @@ let package = Package(
         .target(
             name: "CirrusShell",
             dependencies: [
-                "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus", "CoreDataMirror",
+                "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus",
+                "CoreDataMirror",
             ],
             swiftSettings: strict),
         // `cirrus serve`: CloudKit Web Services over HTTP (Hummingbird), API tokens, web auth tokens
@@ -102,6 +103,7 @@ let package = Package(
         .executableTarget(
             name: "CirrusCLI",
             dependencies: [
+                "CirrusPostgres",
                 "CirrusShell", "CirrusServer", "Cirrus", "QueryChecker", "RecordModel", "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -124,8 +126,9 @@ let package = Package(
         .target(
             name: "CirrusPostgres",
             dependencies: [
-                "RecordModel", "QueryChecker", "PredicateSyntax", "RecordLog", "Indexes",
+                "Cirrus", "QueryExecution", "RecordModel", "QueryChecker", "PredicateSyntax", "RecordLog", "Indexes",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -170,7 +173,9 @@ let package = Package(
         .testTarget(
             name: "CirrusPostgresTests",
             dependencies: [
-                "CirrusPostgres", "QueryExecution", "QueryChecker", "PredicateSyntax", "RecordModel", "Indexes",
+                "CirrusPostgres", "Cirrus", "CirrusServer", "RecordLog", "QueryExecution", "QueryChecker", "PredicateSyntax",
+                "RecordModel",
+                "Indexes",
                 "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

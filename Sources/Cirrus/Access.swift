@@ -47,10 +47,17 @@ enum Access {
     }
 }
 
-extension Database {
-    /// Throws unless this handle's identity may use the database at all: a private database
-    /// only by its owner (anonymous → notAuthenticated, anyone else → permissionFailure).
-    func checkDatabaseAccess() throws(CirrusError) {
+/// The access rules every engine applies, the same way: who may use a database, read a record
+/// type, read a record, and create or overwrite one (the file header says how). A backend
+/// calls these with its database's scope and identity and the container's schema.
+///
+/// ```swift
+/// try AccessRules.checkDatabaseAccess(scope: .private(owner: "_alice"), identity: .user("_bob"))  // permissionFailure
+/// ```
+public enum AccessRules {
+    /// Throws unless `identity` may use the database at all: a private database only by its
+    /// owner (anonymous → notAuthenticated, anyone else → permissionFailure).
+    public static func checkDatabaseAccess(scope: Database.Scope, identity: Identity) throws(CirrusError) {
         guard case .private(let owner) = scope else { return }
         // The validation's message is replaced by one that says what an owner must be.
         if owner == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(owner)) == nil {
@@ -68,15 +75,12 @@ extension Database {
         }
     }
 
-    /// Throws unless this identity may read records of `recordType` here — the check the query
-    /// code runs before executing a query. In the public database a `_creator`-only READ grant
-    /// passes for a signed-in user; filter rows with `canRead(_:)` then.
-    ///
-    /// ```swift
-    /// try db.checkCanRead(recordType: "Place")   // permissionFailure / notAuthenticated / invalidArguments (Users)
-    /// ```
-    public func checkCanRead(recordType: String) throws(CirrusError) {
-        try checkDatabaseAccess()
+    /// Throws unless `identity` may read records of `recordType` in the database (`Users` is
+    /// never queried: invalidArguments).
+    public static func checkCanRead(
+        recordType: String, scope: Database.Scope, identity: Identity, schema: Schema
+    ) throws(CirrusError) {
+        try checkDatabaseAccess(scope: scope, identity: identity)
         if recordType == Schema.usersRecordType {
             throw CirrusError(.invalidArguments, "Type 'Users' cannot be queried")
         }
@@ -87,13 +91,25 @@ extension Database {
         }
     }
 
-    /// Whether this identity may read `record` (a record of this database, API form).
-    public func canRead(_ record: Record) -> Bool {
-        Access.canRead(record, owner: owner, identity: identity, schema: schema)
+    /// Whether `identity` may read `record`, a record of the database with `scope`.
+    public static func canRead(_ record: Record, scope: Database.Scope, identity: Identity, schema: Schema) -> Bool {
+        Access.canRead(record, owner: scope.owner, identity: identity, schema: schema)
     }
 
-    /// Throws unless this identity may create (`current` nil) or overwrite/delete `current`.
-    func checkWrite(type: String, current: Record?, id: RecordID, schema: Schema) throws(CirrusError) {
+    /// Whether every record of `recordType` this identity could read passes `canRead` without a
+    /// per-record test (world or signed-in READ in the public database; any private database).
+    public static func readsEveryRecord(
+        of recordType: String, scope: Database.Scope, identity: Identity, schema: Schema
+    ) -> Bool {
+        guard case .public = scope else { return true }
+        return Access.allows(.read, type: recordType, creator: nil, identity: identity, schema: schema)
+    }
+
+    /// Throws unless `identity` may create a record of `type` (`current` nil) or overwrite or
+    /// delete `current` (record `id`) in the database with `scope`.
+    public static func checkWrite(
+        type: String, current: Record?, id: RecordID, scope: Database.Scope, identity: Identity, schema: Schema
+    ) throws(CirrusError) {
         guard let u = identity.userRecordName else {
             throw .record(.notAuthenticated, id, "writing needs a signed-in user")
         }
@@ -110,5 +126,28 @@ extension Database {
         } else if !Access.allows(.create, type: type, creator: nil, identity: identity, schema: schema) {
             throw .record(.permissionFailure, id, "user \"\(u)\" may not create \(type) records (CREATE grant)")
         }
+    }
+}
+
+extension EmbeddedDatabase {
+    /// Throws unless this handle's identity may use the database at all (``AccessRules``).
+    func checkDatabaseAccess() throws(CirrusError) {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
+    }
+
+    /// Throws unless this identity may read records of `recordType` here (``AccessRules``).
+    public func checkCanRead(recordType: String) throws(CirrusError) {
+        try AccessRules.checkCanRead(recordType: recordType, scope: scope, identity: identity, schema: schema)
+    }
+
+    /// Whether this identity may read `record` (a record of this database, API form).
+    public func canRead(_ record: Record) -> Bool {
+        Access.canRead(record, owner: owner, identity: identity, schema: schema)
+    }
+
+    /// Throws unless this identity may create (`current` nil) or overwrite/delete `current`.
+    func checkWrite(type: String, current: Record?, id: RecordID, schema: Schema) throws(CirrusError) {
+        try AccessRules.checkWrite(
+            type: type, current: current, id: id, scope: scope, identity: identity, schema: schema)
     }
 }

@@ -15,6 +15,10 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
     public enum Code: Int, Sendable, Hashable, CaseIterable {
         case internalError = 1
         case partialFailure = 2
+        /// The storage server cannot be reached (a backend over the network: refused, timed out).
+        case networkUnavailable = 3
+        /// The connection to the storage server was lost, or it did not answer in time.
+        case networkFailure = 4
         case notAuthenticated = 9
         case permissionFailure = 10
         case unknownItem = 11

@@ -35,7 +35,7 @@ public struct SecurityRole: Sendable, Hashable {
 extension Container {
     /// The custom roles of this environment, sorted by name, with their grants and members.
     public func securityRoles() -> [SecurityRole] {
-        let s = core.schema
+        let s = schema
         return s.roles.sorted { compareUTF8($0, $1) < 0 }.map { name in
             var grants: [String: Set<Permission>] = [:]
             for t in s.recordTypes.values {
@@ -161,6 +161,7 @@ extension Container {
     private func changeSchema(
         rolesOnly: Bool, _ body: (inout Schema) throws(CirrusError) -> Void
     ) throws(CirrusError) {
+        let core = try embeddedCore("security-role changes through the container")
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
         if rolesOnly && core.environment == .production {
             throw CirrusError(

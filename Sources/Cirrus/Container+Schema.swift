@@ -8,14 +8,19 @@ import RecordModel
 
 extension Container {
     /// The current schema of this environment (always includes the reserved `Users` type).
-    public var schema: Schema { core.schema }
+    public var schema: Schema {
+        switch storage {
+        case .embedded(let core): core.schema
+        case .other(let b): b.schema
+        }
+    }
 
     /// The schema in CloudKit's schema language (`cktool export-schema` format).
     ///
     /// ```swift
     /// print(container.exportSchema())   // DEFINE SCHEMA\n    RECORD TYPE Place ( … );
     /// ```
-    public func exportSchema() -> String { core.schema.schemaLanguage }
+    public func exportSchema() -> String { schema.schemaLanguage }
 
     /// Replaces this environment's schema with `text` (CloudKit's schema language). Add-only:
     /// every existing type and field must still be there with the same type (serverRejectedRequest
@@ -23,6 +28,7 @@ extension Container {
     /// invalidArguments with its line and column.
     @discardableResult
     public func importSchema(_ text: String) throws(CirrusError) -> Schema {
+        let core = try embeddedCore("schema imports through the container")
         var new: Schema
         do {
             new = try Schema(schemaLanguage: text, environment: core.environment)
@@ -51,6 +57,7 @@ extension Container {
     /// do not promote while a production container on the same directory is open.
     @discardableResult
     public func promoteSchema() throws(CirrusError) -> Schema {
+        let core = try embeddedCore("schema promotions through the container")
         guard core.environment == .development else {
             throw CirrusError(.invalidArguments, "promote from the development container; this one is production")
         }

@@ -27,6 +27,10 @@ public struct ContainerStatistics: Sendable, Hashable {
 extension Container {
     /// The store's figures now; cheap (counters, and a size per live log segment).
     public func statistics() -> ContainerStatistics {
+        guard let core = embedded else {
+            return ContainerStatistics(
+                logSegments: 0, logBytes: 0, liveRecords: 0, zones: 0, deltaRecords: 0, commits: 0)
+        }
         let s = core.store.stats()
         return ContainerStatistics(
             logSegments: s.segments, logBytes: s.logBytes, liveRecords: s.liveRecords, zones: s.zones,

@@ -19,6 +19,7 @@ extension Container {
         _ records: [Record], into scope: Database.Scope
     ) throws(CirrusError) -> [(Int, CirrusError)] {
         let db = try administratorDatabase(scope)
+        let core = db.core
         let owner = scope.owner
         return try core.withWriteLock { () throws(CirrusError) in
             var zones: [LogOperation] = []
@@ -48,9 +49,10 @@ extension Container {
     /// The handle an import writes through: `scope` as seen by its owner, acting as the
     /// container's administrator. Throws when the container is read-only or the database cannot
     /// be used.
-    private func administratorDatabase(_ scope: Database.Scope) throws(CirrusError) -> Database {
+    private func administratorDatabase(_ scope: Database.Scope) throws(CirrusError) -> EmbeddedDatabase {
+        let core = try embeddedCore("imports")
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
-        let db = Database(core: core, scope: scope, identity: .user(scope.owner))
+        let db = EmbeddedDatabase(core: core, scope: scope, identity: .user(scope.owner))
         try db.checkDatabaseAccess()
         return db
     }
@@ -110,6 +112,7 @@ extension Container {
         _ read: (([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) throws -> ImportSummary
     ) throws -> ImportSummary {
         let db = try administratorDatabase(scope)
+        let core = db.core
         let owner = scope.owner
         core.waitForCheckpoints()  // a bulk load is a checkpoint: one at a time
         core.writeLock.lock()
@@ -160,6 +163,7 @@ extension Container {
         from scope: Database.Scope, type: String? = nil, zone: ZoneID? = nil, readableBy reader: Identity? = nil,
         write: (String) throws -> Void
     ) rethrows -> Int {
+        guard let core = embedded else { return 0 }  // another engine's records are not in files here
         let owner = scope.owner
         var n = 0
         let storageZone = zone.map { ZoneID(zoneName: $0.zoneName, ownerName: owner) }

@@ -10,7 +10,7 @@
 
 import RecordModel
 
-extension Database {
+extension EmbeddedDatabase {
     /// The caller's account status: `available` for a signed-in user, `noAccount` for an
     /// anonymous caller; `couldNotDetermine` when the user directory cannot be read,
     /// `temporarilyUnavailable` when the container is closed. Never throws.
@@ -51,24 +51,6 @@ extension Database {
             accounts[user] = a
         }
         return status
-    }
-
-    /// The discoverable user with this email address (any case), nil for anyone else. An
-    /// address that is not one → invalidArguments; anonymous → notAuthenticated.
-    public func discoverUserIdentity(email: String) throws(CirrusError) -> UserIdentity? {
-        try discoverUserIdentities([.emailAddress(email)]).first
-    }
-
-    /// The discoverable user with this phone number (spaces, dots, hyphens and parentheses
-    /// ignored), nil for anyone else. Not a phone number → invalidArguments.
-    public func discoverUserIdentity(phoneNumber: String) throws(CirrusError) -> UserIdentity? {
-        try discoverUserIdentities([.phoneNumber(phoneNumber)]).first
-    }
-
-    /// The discoverable user with this user record id (its record name; the zone is ignored),
-    /// nil for anyone else.
-    public func discoverUserIdentity(userRecordID: RecordID) throws(CirrusError) -> UserIdentity? {
-        try discoverUserIdentities([.userRecordName(userRecordID.recordName)]).first
     }
 
     /// Looks up many users at once (an address book): the discoverable users found, in the
@@ -135,7 +117,9 @@ extension Database {
 extension Container {
     /// Every user account the container keeps (both environments share them), sorted by user
     /// record name — what the administrator sees, discoverable or not.
-    public func userAccounts() throws(CirrusError) -> [UserAccount] { try Self.userAccounts(in: core.users) }
+    public func userAccounts() throws(CirrusError) -> [UserAccount] {
+        try Self.userAccounts(in: embeddedCore("user accounts").users)
+    }
 
     /// Adds or replaces a user account (the administrator's `cirrus users add`). The email
     /// address is lowercased and the phone number kept as "+" and digits; a malformed address,
@@ -143,13 +127,13 @@ extension Container {
     /// invalidArguments naming it, and nothing changes. Returns the account as kept.
     @discardableResult
     public func saveUserAccount(_ account: UserAccount) throws(CirrusError) -> UserAccount {
-        try Self.saveUserAccount(account, in: core.users)
+        try Self.saveUserAccount(account, in: embeddedCore("user accounts").users)
     }
 
     /// Sets a user's discoverability on their behalf (`cirrus users set-discoverable`). An
     /// unknown user → unknownItem; nothing changes.
     public func setDiscoverability(_ status: DiscoverabilityStatus, ofUser user: String) throws(CirrusError) {
-        try Self.setDiscoverability(status, ofUser: user, in: core.users)
+        try Self.setDiscoverability(status, ofUser: user, in: embeddedCore("user accounts").users)
     }
 
     /// ``userAccounts()`` of the container in `directory`, without opening it (the user
@@ -184,7 +168,7 @@ extension Container {
     public static func discoverUserIdentities(
         _ lookups: [UserLookupInfo], at directory: String, options: ContainerOptions = ContainerOptions()
     ) throws(CirrusError) -> [UserIdentity] {
-        try Database.discover(
+        try EmbeddedDatabase.discover(
             lookups, in: UserDirectory(directory: directory, fileSystem: options.fileSystem, clock: options.clock))
     }
 

@@ -17,9 +17,55 @@ import RecordModel
 /// try await db.save(Record(recordType: "Place", recordID: RecordID(recordName: "louvre"), fields: ["name": "Louvre"]))
 /// ```
 public final class Container: Sendable {
-    let core: ContainerCore
+    /// The engine behind the container.
+    enum Storage: Sendable {
+        /// A container directory: log, segments, Cirrus's own indexes and planner.
+        case embedded(ContainerCore)
+        /// Another engine (PostgreSQL: `Container.open(postgres:…)` in CirrusPostgres).
+        case other(any ContainerBackend)
+    }
 
-    init(core: ContainerCore) { self.core = core }
+    let storage: Storage
+
+    init(core: ContainerCore) { storage = .embedded(core) }
+
+    /// A container over another engine (CirrusPostgres's `Container.open(postgres:…)` makes one).
+    public init(backend: any ContainerBackend) { storage = .other(backend) }
+
+    /// The embedded engine's core; on another engine, `what` is refused with serverRejectedRequest.
+    func embeddedCore(_ what: String) throws(CirrusError) -> ContainerCore {
+        switch storage {
+        case .embedded(let core): return core
+        case .other(let b): throw .unsupported(what, on: b.engineName)
+        }
+    }
+
+    /// The embedded engine's core, nil on another engine.
+    var embedded: ContainerCore? {
+        if case .embedded(let core) = storage { return core }
+        return nil
+    }
+
+    /// The engine behind a container opened on another engine (nil for a container directory).
+    public var backend: (any ContainerBackend)? {
+        if case .other(let b) = storage { return b }
+        return nil
+    }
+
+    /// The engine behind the container: `embedded` or `postgresql`.
+    public var engineName: String {
+        switch storage {
+        case .embedded: "embedded"
+        case .other(let b): b.engineName
+        }
+    }
+
+    private func makeDatabase(_ scope: Database.Scope, _ identity: Identity) -> Database {
+        switch storage {
+        case .embedded(let core): Database(backend: EmbeddedDatabase(core: core, scope: scope, identity: identity))
+        case .other(let b): Database(backend: b.database(scope, as: identity))
+        }
+    }
 
     /// Opens (or creates) the container in `directory`, in `environment`: maps the data segments
     /// of the last checkpoint, replays the log written after it, and builds every database's
@@ -38,17 +84,28 @@ public final class Container: Sendable {
         return Container(core: try ContainerCore.open(directory: directory, environment: environment, options: options))
     }
 
-    /// The container's directory.
-    public var directory: String { core.directory }
+    /// The container's directory (on another engine: where it lives, e.g. `postgresql
+    /// 127.0.0.1:5432/cirrus iCloud.com.example`).
+    public var directory: String {
+        switch storage {
+        case .embedded(let core): core.directory
+        case .other(let b): b.location
+        }
+    }
     /// The environment this container was opened in.
-    public var environment: Environment { core.environment }
+    public var environment: Environment {
+        switch storage {
+        case .embedded(let core): core.environment
+        case .other(let b): b.environment
+        }
+    }
 
     /// The public database, anonymously (reads only what the world may read).
     public var publicDatabase: Database { publicDatabase(as: .anonymous) }
 
     /// The public database on behalf of `identity`.
     public func publicDatabase(as identity: Identity) -> Database {
-        Database(core: core, scope: .public, identity: identity)
+        makeDatabase(.public, identity)
     }
 
     /// The private database of `userRecordName`, used on that user's behalf.
@@ -57,17 +114,18 @@ public final class Container: Sendable {
     /// let mine = container.privateDatabase(for: "_alice")
     /// ```
     public func privateDatabase(for userRecordName: String) -> Database {
-        Database(core: core, scope: .private(owner: userRecordName), identity: .user(userRecordName))
+        makeDatabase(.private(owner: userRecordName), .user(userRecordName))
     }
 
     /// The database with `scope`, on behalf of `identity` (a private database used by anyone
     /// but its owner refuses every call).
     public func database(_ scope: Database.Scope, as identity: Identity) -> Database {
-        Database(core: core, scope: scope, identity: identity)
+        makeDatabase(scope, identity)
     }
 
     /// The users that have records or zones in a private database, sorted.
     public var privateDatabaseOwners: [String] {
+        guard let core = embedded else { return [] }
         let snap = core.store.snapshot()
         var owners = Set(core.stateLock.withLock { core.tables.keys })
         for z in snap.zones.keys { owners.insert(z.ownerName) }
@@ -78,6 +136,7 @@ public final class Container: Sendable {
     /// Rewrites the log to its live state (deletions older than now become unreachable for
     /// change tokens: fetching changes with an older token → changeTokenExpired).
     public func compact() throws(CirrusError) {
+        let core = try embeddedCore("compaction")
         core.waitForCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
@@ -92,6 +151,7 @@ public final class Container: Sendable {
     /// Commits also checkpoint by themselves past `ContainerOptions.checkpointThreshold`.
     @discardableResult
     public func checkpoint() throws(CirrusError) -> CheckpointReport {
+        let core = try embeddedCore("checkpoints")
         core.waitForCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
@@ -100,6 +160,7 @@ public final class Container: Sendable {
 
     /// Makes every acknowledged write durable.
     public func sync() throws(CirrusError) {
+        guard let core = embedded else { return }  // another engine's acknowledged writes are durable
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         do {
@@ -112,6 +173,8 @@ public final class Container: Sendable {
 
     /// Syncs and closes the log; later writes fail with internalError.
     public func close() throws(CirrusError) {
+        if case .other(let b) = storage { return b.close() }
+        let core = try embeddedCore("closing")
         core.waitForCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
@@ -140,10 +203,11 @@ public final class Container: Sendable {
     }
 
     /// What opening the log found (torn tail, corruption).
-    public var openReport: OpenReport { core.store.openReport }
+    public var openReport: OpenReport { embedded?.store.openReport ?? OpenReport() }
 
     /// Checks every table's indexes against its rows (tests and `verify`).
     public func checkInvariants() throws {
+        guard let core = embedded else { return }
         let tables = core.stateLock.withLock { core.tables }
         for (owner, types) in tables {
             for (type, t) in types {

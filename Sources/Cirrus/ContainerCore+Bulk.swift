@@ -21,7 +21,7 @@ struct BulkImportState {
 
 extension ContainerCore {
     /// Plans and adds one batch; returns the rejected records (index in `records`, error).
-    func bulkAdd(_ records: [Record], db: Database, owner: String) throws -> [(Int, CirrusError)] {
+    func bulkAdd(_ records: [Record], db: EmbeddedDatabase, owner: String) throws -> [(Int, CirrusError)] {
         guard var state = bulk else { throw CirrusError(.internalError, "no bulk import under way") }
         if case .private = db.scope {
             for r in records where !r.recordID.zoneID.isDefaultZone {

@@ -1,13 +1,12 @@
 // Database: one database of a container — the public one, or a user's private one — as seen on
-// behalf of one identity. A handle is a small immutable value over the container's shared core,
-// so handles are cheap and Sendable. Record calls are `async` like CloudKit's; they run at once
-// (writes serialize on the container's write lock and wait for the log's fsync). Snapshot,
-// schema and secret accessors are synchronous.
-//
-// Modify batches: Database+Modify.swift; zones and changes: Database+Zones.swift; access rules:
-// Access.swift. The query API (Database+Query.swift) builds on `querySnapshot(recordType:)`.
+// behalf of one identity: the API every caller holds, shaped like CloudKit's async API. It is
+// a small immutable value over a `DatabaseBackend` (DatabaseBackend.swift), the storage seam: the
+// embedded engine (EmbeddedDatabase.swift) or PostgreSQL (CirrusPostgres). The façade adds the
+// conveniences that are the same on every engine (one record, one save, one deletion) and
+// forwards the rest.
 
-import RecordLog
+import QueryExecution
+import QueryPlanner
 import RecordModel
 
 /// A CloudKit database: the public database of a container or one user's private database.
@@ -35,97 +34,61 @@ public final class Database: Sendable {
         }
 
         /// The storage owner of the database's zones: `__defaultOwner__` for the public one.
-        var owner: String {
+        public var owner: String {
             switch self {
             case .public: ZoneID.defaultOwnerName
             case .private(let o): o
             }
         }
+
+        /// The scope as cursors name it: `public`, `private:<user>` (docs/cursor-format.md).
+        public var cursorScope: String {
+            switch self {
+            case .public: "public"
+            case .private(let o): "private:\(o)"
+            }
+        }
     }
 
-    let core: ContainerCore
+    /// The storage this database reads and writes.
+    public let backend: any DatabaseBackend
+
+    /// A database over `backend` (containers make these; a new engine's tests may too).
+    public init(backend: any DatabaseBackend) { self.backend = backend }
+
     /// Which database this handle reads and writes.
-    public let scope: Scope
+    public var scope: Scope { backend.scope }
     /// On whose behalf this handle's calls are made.
-    public let identity: Identity
-
-    init(core: ContainerCore, scope: Scope, identity: Identity) {
-        self.core = core
-        self.scope = scope
-        self.identity = identity
-    }
-
-    /// The storage owner of this database's zones.
-    var owner: String { scope.owner }
+    public var identity: Identity { backend.identity }
+    /// The engine behind this database: `embedded` or `postgresql`.
+    public var engineName: String { backend.engineName }
 
     /// The same database, with calls made on behalf of `identity`.
-    public func acting(as identity: Identity) -> Database { Database(core: core, scope: scope, identity: identity) }
+    public func acting(as identity: Identity) -> Database { Database(backend: backend.acting(as: identity)) }
 
     /// The environment of the container.
-    public var environment: Environment { core.environment }
+    public var environment: Environment { backend.environment }
 
     /// The current schema of this container in its environment.
-    public var schema: Schema { core.schema }
+    public var schema: Schema { backend.schema }
 
-    /// 32 random bytes, created once per database (from the container's injected randomness)
-    /// and persisted beside the log; used to sign query cursors.
-    public var cursorSecret: [UInt8] { core.cursorSecret(owner: owner) }
+    /// 32 random bytes, created once per database and kept by the engine; used to sign query
+    /// cursors.
+    public var cursorSecret: [UInt8] { backend.cursorSecret }
+
+    /// The embedded engine's database, when this is one (nil on another engine).
+    var embedded: EmbeddedDatabase? { backend as? EmbeddedDatabase }
 
     /// A consistent view of one record type in this database: rows and indexes of one commit.
-    /// Does not check access (call `checkCanRead(recordType:)` first).
+    /// Does not check access (call `checkCanRead(recordType:)` first). Nil on an engine other
+    /// than the embedded one (its rows are not in this process).
     ///
     /// ```swift
     /// let snap = db.querySnapshot(recordType: "Place")
-    /// snap.rowCount
+    /// snap?.rowCount
     /// ```
-    public func querySnapshot(recordType: String) -> RecordTypeSnapshot {
-        let (t, s, version) = core.versionedTable(owner: owner, type: recordType)
-        var snap = RecordTypeSnapshot(
-            recordType: recordType, environment: core.environment, table: t, schema: s.recordTypes[recordType],
-            nodeSize: core.options.indexNodeSize)
-        snap.version = version
-        return snap
-    }
-
-    // MARK: helpers for the query code (same module)
-
-    /// The container's clock as a timestamp (the value of `now()` in predicates).
-    var now: Timestamp { Timestamp(millisecondsSince1970: core.options.clock.wallMilliseconds()) }
-
-    /// Checks a query's zone: nil means every zone of the database; a zone must belong to this
-    /// database (permissionFailure / badDatabase) and exist (zoneNotFound). Returns it in API form.
-    func resolveQueryZone(_ zone: ZoneID?) throws(CirrusError) -> ZoneID? {
-        guard let zone else { return nil }
-        let z = try checkZone(zone)
-        if !core.zoneExists(owner: owner, z) { throw .zone(.zoneNotFound, zone, "no such zone") }
-        return z
-    }
-
-    // MARK: ids
-
-    /// Checks a zone id's owner and returns it in API form.
-    func checkZone(_ z: ZoneID) throws(CirrusError) -> ZoneID {
-        if z.ownerName != ZoneID.defaultOwnerName && z.ownerName != owner {
-            throw .zone(.permissionFailure, z, "zone owned by \"\(z.ownerName)\" is not part of the \(scope)")
-        }
-        if case .public = scope, !z.isDefaultZone {
-            throw .zone(.badDatabase, z, "the public database has only the default zone")
-        }
-        return ZoneID(zoneName: z.zoneName)
-    }
-
-    func checkID(_ id: RecordID) throws(CirrusError) -> RecordID {
-        do {
-            return RecordID(recordName: id.recordName, zoneID: try checkZone(id.zoneID))
-        } catch {
-            var e = error
-            e.recordID = id
-            throw e
-        }
-    }
-
-    static func checkCancelled() throws(CirrusError) {
-        if Task.isCancelled { throw .cancelled() }
+    public func querySnapshot(recordType: String) -> RecordTypeSnapshot? {
+        embedded?.querySnapshot(recordType: recordType)
     }
 
     // MARK: fetching
@@ -136,41 +99,14 @@ public final class Database: Sendable {
         switch r.first?.1 {
         case .success(let rec): return rec
         case .failure(let e): throw e
-        case nil: throw .record(.unknownItem, id, "record not found")
+        case nil: throw CirrusError(.unknownItem, "record not found", recordID: id)
         }
     }
 
     /// Fetches records by id: a result per id, in the order given (unknownItem for a missing one,
     /// permissionFailure for one this identity may not read).
     public func records(for ids: [RecordID]) async throws(CirrusError) -> [(RecordID, Result<Record, CirrusError>)] {
-        try Self.checkCancelled()
-        try checkDatabaseAccess()
-        if ids.count > DatabaseLimits.maximumItemsPerRequest {
-            throw CirrusError(
-                .limitExceeded, "\(ids.count) ids in one fetch; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
-        }
-        let schema = core.schema
-        var out: [(RecordID, Result<Record, CirrusError>)] = []
-        for id in ids {
-            do throws(CirrusError) {
-                let api = try checkID(id)
-                if !api.zoneID.isDefaultZone && !core.zoneExists(owner: owner, api.zoneID) {
-                    throw .record(.zoneNotFound, id, "zone \"\(api.zoneID.zoneName)\" does not exist")
-                }
-                guard let r = core.current(owner: owner, api) else {
-                    throw .record(.unknownItem, id, "record not found")
-                }
-                if !Access.canRead(r, owner: owner, identity: identity, schema: schema) {
-                    throw .record(
-                        identity.userRecordName == nil ? .notAuthenticated : .permissionFailure, id,
-                        "\(identity) may not read this record")
-                }
-                out.append((id, .success(r)))
-            } catch {
-                out.append((id, .failure(error)))
-            }
-        }
-        return out
+        try await backend.records(for: ids)
     }
 
     // MARK: saving and deleting
@@ -194,38 +130,141 @@ public final class Database: Sendable {
         if case .failure(let e) = r.deleteResults.first?.1 { throw e }
     }
 
+    /// Saves records and deletes ids in one request of at most 400 items (more →
+    /// limitExceeded). Custom-zone items are atomic per zone when `atomically`; default-zone
+    /// items are independent. Deleting a record deletes the records that reference it with
+    /// deleteSelf, cascading, within the zone.
+    ///
+    /// ```swift
+    /// let r = try await db.modifyRecords(saving: [note], deleting: [], savePolicy: .changedKeys)
+    /// let saved = try r.saveResults[0].1.get()
+    /// ```
+    public func modifyRecords(
+        saving: [Record], deleting: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged,
+        atomically: Bool = true
+    ) async throws(CirrusError) -> ModifyResult {
+        try await backend.modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+    }
+
+    /// Saves and deletes in one request where each item has its own rule — the operation types of
+    /// CloudKit Web Services' `records/modify` (create, update, forceUpdate, replace, forceReplace,
+    /// delete, forceDelete). Same limits, atomicity and checks as `modifyRecords`; the results are in
+    /// the order of `operations` (a deletion's record is nil).
+    ///
+    /// ```swift
+    /// let results = try await db.modify([
+    ///     .save(edited, .ifServerRecordUnchanged, mergingFields: true),   // update
+    ///     .delete(old.recordID, ifChangeTag: old.recordChangeTag),          // delete
+    /// ])
+    /// ```
+    public func modify(
+        _ operations: [RecordOperation], atomically: Bool = true
+    ) async throws(CirrusError) -> [(RecordID, Result<Record?, CirrusError>)] {
+        try await backend.modify(operations, atomically: atomically)
+    }
+
+    // MARK: queries
+
+    /// The page size when `resultsLimit` is 0 ("the engine chooses").
+    public static let defaultResultsLimit = 100
+
+    /// Records of `query`, in its order: the first page of at most `resultsLimit` records (0: the
+    /// engine chooses) and a cursor when more may follow. `zoneID` nil means every zone of this
+    /// database. `desiredKeys` nil returns whole records, `[]` only the system fields.
+    public func records(
+        matching query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, desiredKeys: [String]? = nil,
+        resultsLimit: Int = 0
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
+        try await backend.records(
+            matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    /// The next page of the query a cursor came from. The query is checked again against the
+    /// current schema; a cursor of another database is rejected.
+    public func records(
+        continuingMatchFrom cursor: QueryCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 0
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
+        try await backend.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    /// The printable token of a cursor, signed with this database's secret (docs/cursor-format.md).
+    public func token(for cursor: QueryCursor) -> String { cursor.token(secret: cursorSecret) }
+
+    /// The cursor of a token issued by this database; with `expecting`, it must belong to that query.
+    public func cursor(fromToken token: String, expecting query: RecordQuery? = nil) throws(CirrusError) -> QueryCursor
+    {
+        try backend.cursor(fromToken: token, expecting: query)
+    }
+
+    /// Plans `query` (and, with `execute`, runs its first page) and describes what happened: the
+    /// embedded planner's plan, or the plan of the engine's own planner (PostgreSQL's EXPLAIN).
+    public func explain(
+        _ query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, resultsLimit: Int = 0, execute: Bool = true
+    ) async throws(CirrusError) -> QueryExplanation {
+        try await backend.explain(query, inZoneWith: zoneID, resultsLimit: resultsLimit, execute: execute)
+    }
+
+    /// The index options `query` needs in production (the development index advisor).
+    public func requiredIndexes(for query: RecordQuery) throws(CirrusError) -> [IndexRequirement] {
+        try backend.requiredIndexes(for: query)
+    }
+
+    /// Throws unless this identity may read records of `recordType` here — the check the query
+    /// code runs before executing a query. In the public database a `_creator`-only READ grant
+    /// passes for a signed-in user; filter rows with `canRead(_:)` then.
+    ///
+    /// ```swift
+    /// try db.checkCanRead(recordType: "Place")   // permissionFailure / notAuthenticated / invalidArguments (Users)
+    /// ```
+    public func checkCanRead(recordType: String) throws(CirrusError) {
+        try backend.checkCanRead(recordType: recordType)
+    }
+
+    /// Whether this identity may read `record` (a record of this database, API form).
+    public func canRead(_ record: Record) -> Bool { backend.canRead(record) }
+
+    // MARK: zones and changes
+
+    /// Creates a custom zone (private databases only); saving an existing zone succeeds.
+    @discardableResult
+    public func save(zone: ZoneID) async throws(CirrusError) -> ZoneID { try await backend.save(zone: zone) }
+
+    /// Deletes a custom zone and every record in it.
+    public func deleteZone(_ zone: ZoneID) async throws(CirrusError) { try await backend.deleteZone(zone) }
+
+    /// The zones of this database: the default zone, then custom zones by name.
+    public func allZones() async throws(CirrusError) -> [ZoneID] { try await backend.allZones() }
+
+    /// The records changed and deleted in `zone` since `token` (nil: from the beginning), at most
+    /// `limit` per page; `moreComing` when another page follows.
+    public func changes(
+        in zone: ZoneID, since token: ChangeToken?, limit: Int = DatabaseLimits.defaultChangesPageSize
+    ) async throws(CirrusError) -> ZoneChanges {
+        try await backend.changes(in: zone, since: token, limit: limit)
+    }
+
+    /// The custom zones created, changed or deleted since `token` (nil: every zone).
+    public func databaseChanges(
+        since token: DatabaseChangeToken?, limit: Int = DatabaseLimits.defaultChangesPageSize
+    ) async throws(CirrusError) -> DatabaseChanges {
+        try await backend.databaseChanges(since: token, limit: limit)
+    }
+
     // MARK: assets
 
     /// Stores bytes as a content-addressed asset file and returns the value to put in a field.
     /// The file is deleted once no live record refers to it (an asset never saved in a record
     /// is removed at the next open).
     public func storeAsset(_ bytes: [UInt8]) async throws(CirrusError) -> Asset {
-        try checkDatabaseAccess()
-        if identity.userRecordName == nil {
-            throw CirrusError(.notAuthenticated, "storing an asset needs a signed-in user")
-        }
-        do {
-            // Pinned before its file is checked: a removal of unreferenced assets beside this call
-            // (another database deleting the last record that used the same bytes) leaves it.
-            return try core.store.storeAsset(bytes) { hash in
-                core.stateLock.withLock { core.assetPins[hash, default: 0] += 1 }
-            }
-        } catch {
-            throw CirrusError(.internalError, "cannot store the asset: \(error)")
-        }
+        try await backend.storeAsset(bytes)
     }
 
     /// The content of an asset of a record this identity may read.
     public func assetData(_ asset: Asset, of recordID: RecordID) async throws(CirrusError) -> [UInt8] {
-        let r = try await record(for: recordID)
-        guard r.fields.values.contains(where: { $0.elements.contains(.asset(asset)) }) else {
-            throw .record(.unknownItem, recordID, "the record has no asset \(asset.contentHash)")
-        }
-        do {
-            return try core.store.assetData(asset)
-        } catch {
-            throw .record(.internalError, recordID, "\(error)")
-        }
+        try await backend.assetData(asset, of: recordID)
     }
 
     // MARK: subscriptions
@@ -233,31 +272,83 @@ public final class Database: Sendable {
     /// Saves (or replaces) a subscription; its predicate is checked like a query's.
     @discardableResult
     public func save(_ subscription: Subscription) async throws(CirrusError) -> Subscription {
-        try Self.checkCancelled()
-        try checkDatabaseAccess()
-        if identity.userRecordName == nil {
-            throw CirrusError(.notAuthenticated, "subscriptions need a signed-in user")
-        }
-        if case .query(let t, _, _, _) = subscription.kind { try checkCanRead(recordType: t) }
-        if case .zone(let z) = subscription.kind { _ = try checkZone(z) }
-        return try core.saveSubscription(subscription, owner: owner, identity: identity)
+        try await backend.save(subscription)
     }
 
     /// Deletes a subscription of this identity by id (unknownItem if it has none by that id).
     public func deleteSubscription(withID id: String) async throws(CirrusError) {
-        try checkDatabaseAccess()
-        try core.deleteSubscription(id: id, owner: owner, subscriber: identity)
+        try await backend.deleteSubscription(withID: id)
     }
 
     /// The subscriptions of this database saved by this identity.
-    public func allSubscriptions() async throws(CirrusError) -> [Subscription] {
-        try checkDatabaseAccess()
-        return core.allSubscriptions(owner: owner).filter { $0.subscriber == identity }
-    }
+    public func allSubscriptions() async throws(CirrusError) -> [Subscription] { try await backend.allSubscriptions() }
 
     /// The notifications of this identity's subscriptions in this database, from now on, in
     /// commit order. The stream ends when the consumer stops iterating.
-    public func notifications() -> AsyncStream<RecordNotification> {
-        core.addSubscriber(owner: owner, identity: identity)
+    public func notifications() -> AsyncStream<RecordNotification> { backend.notifications() }
+
+    // MARK: users
+
+    /// The caller's account status: `available` for a signed-in user, `noAccount` for an
+    /// anonymous caller; `couldNotDetermine` when the user directory cannot be read,
+    /// `temporarilyUnavailable` when the container is closed. Never throws.
+    ///
+    /// ```swift
+    /// if container.publicDatabase.accountStatus() == .noAccount { /* read-only: ask to sign in */ }
+    /// ```
+    public func accountStatus() -> AccountStatus { backend.accountStatus() }
+
+    /// Whether the signed-in caller is discoverable. Anonymous → notAuthenticated.
+    public func discoverabilityStatus() throws(CirrusError) -> DiscoverabilityStatus {
+        try backend.discoverabilityStatus()
     }
+
+    /// Records the signed-in caller's answer to the request for discoverability (CloudKit asks
+    /// the user in a system prompt; here the caller is the user answering): `granted` makes them
+    /// discoverable by their email address, phone number and user record name, `denied` hides
+    /// them again. Returns the new status. Anonymous → notAuthenticated.
+    ///
+    /// ```swift
+    /// let mine = container.publicDatabase(as: .user("_alice"))
+    /// try mine.requestDiscoverability()               // .granted
+    /// try mine.requestDiscoverability(granted: false)  // .denied
+    /// ```
+    @discardableResult
+    public func requestDiscoverability(granted: Bool = true) throws(CirrusError) -> DiscoverabilityStatus {
+        try backend.requestDiscoverability(granted: granted)
+    }
+
+    /// The discoverable user with this email address (any case), nil for anyone else. An
+    /// address that is not one → invalidArguments; anonymous → notAuthenticated.
+    public func discoverUserIdentity(email: String) throws(CirrusError) -> UserIdentity? {
+        try discoverUserIdentities([.emailAddress(email)]).first
+    }
+
+    /// The discoverable user with this phone number (spaces, dots, hyphens and parentheses
+    /// ignored), nil for anyone else. Not a phone number → invalidArguments.
+    public func discoverUserIdentity(phoneNumber: String) throws(CirrusError) -> UserIdentity? {
+        try discoverUserIdentities([.phoneNumber(phoneNumber)]).first
+    }
+
+    /// The discoverable user with this user record id (its record name; the zone is ignored),
+    /// nil for anyone else.
+    public func discoverUserIdentity(userRecordID: RecordID) throws(CirrusError) -> UserIdentity? {
+        try discoverUserIdentities([.userRecordName(userRecordID.recordName)]).first
+    }
+
+    /// Looks up many users at once (an address book): the discoverable users found, in the
+    /// order of `lookups` (each once, with the first lookup that found them). At most 1 000
+    /// lookups (limitExceeded); any malformed one → invalidArguments naming it and its index, and
+    /// nothing is looked up. Anonymous → notAuthenticated.
+    ///
+    /// ```swift
+    /// let found = try db.discoverUserIdentities([.emailAddress("bob@example.com"), .phoneNumber("+33 6 12 34 56 78")])
+    /// ```
+    public func discoverUserIdentities(_ lookups: [UserLookupInfo]) throws(CirrusError) -> [UserIdentity] {
+        try backend.discoverUserIdentities(lookups)
+    }
+
+    /// The caller's own account, whether or not they are discoverable (what `users/caller`
+    /// shows); nil when nothing is kept about them. Anonymous → notAuthenticated.
+    public func callerAccount() throws(CirrusError) -> UserAccount? { try backend.callerAccount() }
 }

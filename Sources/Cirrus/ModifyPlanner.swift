@@ -8,7 +8,7 @@ import RecordLog
 import RecordModel
 
 struct ModifyPlanner {
-    let db: Database
+    let db: EmbeddedDatabase
     let policy: SavePolicy
     /// Per-item rules (`Database.modify(_:)`): save index → its policy and whether fields the
     /// record does not carry are kept from the server's version; delete index → the change tag
@@ -32,7 +32,7 @@ struct ModifyPlanner {
     var operations: [LogOperation] = []
     var changes: [RecordChange] = []
 
-    init(database: Database, policy: SavePolicy, excludedZones: Set<String>, administrative: Bool = false) {
+    init(database: EmbeddedDatabase, policy: SavePolicy, excludedZones: Set<String>, administrative: Bool = false) {
         db = database
         self.administrative = administrative
         self.policy = administrative ? .allKeys : policy

@@ -2,6 +2,8 @@
 // the credentials it accepts. docs/web-services.md.
 
 import ArgumentParser
+import Cirrus
+import CirrusPostgres
 import CirrusServer
 import Foundation
 
@@ -15,7 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
             zones/list, zones/lookup, zones/modify, changes/database, changes/zone, \
             subscriptions/list, subscriptions/lookup, subscriptions/modify, assets/upload, \
             users/caller; GET …/notifications streams subscriptions' notifications (Server-Sent \
-            Events), and / is a dashboard. docs/web-services.md. Every request needs an API token \
+            Events), and / is a dashboard. docs/web-services.md. With --postgres URL the records live \
+            on PostgreSQL + PostGIS (docs/scale-out.md): many `cirrus serve` processes can share one \
+            server; DIR then holds only the credentials. Every request needs an API token \
             (?ckAPIToken=…, from `cirrus token create`) or a server-to-server signature (`cirrus key \
             add`); ?ckWebAuthToken=… (from `cirrus token create --user U`) acts as a user and reaches \
             that user's private database. Listens on loopback unless --host says otherwise. Stop \
@@ -24,6 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
             Examples:
               cirrus token create --db DIR
               cirrus serve --db DIR --port 8080
+              cirrus serve --db DIR --postgres postgres://cirrus@127.0.0.1:5432/cirrus
               curl -s -X POST "http://127.0.0.1:8080/database/1/iCloud.local.cirrus/development/public/records/query?ckAPIToken=TOKEN" \\
                    -d '{"query": {"recordType": "Place", "filterBy": [{"fieldName": "kind", "comparator": "EQUALS", "fieldValue": {"value": "cafe"}}]}}'
             """)
@@ -40,10 +45,25 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port (0: any free port, printed at start).")
     var port = 8080
 
+    @Option(
+        help: ArgumentHelp(
+            "Keep the records on PostgreSQL + PostGIS (postgres://user[:password]@host[:port]/database).",
+            valueName: "URL"))
+    var postgres: String?
+
     func run() async throws {
         let api: WebServicesAPI
         do {
-            api = try WebServicesAPI(directory: db, containerIdentifier: container)
+            if let postgres {
+                let development = try await Container.open(
+                    postgres: postgres, containerID: container, environment: .development)
+                let production = try await Container.open(
+                    postgres: postgres, containerID: container, environment: .production)
+                api = try WebServicesAPI(
+                    credentialsIn: db, containerIdentifier: container, development: development, production: production)
+            } else {
+                api = try WebServicesAPI(directory: db, containerIdentifier: container)
+            }
         } catch {
             printError("cirrus serve: \(error)")
             throw ExitCode(1)

@@ -34,6 +34,27 @@ public struct PostgresModifyResult: Sendable {
     public var failures: [RecordID: PostgresStoreError]
 }
 
+/// One item of a request with a rule per item (what the façade's `modify` sends).
+enum PostgresItem: Sendable {
+    /// Save under a policy; `mergingFields`: after the tag check, fields the record does not
+    /// carry keep the server's values.
+    case save(Record, PostgresSavePolicy, mergingFields: Bool)
+    /// Delete; with a tag, only while the server's record has it.
+    case delete(RecordID, ifChangeTag: String?)
+
+    var recordID: RecordID {
+        switch self {
+        case .save(let r, _, _): r.recordID
+        case .delete(let id, _): id
+        }
+    }
+
+    var record: Record? {
+        if case .save(let r, _, _) = self { return r }
+        return nil
+    }
+}
+
 extension PostgresStore {
     /// CloudKit's limit on items per modify request.
     public static let maximumItemsPerRequest = 400
@@ -69,7 +90,34 @@ extension PostgresStore {
         saving: [Record] = [], deleting: [RecordID] = [], policy: PostgresSavePolicy = .ifServerRecordUnchanged,
         atomically: Bool = true, by user: String? = nil
     ) async throws(PostgresStoreError) -> PostgresModifyResult {
-        let count = saving.count + deleting.count
+        let items =
+            saving.map { PostgresItem.save($0, policy, mergingFields: false) }
+            + deleting.map {
+                PostgresItem.delete($0, ifChangeTag: nil)
+            }
+        let outcome = try await modify(items, atomically: atomically, by: user)
+        var result = PostgresModifyResult(saved: [], deleted: [], failures: [:])
+        for (item, r) in zip(items, outcome) {
+            switch r {
+            case .success(let rec?): result.saved.append(rec)
+            case .success(nil): result.deleted.append(item.recordID)
+            case .failure(let e): result.failures[item.recordID] = e
+            }
+        }
+        return result
+    }
+
+    /// Saves and deletes with a rule per item, in one transaction (see the file header): one
+    /// result per item in order — the record as stored, nil for a deletion, or the item's error
+    /// (non-atomic requests; an atomic one throws batchRequestFailed instead). `authorize` runs
+    /// for every item after the server's version is read and locked (nil for a new record), and
+    /// its error fails that item.
+    func modify(
+        _ items: [PostgresItem], atomically: Bool, by user: String?,
+        authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)? = nil
+    ) async throws(PostgresStoreError) -> [Result<Record?, PostgresStoreError>] {
+        let saving = items.compactMap(\.record)
+        let count = items.count
         guard count <= Self.maximumItemsPerRequest else {
             throw PostgresStoreError(
                 .limitExceeded, "\(count) items in one request; the limit is \(Self.maximumItemsPerRequest)")
@@ -95,7 +143,8 @@ extension PostgresStore {
                 location: address)
         }
         let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
-            try await client.withTransaction(logger: logger) { conn -> (PostgresModifyResult, Schema?) in
+            try await client.withTransaction(logger: logger) {
+                conn -> ([Result<Record?, PostgresStoreError>], Schema?) in
                 var tables = tables
                 var grown: Schema? = nil
                 if grows {
@@ -112,17 +161,21 @@ extension PostgresStore {
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
                     environment: environment, now: now, user: userID, partitioned: partitioned)
                 let tag = try await ctx.nextTag()
-                var result = PostgresModifyResult(saved: [], deleted: [], failures: [:])
+                var result: [Result<Record?, PostgresStoreError>] = []
                 var failed: (RecordID, PostgresStoreError)? = nil
-                let items: [(RecordID, Record?)] = saving.map { ($0.recordID, $0) } + deleting.map { ($0, nil) }
-                for (id, record) in items {
+                for item in items {
+                    let id = item.recordID
                     if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
                     do {
-                        if let record {
-                            result.saved.append(try await ctx.save(record, policy: policy, tag: tag))
-                        } else {
-                            try await ctx.delete(id)
-                            result.deleted.append(id)
+                        switch item {
+                        case .save(let record, let policy, let merging):
+                            result.append(
+                                .success(
+                                    try await ctx.save(
+                                        record, policy: policy, merging: merging, tag: tag, authorize: authorize)))
+                        case .delete(_, let tag):
+                            try await ctx.delete(id, ifChangeTag: tag, authorize: authorize)
+                            result.append(.success(nil))
                         }
                         if !atomically { try await ctx.exec("RELEASE SAVEPOINT cirrus_item") }
                     } catch {
@@ -132,12 +185,12 @@ extension PostgresStore {
                             break
                         }
                         try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_item")
-                        result.failures[id] = e
+                        result.append(.failure(e))
                     }
                 }
                 if let (id, e) = failed {
                     var all: [RecordID: PostgresStoreError] = [:]
-                    for (other, _) in items where other != id {
+                    for other in items.map(\.recordID) where other != id {
                         all[other] = PostgresStoreError(
                             .batchRequestFailed, "not written: another item of the atomic request failed",
                             recordID: other)
@@ -311,7 +364,10 @@ struct WriteContext {
     }
 
     /// Saves one item (see the policies in docs/database.md) and returns it as stored.
-    func save(_ given: Record, policy: PostgresSavePolicy, tag: String) async throws -> Record {
+    func save(
+        _ given: Record, policy: PostgresSavePolicy, merging: Bool = false, tag: String,
+        authorize: (@Sendable (String, Record?, RecordID) throws -> Void)? = nil
+    ) async throws -> Record {
         let id = given.recordID
         do {
             try given.validate()
@@ -340,6 +396,7 @@ struct WriteContext {
                 recordID: id)
         }
         let server = serverType == nil ? nil : try await current(id, lock: true)
+        try authorize?(given.recordType, server, id)
         var r = given
         switch policy {
         case .ifServerRecordUnchanged:
@@ -358,6 +415,8 @@ struct WriteContext {
                     .unknownItem, "the record was deleted on the server (it has a change tag but no server version)",
                     recordID: id)
             }
+            // Web Services `update`: after the tag check, fields not given keep the server's.
+            if merging, let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
         case .changedKeys:
             if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
         case .allKeys: break
@@ -422,10 +481,24 @@ struct WriteContext {
                 + ") ON CONFLICT (tenant, zone_name, zone_owner, record_name) DO UPDATE SET \(updates)", b)
     }
 
-    /// Deletes one record; unknownItem when there is none.
-    func delete(_ id: RecordID) async throws {
+    /// Deletes one record; unknownItem when there is none. With `ifChangeTag`, only while the
+    /// server's record has that tag (else serverRecordChanged carrying it).
+    func delete(
+        _ id: RecordID, ifChangeTag: String? = nil,
+        authorize: (@Sendable (String, Record?, RecordID) throws -> Void)? = nil
+    ) async throws {
         guard let type = try await recordType(of: id, lock: true) else {
             throw PostgresStoreError(.unknownItem, "no such record to delete", recordID: id)
+        }
+        if ifChangeTag != nil || authorize != nil {
+            let server = try await current(id, lock: true)
+            try authorize?(type, server, id)
+            if let ifChangeTag, let server, server.recordChangeTag != ifChangeTag {
+                throw PostgresStoreError(
+                    .serverRecordChanged,
+                    "recordChangeTag \"\(ifChangeTag)\" is stale; the server has \"\(server.recordChangeTag ?? "")\"",
+                    recordID: id, serverRecord: server)
+            }
         }
         var b = SQLBuilder()
         let key = RecordRow.keyCondition(tenant: tenant, id, &b)

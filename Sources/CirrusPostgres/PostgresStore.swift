@@ -31,9 +31,9 @@ public actor PostgresStore {
     /// `host:port/database`, for messages.
     public nonisolated let address: String
     /// Whether the `citus` extension is installed (tables are then distributed on `tenant`).
-    public private(set) var citus: Bool
+    public internal(set) var citus: Bool
     /// The CloudKit schema the tables follow (empty until applied or read from the database).
-    public private(set) var schema: Schema
+    public internal(set) var schema: Schema
     /// How the tables are laid out on the server: one node (the default), or hash-partitioned
     /// over foreign tables on workers.
     public nonisolated let layout: Layout

@@ -26,6 +26,10 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
         case networkUnavailable = 3
         /// The connection was lost, or the server did not answer in time.
         case networkFailure = 4
+        /// A call that needs a signed-in user was made anonymously.
+        case notAuthenticated = 9
+        /// The caller may not do this (a grant of the schema, or another user's database).
+        case permissionFailure = 10
         /// No such record (or a tag given for a record the server no longer has).
         case unknownItem = 11
         /// A value, field, query or schema the backend cannot accept.

@@ -113,11 +113,35 @@ extension WebServicesAPI {
             m.append(("children", .array(n.children.map(node))))
             return .object(m)
         }
+        // Another engine's plan (PostgreSQL's EXPLAIN): its first plan line as the root, the
+        // others as its children, each with the rows the line estimates.
+        func engineNode(_ line: String, children: [JSONValue]) -> JSONValue {
+            var rows = 0.0
+            if let r = line.range(of: "rows=") {
+                rows = Double(line[r.upperBound...].prefix(while: \.isNumber)) ?? 0
+            }
+            return .object([
+                ("operator", .string(line.trimmingCharacters(in: .whitespaces))), ("estimatedRows", .number(rows)),
+                ("children", .array(children)),
+            ])
+        }
+        let plan: JSONValue
+        if let p = e.plan {
+            plan = node(p.root)
+        } else {
+            let lines = e.enginePlan.filter { $0.contains("cost=") }
+            plan = engineNode(
+                lines.first ?? "\(db.engineName) plan", children: lines.dropFirst().map { engineNode($0, children: []) }
+            )
+        }
         var out: [(String, JSONValue)] = [
-            ("plan", node(e.plan.root)), ("cost", .number(e.plan.cost)),
+            ("plan", plan), ("cost", .number(e.plan?.cost ?? 0)),
             (
                 "rejected",
-                .array(e.plan.rejected.map { .object([("summary", .string($0.summary)), ("cost", .number($0.cost))]) })
+                .array(
+                    (e.plan?.rejected ?? []).map {
+                        .object([("summary", .string($0.summary)), ("cost", .number($0.cost))])
+                    })
             ),
             (
                 "indexes",

@@ -67,6 +67,12 @@ extension WebServicesAPI {
         containers.resetLock.lock()
         defer { containers.resetLock.unlock() }
         let old = containers[.development]
+        guard old.engineName == "embedded" else {
+            throw WebServicesError(
+                .badRequest,
+                "resetting development needs a container directory; this one is on \(old.engineName) (\(old.directory))"
+            )
+        }
         notifications.drop(environment: .development)
         do {
             try old.close()

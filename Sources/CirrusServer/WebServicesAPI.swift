@@ -168,6 +168,31 @@ public final class WebServicesAPI: Sendable {
         }
     }
 
+    /// Serves containers opened elsewhere — on another engine, such as PostgreSQL
+    /// (`Container.open(postgres:…)`) — with the credentials file of `directory`. Resetting
+    /// development and promoting the schema need container directories and are refused.
+    ///
+    /// ```swift
+    /// let dev = try await Container.open(postgres: url, containerID: id, environment: .development)
+    /// let prod = try await Container.open(postgres: url, containerID: id, environment: .production)
+    /// let api = try WebServicesAPI(credentialsIn: dir, containerIdentifier: id, development: dev, production: prod)
+    /// ```
+    public init(
+        credentialsIn directory: String, containerIdentifier: String, development: Container, production: Container,
+        limits: ServerLimits = ServerLimits(), options: ContainerOptions = ContainerOptions(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
+        self.directory = directory
+        self.containerIdentifier = containerIdentifier
+        self.limits = limits
+        self.now = now
+        self.options = options
+        lookupLimiter = LookupLimiter(perMinute: limits.userLookupsPerMinute)
+        requestLog = RequestLog(capacity: limits.requestLogCapacity)
+        credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
+        containers = EnvironmentContainers(development: development, production: production)
+    }
+
     /// Closes both environments (checkpointing as `Container.close` does).
     public func close() throws {
         notifications.close()

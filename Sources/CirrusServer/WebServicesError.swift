@@ -81,7 +81,7 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
         case .serverRecordChanged: code = .conflict
         case .constraintViolation: code = .exists
         case .batchRequestFailed: code = .atomicError
-        case .zoneBusy: code = .tryAgainLater
+        case .zoneBusy, .networkUnavailable, .networkFailure: code = .tryAgainLater
         case .quotaExceeded: code = .quotaExceeded
         case .zoneNotFound: code = .zoneNotFound
         case .referenceViolation: code = .validatingReferenceError

@@ -12,7 +12,7 @@ extension ReplSession {
         let db = database
         let rows = container.schema.sortedRecordTypes.filter { $0.name != Schema.usersRecordType }.map {
             t -> [String] in
-            [t.name, String(db.querySnapshot(recordType: t.name).rowCount), String(t.fields.count)]
+            [t.name, db.querySnapshot(recordType: t.name).map { String($0.rowCount) } ?? "?", String(t.fields.count)]
         }
         return TextTable(header: ["type", "records", "fields"], rows: rows, rightAligned: [1, 2]).render(width: width)
     }

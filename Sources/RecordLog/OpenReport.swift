@@ -55,6 +55,9 @@ public struct Corruption: Sendable, Hashable, CustomStringConvertible {
 
 /// What opening the store found and did.
 public struct OpenReport: Sendable, Hashable {
+    /// An empty report: nothing read, nothing found (a container on another engine).
+    public init() {}
+
     /// Each segment read, in order.
     public var segments: [SegmentReport] = []
     /// The torn tail of the last segment, if it did not finish writing.

@@ -51,7 +51,7 @@ struct ReplRobustnessTests {
         }
         let (container, dir) = try await makeDemo()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let before = container.database(.public, as: .anonymous).querySnapshot(recordType: "Place").rowCount
+        let before = container.database(.public, as: .anonymous).querySnapshot(recordType: "Place")!.rowCount
         var session = ReplSession(container: container, identity: .user(DemoDatabase.builder), width: 80)
         for line in lines {
             let out = await session.execute(line)
@@ -62,7 +62,7 @@ struct ReplRobustnessTests {
         }
         try container.close()
         let reopened = try Container.open(at: dir)
-        let after = reopened.database(.public, as: .anonymous).querySnapshot(recordType: "Place").rowCount
+        let after = reopened.database(.public, as: .anonymous).querySnapshot(recordType: "Place")!.rowCount
         // Saves and deletes of scratch records may have run; the demo's own places are all there.
         #expect(after >= before - 5, "places before \(before), after \(after) (seed \(seed))")
         let louvre = try await reopened.database(.public, as: .anonymous).record(for: RecordID(recordName: "louvre"))

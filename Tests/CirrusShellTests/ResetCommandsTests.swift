@@ -36,7 +36,7 @@ import Testing
         // Open: the reset is refused and nothing changes.
         let refused = ResetCommands.run(db: dir, environment: "development")
         #expect(refused.exitCode == 1 && refused.stderr.contains("is open"), "\(refused)")
-        #expect(dev.publicDatabase.querySnapshot(recordType: "Place").rowCount == 1)
+        #expect(dev.publicDatabase.querySnapshot(recordType: "Place")!.rowCount == 1)
         try dev.close()
         let production = try files(dir + "/production")
         #expect(!production.isEmpty)

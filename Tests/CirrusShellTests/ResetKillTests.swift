@@ -75,7 +75,7 @@ import Testing
             p.waitUntilExit()
             #expect(try Self.files(dir + "/production") == production, "seed \(seed) round \(round)")
             let c = try Container.open(at: dir)
-            let rows = c.publicDatabase.querySnapshot(recordType: "Place").rowCount
+            let rows = c.publicDatabase.querySnapshot(recordType: "Place")!.rowCount
             let types = c.schema.recordTypes.keys.sorted()
             let state =
                 rows == 400 && types == ["Place", "Users"]

@@ -39,7 +39,7 @@ import Testing
         try await alice.save(rec("p", "Photo", ["file": .asset(a)]))
         try await alice.deleteRecord(withID: rid("p"))
         try c.sync()
-        #expect(!env.fs.exists(c.core.store.assetPath(a.contentHash)))
+        #expect(!env.fs.exists(c.embedded!.store.assetPath(a.contentHash)))
         try c.close()
     }
 }

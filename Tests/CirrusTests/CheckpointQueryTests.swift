@@ -84,7 +84,7 @@ import Testing
         let (all, _) = try await db.records(
             matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
         #expect(all.count == 60)
-        let snap = db.querySnapshot(recordType: "Place")
+        let snap = db.querySnapshot(recordType: "Place")!
         #expect(snap.rowCount == 60)
         try c.checkInvariants()
         try c.close()
@@ -255,7 +255,7 @@ import Testing
             try await save(Set((0..<size).map { _ in rng.below(260) }).sorted() + [300 + round * 3, 301 + round * 3])
             if round < 3 { try c.checkpoint() }
         }
-        let snap = c.core.store.snapshot()
+        let snap = c.embedded!.store.snapshot()
         let layers = snap.base.values.map(\.layers.count).max() ?? 0
         #expect(layers >= 3, "seed \(seed): \(layers) layers")
         let here = Location(latitude: 10, longitude: 20)
@@ -279,14 +279,14 @@ import Testing
         #expect(layered.allSatisfy { !$0.isEmpty }, "seed \(seed): a query matched nothing")
         try c.checkInvariants()
         // Saves that change only `n` (an ordered field) updated base rows in place.
-        let before = c.core.stateLock.withLock { c.core.tables.values.flatMap(\.values) }
+        let before = c.embedded!.stateLock.withLock { c.embedded!.tables.values.flatMap(\.values) }
         #expect(before.contains { $0.overlaid.count > 0 }, "seed \(seed): no base row was updated in place")
         // Reopened: the dead rows come out of the indexes from the layers' dead/ sections, with
         // no row decoded.
         try c.close()
         let c2 = try env.open()
         let reopenedDB = c2.publicDatabase(as: .user("_u"))
-        let tables = c2.core.stateLock.withLock { c2.core.tables.values.flatMap(\.values) }
+        let tables = c2.embedded!.stateLock.withLock { c2.embedded!.tables.values.flatMap(\.values) }
         let withDead = tables.filter { ($0.base?.rows.dead.count ?? 0) > 0 }
         #expect(!withDead.isEmpty, "seed \(seed): no table has dead rows")
         for t in withDead {
@@ -300,7 +300,7 @@ import Testing
         }
         try c2.checkInvariants()
         try c2.compact()
-        #expect(c2.core.store.snapshot().base.values.allSatisfy { $0.layers.count == 1 })
+        #expect(c2.embedded!.store.snapshot().base.values.allSatisfy { $0.layers.count == 1 })
         for (q, want) in zip(queries, layered) {
             #expect(try await pages(reopenedDB, q) == want, "seed \(seed): \(q.predicate) after compaction")
         }

@@ -29,7 +29,7 @@ import Testing
             Task.detached { () -> Int in
                 var seen = 0
                 for _ in 0..<200 {
-                    let snap = db.querySnapshot(recordType: "Note")
+                    let snap = db.querySnapshot(recordType: "Note")!
                     let n = snap.rowCount
                     #expect(n % 10 == 0)
                     #expect(snap.allRows().count == n)
@@ -44,7 +44,7 @@ import Testing
         }
         try await writer
         for r in readers { _ = await r.value }
-        #expect(db.querySnapshot(recordType: "Note").rowCount == 10 * (batches + 1))
+        #expect(db.querySnapshot(recordType: "Note")!.rowCount == 10 * (batches + 1))
         try c.checkInvariants()
     }
 
@@ -63,7 +63,7 @@ import Testing
         var model: [RecordID: Record] = [:]
         var commits = 0
         while commits < 3_000
-            && (commits < 400 || c.core.writeLock.withLock({ c.core.rebaseChanges.besideCommits }) == 0)
+            && (commits < 400 || c.embedded!.writeLock.withLock({ c.embedded!.rebaseChanges.besideCommits }) == 0)
         {
             commits += 1
             switch rng.below(40) {
@@ -97,7 +97,7 @@ import Testing
                 for (id, r) in result.deleteResults { if case .success = r { model[id] = nil } }
             }
         }
-        let (beside, _) = c.core.writeLock.withLock { c.core.rebaseChanges }
+        let (beside, _) = c.embedded!.writeLock.withLock { c.embedded!.rebaseChanges }
         #expect(beside > 0, "seed \(seed): no checkpoint caught up beside commits in \(commits) commits")
         func check(_ c: Container, _ when: String) async throws {
             let db = c.privateDatabase(for: "_alice")
@@ -124,7 +124,7 @@ import Testing
             }
             try c.checkInvariants()
         }
-        c.core.waitForCheckpoints()
+        c.embedded!.waitForCheckpoints()
         try await check(c, "before reopening")
         try c.close()
         try await check(try env.open(), "after reopening")

@@ -24,7 +24,7 @@ import Testing
         for i in 0..<20 { try await db.save(rec("r\(i)", ["n": .int64(Int64(i)), "f\(i % 3)": "x"])) }
         env.fs.crash()
         let again = try Container.open(at: env.dir, options: options(env, .everyCommit))
-        let snap = again.privateDatabase(for: "_alice").querySnapshot(recordType: "Note")
+        let snap = again.privateDatabase(for: "_alice").querySnapshot(recordType: "Note")!
         #expect(snap.rowCount == 20)
         #expect(Set(snap.schema?.fields.keys.map { $0 } ?? []) == ["n", "f0", "f1", "f2"])
         try again.checkInvariants()
@@ -49,7 +49,7 @@ import Testing
             env.fs.crash { _, extra in rng.below(extra + 1) }  // keep a random prefix of the unsynced bytes
             let again = try Container.open(at: env.dir, options: options(env, lazy))
             let adb = again.privateDatabase(for: "_alice")
-            let snap = adb.querySnapshot(recordType: "Note")
+            let snap = adb.querySnapshot(recordType: "Note")!
             #expect(snap.rowCount >= 1 && snap.rowCount <= 16, "seed \(seed) round \(round)")
             kept.append(snap.rowCount)
             for row in snap.allRows() {

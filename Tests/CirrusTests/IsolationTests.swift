@@ -75,9 +75,9 @@ private let bob = "_bob"
         #expect(await code { try await mine.deleteZone(aliceZone) } == .permissionFailure)
         #expect(await code { try await mine.changes(in: aliceZone, since: nil) } == .permissionFailure)
         // Snapshots are per database.
-        #expect(mine.querySnapshot(recordType: "Note").rowCount == 1)
-        #expect(c.privateDatabase(for: alice).querySnapshot(recordType: "Note").rowCount == 2)
-        #expect(c.publicDatabase.querySnapshot(recordType: "Note").rowCount == 0)
+        #expect(mine.querySnapshot(recordType: "Note")!.rowCount == 1)
+        #expect(c.privateDatabase(for: alice).querySnapshot(recordType: "Note")!.rowCount == 2)
+        #expect(c.publicDatabase.querySnapshot(recordType: "Note")!.rowCount == 0)
         // A change token of alice's zone does not work on bob's zone of the same name.
         let bz = try await mine.save(zone: ZoneID(zoneName: "Z"))
         let aliceToken = try await c.privateDatabase(for: alice).changes(in: z, since: nil).token
@@ -107,7 +107,7 @@ private let bob = "_bob"
             await code { try await c.privateDatabase(for: ZoneID.defaultOwnerName).save(rec("x")) } == .invalidArguments
         )
         #expect(await code { try await c.privateDatabase(for: "has space").save(rec("x")) } == .invalidArguments)
-        #expect(c.publicDatabase.querySnapshot(recordType: "Note").rowCount == 0)
+        #expect(c.publicDatabase.querySnapshot(recordType: "Note")!.rowCount == 0)
     }
 
     @Test func cursorSecretsArePersistedWithTheFirstCommit() async throws {

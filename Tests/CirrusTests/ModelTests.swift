@@ -258,7 +258,7 @@ struct ModelRun {
         }
         for type in ["Note", "Task"] {
             let expected = model.records.values.filter { $0.recordType == type }
-            try IndexConsistency.check(db.querySnapshot(recordType: type), against: expected, seed: seed)
+            try IndexConsistency.check(db.querySnapshot(recordType: type)!, against: expected, seed: seed)
         }
         try container.checkInvariants()
         for z in model.zones where z != ZoneID.defaultZoneName {

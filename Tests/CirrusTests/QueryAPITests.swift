@@ -55,7 +55,7 @@ import Testing
         }
         let saved = try await populate(db, unique.values.sorted { $0.recordID < $1.recordID })
         let schema = db.schema.recordTypes["Place"]
-        let stored = db.querySnapshot(recordType: "Place")
+        let stored = db.querySnapshot(recordType: "Place")!
         let records = stored.allRows().compactMap { stored.record($0) }
         // Saves whose values conflict with the field's just-in-time type (a DOUBLE into an INT64
         // field) are rejected, as on CloudKit; the oracle sees exactly what was stored.
@@ -275,7 +275,7 @@ extension QueryAPITests {
             }.map(\.recordID.recordName).sorted()
             #expect(got == want, "population > \(bound)")
         }
-        #expect(db.core.predicates.count == 1)
+        #expect(db.embedded!.core.predicates.count == 1)
         // Another argument type against the same cached tree is still checked.
         let wrong = await caught {
             try await db.records(
@@ -291,7 +291,7 @@ extension QueryAPITests {
             messages.append(e?.message ?? "")
         }
         #expect(messages[0] == messages[1] && messages[0].contains("^"))
-        #expect(db.core.predicates.count == 1)
+        #expect(db.embedded!.core.predicates.count == 1)
     }
 }
 
@@ -313,7 +313,7 @@ extension QueryAPITests {
         let q = RecordQuery(recordType: "Place", sortDescriptors: [.distance(field: "location", from: centre)])
         var (page, cursor) = try await db.records(matching: q, resultsLimit: 15)
         var seen = page.map { $0.0.recordName }
-        #expect(db.core.continuations.count == 1, "the first page leaves its live state behind")
+        #expect(db.embedded!.core.continuations.count == 1, "the first page leaves its live state behind")
         var step = 0
         while let c = cursor {
             step += 1

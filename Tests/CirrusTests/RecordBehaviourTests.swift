@@ -71,7 +71,7 @@ private func ref(_ name: String, zone: ZoneID = .default) -> FieldValue {
         try await db.deleteRecord(withID: rid("a"))
         #expect(await code { try await db.record(for: rid("b")) } == .unknownItem)
         try await db.deleteRecord(withID: rid("selfish"))
-        #expect(db.querySnapshot(recordType: "Note").rowCount == 1)
+        #expect(db.querySnapshot(recordType: "Note")!.rowCount == 1)
         try c.checkInvariants()
     }
 
@@ -89,7 +89,7 @@ private func ref(_ name: String, zone: ZoneID = .default) -> FieldValue {
         r0["n"] = 1
         try await db.save(r0)
         try await db.deleteRecord(withID: rid("target"))
-        #expect(db.querySnapshot(recordType: "Note").rowCount == 0)
+        #expect(db.querySnapshot(recordType: "Note")!.rowCount == 0)
     }
 
     @Test func assetsAreContentAddressedAndRemovedWhenUnreferenced() async throws {

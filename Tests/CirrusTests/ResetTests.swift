@@ -46,8 +46,8 @@ private func populated(_ env: TestEnv) async throws {
 /// What development holds, in a few words: "reset" for a fresh environment, "as it was" for the
 /// populated one; anything else is described.
 private func state(_ c: Container) async throws -> String {
-    let places = c.publicDatabase.querySnapshot(recordType: "Place").rowCount
-    let trips = c.privateDatabase(for: "_alice").querySnapshot(recordType: "Trip").rowCount
+    let places = c.publicDatabase.querySnapshot(recordType: "Place")!.rowCount
+    let trips = c.privateDatabase(for: "_alice").querySnapshot(recordType: "Trip")!.rowCount
     let zones = try await c.privateDatabase(for: "_alice").allZones().map(\.zoneName)
     let subs = try await c.privateDatabase(for: "_alice").allSubscriptions().map(\.id)
     let types = c.schema.recordTypes.keys.sorted()
@@ -89,7 +89,7 @@ private func state(_ c: Container) async throws -> String {
         #expect(after.schema.recordTypes.keys.sorted() == ["Other", "Users"])
         try after.close()
         let prod = try Container.open(at: env.dir, environment: .production, options: durableOptions(env))
-        #expect(prod.publicDatabase.querySnapshot(recordType: "Place").rowCount == 1)
+        #expect(prod.publicDatabase.querySnapshot(recordType: "Place")!.rowCount == 1)
         #expect(prod.securityRoles().map(\.name) == ["Editor"])
         try prod.close()
         #expect(try tree(env.fs, "/c/production") == production)

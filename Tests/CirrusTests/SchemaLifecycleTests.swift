@@ -30,18 +30,18 @@ private let alice = "_alice"
         #expect(t.fields["tags"]?.type == .list(.string))
         #expect(t.systemFieldOptions.isEmpty)
         #expect(c.schema.recordTypes["Users"] != nil)
-        let snap = db.querySnapshot(recordType: "Place")
+        let snap = db.querySnapshot(recordType: "Place")!
         #expect(snap.indexes.catalog.kinds(for: .user("name")) == [.ordered, .text])
         #expect(snap.indexes.catalog.kinds(for: .user("loc")) == [.spatial])
         #expect(snap.indexes.catalog.kinds(for: .system(.recordName)).isEmpty)
         #expect(snap.environment == .development)
         // A new field later rebuilds the type's indexes over the existing rows.
         try await db.save(rec("q", "Place", ["name": "Orsay", "rating": 4.5]))
-        let snap2 = db.querySnapshot(recordType: "Place")
+        let snap2 = db.querySnapshot(recordType: "Place")!
         #expect(snap2.indexes.ordered[.user("rating")]?.count == 1)
         #expect(snap2.indexes.ordered[.user("name")]?.count == 2)
-        #expect(db.querySnapshot(recordType: "Nothing").schema == nil)
-        #expect(db.querySnapshot(recordType: "Nothing").rowCount == 0)
+        #expect(db.querySnapshot(recordType: "Nothing")!.schema == nil)
+        #expect(db.querySnapshot(recordType: "Nothing")!.rowCount == 0)
     }
 
     @Test func importedSchemaDecidesIndexesAndSurvivesReopen() async throws {
@@ -59,13 +59,13 @@ private let alice = "_alice"
             """)
         let db = c.privateDatabase(for: alice)
         try await db.save(rec("p", "Place", ["name": "Louvre", "visits": 3]))
-        var snap = db.querySnapshot(recordType: "Place")
+        var snap = db.querySnapshot(recordType: "Place")!
         #expect(snap.indexes.catalog.kinds(for: .system(.recordName)) == [.ordered])
         #expect(snap.indexes.text == nil)  // name is not SEARCHABLE
         #expect(snap.schema?.grants == [Grant([.read], to: Grant.world)])
         try c.close()
         c = try env.open()
-        snap = c.privateDatabase(for: alice).querySnapshot(recordType: "Place")
+        snap = c.privateDatabase(for: alice).querySnapshot(recordType: "Place")!
         #expect(snap.indexes.catalog.kinds(for: .system(.recordName)) == [.ordered])
         #expect(c.exportSchema().contains("visits INT64 SORTABLE"))
         // Export → import is a fixed point.
@@ -94,7 +94,7 @@ private let alice = "_alice"
         try c.importSchema(
             "DEFINE SCHEMA RECORD TYPE Place (name STRING SEARCHABLE, visits INT64, extra DOUBLE QUERYABLE);")
         #expect(c.schema.recordTypes["Place"]?.fields["extra"]?.type == .double)
-        #expect(c.privateDatabase(for: alice).querySnapshot(recordType: "Place").indexes.text != nil)
+        #expect(c.privateDatabase(for: alice).querySnapshot(recordType: "Place")!.indexes.text != nil)
     }
 
     @Test func promotionMakesProductionUseExactlyTheDeclaredOptions() async throws {
@@ -110,7 +110,7 @@ private let alice = "_alice"
         #expect(prod.schema.recordTypes["Place"]?.fields["auto"]?.options == [.queryable, .sortable, .searchable])
         let db = prod.privateDatabase(for: alice)
         try await db.save(rec("p", "Place", ["name": "Louvre", "visits": 3]))
-        let snap = db.querySnapshot(recordType: "Place")
+        let snap = db.querySnapshot(recordType: "Place")!
         #expect(snap.environment == .production)
         #expect(snap.indexes.ordered[.user("visits")] == nil)
         #expect(snap.indexes.ordered[.user("name")]?.count == 1)

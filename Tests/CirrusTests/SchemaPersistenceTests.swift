@@ -15,6 +15,6 @@ import Testing
         try container.close()
         container = try env.open(.development)
         #expect(container.privateDatabase(for: "_u1").schema.recordTypes["Place"] == before.recordTypes["Place"])
-        #expect(container.privateDatabase(for: "_u1").querySnapshot(recordType: "Place").indexes.ordered.count >= 2)
+        #expect(container.privateDatabase(for: "_u1").querySnapshot(recordType: "Place")!.indexes.ordered.count >= 2)
     }
 }

@@ -317,11 +317,11 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
         try await db.deleteRecord(withID: rid("a"))
         try await db.save(rec("d", "Post", ["n": 1]))
         // Rows are numbered from a counter until a rebuild compacts them: b is row 1, d row 3.
-        let before = db.querySnapshot(recordType: "Post")
+        let before = db.querySnapshot(recordType: "Post")!
         #expect(before.row(for: rid("b")) == 1 && before.row(for: rid("d")) == 3)
         try c.createRole("R")
         try c.grant([.read], on: "Post", to: "R")
-        let afterGrant = db.querySnapshot(recordType: "Post")
+        let afterGrant = db.querySnapshot(recordType: "Post")!
         #expect(afterGrant.row(for: rid("b")) == 1 && afterGrant.row(for: rid("d")) == 3)
         // The snapshot's schema carries the new grant, and the indexes still answer.
         #expect(afterGrant.schema?.grants.contains(Grant([.read], to: "R")) == true)
@@ -329,10 +329,10 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
             try await db.records(matching: RecordQuery(recordType: "Post", predicate: "n == 1")).matchResults.count == 3
         )
         try c.revoke([.read], on: "Post", from: "R")
-        #expect(db.querySnapshot(recordType: "Post").row(for: rid("d")) == 3)
+        #expect(db.querySnapshot(recordType: "Post")!.row(for: rid("d")) == 3)
         // A new field changes the indexes: the table is rebuilt and its rows compacted.
         try await db.save(rec("e", "Post", ["n": 1, "title": "x"]))
-        let afterField = db.querySnapshot(recordType: "Post")
+        let afterField = db.querySnapshot(recordType: "Post")!
         #expect(afterField.row(for: rid("b")) == 0)
         #expect(
             Set(afterField.allRows().compactMap { afterField.record($0)?.recordID.recordName }) == ["b", "c", "d", "e"])

@@ -16,7 +16,7 @@ import Testing
         #expect(saved.creatorUserRecordID?.recordName == "_alice")
         let fetched = try await db.record(for: rid("n1"))
         #expect(fetched == saved)
-        let snap = db.querySnapshot(recordType: "Note")
+        let snap = db.querySnapshot(recordType: "Note")!
         #expect(snap.rowCount == 1)
         #expect(snap.allRows().count == 1)
         #expect(snap.schema?.fields["title"]?.options == [.queryable, .sortable, .searchable])
@@ -24,10 +24,10 @@ import Testing
         c = try env.open()
         let db2 = c.privateDatabase(for: "_alice")
         #expect(try await db2.record(for: rid("n1")) == saved)
-        #expect(db2.querySnapshot(recordType: "Note").rowCount == 1)
+        #expect(db2.querySnapshot(recordType: "Note")!.rowCount == 1)
         try await db2.deleteRecord(withID: rid("n1"))
         #expect(await code { try await db2.record(for: rid("n1")) } == .unknownItem)
-        #expect(db2.querySnapshot(recordType: "Note").rowCount == 0)
+        #expect(db2.querySnapshot(recordType: "Note")!.rowCount == 0)
         try c.checkInvariants()
     }
 
@@ -36,13 +36,13 @@ import Testing
         let db = c.privateDatabase(for: "_alice")
         let z = try await db.save(zone: ZoneID(zoneName: "Z"))
         _ = try await db.modifyRecords(saving: [rec("b"), rec("a"), rec("c", zone: z)], deleting: []).get()
-        let before = db.querySnapshot(recordType: "Note")
+        let before = db.querySnapshot(recordType: "Note")!
         #expect(before.rowCount == 3)
         // Bulk-built rows are in record id order after a reopen; new rows come after.
         let rowA = try #require(before.row(for: rid("a")))
         #expect(before.row(for: RecordID(recordName: "c", zoneID: ZoneID(zoneName: "Z", ownerName: "_alice"))) != nil)
         try await db.deleteRecord(withID: rid("a"))
-        let after = db.querySnapshot(recordType: "Note")
+        let after = db.querySnapshot(recordType: "Note")!
         #expect(after.record(rowA) == nil)
         #expect(after.row(for: rid("a")) == nil)
         #expect(after.allRows().count == 2)

@@ -62,7 +62,7 @@ struct Calibrate: AsyncParsableCommand {
             bulk: data.places[0..<size].map(\.record), into: .public)
         guard rejected.isEmpty else { throw ValidationError("bulk import rejected \(rejected.count) records") }
         try await peer.ingest(data.places[size...].map(\.record), batch: 400) { _ in }
-        let snapshot = peer.db.querySnapshot(recordType: "Place")
+        let snapshot = peer.db.querySnapshot(recordType: "Place")!
         guard snapshot.rowCount == size + delta else {
             throw ValidationError("the snapshot holds \(snapshot.rowCount) rows, expected \(size + delta)")
         }

@@ -57,7 +57,7 @@ public struct ZoneChanges: Sendable {
     public var moreComing: Bool
 }
 
-extension Database {
+extension EmbeddedDatabase {
     /// Creates a custom zone (no-op if it exists). badDatabase in the public database.
     @discardableResult
     public func save(zone: ZoneID) async throws(CirrusError) -> ZoneID {

@@ -52,6 +52,14 @@ public struct ModifyResult: Sendable {
     /// One entry per id to delete, in the order given: success, or why it was not deleted.
     public var deleteResults: [(RecordID, Result<Void, CirrusError>)]
 
+    /// A result from its per-item outcomes (an engine's `modifyRecords` builds one).
+    public init(
+        saveResults: [(RecordID, Result<Record, CirrusError>)], deleteResults: [(RecordID, Result<Void, CirrusError>)]
+    ) {
+        self.saveResults = saveResults
+        self.deleteResults = deleteResults
+    }
+
     /// partialFailure (2) listing every failed item's error, or nil when every item succeeded.
     public var partialFailure: CirrusError? {
         var errs: [RecordID: CirrusError] = [:]
@@ -70,7 +78,7 @@ public struct ModifyResult: Sendable {
     }
 }
 
-extension Database {
+extension EmbeddedDatabase {
     /// Saves records and deletes ids in one request of at most 400 items (more →
     /// limitExceeded). Custom-zone items are atomic per zone when `atomically`; default-zone
     /// items are independent. Deleting a record deletes the records that reference it with

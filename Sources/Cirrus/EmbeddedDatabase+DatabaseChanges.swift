@@ -59,7 +59,7 @@ public struct DatabaseChanges: Sendable {
     public var moreComing: Bool
 }
 
-extension Database {
+extension EmbeddedDatabase {
     /// The custom zones that changed since `token` (nil: every zone), at most `limit` per page.
     /// The public database has no custom zones (badDatabase).
     ///

@@ -61,8 +61,54 @@ public struct RecordQuery: Sendable, Hashable {
 /// ```
 public struct QueryExplanation: Sendable {
     /// The plan chosen for the first page, with its estimates and the plans it beat (`rejected`),
-    /// from the statistics of the snapshot the query ran on.
-    public var plan: QueryPlan
+    /// from the statistics of the snapshot the query ran on; nil when another engine planned it.
+    public var plan: QueryPlan?
+    /// The plan of an engine with its own planner (PostgreSQL: the statement, its parameters and
+    /// `EXPLAIN`'s lines); empty for the embedded engine.
+    public var enginePlan: [String] = []
+
+    /// Those of `required` that `type`'s schema does not have (all of them without a schema).
+    public static func missing(_ required: [IndexRequirement], in type: RecordTypeSchema?) -> [IndexRequirement] {
+        required.filter { !has($0, type) }
+    }
+
+    static func has(_ r: IndexRequirement, _ t: RecordTypeSchema?) -> Bool {
+        guard let t else { return false }
+        if let sys = SystemField(rawValue: r.field) {
+            return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option)
+        }
+        if r.option == .searchable { return t.fields.values.contains { $0.options.contains(.searchable) } }
+        return t.fields[r.field]?.options.isSuperset(of: r.option) ?? false
+    }
+
+    /// The embedded planner's explanation.
+    init(
+        plan: QueryPlan, actual: [Int: Int], requiredIndexes: [IndexRequirement], missingIndexes: [IndexRequirement],
+        warnings: [String], returned: Int?
+    ) {
+        self.plan = plan
+        self.actual = actual
+        self.requiredIndexes = requiredIndexes
+        self.missingIndexes = missingIndexes
+        self.warnings = warnings
+        self.returned = returned
+    }
+
+    /// The explanation of an engine with its own planner: its plan's lines, the index options the
+    /// query relies on, those the schema lacks, the checker's warnings, and the records the first
+    /// page returned when it ran.
+    public init(
+        enginePlan: [String], requiredIndexes: [IndexRequirement], missingIndexes: [IndexRequirement],
+        warnings: [String], returned: Int?
+    ) {
+        self.plan = nil
+        self.actual = [:]
+        self.enginePlan = enginePlan
+        self.requiredIndexes = requiredIndexes
+        self.missingIndexes = missingIndexes
+        self.warnings = warnings
+        self.returned = returned
+    }
     /// Rows each plan node produced when the query was executed (empty otherwise).
     public var actual: [Int: Int]
     /// The index options the query relies on (what production requires).
@@ -77,7 +123,7 @@ public struct QueryExplanation: Sendable {
 
     /// The plan, the index options (`+` present, `-` missing in the current schema), warnings.
     public var text: String {
-        var out = plan.explain(actual: actual)
+        var out = plan?.explain(actual: actual) ?? enginePlan.map { $0 + "\n" }.joined()
         if !requiredIndexes.isEmpty {
             out += "indexes:\n"
             for r in requiredIndexes {
@@ -108,9 +154,9 @@ extension RecordTypeSnapshot: QuerySnapshot {
     }
 }
 
-extension Database {
+extension EmbeddedDatabase {
     /// The page size when `resultsLimit` is 0 ("the engine chooses").
-    public static let defaultResultsLimit = 100
+    static var defaultResultsLimit: Int { Database.defaultResultsLimit }
 
     /// Records of `query`, in its order: the first page of at most `resultsLimit` records (0: the
     /// engine chooses) and a cursor when more may follow. `zoneID` nil means every zone of this
@@ -174,7 +220,7 @@ extension Database {
         let required = QueryPlanner.requiredIndexes(checked)
         return QueryExplanation(
             plan: plan, actual: actual, requiredIndexes: required,
-            missingIndexes: required.filter { !has($0, schema.recordTypes[checked.recordType]) },
+            missingIndexes: QueryExplanation.missing(required, in: schema.recordTypes[checked.recordType]),
             warnings: warnings, returned: returned)
     }
 
@@ -185,12 +231,7 @@ extension Database {
 
     // MARK: - internals
 
-    var cursorScope: String {
-        switch scope {
-        case .public: "public"
-        case .private(let o): "private:\(o)"
-        }
-    }
+    var cursorScope: String { scope.cursorScope }
 
     func checkContext(_ recordType: String) -> CheckContext {
         CheckContext(schema: schema, recordType: recordType, now: now)
@@ -270,14 +311,5 @@ extension Database {
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")
         }
-    }
-
-    func has(_ r: IndexRequirement, _ t: RecordTypeSchema?) -> Bool {
-        guard let t else { return false }
-        if let sys = SystemField(rawValue: r.field) {
-            return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option)
-        }
-        if r.option == .searchable { return t.fields.values.contains { $0.options.contains(.searchable) } }
-        return t.fields[r.field]?.options.isSuperset(of: r.option) ?? false
     }
 }

@@ -1,0 +1,659 @@
+// PostgresDatabase: the PostgreSQL side of the storage seam — a `DatabaseBackend` over one
+// tenant's PostgresStore — and PostgresContainer, the `ContainerBackend` behind
+// `Container.open(postgres:…)`, which hands out the same `Container` / `Database` API as a
+// container directory.
+//
+// What the façade's callers get, the same as on the embedded engine: records by id with
+// unknownItem / permissionFailure per id; saves and deletions with the three save policies,
+// change tags, per-item rules (Web Services' update / forceUpdate / delete with a tag), default-
+// zone items independent (partialFailure); access rules (AccessRules: database ownership, the
+// schema's grants — write grants checked inside the transaction, after the row is locked);
+// queries checked by QueryChecker against the container's schema, run as SQL, paged with
+// cursors whose tokens are signed like the embedded engine's (docs/cursor-format.md: on this
+// engine each position value is the sort key's text as PostgreSQL prints it); `explain` shows
+// PostgreSQL's plan. What it does not do yet (docs/scale-out.md "Not done yet"): custom zones,
+// change tokens, assets, subscriptions and user discovery (DatabaseBackend's defaults refuse
+// them with serverRejectedRequest), deleteSelf cascades, quotas.
+//
+// One PostgresClient (connection pool) per container; a store per tenant shares it. The schema
+// is the container's: a save that grows it (development) publishes the new schema to the
+// container, and every tenant's store adopts it before its next call.
+
+import Cirrus
+import Crypto
+import NIOConcurrencyHelpers
+import NIOCore
+import PostgresNIO
+import PredicateSyntax
+import QueryChecker
+import QueryExecution
+import QueryPlanner
+import RecordModel
+
+extension Container {
+    /// Opens the container `containerID` in `environment` on PostgreSQL + PostGIS at `url`
+    /// (`postgres://user[:password]@host[:port]/database`): the same `Container` and `Database`
+    /// API as a container directory, on the PostgreSQL engine (PostgresDatabase; what it does not
+    /// hold yet is refused with serverRejectedRequest). Calls fail with networkFailure (4) after
+    /// `timeout` without an answer; an unreachable server → networkUnavailable (3), a malformed
+    /// URL → invalidArguments (12).
+    ///
+    /// ```swift
+    /// let container = try await Container.open(
+    ///     postgres: "postgres://cirrus@127.0.0.1:5432/cirrus", containerID: "iCloud.com.example.places")
+    /// let db = container.publicDatabase(as: .user("_alice"))
+    /// try await db.save(place)
+    /// try container.close()
+    /// ```
+    public static func open(
+        postgres url: String, containerID: String, environment: Environment = .development,
+        timeout: Duration = .seconds(15)
+    ) async throws(CirrusError) -> Container {
+        Container(
+            backend: try await PostgresContainer.open(
+                url: url, containerID: containerID, environment: environment, timeout: timeout))
+    }
+
+    /// The PostgreSQL engine of a container opened with `open(postgres:…)`; nil for a directory.
+    public var postgres: PostgresContainer? { backend as? PostgresContainer }
+}
+
+/// A CloudKit container whose databases live on PostgreSQL + PostGIS: the `ContainerBackend` of
+/// `Container.open(postgres:…)`. Its own API is what a container directory does through other
+/// calls: applying a schema (DDL).
+public final class PostgresContainer: ContainerBackend {
+    /// The container identifier (e.g. `iCloud.com.example.places`).
+    public let containerID: String
+    /// The environment opened.
+    public let environment: Environment
+    /// `postgresql`.
+    public var engineName: String { "postgresql" }
+    /// `postgresql host:port/database containerID`.
+    public var location: String { "postgresql \(root.address) \(containerID)" }
+
+    let root: PostgresStore
+    let citus: Bool
+    /// 32 bytes kept in the server (`cirrus_secrets`); each database's cursor secret is derived
+    /// from it and the tenant's key, so every process signs and accepts the same cursors.
+    let secret: [UInt8]
+    private let state: NIOLockedValueBox<State>
+
+    struct State {
+        var schema: Schema
+        var version = 0
+        /// Each tenant's store and the schema version it has adopted (-1: none yet).
+        var stores: [String: (store: PostgresStore, version: Int)] = [:]
+    }
+
+    private init(
+        containerID: String, environment: Environment, root: PostgresStore, schema: Schema, citus: Bool,
+        secret: [UInt8]
+    ) {
+        self.containerID = containerID
+        self.environment = environment
+        self.root = root
+        self.citus = citus
+        self.secret = secret
+        self.state = NIOLockedValueBox(State(schema: schema, stores: [root.tenant.key: (root, 0)]))
+    }
+
+    /// Connects (see `Container.open(postgres:…)`), reads the schema and the container's secret.
+    static func open(
+        url: String, containerID: String, environment: Environment, timeout: Duration
+    ) async throws(CirrusError) -> PostgresContainer {
+        let tenant = PostgresTenant(containerID: containerID, environment: environment, database: .public)
+        let root: PostgresStore
+        let secret: [UInt8]
+        do {
+            root = try await PostgresStore.connect(url: url, tenant: tenant, timeout: timeout)
+        } catch {
+            throw CirrusError(error)
+        }
+        do {
+            if await root.schema.recordTypes.isEmpty { try await root.prepare() }
+            secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
+        } catch {
+            await root.close()
+            throw CirrusError(error)
+        }
+        return PostgresContainer(
+            containerID: containerID, environment: environment, root: root, schema: await root.schema,
+            citus: await root.citus, secret: secret)
+    }
+
+    /// The container's schema, as this process last read or grew it.
+    public var schema: Schema { state.withLockedValue { $0.schema } }
+
+    /// Applies `schema` (add-only DDL in one transaction; docs/scale-out.md) and makes it every
+    /// database's schema.
+    ///
+    /// ```swift
+    /// try await container.postgres?.apply(schema: try Schema(schemaLanguage: text, environment: .production))
+    /// ```
+    public func apply(schema: Schema) async throws(CirrusError) {
+        do {
+            try await root.apply(schema: schema)
+        } catch {
+            throw CirrusError(error)
+        }
+        publish(await root.schema)
+    }
+
+    /// Reads the schema stored in the server again (another process may have grown it).
+    public func reloadSchema() async throws(CirrusError) {
+        do {
+            try await root.reloadSchema()
+        } catch {
+            throw CirrusError(error)
+        }
+        publish(await root.schema)
+    }
+
+    /// The database with `scope` on behalf of `identity`: its tenant's store (made on first use,
+    /// sharing the container's connections; it adopts the schema on its first call).
+    public func database(_ scope: Database.Scope, as identity: Identity) -> any DatabaseBackend {
+        let tenant = PostgresTenant(
+            containerID: containerID, environment: environment,
+            database: scope == .public ? .public : .private(owner: scope.owner))
+        let store = state.withLockedValue { s in
+            if let known = s.stores[tenant.key] { return known.store }
+            let made = root.sibling(for: tenant)
+            s.stores[tenant.key] = (made, -1)
+            return made
+        }
+        let key = SymmetricKey(data: secret)
+        let derived = Array(HMAC<SHA256>.authenticationCode(for: Array(tenant.key.utf8), using: key))
+        return PostgresDatabase(container: self, store: store, scope: scope, identity: identity, secret: derived)
+    }
+
+    /// Stops the container's connections; later calls fail with networkFailure.
+    public func close() { root.runTask.cancel() }
+
+    /// Makes `schema` the container's when it differs (a save grew it).
+    func publish(_ schema: Schema) {
+        state.withLockedValue { s in
+            guard s.schema != schema else { return }
+            s.schema = schema
+            s.version += 1
+        }
+    }
+
+    /// `store` after it adopted the container's latest schema.
+    func current(_ store: PostgresStore) async -> PostgresStore {
+        let key = store.tenant.key
+        let (schema, version, stale) = state.withLockedValue { s in
+            (s.schema, s.version, (s.stores[key]?.version ?? -1) < s.version)
+        }
+        if stale {
+            await store.adopt(schema, citus: citus)
+            state.withLockedValue { s in
+                if let e = s.stores[key], e.version < version { s.stores[key] = (e.store, version) }
+            }
+        }
+        return store
+    }
+}
+
+/// One database of a ``PostgresContainer`` on behalf of one identity: the PostgreSQL engine
+/// behind a `Database` (see the file header for what it does and does not do yet).
+public final class PostgresDatabase: DatabaseBackend {
+    /// Which database.
+    public let scope: Database.Scope
+    /// On whose behalf calls are made.
+    public let identity: Identity
+    /// The secret this database's cursors are signed with (kept in the server).
+    public let cursorSecret: [UInt8]
+    let container: PostgresContainer
+    let store: PostgresStore
+
+    init(
+        container: PostgresContainer, store: PostgresStore, scope: Database.Scope, identity: Identity,
+        secret: [UInt8]
+    ) {
+        self.container = container
+        self.store = store
+        self.scope = scope
+        self.identity = identity
+        self.cursorSecret = secret
+    }
+
+    /// `postgresql`.
+    public var engineName: String { "postgresql" }
+    /// The container's environment.
+    public var environment: Environment { container.environment }
+    /// The container's schema.
+    public var schema: Schema { container.schema }
+
+    /// The same database for `identity`.
+    public func acting(as identity: Identity) -> any DatabaseBackend {
+        PostgresDatabase(container: container, store: store, scope: scope, identity: identity, secret: cursorSecret)
+    }
+
+    // MARK: records
+
+    /// Records by id, one result per id in order.
+    public func records(for ids: [RecordID]) async throws(CirrusError) -> [(RecordID, Result<Record, CirrusError>)] {
+        try Self.checkCancelled()
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
+        if ids.count > DatabaseLimits.maximumItemsPerRequest {
+            throw CirrusError(
+                .limitExceeded, "\(ids.count) ids in one fetch; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
+        }
+        var checked: [RecordID: RecordID] = [:]
+        var out: [(RecordID, Result<Record, CirrusError>)] = []
+        var failures: [Int: CirrusError] = [:]
+        for (i, id) in ids.enumerated() {
+            do { checked[id] = try checkID(id) } catch { failures[i] = error }
+        }
+        let found: [RecordID: Record]
+        do {
+            found = try await container.current(store).records(for: Array(Set(checked.values)))
+        } catch {
+            throw CirrusError(error)
+        }
+        let schema = self.schema
+        for (i, id) in ids.enumerated() {
+            if let e = failures[i] {
+                out.append((id, .failure(e)))
+            } else if let api = checked[id], let r = found[api] {
+                if AccessRules.canRead(r, scope: scope, identity: identity, schema: schema) {
+                    out.append((id, .success(r)))
+                } else {
+                    out.append(
+                        (
+                            id,
+                            .failure(
+                                CirrusError(
+                                    identity.userRecordName == nil ? .notAuthenticated : .permissionFailure,
+                                    "\(identity) may not read this record", recordID: id))
+                        ))
+                }
+            } else {
+                out.append((id, .failure(CirrusError(.unknownItem, "record not found", recordID: id))))
+            }
+        }
+        return out
+    }
+
+    /// Saves and deletes under one policy.
+    public func modifyRecords(
+        saving: [Record], deleting: [RecordID], savePolicy: SavePolicy, atomically: Bool
+    ) async throws(CirrusError) -> ModifyResult {
+        let ops =
+            saving.map { RecordOperation.save($0, savePolicy, mergingFields: false) }
+            + deleting.map { RecordOperation.delete($0, ifChangeTag: nil) }
+        let results = try await modify(ops, atomically: atomically)
+        var out = ModifyResult(saveResults: [], deleteResults: [])
+        for (i, (id, r)) in results.enumerated() {
+            if i < saving.count {
+                out.saveResults.append(
+                    (
+                        id,
+                        r.flatMap { rec -> Result<Record, CirrusError> in
+                            rec.map { .success($0) }
+                                ?? .failure(CirrusError(.internalError, "no record for a save", recordID: id))
+                        }
+                    ))
+            } else {
+                out.deleteResults.append((id, r.map { _ in () }))
+            }
+        }
+        return out
+    }
+
+    /// Saves and deletes with a rule per item, in one transaction. Every item is in the default
+    /// zone, whose items succeed or fail one by one (CloudKit's rule), so `atomically` changes
+    /// nothing here.
+    public func modify(
+        _ operations: [RecordOperation], atomically: Bool
+    ) async throws(CirrusError) -> [(RecordID, Result<Record?, CirrusError>)] {
+        try Self.checkCancelled()
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
+        if operations.count > DatabaseLimits.maximumItemsPerRequest {
+            throw CirrusError(
+                .limitExceeded,
+                "\(operations.count) items in one request; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
+        }
+        if operations.isEmpty { return [] }
+        guard let user = identity.userRecordName else {
+            throw CirrusError(.notAuthenticated, "saving and deleting records needs a signed-in user")
+        }
+        // Items whose ids this database refuses fail on their own; the rest go to the server.
+        var results: [Result<Record?, CirrusError>?] = Array(repeating: nil, count: operations.count)
+        var items: [PostgresItem] = []
+        var positions: [Int] = []
+        for (i, op) in operations.enumerated() {
+            do throws(CirrusError) {
+                switch op {
+                case .save(var r, let policy, let merging):
+                    r.recordID = try checkID(r.recordID)
+                    if r.recordType == Schema.usersRecordType {
+                        throw CirrusError(
+                            .invalidArguments, "records of type Users are the users' own", recordID: r.recordID)
+                    }
+                    items.append(.save(r, PostgresSavePolicy(policy), mergingFields: merging))
+                case .delete(let id, let tag):
+                    items.append(.delete(try checkID(id), ifChangeTag: tag))
+                }
+                positions.append(i)
+            } catch {
+                results[i] = .failure(error)
+            }
+        }
+        if !items.isEmpty {
+            let scope = self.scope, identity = self.identity, schema = self.schema
+            let authorize: @Sendable (String, Record?, RecordID) throws -> Void = { type, server, id in
+                do throws(CirrusError) {
+                    try AccessRules.checkWrite(
+                        type: type, current: server, id: id, scope: scope, identity: identity, schema: schema)
+                } catch {
+                    throw PostgresStoreError(
+                        PostgresStoreError.Code(rawValue: error.code.rawValue) ?? .permissionFailure, error.message,
+                        recordID: id)
+                }
+            }
+            let store = await container.current(store)
+            let outcome: [Result<Record?, PostgresStoreError>]
+            do {
+                outcome = try await store.modify(items, atomically: false, by: user, authorize: authorize)
+            } catch {
+                throw CirrusError(error)
+            }
+            container.publish(await store.schema)
+            for (p, r) in zip(positions, outcome) { results[p] = r.mapError { CirrusError($0) } }
+        }
+        return operations.enumerated().map { i, op in
+            let id: RecordID
+            switch op {
+            case .save(let r, _, _): id = r.recordID
+            case .delete(let d, _): id = d
+            }
+            return (id, results[i] ?? .failure(CirrusError(.internalError, "no result", recordID: id)))
+        }
+    }
+
+    // MARK: queries
+
+    /// The first page of a query.
+    public func records(
+        matching query: RecordQuery, inZoneWith zoneID: ZoneID?, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
+        let (checked, _) = try check(query)
+        let zone = try zoneID.map { (z) throws(CirrusError) in try checkZone(z) }
+        return try await page(checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit)
+    }
+
+    /// The page after a cursor's.
+    public func records(
+        continuingMatchFrom cursor: QueryCursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
+        guard cursor.scope == scope.cursorScope else {
+            throw CirrusError(.invalidArguments, "the cursor was issued by another database (\(cursor.scope))")
+        }
+        try checkCanRead(recordType: cursor.query.recordType)
+        try recheck(cursor.query)
+        var keys: [String] = []
+        for v in cursor.position.values {
+            guard case .string(let s) = v else {
+                throw CirrusError(.invalidArguments, "the cursor was not issued by the PostgreSQL engine")
+            }
+            keys.append(s)
+        }
+        return try await page(
+            cursor.query, zone: cursor.zone, desiredKeys: desiredKeys,
+            after: KeysetPosition(keys: keys, recordID: cursor.position.recordID), resultsLimit: resultsLimit)
+    }
+
+    /// The cursor of a token this database issued.
+    public func cursor(fromToken token: String, expecting query: RecordQuery?) throws(CirrusError) -> QueryCursor {
+        let expected = try query.map { (q) throws(CirrusError) in try check(q).0 }
+        do {
+            return try QueryCursor(token: token, secret: cursorSecret, expecting: expected)
+        } catch {
+            throw CirrusError(.invalidArguments, "\(error)")
+        }
+    }
+
+    /// The index options `query` needs in production.
+    public func requiredIndexes(for query: RecordQuery) throws(CirrusError) -> [IndexRequirement] {
+        QueryPlanner.requiredIndexes(try check(query).0)
+    }
+
+    /// Throws unless this identity may read records of `recordType`.
+    public func checkCanRead(recordType: String) throws(CirrusError) {
+        try AccessRules.checkCanRead(recordType: recordType, scope: scope, identity: identity, schema: schema)
+    }
+
+    /// Whether this identity may read `record`.
+    public func canRead(_ record: Record) -> Bool {
+        AccessRules.canRead(record, scope: scope, identity: identity, schema: schema)
+    }
+
+    /// PostgreSQL's plan of the query's first page (`execute`: `EXPLAIN ANALYZE`, and the page
+    /// run to count what it returns).
+    public func explain(
+        _ query: RecordQuery, inZoneWith zoneID: ZoneID?, resultsLimit: Int, execute: Bool
+    ) async throws(CirrusError) -> QueryExplanation {
+        let (checked, warnings) = try check(query)
+        let zone = try zoneID.map { (z) throws(CirrusError) in try checkZone(z) }
+        let e: PostgresExplanation
+        do {
+            e = try await container.current(store).explain(
+                checked, inZone: zone, resultsLimit: resultsLimit, analyze: execute)
+        } catch {
+            throw CirrusError(error)
+        }
+        var returned: Int? = nil
+        if execute {
+            returned = try await page(checked, zone: zone, desiredKeys: [], after: nil, resultsLimit: resultsLimit)
+                .matchResults.count
+        }
+        let required = QueryPlanner.requiredIndexes(checked)
+        return QueryExplanation(
+            enginePlan: e.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init),
+            requiredIndexes: required,
+            missingIndexes: QueryExplanation.missing(required, in: schema.recordTypes[checked.recordType]),
+            warnings: warnings, returned: returned)
+    }
+
+    // MARK: internals
+
+    static func checkCancelled() throws(CirrusError) {
+        if Task.isCancelled { throw CirrusError(.operationCancelled, "the task was cancelled before the call ran") }
+    }
+
+    /// A zone of this database in API form: the default zone (custom zones are not stored here
+    /// yet); another owner's zone → permissionFailure.
+    func checkZone(_ z: ZoneID) throws(CirrusError) -> ZoneID {
+        if z.ownerName != ZoneID.defaultOwnerName && z.ownerName != scope.owner {
+            throw CirrusError(
+                .permissionFailure, "zone owned by \"\(z.ownerName)\" is not part of the \(scope)", zoneID: z)
+        }
+        if !z.isDefaultZone {
+            if case .public = scope {
+                throw CirrusError(.badDatabase, "the public database has only the default zone", zoneID: z)
+            }
+            throw .unsupported("custom zones", on: engineName)
+        }
+        return ZoneID(zoneName: z.zoneName)
+    }
+
+    func checkID(_ id: RecordID) throws(CirrusError) -> RecordID {
+        do {
+            return RecordID(recordName: id.recordName, zoneID: try checkZone(id.zoneID))
+        } catch {
+            var e = error
+            e.recordID = id
+            throw e
+        }
+    }
+
+    /// Checks a query against the container's schema: access, predicate, sort descriptors.
+    func check(_ q: RecordQuery) throws(CirrusError) -> (Query, [String]) {
+        try checkCanRead(recordType: q.recordType)
+        let ctx = CheckContext(
+            arguments: q.arguments, variables: q.variables, schema: schema, recordType: q.recordType,
+            now: store.clock(), source: q.predicate)
+        do throws(PredicateError) {
+            let checked = try QueryChecker.check(q.predicate, context: ctx)
+            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
+            return (
+                Query(recordType: q.recordType, predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
+                checked.warnings.map(\.message)
+            )
+        } catch {
+            throw CirrusError(
+                .invalidArguments, error.range == .none ? error.message : error.rendered(source: q.predicate))
+        }
+    }
+
+    /// Checks a cursor's query against the current schema.
+    func recheck(_ q: Query) throws(CirrusError) {
+        let (format, args) = q.predicate.predicateFormat
+        let ctx = CheckContext(arguments: args, schema: schema, recordType: q.recordType, now: store.clock())
+        do throws(PredicateError) {
+            _ = try QueryChecker.check(format, context: ctx)
+            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
+        } catch {
+            throw CirrusError(.invalidArguments, "the query of this cursor can no longer run: \(error.message)")
+        }
+    }
+
+    func page(
+        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: KeysetPosition?, resultsLimit: Int
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
+        let schema = self.schema
+        guard schema.recordTypes[q.recordType] != nil else {
+            // A type no record has created yet (development): no rows, as the embedded engine says.
+            return ([], nil)
+        }
+        let p: PostgresQueryPage
+        do {
+            p = try await container.current(store).page(
+                q, zone: zone, after: after, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+        } catch {
+            throw CirrusError(error)
+        }
+        var records = p.records
+        if !AccessRules.readsEveryRecord(of: q.recordType, scope: scope, identity: identity, schema: schema) {
+            records = records.filter { AccessRules.canRead($0, scope: scope, identity: identity, schema: schema) }
+        }
+        let cursor = p.cursor.map {
+            QueryCursor(
+                scope: scope.cursorScope, query: q, zone: zone, desiredKeys: desiredKeys,
+                position: OrderKey(values: $0.position.keys.map { .string($0) }, recordID: $0.position.recordID))
+        }
+        return (records.map { ($0.recordID, .success($0)) }, cursor)
+    }
+}
+
+extension PostgresSavePolicy {
+    /// The façade's policy.
+    init(_ policy: SavePolicy) {
+        switch policy {
+        case .ifServerRecordUnchanged: self = .ifServerRecordUnchanged
+        case .changedKeys: self = .changedKeys
+        case .allKeys: self = .allKeys
+        }
+    }
+}
+
+extension CirrusError {
+    /// The façade's error for a PostgreSQL backend error: the same CloudKit number, the message
+    /// with where it happened, the record, the server's record and the per-item errors.
+    public init(_ e: PostgresStoreError) {
+        var message = e.message
+        if let l = e.location { message += " (at \(l))" }
+        self.init(
+            CirrusError.Code(rawValue: e.code.rawValue) ?? .internalError, message, recordID: e.recordID,
+            serverRecord: e.serverRecord,
+            partialErrors: e.partialErrors.mapValues { CirrusError($0) })
+    }
+}
+
+extension PostgresStore {
+    /// A store for another tenant of the same container, sharing this store's connections,
+    /// Citus flag and schema. Closing it would close the shared pool: only the container's
+    /// first store is closed.
+    nonisolated func sibling(for tenant: PostgresTenant) -> PostgresStore {
+        let s = PostgresStore(
+            client: client, runTask: runTask, tenant: tenant, address: address, clock: clock, timeout: timeout,
+            layout: layout)
+        return s
+    }
+
+    /// Creates the container's base tables (names, counters, the stored schema) when they are
+    /// missing, keeping any schema stored already: a new container answers fetches and
+    /// deletions with unknownItem instead of a missing relation. Single-node layout only.
+    func prepare() async throws(PostgresStoreError) {
+        guard layout == .singleNode else { return }
+        let namespace = tenant.namespace
+        let citus = self.citus
+        let logger = self.logger
+        let address = self.address
+        let cached = schema
+        let stored = try await run("preparing the tables of \(namespace)") { client in
+            try await client.withTransaction(logger: logger) { conn in
+                try await Self.applyDDL(conn, namespace: namespace, citus: citus, logger: logger, address: address) {
+                    old in old ?? cached
+                }
+            }
+        }
+        setSchema(stored)
+    }
+
+    /// Takes `schema` (the container's, grown by another tenant's save) and the Citus flag.
+    func adopt(_ schema: Schema, citus: Bool? = nil) {
+        if let citus { self.citus = citus }
+        if schema != self.schema { setSchema(schema) }
+    }
+
+    /// The secret `name`: 32 random bytes made by the first process that asked and kept in
+    /// `cirrus_secrets`, so every process reads the same.
+    func secret(named name: String) async throws(PostgresStoreError) -> [UInt8] {
+        var fresh = [UInt8](repeating: 0, count: 32)
+        var rng = SystemRandomNumberGenerator()
+        for i in fresh.indices { fresh[i] = UInt8.random(in: 0...255, using: &rng) }
+        let namespace = tenant.namespace
+        let table = SQLName.qualified(namespace, "cirrus_secrets")
+        let key = name
+        let hex = SQLText.hex(fresh)
+        let logger = self.logger
+        let secret = try await run("reading the secret \(key)") { client in
+            try await client.withTransaction(logger: logger) { conn in
+                var b = SQLBuilder()
+                let k = b.param(key)
+                let h = b.param(hex)
+                for sql in [
+                    "CREATE SCHEMA IF NOT EXISTS \(SQLName.quote(namespace))",
+                    "CREATE TABLE IF NOT EXISTS \(table) (name text PRIMARY KEY, secret bytea NOT NULL)",
+                ] {
+                    for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) {}
+                }
+                for try await _ in try await conn.query(
+                    PostgresQuery(
+                        unsafeSQL: "INSERT INTO \(table) (name, secret) VALUES (\(k), decode(\(h), 'hex')) "
+                            + "ON CONFLICT (name) DO NOTHING", binds: b.binds), logger: logger)
+                {}
+                var c = SQLBuilder()
+                let k2 = c.param(key)
+                var out: [UInt8] = []
+                for try await bytes in try await conn.query(
+                    PostgresQuery(unsafeSQL: "SELECT secret FROM \(table) WHERE name = \(k2)", binds: c.binds),
+                    logger: logger
+                ).decode(ByteBuffer.self) {
+                    out = Array(bytes.readableBytesView)
+                }
+                return out
+            }
+        }
+        guard secret.count == 32 else {
+            throw PostgresStoreError(
+                .internalError, "the secret \(key) has \(secret.count) bytes, not 32", location: address)
+        }
+        return secret
+    }
+}
