@@ -94,3 +94,19 @@ run: deps
 repl: deps
 	$(SWIFT) build -c release --product cirrus
 	$$($(SWIFT) build -c release --show-bin-path)/cirrus repl
+
+# Cirrus vs SQLite vs Cirrus-on-PostgreSQL (docs/benchmarks.md, "Cirrus on PostgreSQL"): a throwaway
+# PostgreSQL 15 + PostGIS cluster on a free loopback port (scripts/postgres-cluster.sh), qbench
+# --postgres on it, the cluster dropped on exit whatever happens. SIZE=100k by default;
+# QBENCH_ARGS adds flags, e.g. `make bench-postgres SIZE=10k QBENCH_ARGS=--verify` or
+# `QBENCH_ARGS="--seconds 1 --markdown pg.md --json pg.json"`.
+.PHONY: bench-postgres
+bench-postgres: deps
+	$(SWIFT) build -c release --package-path Benchmarks
+	@port=$$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	export CLUSTER=cirrus_bench_$$port; \
+	trap './scripts/postgres-cluster.sh down' EXIT; \
+	url=$$(./scripts/postgres-cluster.sh up $$port | tail -1); \
+	case "$$url" in postgres://*) ;; *) echo "bench-postgres: the cluster did not come up" >&2; exit 1;; esac; \
+	$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/qbench --size $(or $(SIZE),100k) \
+		--postgres $$url $(QBENCH_ARGS)

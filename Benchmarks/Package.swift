@@ -4,6 +4,7 @@
 // Cirrus by path), with SQLite as a system library for the cross-engine suites.
 // Run: swift run -c release --package-path Benchmarks qbench            (Cirrus vs SQLite)
 //      swift run -c release --package-path Benchmarks qbench indexes    (the Indexes module alone)
+//      qbench --postgres URL: Cirrus-on-PostgreSQL (CirrusPostgres) as a third engine
 
 import PackageDescription
 
@@ -26,6 +27,7 @@ let package = Package(
                 .product(name: "QueryChecker", package: "Cirrus"),
                 .product(name: "RecordLog", package: "Cirrus"),
                 .product(name: "QueryExecution", package: "Cirrus"),
+                .product(name: "CirrusPostgres", package: "Cirrus"),
                 "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -1,6 +1,8 @@
 // Compare+Run: how a read suite runs — every case on both engines and compared (agreement
 // first), then each engine timed separately for the time budget, cycling through the cases,
 // one sample per query — plus the parse suite and the progress line shown during long steps.
+// With `--postgres`, Cirrus-on-PostgreSQL's answer to each case is checked against the embedded
+// engine's too (same ids; same order when the suite is ordered) and timed the same way.
 
 import CSQLite
 import Cirrus
@@ -58,6 +60,10 @@ extension Compare {
     func runRead(_ s: ReadSuite, progress: Progress, report: inout RunReport) async throws -> [SuiteResult] {
         var disagreements: [String] = []
         var rows = 0
+        let pgCases = s.cases.compactMap(\.postgres)
+        // PostgreSQL runs the suite when every case has its PostgreSQL form.
+        let onPostgres = postgres != nil && !s.cases.isEmpty && pgCases.count == s.cases.count
+        var pgDisagreements = 0
         for (i, c) in s.cases.enumerated() {
             progress.show("\(s.name): checking agreement \(i + 1)/\(s.cases.count)")
             let a = try await c.cirrus()
@@ -65,6 +71,17 @@ extension Compare {
             rows += a.count
             if let d = Self.difference(a, b, ordered: c.ordered) {
                 disagreements.append("\(s.name): \(c.label)\n    \(d)")
+            }
+            if onPostgres, let pq = c.postgres {
+                // A failing query fails the run as a disagreement does, naming the query.
+                var d: String?
+                do { d = Self.difference(a, try await pq(), ordered: c.ordered, other: "PostgreSQL") } catch {
+                    d = "failed: \(error)"
+                }
+                if let d {
+                    disagreements.append("\(s.name) (PostgreSQL): \(c.label)\n    \(d)")
+                    pgDisagreements += 1
+                }
             }
             if let alt = s.alternative, i < alt.run.count {
                 let k = try alt.run[i]()
@@ -82,28 +99,40 @@ extension Compare {
             return [
                 SuiteResult(
                     suite: s.name, title: s.title, note: "ENGINES DISAGREE on \(disagreements.count) queries",
-                    cases: s.cases.count)
+                    cases: s.cases.count,
+                    postgresNote: pgDisagreements > 0 ? "DISAGREES with Cirrus on \(pgDisagreements) queries" : nil)
             ]
         }
         let targetText = s.target.map { "≥ \(Int($0))×" }
+        // What the PG columns say when PostgreSQL did not run the suite.
+        let pgNote: String? =
+            postgres == nil || onPostgres
+            ? nil : s.cases.isEmpty ? "no cases at this size" : "n/a: \(s.postgresUnavailable ?? "no PostgreSQL form")"
         if verify || s.cases.isEmpty {
             return [
                 SuiteResult(
                     suite: s.name, title: s.title, target: targetText,
                     note: s.cases.isEmpty
                         ? "no cases at this size" : "agree on \(s.cases.count) queries, avg \(avg) rows",
-                    cases: s.cases.count)
+                    cases: s.cases.count,
+                    postgresNote: onPostgres ? "agrees with Cirrus on \(s.cases.count) queries" : pgNote)
             ]
         }
         let cf = try await time("\(s.name) Cirrus", s.cases.map(\.cirrus), progress: progress)
         let sf = try await time("\(s.name) SQLite", s.cases.map { c in { try c.sqlite() } }, progress: progress)
         let speed = sf.medianNs / cf.medianNs
-        var out = [
-            SuiteResult(
-                suite: s.name, title: s.title, cirrus: cf, sqlite: sf, speedup: speed, target: targetText,
-                met: s.target.map { speed >= $0 }, note: "\(s.cases.count) queries, avg \(avg) rows",
-                cases: s.cases.count)
-        ]
+        var first = SuiteResult(
+            suite: s.name, title: s.title, cirrus: cf, sqlite: sf, speedup: speed, target: targetText,
+            met: s.target.map { speed >= $0 }, note: "\(s.cases.count) queries, avg \(avg) rows",
+            cases: s.cases.count, postgresNote: pgNote)
+        if onPostgres {
+            let pf = try await time("\(s.name) PostgreSQL", pgCases, progress: progress)
+            first.postgres = pf
+            first.cirrusVsPostgres = pf.medianNs / cf.medianNs
+            first.postgresVsSQLite = sf.medianNs / pf.medianNs
+            first.postgresNote = "agrees on \(s.cases.count) queries"
+        }
+        var out = [first]
         if let alt = s.alternative {
             let kf = try await time("\(s.name) \(alt.label)", alt.run.map { r in { try r() } }, progress: progress)
             let ks = kf.medianNs / cf.medianNs
@@ -117,19 +146,20 @@ extension Compare {
     }
 
     /// nil when equal; otherwise the counts and the first differences.
-    static func difference(_ a: [String], _ b: [String], ordered: Bool) -> String? {
+    static func difference(_ a: [String], _ b: [String], ordered: Bool, other: String = "SQLite") -> String? {
         if ordered {
             if a == b { return nil }
             let i = (0..<min(a.count, b.count)).first { a[$0] != b[$0] } ?? min(a.count, b.count)
             let ca = a[i..<min(a.count, i + 3)].joined(separator: ","),
                 sb = b[i..<min(b.count, i + 3)].joined(separator: ",")
             return
-                "Cirrus \(a.count) rows, SQLite \(b.count); first difference at row \(i): Cirrus [\(ca)] SQLite [\(sb)]"
+                "Cirrus \(a.count) rows, \(other) \(b.count); first difference at row \(i): Cirrus [\(ca)] \(other) [\(sb)]"
         }
         let sa = Set(a), sb = Set(b)
         if sa == sb && a.count == b.count { return nil }
         let onlyA = sa.subtracting(sb).sorted().prefix(5), onlyB = sb.subtracting(sa).sorted().prefix(5)
-        return "Cirrus \(a.count) rows, SQLite \(b.count); only Cirrus: \(Array(onlyA)); only SQLite: \(Array(onlyB))"
+        return
+            "Cirrus \(a.count) rows, \(other) \(b.count); only Cirrus: \(Array(onlyA)); only \(other): \(Array(onlyB))"
     }
 
     /// Parse + check of a predicate against the schema (Cirrus) vs preparing the equivalent

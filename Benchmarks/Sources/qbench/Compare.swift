@@ -3,6 +3,11 @@
 // batched) → reopen both → parse → the read suites (agreement first, then timing) → mixed reads
 // with a concurrent writer (last: it changes the data). A disagreement is reported with the
 // query and the first differences, and makes the run exit with status 1.
+//
+// `--postgres URL` adds a third engine, Cirrus-on-PostgreSQL (PostgresPeer): the same records
+// saved through `PostgresStore.modify` after the SQLite ingest, the read suites run on it too,
+// its records checked against the embedded engine's (a disagreement fails the run the same
+// way), its timings and ratios in extra columns. Suites it cannot run say "n/a" and why.
 
 import ArgumentParser
 import Cirrus
@@ -58,6 +63,20 @@ struct Compare: AsyncParsableCommand {
     var export: String?
     @Option(help: "Queries for --data: one {\"recordType\",\"predicate\",\"args\",\"sort\"?,\"limit\"?} per line.")
     var queries: String?
+    @Option(
+        help:
+            "Also run the read suites on Cirrus-on-PostgreSQL at this server (postgres://user@host:port/database, PostGIS installed; a fresh container's tables are created and left there)."
+    )
+    var postgres: String?
+
+    /// Why a suite that is not a read suite has no Cirrus-on-PostgreSQL figures.
+    static let postgresNotApplicable: [String: String] = [
+        "bulk": "n/a: CirrusPostgres has no bulk-import path (its ingest is the ingest row)",
+        "reopen": "n/a: a server keeps running; there is no database to reopen",
+        "reopen-process": "n/a: a server keeps running; there is no database to open in a fresh process",
+        "parse": "n/a: PostgresStore.query runs the same QueryChecker (and each read below includes it)",
+        "mixed": "n/a: the concurrent-writer suite is not ported to PostgreSQL",
+    ]
 
     func validate() throws {
         guard (1...400).contains(batch) else { throw ValidationError("--batch must be 1…400") }
@@ -116,7 +135,11 @@ struct Compare: AsyncParsableCommand {
             print("\nFAILED: the engines disagree (see above).")
             throw ExitCode(1)
         }
-        if verify { print("\nagreement: every query returned the same records on both engines.") }
+        if verify {
+            print(
+                "\nagreement: every query returned the same records on \(postgres == nil ? "both" : "all three") engines."
+            )
+        }
     }
 
     func write(_ reports: [RunReport]) throws {
@@ -126,6 +149,9 @@ struct Compare: AsyncParsableCommand {
             let value: Data = reports.count == 1 ? try enc.encode(reports[0]) : try enc.encode(reports)
             try value.write(to: URL(fileURLWithPath: json))
             print("wrote \(json)")
+        }
+        if postgres != nil, let pg = reports.last?.postgres {
+            print("Cirrus-on-PostgreSQL: \(pg)")
         }
         if let svg, let last = reports.last {
             let title = "Cirrus vs SQLite — speedup (SQLite time / Cirrus time), \(last.size) records"
@@ -139,7 +165,9 @@ struct Compare: AsyncParsableCommand {
                     "### \(r.size) records\n\nmachine: \(r.machine.cores) cores, \(r.machine.memoryBytes >> 30) GiB, \(r.machine.os), "
                 md +=
                     "Swift \(r.machine.swift), SQLite \(r.machine.sqlite); load average \(r.machine.loadAverage) at start, "
-                md += "\(r.loadAverageAtEnd) at end; \(r.machine.date)\n\n" + Table.markdown(r.results) + "\n"
+                md += "\(r.loadAverageAtEnd) at end; \(r.machine.date)"
+                if let pg = r.postgres { md += "; PostgreSQL: \(pg)" }
+                md += "\n\n" + Table.markdown(r.results, postgres: postgres != nil) + "\n"
             }
             try md.write(toFile: markdown, atomically: true, encoding: .utf8)
             print("wrote \(markdown)")
@@ -163,7 +191,8 @@ struct Compare: AsyncParsableCommand {
             command: CommandLine.arguments.joined(separator: " "), size: n, seed: seed, durability: durability,
             machine: Machine.current())
         print(
-            "qbench: Cirrus vs SQLite \(SQLiteDB.version), \(n) places (seed \(seed)), durability \(durability), "
+            "qbench: Cirrus vs SQLite \(SQLiteDB.version)\(postgres != nil ? " vs Cirrus-on-PostgreSQL" : ""), "
+                + "\(n) places (seed \(seed)), durability \(durability), "
                 + "\(report.machine.cores) cores, load \(report.machine.loadAverage)\(verify ? ", verify only" : "")")
         let progress = Progress()
         progress.show("generating \(n) places…")
@@ -173,7 +202,7 @@ struct Compare: AsyncParsableCommand {
         let (work, temporary) = try workDirectory()
         defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
         let (cirrusDurability, sync) = storeDurability
-        print(Table.header())
+        print(Table.header(postgres: postgres != nil))
 
         // Ingest: both durable and batched; SQLite maintains the same indexes as it goes.
         let cirrus = try CirrusPeer(directory: work + "/cirrus", durability: cirrusDurability)
@@ -213,14 +242,15 @@ struct Compare: AsyncParsableCommand {
         var si = Figures(times: sTimes)
         si.opsPerSecond = Double(n) / (sTotal / 1e9)
         let ingestSpeedup = ci.opsPerSecond / si.opsPerSecond
-        add(
-            &report,
-            SuiteResult(
-                suite: "ingest", title: "ingest, \(batch)/commit (ops/s = rec/s)", cirrus: ci, sqlite: si,
-                speedup: ingestSpeedup, target: "≥ 2×", met: ingestSpeedup >= 2,
-                note:
-                    "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"
-            ))
+        var ingest = SuiteResult(
+            suite: "ingest", title: "ingest, \(batch)/commit (ops/s = rec/s)", cirrus: ci, sqlite: si,
+            speedup: ingestSpeedup, target: "≥ 2×", met: ingestSpeedup >= 2,
+            note:
+                "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"
+        )
+        let pg = try await postgresIngest(records, schema: cirrus.container.schema, into: &ingest, progress: progress)
+        if let pg { report.postgres = "\(pg.address), container \(pg.tenant.containerID)" }
+        add(&report, ingest)
 
         if wants("bulk") && !verify { add(&report, try bulkSuite(data, work: work, progress: progress)) }
 
@@ -272,7 +302,8 @@ struct Compare: AsyncParsableCommand {
         if wants("parse") && !verify { add(&report, try parseSuite(cirrus, sqlite, data)) }
 
         var builder = SuiteBuilder(
-            data: data, cirrus: cirrus, sqlite: sqlite, rng: Rng(state: seed ^ 0x5EED), count: caseCount)
+            data: data, cirrus: cirrus, sqlite: sqlite, postgres: pg, rng: Rng(state: seed ^ 0x5EED), count: caseCount
+        )
         let makers: [(String, (inout SuiteBuilder) async throws -> ReadSuite)] = [
             ("point", { $0.point() }), ("eq-sort", { $0.equalitySort() }), ("range-sort", { $0.rangeSort() }),
             ("in", { $0.inList() }), ("beginswith", { $0.beginsWith() }), ("list-contains", { $0.listContains() }),
@@ -290,6 +321,7 @@ struct Compare: AsyncParsableCommand {
             add(&report, try await mixedSuite(cirrus, sqlite, data, &builder, progress: progress))
         }
         try cirrus.close()
+        await pg?.close()
         report.loadAverageAtEnd = Machine.current().loadAverage
         report.memory["peakRSSBytes"] = Memory.status("VmHWM")
         print("peak RSS \(Memory.status("VmHWM") >> 20) MiB; load average at end \(report.loadAverageAtEnd)")
@@ -297,7 +329,43 @@ struct Compare: AsyncParsableCommand {
     }
 
     func add(_ report: inout RunReport, _ r: SuiteResult) {
+        var r = r
+        if postgres != nil, r.postgres == nil, r.postgresNote == nil {
+            r.postgresNote = Self.postgresNotApplicable[r.suite] ?? "n/a"
+        }
         report.results.append(r)
-        print(Table.row(r))
+        print(Table.row(r, postgres: postgres != nil))
+    }
+
+    /// With `--postgres`: connects, applies `schema`, saves `records` in requests of `batch`
+    /// (timed per request, as the other engines' ingest) and runs ANALYZE; the figures go into
+    /// `row`. Nil without `--postgres`.
+    func postgresIngest(
+        _ records: [Record], schema: Schema, into row: inout SuiteResult, progress: Progress
+    ) async throws -> PostgresPeer? {
+        guard let postgres else { return nil }
+        progress.show("connecting to PostgreSQL")
+        let pg = try await PostgresPeer(url: postgres)
+        try await pg.apply(schema)
+        var times: [Double] = []
+        var last = Measure.now()
+        let p0 = last
+        try await pg.ingest(records, batch: batch) { done in
+            let t = Measure.now()
+            times.append(Double(t - last))
+            last = t
+            progress.show("ingest PostgreSQL \(done)/\(records.count)")
+        }
+        let total = Double(Measure.now() - p0)
+        progress.show("PostgreSQL ANALYZE")
+        let analyze = try await pg.analyze()
+        progress.done()
+        var f = Figures(times: times)
+        f.opsPerSecond = Double(records.count) / (total / 1e9)
+        row.postgres = f
+        if let c = row.cirrus?.opsPerSecond, c > 0 { row.cirrusVsPostgres = c / f.opsPerSecond }
+        if let s = row.sqlite?.opsPerSecond, s > 0 { row.postgresVsSQLite = f.opsPerSecond / s }
+        row.postgresNote = "\(Measure.format(total)) + ANALYZE \(Measure.format(analyze)) (modify, 1 transaction each)"
+        return pg
     }
 }

@@ -7,9 +7,12 @@
 //    "limit": 20}
 // Arguments: JSON strings, numbers, arrays, and {"latitude", "longitude"} objects for locations.
 // With a sort, the first page (`limit`, default 100) is compared in order; without one, every
-// match is compared as a set. A bad line is reported with its number.
+// match is compared as a set. A bad line is reported with its number. With `--postgres`, the
+// records Cirrus accepted are saved on Cirrus-on-PostgreSQL too (the schema Cirrus grew from
+// them applied first) and each query runs there as well, checked against Cirrus.
 
 import Cirrus
+import CirrusPostgres
 import Foundation
 import QueryChecker
 import QueryExecution
@@ -82,13 +85,15 @@ struct DataFileRun {
         _ = summary
         if records.isEmpty { throw GenericError(message: "--data: \(dataPath) holds no readable records") }
         report.size = records.count
-        print("qbench: Cirrus vs SQLite \(SQLiteDB.version) on \(records.count) records of \(dataPath)")
+        print(
+            "qbench: Cirrus vs SQLite \(SQLiteDB.version)\(command.postgres != nil ? " vs Cirrus-on-PostgreSQL" : "") on "
+                + "\(records.count) records of \(dataPath)")
         let (work, temporary) = try command.workDirectory()
         defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
         let (durability, sync) = command.storeDurability
         let cirrus = try CirrusPeer(directory: work + "/cirrus", durability: durability, schema: nil)
         let progress = Progress()
-        print(Table.header())
+        print(Table.header(postgres: command.postgres != nil))
 
         var cTimes: [Double] = []
         var refused = Set<Int>()
@@ -129,11 +134,12 @@ struct DataFileRun {
         var ci = Figures(times: cTimes), si = Figures(times: sTimes)
         ci.opsPerSecond = Double(records.count) / (cTotal / 1e9)
         si.opsPerSecond = Double(records.count) / (sTotal / 1e9)
-        command.add(
-            &report,
-            SuiteResult(
-                suite: "ingest", title: "import, \(command.batch)/commit (ops/s = records/s)", cirrus: ci, sqlite: si,
-                speedup: ci.opsPerSecond / si.opsPerSecond))
+        var ingest = SuiteResult(
+            suite: "ingest", title: "import, \(command.batch)/commit (ops/s = records/s)", cirrus: ci, sqlite: si,
+            speedup: ci.opsPerSecond / si.opsPerSecond)
+        let pg = try await command.postgresIngest(records, schema: schema, into: &ingest, progress: progress)
+        if let pg { report.postgres = "\(pg.address), container \(pg.tenant.containerID)" }
+        command.add(&report, ingest)
 
         for (i, line) in qtext.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let text = line.trimmingCharacters(in: .whitespaces)
@@ -200,15 +206,38 @@ struct DataFileRun {
                 }
                 return out
             }
+            var p: (() async throws -> [String])? = nil
+            if let pg {
+                if !ordered {
+                    p = { namesOf(try await pg.all(rq, pageSize: 1_000_000)) }
+                } else if page == 1 {
+                    p = { namesOf(try await pg.page(rq, limit: limit).0) }
+                } else {
+                    // PostgreSQL's keyset cursor of the page before, obtained before timing too.
+                    var pgCursor: PostgresCursor? = try await pg.page(rq, limit: limit).1
+                    for _ in 2..<page {
+                        guard let c = pgCursor else { break }
+                        pgCursor = try await pg.next(c, limit: limit).1
+                    }
+                    let resume = pgCursor
+                    p = {
+                        guard let c = resume else { return [] }
+                        return namesOf(try await pg.next(c, limit: limit).0)
+                    }
+                }
+            }
             let suite = ReadSuite(
                 name: "q\(i + 1)",
                 title: "q\(i + 1): " + String(q.predicate.prefix(34)) + (page > 1 ? " p\(page)" : ""), target: nil,
                 cases: [
-                    Case(label: SuiteBuilder.label(rq) + "\n    SQL: " + sql, ordered: ordered, cirrus: c, sqlite: s)
+                    Case(
+                        label: SuiteBuilder.label(rq) + "\n    SQL: " + sql, ordered: ordered, cirrus: c, sqlite: s,
+                        postgres: p)
                 ])
             for r in try await command.runRead(suite, progress: progress, report: &report) { command.add(&report, r) }
         }
         try cirrus.close()
+        await pg?.close()
         report.loadAverageAtEnd = Machine.current().loadAverage
         return report
     }

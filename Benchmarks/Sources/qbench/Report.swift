@@ -1,6 +1,9 @@
 // Report: the figures of a comparison run and their three renderings — the terminal table
 // (a row printed as each suite finishes), the JSON file (every figure plus the machine), and
 // the SVG bar chart of the speedups (SQLite time / Cirrus time, log scale, target marks).
+// With `--postgres` the table and the Markdown gain Cirrus-on-PostgreSQL's columns (median, p99,
+// ops/s, "Cirrus vs PG" = PG time / Cirrus time, "PG vs SQLite" = SQLite time / PG time) and a
+// PG note; without it they are unchanged, and the JSON gains fields only when they are set.
 
 import Foundation
 
@@ -41,6 +44,13 @@ struct SuiteResult: Codable {
     var met: Bool?
     var note: String = ""
     var cases: Int = 0
+    /// Cirrus-on-PostgreSQL (`--postgres`): its timing, PG median / Cirrus median (for ingest:
+    /// Cirrus rate / PG rate), SQLite median / PG median (ingest: PG rate / SQLite rate), and
+    /// what the PG columns mean here ("n/a: reason" when the suite does not run on PG).
+    var postgres: Figures? = nil
+    var cirrusVsPostgres: Double? = nil
+    var postgresVsSQLite: Double? = nil
+    var postgresNote: String? = nil
 }
 
 struct Machine: Codable {
@@ -88,6 +98,8 @@ struct RunReport: Codable {
     var memory: [String: Int] = [:]
     var results: [SuiteResult] = []
     var agreementFailures: [String] = []
+    /// `host:port/database` and the container of the Cirrus-on-PostgreSQL run, when there was one.
+    var postgres: String? = nil
 }
 
 enum Table {
@@ -98,12 +110,18 @@ enum Table {
         return right ? fill + s : s + fill
     }
 
-    static func header() -> String {
+    static func header(postgres: Bool = false) -> String {
         pad("suite", 40) + pad("Cirrus med", 11, right: true) + pad("p99", 10, right: true)
             + pad("ops/s", 10, right: true)
             + pad("SQLite med", 12, right: true) + pad("p99", 10, right: true) + pad("ops/s", 10, right: true)
-            + pad("speedup", 10, right: true) + "  " + pad("target", 8) + "note"
+            + pad("speedup", 10, right: true) + "  " + pad("target", 8)
+            + (postgres
+                ? pad("PG med", 11, right: true) + pad("p99", 10, right: true) + pad("ops/s", 10, right: true)
+                    + pad("vs PG", 10, right: true) + pad("PG/SQLite", 11, right: true) + "  " : "")
+            + "note"
     }
+
+    static func ratio(_ x: Double?) -> String { x.map { String(format: "%.2f×", $0) } ?? "–" }
 
     static func rate(_ x: Double) -> String {
         if x >= 1e6 { return String(format: "%.2fM", x / 1e6) }
@@ -112,31 +130,44 @@ enum Table {
         return String(format: "%.1f", x)
     }
 
-    static func row(_ r: SuiteResult) -> String {
+    static func row(_ r: SuiteResult, postgres: Bool = false) -> String {
         func cols(_ f: Figures?) -> String {
             guard let f else { return pad("–", 11, right: true) + pad("", 20) }
             return pad(Measure.format(f.medianNs), 11, right: true) + pad(Measure.format(f.p99Ns), 10, right: true)
                 + pad(rate(f.opsPerSecond), 10, right: true)
         }
-        let speed = r.speedup.map { String(format: "%.2f×", $0) } ?? "–"
+        let speed = ratio(r.speedup)
         let target = (r.target ?? "") + (r.met.map { $0 ? " ✓" : " ✗" } ?? "")
+        let pg =
+            postgres
+            ? cols(r.postgres) + pad(ratio(r.cirrusVsPostgres), 10, right: true)
+                + pad(ratio(r.postgresVsSQLite), 11, right: true) + "  " : ""
+        let note = postgres ? [r.note, r.postgresNote.map { "PG: " + $0 } ?? ""].filter { !$0.isEmpty } : [r.note]
         return pad(r.title, 40) + cols(r.cirrus) + " " + cols(r.sqlite) + pad(speed, 10, right: true) + "  "
-            + pad(target, 8) + r.note
+            + pad(target, 8) + pg + note.joined(separator: "; ")
     }
 
     /// The table as Markdown (docs/benchmarks.md).
-    static func markdown(_ rs: [SuiteResult]) -> String {
+    /// The table as Markdown (docs/benchmarks.md); `postgres` adds the Cirrus-on-PostgreSQL columns.
+    static func markdown(_ rs: [SuiteResult], postgres: Bool = false) -> String {
         var out =
-            "| suite | Cirrus median | Cirrus p99 | Cirrus ops/s | SQLite median | SQLite p99 | SQLite ops/s | speedup | target | note |\n"
-        out += "|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n"
+            "| suite | Cirrus median | Cirrus p99 | Cirrus ops/s | SQLite median | SQLite p99 | SQLite ops/s | speedup | target | "
+        out +=
+            postgres ? "PG median | PG p99 | PG ops/s | Cirrus vs PG | PG vs SQLite | note | PG note |\n" : "note |\n"
+        out += "|---|--:|--:|--:|--:|--:|--:|--:|---|" + (postgres ? "--:|--:|--:|--:|--:|---|---|\n" : "---|\n")
         for r in rs {
             func f(_ x: Figures?) -> String {
                 guard let x else { return "– | – | –" }
                 return "\(Measure.format(x.medianNs)) | \(Measure.format(x.p99Ns)) | \(rate(x.opsPerSecond))"
             }
             let t = (r.target ?? "") + (r.met.map { $0 ? " ✓" : " ✗" } ?? "")
-            out +=
-                "| \(r.title) | \(f(r.cirrus)) | \(f(r.sqlite)) | \(r.speedup.map { String(format: "%.2f×", $0) } ?? "–") | \(t) | \(r.note) |\n"
+            out += "| \(r.title) | \(f(r.cirrus)) | \(f(r.sqlite)) | \(ratio(r.speedup)) | \(t) | "
+            if postgres {
+                out +=
+                    "\(f(r.postgres)) | \(ratio(r.cirrusVsPostgres)) | \(ratio(r.postgresVsSQLite)) | \(r.note) | \(r.postgresNote ?? "") |\n"
+            } else {
+                out += "\(r.note) |\n"
+            }
         }
         return out
     }

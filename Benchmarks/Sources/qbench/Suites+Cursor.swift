@@ -3,12 +3,37 @@
 // past the last row of the previous page with a row-value comparison — the best a SQLite user
 // can do. The cursors are obtained once, before timing, by paging from the first page; the
 // timed operation is fetching page N from its cursor (the data does not change meanwhile).
+// With `--postgres`, Cirrus-on-PostgreSQL pages the same way with its keyset cursors, obtained
+// the same way before timing.
 
 import Cirrus
+import CirrusPostgres
 import Foundation
 import RecordModel
 
 extension SuiteBuilder {
+    /// PostgreSQL's cursor for page `page` (1-based, ≥ 2) of 20 of `q`: the first page and the
+    /// ones after it up to the page before. `.some(nil)` when the query has fewer pages (the
+    /// timed fetch then fails the agreement check, as it should); nil without `--postgres`.
+    func postgresCursor(_ q: RecordQuery, page: Int) async throws -> PostgresCursor?? {
+        guard let p = postgres else { return nil }
+        var cursor = try await p.page(q, limit: 20).1
+        for _ in 2..<max(2, page) {
+            guard let cur = cursor else { break }
+            cursor = try await p.next(cur, limit: 20).1
+        }
+        return .some(cursor)
+    }
+
+    /// Fetching the page after `cursor` on PostgreSQL (no rows without a cursor).
+    func pgNext(_ cursor: PostgresCursor??) -> (() async throws -> [String])? {
+        guard let p = postgres, let cursor else { return nil }
+        return {
+            guard let cursor else { return [] }
+            return namesOf(try await p.next(cursor, limit: 20).0)
+        }
+    }
+
     /// Nearest-first, page `page` (1-based) of 20, via the cursor of the page before.
     mutating func nearestPage(_ page: Int) async throws -> ReadSuite {
         let s = sqlite, c = cirrus
@@ -22,6 +47,7 @@ extension SuiteBuilder {
                 cursor = try await cirrus.next(cur, limit: 20).1
             }
             guard let cur = cursor else { continue }
+            let pgCursor = try await postgresCursor(q, page: page)
             let offset = (page - 1) * 20
             cases.append(
                 Case(
@@ -29,7 +55,8 @@ extension SuiteBuilder {
                     cirrus: { namesOf(try await c.next(cur, limit: 20).0) },
                     sqlite: {
                         namesOf(try s.nearest(lat: centre.latitude, lon: centre.longitude, offset: offset, limit: 20))
-                    }))
+                    },
+                    postgres: pgNext(pgCursor)))
         }
         return ReadSuite(
             name: "nearest-page", title: "nearest-first, page \(page) via cursor", target: 10, cases: cases)
@@ -60,6 +87,7 @@ extension SuiteBuilder {
                 continue
             }
             let lastName = last.recordID.recordName
+            let pgCursor = try await postgresCursor(q, page: pageNo)
             let offset = (pageNo - 1) * 20
             cases.append(
                 Case(
@@ -70,7 +98,8 @@ extension SuiteBuilder {
                             try s.places(
                                 "WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20 OFFSET ?",
                                 [.text(kind), .int(Int64(offset))]))
-                    }))
+                    },
+                    postgres: pgNext(pgCursor)))
             keyset.append({
                 namesOf(
                     try s.places(

@@ -2,7 +2,8 @@
 // query on Cirrus (a RecordQuery through the public API) and on SQLite (its SQL) with the same
 // parameters, drawn from the data by a seeded generator. Each case returns the record names in
 // the order the engine gave them; `ordered` says whether that order is defined (then it must be
-// equal, ties broken by record name on both sides) or compared as a set.
+// equal, ties broken by record name on both sides) or compared as a set. With `--postgres`, each
+// case also runs the same RecordQuery on Cirrus-on-PostgreSQL (`postgres`, nil otherwise).
 
 import Cirrus
 import Foundation
@@ -14,6 +15,8 @@ struct Case {
     var ordered: Bool
     var cirrus: () async throws -> [String]
     var sqlite: () throws -> [String]
+    /// The same query on Cirrus-on-PostgreSQL; nil without `--postgres`.
+    var postgres: (() async throws -> [String])? = nil
 }
 
 /// A read suite: its cases, its target (the least speedup, SQLite time / Cirrus time), and an
@@ -24,12 +27,15 @@ struct ReadSuite {
     var target: Double?
     var cases: [Case]
     var alternative: (label: String, run: [() throws -> [String]])? = nil
+    /// Why the suite does not run on PostgreSQL (reported as n/a), when it does not.
+    var postgresUnavailable: String? = nil
 }
 
 struct SuiteBuilder {
     let data: PlaceSet
     let cirrus: CirrusPeer
     let sqlite: SQLitePeer
+    let postgres: PostgresPeer?
     var rng: Rng
     let count: Int  // cases per suite
 
@@ -56,6 +62,18 @@ struct SuiteBuilder {
     func cirrusAll(_ q: RecordQuery) -> () async throws -> [String] {
         let c = cirrus
         return { namesOf(try await c.all(q, pageSize: 1_000_000)) }
+    }
+
+    /// A sorted first page on PostgreSQL; nil without `--postgres`.
+    func pgPage(_ q: RecordQuery, _ limit: Int) -> (() async throws -> [String])? {
+        guard let p = postgres else { return nil }
+        return { namesOf(try await p.page(q, limit: limit).0) }
+    }
+
+    /// Every match on PostgreSQL (set semantics); nil without `--postgres`.
+    func pgAll(_ q: RecordQuery) -> (() async throws -> [String])? {
+        guard let p = postgres else { return nil }
+        return { namesOf(try await p.all(q, pageSize: 1_000_000)) }
     }
 
     func sql(_ tail: String, _ args: [SQLValue]) -> () throws -> [String] {
@@ -88,7 +106,8 @@ struct SuiteBuilder {
             return Case(
                 label: "record(for: \(name))", ordered: true,
                 cirrus: { [try await c.point(name).recordID.recordName] },
-                sqlite: { try s.point(name).map(\.recordName) })
+                sqlite: { try s.point(name).map(\.recordName) },
+                postgres: postgres.map { p in { try await p.point(name) } })
         }
         return ReadSuite(name: "point", title: "point lookup by record name", target: 4, cases: cases)
     }
@@ -100,12 +119,14 @@ struct SuiteBuilder {
                 let q = query("kind == %@", [.string(p.kind)], sort: [.field("population", ascending: false)])
                 return Case(
                     label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                    sqlite: sql("WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20", [.text(p.kind)]))
+                    sqlite: sql("WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20", [.text(p.kind)]),
+                    postgres: pgPage(q, 20))
             }
             let q = query("country == %@", [.string(p.country)], sort: [.field("name", ascending: true)])
             return Case(
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                sqlite: sql("WHERE p.country = ? ORDER BY p.name, p.recordName LIMIT 20", [.text(p.country)]))
+                sqlite: sql("WHERE p.country = ? ORDER BY p.name, p.recordName LIMIT 20", [.text(p.country)]),
+                postgres: pgPage(q, 20))
         }
         return ReadSuite(name: "eq-sort", title: "equality + sort + limit 20", target: 3, cases: cases)
     }
@@ -122,7 +143,7 @@ struct SuiteBuilder {
                     label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                     sqlite: sql(
                         "WHERE p.population >= ? AND p.population < ? ORDER BY p.population DESC, p.recordName LIMIT 20",
-                        [.int(lo), .int(hi)]))
+                        [.int(lo), .int(hi)]), postgres: pgPage(q, 20))
             }
             let q = query(
                 "population >= %@ AND population < %@", [.int64(lo), .int64(hi)],
@@ -131,7 +152,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.population >= ? AND p.population < ? ORDER BY p.name, p.recordName LIMIT 20",
-                    [.int(lo), .int(hi)]))
+                    [.int(lo), .int(hi)]), postgres: pgPage(q, 20))
         }
         return ReadSuite(name: "range-sort", title: "range + sort + limit 20", target: 3, cases: cases)
     }
@@ -145,7 +166,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.kind IN (\(marks)) ORDER BY p.population DESC, p.recordName LIMIT 20", ks.map { .text($0) }
-                ))
+                ), postgres: pgPage(q, 20))
         }
         return ReadSuite(name: "in", title: "IN (3 kinds) + sort + limit 20", target: nil, cases: cases)
     }
@@ -161,7 +182,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.name >= ? AND p.name < ? ORDER BY p.name, p.recordName LIMIT 20",
-                    [.text(prefix), .text(upper)]))
+                    [.text(prefix), .text(upper)]), postgres: pgPage(q, 20))
         }
         return ReadSuite(name: "beginswith", title: "BEGINSWITH + sort + limit 20", target: nil, cases: cases)
     }
@@ -174,7 +195,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT id FROM place_tag WHERE tag = ?) ORDER BY p.population DESC, p.recordName LIMIT 20",
-                    [.text(tag)]))
+                    [.text(tag)]), postgres: pgPage(q, 20))
         }
         return ReadSuite(name: "list-contains", title: "list CONTAINS + sort + limit 20", target: nil, cases: cases)
     }
@@ -194,7 +215,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)",
-                    [.text("\"\(a)\" OR \"\(b)\"")]))
+                    [.text("\"\(a)\" OR \"\(b)\"")]), postgres: pgAll(q))
         }
         return ReadSuite(name: "text-any", title: "text: any of 2 words (all matches)", target: nil, cases: cases)
     }
@@ -208,7 +229,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)",
-                    [.text("\"\(a)\" AND \"\(b)\"")]))
+                    [.text("\"\(a)\" AND \"\(b)\"")]), postgres: pgAll(q))
         }
         return ReadSuite(name: "text-all", title: "text: all of 2 words (all matches)", target: nil, cases: cases)
     }
@@ -223,7 +244,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) AND p.population BETWEEN ? AND ?",
-                    [.text("\"\(w)\""), .int(lo), .int(hi)]))
+                    [.text("\"\(w)\""), .int(lo), .int(hi)]), postgres: pgAll(q))
         }
         return ReadSuite(name: "text-range", title: "text + numeric range (all matches)", target: 5, cases: cases)
     }
@@ -235,7 +256,7 @@ struct SuiteBuilder {
             let q = query("distanceToLocation:fromLocation:(location, %@) < %@", [.location(c), .double(km)])
             return Case(
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
-                sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: km)) })
+                sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: km)) }, postgres: pgAll(q))
         }
         return ReadSuite(
             name: "radius-\(Int(km))", title: "radius \(Int(km)) km (all matches)", target: km == 10 ? 4 : nil,
@@ -257,7 +278,7 @@ struct SuiteBuilder {
                         try s.within(
                             lat: c.latitude, lon: c.longitude, km: 10, extra: " AND p.kind = ?",
                             extraArgs: [.text(kind)]))
-                })
+                }, postgres: pgAll(q))
         }
         return ReadSuite(name: "radius-eq", title: "radius 10 km + equality", target: nil, cases: cases)
     }
@@ -269,7 +290,8 @@ struct SuiteBuilder {
             let q = query("TRUEPREDICATE", [], sort: [.distance(field: "location", from: c)])
             return Case(
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
-                sqlite: { namesOf(try s.nearest(lat: c.latitude, lon: c.longitude, offset: 0, limit: 20)) })
+                sqlite: { namesOf(try s.nearest(lat: c.latitude, lon: c.longitude, offset: 0, limit: 20)) },
+                postgres: pgPage(q, 20))
         }
         return ReadSuite(name: "nearest-first", title: "nearest-first, first page of 20", target: 10, cases: cases)
     }
