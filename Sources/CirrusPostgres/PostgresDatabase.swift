@@ -4,16 +4,18 @@
 // container directory.
 //
 // What the façade's callers get, the same as on the embedded engine: records by id with
-// unknownItem / permissionFailure per id; saves and deletions with the three save policies,
-// change tags, per-item rules (Web Services' update / forceUpdate / delete with a tag), default-
-// zone items independent (partialFailure); access rules (AccessRules: database ownership, the
+// unknownItem / permissionFailure / zoneNotFound per id; saves and deletions with the three save
+// policies, change tags, per-item rules (Web Services' update / forceUpdate / delete with a tag),
+// default-zone items independent (partialFailure) and custom zones atomic (a request whose
+// atomic zone has a failed item is rolled back and run again without that zone); custom zones
+// (`cirrus_zones`: create, list, delete with their records); access rules (AccessRules: database ownership, the
 // schema's grants — write grants checked inside the transaction, after the row is locked);
 // queries checked by QueryChecker against the container's schema, run as SQL, paged with
 // cursors whose tokens are signed like the embedded engine's (docs/cursor-format.md: on this
 // engine each position value is the sort key's text as PostgreSQL prints it); `explain` shows
-// PostgreSQL's plan. What it does not do yet (docs/scale-out.md "Not done yet"): custom zones,
-// change tokens, assets, subscriptions and user discovery (DatabaseBackend's defaults refuse
-// them with serverRejectedRequest), deleteSelf cascades, quotas.
+// PostgreSQL's plan. What it does not do yet (docs/scale-out.md "Not done yet"): change tokens,
+// assets, subscriptions and user discovery (DatabaseBackend's defaults refuse them with
+// serverRejectedRequest), deleteSelf cascades, quotas.
 //
 // One PostgresClient (connection pool) per container; a store per tenant shares it. The schema
 // is the container's: a save that grows it (development) publishes the new schema to the
@@ -111,6 +113,7 @@ public final class PostgresContainer: ContainerBackend {
         }
         do {
             if await root.schema.recordTypes.isEmpty { try await root.prepare() }
+            try await root.prepareZones()
             secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
         } catch {
             await root.close()
@@ -245,6 +248,16 @@ public final class PostgresDatabase: DatabaseBackend {
         for (i, id) in ids.enumerated() {
             do { checked[id] = try checkID(id) } catch { failures[i] = error }
         }
+        if checked.values.contains(where: { !$0.zoneID.isDefaultZone }) {
+            let zones = try await customZones()
+            for (i, id) in ids.enumerated() {
+                if let api = checked[id], !api.zoneID.isDefaultZone, !zones.contains(api.zoneID.zoneName) {
+                    failures[i] = CirrusError(
+                        .zoneNotFound, "zone \"\(api.zoneID.zoneName)\" does not exist", recordID: id)
+                    checked[id] = nil
+                }
+            }
+        }
         let found: [RecordID: Record]
         do {
             found = try await container.current(store).records(for: Array(Set(checked.values)))
@@ -353,14 +366,45 @@ public final class PostgresDatabase: DatabaseBackend {
                 }
             }
             let store = await container.current(store)
-            let outcome: [Result<Record?, PostgresStoreError>]
-            do {
-                outcome = try await store.modify(items, atomically: false, by: user, authorize: authorize)
-            } catch {
-                throw CirrusError(error)
+            // Atomic custom zones (CloudKit's rule): a request in which an item of such a zone
+            // fails is rolled back and runs again without that zone's items, which all fail —
+            // with their own error, or batchRequestFailed.
+            var excluded = Set<String>()  // custom zone names only: "" never fails atomically
+            var firstErrors: [Int: CirrusError] = [:]
+            var rounds = 0
+            while true {
+                let run = items.indices.filter { !excluded.contains(zoneName(items[$0].recordID)) }
+                do {
+                    let outcome = try await store.modify(
+                        run.map { items[$0] }, atomically: false, by: user, zones: true, atomicZones: atomically,
+                        authorize: authorize)
+                    for (k, r) in zip(run, outcome) { results[positions[k]] = r.mapError { CirrusError($0) } }
+                    break
+                } catch
+                    where error.code == .batchRequestFailed && atomically && !error.partialErrors.isEmpty
+                    && rounds < 8
+                {
+                    rounds += 1
+                    for (id, e) in error.partialErrors {
+                        excluded.insert(zoneName(id))
+                        for k in run where items[k].recordID == id && firstErrors[k] == nil {
+                            firstErrors[k] = CirrusError(e)
+                        }
+                    }
+                } catch {
+                    throw CirrusError(error)
+                }
+            }
+            for k in items.indices where excluded.contains(zoneName(items[k].recordID)) {
+                let id = items[k].recordID
+                results[positions[k]] = .failure(
+                    firstErrors[k]
+                        ?? CirrusError(
+                            .batchRequestFailed,
+                            "another item of this atomic zone batch failed; nothing in zone \"\(id.zoneID.zoneName)\" was saved",
+                            recordID: id))
             }
             container.publish(await store.schema)
-            for (p, r) in zip(positions, outcome) { results[p] = r.mapError { CirrusError($0) } }
         }
         return operations.enumerated().map { i, op in
             let id: RecordID
@@ -372,6 +416,79 @@ public final class PostgresDatabase: DatabaseBackend {
         }
     }
 
+    /// The zone name of an item for atomicity ("" for the default zone, never atomic).
+    private func zoneName(_ id: RecordID) -> String { id.zoneID.isDefaultZone ? "" : id.zoneID.zoneName }
+
+    // MARK: zones
+
+    /// Creates a custom zone (nothing when it exists). badDatabase in the public database.
+    public func save(zone: ZoneID) async throws(CirrusError) -> ZoneID {
+        try Self.checkCancelled()
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
+        let z = try checkZone(zone)
+        if z.isDefaultZone { return z }
+        do {
+            try Validation.validateZoneID(z)
+        } catch {
+            throw CirrusError(.invalidArguments, error.message, zoneID: zone)
+        }
+        try requireWriter()
+        do {
+            try await store.createZone(z.zoneName)
+        } catch {
+            throw CirrusError(error)
+        }
+        return z
+    }
+
+    /// Deletes a custom zone and every record in it. zoneNotFound if it does not exist.
+    public func deleteZone(_ zone: ZoneID) async throws(CirrusError) {
+        try Self.checkCancelled()
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
+        let z = try checkZone(zone)
+        if z.isDefaultZone { throw CirrusError(.invalidArguments, "the default zone cannot be deleted", zoneID: zone) }
+        try requireWriter()
+        let existed: Bool
+        do {
+            existed = try await container.current(store).deleteZone(z.zoneName)
+        } catch {
+            throw CirrusError(error)
+        }
+        if !existed { throw CirrusError(.zoneNotFound, "no such zone", zoneID: zone) }
+    }
+
+    /// The zones of this database, the default zone first, then custom zones by name.
+    public func allZones() async throws(CirrusError) -> [ZoneID] {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
+        return [.default] + (try await customZones()).sorted().map { ZoneID(zoneName: $0) }
+    }
+
+    func requireWriter() throws(CirrusError) {
+        if identity.userRecordName == nil {
+            throw CirrusError(.notAuthenticated, "changing zones needs a signed-in user")
+        }
+    }
+
+    /// The names of this database's custom zones (none in the public database).
+    func customZones() async throws(CirrusError) -> Set<String> {
+        guard case .private = scope else { return [] }
+        do {
+            return Set(try await store.zoneNames())
+        } catch {
+            throw CirrusError(error)
+        }
+    }
+
+    /// A query's zone: nil (every zone), or one of this database's that exists (zoneNotFound).
+    func resolveQueryZone(_ zone: ZoneID?) async throws(CirrusError) -> ZoneID? {
+        guard let zone else { return nil }
+        let z = try checkZone(zone)
+        if !z.isDefaultZone, !(try await customZones()).contains(z.zoneName) {
+            throw CirrusError(.zoneNotFound, "no such zone", zoneID: zone)
+        }
+        return z
+    }
+
     // MARK: queries
 
     /// The first page of a query.
@@ -380,7 +497,7 @@ public final class PostgresDatabase: DatabaseBackend {
     ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
     {
         let (checked, _) = try check(query)
-        let zone = try zoneID.map { (z) throws(CirrusError) in try checkZone(z) }
+        let zone = try await resolveQueryZone(zoneID)
         return try await page(checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit)
     }
 
@@ -437,7 +554,7 @@ public final class PostgresDatabase: DatabaseBackend {
         _ query: RecordQuery, inZoneWith zoneID: ZoneID?, resultsLimit: Int, execute: Bool
     ) async throws(CirrusError) -> QueryExplanation {
         let (checked, warnings) = try check(query)
-        let zone = try zoneID.map { (z) throws(CirrusError) in try checkZone(z) }
+        let zone = try await resolveQueryZone(zoneID)
         let e: PostgresExplanation
         do {
             e = try await container.current(store).explain(
@@ -464,18 +581,15 @@ public final class PostgresDatabase: DatabaseBackend {
         if Task.isCancelled { throw CirrusError(.operationCancelled, "the task was cancelled before the call ran") }
     }
 
-    /// A zone of this database in API form: the default zone (custom zones are not stored here
-    /// yet); another owner's zone → permissionFailure.
+    /// A zone of this database in API form; another owner's zone → permissionFailure, a custom
+    /// zone in the public database → badDatabase. Whether it exists is checked by the caller.
     func checkZone(_ z: ZoneID) throws(CirrusError) -> ZoneID {
         if z.ownerName != ZoneID.defaultOwnerName && z.ownerName != scope.owner {
             throw CirrusError(
                 .permissionFailure, "zone owned by \"\(z.ownerName)\" is not part of the \(scope)", zoneID: z)
         }
-        if !z.isDefaultZone {
-            if case .public = scope {
-                throw CirrusError(.badDatabase, "the public database has only the default zone", zoneID: z)
-            }
-            throw .unsupported("custom zones", on: engineName)
+        if case .public = scope, !z.isDefaultZone {
+            throw CirrusError(.badDatabase, "the public database has only the default zone", zoneID: z)
         }
         return ZoneID(zoneName: z.zoneName)
     }
@@ -603,6 +717,93 @@ extension PostgresStore {
             }
         }
         setSchema(stored)
+    }
+
+    /// Creates `cirrus_zones` (tenant, zone name) when missing, under the namespace's DDL lock.
+    func prepareZones() async throws(PostgresStoreError) {
+        let namespace = tenant.namespace
+        let logger = self.logger
+        let table = SQLName.qualified(namespace, "cirrus_zones")
+        try await run("preparing the zones of \(namespace)") { client in
+            try await client.withTransaction(logger: logger) { conn in
+                var lock = PostgresBindings()
+                lock.append(namespace)
+                for (sql, binds) in [
+                    ("SELECT pg_advisory_xact_lock(hashtext($1))", lock),
+                    ("CREATE SCHEMA IF NOT EXISTS \(SQLName.quote(namespace))", PostgresBindings()),
+                    (
+                        "CREATE TABLE IF NOT EXISTS \(table) (tenant text NOT NULL, zone_name text COLLATE \"C\" NOT NULL, "
+                            + "PRIMARY KEY (tenant, zone_name))", PostgresBindings()
+                    ),
+                ] {
+                    for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                    {}
+                }
+            }
+        }
+    }
+
+    /// This tenant's custom zones, by name.
+    func zoneNames() async throws(PostgresStoreError) -> [String] {
+        let table = SQLName.qualified(tenant.namespace, "cirrus_zones")
+        let key = tenant.key
+        return try await run("listing the zones of \(key)", retryRead: true) { client in
+            var b = SQLBuilder()
+            let t = b.param(key)
+            var out: [String] = []
+            let rows = try await client.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT zone_name FROM \(table) WHERE tenant = \(t) ORDER BY zone_name", binds: b.binds))
+            for try await name in rows.decode(String.self) { out.append(name) }
+            return out
+        }
+    }
+
+    /// Creates the custom zone `name` of this tenant (nothing when it exists).
+    func createZone(_ name: String) async throws(PostgresStoreError) {
+        let table = SQLName.qualified(tenant.namespace, "cirrus_zones")
+        let key = tenant.key
+        try await run("creating zone \(name) of \(key)") { client in
+            var b = SQLBuilder()
+            let t = b.param(key)
+            let z = b.param(name)
+            for try await _ in try await client.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(table) (tenant, zone_name) VALUES (\(t), \(z)) ON CONFLICT DO NOTHING",
+                    binds: b.binds))
+            {}
+        }
+    }
+
+    /// Deletes the custom zone `name` and every record in it, in one transaction; false when
+    /// there is no such zone.
+    func deleteZone(_ name: String) async throws(PostgresStoreError) -> Bool {
+        let namespace = tenant.namespace
+        let key = tenant.key
+        let logger = self.logger
+        let tables = self.tables.values.map(\.qualifiedTable).sorted()
+        return try await run("deleting zone \(name) of \(key)") { client in
+            try await client.withTransaction(logger: logger) { conn in
+                var b = SQLBuilder()
+                let t = b.param(key)
+                let z = b.param(name)
+                var existed = false
+                for try await _ in try await conn.query(
+                    PostgresQuery(
+                        unsafeSQL: "DELETE FROM \(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = \(t) "
+                            + "AND zone_name = \(z) RETURNING 1", binds: b.binds), logger: logger)
+                { existed = true }
+                guard existed else { return false }
+                for table in tables + [SQLName.qualified(namespace, "cirrus_names")] {
+                    for try await _ in try await conn.query(
+                        PostgresQuery(
+                            unsafeSQL: "DELETE FROM \(table) WHERE tenant = \(t) AND zone_name = \(z)", binds: b.binds),
+                        logger: logger)
+                    {}
+                }
+                return true
+            }
+        }
     }
 
     /// Takes `schema` (the container's, grown by another tenant's save) and the Citus flag.

@@ -112,8 +112,15 @@ extension PostgresStore {
     /// (non-atomic requests; an atomic one throws batchRequestFailed instead). `authorize` runs
     /// for every item after the server's version is read and locked (nil for a new record), and
     /// its error fails that item.
+    ///
+    /// `zones` (the façade's containers): an item in a custom zone needs the zone's row in
+    /// `cirrus_zones` (locked FOR SHARE, so a zone deletion waits) or fails with zoneNotFound.
+    /// `atomicZones`: when any item of a custom zone fails, the whole request is rolled back and
+    /// ``PostgresStoreError/Code/batchRequestFailed`` is thrown with the failed items' errors in
+    /// `partialErrors` — the caller runs it again without that zone's items (CloudKit's atomic
+    /// zones; default-zone items stay independent).
     func modify(
-        _ items: [PostgresItem], atomically: Bool, by user: String?,
+        _ items: [PostgresItem], atomically: Bool, by user: String?, zones: Bool = false, atomicZones: Bool = false,
         authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)? = nil
     ) async throws(PostgresStoreError) -> [Result<Record?, PostgresStoreError>] {
         let saving = items.compactMap(\.record)
@@ -167,6 +174,7 @@ extension PostgresStore {
                     let id = item.recordID
                     if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
                     do {
+                        if zones && !id.zoneID.isDefaultZone { try await ctx.requireZone(id) }
                         switch item {
                         case .save(let record, let policy, let merging):
                             result.append(
@@ -186,6 +194,18 @@ extension PostgresStore {
                         }
                         try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_item")
                         result.append(.failure(e))
+                    }
+                }
+                if atomicZones {
+                    // An atomic custom zone with a failed item: nothing of this request commits.
+                    var zoneFailures: [RecordID: PostgresStoreError] = [:]
+                    for (item, r) in zip(items, result) where !item.recordID.zoneID.isDefaultZone {
+                        if case .failure(let e) = r { zoneFailures[item.recordID] = e }
+                    }
+                    if !zoneFailures.isEmpty {
+                        throw PostgresStoreError(
+                            .batchRequestFailed, "an item of an atomic zone failed; the request was rolled back",
+                            partialErrors: zoneFailures)
                     }
                 }
                 if let (id, e) = failed {
@@ -306,6 +326,23 @@ struct WriteContext {
         for try await n in rows.decode(Int64.self) { sequence = n }
         guard let sequence else { throw PostgresStoreError(.internalError, "the tenant counter returned no row") }
         return String(sequence, radix: 36)
+    }
+
+    /// Throws zoneNotFound unless the custom zone of `id` exists in this tenant (its row is
+    /// locked FOR SHARE until the transaction ends, so a deletion of the zone waits for it).
+    func requireZone(_ id: RecordID) async throws {
+        var b = SQLBuilder()
+        let t = b.param(tenant)
+        let z = b.param(id.zoneID.zoneName)
+        var found = false
+        for try await _ in try await query(
+            "SELECT 1 FROM \(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = \(t) AND zone_name = \(z) "
+                + "FOR SHARE", b)
+        { found = true }
+        if !found {
+            throw PostgresStoreError(
+                .zoneNotFound, "zone \"\(id.zoneID.zoneName)\" does not exist", recordID: id)
+        }
     }
 
     /// The record type a name is used by in this tenant, locked with `lock`.

@@ -42,6 +42,8 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
         case constraintViolation = 19
         /// Another item of an atomic batch failed, so this one was not written.
         case batchRequestFailed = 22
+        /// The record's custom zone does not exist (zones are kept only through `Container.open(postgres:…)`).
+        case zoneNotFound = 26
         /// More items in one request than CloudKit allows (400).
         case limitExceeded = 27
     }

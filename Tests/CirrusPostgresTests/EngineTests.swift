@@ -212,21 +212,67 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
     }
 
     @Test(arguments: Engine.available)
+    func customZonesAndAtomicZoneBatches(_ engine: Engine) async throws {
+        let f = try await EngineFixture(engine)
+        let db = try await f.database(.private(owner: "_alice"), as: .user("_alice"))
+        let trips = ZoneID(zoneName: "Trips")
+        let missing = ZoneID(zoneName: "Nowhere")
+        #expect(try await db.save(zone: trips) == trips)
+        #expect(try await db.save(zone: trips) == trips, "saving an existing zone succeeds")
+        #expect(try await db.allZones() == [.default, trips])
+        // Items of a custom zone are atomic: one bad item fails them all (batchRequestFailed for the others).
+        let r = try await db.modifyRecords(
+            saving: [
+                place("t1", ["name": "Lyon"]).inZone(trips), place("t2", ["1x": 1]).inZone(trips),
+                place("d1", ["name": "Default"]),
+            ], deleting: [])
+        #expect(r.saveResults.map { (try? $0.1.get()) == nil } == [true, true, false])
+        let codes = r.saveResults.map { result -> CirrusError.Code? in
+            if case .failure(let e) = result.1 { return e.code }
+            return nil
+        }
+        #expect(codes == [.batchRequestFailed, .invalidArguments, nil])
+        #expect(await errorCode { try await db.record(for: RecordID(recordName: "t1", zoneID: trips)) } == .unknownItem)
+        // Not atomic: each item on its own.
+        let loose = try await db.modifyRecords(
+            saving: [place("t1", ["name": "Lyon"]).inZone(trips), place("t2", ["1x": 1]).inZone(trips)], deleting: [],
+            atomically: false)
+        #expect((try? loose.saveResults[0].1.get()) != nil && (try? loose.saveResults[1].1.get()) == nil)
+        // A zone that does not exist: per item, and for queries.
+        let e = try #require(await caughtError { try await db.save(place("x", ["name": "X"]).inZone(missing)) })
+        #expect(e.code == .zoneNotFound)
+        #expect(
+            await errorCode { try await db.record(for: RecordID(recordName: "x", zoneID: missing)) } == .zoneNotFound)
+        let q = RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE")
+        #expect(await errorCode { try await db.records(matching: q, inZoneWith: missing) } == .zoneNotFound)
+        #expect(try await db.records(matching: q, inZoneWith: trips).matchResults.map(\.0.recordName) == ["t1"])
+        // The public database has only the default zone.
+        let pub = try await f.database(.public, as: .user("_alice"))
+        #expect(await errorCode { try await pub.save(zone: trips) } == .badDatabase)
+        // Deleting the zone deletes its records; deleting it again → zoneNotFound.
+        try await db.deleteZone(trips)
+        #expect(try await db.allZones() == [.default])
+        #expect(
+            await errorCode { try await db.record(for: RecordID(recordName: "t1", zoneID: trips)) } == .zoneNotFound)
+        #expect(await errorCode { try await db.deleteZone(trips) } == .zoneNotFound)
+        #expect(try await db.record(for: RecordID(recordName: "d1"))["name"] == .string("Default"))
+        try await f.close()
+    }
+
+    @Test(arguments: Engine.available)
     func whatEachEngineHolds(_ engine: Engine) async throws {
         let f = try await EngineFixture(engine)
         let db = try await f.database(.private(owner: "_alice"), as: .user("_alice"))
         let zone = ZoneID(zoneName: "Trips")
+        try await db.save(zone: zone)
         switch engine {
         case .embedded:
-            #expect(try await db.save(zone: zone) == zone)
-            #expect(try await db.allZones().count == 2)
+            #expect(try await db.changes(in: zone, since: nil).changed.isEmpty)
         case .postgres:
-            // Not stored on PostgreSQL yet: refused with serverRejectedRequest, nothing half-done.
-            let e = try #require(await caughtError { try await db.save(zone: zone) })
+            // Not kept on PostgreSQL yet: refused with serverRejectedRequest naming the engine.
+            let e = try #require(await caughtError { try await db.changes(in: zone, since: nil) })
             #expect(e.code == .serverRejectedRequest && e.message.contains("postgresql"))
-            #expect(try await db.allZones() == [.default])
-            #expect(
-                await errorCode { try await db.save(place("t", ["name": "T"]).inZone(zone)) } == .serverRejectedRequest)
+            #expect(await errorCode { try await db.storeAsset([1, 2, 3]) } == .serverRejectedRequest)
         }
         #expect(db.engineName == (engine == .embedded ? "embedded" : "postgresql"))
         #expect(f.container.engineName == db.engineName)
