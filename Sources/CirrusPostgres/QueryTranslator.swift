@@ -100,9 +100,12 @@ enum QueryTranslator {
                     ORDER BY \(c.sql) <-> \(point) LIMIT 1 OFFSET \(limitParam)::bigint - 1)
 
                 """
+            // One ST_DWithin whose radius is an init-plan parameter, so the GiST index bounds
+            // the scan; fewer rows than a page (no knn row): a radius beyond any distance on
+            // Earth (1e8 m). An `OR NOT EXISTS (…)` form made PostgreSQL read every row.
             conditions.append(
-                "(NOT EXISTS (SELECT 1 FROM knn) OR ST_DWithin(\(c.sql), \(point), "
-                    + "(SELECT d FROM knn) * 1.000001::float8 + 1::float8, false))")
+                "ST_DWithin(\(c.sql), \(point), COALESCE((SELECT d FROM knn) * 1.000001::float8 + 1::float8, "
+                    + "1e8::float8), false)")
         }
         let sql = """
             \(with)SELECT data, \(keyList) FROM \(layout.qualifiedTable)
