@@ -259,6 +259,33 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         try await f.close()
     }
 
+    @Test(.enabled(if: PG.available, PG.disabledReason))
+    func twoProcessesServeOneContainer() async throws {
+        // Two containers opened separately (two pools, as two `cirrus serve` processes) on one
+        // PostgreSQL container: a token issued by one continues on the other, and a type one of
+        // them created is queryable from the other after it reads the schema again.
+        let id = PG.freshContainer("two")
+        let first = try await Container.open(postgres: PG.url!, containerID: id)
+        let second = try await Container.open(postgres: PG.url!, containerID: id)
+        let a = first.publicDatabase(as: .user("_alice"))
+        let b = second.publicDatabase(as: .user("_alice"))
+        _ = try await a.modifyRecords(
+            saving: (0..<9).map { place("p\($0)", ["rank": .int64(Int64($0))]) }, deleting: []
+        ).get()
+        try await second.postgres?.reloadSchema()
+        let q = RecordQuery(
+            recordType: "Place", predicate: "rank >= %@", arguments: [2], sortDescriptors: [.field("rank", ascending: true)])
+        let page = try await a.records(matching: q, resultsLimit: 3)
+        let token = a.token(for: try #require(page.queryCursor))
+        let resumed = try await b.records(continuingMatchFrom: try b.cursor(fromToken: token, expecting: q))
+        #expect(page.matchResults.map(\.0.recordName) == ["p2", "p3", "p4"])
+        #expect(resumed.matchResults.map(\.0.recordName) == ["p5", "p6", "p7", "p8"])
+        // Another container's secret does not accept it.
+        let other = try await Container.open(postgres: PG.url!, containerID: PG.freshContainer("other"))
+        #expect(await errorCode { try other.publicDatabase.cursor(fromToken: token) } == .invalidArguments)
+        for c in [first, second, other] { try c.close() }
+    }
+
     @Test(arguments: Engine.available)
     func whatEachEngineHolds(_ engine: Engine) async throws {
         let f = try await EngineFixture(engine)
