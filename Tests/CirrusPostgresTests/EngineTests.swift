@@ -274,7 +274,8 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         ).get()
         try await second.postgres?.reloadSchema()
         let q = RecordQuery(
-            recordType: "Place", predicate: "rank >= %@", arguments: [2], sortDescriptors: [.field("rank", ascending: true)])
+            recordType: "Place", predicate: "rank >= %@", arguments: [2],
+            sortDescriptors: [.field("rank", ascending: true)])
         let page = try await a.records(matching: q, resultsLimit: 3)
         let token = a.token(for: try #require(page.queryCursor))
         let resumed = try await b.records(continuingMatchFrom: try b.cursor(fromToken: token, expecting: q))
