@@ -335,14 +335,29 @@ public final class PostgresDatabase: DatabaseBackend {
         var results: [Result<Record?, CirrusError>?] = Array(repeating: nil, count: operations.count)
         var items: [PostgresItem] = []
         var positions: [Int] = []
-        for (i, op) in operations.enumerated() {
+        // Saves first, then deletions (the embedded engine's order); a record saved twice in one
+        // request is refused after its first save, as there.
+        let saves = operations.indices.filter { if case .save = operations[$0] { return true } else { return false } }
+        let order = saves + operations.indices.filter { !saves.contains($0) }
+        var saved = Set<RecordID>()
+        for i in order {
+            let op = operations[i]
             do throws(CirrusError) {
                 switch op {
                 case .save(var r, let policy, let merging):
                     r.recordID = try checkID(r.recordID)
-                    if r.recordType == Schema.usersRecordType {
+                    if !saved.insert(r.recordID).inserted {
                         throw CirrusError(
-                            .invalidArguments, "records of type Users are the users' own", recordID: r.recordID)
+                            .invalidArguments, "the record is saved twice in one request", recordID: r.recordID)
+                    }
+                    if r.recordType == Schema.usersRecordType {
+                        guard case .public = scope, identity.userRecordName == r.recordID.recordName else {
+                            throw CirrusError(
+                                .permissionFailure,
+                                "a Users record can only be saved by its user, in the public database",
+                                recordID: r.recordID)
+                        }
+                        throw .unsupported("Users records", on: engineName)
                     }
                     items.append(.save(r, PostgresSavePolicy(policy), mergingFields: merging))
                 case .delete(let id, let tag):
@@ -369,7 +384,22 @@ public final class PostgresDatabase: DatabaseBackend {
             // Atomic custom zones (CloudKit's rule): a request in which an item of such a zone
             // fails is rolled back and runs again without that zone's items, which all fail —
             // with their own error, or batchRequestFailed.
-            var excluded = Set<String>()  // custom zone names only: "" never fails atomically
+            // Custom zone names only ("" never fails atomically); a zone with an item refused
+            // before the server (a record saved twice, an id of another database) fails whole.
+            // Their items still run once (rolled back), so each gets its own error, as on the
+            // embedded engine, whose first planning round sees every item.
+            var excluded = Set<String>()
+            var forced = Set<String>()
+            if atomically {
+                for (i, op) in operations.enumerated() where results[i] != nil {
+                    let id: RecordID
+                    switch op {
+                    case .save(let r, _, _): id = r.recordID
+                    case .delete(let d, _): id = d
+                    }
+                    if !id.zoneID.isDefaultZone { forced.insert(id.zoneID.zoneName) }
+                }
+            }
             var firstErrors: [Int: CirrusError] = [:]
             var rounds = 0
             while true {
@@ -377,19 +407,16 @@ public final class PostgresDatabase: DatabaseBackend {
                 do {
                     let outcome = try await store.modify(
                         run.map { items[$0] }, atomically: false, by: user, zones: true, atomicZones: atomically,
-                        authorize: authorize)
+                        failedZones: forced.subtracting(excluded), authorize: authorize)
                     for (k, r) in zip(run, outcome) { results[positions[k]] = r.mapError { CirrusError($0) } }
                     break
-                } catch
-                    where error.code == .batchRequestFailed && atomically && !error.partialErrors.isEmpty
-                    && rounds < 8
-                {
+                } catch  where error.code == .batchRequestFailed && atomically && rounds < 8 {
                     rounds += 1
-                    for (id, e) in error.partialErrors {
-                        excluded.insert(zoneName(id))
-                        for k in run where items[k].recordID == id && firstErrors[k] == nil {
-                            firstErrors[k] = CirrusError(e)
-                        }
+                    excluded.formUnion(forced)
+                    for (j, e) in error.itemErrors {
+                        let k = run[j]
+                        excluded.insert(zoneName(items[k].recordID))
+                        if firstErrors[k] == nil { firstErrors[k] = CirrusError(e) }
                     }
                 } catch {
                     throw CirrusError(error)

@@ -115,12 +115,14 @@ extension PostgresStore {
     ///
     /// `zones` (the façade's containers): an item in a custom zone needs the zone's row in
     /// `cirrus_zones` (locked FOR SHARE, so a zone deletion waits) or fails with zoneNotFound.
-    /// `atomicZones`: when any item of a custom zone fails, the whole request is rolled back and
+    /// `atomicZones`: when any item of a custom zone fails (or the request has an item of one of
+    /// `failedZones`, whose other items the caller refused), the whole request is rolled back and
     /// ``PostgresStoreError/Code/batchRequestFailed`` is thrown with the failed items' errors in
     /// `partialErrors` — the caller runs it again without that zone's items (CloudKit's atomic
     /// zones; default-zone items stay independent).
     func modify(
         _ items: [PostgresItem], atomically: Bool, by user: String?, zones: Bool = false, atomicZones: Bool = false,
+        failedZones: Set<String> = [],
         authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)? = nil
     ) async throws(PostgresStoreError) -> [Result<Record?, PostgresStoreError>] {
         let saving = items.compactMap(\.record)
@@ -154,26 +156,44 @@ extension PostgresStore {
                 conn -> ([Result<Record?, PostgresStoreError>], Schema?) in
                 var tables = tables
                 var grown: Schema? = nil
-                if grows {
-                    let s = try await PostgresStore.applyDDL(
-                        conn, namespace: namespace, citus: citus, logger: logger, address: address
-                    ) { old in PostgresStore.grown(old ?? cached, by: saving) }
-                    grown = s
-                    tables = Dictionary(
+                func layouts(_ s: Schema) -> [String: TableLayout] {
+                    Dictionary(
                         uniqueKeysWithValues: s.recordTypes.values.map {
                             ($0.name, TableLayout(namespace: namespace, schema: $0))
                         })
                 }
-                let ctx = WriteContext(
+                if grows && atomically {
+                    // All or nothing: the whole request's growth first.
+                    let s = try await PostgresStore.applyDDL(
+                        conn, namespace: namespace, citus: citus, logger: logger, address: address
+                    ) { old in PostgresStore.grown(old ?? cached, by: saving) }
+                    grown = s
+                    tables = layouts(s)
+                }
+                var ctx = WriteContext(
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
                     environment: environment, now: now, user: userID, partitioned: partitioned)
                 let tag = try await ctx.nextTag()
                 var result: [Result<Record?, PostgresStoreError>] = []
                 var failed: (RecordID, PostgresStoreError)? = nil
+                var current = cached
                 for item in items {
                     let id = item.recordID
                     if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
+                    let before = ctx.tables
                     do {
+                        // Items on their own grow the schema inside their savepoint: a failed
+                        // item's new types and fields are rolled back with it (as the embedded
+                        // engine grows the schema only by the records it saves).
+                        if grows, !atomically, let record = item.record,
+                            PostgresStore.grown(current, by: [record]) != current
+                        {
+                            let s = try await PostgresStore.applyDDL(
+                                conn, namespace: namespace, citus: citus, logger: logger, address: address
+                            ) { old in PostgresStore.grown(old ?? current, by: [record]) }
+                            ctx.tables = layouts(s)
+                            grown = s
+                        }
                         if zones && !id.zoneID.isDefaultZone { try await ctx.requireZone(id) }
                         switch item {
                         case .save(let record, let policy, let merging):
@@ -186,6 +206,7 @@ extension PostgresStore {
                             result.append(.success(nil))
                         }
                         if !atomically { try await ctx.exec("RELEASE SAVEPOINT cirrus_item") }
+                        if let g = grown { current = g }
                     } catch {
                         let e = PostgresStore.itemError(error, id)
                         if atomically {
@@ -193,19 +214,29 @@ extension PostgresStore {
                             break
                         }
                         try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_item")
+                        ctx.tables = before
+                        grown = current == cached ? nil : current
                         result.append(.failure(e))
                     }
                 }
                 if atomicZones {
                     // An atomic custom zone with a failed item: nothing of this request commits.
                     var zoneFailures: [RecordID: PostgresStoreError] = [:]
-                    for (item, r) in zip(items, result) where !item.recordID.zoneID.isDefaultZone {
-                        if case .failure(let e) = r { zoneFailures[item.recordID] = e }
+                    var byItem: [Int: PostgresStoreError] = [:]
+                    for (i, (item, r)) in zip(items, result).enumerated() where !item.recordID.zoneID.isDefaultZone {
+                        if case .failure(let e) = r {
+                            zoneFailures[item.recordID] = e
+                            byItem[i] = e
+                        }
                     }
-                    if !zoneFailures.isEmpty {
-                        throw PostgresStoreError(
+                    if !zoneFailures.isEmpty
+                        || items.contains(where: { failedZones.contains($0.recordID.zoneID.zoneName) })
+                    {
+                        var e = PostgresStoreError(
                             .batchRequestFailed, "an item of an atomic zone failed; the request was rolled back",
                             partialErrors: zoneFailures)
+                        e.itemErrors = byItem
+                        throw e
                     }
                 }
                 if let (id, e) = failed {
@@ -282,7 +313,7 @@ extension PostgresStore {
 struct WriteContext {
     let conn: PostgresConnection
     let logger: Logger
-    let tables: [String: TableLayout]
+    var tables: [String: TableLayout]
     let namespace: String
     let tenant: String
     let environment: Environment

@@ -60,6 +60,9 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
     public var serverRecord: Record?
     /// For ``Code/partialFailure`` and ``Code/batchRequestFailed``: each failed item's error.
     public var partialErrors: [RecordID: PostgresStoreError]
+    /// For a rolled-back request with atomic zones: each failed item's error by its position in
+    /// the request (a record may appear twice, so ids do not say which item failed).
+    var itemErrors: [Int: PostgresStoreError] = [:]
 
     /// An error; `location`, `recordID` and `serverRecord` when known.
     public init(
