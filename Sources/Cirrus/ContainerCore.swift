@@ -41,7 +41,7 @@ final class ContainerCore: @unchecked Sendable {
     /// Bumped (under `stateLock`) every time tables or schema are published: two snapshots with
     /// the same version see the same data. Query continuations are valid only within one version.
     var publishedVersion: UInt64 = 0
-    /// Live states of nearest-first streams between pages (Database+Query).
+    /// Live states of nearest-first streams between pages (EmbeddedDatabase+Query).
     let continuations = ContinuationCache()
     /// Syntax trees of recently parsed predicate texts (PredicateCache.swift).
     let predicates = PredicateCache()

@@ -1,4 +1,4 @@
-// Database+DatabaseChanges: which custom zones of a database changed since a database change
+// EmbeddedDatabase+DatabaseChanges: which custom zones of a database changed since a database change
 // token — CloudKit's "fetch database changes" (CKFetchDatabaseChangesOperation, Web Services
 // `changes/database`). A zone changed when it was created, or a record in it was saved or
 // deleted, after the token's sequence; a zone the token knew that no longer exists was deleted.

@@ -1,4 +1,4 @@
-// Database+Modify: saving and deleting records in batches — save policies, system fields,
+// EmbeddedDatabase+Modify: saving and deleting records in batches — save policies, system fields,
 // just-in-time schema (development) or the locked schema (production), grants, deleteSelf
 // cascades, asset checks, quotas — and the atomicity rules of zones.
 //

@@ -1,4 +1,4 @@
-// Database+Zones: custom zones (private databases only; the public database has just the
+// EmbeddedDatabase+Zones: custom zones (private databases only; the public database has just the
 // default zone → badDatabase) and fetching a zone's changes since a change token.
 //
 // A change token is the zone (owner and name) plus the log sequence number it was issued at,
