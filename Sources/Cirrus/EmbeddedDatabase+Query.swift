@@ -233,45 +233,17 @@ extension EmbeddedDatabase {
 
     var cursorScope: String { scope.cursorScope }
 
-    func checkContext(_ recordType: String) -> CheckContext {
-        CheckContext(schema: schema, recordType: recordType, now: now)
-    }
-
-    /// Checks a query against the schema: access, predicate, sort descriptors.
+    /// Checks a query against the schema: access, predicate (parsed through the container's
+    /// cache), sort descriptors.
     func check(_ q: RecordQuery) throws(CirrusError) -> (Query, [String]) {
         try checkCanRead(recordType: q.recordType)
-        var ctx = checkContext(q.recordType)
-        ctx.arguments = q.arguments
-        ctx.variables = q.variables
-        ctx.source = q.predicate
-        do throws(PredicateError) {
-            // The text's tree comes from the container's cache of parsed predicates.
-            let tree: PredicateSyntax.Predicate
-            do { tree = try core.predicates.tree(q.predicate) } catch { throw PredicateError(error) }
-            let checked = try QueryChecker.check(tree, context: ctx)
-            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
-            return (
-                Query(recordType: q.recordType, predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
-                checked.warnings.map(\.message)
-            )
-        } catch {
-            throw CirrusError(
-                .invalidArguments, error.range == .none ? error.message : error.rendered(source: q.predicate))
+        return try DatabaseRules.check(q, schema: schema, now: now) { text throws(SyntaxError) in
+            try core.predicates.tree(text)
         }
     }
 
     /// Checks a cursor's query against the current schema (it may have changed since).
-    func recheck(_ q: Query) throws(CirrusError) {
-        let (format, args) = q.predicate.predicateFormat
-        var ctx = checkContext(q.recordType)
-        ctx.arguments = args
-        do throws(PredicateError) {
-            _ = try QueryChecker.check(format, context: ctx)
-            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
-        } catch {
-            throw CirrusError(.invalidArguments, "the query of this cursor can no longer run: \(error.message)")
-        }
-    }
+    func recheck(_ q: Query) throws(CirrusError) { try DatabaseRules.recheck(q, schema: schema, now: now) }
 
     func page(
         _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int,

@@ -82,29 +82,11 @@ final class EmbeddedDatabase: DatabaseBackend {
     // MARK: ids
 
     /// Checks a zone id's owner and returns it in API form.
-    func checkZone(_ z: ZoneID) throws(CirrusError) -> ZoneID {
-        if z.ownerName != ZoneID.defaultOwnerName && z.ownerName != owner {
-            throw .zone(.permissionFailure, z, "zone owned by \"\(z.ownerName)\" is not part of the \(scope)")
-        }
-        if case .public = scope, !z.isDefaultZone {
-            throw .zone(.badDatabase, z, "the public database has only the default zone")
-        }
-        return ZoneID(zoneName: z.zoneName)
-    }
+    func checkZone(_ z: ZoneID) throws(CirrusError) -> ZoneID { try DatabaseRules.checkZone(z, scope: scope) }
 
-    func checkID(_ id: RecordID) throws(CirrusError) -> RecordID {
-        do {
-            return RecordID(recordName: id.recordName, zoneID: try checkZone(id.zoneID))
-        } catch {
-            var e = error
-            e.recordID = id
-            throw e
-        }
-    }
+    func checkID(_ id: RecordID) throws(CirrusError) -> RecordID { try DatabaseRules.checkID(id, scope: scope) }
 
-    static func checkCancelled() throws(CirrusError) {
-        if Task.isCancelled { throw .cancelled() }
-    }
+    static func checkCancelled() throws(CirrusError) { try DatabaseRules.checkCancelled() }
 
     // MARK: fetching
 

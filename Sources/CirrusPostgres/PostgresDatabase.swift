@@ -604,63 +604,20 @@ public final class PostgresDatabase: DatabaseBackend {
 
     // MARK: internals
 
-    static func checkCancelled() throws(CirrusError) {
-        if Task.isCancelled { throw CirrusError(.operationCancelled, "the task was cancelled before the call ran") }
-    }
+    static func checkCancelled() throws(CirrusError) { try DatabaseRules.checkCancelled() }
 
-    /// A zone of this database in API form; another owner's zone → permissionFailure, a custom
-    /// zone in the public database → badDatabase. Whether it exists is checked by the caller.
-    func checkZone(_ z: ZoneID) throws(CirrusError) -> ZoneID {
-        if z.ownerName != ZoneID.defaultOwnerName && z.ownerName != scope.owner {
-            throw CirrusError(
-                .permissionFailure, "zone owned by \"\(z.ownerName)\" is not part of the \(scope)", zoneID: z)
-        }
-        if case .public = scope, !z.isDefaultZone {
-            throw CirrusError(.badDatabase, "the public database has only the default zone", zoneID: z)
-        }
-        return ZoneID(zoneName: z.zoneName)
-    }
+    func checkZone(_ z: ZoneID) throws(CirrusError) -> ZoneID { try DatabaseRules.checkZone(z, scope: scope) }
 
-    func checkID(_ id: RecordID) throws(CirrusError) -> RecordID {
-        do {
-            return RecordID(recordName: id.recordName, zoneID: try checkZone(id.zoneID))
-        } catch {
-            var e = error
-            e.recordID = id
-            throw e
-        }
-    }
+    func checkID(_ id: RecordID) throws(CirrusError) -> RecordID { try DatabaseRules.checkID(id, scope: scope) }
 
     /// Checks a query against the container's schema: access, predicate, sort descriptors.
     func check(_ q: RecordQuery) throws(CirrusError) -> (Query, [String]) {
         try checkCanRead(recordType: q.recordType)
-        let ctx = CheckContext(
-            arguments: q.arguments, variables: q.variables, schema: schema, recordType: q.recordType,
-            now: store.clock(), source: q.predicate)
-        do throws(PredicateError) {
-            let checked = try QueryChecker.check(q.predicate, context: ctx)
-            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
-            return (
-                Query(recordType: q.recordType, predicate: checked.predicate, sortDescriptors: q.sortDescriptors),
-                checked.warnings.map(\.message)
-            )
-        } catch {
-            throw CirrusError(
-                .invalidArguments, error.range == .none ? error.message : error.rendered(source: q.predicate))
-        }
+        return try DatabaseRules.check(q, schema: schema, now: store.clock())
     }
 
     /// Checks a cursor's query against the current schema.
-    func recheck(_ q: Query) throws(CirrusError) {
-        let (format, args) = q.predicate.predicateFormat
-        let ctx = CheckContext(arguments: args, schema: schema, recordType: q.recordType, now: store.clock())
-        do throws(PredicateError) {
-            _ = try QueryChecker.check(format, context: ctx)
-            try QueryChecker.checkSort(q.sortDescriptors, context: ctx)
-        } catch {
-            throw CirrusError(.invalidArguments, "the query of this cursor can no longer run: \(error.message)")
-        }
-    }
+    func recheck(_ q: Query) throws(CirrusError) { try DatabaseRules.recheck(q, schema: schema, now: store.clock()) }
 
     func page(
         _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: KeysetPosition?, resultsLimit: Int

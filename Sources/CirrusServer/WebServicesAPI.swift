@@ -145,27 +145,25 @@ public final class WebServicesAPI: Sendable {
     let now: @Sendable () -> Date
 
     /// Opens both environments of the container directory `directory` (DIR/development,
-    /// DIR/production, created when missing) and its credentials file.
-    public init(
+    /// DIR/production, created when missing) and its credentials file (first: a bad one stops
+    /// the server before any container is opened).
+    public convenience init(
         directory: String, containerIdentifier: String, limits: ServerLimits = ServerLimits(),
         options: ContainerOptions = ContainerOptions(), now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
-        self.directory = directory
-        self.containerIdentifier = containerIdentifier
-        self.limits = limits
-        self.now = now
-        self.options = options
-        lookupLimiter = LookupLimiter(perMinute: limits.userLookupsPerMinute)
-        requestLog = RequestLog(capacity: limits.requestLogCapacity)
-        credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
+        let credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
         let development = try Container.open(at: directory, environment: .development, options: options)
+        let production: Container
         do {
-            let production = try Container.open(at: directory, environment: .production, options: options)
-            containers = EnvironmentContainers(development: development, production: production)
+            production = try Container.open(at: directory, environment: .production, options: options)
         } catch {
             try? development.close()  // the open error is the one to report
             throw error
         }
+        self.init(
+            directory: directory, containerIdentifier: containerIdentifier, credentials: credentials,
+            containers: EnvironmentContainers(development: development, production: production), limits: limits,
+            options: options, now: now)
     }
 
     /// Serves containers opened elsewhere — on another engine, such as PostgreSQL
@@ -177,20 +175,32 @@ public final class WebServicesAPI: Sendable {
     /// let prod = try await Container.open(postgres: url, containerID: id, environment: .production)
     /// let api = try WebServicesAPI(credentialsIn: dir, containerIdentifier: id, development: dev, production: prod)
     /// ```
-    public init(
+    public convenience init(
         credentialsIn directory: String, containerIdentifier: String, development: Container, production: Container,
         limits: ServerLimits = ServerLimits(), options: ContainerOptions = ContainerOptions(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
+        self.init(
+            directory: directory, containerIdentifier: containerIdentifier,
+            credentials: try CredentialStore(directory: directory, fileSystem: options.fileSystem),
+            containers: EnvironmentContainers(development: development, production: production), limits: limits,
+            options: options, now: now)
+    }
+
+    private init(
+        directory: String, containerIdentifier: String, credentials: CredentialStore,
+        containers: EnvironmentContainers, limits: ServerLimits, options: ContainerOptions,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.directory = directory
         self.containerIdentifier = containerIdentifier
         self.limits = limits
         self.now = now
         self.options = options
+        self.credentials = credentials
+        self.containers = containers
         lookupLimiter = LookupLimiter(perMinute: limits.userLookupsPerMinute)
         requestLog = RequestLog(capacity: limits.requestLogCapacity)
-        credentials = try CredentialStore(directory: directory, fileSystem: options.fileSystem)
-        containers = EnvironmentContainers(development: development, production: production)
     }
 
     /// Closes both environments (checkpointing as `Container.close` does).

@@ -1,0 +1,87 @@
+// DatabaseRules: the checks every engine makes before it touches storage — which zone an id may
+// name in a database, and a query checked against the schema (the CKQuery subset, index options,
+// sorts) with CloudKit's error and the checker's rendering. One implementation, so the embedded
+// engine and PostgreSQL refuse the same calls with the same messages. Access rules: Access.swift.
+
+import PredicateSyntax
+import QueryChecker
+import RecordModel
+
+/// The checks of ids, zones and queries every `DatabaseBackend` makes the same way.
+///
+/// ```swift
+/// let zone = try DatabaseRules.checkZone(ZoneID(zoneName: "Trips"), scope: .public)   // badDatabase
+/// ```
+public enum DatabaseRules {
+    /// operationCancelled when the calling task is cancelled.
+    public static func checkCancelled() throws(CirrusError) {
+        if Task.isCancelled { throw .cancelled() }
+    }
+
+    /// A zone of the database with `scope`, in API form: another owner's zone →
+    /// permissionFailure, a custom zone in the public database → badDatabase. Whether it
+    /// exists is the engine's to check.
+    public static func checkZone(_ z: ZoneID, scope: Database.Scope) throws(CirrusError) -> ZoneID {
+        if z.ownerName != ZoneID.defaultOwnerName && z.ownerName != scope.owner {
+            throw .zone(.permissionFailure, z, "zone owned by \"\(z.ownerName)\" is not part of the \(scope)")
+        }
+        if case .public = scope, !z.isDefaultZone {
+            throw .zone(.badDatabase, z, "the public database has only the default zone")
+        }
+        return ZoneID(zoneName: z.zoneName)
+    }
+
+    /// A record id of the database with `scope`, in API form (the zone checked as `checkZone`;
+    /// the error names the record).
+    public static func checkID(_ id: RecordID, scope: Database.Scope) throws(CirrusError) -> RecordID {
+        do {
+            return RecordID(recordName: id.recordName, zoneID: try checkZone(id.zoneID, scope: scope))
+        } catch {
+            var e = error
+            e.recordID = id
+            throw e
+        }
+    }
+
+    /// `query` checked against `schema` at `now`: the checked `Query` and the checker's
+    /// warnings, or invalidArguments with the checker's rendered message. `parse` gives the
+    /// predicate's tree (an engine with a cache of parsed predicates passes its cache; the
+    /// default parses the text).
+    public static func check(
+        _ query: RecordQuery, schema: Schema, now: Timestamp,
+        parse: (String) throws(SyntaxError) -> PredicateSyntax.Predicate = { text throws(SyntaxError) in
+            try PredicateParser.parse(text)
+        }
+    ) throws(CirrusError) -> (Query, [String]) {
+        let ctx = CheckContext(
+            arguments: query.arguments, variables: query.variables, schema: schema, recordType: query.recordType,
+            now: now, source: query.predicate)
+        do throws(PredicateError) {
+            let tree: PredicateSyntax.Predicate
+            do { tree = try parse(query.predicate) } catch { throw PredicateError(error) }
+            let checked = try QueryChecker.check(tree, context: ctx)
+            try QueryChecker.checkSort(query.sortDescriptors, context: ctx)
+            return (
+                Query(
+                    recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),
+                checked.warnings.map(\.message)
+            )
+        } catch {
+            throw CirrusError(
+                .invalidArguments, error.range == .none ? error.message : error.rendered(source: query.predicate))
+        }
+    }
+
+    /// Checks a cursor's query against the current `schema` (it may have changed since the
+    /// cursor was issued): invalidArguments saying the query can no longer run.
+    public static func recheck(_ query: Query, schema: Schema, now: Timestamp) throws(CirrusError) {
+        let (format, args) = query.predicate.predicateFormat
+        let ctx = CheckContext(arguments: args, schema: schema, recordType: query.recordType, now: now)
+        do throws(PredicateError) {
+            _ = try QueryChecker.check(format, context: ctx)
+            try QueryChecker.checkSort(query.sortDescriptors, context: ctx)
+        } catch {
+            throw CirrusError(.invalidArguments, "the query of this cursor can no longer run: \(error.message)")
+        }
+    }
+}
