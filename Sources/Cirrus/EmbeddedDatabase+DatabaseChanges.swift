@@ -57,6 +57,14 @@ public struct DatabaseChanges: Sendable {
     public var token: DatabaseChangeToken
     /// Whether more changed zones follow (fetch again with `token`).
     public var moreComing: Bool
+
+    /// A page of zone changes (what another engine's backend returns).
+    public init(changed: [ZoneID], deleted: [ZoneID], token: DatabaseChangeToken, moreComing: Bool) {
+        self.changed = changed
+        self.deleted = deleted
+        self.token = token
+        self.moreComing = moreComing
+    }
 }
 
 extension EmbeddedDatabase {

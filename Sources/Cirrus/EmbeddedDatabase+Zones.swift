@@ -55,6 +55,14 @@ public struct ZoneChanges: Sendable {
     public var token: ChangeToken
     /// Whether more changes follow (fetch again with `token`).
     public var moreComing: Bool
+
+    /// A page of changes (what another engine's backend returns).
+    public init(changed: [Record], deleted: [(RecordID, recordType: String)], token: ChangeToken, moreComing: Bool) {
+        self.changed = changed
+        self.deleted = deleted
+        self.token = token
+        self.moreComing = moreComing
+    }
 }
 
 extension EmbeddedDatabase {

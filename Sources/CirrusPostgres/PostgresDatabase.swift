@@ -23,6 +23,7 @@
 
 import Cirrus
 import Crypto
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
@@ -112,7 +113,8 @@ public final class PostgresContainer: ContainerBackend {
             throw CirrusError(error)
         }
         do {
-            if await root.schema.recordTypes.isEmpty { try await root.prepare() }
+            // Creates what is missing (a new container; tables a newer version added).
+            try await root.prepare()
             try await root.prepareZones()
             secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
         } catch {
@@ -703,7 +705,8 @@ extension PostgresStore {
         setSchema(stored)
     }
 
-    /// Creates `cirrus_zones` (tenant, zone name) when missing, under the namespace's DDL lock.
+    /// Creates `cirrus_zones` (tenant, zone name, the sequence it was created at) when missing,
+    /// under the namespace's DDL lock.
     func prepareZones() async throws(PostgresStoreError) {
         let namespace = tenant.namespace
         let logger = self.logger
@@ -717,8 +720,10 @@ extension PostgresStore {
                     ("CREATE SCHEMA IF NOT EXISTS \(SQLName.quote(namespace))", PostgresBindings()),
                     (
                         "CREATE TABLE IF NOT EXISTS \(table) (tenant text NOT NULL, zone_name text COLLATE \"C\" NOT NULL, "
-                            + "PRIMARY KEY (tenant, zone_name))", PostgresBindings()
+                            + "created_seq bigint NOT NULL DEFAULT 0, PRIMARY KEY (tenant, zone_name))", PostgresBindings()
                     ),
+                    // Zones made before change tokens count as created at sequence 0.
+                    ("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS created_seq bigint NOT NULL DEFAULT 0", PostgresBindings()),
                 ] {
                     for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
                     {}
@@ -743,20 +748,44 @@ extension PostgresStore {
         }
     }
 
-    /// Creates the custom zone `name` of this tenant (nothing when it exists).
+    /// Creates the custom zone `name` of this tenant at the tenant's next sequence (nothing when
+    /// it exists).
     func createZone(_ name: String) async throws(PostgresStoreError) {
         let table = SQLName.qualified(tenant.namespace, "cirrus_zones")
         let key = tenant.key
+        let context = writeContext
         try await run("creating zone \(name) of \(key)") { client in
-            var b = SQLBuilder()
-            let t = b.param(key)
-            let z = b.param(name)
-            for try await _ in try await client.query(
-                PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(table) (tenant, zone_name) VALUES (\(t), \(z)) ON CONFLICT DO NOTHING",
-                    binds: b.binds))
-            {}
+            try await client.withTransaction(logger: context.logger) { conn in
+                let w = context.make(conn)
+                var b = SQLBuilder()
+                let t = b.param(key)
+                let z = b.param(name)
+                var exists = false
+                for try await _ in try await w.query(
+                    "SELECT 1 FROM \(table) WHERE tenant = \(t) AND zone_name = \(z)", b)
+                { exists = true }
+                if exists { return }
+                let seq = try await w.nextSequence()
+                try await w.exec(
+                    "INSERT INTO \(table) (tenant, zone_name, created_seq) VALUES (\(t), \(z), "
+                        + "\(b.param(String(seq)))::bigint) ON CONFLICT DO NOTHING", b)
+            }
         }
+    }
+
+    /// What makes a write context of this tenant (no record tables) on a connection.
+    nonisolated var writeContext: (logger: Logger, make: @Sendable (PostgresConnection) -> WriteContext) {
+        let (logger, namespace, key, environment) = (self.logger, tenant.namespace, tenant.key, tenant.environment)
+        let partitioned = layout == .hashPartitioned
+        return (
+            logger,
+            { conn in
+                WriteContext(
+                    conn: conn, logger: logger, tables: [:], namespace: namespace, tenant: key,
+                    environment: environment, now: Timestamp(millisecondsSince1970: 0), user: nil,
+                    partitioned: partitioned)
+            }
+        )
     }
 
     /// Deletes the custom zone `name` and every record in it, in one transaction; false when
@@ -766,6 +795,7 @@ extension PostgresStore {
         let key = tenant.key
         let logger = self.logger
         let tables = self.tables.values.map(\.qualifiedTable).sorted()
+        let context = writeContext
         return try await run("deleting zone \(name) of \(key)") { client in
             try await client.withTransaction(logger: logger) { conn in
                 var b = SQLBuilder()
@@ -778,7 +808,10 @@ extension PostgresStore {
                             + "AND zone_name = \(z) RETURNING 1", binds: b.binds), logger: logger)
                 { existed = true }
                 guard existed else { return false }
-                for table in tables + [SQLName.qualified(namespace, "cirrus_names")] {
+                // The deletion takes a sequence: the zone's old tokens are older than a zone of
+                // the same name made later.
+                _ = try await context.make(conn).nextSequence()
+                for table in tables + ["cirrus_names", "cirrus_tombstones"].map({ SQLName.qualified(namespace, $0) }) {
                     for try await _ in try await conn.query(
                         PostgresQuery(
                             unsafeSQL: "DELETE FROM \(table) WHERE tenant = \(t) AND zone_name = \(z)", binds: b.binds),

@@ -7,6 +7,10 @@
 //   Otherwise each item runs under a SAVEPOINT and failures are reported per item.
 // - The change tag of every record a request writes is the tenant's request counter in base 36
 //   (row `cirrus_tenants`, incremented under its row lock), so tags never repeat in a tenant.
+//   The row lock is held to the commit, so a tenant's requests commit in counter order: the
+//   counter is also the sequence of the tenant's history that change tokens count in
+//   (`cirrus_names.seq` for live records, `cirrus_tombstones` for deletions;
+//   PostgresStore+Changes.swift).
 // - A record name keeps its record type (`cirrus_names`): another type → constraintViolation.
 
 import Logging
@@ -54,6 +58,19 @@ enum PostgresItem: Sendable {
         return nil
     }
 }
+
+/// What one item of a request did to a record: its version before (nil: created) and after
+/// (nil: deleted).
+struct PostgresChange: Sendable {
+    var old: Record?
+    var new: Record?
+}
+
+/// Work a request does in its own transaction after its items, before the commit (the
+/// notifications of the façade's subscriptions): the connection, the tenant's sequence the
+/// request writes at, and the changes of the items that succeeded, in order. An error rolls the
+/// whole request back.
+typealias PostgresAfterWrites = @Sendable (PostgresConnection, Int64, [PostgresChange]) async throws -> Void
 
 extension PostgresStore {
     /// CloudKit's limit on items per modify request.
@@ -123,7 +140,8 @@ extension PostgresStore {
     func modify(
         _ items: [PostgresItem], atomically: Bool, by user: String?, zones: Bool = false, atomicZones: Bool = false,
         failedZones: Set<String> = [],
-        authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)? = nil
+        authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)? = nil,
+        afterWrites: PostgresAfterWrites? = nil
     ) async throws(PostgresStoreError) -> [Result<Record?, PostgresStoreError>] {
         let saving = items.compactMap(\.record)
         let count = items.count
@@ -173,7 +191,9 @@ extension PostgresStore {
                 var ctx = WriteContext(
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
                     environment: environment, now: now, user: userID, partitioned: partitioned)
-                let tag = try await ctx.nextTag()
+                ctx.sequence = try await ctx.nextSequence()
+                let tag = String(ctx.sequence, radix: 36)
+                var changes: [PostgresChange] = []
                 var result: [Result<Record?, PostgresStoreError>] = []
                 var failed: (RecordID, PostgresStoreError)? = nil
                 var current = cached
@@ -195,17 +215,19 @@ extension PostgresStore {
                             grown = s
                         }
                         if zones && !id.zoneID.isDefaultZone { try await ctx.requireZone(id) }
+                        let change: PostgresChange
                         switch item {
                         case .save(let record, let policy, let merging):
-                            result.append(
-                                .success(
-                                    try await ctx.save(
-                                        record, policy: policy, merging: merging, tag: tag, authorize: authorize)))
+                            let (stored, server) = try await ctx.save(
+                                record, policy: policy, merging: merging, tag: tag, authorize: authorize)
+                            change = PostgresChange(old: server, new: stored)
                         case .delete(_, let tag):
-                            try await ctx.delete(id, ifChangeTag: tag, authorize: authorize)
-                            result.append(.success(nil))
+                            change = PostgresChange(
+                                old: try await ctx.delete(id, ifChangeTag: tag, authorize: authorize), new: nil)
                         }
                         if !atomically { try await ctx.exec("RELEASE SAVEPOINT cirrus_item") }
+                        result.append(.success(change.new))
+                        changes.append(change)
                         if let g = grown { current = g }
                     } catch {
                         let e = PostgresStore.itemError(error, id)
@@ -251,6 +273,7 @@ extension PostgresStore {
                         .batchRequestFailed, "the atomic request was rolled back: \(e.message)", recordID: id,
                         serverRecord: e.serverRecord, partialErrors: all)
                 }
+                if let afterWrites, !changes.isEmpty { try await afterWrites(conn, ctx.sequence, changes) }
                 return (result, grown)
             }
         }
@@ -321,6 +344,8 @@ struct WriteContext {
     let user: RecordID?
     /// Hash-partitioned over foreign tables: no `ON CONFLICT` (no unique index on the parent).
     let partitioned: Bool
+    /// The tenant's sequence this request writes at (``nextSequence()``).
+    var sequence: Int64 = 0
 
     /// Runs a statement and drains its rows.
     func exec(_ sql: String, _ b: SQLBuilder = SQLBuilder()) async throws {
@@ -332,8 +357,8 @@ struct WriteContext {
         try await conn.query(PostgresQuery(unsafeSQL: sql, binds: b.binds), logger: logger)
     }
 
-    /// The tenant's next request number, in base 36.
-    func nextTag() async throws -> String {
+    /// The tenant's next request number (locks the tenant's counter row to the commit).
+    func nextSequence() async throws -> Int64 {
         var b = SQLBuilder()
         let t = b.param(tenant)
         let table = SQLName.qualified(namespace, "cirrus_tenants")
@@ -348,7 +373,7 @@ struct WriteContext {
                 try await exec("INSERT INTO \(table) (tenant, sequence) VALUES (\(t), 1)", b)
                 sequence = 1
             }
-            return String(sequence!, radix: 36)
+            return sequence!
         }
         let rows = try await query(
             "INSERT INTO \(table) AS t (tenant, sequence) VALUES (\(t), 1) ON CONFLICT (tenant) "
@@ -356,7 +381,7 @@ struct WriteContext {
         var sequence: Int64? = nil
         for try await n in rows.decode(Int64.self) { sequence = n }
         guard let sequence else { throw PostgresStoreError(.internalError, "the tenant counter returned no row") }
-        return String(sequence, radix: 36)
+        return sequence
     }
 
     /// Throws zoneNotFound unless the custom zone of `id` exists in this tenant (its row is
@@ -431,11 +456,12 @@ struct WriteContext {
         return out
     }
 
-    /// Saves one item (see the policies in docs/database.md) and returns it as stored.
+    /// Saves one item (see the policies in docs/database.md); returns it as stored and the
+    /// server's version it replaced.
     func save(
         _ given: Record, policy: PostgresSavePolicy, merging: Bool = false, tag: String,
         authorize: (@Sendable (String, Record?, RecordID) throws -> Void)? = nil
-    ) async throws -> Record {
+    ) async throws -> (stored: Record, server: Record?) {
         let id = given.recordID
         do {
             try given.validate()
@@ -495,21 +521,30 @@ struct WriteContext {
         r.lastModifiedUserRecordID = user
         r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
         try await write(r, layout, isNew: server == nil)
-        return r
+        return (r, server)
     }
 
     /// Upserts the row of `r` (and claims its name when new).
     func write(_ r: Record, _ layout: TableLayout, isNew: Bool) async throws {
         let id = r.recordID
+        var n = SQLBuilder()
+        let seq = "\(n.param(String(sequence)))::bigint"
         if isNew {
-            var b = SQLBuilder()
             let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, r.recordType].map {
-                b.param($0)
+                n.param($0)
             }
             try await exec(
                 "INSERT INTO \(SQLName.qualified(namespace, "cirrus_names")) "
-                    + "(tenant, zone_name, zone_owner, record_name, record_type) VALUES (\(vals.joined(separator: ", ")))",
-                b)
+                    + "(tenant, zone_name, zone_owner, record_name, record_type, seq) VALUES ("
+                    + "\(vals.joined(separator: ", ")), \(seq))", n)
+            // A name saved again after its deletion is live: its tombstone goes.
+            var t = SQLBuilder()
+            try await exec(
+                "DELETE FROM \(SQLName.qualified(namespace, "cirrus_tombstones")) WHERE "
+                    + RecordRow.keyCondition(tenant: tenant, id, &t), t)
+        } else {
+            let key = RecordRow.keyCondition(tenant: tenant, id, &n)
+            try await exec("UPDATE \(SQLName.qualified(namespace, "cirrus_names")) SET seq = \(seq) WHERE \(key)", n)
         }
         var b = SQLBuilder()
         var cols: [(String, String)] = [
@@ -549,28 +584,37 @@ struct WriteContext {
                 + ") ON CONFLICT (tenant, zone_name, zone_owner, record_name) DO UPDATE SET \(updates)", b)
     }
 
-    /// Deletes one record; unknownItem when there is none. With `ifChangeTag`, only while the
+    /// Deletes one record and leaves its tombstone at this request's sequence; returns the
+    /// server's version. unknownItem when there is none. With `ifChangeTag`, only while the
     /// server's record has that tag (else serverRecordChanged carrying it).
     func delete(
         _ id: RecordID, ifChangeTag: String? = nil,
         authorize: (@Sendable (String, Record?, RecordID) throws -> Void)? = nil
-    ) async throws {
+    ) async throws -> Record? {
         guard let type = try await recordType(of: id, lock: true) else {
             throw PostgresStoreError(.unknownItem, "no such record to delete", recordID: id)
         }
-        if ifChangeTag != nil || authorize != nil {
-            let server = try await current(id, lock: true)
-            try authorize?(type, server, id)
-            if let ifChangeTag, let server, server.recordChangeTag != ifChangeTag {
-                throw PostgresStoreError(
-                    .serverRecordChanged,
-                    "recordChangeTag \"\(ifChangeTag)\" is stale; the server has \"\(server.recordChangeTag ?? "")\"",
-                    recordID: id, serverRecord: server)
-            }
+        let server = try await current(id, lock: true)
+        try authorize?(type, server, id)
+        if let ifChangeTag, let server, server.recordChangeTag != ifChangeTag {
+            throw PostgresStoreError(
+                .serverRecordChanged,
+                "recordChangeTag \"\(ifChangeTag)\" is stale; the server has \"\(server.recordChangeTag ?? "")\"",
+                recordID: id, serverRecord: server)
         }
         var b = SQLBuilder()
         let key = RecordRow.keyCondition(tenant: tenant, id, &b)
         try await exec("DELETE FROM \(SQLName.qualified(namespace, "cirrus_names")) WHERE \(key)", b)
         if let layout = tables[type] { try await exec("DELETE FROM \(layout.qualifiedTable) WHERE \(key)", b) }
+        // The tombstone (a name deleted twice keeps its latest; no ON CONFLICT: partitioned
+        // layouts have no unique index on the parent).
+        let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")
+        try await exec("DELETE FROM \(tombstones) WHERE \(key)", b)
+        var t = SQLBuilder()
+        let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].map { t.param($0) }
+        try await exec(
+            "INSERT INTO \(tombstones) (tenant, zone_name, zone_owner, record_name, record_type, seq) VALUES ("
+                + vals.joined(separator: ", ") + ", \(t.param(String(sequence)))::bigint)", t)
+        return server
     }
 }

@@ -80,7 +80,8 @@ extension PostgresStore {
                 """
                 CREATE TABLE \(names) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
                     zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
-                    record_type text NOT NULL, PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
+                    record_type text NOT NULL, seq bigint NOT NULL DEFAULT 0,
+                    PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
                 """)
             try await exec(
                 "CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
@@ -90,6 +91,25 @@ extension PostgresStore {
                 t.append(schemaTable)
                 try await exec("SELECT create_reference_table($1::regclass)", t)
             }
+        }
+        // Change history (PostgresStore+Changes.swift): the sequence of each live record's last
+        // write, and the deletions. Added to namespaces made before they existed (their
+        // records count as written at sequence 0).
+        let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")
+        try await exec("ALTER TABLE \(names) ADD COLUMN IF NOT EXISTS seq bigint NOT NULL DEFAULT 0")
+        try await exec(
+            "CREATE INDEX IF NOT EXISTS cirrus_names_seq ON \(names) (tenant, zone_name, seq, zone_owner, record_name)")
+        if !(try await Self.tableExists(conn, namespace, "cirrus_tombstones", logger)) {
+            try await exec(
+                """
+                CREATE TABLE \(tombstones) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
+                    zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
+                    record_type text NOT NULL, seq bigint NOT NULL,
+                    PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
+                """)
+            try await exec(
+                "CREATE INDEX cirrus_tombstones_seq ON \(tombstones) (tenant, zone_name, seq, zone_owner, record_name)")
+            created.append(tombstones)
         }
         // The stored schema, under the lock: evolution is add-only.
         var old: Schema? = nil

@@ -40,6 +40,8 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
         case serverRejectedRequest = 15
         /// A record name already used by a record of another type.
         case constraintViolation = 19
+        /// A change token this tenant did not issue, or one older than its zone.
+        case changeTokenExpired = 21
         /// Another item of an atomic batch failed, so this one was not written.
         case batchRequestFailed = 22
         /// The record's custom zone does not exist (zones are kept only through `Container.open(postgres:…)`).
