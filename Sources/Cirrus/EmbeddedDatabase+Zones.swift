@@ -168,7 +168,8 @@ extension EmbeddedDatabase {
         for id in snap.recordIDs where id.zoneID == storage {
             if let seq = snap.sequence(of: id), seq > since { items.append((seq, .saved(id))) }
         }
-        for t in snap.tombstones(in: storage) where t.sequence > since {
+        // A name saved again after its deletion is live: it is reported as changed, not deleted.
+        for t in snap.tombstones(in: storage) where t.sequence > since && snap.sequence(of: t.recordID) == nil {
             items.append((t.sequence, .deleted(t.recordID, t.recordType)))
         }
         items.sort { $0.0 < $1.0 }

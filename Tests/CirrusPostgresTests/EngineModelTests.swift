@@ -33,6 +33,9 @@ private enum Outcome: Equatable, CustomStringConvertible {
 private final class Side {
     let db: Database
     var tags: [String: [String]] = [:]
+    /// The change token of each custom zone, and the database's, from the last step.
+    var zoneTokens: [String: ChangeToken] = [:]
+    var databaseToken: DatabaseChangeToken? = nil
     init(_ db: Database) { self.db = db }
 
     func remember(_ r: Record) { if let t = r.recordChangeTag { tags[r.recordID.recordName, default: []].append(t) } }
@@ -134,7 +137,8 @@ extension EngineModelTests {
     /// spread over the default zone, two custom zones and one that does not exist, atomic or
     /// not, with right, stale and missing tags and some invalid records; now and then a zone is
     /// deleted and created again. After every step both engines must give the same outcome per
-    /// item and hold the same records in every zone.
+    /// item, hold the same records in every zone, and report the same changes since the previous
+    /// step's tokens — per zone (paged, `limit` drawn per step) and for the database.
     @Test(.enabled(if: PG.available, PG.disabledReason))
     func bothEnginesAgreeOnZoneBatches() async throws {
         let seed = TestSeed.next()
@@ -154,6 +158,7 @@ extension EngineModelTests {
             var outcomes: [[Outcome]] = []
             let atomically = rng.below(2) == 0
             let dropZone = rng.below(20) == 0
+            let limit = 1 + rng.below(4)
             var plan: [(zone: ZoneID, name: String, delete: Bool, tagChoice: Int, fields: [String: FieldValue])] = []
             for _ in 0..<(1 + rng.below(4)) {
                 let zone = rng.below(10) == 0 ? zones[3] : zones[rng.below(3)]
@@ -205,11 +210,47 @@ extension EngineModelTests {
                     }
                     out.append(.page(held))
                 }
+                // The changes since the last step's tokens (a zone made again: its token expired).
+                for z in zones[1...2] {
+                    var changed: [String] = []
+                    var deleted: [String] = []
+                    var token = side.zoneTokens[z.zoneName]
+                    var pages = 0
+                    while pages < 50 {
+                        pages += 1
+                        let page: ZoneChanges
+                        switch await changes(side.db, z, token, limit) {
+                        case .success(let p): page = p
+                        case .failure(let e):
+                            // Only a zone deleted and made again expires a token here.
+                            out.append(.failed("changes \(z.zoneName)", e.code))
+                            guard e.code == .changeTokenExpired, token != nil else { throw e }
+                            token = nil
+                            continue
+                        }
+                        changed += page.changed.map { "\($0.recordID.recordName)=\($0["n"].map { "\($0)" } ?? "-")" }
+                        deleted += page.deleted.map { "deleted \($0.0.recordName)" }
+                        token = page.token
+                        if !page.moreComing { break }
+                    }
+                    side.zoneTokens[z.zoneName] = token
+                    out.append(.page(["changes \(z.zoneName)"] + changed.sorted() + deleted.sorted()))
+                }
+                var changedZones: [String] = []
+                var pages = 0
+                while pages < 50 {
+                    pages += 1
+                    let page = try await side.db.databaseChanges(since: side.databaseToken, limit: limit)
+                    changedZones += page.changed.map(\.zoneName) + page.deleted.map { "deleted \($0.zoneName)" }
+                    side.databaseToken = page.token
+                    if !page.moreComing { break }
+                }
+                out.append(.page(["database changes"] + changedZones.sorted()))
                 outcomes.append(out)
             }
             #expect(
                 outcomes[0] == outcomes[1],
-                "seed \(seed), step \(step) (atomically \(atomically)): embedded \(outcomes[0]) vs postgresql \(outcomes[1])"
+                "seed \(seed), step \(step) (atomically \(atomically), limit \(limit)): embedded \(outcomes[0]) vs postgresql \(outcomes[1])"
             )
             if outcomes[0] != outcomes[1] { break }
             steps += 1
@@ -217,6 +258,20 @@ extension EngineModelTests {
         #expect(steps == 80)
         try await embedded.close()
         try await postgres.close()
+    }
+}
+
+/// A page of a zone's changes, or the error (a typed-throws catch in this async code crashes
+/// the compiler).
+private func changes(
+    _ db: Database, _ zone: ZoneID, _ token: ChangeToken?, _ limit: Int
+) async -> Result<ZoneChanges, CirrusError> {
+    do {
+        return .success(try await db.changes(in: zone, since: token, limit: limit))
+    } catch let e as CirrusError {
+        return .failure(e)
+    } catch {
+        return .failure(CirrusError(.internalError, "\(error)"))
     }
 }
 
