@@ -60,7 +60,8 @@ struct PostgresTokenBytes {
 extension PostgresDatabase {
     /// The changes of a custom zone since `token` (nil: from the beginning), at most `limit`
     /// per page (see the file header for the rules).
-    public func changes(in zone: ZoneID, since token: ChangeToken?, limit: Int) async throws(CirrusError) -> ZoneChanges {
+    public func changes(in zone: ZoneID, since token: ChangeToken?, limit: Int) async throws(CirrusError) -> ZoneChanges
+    {
         try Self.checkCancelled()
         try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         let z = try checkZone(zone)
@@ -103,7 +104,9 @@ extension PostgresDatabase {
 
     /// The custom zones changed since `token` (nil: every zone), at most `limit` per page; the
     /// public database → badDatabase.
-    public func databaseChanges(since token: DatabaseChangeToken?, limit: Int) async throws(CirrusError)
+    public func databaseChanges(
+        since token: DatabaseChangeToken?, limit: Int
+    ) async throws(CirrusError)
         -> DatabaseChanges
     {
         try Self.checkCancelled()

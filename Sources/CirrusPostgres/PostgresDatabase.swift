@@ -720,10 +720,14 @@ extension PostgresStore {
                     ("CREATE SCHEMA IF NOT EXISTS \(SQLName.quote(namespace))", PostgresBindings()),
                     (
                         "CREATE TABLE IF NOT EXISTS \(table) (tenant text NOT NULL, zone_name text COLLATE \"C\" NOT NULL, "
-                            + "created_seq bigint NOT NULL DEFAULT 0, PRIMARY KEY (tenant, zone_name))", PostgresBindings()
+                            + "created_seq bigint NOT NULL DEFAULT 0, PRIMARY KEY (tenant, zone_name))",
+                        PostgresBindings()
                     ),
                     // Zones made before change tokens count as created at sequence 0.
-                    ("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS created_seq bigint NOT NULL DEFAULT 0", PostgresBindings()),
+                    (
+                        "ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS created_seq bigint NOT NULL DEFAULT 0",
+                        PostgresBindings()
+                    ),
                 ] {
                     for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
                     {}

@@ -101,10 +101,14 @@ extension PostgresStore {
                         + "\(SQLName.qualified(namespace, "cirrus_tombstones")) WHERE \(filter)) c "
                         + "ORDER BY seq, zone_owner, record_name LIMIT \(pageSize + 1)", b)
                 var items: [(deleted: Bool, seq: Int64, id: RecordID, type: String)] = []
-                for try await (deleted, seq, owner, name, type) in rows.decode((Bool, Int64, String, String, String).self)
+                for try await (deleted, seq, owner, name, type) in rows.decode(
+                    (Bool, Int64, String, String, String).self)
                 {
                     items.append(
-                        (deleted, seq, RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner)), type))
+                        (
+                            deleted, seq, RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner)),
+                            type
+                        ))
                 }
                 let more = items.count > pageSize
                 let page = items.prefix(pageSize)

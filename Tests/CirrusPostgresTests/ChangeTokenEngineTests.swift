@@ -118,7 +118,9 @@ private func drain(
         let a = try await db.save(zone: ZoneID(zoneName: "A"))
         let b = try await db.save(zone: ZoneID(zoneName: "B"))
         let c = try await db.save(zone: ZoneID(zoneName: "C"))
-        func all(since token: DatabaseChangeToken?, limit: Int) async throws -> (
+        func all(
+            since token: DatabaseChangeToken?, limit: Int
+        ) async throws -> (
             changed: [String], deleted: [String], token: DatabaseChangeToken
         ) {
             var changed: [String] = []
