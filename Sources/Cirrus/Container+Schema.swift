@@ -28,27 +28,94 @@ extension Container {
     /// invalidArguments with its line and column.
     @discardableResult
     public func importSchema(_ text: String) throws(CirrusError) -> Schema {
-        let core = try embeddedCore("schema imports through the container")
-        var new: Schema
-        do {
-            new = try Schema(schemaLanguage: text, environment: core.environment)
-        } catch {
-            throw CirrusError(.invalidArguments, "schema: \(error)")
-        }
-        try Self.validateNames(new)
-        if new.recordTypes[Schema.usersRecordType] == nil {
-            new.recordTypes[Schema.usersRecordType] =
-                core.schema.recordTypes[Schema.usersRecordType] ?? RecordTypeSchema(name: Schema.usersRecordType)
-        }
+        let core = try embeddedCore(
+            "schema imports through the container (use applySchema(_:), which any engine takes)")
+        var new = try Self.parseImport(text, environment: core.environment)
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
-        try Self.checkAddOnly(from: core.schema, to: new)
-        // Assignments are not part of the text: this environment's stay, for the roles that do.
-        new.roleAssignments = Self.assignments(core.schema.roleAssignments, keeping: new.roles)
+        new = try Self.schemaToImport(new, over: core.schema)
         if new == core.schema { return new }
         try core.commitHoldingLock([.setSchema(new)], changes: [], newSchema: new)
         return new
+    }
+
+    /// ``importSchema(_:)`` on any engine: on a container directory the same call; on another
+    /// engine (PostgreSQL) the same rules — add-only against the current schema, this
+    /// environment's role assignments kept — applied by the engine (DDL in one transaction).
+    ///
+    /// ```swift
+    /// let schema = try await container.applySchema(try String(contentsOfFile: "schema.ckdb", encoding: .utf8))
+    /// ```
+    @discardableResult
+    public func applySchema(_ text: String) async throws(CirrusError) -> Schema {
+        switch storage {
+        case .embedded: return try importSchema(text)
+        case .other(let backend):
+            let new = try Self.schemaToImport(
+                try Self.parseImport(text, environment: backend.environment), over: backend.schema)
+            if new == backend.schema { return new }
+            return try await backend.replaceSchema(new)
+        }
+    }
+
+    /// ``promoteSchema()`` on any engine: the development schema becomes production's, with its
+    /// roles and grants; production keeps its own role assignments. Add-only against what
+    /// production has.
+    ///
+    /// ```swift
+    /// let production = try await development.promoteSchemaToProduction()
+    /// ```
+    @discardableResult
+    public func promoteSchemaToProduction() async throws(CirrusError) -> Schema {
+        switch storage {
+        case .embedded: return try promoteSchema()
+        case .other(let backend):
+            guard backend.environment == .development else {
+                throw CirrusError(.invalidArguments, "promote from the development container; this one is production")
+            }
+            return try await backend.promoteSchema()
+        }
+    }
+
+    /// The schema `text` describes in `environment`, its names checked.
+    static func parseImport(_ text: String, environment: Environment) throws(CirrusError) -> Schema {
+        let new: Schema
+        do {
+            new = try Schema(schemaLanguage: text, environment: environment)
+        } catch {
+            throw CirrusError(.invalidArguments, "schema: \(error)")
+        }
+        try validateNames(new)
+        return new
+    }
+
+    /// `new` as it replaces `current`: add-only (serverRejectedRequest), the `Users` type kept,
+    /// and this environment's role assignments kept for the roles `new` still has (assignments
+    /// are not part of the text). Every engine imports through this.
+    public static func schemaToImport(_ new: Schema, over current: Schema) throws(CirrusError) -> Schema {
+        var new = new
+        if new.recordTypes[Schema.usersRecordType] == nil {
+            new.recordTypes[Schema.usersRecordType] =
+                current.recordTypes[Schema.usersRecordType] ?? RecordTypeSchema(name: Schema.usersRecordType)
+        }
+        try checkAddOnly(from: current, to: new)
+        new.roleAssignments = assignments(current.roleAssignments, keeping: new.roles)
+        return new
+    }
+
+    /// The development schema `development` as production's when production has `production`
+    /// (nil: none yet): environment production, roles and grants from development, production's
+    /// own assignments kept; add-only against production's. Every engine promotes through this.
+    public static func schemaToPromote(_ development: Schema, over production: Schema?) throws(CirrusError) -> Schema {
+        var schema = development
+        schema.environment = .production
+        schema.roleAssignments = [:]
+        if let production {
+            try checkAddOnly(from: production, to: schema)
+            schema.roleAssignments = assignments(production.roleAssignments, keeping: schema.roles)
+        }
+        return schema
     }
 
     /// Copies the development schema to production (this container must be the development
@@ -57,12 +124,11 @@ extension Container {
     /// do not promote while a production container on the same directory is open.
     @discardableResult
     public func promoteSchema() throws(CirrusError) -> Schema {
-        let core = try embeddedCore("schema promotions through the container")
+        let core = try embeddedCore(
+            "schema promotions through the container (use promoteSchemaToProduction(), which any engine takes)")
         guard core.environment == .development else {
             throw CirrusError(.invalidArguments, "promote from the development container; this one is production")
         }
-        var schema = core.schema
-        schema.environment = .production
         let prod: RecordStore
         do {
             prod = try RecordStore.open(
@@ -74,12 +140,9 @@ extension Container {
         }
         defer { try? prod.close() }  // read-only: nothing to flush, the promotion's result is reported
         // Roles and grants travel with the schema; production keeps its own assignments.
-        schema.roleAssignments = [:]
-        if let current = prod.snapshot().schema {
-            try Self.checkAddOnly(from: current, to: schema)
-            schema.roleAssignments = Self.assignments(current.roleAssignments, keeping: schema.roles)
-            if current == schema { return schema }
-        }
+        let current = prod.snapshot().schema
+        let schema = try Self.schemaToPromote(core.schema, over: current)
+        if current == schema { return schema }
         do {
             try prod.commit([.setSchema(schema)])
         } catch {

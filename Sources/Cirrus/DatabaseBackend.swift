@@ -191,9 +191,10 @@ extension DatabaseBackend {
 /// The storage behind a ``Container`` opened on another engine than the embedded one: it hands
 /// out the container's databases and knows its schema. The container-level operations that
 /// belong to the embedded engine's files — checkpoints, compaction, import and export, the user
-/// directory, security-role edits, schema import and promotion — are refused on such a
-/// container with serverRejectedRequest (15); the engine's own API does them (for PostgreSQL:
-/// `PostgresContainer.apply(schema:)`).
+/// directory, security-role edits — are refused on such a container with serverRejectedRequest
+/// (15). Schemas are imported and promoted through the async `Container.applySchema(_:)` and
+/// `Container.promoteSchemaToProduction()`, which call ``replaceSchema(_:)`` and
+/// ``promoteSchema()``.
 ///
 /// ```swift
 /// let container = Container(backend: postgresContainer)   // what Container.open(postgres:…) does
@@ -212,4 +213,21 @@ public protocol ContainerBackend: Sendable {
     func database(_ scope: Database.Scope, as identity: Identity) -> any DatabaseBackend
     /// Stops the engine's connections; later calls fail.
     func close()
+    /// Makes `schema` this environment's (``Container/applySchema(_:)`` has checked it against
+    /// the current one; the engine checks again under its own lock) and returns it as stored.
+    func replaceSchema(_ schema: Schema) async throws(CirrusError) -> Schema
+    /// Makes the development schema production's (see ``Container/schemaToPromote(_:over:)``)
+    /// and returns production's new schema; called on the development container.
+    func promoteSchema() async throws(CirrusError) -> Schema
+}
+
+extension ContainerBackend {
+    /// Refuses: the engine does not change schemas through the container.
+    public func replaceSchema(_ schema: Schema) async throws(CirrusError) -> Schema {
+        throw .unsupported("schema imports", on: engineName)
+    }
+    /// Refuses: the engine does not promote schemas through the container.
+    public func promoteSchema() async throws(CirrusError) -> Schema {
+        throw .unsupported("schema promotions", on: engineName)
+    }
 }

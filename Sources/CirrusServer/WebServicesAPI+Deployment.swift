@@ -12,9 +12,10 @@
 // container, so that a request meant for another server or container does nothing. It is made
 // from the development environment only. `dryRun` answers the same without writing (the
 // dashboard shows it before asking for confirmation). The server holds the production container
-// open, so the development schema goes to it through `Container.importSchema` (add-only: a type
-// or field production has and development lacks or retypes refuses the whole promotion) rather
-// than through `Container.promoteSchema`, which opens the production store itself.
+// open, so the development schema goes to it through `Container.applySchema` (add-only: a type
+// or field production has and development lacks or retypes refuses the whole promotion; on
+// PostgreSQL, DDL in one transaction) rather than through `Container.promoteSchema`, which
+// opens the production store itself.
 
 import Cirrus
 import RecordModel
@@ -39,7 +40,9 @@ extension WebServicesAPI {
         }
     }
 
-    func promoteSchema(_ request: WebRequest, _ body: JSONBody, route: Route) throws(WebServicesError) -> JSONValue {
+    func promoteSchema(
+        _ request: WebRequest, _ body: JSONBody, route: Route
+    ) async throws(WebServicesError) -> JSONValue {
         try requireManagementToken(request, for: "promoting the schema")
         guard route.environment == .development else {
             throw WebServicesError(
@@ -55,9 +58,9 @@ extension WebServicesAPI {
         let changes = Self.schemaChanges(from: production.schema, to: development.schema)
         var changed = !changes.isEmpty
         if !dryRun {
-            do throws(CirrusError) {
-                let before = production.schema
-                let after = try production.importSchema(development.exportSchema())
+            let before = production.schema
+            do {
+                let after = try await production.applySchema(development.exportSchema())
                 changed = before != after
             } catch {
                 throw WebServicesError(.badRequest, "production refuses the development schema: \(error.message)")

@@ -254,7 +254,7 @@ public final class WebServicesAPI: Sendable {
             var base: String { Self.origin(request.headers["host"]) + route.base }  // for URLs in answers
             if route.operation == "assets/upload" { return WebResponse(body: try assetUploadURLs(body, base: base)) }
             if route.operation == Self.promoteOperation {
-                return WebResponse(body: try promoteSchema(request, body, route: route))
+                return WebResponse(body: try await promoteSchema(request, body, route: route))
             }
             if route.operation == Self.resetOperation {
                 return WebResponse(body: try resetDevelopment(request, body, route: route))

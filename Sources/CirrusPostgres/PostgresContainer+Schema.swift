@@ -1,0 +1,42 @@
+// The schema lifecycle of a container on PostgreSQL, behind `Container.applySchema(_:)` and
+// `Container.promoteSchemaToProduction()`: the façade checks a new schema against the current
+// one with the embedded engine's rules (Container.schemaToImport / schemaToPromote: add-only,
+// the Users type kept, role assignments per environment), then the schema becomes DDL in one
+// transaction under the namespace's advisory lock, where the add-only rule is checked again
+// against the stored schema (another process may have changed it since).
+
+import Cirrus
+import RecordModel
+
+extension PostgresContainer {
+    /// Applies `schema` (checked by `Container.applySchema(_:)`) and makes it every database's.
+    public func replaceSchema(_ schema: Schema) async throws(CirrusError) -> Schema {
+        try await apply(schema: schema)
+        return self.schema
+    }
+
+    /// Makes this development container's schema the production environment's: its tables in
+    /// the production namespace are created or evolved in one transaction; production keeps its
+    /// role assignments. A production container open elsewhere reads it with `reloadSchema()`.
+    public func promoteSchema() async throws(CirrusError) -> Schema {
+        guard environment == .development else {
+            throw CirrusError(.invalidArguments, "promote from the development container; this one is production")
+        }
+        let production = root.sibling(
+            for: PostgresTenant(containerID: containerID, environment: .production, database: .public))
+        do {
+            try await production.reloadSchema()
+            let stored = await production.schema
+            let promoted = try Container.schemaToPromote(schema, over: stored)
+            if promoted == stored { return stored }
+            try await production.apply(schema: promoted)
+            return await production.schema
+        } catch let e as PostgresStoreError {
+            throw CirrusError(e)
+        } catch let e as CirrusError {
+            throw e
+        } catch {
+            throw CirrusError(.internalError, "promoting the schema: \(error)")
+        }
+    }
+}
