@@ -13,9 +13,10 @@
 // queries checked by QueryChecker against the container's schema, run as SQL, paged with
 // cursors whose tokens are signed like the embedded engine's (docs/cursor-format.md: on this
 // engine each position value is the sort key's text as PostgreSQL prints it); `explain` shows
-// PostgreSQL's plan. What it does not do yet (docs/scale-out.md "Not done yet"): change tokens,
-// assets, subscriptions and user discovery (DatabaseBackend's defaults refuse them with
-// serverRejectedRequest), deleteSelf cascades, quotas.
+// PostgreSQL's plan. Change tokens: PostgresDatabase+Changes.swift; assets:
+// PostgresDatabase+Assets.swift. What it does not do yet (docs/scale-out.md "Not done yet"):
+// user discovery (DatabaseBackend's defaults refuse it with serverRejectedRequest), deleteSelf
+// cascades, quotas.
 //
 // One PostgresClient (connection pool) per container; a store per tenant shares it. The schema
 // is the container's: a save that grows it (development) publishes the new schema to the
@@ -342,6 +343,7 @@ public final class PostgresDatabase: DatabaseBackend {
         let saves = operations.indices.filter { if case .save = operations[$0] { return true } else { return false } }
         let order = saves + operations.indices.filter { !saves.contains($0) }
         var saved = Set<RecordID>()
+        let deleting = saves.count < operations.count
         for i in order {
             let op = operations[i]
             do throws(CirrusError) {
@@ -434,6 +436,12 @@ public final class PostgresDatabase: DatabaseBackend {
                             recordID: id))
             }
             container.publish(await store.schema)
+            // Assets the deleted records held may be unreferenced now (swept at most once a minute).
+            if deleting,
+                schema.recordTypes.values.contains(where: { $0.fields.values.contains { $0.type.scalar == .asset } })
+            {
+                try? await store.sweepAssets()
+            }
         }
         return operations.enumerated().map { i, op in
             let id: RecordID

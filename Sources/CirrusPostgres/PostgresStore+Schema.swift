@@ -111,6 +111,16 @@ extension PostgresStore {
                 "CREATE INDEX cirrus_tombstones_seq ON \(tombstones) (tenant, zone_name, seq, zone_owner, record_name)")
             created.append(tombstones)
         }
+        // Assets (PostgresStore+Assets.swift): content-addressed per tenant.
+        if !(try await Self.tableExists(conn, namespace, "cirrus_assets", logger)) {
+            let assets = SQLName.qualified(namespace, "cirrus_assets")
+            try await exec(
+                """
+                CREATE TABLE \(assets) (tenant text NOT NULL, hash text COLLATE "C" NOT NULL, bytes bytea NOT NULL,
+                    stored_at bigint NOT NULL, PRIMARY KEY (tenant, hash))
+                """)
+            created.append(assets)
+        }
         // The stored schema, under the lock: evolution is add-only.
         var old: Schema? = nil
         for try await s in try await conn.query(
@@ -128,6 +138,12 @@ extension PostgresStore {
             if !exists {
                 try await exec(layout.createTable)
                 created.append(layout.qualifiedTable)
+            }
+            // A table of a type with assets made before `asset_refs` existed: its rows get their
+            // references below (else the asset sweep would take their assets).
+            var refsMissing = false
+            if exists && layout.hasAssets {
+                refsMissing = !(try await Self.columnExists(conn, namespace, layout.table, "asset_refs", logger))
             }
             for sql in layout.addColumns { try await exec(sql) }
             let wanted = layout.indexes
@@ -150,7 +166,7 @@ extension PostgresStore {
             // first, production refuses), and fields are never retyped: new columns start NULL
             // correctly. Only the tokens depend on options, so only a change of the searchable
             // fields re-derives rows.
-            if exists, let before, before.searchableFields != layout.searchableFields {
+            if refsMissing || (exists && before.map { $0.searchableFields != layout.searchableFields } == true) {
                 try await Self.rederive(conn, layout, logger)
             }
         }
@@ -187,6 +203,22 @@ extension PostgresStore {
         for try await e in try await conn.query(
             PostgresQuery(unsafeSQL: "SELECT to_regclass($1) IS NOT NULL", binds: b), logger: logger
         ).decode(Bool.self) { found = e }
+        return found
+    }
+
+    static func columnExists(
+        _ conn: PostgresConnection, _ namespace: String, _ table: String, _ column: String, _ logger: Logger
+    ) async throws -> Bool {
+        var b = PostgresBindings()
+        b.append(namespace)
+        b.append(table)
+        b.append(column)
+        var found = false
+        for try await _ in try await conn.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 "
+                    + "AND column_name = $3", binds: b), logger: logger)
+        { found = true }
         return found
     }
 

@@ -57,6 +57,8 @@ public actor PostgresStore {
     let timeout: Duration
     let logger: Logger
     var tables: [String: TableLayout] = [:]
+    /// When this store last swept its tenant's unreferenced assets (PostgresStore+Assets.swift).
+    var lastAssetSweep: ContinuousClock.Instant? = nil
 
     init(
         client: PostgresClient, runTask: Task<Void, Never>, tenant: PostgresTenant, address: String,

@@ -24,6 +24,15 @@ enum RecordRow {
             + "\(b.param(id.zoneID.ownerName)) AND record_name = \(b.param(id.recordName))"
     }
 
+    /// The content hashes of a record's assets, sorted, each once.
+    static func assetHashes(_ r: Record) -> [String] {
+        var hashes = Set<String>()
+        for v in r.fields.values {
+            for e in v.elements { if case .asset(let a) = e { hashes.insert(a.contentHash) } }
+        }
+        return hashes.sorted()
+    }
+
     /// The search tokens of a record's searchable fields (TextTokenizer, as the text index).
     static func tokens(_ r: Record, _ layout: TableLayout) -> [String] {
         var seen = Set<String>()
@@ -77,6 +86,7 @@ enum RecordRow {
         } else {
             out.append(("tokens", "NULL"))
         }
+        if layout.hasAssets { out.append(("asset_refs", "\(b.param(assetHashes(r)))::text[]")) }
         return out
     }
 }

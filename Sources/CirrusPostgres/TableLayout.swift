@@ -90,6 +90,12 @@ struct TableLayout: Sendable, Hashable {
     var searchableFields: [String]
     /// Every field of the type's schema (with or without a column).
     var fieldNames: Set<String>
+    /// ASSET fields (single or lists), sorted: their content hashes go into `asset_refs`, which
+    /// keeps the tenant's assets (`cirrus_assets`) from being swept while a record refers to them.
+    var assetFields: [String]
+
+    /// Whether the type has asset fields (and so the `asset_refs` column and its index).
+    var hasAssets: Bool { !assetFields.isEmpty }
 
     init(namespace: String, schema: RecordTypeSchema) {
         recordType = schema.name
@@ -106,6 +112,7 @@ struct TableLayout: Sendable, Hashable {
         fieldNames = Set(schema.fields.keys)
         searchableFields = schema.sortedFields.filter { $0.options.contains(.searchable) && $0.type.scalar == .string }
             .map(\.name)
+        assetFields = schema.sortedFields.filter { $0.type.scalar == .asset }.map(\.name)
     }
 
     /// `"namespace"."r_Type"`.
@@ -126,7 +133,7 @@ struct TableLayout: Sendable, Hashable {
         """
     }
 
-    /// `ALTER TABLE … ADD COLUMN IF NOT EXISTS` for every typed column.
+    /// `ALTER TABLE … ADD COLUMN IF NOT EXISTS` for every typed column (and `asset_refs`).
     var addColumns: [String] {
         sortedColumns.flatMap { c -> [String] in
             let type = c.isList ? c.family.sqlElementType + "[]" : c.family.sqlType
@@ -135,7 +142,7 @@ struct TableLayout: Sendable, Hashable {
                 out += c.vectorColumns.map { "ALTER TABLE \(qualifiedTable) ADD COLUMN IF NOT EXISTS \($0) float8" }
             }
             return out
-        }
+        } + (hasAssets ? ["ALTER TABLE \(qualifiedTable) ADD COLUMN IF NOT EXISTS asset_refs text[]"] : [])
     }
 
     /// The indexes the options ask for, by name → `CREATE INDEX IF NOT EXISTS` statement.
@@ -153,6 +160,8 @@ struct TableLayout: Sendable, Hashable {
             }
         }
         if !searchableFields.isEmpty { add("tokens", "USING gin (tokens)") }
+        // A field name starts with a letter: "_assets" names no field's index.
+        if hasAssets { add("_assets", "USING gin (asset_refs)") }
         return out
     }
 }

@@ -294,12 +294,13 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         let zone = ZoneID(zoneName: "Trips")
         try await db.save(zone: zone)
         #expect(try await db.changes(in: zone, since: nil).changed.isEmpty)
+        #expect(try await db.storeAsset([1, 2, 3]).size == 3)
         switch engine {
         case .embedded:
-            #expect(try await db.storeAsset([1, 2, 3]).size == 3)
+            #expect(try db.discoverabilityStatus() == .initialState, "a user never asked")
         case .postgres:
             // Not kept on PostgreSQL yet: refused with serverRejectedRequest naming the engine.
-            let e = try #require(await caughtError { try await db.storeAsset([1, 2, 3]) })
+            let e = try #require(await caughtError { try db.discoverabilityStatus() })
             #expect(e.code == .serverRejectedRequest && e.message.contains("postgresql"))
         }
         #expect(db.engineName == (engine == .embedded ? "embedded" : "postgresql"))
