@@ -823,7 +823,9 @@ extension PostgresStore {
                 // The deletion takes a sequence: the zone's old tokens are older than a zone of
                 // the same name made later.
                 _ = try await context.make(conn).nextSequence()
-                for table in tables + ["cirrus_names", "cirrus_tombstones"].map({ SQLName.qualified(namespace, $0) }) {
+                for table in tables
+                    + ["cirrus_names", "cirrus_tombstones", "cirrus_backrefs"].map({ SQLName.qualified(namespace, $0) })
+                {
                     for try await _ in try await conn.query(
                         PostgresQuery(
                             unsafeSQL: "DELETE FROM \(table) WHERE tenant = \(t) AND zone_name = \(z)", binds: b.binds),

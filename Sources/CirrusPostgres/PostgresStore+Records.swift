@@ -216,18 +216,22 @@ extension PostgresStore {
                         }
                         if zones && !id.zoneID.isDefaultZone { try await ctx.requireZone(id) }
                         let change: PostgresChange
+                        var cascaded: [PostgresChange] = []
                         switch item {
                         case .save(let record, let policy, let merging):
                             let (stored, server) = try await ctx.save(
                                 record, policy: policy, merging: merging, tag: tag, authorize: authorize)
                             change = PostgresChange(old: server, new: stored)
                         case .delete(_, let tag):
-                            change = PostgresChange(
-                                old: try await ctx.delete(id, ifChangeTag: tag, authorize: authorize), new: nil)
+                            let deleted = try await ctx.delete(id, ifChangeTag: tag, authorize: authorize)
+                            change = PostgresChange(old: deleted.first, new: nil)
+                            // The cascade's deletions are changes too (after the given record's).
+                            cascaded = deleted.dropFirst().map { PostgresChange(old: $0, new: nil) }
                         }
                         if !atomically { try await ctx.exec("RELEASE SAVEPOINT cirrus_item") }
                         result.append(.success(change.new))
                         changes.append(change)
+                        changes += cascaded
                         if let g = grown { current = g }
                     } catch {
                         let e = PostgresStore.itemError(error, id)
@@ -515,6 +519,8 @@ struct WriteContext {
             if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
         case .allKeys: break
         }
+        try await checkReferences(r)
+        try await claimAssets(r)
         r.creationDate = server?.creationDate ?? now
         r.creatorUserRecordID = server?.creatorUserRecordID ?? user
         r.modificationDate = now
@@ -524,9 +530,109 @@ struct WriteContext {
         return (r, server)
     }
 
+    /// Throws invalidArguments naming the field of an asset `r` holds that this tenant has not
+    /// stored. The assets it holds are stored again (`stored_at` now, under their row locks), so
+    /// a concurrent sweep cannot take them before this request commits the reference.
+    func claimAssets(_ r: Record) async throws {
+        let hashes = RecordRow.assetHashes(r)
+        if hashes.isEmpty { return }
+        var b = SQLBuilder()
+        var found = Set<String>()
+        for try await h in try await query(
+            "UPDATE \(SQLName.qualified(namespace, "cirrus_assets")) SET stored_at = "
+                + "(extract(epoch from clock_timestamp()) * 1000)::bigint WHERE tenant = \(b.param(tenant)) AND "
+                + "hash = ANY(\(b.param(hashes))::text[]) RETURNING hash", b
+        ).decode(String.self) { found.insert(h) }
+        for name in r.fields.keys.sorted() {
+            for case .asset(let a) in r.fields[name]?.elements ?? [] where !found.contains(a.contentHash) {
+                throw PostgresStoreError(
+                    .invalidArguments, "field '\(name)': asset \(a.contentHash) was not stored (use storeAsset first)",
+                    recordID: r.recordID)
+            }
+        }
+    }
+
+    /// The records `r` refers to with deleteSelf (their deletion deletes `r`), each once, by name.
+    static func deleteSelfTargets(_ r: Record) -> [RecordID] {
+        var out: [RecordID] = []
+        var seen = Set<String>()
+        for name in r.fields.keys.sorted() {
+            for case .reference(let ref) in r.fields[name]?.elements ?? []
+            where ref.action == .deleteSelf && seen.insert(ref.recordID.recordName).inserted {
+                out.append(ref.recordID)
+            }
+        }
+        return out
+    }
+
+    /// The embedded engine's rules for deleteSelf references (ModifyPlanner.checkReferences):
+    /// the target is in the record's zone and exists (or is the record itself), and has at most
+    /// `maximumCascadingReferences` sources — else referenceViolation / limitExceeded.
+    func checkReferences(_ r: Record) async throws {
+        let id = r.recordID
+        for target in Self.deleteSelfTargets(r) {
+            if target.zoneID.zoneName != id.zoneID.zoneName {
+                throw PostgresStoreError(
+                    .referenceViolation,
+                    "a deleteSelf reference must stay in its zone; \"\(target.recordName)\" is in zone "
+                        + "\"\(target.zoneID.zoneName)\"", recordID: id)
+            }
+            let local = RecordID(recordName: target.recordName, zoneID: id.zoneID)
+            if local != id, try await recordType(of: local, lock: false) == nil {
+                throw PostgresStoreError(
+                    .referenceViolation, "the deleteSelf reference target \"\(target.recordName)\" does not exist",
+                    recordID: id)
+            }
+            var b = SQLBuilder()
+            var others = 0
+            for try await n in try await query(
+                "SELECT count(*) FROM \(SQLName.qualified(namespace, "cirrus_backrefs")) WHERE "
+                    + "\(Self.refKey(tenant, id.zoneID, &b)) AND target_name = \(b.param(target.recordName)) "
+                    + "AND source_name <> \(b.param(id.recordName))", b
+            ).decode(Int64.self) { others = Int(n) }
+            if others + 1 > Self.maximumCascadingReferences {
+                throw PostgresStoreError(
+                    .limitExceeded,
+                    "record \"\(target.recordName)\" already has \(others) deleteSelf references; the limit is "
+                        + "\(Self.maximumCascadingReferences)", recordID: id)
+            }
+        }
+    }
+
+    /// CloudKit's limit on deleteSelf references to one record (the embedded engine's
+    /// `DatabaseLimits.maximumCascadingReferences`).
+    static let maximumCascadingReferences = 750
+
+    /// `tenant = … AND zone_name = … AND zone_owner = …` of `cirrus_backrefs`.
+    static func refKey(_ tenant: String, _ zone: ZoneID, _ b: inout SQLBuilder) -> String {
+        "tenant = \(b.param(tenant)) AND zone_name = \(b.param(zone.zoneName)) AND zone_owner = "
+            + "\(b.param(zone.ownerName))"
+    }
+
+    /// Replaces the deleteSelf references `source` holds in `cirrus_backrefs` by `targets`.
+    func setReferences(of source: RecordID, to targets: [RecordID]) async throws {
+        let table = SQLName.qualified(namespace, "cirrus_backrefs")
+        var b = SQLBuilder()
+        try await exec(
+            "DELETE FROM \(table) WHERE \(Self.refKey(tenant, source.zoneID, &b)) AND source_name = "
+                + "\(b.param(source.recordName))", b)
+        if targets.isEmpty { return }
+        var i = SQLBuilder()
+        let rows = targets.map { t in
+            "(\(i.param(tenant)), \(i.param(source.zoneID.zoneName)), \(i.param(source.zoneID.ownerName)), "
+                + "\(i.param(t.recordName)), \(i.param(source.recordName)))"
+        }
+        try await exec(
+            "INSERT INTO \(table) (tenant, zone_name, zone_owner, target_name, source_name) VALUES "
+                + rows.joined(separator: ", "), i)
+    }
+
     /// Upserts the row of `r` (and claims its name when new).
     func write(_ r: Record, _ layout: TableLayout, isNew: Bool) async throws {
         let id = r.recordID
+        let targets = Self.deleteSelfTargets(r)
+        // A new record with no references has none to replace.
+        if !(isNew && targets.isEmpty) { try await setReferences(of: id, to: targets) }
         var n = SQLBuilder()
         let seq = "\(n.param(String(sequence)))::bigint"
         if isNew {
@@ -584,14 +690,48 @@ struct WriteContext {
                 + ") ON CONFLICT (tenant, zone_name, zone_owner, record_name) DO UPDATE SET \(updates)", b)
     }
 
-    /// Deletes one record and leaves its tombstone at this request's sequence; returns the
-    /// server's version. unknownItem when there is none. With `ifChangeTag`, only while the
-    /// server's record has that tag (else serverRecordChanged carrying it).
+    /// Deletes one record and, cascading, the records of its zone that refer to a deleted one
+    /// with deleteSelf; each leaves its tombstone at this request's sequence. Returns the
+    /// deleted versions, the given record's first. unknownItem when there is none. With
+    /// `ifChangeTag`, only while the server's record has that tag (else serverRecordChanged
+    /// carrying it). `authorize` is asked for the given record only (as on the embedded engine).
     func delete(
         _ id: RecordID, ifChangeTag: String? = nil,
         authorize: (@Sendable (String, Record?, RecordID) throws -> Void)? = nil
+    ) async throws -> [Record] {
+        guard let first = try await deleteOne(id, ifChangeTag: ifChangeTag, authorize: authorize, cascading: false)
+        else { return [] }
+        var deleted = [first]
+        var queue = [id]
+        var done: Set<RecordID> = [id]
+        let table = SQLName.qualified(namespace, "cirrus_backrefs")
+        while let victim = queue.popLast() {
+            var b = SQLBuilder()
+            var sources: [String] = []
+            for try await s in try await query(
+                "DELETE FROM \(table) WHERE \(Self.refKey(tenant, victim.zoneID, &b)) AND target_name = "
+                    + "\(b.param(victim.recordName)) RETURNING source_name", b
+            ).decode(String.self) { sources.append(s) }
+            for s in sources.sorted() {
+                let source = RecordID(recordName: s, zoneID: victim.zoneID)
+                guard done.insert(source).inserted, let r = try await deleteOne(source, cascading: true) else {
+                    continue
+                }
+                deleted.append(r)
+                queue.append(source)
+            }
+        }
+        return deleted
+    }
+
+    /// Deletes one record (no cascade) with its name, outgoing deleteSelf references and a
+    /// tombstone; returns the server's version (nil when a cascade finds it gone already).
+    private func deleteOne(
+        _ id: RecordID, ifChangeTag: String? = nil,
+        authorize: (@Sendable (String, Record?, RecordID) throws -> Void)? = nil, cascading: Bool
     ) async throws -> Record? {
         guard let type = try await recordType(of: id, lock: true) else {
+            if cascading { return nil }
             throw PostgresStoreError(.unknownItem, "no such record to delete", recordID: id)
         }
         let server = try await current(id, lock: true)
@@ -610,6 +750,7 @@ struct WriteContext {
         // layouts have no unique index on the parent).
         let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")
         try await exec("DELETE FROM \(tombstones) WHERE \(key)", b)
+        try await setReferences(of: id, to: [])
         var t = SQLBuilder()
         let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].map { t.param($0) }
         try await exec(

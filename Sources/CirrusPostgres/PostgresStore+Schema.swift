@@ -111,6 +111,20 @@ extension PostgresStore {
                 "CREATE INDEX cirrus_tombstones_seq ON \(tombstones) (tenant, zone_name, seq, zone_owner, record_name)")
             created.append(tombstones)
         }
+        // deleteSelf references (target → source, within one zone), for the deletion cascade.
+        if !(try await Self.tableExists(conn, namespace, "cirrus_backrefs", logger)) {
+            let refs = SQLName.qualified(namespace, "cirrus_backrefs")
+            try await exec(
+                """
+                CREATE TABLE \(refs) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
+                    zone_owner text COLLATE "C" NOT NULL, target_name text COLLATE "C" NOT NULL,
+                    source_name text COLLATE "C" NOT NULL,
+                    PRIMARY KEY (tenant, zone_name, zone_owner, target_name, source_name))
+                """)
+            try await exec(
+                "CREATE INDEX cirrus_backrefs_source ON \(refs) (tenant, zone_name, zone_owner, source_name)")
+            created.append(refs)
+        }
         // Assets (PostgresStore+Assets.swift): content-addressed per tenant.
         if !(try await Self.tableExists(conn, namespace, "cirrus_assets", logger)) {
             let assets = SQLName.qualified(namespace, "cirrus_assets")

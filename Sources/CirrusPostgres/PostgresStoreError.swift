@@ -46,8 +46,11 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
         case batchRequestFailed = 22
         /// The record's custom zone does not exist (zones are kept only through `Container.open(postgres:…)`).
         case zoneNotFound = 26
-        /// More items in one request than CloudKit allows (400).
+        /// More items in one request than CloudKit allows (400), or more deleteSelf references
+        /// to one record than it allows (750).
         case limitExceeded = 27
+        /// A deleteSelf reference to a record that does not exist or is in another zone.
+        case referenceViolation = 31
     }
 
     /// The kind of failure.

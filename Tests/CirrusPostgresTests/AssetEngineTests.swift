@@ -43,6 +43,13 @@ private func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
         #expect(await code { try await bob.storeAsset([9]) } == .permissionFailure)
         let anonymous = try await f.database(.public, as: .anonymous)
         #expect(await code { try await anonymous.storeAsset([9]) } == .notAuthenticated)
+        // A record cannot hold an asset that was not stored.
+        let never = Asset(contentHash: String(repeating: "ab", count: 32), size: 3)
+        #expect(
+            await code {
+                try await db.save(
+                    Record(recordType: "Photo", recordID: RecordID(recordName: "x"), fields: ["image": .asset(never)]))
+            } == .invalidArguments)
         // Assets in lists are found too.
         let list = RecordID(recordName: "album")
         _ = try await db.save(

@@ -135,7 +135,8 @@ private final class Side {
 extension EngineModelTests {
     /// Private databases with custom zones: seeded random batches of 1–4 saves and deletions
     /// spread over the default zone, two custom zones and one that does not exist, atomic or
-    /// not, with right, stale and missing tags and some invalid records; now and then a zone is
+    /// not, with right, stale and missing tags, some invalid records and some deleteSelf
+    /// references (so deletions cascade); now and then a zone is
     /// deleted and created again. After every step both engines must give the same outcome per
     /// item, hold the same records in every zone, and report the same changes since the previous
     /// step's tokens — per zone (paged, `limit` drawn per step) and for the database.
@@ -164,6 +165,12 @@ extension EngineModelTests {
                 let zone = rng.below(10) == 0 ? zones[3] : zones[rng.below(3)]
                 var fields: [String: FieldValue] = ["n": .int64(Int64(rng.below(9)))]
                 if rng.below(6) == 0 { fields["1x"] = 1 }  // not a field name: invalidArguments
+                if rng.below(4) == 0 {
+                    // A deleteSelf reference to a name of the zone (which may not exist: referenceViolation).
+                    fields["parent"] = .reference(
+                        Reference(recordID: RecordID(recordName: "r\(rng.below(6))", zoneID: zone), action: .deleteSelf)
+                    )
+                }
                 plan.append((zone, "r\(rng.below(6))", rng.below(4) == 0, rng.below(3), fields))
             }
             for side in sides {

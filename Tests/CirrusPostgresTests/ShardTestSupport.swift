@@ -55,7 +55,7 @@ enum Shards {
                 "SELECT tablename FROM pg_tables WHERE schemaname = \(any.namespace) AND tablename <> 'cirrus_schema'",
                 logger: logger
             ).decode(String.self) { tables.append(t) }
-            #expect(tables.count == schema.recordTypes.count + 4, "the tables of \(any.namespace): \(tables)")
+            #expect(tables.count == schema.recordTypes.count + 5, "the tables of \(any.namespace): \(tables)")
             try await exec(c, "BEGIN")
             for t in tables {
                 let table = "\(ns).\(quote(t))"
