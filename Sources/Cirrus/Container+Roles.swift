@@ -58,126 +58,81 @@ extension Container {
     /// try container.grant([.read, .write], on: "Post", to: "Moderator")
     /// try container.assign(user: "_alice", to: "Moderator")
     /// ```
-    public func createRole(_ name: String) throws(CirrusError) {
-        try changeSchema(rolesOnly: true) { (s) throws(CirrusError) in
-            guard Schema.isCustomRoleName(name) else {
-                throw CirrusError(
-                    .invalidArguments,
-                    "role name \"\(name)\": a custom role's name is a letter, then letters, digits or '_' (at most 255; "
-                        + "names starting with '_' are the built-in roles)")
-            }
-            guard s.roles.insert(name).inserted else {
-                throw CirrusError(.invalidArguments, "role \"\(name)\" already exists")
-            }
-        }
-    }
+    public func createRole(_ name: String) throws(CirrusError) { try change(.createRole(name)) }
 
     /// Deletes the custom role `name` with its grants on every type and its assignments
     /// (development only). An unknown role → invalidArguments.
-    public func deleteRole(_ name: String) throws(CirrusError) {
-        try changeSchema(rolesOnly: true) { (s) throws(CirrusError) in
-            guard s.roles.remove(name) != nil else { throw Self.unknownRole(name, s) }
-            for (t, var ts) in s.recordTypes where ts.grants.contains(where: { $0.role == name }) {
-                ts.grants.removeAll { $0.role == name }
-                s.recordTypes[t] = ts
-            }
-            for (u, var held) in s.roleAssignments where held.remove(name) != nil {
-                s.roleAssignments[u] = held.isEmpty ? nil : held
-            }
-        }
-    }
+    public func deleteRole(_ name: String) throws(CirrusError) { try change(.deleteRole(name)) }
 
     /// Grants `permissions` on `recordType` to `role` — a custom role or `_world`, `_icloud`,
     /// `_creator` (development only). An unknown role or type, `Users`, or no permission →
     /// invalidArguments, and nothing changes.
     public func grant(_ permissions: Set<Permission>, on recordType: String, to role: String) throws(CirrusError) {
-        try changeGrants(permissions, on: recordType, role: role) { grants in
-            if let i = grants.firstIndex(where: { $0.role == role }) {
-                grants[i].permissions.formUnion(permissions)
-            } else {
-                grants.append(Grant(permissions, to: role))
-            }
-        }
+        try change(.grant(permissions, on: recordType, to: role))
     }
 
     /// Takes `permissions` on `recordType` away from `role` (development only); a grant left
     /// with no permission is removed. Unknown role or type → invalidArguments.
     public func revoke(_ permissions: Set<Permission>, on recordType: String, from role: String) throws(CirrusError) {
-        try changeGrants(permissions, on: recordType, role: role) { grants in
-            for i in grants.indices where grants[i].role == role { grants[i].permissions.subtract(permissions) }
-            grants.removeAll { $0.permissions.isEmpty }
-        }
+        try change(.revoke(permissions, on: recordType, from: role))
     }
 
     /// Assigns the user `user` to the custom role `role` in this environment (either
     /// environment: assignments are never promoted). Unknown role, a built-in role or a user
     /// name that is not a record name → invalidArguments.
-    public func assign(user: String, to role: String) throws(CirrusError) {
-        try changeSchema(rolesOnly: false) { (s) throws(CirrusError) in
-            try Self.checkUser(user)
-            guard s.roles.contains(role) else { throw Self.unknownRole(role, s) }
-            s.roleAssignments[user, default: []].insert(role)
-        }
-    }
+    public func assign(user: String, to role: String) throws(CirrusError) { try change(.assign(user: user, to: role)) }
 
     /// Removes the user `user` from the custom role `role` in this environment. Unknown role →
     /// invalidArguments; a user who does not hold it → invalidArguments.
     public func unassign(user: String, from role: String) throws(CirrusError) {
-        try changeSchema(rolesOnly: false) { (s) throws(CirrusError) in
-            try Self.checkUser(user)
-            guard s.roles.contains(role) else { throw Self.unknownRole(role, s) }
-            guard var held = s.roleAssignments[user], held.remove(role) != nil else {
-                throw CirrusError(.invalidArguments, "user \"\(user)\" does not hold role \"\(role)\"")
+        try change(.unassign(user: user, from: role))
+    }
+
+    /// Makes one security-role change on any engine (the calls above are the container
+    /// directory's): on PostgreSQL the schema is changed in one transaction, starting from the
+    /// stored schema under the namespace's lock, so concurrent changes from several processes
+    /// are not lost.
+    ///
+    /// ```swift
+    /// try await container.changeSecurityRoles(.createRole("Moderator"))
+    /// try await container.changeSecurityRoles(.assign(user: "_alice", to: "Moderator"))
+    /// ```
+    public func changeSecurityRoles(_ change: SecurityRoleChange) async throws(CirrusError) {
+        switch storage {
+        case .embedded: try self.change(change)
+        case .other(let backend):
+            if change.changesRoles && backend.environment == .production { throw Self.productionRoles }
+            _ = try await backend.updateSchema { (old) throws(CirrusError) in
+                var s = old
+                try change.apply(to: &s)
+                return s
             }
-            s.roleAssignments[user] = held.isEmpty ? nil : held
         }
     }
 
     // MARK: - Helpers
 
-    private func changeGrants(
-        _ permissions: Set<Permission>, on recordType: String, role: String, _ body: (inout [Grant]) -> Void
-    ) throws(CirrusError) {
-        try changeSchema(rolesOnly: true) { (s) throws(CirrusError) in
-            guard !permissions.isEmpty else {
-                throw CirrusError(.invalidArguments, "no permission given; expected CREATE, READ or WRITE")
-            }
-            guard Schema.builtInRoles.contains(role) || s.roles.contains(role) else { throw Self.unknownRole(role, s) }
-            if recordType == Schema.usersRecordType {
-                throw CirrusError(.invalidArguments, "the grants of type Users cannot be changed")
-            }
-            guard var t = s.recordTypes[recordType] else {
-                throw CirrusError(
-                    .invalidArguments,
-                    "record type \(recordType) does not exist in the \(s.environment.rawValue) schema")
-            }
-            body(&t.grants)
-            s.recordTypes[recordType] = t
-        }
-    }
-
     /// Applies `body` to a copy of the schema under the write lock and commits the result (as
     /// one schema entry) if it changed; `body` throwing changes nothing.
-    private func changeSchema(
-        rolesOnly: Bool, _ body: (inout Schema) throws(CirrusError) -> Void
-    ) throws(CirrusError) {
-        let core = try embeddedCore("security-role changes through the container")
+    private func change(_ change: SecurityRoleChange) throws(CirrusError) {
+        let core = try embeddedCore(
+            "security-role changes through the container's synchronous calls (use changeSecurityRoles(_:))")
         if core.options.readOnly { throw CirrusError(.internalError, "the container is open read-only") }
-        if rolesOnly && core.environment == .production {
-            throw CirrusError(
-                .invalidArguments,
-                "security roles and grants are part of the schema: change them in development and promote "
-                    + "(production's schema changes only by promotion or import)")
-        }
+        if change.changesRoles && core.environment == .production { throw Self.productionRoles }
         try core.withWriteLock { () throws(CirrusError) in
             var s = core.schema
-            try body(&s)
+            try change.apply(to: &s)
             if s == core.schema { return }
             try core.commitHoldingLock([.setSchema(s)], changes: [], newSchema: s)
         }
     }
 
-    private static func unknownRole(_ name: String, _ s: Schema) -> CirrusError {
+    static let productionRoles = CirrusError(
+        .invalidArguments,
+        "security roles and grants are part of the schema: change them in development and promote "
+            + "(production's schema changes only by promotion or import)")
+
+    static func unknownRole(_ name: String, _ s: Schema) -> CirrusError {
         let known = s.roles.sorted { compareUTF8($0, $1) < 0 }
         return CirrusError(
             .invalidArguments,
@@ -185,12 +140,111 @@ extension Container {
                 + (known.isEmpty ? "none" : known.joined(separator: ", ")) + ")")
     }
 
-    private static func checkUser(_ user: String) throws(CirrusError) {
+    static func checkUser(_ user: String) throws(CirrusError) {
         if user == ZoneID.defaultOwnerName || (try? Validation.validateRecordName(user)) == nil {
             throw CirrusError(
                 .invalidArguments,
                 "\"\(user)\" is not a user record name (1 to 255 printable ASCII characters, not "
                     + "\(ZoneID.defaultOwnerName))")
         }
+    }
+}
+
+/// One change to a container's security roles (``Container/changeSecurityRoles(_:)``): the
+/// rules of each case are those of the container call of the same name.
+public enum SecurityRoleChange: Sendable, Hashable {
+    /// ``Container/createRole(_:)``.
+    case createRole(String)
+    /// ``Container/deleteRole(_:)``.
+    case deleteRole(String)
+    /// ``Container/grant(_:on:to:)``.
+    case grant(Set<Permission>, on: String, to: String)
+    /// ``Container/revoke(_:on:from:)``.
+    case revoke(Set<Permission>, on: String, from: String)
+    /// ``Container/assign(user:to:)``.
+    case assign(user: String, to: String)
+    /// ``Container/unassign(user:from:)``.
+    case unassign(user: String, from: String)
+
+    /// Whether it changes roles or grants (part of the schema: development only), rather than
+    /// an environment's assignments.
+    public var changesRoles: Bool {
+        switch self {
+        case .assign, .unassign: false
+        default: true
+        }
+    }
+
+    /// Applies the change to `s`; throws invalidArguments (and leaves `s` as it was) when the
+    /// change is refused.
+    public func apply(to s: inout Schema) throws(CirrusError) {
+        var n = s
+        switch self {
+        case .createRole(let name):
+            guard Schema.isCustomRoleName(name) else {
+                throw CirrusError(
+                    .invalidArguments,
+                    "role name \"\(name)\": a custom role's name is a letter, then letters, digits or '_' (at most 255; "
+                        + "names starting with '_' are the built-in roles)")
+            }
+            guard n.roles.insert(name).inserted else {
+                throw CirrusError(.invalidArguments, "role \"\(name)\" already exists")
+            }
+        case .deleteRole(let name):
+            guard n.roles.remove(name) != nil else { throw Container.unknownRole(name, n) }
+            for (t, var ts) in n.recordTypes where ts.grants.contains(where: { $0.role == name }) {
+                ts.grants.removeAll { $0.role == name }
+                n.recordTypes[t] = ts
+            }
+            for (u, var held) in n.roleAssignments where held.remove(name) != nil {
+                n.roleAssignments[u] = held.isEmpty ? nil : held
+            }
+        case .grant(let permissions, let recordType, let role):
+            try Self.changeGrants(permissions, on: recordType, role: role, &n) { grants in
+                if let i = grants.firstIndex(where: { $0.role == role }) {
+                    grants[i].permissions.formUnion(permissions)
+                } else {
+                    grants.append(Grant(permissions, to: role))
+                }
+            }
+        case .revoke(let permissions, let recordType, let role):
+            try Self.changeGrants(permissions, on: recordType, role: role, &n) { grants in
+                for i in grants.indices where grants[i].role == role { grants[i].permissions.subtract(permissions) }
+                grants.removeAll { $0.permissions.isEmpty }
+            }
+        case .assign(let user, let role):
+            try Container.checkUser(user)
+            guard n.roles.contains(role) else { throw Container.unknownRole(role, n) }
+            n.roleAssignments[user, default: []].insert(role)
+        case .unassign(let user, let role):
+            try Container.checkUser(user)
+            guard n.roles.contains(role) else { throw Container.unknownRole(role, n) }
+            guard var held = n.roleAssignments[user], held.remove(role) != nil else {
+                throw CirrusError(.invalidArguments, "user \"\(user)\" does not hold role \"\(role)\"")
+            }
+            n.roleAssignments[user] = held.isEmpty ? nil : held
+        }
+        s = n
+    }
+
+    private static func changeGrants(
+        _ permissions: Set<Permission>, on recordType: String, role: String, _ s: inout Schema,
+        _ body: (inout [Grant]) -> Void
+    ) throws(CirrusError) {
+        guard !permissions.isEmpty else {
+            throw CirrusError(.invalidArguments, "no permission given; expected CREATE, READ or WRITE")
+        }
+        guard Schema.builtInRoles.contains(role) || s.roles.contains(role) else {
+            throw Container.unknownRole(role, s)
+        }
+        if recordType == Schema.usersRecordType {
+            throw CirrusError(.invalidArguments, "the grants of type Users cannot be changed")
+        }
+        guard var t = s.recordTypes[recordType] else {
+            throw CirrusError(
+                .invalidArguments, "record type \(recordType) does not exist in the \(s.environment.rawValue) schema")
+        }
+        body(&t.grants)
+        s.recordTypes[recordType] = t
     }
 }

@@ -191,10 +191,11 @@ extension DatabaseBackend {
 /// The storage behind a ``Container`` opened on another engine than the embedded one: it hands
 /// out the container's databases and knows its schema. The container-level operations that
 /// belong to the embedded engine's files — checkpoints, compaction, import and export, the user
-/// directory, security-role edits — are refused on such a container with serverRejectedRequest
-/// (15). Schemas are imported and promoted through the async `Container.applySchema(_:)` and
-/// `Container.promoteSchemaToProduction()`, which call ``replaceSchema(_:)`` and
-/// ``promoteSchema()``.
+/// directory — are refused on such a container with serverRejectedRequest (15). Schemas are
+/// imported, promoted and their security roles changed through the async
+/// `Container.applySchema(_:)`, `Container.promoteSchemaToProduction()` and
+/// `Container.changeSecurityRoles(_:)`, which call ``replaceSchema(_:)``, ``promoteSchema()``
+/// and ``updateSchema(_:)``.
 ///
 /// ```swift
 /// let container = Container(backend: postgresContainer)   // what Container.open(postgres:…) does
@@ -219,6 +220,12 @@ public protocol ContainerBackend: Sendable {
     /// Makes the development schema production's (see ``Container/schemaToPromote(_:over:)``)
     /// and returns production's new schema; called on the development container.
     func promoteSchema() async throws(CirrusError) -> Schema
+    /// Changes this environment's schema by `body`, given the schema as stored (under the
+    /// engine's lock, so concurrent changes are not lost), and returns the result.
+    func updateSchema(
+        _ body: @escaping @Sendable (Schema) throws(CirrusError) -> Schema
+    ) async throws(CirrusError)
+        -> Schema
 }
 
 extension ContainerBackend {
@@ -229,5 +236,11 @@ extension ContainerBackend {
     /// Refuses: the engine does not promote schemas through the container.
     public func promoteSchema() async throws(CirrusError) -> Schema {
         throw .unsupported("schema promotions", on: engineName)
+    }
+    /// Refuses: the engine does not change schemas through the container.
+    public func updateSchema(
+        _ body: @escaping @Sendable (Schema) throws(CirrusError) -> Schema
+    ) async throws(CirrusError) -> Schema {
+        throw .unsupported("schema changes", on: engineName)
     }
 }

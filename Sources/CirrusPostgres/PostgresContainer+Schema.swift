@@ -15,6 +15,29 @@ extension PostgresContainer {
         return self.schema
     }
 
+    /// Changes the container's schema by `body`, given the schema as stored (under the
+    /// namespace's lock), in one transaction (`Container.changeSecurityRoles(_:)`).
+    public func updateSchema(
+        _ body: @escaping @Sendable (Schema) throws(CirrusError) -> Schema
+    ) async throws(CirrusError) -> Schema {
+        do {
+            try await root.update { old in
+                do throws(CirrusError) {
+                    return try body(old)
+                } catch {
+                    throw PostgresStoreError(
+                        PostgresStoreError.Code(rawValue: error.code.rawValue) ?? .internalError, error.message)
+                }
+            }
+        } catch let e as PostgresStoreError {
+            throw CirrusError(e)
+        } catch {
+            throw CirrusError(.internalError, "changing the schema: \(error)")
+        }
+        publish(await root.schema)
+        return schema
+    }
+
     /// Makes this development container's schema the production environment's: its tables in
     /// the production namespace are created or evolved in one transaction; production keeps its
     /// role assignments. A production container open elsewhere reads it with `reloadSchema()`.

@@ -52,6 +52,33 @@ extension PostgresStore {
         setSchema(newSchema)
     }
 
+    /// Changes the stored schema by `body` (given it under the namespace's lock, so a change
+    /// made meanwhile by another process is not lost), as DDL in one transaction; an error
+    /// `body` throws is thrown as is, and nothing changes.
+    public func update(
+        schema body: @escaping @Sendable (Schema) throws -> Schema
+    ) async throws(PostgresStoreError) {
+        guard layout == .singleNode else {
+            throw PostgresStoreError(
+                .invalidArguments,
+                "the tables of a hash-partitioned layout are created on the workers and the coordinator outside the "
+                    + "store (docs/scale-out.md \"Multi-node\")", location: address)
+        }
+        let namespace = tenant.namespace
+        let citus = self.citus
+        let logger = self.logger
+        let address = self.address
+        let cached = schema
+        let stored = try await run("changing the schema of \(namespace)") { client in
+            try await client.withTransaction(logger: logger) { conn in
+                try await Self.applyDDL(conn, namespace: namespace, citus: citus, logger: logger, address: address) {
+                    old in try body(old ?? cached)
+                }
+            }
+        }
+        setSchema(stored)
+    }
+
     /// The DDL of a schema change, on `conn` inside the caller's transaction: takes the
     /// namespace's advisory lock, creates what is missing, reads the stored schema, asks
     /// `makeSchema` for the new one (given the stored one), checks it is add-only, creates and

@@ -45,8 +45,11 @@ struct PostgresRecordTests {
         let loc = Location(
             latitude: -33.8688, longitude: 151.2093, altitude: 58.5, horizontalAccuracy: 5, verticalAccuracy: 3,
             course: 270.25, speed: 1.5, timestamp: Timestamp(millisecondsSince1970: 1_700_000_000_123))
+        // A deleteSelf reference needs its target, an asset its stored bytes.
         let ref = Reference(recordID: RecordID(recordName: "p1", zoneID: zone), action: .deleteSelf)
-        let asset = Asset(contentHash: String(repeating: "ab", count: 32), size: 12)
+        _ = try await store.save(Record(recordType: "Note", recordID: ref.recordID), by: "_alice")
+        let asset = try await store.storeAsset(Array("twelve bytes".utf8))
+        #expect(asset.size == 12)
         var r = Record(recordType: "Note", recordID: RecordID(recordName: "n1", zoneID: zone))
         r["title"] = "Café 東京 \u{1F600} 'quoted' \"double\" \\ back"
         r["count"] = .int64(Int64.min)
