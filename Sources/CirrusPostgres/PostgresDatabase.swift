@@ -40,7 +40,8 @@ extension Container {
     /// API as a container directory, on the PostgreSQL engine (PostgresDatabase; what it does not
     /// hold yet is refused with serverRejectedRequest). Calls fail with networkFailure (4) after
     /// `timeout` without an answer; an unreachable server → networkUnavailable (3), a malformed
-    /// URL → invalidArguments (12).
+    /// URL → invalidArguments (12). `maximumRecordsPerDatabase`: a new record past it fails with
+    /// quotaExceeded (25), as `ContainerOptions.maximumRecordsPerDatabase` does for a directory.
     ///
     /// ```swift
     /// let container = try await Container.open(
@@ -51,11 +52,12 @@ extension Container {
     /// ```
     public static func open(
         postgres url: String, containerID: String, environment: Environment = .development,
-        timeout: Duration = .seconds(15)
+        timeout: Duration = .seconds(15), maximumRecordsPerDatabase: Int? = nil
     ) async throws(CirrusError) -> Container {
         Container(
             backend: try await PostgresContainer.open(
-                url: url, containerID: containerID, environment: environment, timeout: timeout))
+                url: url, containerID: containerID, environment: environment, timeout: timeout,
+                quota: maximumRecordsPerDatabase))
     }
 
     /// The PostgreSQL engine of a container opened with `open(postgres:…)`; nil for a directory.
@@ -77,6 +79,8 @@ public final class PostgresContainer: ContainerBackend {
 
     let root: PostgresStore
     let citus: Bool
+    /// Most records one database may hold (nil: no quota).
+    public let maximumRecordsPerDatabase: Int?
     /// 32 bytes kept in the server (`cirrus_secrets`); each database's cursor secret is derived
     /// from it and the tenant's key, so every process signs and accepts the same cursors.
     let secret: [UInt8]
@@ -91,8 +95,9 @@ public final class PostgresContainer: ContainerBackend {
 
     private init(
         containerID: String, environment: Environment, root: PostgresStore, schema: Schema, citus: Bool,
-        secret: [UInt8]
+        secret: [UInt8], quota: Int?
     ) {
+        self.maximumRecordsPerDatabase = quota
         self.containerID = containerID
         self.environment = environment
         self.root = root
@@ -103,7 +108,7 @@ public final class PostgresContainer: ContainerBackend {
 
     /// Connects (see `Container.open(postgres:…)`), reads the schema and the container's secret.
     static func open(
-        url: String, containerID: String, environment: Environment, timeout: Duration
+        url: String, containerID: String, environment: Environment, timeout: Duration, quota: Int? = nil
     ) async throws(CirrusError) -> PostgresContainer {
         let tenant = PostgresTenant(containerID: containerID, environment: environment, database: .public)
         let root: PostgresStore
@@ -124,7 +129,7 @@ public final class PostgresContainer: ContainerBackend {
         }
         return PostgresContainer(
             containerID: containerID, environment: environment, root: root, schema: await root.schema,
-            citus: await root.citus, secret: secret)
+            citus: await root.citus, secret: secret, quota: quota)
     }
 
     /// The container's schema, as this process last read or grew it.
@@ -410,7 +415,8 @@ public final class PostgresDatabase: DatabaseBackend {
                 let run = items.indices.filter { !excluded.contains(zoneName(items[$0].recordID)) }
                 do {
                     let outcome = try await store.modify(
-                        run.map { items[$0] }, atomically: false, by: user, zones: true, atomicZones: atomically,
+                        run.map { items[$0] }, atomically: false, by: user, quota: container.maximumRecordsPerDatabase,
+                        zones: true, atomicZones: atomically,
                         failedZones: forced.subtracting(excluded), authorize: authorize)
                     for (k, r) in zip(run, outcome) { results[positions[k]] = r.mapError { CirrusError($0) } }
                     break
@@ -823,15 +829,19 @@ extension PostgresStore {
                 // The deletion takes a sequence: the zone's old tokens are older than a zone of
                 // the same name made later.
                 _ = try await context.make(conn).nextSequence()
+                var removed = 0
                 for table in tables
                     + ["cirrus_names", "cirrus_tombstones", "cirrus_backrefs"].map({ SQLName.qualified(namespace, $0) })
                 {
+                    let names = table == SQLName.qualified(namespace, "cirrus_names")
                     for try await _ in try await conn.query(
                         PostgresQuery(
-                            unsafeSQL: "DELETE FROM \(table) WHERE tenant = \(t) AND zone_name = \(z)", binds: b.binds),
+                            unsafeSQL: "DELETE FROM \(table) WHERE tenant = \(t) AND zone_name = \(z) RETURNING 1",
+                            binds: b.binds),
                         logger: logger)
-                    {}
+                    { if names { removed += 1 } }
                 }
+                try await context.make(conn).countRecords(-removed, RecordID(recordName: "-"))
                 return true
             }
         }

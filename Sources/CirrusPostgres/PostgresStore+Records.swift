@@ -138,7 +138,8 @@ extension PostgresStore {
     /// `partialErrors` — the caller runs it again without that zone's items (CloudKit's atomic
     /// zones; default-zone items stay independent).
     func modify(
-        _ items: [PostgresItem], atomically: Bool, by user: String?, zones: Bool = false, atomicZones: Bool = false,
+        _ items: [PostgresItem], atomically: Bool, by user: String?, quota: Int? = nil, zones: Bool = false,
+        atomicZones: Bool = false,
         failedZones: Set<String> = [],
         authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)? = nil,
         afterWrites: PostgresAfterWrites? = nil
@@ -191,6 +192,7 @@ extension PostgresStore {
                 var ctx = WriteContext(
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
                     environment: environment, now: now, user: userID, partitioned: partitioned)
+                ctx.quota = quota
                 ctx.sequence = try await ctx.nextSequence()
                 let tag = String(ctx.sequence, radix: 36)
                 var changes: [PostgresChange] = []
@@ -350,6 +352,8 @@ struct WriteContext {
     let partitioned: Bool
     /// The tenant's sequence this request writes at (``nextSequence()``).
     var sequence: Int64 = 0
+    /// Most records the tenant may hold (nil: no quota); a new record past it → quotaExceeded.
+    var quota: Int? = nil
 
     /// Runs a statement and drains its rows.
     func exec(_ sql: String, _ b: SQLBuilder = SQLBuilder()) async throws {
@@ -386,6 +390,21 @@ struct WriteContext {
         for try await n in rows.decode(Int64.self) { sequence = n }
         guard let sequence else { throw PostgresStoreError(.internalError, "the tenant counter returned no row") }
         return sequence
+    }
+
+    /// Adds `delta` to the tenant's record count (`cirrus_tenants.records`, its row locked by
+    /// ``nextSequence()``); past the quota → quotaExceeded, which fails the item that adds it.
+    func countRecords(_ delta: Int, _ id: RecordID) async throws {
+        var b = SQLBuilder()
+        var count: Int64 = 0
+        for try await n in try await query(
+            "UPDATE \(SQLName.qualified(namespace, "cirrus_tenants")) SET records = records + "
+                + "\(b.param(String(delta)))::bigint WHERE tenant = \(b.param(tenant)) RETURNING records", b
+        ).decode(Int64.self) { count = n }
+        if delta > 0, let quota, count > quota {
+            throw PostgresStoreError(
+                .quotaExceeded, "the database holds \(count - 1) records; its quota is \(quota)", recordID: id)
+        }
     }
 
     /// Throws zoneNotFound unless the custom zone of `id` exists in this tenant (its row is
@@ -636,6 +655,7 @@ struct WriteContext {
         var n = SQLBuilder()
         let seq = "\(n.param(String(sequence)))::bigint"
         if isNew {
+            try await countRecords(+1, id)
             let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, r.recordType].map {
                 n.param($0)
             }
@@ -746,6 +766,7 @@ struct WriteContext {
         let key = RecordRow.keyCondition(tenant: tenant, id, &b)
         try await exec("DELETE FROM \(SQLName.qualified(namespace, "cirrus_names")) WHERE \(key)", b)
         if let layout = tables[type] { try await exec("DELETE FROM \(layout.qualifiedTable) WHERE \(key)", b) }
+        try await countRecords(-1, id)
         // The tombstone (a name deleted twice keeps its latest; no ON CONFLICT: partitioned
         // layouts have no unique index on the parent).
         let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")

@@ -102,7 +102,8 @@ extension PostgresStore {
         var exists = try await Self.tableExists(conn, namespace, "cirrus_tenants", logger)
         if !exists {
             try await exec(
-                "CREATE TABLE \(tenants) (tenant text PRIMARY KEY, sequence bigint NOT NULL)")
+                "CREATE TABLE \(tenants) (tenant text PRIMARY KEY, sequence bigint NOT NULL, "
+                    + "records bigint NOT NULL DEFAULT 0)")
             try await exec(
                 """
                 CREATE TABLE \(names) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
@@ -118,6 +119,12 @@ extension PostgresStore {
                 t.append(schemaTable)
                 try await exec("SELECT create_reference_table($1::regclass)", t)
             }
+        }
+        // Each tenant's record count (quotas), counted once for namespaces made before it.
+        if !(try await Self.columnExists(conn, namespace, "cirrus_tenants", "records", logger)) {
+            try await exec("ALTER TABLE \(tenants) ADD COLUMN records bigint NOT NULL DEFAULT 0")
+            try await exec(
+                "UPDATE \(tenants) t SET records = (SELECT count(*) FROM \(names) n WHERE n.tenant = t.tenant)")
         }
         // Change history (PostgresStore+Changes.swift): the sequence of each live record's last
         // write, and the deletions. Added to namespaces made before they existed (their

@@ -44,6 +44,8 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
         case changeTokenExpired = 21
         /// Another item of an atomic batch failed, so this one was not written.
         case batchRequestFailed = 22
+        /// A new record past the database's record quota.
+        case quotaExceeded = 25
         /// The record's custom zone does not exist (zones are kept only through `Container.open(postgres:…)`).
         case zoneNotFound = 26
         /// More items in one request than CloudKit allows (400), or more deleteSelf references
