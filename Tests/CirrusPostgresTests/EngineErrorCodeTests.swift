@@ -167,6 +167,23 @@ private let bob = "_bob"
     }
 
     @Test(arguments: Engine.available)
+    func changeTokenExpiredForAnotherZonesOrAnEarlierZonesToken(_ engine: Engine) async throws {
+        try await withFixture(engine) { f in
+            let db = f.container.privateDatabase(for: alice)
+            let z = try await db.save(zone: ZoneID(zoneName: "Z"))
+            try await db.save(rec("a", zone: z))
+            let token = try await db.changes(in: z, since: nil).token
+            let y = try await db.save(zone: ZoneID(zoneName: "Y"))
+            #expect(await code { try await db.changes(in: y, since: token) } == .changeTokenExpired)
+            // A zone of the same name made again is another zone: the old token is older than it.
+            try await db.deleteZone(z)
+            try await db.save(zone: z)
+            #expect(await code { try await db.changes(in: z, since: token) } == .changeTokenExpired)
+            #expect(try await db.changes(in: z, since: nil).changed.isEmpty)
+        }
+    }
+
+    @Test(arguments: Engine.available)
     func batchRequestFailedForTheOtherItemsOfAnAtomicZone(_ engine: Engine) async throws {
         try await withFixture(engine) { f in
             let db = f.container.privateDatabase(for: alice)
