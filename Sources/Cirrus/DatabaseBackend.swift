@@ -10,7 +10,8 @@
 // the same errors on both. The groups a backend does not hold yet (zones as objects, change
 // tokens, assets, subscriptions, user discovery) have default implementations that throw
 // `CirrusError.unsupported(_:on:)`: serverRejectedRequest (15) naming the feature and the
-// backend, never a wrong answer.
+// backend, never a wrong answer — after checking the database's access, as the embedded engine
+// does, so another user's private database answers permissionFailure either way.
 
 import QueryExecution
 import QueryPlanner
@@ -125,11 +126,13 @@ extension CirrusError {
 extension DatabaseBackend {
     /// Refuses: custom zones need a backend that stores zones.
     public func save(zone: ZoneID) async throws(CirrusError) -> ZoneID {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         if zone.zoneName == ZoneID.defaultZoneName { return ZoneID(zoneName: zone.zoneName) }
         throw .unsupported("custom zones", on: engineName)
     }
     /// Refuses (the default zone cannot be deleted anywhere).
     public func deleteZone(_ zone: ZoneID) async throws(CirrusError) {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         if zone.zoneName == ZoneID.defaultZoneName {
             throw CirrusError(.invalidArguments, "the default zone cannot be deleted", zoneID: zone)
         }
@@ -140,50 +143,63 @@ extension DatabaseBackend {
     /// Refuses: change tokens need a backend that keeps history.
     public func changes(in zone: ZoneID, since token: ChangeToken?, limit: Int) async throws(CirrusError) -> ZoneChanges
     {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("zone change tokens", on: engineName)
     }
     /// Refuses: change tokens need a backend that keeps history.
     public func databaseChanges(
         since token: DatabaseChangeToken?, limit: Int
     ) async throws(CirrusError) -> DatabaseChanges {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("database change tokens", on: engineName)
     }
     /// Refuses: no asset storage.
     public func storeAsset(_ bytes: [UInt8]) async throws(CirrusError) -> Asset {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("assets", on: engineName)
     }
     /// Refuses: no asset storage.
     public func assetData(_ asset: Asset, of recordID: RecordID) async throws(CirrusError) -> [UInt8] {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("assets", on: engineName)
     }
     /// Refuses: no subscription storage.
     public func save(_ subscription: Subscription) async throws(CirrusError) -> Subscription {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("subscriptions", on: engineName)
     }
     /// Refuses: no subscription storage.
     public func deleteSubscription(withID id: String) async throws(CirrusError) {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("subscriptions", on: engineName)
     }
     /// None: no subscription storage.
-    public func allSubscriptions() async throws(CirrusError) -> [Subscription] { [] }
+    public func allSubscriptions() async throws(CirrusError) -> [Subscription] {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
+        return []
+    }
     /// A stream that ends at once: no subscription storage.
     public func notifications() -> AsyncStream<RecordNotification> { AsyncStream { $0.finish() } }
     /// `available` for a signed-in identity, `noAccount` for an anonymous one.
     public func accountStatus() -> AccountStatus { identity.userRecordName == nil ? .noAccount : .available }
     /// Refuses: no user directory.
     public func discoverabilityStatus() throws(CirrusError) -> DiscoverabilityStatus {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("user discovery", on: engineName)
     }
     /// Refuses: no user directory.
     public func requestDiscoverability(granted: Bool) throws(CirrusError) -> DiscoverabilityStatus {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("user discovery", on: engineName)
     }
     /// Refuses: no user directory.
     public func discoverUserIdentities(_ lookups: [UserLookupInfo]) throws(CirrusError) -> [UserIdentity] {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("user discovery", on: engineName)
     }
     /// Refuses: no user directory.
     public func callerAccount() throws(CirrusError) -> UserAccount? {
+        try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
         throw .unsupported("user accounts", on: engineName)
     }
 }

@@ -9,17 +9,6 @@ import Crypto
 import RecordModel
 import Testing
 
-private func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
 @Suite(.serialized) struct AssetEngineTests {
     @Test(arguments: Engine.available)
     func assetsAreReadThroughTheRecordsThatHoldThem(_ engine: Engine) async throws {

@@ -14,17 +14,6 @@ private func note(_ name: String, _ zone: ZoneID, _ n: Int) -> Record {
     Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone), fields: ["n": .int64(Int64(n))])
 }
 
-private func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
 /// Every page of a zone's changes after `token`, `limit` at a time: the changed names (with
 /// their `n`), the deleted names, the final token, and the number of pages.
 private func drain(

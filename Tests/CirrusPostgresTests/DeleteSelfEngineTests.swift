@@ -10,17 +10,6 @@ import CirrusPostgres
 import RecordModel
 import Testing
 
-private func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
 private func item(_ name: String, _ zone: ZoneID, refs: [(String, Reference.Action)] = []) -> Record {
     var fields: [String: FieldValue] = ["title": .string(name)]
     for (i, (target, action)) in refs.enumerated() {

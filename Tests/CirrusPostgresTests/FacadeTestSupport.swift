@@ -27,34 +27,19 @@ func withFixture<T>(_ engine: Engine, _ body: (EngineFixture) async throws -> T)
 }
 
 extension EngineFixture {
-    /// The container opened again in production after its development schema was promoted, the
-    /// way each engine promotes: `promoteSchema()` on a directory; on PostgreSQL, which has no
-    /// promotion (docs/scale-out.md "Not done yet"), the development schema applied to the
-    /// production environment with `apply(schema:)`. The development container is closed; the
-    /// caller closes the one returned.
+    /// The container opened again in production after its development schema was promoted
+    /// (`promoteSchemaToProduction()`, on either engine). The development container is closed;
+    /// the caller closes the one returned.
     func reopenPromoted() async throws -> Container {
+        _ = try await container.promoteSchemaToProduction()
+        try container.close()
         switch engine {
         case .embedded:
-            let directory = try #require(directory)
-            try container.promoteSchema()
-            try container.close()
-            return try Container.open(at: directory, environment: .production)
+            return try Container.open(at: try #require(directory), environment: .production)
         case .postgres:
             let pg = try #require(container.postgres)
-            let url = try #require(PG.url)
-            var schema = container.schema
-            schema.environment = .production
-            schema.roleAssignments = [:]  // production keeps its own, as promoteSchema() does
-            try container.close()
-            let production = try await Container.open(
-                postgres: url, containerID: pg.containerID, environment: .production)
-            do {
-                try await #require(production.postgres).apply(schema: schema)
-            } catch {
-                try? production.close()
-                throw error
-            }
-            return production
+            return try await Container.open(
+                postgres: try #require(PG.url), containerID: pg.containerID, environment: .production)
         }
     }
 }

@@ -9,17 +9,6 @@ import Foundation
 import RecordModel
 import Testing
 
-private func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
 private func note(_ name: String, _ zone: ZoneID = .default) -> Record {
     Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone), fields: ["n": 1])
 }

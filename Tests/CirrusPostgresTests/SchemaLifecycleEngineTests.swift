@@ -23,17 +23,6 @@ private let placeSchema = """
         );
     """
 
-private func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
 @Suite(.serialized) struct SchemaLifecycleEngineTests {
     /// The production container of `f`'s development one, on the same engine.
     func production(of f: EngineFixture) async throws -> Container {

@@ -21,17 +21,6 @@ private let postSchema = """
         );
     """
 
-private func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
 @Suite(.serialized) struct SecurityRoleEngineTests {
     @Test(arguments: Engine.available)
     func aRolesMembersMayWriteWhatItGrants(_ engine: Engine) async throws {
