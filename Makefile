@@ -14,16 +14,18 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel
 
-# The PostgreSQL backend's tests (CirrusPostgresTests) against a throwaway PostgreSQL 15 + PostGIS
-# cluster on a free loopback port (scripts/postgres-cluster.sh; installs the Debian packages when
-# missing), dropped on exit whatever happens. `make test` skips those tests (no CIRRUS_POSTGRES_URL).
+# The PostgreSQL backend's tests (CirrusPostgresTests, and the model-based database tests of
+# CirrusTests, which run on both engines) against a throwaway PostgreSQL 15 + PostGIS cluster on
+# a free loopback port (scripts/postgres-cluster.sh; installs the Debian packages when missing),
+# dropped on exit whatever happens. `make test` runs their embedded halves only (no
+# CIRRUS_POSTGRES_URL).
 test-postgres: deps
 	$(SWIFT) build --build-tests
 	@port=$$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
 	export CLUSTER=cirrus_test_$$port; \
 	trap './scripts/postgres-cluster.sh down' EXIT; \
 	url=$$(./scripts/postgres-cluster.sh up $$port | tail -1); \
-	CIRRUS_POSTGRES_URL=$$url $(SWIFT) test --skip-build --filter CirrusPostgresTests
+	CIRRUS_POSTGRES_URL=$$url $(SWIFT) test --skip-build --filter 'CirrusPostgresTests|CirrusTests.ModelTests'
 
 # The multi-node tests (PostgresShardTests): a coordinator and two workers on three free
 # consecutive loopback ports (scripts/postgres-shards.sh: postgres_fdw servers shard0/shard1),

@@ -157,7 +157,8 @@ let package = Package(
             name: "QueryPlannerTests", dependencies: ["QueryPlanner", "QueryChecker", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "CirrusTests", dependencies: ["Cirrus", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
+            name: "CirrusTests",
+            dependencies: ["Cirrus", "CirrusPostgres", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "CoreDataMirrorTests", dependencies: ["CoreDataMirror", "RecordModel"], exclude: ["Models"],
@@ -173,7 +174,8 @@ let package = Package(
         .testTarget(
             name: "CirrusPostgresTests",
             dependencies: [
-                "CirrusPostgres", "Cirrus", "CirrusServer", "RecordLog", "QueryExecution", "QueryChecker", "PredicateSyntax",
+                "CirrusPostgres", "Cirrus", "CirrusServer", "RecordLog", "QueryExecution", "QueryChecker",
+                "PredicateSyntax",
                 "RecordModel",
                 "Indexes",
                 "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
