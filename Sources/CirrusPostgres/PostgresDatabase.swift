@@ -725,10 +725,12 @@ extension PostgresStore {
         let namespace = tenant.namespace
         let logger = self.logger
         let table = SQLName.qualified(namespace, "cirrus_zones")
+        let citus = self.citus && layout == .singleNode
         try await run("preparing the zones of \(namespace)") { client in
             try await client.withTransaction(logger: logger) { conn in
                 var lock = PostgresBindings()
                 lock.append(namespace)
+                let existed = try await Self.tableExists(conn, namespace, "cirrus_zones", logger)
                 for (sql, binds) in [
                     ("SELECT pg_advisory_xact_lock(hashtext($1))", lock),
                     ("CREATE SCHEMA IF NOT EXISTS \(SQLName.quote(namespace))", PostgresBindings()),
@@ -744,6 +746,18 @@ extension PostgresStore {
                     ),
                 ] {
                     for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                    {}
+                }
+                // Under Citus the zones are distributed with the other tenant tables (change
+                // fetches join them with the names and tombstones of one tenant).
+                if citus && !existed {
+                    var t = PostgresBindings()
+                    t.append(table)
+                    t.append(SQLName.qualified(namespace, "cirrus_tenants"))
+                    for try await _ in try await conn.query(
+                        PostgresQuery(
+                            unsafeSQL: "SELECT create_distributed_table($1::regclass, 'tenant', colocate_with => $2)",
+                            binds: t), logger: logger)
                     {}
                 }
             }
@@ -864,16 +878,32 @@ extension PostgresStore {
         let key = name
         let hex = SQLText.hex(fresh)
         let logger = self.logger
+        let citus = self.citus && layout == .singleNode
         let secret = try await run("reading the secret \(key)") { client in
             try await client.withTransaction(logger: logger) { conn in
                 var b = SQLBuilder()
                 let k = b.param(key)
                 let h = b.param(hex)
+                var lock = PostgresBindings()
+                lock.append(namespace)
+                for try await _ in try await conn.query(
+                    PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1))", binds: lock), logger: logger)
+                {}
+                let existed = try await Self.tableExists(conn, namespace, "cirrus_secrets", logger)
                 for sql in [
                     "CREATE SCHEMA IF NOT EXISTS \(SQLName.quote(namespace))",
                     "CREATE TABLE IF NOT EXISTS \(table) (name text PRIMARY KEY, secret bytea NOT NULL)",
                 ] {
                     for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: logger) {}
+                }
+                // Under Citus: one copy on every node (it is the container's, not a tenant's).
+                if citus && !existed {
+                    var t = PostgresBindings()
+                    t.append(table)
+                    for try await _ in try await conn.query(
+                        PostgresQuery(unsafeSQL: "SELECT create_reference_table($1::regclass)", binds: t),
+                        logger: logger)
+                    {}
                 }
                 for try await _ in try await conn.query(
                     PostgresQuery(
