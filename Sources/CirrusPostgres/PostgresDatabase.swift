@@ -366,7 +366,6 @@ public final class PostgresDatabase: DatabaseBackend {
                                 "a Users record can only be saved by its user, in the public database",
                                 recordID: r.recordID)
                         }
-                        throw .unsupported("Users records", on: engineName)
                     }
                     items.append(.save(r, PostgresSavePolicy(policy), mergingFields: merging))
                 case .delete(let id, let tag):
@@ -712,7 +711,13 @@ extension PostgresStore {
         let stored = try await run("preparing the tables of \(namespace)") { client in
             try await client.withTransaction(logger: logger) { conn in
                 try await Self.applyDDL(conn, namespace: namespace, citus: citus, logger: logger, address: address) {
-                    old in old ?? cached
+                    old in
+                    // Every container has the Users type, as a container directory does.
+                    var s = old ?? cached
+                    if s.recordTypes[Schema.usersRecordType] == nil {
+                        s.recordTypes[Schema.usersRecordType] = RecordTypeSchema(name: Schema.usersRecordType)
+                    }
+                    return s
                 }
             }
         }

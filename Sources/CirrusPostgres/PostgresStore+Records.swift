@@ -289,10 +289,10 @@ extension PostgresStore {
 
     /// `schema` with the types and fields `records` bring (development's just-in-time schema):
     /// each new field gets CloudKit's automatic index options for its type. Records that are
-    /// not valid, `Users`, and empty lists (their type is unknown) add nothing.
+    /// not valid and empty lists (their type is unknown) add nothing.
     static func grown(_ schema: Schema, by records: [Record]) -> Schema {
         var s = schema
-        for r in records where r.recordType != Schema.usersRecordType {
+        for r in records {
             guard (try? r.validateContent()) != nil else { continue }
             var type = s.recordTypes[r.recordType] ?? RecordTypeSchema(name: r.recordType)
             for name in r.fields.keys.sorted() where type.fields[name] == nil {
