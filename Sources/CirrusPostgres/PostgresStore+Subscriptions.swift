@@ -34,13 +34,12 @@
 // of a tenant deletes its outbox rows older than ten minutes, so the outbox holds roughly ten
 // minutes of notifications of each tenant that still writes.
 
+import Cirrus
 import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
 import RecordModel
-
-import Cirrus
 
 /// Where a notification stream is in a tenant's outbox: after `seq`'s row `position`.
 struct OutboxPosition: Sendable, Hashable, Comparable {
@@ -126,7 +125,9 @@ extension PostgresStore {
     /// Saves (or replaces) `s` — checked already — for `subscriber`: `.taken` when another
     /// subscriber has the id, `.zoneNotFound` when its custom zone does not exist (the zone's
     /// row is locked FOR SHARE, so a deletion of the zone waits for this save and then drops it).
-    func saveSubscription(_ s: Subscription, subscriber: String) async throws(PostgresStoreError)
+    func saveSubscription(
+        _ s: Subscription, subscriber: String
+    ) async throws(PostgresStoreError)
         -> PostgresSubscriptionSave
     {
         let namespace = tenant.namespace
@@ -144,8 +145,10 @@ extension PostgresStore {
                         var found = false
                         for try await _ in try await conn.query(
                             PostgresQuery(
-                                unsafeSQL: "SELECT 1 FROM \(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = "
-                                    + "\(c.param(key)) AND zone_name = \(c.param(z.zoneName)) FOR SHARE", binds: c.binds),
+                                unsafeSQL:
+                                    "SELECT 1 FROM \(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = "
+                                    + "\(c.param(key)) AND zone_name = \(c.param(z.zoneName)) FOR SHARE", binds: c.binds
+                            ),
                             logger: logger)
                         { found = true }
                         if !found { return .zoneNotFound }
@@ -161,7 +164,8 @@ extension PostgresStore {
                 var saved = false
                 for try await _ in try await conn.query(
                     PostgresQuery(
-                        unsafeSQL: "INSERT INTO \(SQLName.qualified(namespace, "cirrus_subscriptions")) AS s (tenant, id, "
+                        unsafeSQL:
+                            "INSERT INTO \(SQLName.qualified(namespace, "cirrus_subscriptions")) AS s (tenant, id, "
                             + "subscriber, kind, record_type, predicate, arguments, fires_on, zone_name) VALUES (\(t), "
                             + "\(values)) ON CONFLICT (tenant, id) DO UPDATE SET kind = excluded.kind, record_type = "
                             + "excluded.record_type, predicate = excluded.predicate, arguments = excluded.arguments, "
@@ -214,7 +218,9 @@ extension PostgresStore {
     static let subscriptionColumns = "id, subscriber, kind, record_type, predicate, arguments, fires_on, zone_name"
 
     /// A stored subscription and its subscriber; internalError when the row does not decode.
-    static func subscription(_ row: SubscriptionRow, address: String) throws(PostgresStoreError) -> (
+    static func subscription(
+        _ row: SubscriptionRow, address: String
+    ) throws(PostgresStoreError) -> (
         Subscription, String
     ) {
         let (id, subscriber, kind, type, predicate, arguments, firesOn, zone) = row
@@ -360,7 +366,8 @@ extension PostgresStore {
     static func storedSchema(_ conn: PostgresConnection, namespace: String, logger: Logger) async throws -> Schema? {
         var text: String? = nil
         for try await s in try await conn.query(
-            PostgresQuery(unsafeSQL: "SELECT schema FROM \(SQLName.qualified(namespace, "cirrus_schema")) WHERE id = 1"),
+            PostgresQuery(
+                unsafeSQL: "SELECT schema FROM \(SQLName.qualified(namespace, "cirrus_schema")) WHERE id = 1"),
             logger: logger
         ).decode(String.self) { text = s }
         guard let text else { return nil }
@@ -377,7 +384,8 @@ extension PostgresStore {
             var b = SQLBuilder()
             var seq: Int64 = 0
             for try await n in try await client.query(
-                PostgresQuery(unsafeSQL: "SELECT sequence FROM \(table) WHERE tenant = \(b.param(key))", binds: b.binds),
+                PostgresQuery(
+                    unsafeSQL: "SELECT sequence FROM \(table) WHERE tenant = \(b.param(key))", binds: b.binds),
                 logger: logger
             ).decode(Int64.self) { seq = n }
             return seq
@@ -387,7 +395,9 @@ extension PostgresStore {
     /// The outbox rows of `subscriber` after `position`, in commit order (at most
     /// ``outboxPage``): each row's position and its notification, with the record the access
     /// rules decide on (for a deletion, the record as it was; the notification carries none).
-    func outbox(subscriber: String, after position: OutboxPosition) async throws(PostgresStoreError) -> [(
+    func outbox(
+        subscriber: String, after position: OutboxPosition
+    ) async throws(PostgresStoreError) -> [(
         OutboxPosition, RecordNotification, Record
     )] {
         let table = SQLName.qualified(tenant.namespace, "cirrus_notifications")
@@ -428,7 +438,9 @@ extension PostgresStore {
     }
 
     /// Runs a statement on `conn` and drains its rows.
-    private static func drain(_ conn: PostgresConnection, _ sql: String, _ b: SQLBuilder, _ logger: Logger)
+    private static func drain(
+        _ conn: PostgresConnection, _ sql: String, _ b: SQLBuilder, _ logger: Logger
+    )
         async throws
     {
         for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: b.binds), logger: logger) {}

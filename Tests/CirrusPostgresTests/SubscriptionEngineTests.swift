@@ -57,7 +57,9 @@ private final class Inbox: Sendable {
     func stop() { task.cancel() }
 }
 
-private func record(_ name: String, _ type: String, _ fields: [String: FieldValue], zone: ZoneID = .default)
+private func record(
+    _ name: String, _ type: String, _ fields: [String: FieldValue], zone: ZoneID = .default
+)
     -> Record
 {
     Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
@@ -82,7 +84,8 @@ private func apply(_ text: String, to f: EngineFixture) async throws {
     switch f.engine {
     case .embedded: try f.container.importSchema(text)
     case .postgres:
-        try await #require(f.container.postgres).apply(schema: try Schema(schemaLanguage: text, environment: .development))
+        try await #require(f.container.postgres).apply(
+            schema: try Schema(schemaLanguage: text, environment: .development))
     }
 }
 
