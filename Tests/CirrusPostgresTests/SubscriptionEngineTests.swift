@@ -6,11 +6,12 @@
 // fires after a write that must not proves it did not.
 
 import Cirrus
-import CirrusPostgres
 import Foundation
 import NIOConcurrencyHelpers
 import RecordModel
 import Testing
+
+@testable import CirrusPostgres
 
 /// Collects a notification stream in a task of its own; `first(_:within:)` waits, bounded, until
 /// that many have arrived.
@@ -63,6 +64,16 @@ private func record(
     -> Record
 {
     Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
+}
+
+/// Whether `condition` holds within `within` (asked every 50 ms).
+private func eventually(within: Duration = .seconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + within
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
 }
 
 private func place(_ name: String, _ fields: [String: FieldValue]) -> Record { record(name, "Place", fields) }
@@ -332,5 +343,49 @@ private func apply(_ text: String, to f: EngineFixture) async throws {
         second.stop()
         #expect(await second.ends())
         try writing.close()
+    }
+
+    @Test(.enabled(if: PG.available, PG.disabledReason))
+    func theListenerComesBackWhenItsSessionEndsAndGoesWithTheLastStream() async throws {
+        let id = PG.freshContainer("listen")
+        let container = try await Container.open(postgres: PG.url!, containerID: id)
+        let db = container.privateDatabase(for: "_alice")
+        try await db.save(place("seed", ["kind": "cafe"]))
+        _ = try await db.save(Subscription(id: "all", recordType: "Place", predicate: "TRUEPREDICATE"))
+        let admin = try await PG.store(PG.freshContainer("admin"))
+        let name =
+            "cirrus listen " + PostgresTenant(containerID: id, environment: .development, database: .public).namespace
+        func listeners() async throws -> Int64 {
+            try await admin.run("counting listeners") { client in
+                var n: Int64 = 0
+                for try await c in try await client.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = left(\(name), 63)"
+                ).decode(Int64.self) { n = c }
+                return n
+            }
+        }
+        #expect(try await listeners() == 0)  // no stream, no connection
+        let inbox = Inbox(db.notifications())
+        try await db.save(place("a", ["kind": "cafe"]))
+        #expect(await inbox.first(1).map(\.recordID.recordName) == ["a"])
+        #expect(try await listeners() == 1)
+        // The listener's session is ended by an administrator: a write meanwhile is not lost (the
+        // stream reads the outbox when the listener is back), and later writes arrive as before.
+        try await admin.run("ending the listener's session") { client in
+            for try await _ in try await client.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = left(\(name), 63)")
+            {}
+        }
+        try await db.save(place("b", ["kind": "cafe"]))
+        #expect(await inbox.first(2).map(\.recordID.recordName) == ["a", "b"])
+        #expect(try await eventually { try await listeners() == 1 })
+        try await db.save(place("c", ["kind": "cafe"]))
+        #expect(await inbox.first(3).map(\.recordID.recordName) == ["a", "b", "c"])
+        // Its consumer stops: the stream ends and, the last one, closes the connection.
+        inbox.stop()
+        #expect(await inbox.ends())
+        #expect(try await eventually { try await listeners() == 0 })
+        try container.close()
+        await admin.close()
     }
 }
