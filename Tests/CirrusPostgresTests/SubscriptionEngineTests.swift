@@ -388,4 +388,40 @@ private func apply(_ text: String, to f: EngineFixture) async throws {
         try container.close()
         await admin.close()
     }
+
+    @Test(.enabled(if: PG.available, PG.disabledReason))
+    func concurrentWritesOfTwoProcessesArriveOnceEachInCommitOrder() async throws {
+        let id = PG.freshContainer("order")
+        let first = try await Container.open(postgres: PG.url!, containerID: id)
+        let second = try await Container.open(postgres: PG.url!, containerID: id)
+        let alice = first.publicDatabase(as: .user("_alice"))
+        let bob = second.publicDatabase(as: .user("_bob"))
+        try await alice.save(place("seed", ["kind": "cafe", "n": 0]))
+        try await second.postgres?.reloadSchema()
+        _ = try await alice.save(
+            Subscription(id: "new", recordType: "Place", predicate: "TRUEPREDICATE", firesOn: [.creation]))
+        let inbox = Inbox(alice.notifications())
+        try await alice.save(place("start", ["kind": "cafe", "n": 0]))
+        #expect(await inbox.first(1).map(\.recordID.recordName) == ["start"])
+        // Two processes create 25 records each at the same time.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (db, prefix) in [(alice, "a"), (bob, "b")] {
+                group.addTask {
+                    for i in 0..<25 {
+                        try await db.save(place("\(prefix)\(i)", ["kind": "cafe", "n": .int64(Int64(i))]))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let got = await inbox.first(51)
+        let names = got.map(\.recordID.recordName)
+        #expect(names.count == 51 && Set(names).count == 51)
+        #expect(Set(names) == Set(["start"] + (0..<25).flatMap { ["a\($0)", "b\($0)"] }))
+        // Commit order: a record's change tag is its tenant's request sequence (base 36).
+        let sequences = got.compactMap { $0.record?.recordChangeTag.flatMap { Int64($0, radix: 36) } }
+        #expect(sequences.count == 51 && sequences == sequences.sorted(), "\(sequences)")
+        try first.close()
+        try second.close()
+    }
 }
