@@ -43,7 +43,9 @@ public struct Subscription: Sendable, Identifiable {
         public static let deletion = FiresOn(rawValue: 4)
         /// Removed after the first commit it fires on. It is removed even when no stream of its
         /// subscriber was open to receive the notification, as long as some notification stream
-        /// of the container was; with none open, nothing fires and it stays.
+        /// of the container was; with none open, nothing fires and it stays. (On PostgreSQL, where
+        /// streams may be open in other processes, it is removed in the commit it fires on,
+        /// whether or not any stream is open.)
         public static let once = FiresOn(rawValue: 8)
         /// Creation, update and deletion (not `once`); the default of a query subscription.
         public static let all: FiresOn = [.creation, .update, .deletion]
