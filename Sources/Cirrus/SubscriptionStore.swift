@@ -63,17 +63,7 @@ extension ContainerCore {
         case .query(let type, let predicate, let args, let firesOn):
             m.append(("recordType", .string(type)))
             m.append(("predicate", .string(predicate)))
-            m.append(
-                (
-                    "arguments",
-                    .array(
-                        args.map { a in
-                            switch a {
-                            case .key(let k): .object([("key", .string(k))])
-                            case .value(let v): .object([("value", v.webServicesJSON)])
-                            }
-                        })
-                ))
+            m.append(("arguments", SubscriptionRules.argumentsJSON(args)))
             m.append(("firesOn", .integer(Int64(firesOn.rawValue))))
         }
         return .object(m)
@@ -109,21 +99,13 @@ extension ContainerCore {
                 if !zoneExists(owner: owner, z) { continue }
                 s = Subscription(id: id, zoneID: z)
             } else if let type = item["recordType"]?.stringValue, let predicate = item["predicate"]?.stringValue,
-                case .array(let argsJSON)? = item["arguments"], let fires = item["firesOn"]?.int64Value
+                let argsJSON = item["arguments"], let fires = item["firesOn"]?.int64Value
             {
-                var args: [PredicateArgument] = []
-                for (i, a) in argsJSON.enumerated() {
-                    if let k = a["key"]?.stringValue {
-                        args.append(.key(k))
-                    } else if let v = a["value"] {
-                        do {
-                            args.append(.value(try FieldValue(webServicesJSON: v)))
-                        } catch {
-                            throw bad("subscription \"\(id)\": argument \(i) does not decode: \(error)")
-                        }
-                    } else {
-                        throw bad("subscription \"\(id)\": argument \(i) is neither a key nor a value")
-                    }
+                let args: [PredicateArgument]
+                do {
+                    args = try SubscriptionRules.arguments(fromJSON: argsJSON)
+                } catch {
+                    throw bad("subscription \"\(id)\": \(error.message)")
                 }
                 s = Subscription(
                     id: id, recordType: type, predicate: predicate, arguments: args,

@@ -1,7 +1,9 @@
 // Subscriptions: query subscriptions (record type + a predicate checked by the CKQuery checker +
 // when to fire) and zone subscriptions, delivered in-process as an AsyncSequence of
 // notifications after the commit that caused them. "Matches" is RecordMatcher (QueryExecution),
-// the same single-record evaluator the planner's tests use as their full-scan oracle.
+// the same single-record evaluator the planner's tests use as their full-scan oracle. The checks
+// and the firing rule are SubscriptionRules' (shared with the PostgreSQL engine); this file keeps
+// the embedded engine's subscriptions in memory and delivers to in-process streams.
 //
 // Subscriptions are kept in memory and persisted in subscriptions.json (SubscriptionStore.swift);
 // notifications are in-process only: a commit made while no stream is open is not replayed.
@@ -41,7 +43,9 @@ public struct Subscription: Sendable, Identifiable {
         public static let deletion = FiresOn(rawValue: 4)
         /// Removed after the first commit it fires on. It is removed even when no stream of its
         /// subscriber was open to receive the notification, as long as some notification stream
-        /// of the container was; with none open, nothing fires and it stays.
+        /// of the container was; with none open, nothing fires and it stays. (On PostgreSQL, where
+        /// streams may be open in other processes, it is removed in the commit it fires on,
+        /// whether or not any stream is open.)
         public static let once = FiresOn(rawValue: 8)
         /// Creation, update and deletion (not `once`); the default of a query subscription.
         public static let all: FiresOn = [.creation, .update, .deletion]
@@ -100,6 +104,17 @@ public struct RecordNotification: Sendable, Hashable {
     public var reason: Reason
     /// The record after the change (nil for a deletion).
     public var record: Record?
+
+    /// A notification (engines make them: `SubscriptionRules.notification(_:old:new:)`).
+    public init(
+        subscriptionID: String, recordID: RecordID, recordType: String, reason: Reason, record: Record?
+    ) {
+        self.subscriptionID = subscriptionID
+        self.recordID = recordID
+        self.recordType = recordType
+        self.reason = reason
+        self.record = record
+    }
 }
 
 /// A registered notification stream.
@@ -130,32 +145,12 @@ extension ContainerCore {
         }
     }
 
-    /// Checks a subscription and keeps it in memory.
+    /// Checks a subscription (SubscriptionRules) and keeps it in memory.
     func storeSubscription(_ s: Subscription, owner: String, identity: Identity) throws(CirrusError) -> Subscription {
-        var s = s
+        var s = try SubscriptionRules.check(
+            s, schema: schema, now: Timestamp(millisecondsSince1970: options.clock.wallMilliseconds()))
         s.subscriber = identity
-        switch s.kind {
-        case .query(let type, let text, let args, _):
-            let tree: PredicateSyntax.Predicate
-            do {
-                tree = try PredicateParser.parse(text)
-            } catch {
-                throw CirrusError(.invalidArguments, "subscription \"\(s.id)\": \(error)")
-            }
-            let schema = self.schema
-            do {
-                let checked = try QueryChecker.check(
-                    tree,
-                    context: CheckContext(
-                        arguments: args, schema: schema, recordType: type,
-                        now: Timestamp(millisecondsSince1970: options.clock.wallMilliseconds()), source: text))
-                s.matcher = RecordMatcher(predicate: checked.predicate, schema: schema.recordTypes[type])
-            } catch {
-                throw CirrusError(.invalidArguments, "subscription \"\(s.id)\": \(error.rendered(source: text))")
-            }
-        case .zone(let z):
-            if !zoneExists(owner: owner, z) { throw .zone(.zoneNotFound, z, "no such zone") }
-        }
+        if case .zone(let z) = s.kind, !zoneExists(owner: owner, z) { throw .zone(.zoneNotFound, z, "no such zone") }
         stateLock.withLock { subscriptions[owner, default: [:]][s.id] = s }
         return s
     }
@@ -202,44 +197,20 @@ extension ContainerCore {
         var fired: [(String, String)] = []
         for c in changes {
             guard let owner = subs[c.owner], let any = c.new ?? c.old else { continue }
-            let reason: RecordNotification.Reason =
-                c.old == nil ? .recordCreated : (c.new == nil ? .recordDeleted : .recordUpdated)
             for s in owner.values.sorted(by: { $0.id < $1.id }) {
-                guard fires(s, c, reason) else { continue }
-                let n = RecordNotification(
-                    subscriptionID: s.id, recordID: any.recordID, recordType: any.recordType, reason: reason,
-                    record: c.new)
+                guard let n = SubscriptionRules.notification(s, old: c.old, new: c.new) else { continue }
                 for sub in streams.values
                 where sub.owner == c.owner && sub.identity == s.subscriber
                     && Access.canRead(any, owner: c.owner, identity: sub.identity, schema: schema)
                 {
                     sub.continuation.yield(n)
                 }
-                if case .query(_, _, _, let f) = s.kind, f.contains(.once) { fired.append((c.owner, s.id)) }
+                if SubscriptionRules.firesOnce(s) { fired.append((c.owner, s.id)) }
             }
         }
         if !fired.isEmpty {
             stateLock.withLock { for (o, id) in fired { subscriptions[o]?[id] = nil } }
             persistSubscriptionsLater()
-        }
-    }
-
-    private func fires(_ s: Subscription, _ c: RecordChange, _ reason: RecordNotification.Reason) -> Bool {
-        switch s.kind {
-        case .zone(let z):
-            return (c.new ?? c.old)?.recordID.zoneID.zoneName == z.zoneName
-        case .query(let type, _, _, let f):
-            guard let m = s.matcher else { return false }
-            let before = c.old.map { $0.recordType == type && m.matches($0) } ?? false
-            let after = c.new.map { $0.recordType == type && m.matches($0) } ?? false
-            switch reason {
-            case .recordCreated: return after && f.contains(.creation)
-            case .recordDeleted: return before && f.contains(.deletion)
-            case .recordUpdated:
-                // An update that makes a record match counts as a creation for the subscription's
-                // purposes only when it fires on updates; leaving the match fires as an update too.
-                return (before || after) && f.contains(.update)
-            }
         }
     }
 }

@@ -14,9 +14,9 @@
 // cursors whose tokens are signed like the embedded engine's (docs/cursor-format.md: on this
 // engine each position value is the sort key's text as PostgreSQL prints it); `explain` shows
 // PostgreSQL's plan. Change tokens: PostgresDatabase+Changes.swift; assets:
-// PostgresDatabase+Assets.swift. What it does not do yet (docs/scale-out.md "Not done yet"):
-// user discovery (DatabaseBackend's defaults refuse it with serverRejectedRequest), deleteSelf
-// cascades, quotas.
+// PostgresDatabase+Assets.swift; subscriptions and notifications across processes:
+// PostgresDatabase+Subscriptions.swift. What it does not do yet (docs/scale-out.md "Not done
+// yet"): user discovery (DatabaseBackend's defaults refuse it with serverRejectedRequest).
 //
 // One PostgresClient (connection pool) per container; a store per tenant shares it. The schema
 // is the container's: a save that grows it (development) publishes the new schema to the
@@ -84,6 +84,8 @@ public final class PostgresContainer: ContainerBackend {
     /// 32 bytes kept in the server (`cirrus_secrets`); each database's cursor secret is derived
     /// from it and the tenant's key, so every process signs and accepts the same cursors.
     let secret: [UInt8]
+    /// This process's notification streams of the container and their LISTEN connection.
+    let notifier: PostgresNotifier
     private let state: NIOLockedValueBox<State>
 
     struct State {
@@ -95,7 +97,7 @@ public final class PostgresContainer: ContainerBackend {
 
     private init(
         containerID: String, environment: Environment, root: PostgresStore, schema: Schema, citus: Bool,
-        secret: [UInt8], quota: Int?
+        secret: [UInt8], quota: Int?, notifier: PostgresNotifier
     ) {
         self.maximumRecordsPerDatabase = quota
         self.containerID = containerID
@@ -103,6 +105,7 @@ public final class PostgresContainer: ContainerBackend {
         self.root = root
         self.citus = citus
         self.secret = secret
+        self.notifier = notifier
         self.state = NIOLockedValueBox(State(schema: schema, stores: [root.tenant.key: (root, 0)]))
     }
 
@@ -122,6 +125,7 @@ public final class PostgresContainer: ContainerBackend {
             // Creates what is missing (a new container; tables a newer version added).
             try await root.prepare()
             try await root.prepareZones()
+            try await root.prepareSubscriptions()
             secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
         } catch {
             await root.close()
@@ -129,7 +133,10 @@ public final class PostgresContainer: ContainerBackend {
         }
         return PostgresContainer(
             containerID: containerID, environment: environment, root: root, schema: await root.schema,
-            citus: await root.citus, secret: secret, quota: quota)
+            citus: await root.citus, secret: secret, quota: quota,
+            notifier: PostgresNotifier(
+                configuration: PostgresNotifier.configuration(url: url, namespace: tenant.namespace, timeout: timeout),
+                channel: PostgresStore.channel(tenant.namespace)))
     }
 
     /// The container's schema, as this process last read or grew it.
@@ -178,7 +185,10 @@ public final class PostgresContainer: ContainerBackend {
     }
 
     /// Stops the container's connections; later calls fail with networkFailure.
-    public func close() { root.runTask.cancel() }
+    public func close() {
+        notifier.close()
+        root.runTask.cancel()
+    }
 
     /// Makes `schema` the container's when it differs (a save grew it).
     func publish(_ schema: Schema) {
@@ -416,7 +426,8 @@ public final class PostgresDatabase: DatabaseBackend {
                     let outcome = try await store.modify(
                         run.map { items[$0] }, atomically: false, by: user, quota: container.maximumRecordsPerDatabase,
                         zones: true, atomicZones: atomically,
-                        failedZones: forced.subtracting(excluded), authorize: authorize)
+                        failedZones: forced.subtracting(excluded), authorize: authorize,
+                        afterWrites: notifyingAfterWrites())
                     for (k, r) in zip(run, outcome) { results[positions[k]] = r.mapError { CirrusError($0) } }
                     break
                 } catch  where error.code == .batchRequestFailed && atomically && rounds < 8 {
@@ -483,7 +494,8 @@ public final class PostgresDatabase: DatabaseBackend {
         return z
     }
 
-    /// Deletes a custom zone and every record in it. zoneNotFound if it does not exist.
+    /// Deletes a custom zone, every record in it (notifying their deletions) and its zone
+    /// subscriptions. zoneNotFound if it does not exist.
     public func deleteZone(_ zone: ZoneID) async throws(CirrusError) {
         try Self.checkCancelled()
         try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)
@@ -825,9 +837,10 @@ extension PostgresStore {
         )
     }
 
-    /// Deletes the custom zone `name` and every record in it, in one transaction; false when
-    /// there is no such zone.
+    /// Deletes the custom zone `name`, every record in it and its zone subscriptions (the
+    /// records' deletions notify first), in one transaction; false when there is no such zone.
     func deleteZone(_ name: String) async throws(PostgresStoreError) -> Bool {
+        let (schema, now) = (self.schema, clock())
         let namespace = tenant.namespace
         let key = tenant.key
         let logger = self.logger
@@ -847,7 +860,10 @@ extension PostgresStore {
                 guard existed else { return false }
                 // The deletion takes a sequence: the zone's old tokens are older than a zone of
                 // the same name made later.
-                _ = try await context.make(conn).nextSequence()
+                let seq = try await context.make(conn).nextSequence()
+                try await Self.zoneDeleted(
+                    conn, logger: logger, namespace: namespace, tenant: key, zone: name, seq: seq, tables: tables,
+                    schema: schema, now: now)
                 var removed = 0
                 for table in tables
                     + ["cirrus_names", "cirrus_tombstones", "cirrus_backrefs"].map({ SQLName.qualified(namespace, $0) })

@@ -4,7 +4,8 @@
 //
 // What it owns: a PostgresClient (postgres-nio's pool) and the task running it, the tenant, the
 // schema last applied or read. What it does not: access rules, zones as objects, change
-// tokens, subscriptions (the façade's, see docs/scale-out.md "Not done yet").
+// tokens (the façade's, see docs/scale-out.md "Not done yet"). Subscriptions' tables and
+// outbox: PostgresStore+Subscriptions.swift.
 
 import Foundation
 import Logging
