@@ -59,8 +59,16 @@ struct ServeCommand: AsyncParsableCommand {
                     postgres: postgres, containerID: container, environment: .development)
                 let production = try await Container.open(
                     postgres: postgres, containerID: container, environment: .production)
+                let reset = DevelopmentReset(
+                    reset: { [container] in
+                        try await Container.resetDevelopment(postgres: postgres, containerID: container)
+                    },
+                    reopen: { [container] in
+                        try await Container.open(postgres: postgres, containerID: container, environment: .development)
+                    })
                 api = try WebServicesAPI(
-                    credentialsIn: db, containerIdentifier: container, development: development, production: production)
+                    credentialsIn: db, containerIdentifier: container, development: development, production: production,
+                    developmentReset: reset)
             } else {
                 api = try WebServicesAPI(directory: db, containerIdentifier: container)
             }

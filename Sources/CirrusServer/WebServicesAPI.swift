@@ -143,6 +143,8 @@ public final class WebServicesAPI: Sendable {
     let metrics = ServerMetrics()
     let requestLog: RequestLog
     let now: @Sendable () -> Date
+    /// How development is reset when it is not a container directory's (nil: refused).
+    let developmentReset: DevelopmentReset?
 
     /// Opens both environments of the container directory `directory` (DIR/development,
     /// DIR/production, created when missing) and its credentials file (first: a bad one stops
@@ -167,8 +169,9 @@ public final class WebServicesAPI: Sendable {
     }
 
     /// Serves containers opened elsewhere — on another engine, such as PostgreSQL
-    /// (`Container.open(postgres:…)`) — with the credentials file of `directory`. Resetting
-    /// development and promoting the schema need container directories and are refused.
+    /// (`Container.open(postgres:…)`) — with the credentials file of `directory`. Promoting the
+    /// schema works on any engine; resetting development needs `developmentReset` (else it is
+    /// refused).
     ///
     /// ```swift
     /// let dev = try await Container.open(postgres: url, containerID: id, environment: .development)
@@ -177,21 +180,22 @@ public final class WebServicesAPI: Sendable {
     /// ```
     public convenience init(
         credentialsIn directory: String, containerIdentifier: String, development: Container, production: Container,
-        limits: ServerLimits = ServerLimits(), options: ContainerOptions = ContainerOptions(),
-        now: @escaping @Sendable () -> Date = { Date() }
+        developmentReset: DevelopmentReset? = nil, limits: ServerLimits = ServerLimits(),
+        options: ContainerOptions = ContainerOptions(), now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         self.init(
             directory: directory, containerIdentifier: containerIdentifier,
             credentials: try CredentialStore(directory: directory, fileSystem: options.fileSystem),
             containers: EnvironmentContainers(development: development, production: production), limits: limits,
-            options: options, now: now)
+            options: options, now: now, developmentReset: developmentReset)
     }
 
     private init(
         directory: String, containerIdentifier: String, credentials: CredentialStore,
         containers: EnvironmentContainers, limits: ServerLimits, options: ContainerOptions,
-        now: @escaping @Sendable () -> Date
+        now: @escaping @Sendable () -> Date, developmentReset: DevelopmentReset? = nil
     ) {
+        self.developmentReset = developmentReset
         self.directory = directory
         self.containerIdentifier = containerIdentifier
         self.limits = limits
@@ -257,7 +261,7 @@ public final class WebServicesAPI: Sendable {
                 return WebResponse(body: try await promoteSchema(request, body, route: route))
             }
             if route.operation == Self.resetOperation {
-                return WebResponse(body: try resetDevelopment(request, body, route: route))
+                return WebResponse(body: try await resetDevelopment(request, body, route: route))
             }
             if route.operation == Self.logsOperation {
                 return WebResponse(body: try logs(request, body))

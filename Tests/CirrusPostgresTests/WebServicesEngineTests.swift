@@ -1,7 +1,8 @@
 // `cirrus serve` over either engine: the same Web Services requests (records/modify,
 // records/query paged by continuationMarker, records/lookup) give the same records on a
-// container directory and on PostgreSQL; zones are created on both; what PostgreSQL does not
-// hold yet (zone change tokens) is an error that names the engine. Requests go straight to WebServicesAPI.handle (no socket).
+// container directory and on PostgreSQL; zones are created and their changes fetched on both;
+// the schema is promoted and development reset through the Deployment pane's endpoints on both.
+// Requests go straight to WebServicesAPI.handle (no socket).
 
 import Cirrus
 import CirrusPostgres
@@ -18,12 +19,14 @@ private struct Served {
     let api: WebServicesAPI
     let token: String
     let alice: String
+    let management: String
 
     init(_ engine: Engine) async throws {
         let fs = InMemoryFileSystem()
         try fs.createDirectory("/c")
         token = try CredentialCommands.createToken(directory: "/c", user: nil, fileSystem: fs)
         alice = try CredentialCommands.createToken(directory: "/c", user: "_alice", fileSystem: fs)
+        management = try CredentialCommands.createToken(directory: "/c", user: nil, management: true, fileSystem: fs)
         let options = ContainerOptions(fileSystem: fs, durability: .none)
         switch engine {
         case .embedded:
@@ -32,17 +35,24 @@ private struct Served {
             let id = PG.freshContainer("ws")
             let dev = try await Container.open(postgres: PG.url!, containerID: id, environment: .development)
             let prod = try await Container.open(postgres: PG.url!, containerID: id, environment: .production)
+            let url = PG.url!
+            let reset = DevelopmentReset(
+                reset: { try await Container.resetDevelopment(postgres: url, containerID: id) },
+                reopen: { try await Container.open(postgres: url, containerID: id, environment: .development) })
             api = try WebServicesAPI(
                 credentialsIn: "/c", containerIdentifier: containerID, development: dev, production: prod,
-                options: options)
+                developmentReset: reset, options: options)
         }
     }
 
-    func call(_ op: String, _ body: String, db: String = "public") async -> (status: Int, json: JSONValue) {
+    func call(
+        _ op: String, _ body: String, db: String = "public", env: String = "development",
+        headers: [String: String] = [:]
+    ) async -> (status: Int, json: JSONValue) {
         let r = await api.handle(
             WebRequest(
-                method: "POST", path: "/database/1/\(containerID)/development/\(db)/\(op)",
-                query: ["ckAPIToken": token, "ckWebAuthToken": alice], body: Array(body.utf8)))
+                method: "POST", path: "/database/1/\(containerID)/\(env)/\(db)/\(op)",
+                query: ["ckAPIToken": token, "ckWebAuthToken": alice], headers: headers, body: Array(body.utf8)))
         return (r.status, r.body)
     }
 }
@@ -53,6 +63,33 @@ private func names(_ json: JSONValue) -> [String] {
 }
 
 @Suite(.serialized) struct WebServicesEngineTests {
+    /// The dashboard's Deployment pane on each engine: the schema promoted to production, then
+    /// development reset (its records gone, production's kept).
+    @Test(arguments: Engine.available)
+    func promotionAndResetWorkOnEitherEngine(_ engine: Engine) async throws {
+        let s = try await Served(engine)
+        let manage = ["x-cirrus-management-token": s.management]
+        let create =
+            #"{"operations": [{"operationType": "create", "record": {"recordName": "n1", "recordType": "Note", "#
+            + #""fields": {"title": {"value": "hello"}}}}]}"#
+        #expect(await s.call("records/modify", create).status == 200)
+        let promote = await s.call(
+            "cirrus/schema/promote", #"{"confirm": "\#(containerID)"}"#, headers: manage)
+        #expect(promote.status == 200, "\(promote.json.jsonText)")
+        #expect(await s.call("records/modify", create, env: "production").status == 200, "production has Note now")
+        let reset = await s.call("cirrus/reset", #"{"confirm": "\#(containerID)"}"#, headers: manage)
+        #expect(reset.status == 200, "\(reset.json.jsonText)")
+        let lookup = await s.call("records/lookup", #"{"records": [{"recordName": "n1"}]}"#)
+        guard case .array(let found)? = lookup.json["records"], found.count == 1 else {
+            Issue.record("lookup: \(lookup.json.jsonText)")
+            return
+        }
+        #expect(found[0]["serverErrorCode"]?.stringValue == "NOT_FOUND", "development was reset")
+        let kept = await s.call("records/lookup", #"{"records": [{"recordName": "n1"}]}"#, env: "production")
+        #expect(kept.json.jsonText.contains("hello"), "production kept its record: \(kept.json.jsonText)")
+        try s.api.close()
+    }
+
     /// What one engine answers to the same requests: the pages' names, a lookup's fields.
     private func session(_ engine: Engine) async throws -> (pages: [[String]], lookup: String) {
         let s = try await Served(engine)
