@@ -29,10 +29,8 @@ extension PostgresContainer {
                         PostgresStoreError.Code(rawValue: error.code.rawValue) ?? .internalError, error.message)
                 }
             }
-        } catch let e as PostgresStoreError {
-            throw CirrusError(e)
         } catch {
-            throw CirrusError(.internalError, "changing the schema: \(error)")
+            throw CirrusError(error)
         }
         publish(await root.schema)
         return schema

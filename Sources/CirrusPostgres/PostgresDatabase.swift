@@ -456,7 +456,7 @@ public final class PostgresDatabase: DatabaseBackend {
             if deleting,
                 schema.recordTypes.values.contains(where: { $0.fields.values.contains { $0.type.scalar == .asset } })
             {
-                try? await store.sweepAssets()
+                _ = try? await store.sweepAssets()
             }
         }
         return operations.enumerated().map { i, op in

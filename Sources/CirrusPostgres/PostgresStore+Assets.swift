@@ -51,7 +51,7 @@ extension PostgresStore {
                 {}
             }
         }
-        try? await sweepAssets()
+        _ = try? await sweepAssets()
         return Asset(contentHash: hash, size: Int64(bytes.count))
     }
 
