@@ -11,15 +11,14 @@
 // - changeTokenExpired for a token compaction made too old: PostgreSQL keeps tombstones until
 //   their zone is deleted and has no compaction (PostgresStore+Changes.swift), so no token of a
 //   live zone expires there. The unknown-token case runs here, on both.
-// - quotaExceeded past the record quota: the quota is `ContainerOptions.maximumRecordsPerDatabase`,
-//   an option of the directory engine; PostgreSQL has no quota (docs/scale-out.md "Not done yet").
 // The code numbers and zoneBusy stay there too: properties of `CirrusError`, no engine involved.
+// quotaExceeded is QuotaEngineTests' (both engines: each takes its quota its own way, an option
+// of the directory or of `Container.open(postgres:…)`).
 //
-// serverRejectedRequest in production promotes the development schema each engine's way (see
-// `EngineFixture.reopenPromoted()`); everything else is the same calls on both. What the
-// PostgreSQL backend does not do yet but the façade promises (referenceViolation for deleteSelf
-// references: docs/scale-out.md "Not done yet") runs there too and fails until it does: these
-// tests are the contract, not a list of what passes.
+// serverRejectedRequest in production promotes the development schema
+// (`EngineFixture.reopenPromoted()`); everything else is the same calls on both. These tests are
+// the contract, not a list of what passes: a façade promise the PostgreSQL backend broke would
+// fail here.
 
 import Cirrus
 import CirrusPostgres

@@ -13,9 +13,9 @@
 // nil on PostgreSQL: where the embedded tests counted a snapshot's rows, the count is asserted
 // on the snapshot (embedded) and through a query or a fetch (both engines).
 //
-// Subscriptions, notifications and assets are part of every private database's isolation: on an
-// engine without them (PostgreSQL today, docs/scale-out.md "Not done yet") those checks fail,
-// while alice's setup goes on so that the record, zone and change-token checks still run.
+// Subscriptions, notifications and assets are part of every private database's isolation, on
+// both engines; alice's setup records a failure and goes on, so that one broken feature does not
+// hide the record, zone and change-token checks.
 
 import Cirrus
 import CirrusPostgres

@@ -11,8 +11,8 @@
 // - changeTokenExpired for a compacted token: compaction rewrites the directory's log and drops
 //   old tombstones; PostgreSQL keeps tombstones until their zone is deleted and never compacts,
 //   so no token of a live zone expires there (the unknown-token case runs on both engines).
-// - quotaExceeded: the record quota is `ContainerOptions.maximumRecordsPerDatabase`, an option of
-//   the directory engine; PostgreSQL has no quota (docs/scale-out.md "Not done yet").
+// - quotaExceeded on TestEnv's directory (the same rule on both engines: QuotaEngineTests in
+//   Tests/CirrusPostgresTests).
 // - the code numbers and zoneBusy: properties of `CirrusError`, no engine involved.
 
 import RecordLog
