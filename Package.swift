@@ -135,7 +135,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
-        .target(name: "CirrusTestSupport", dependencies: ["RecordModel"], swiftSettings: strict),
+        .target(name: "CirrusTestSupport", dependencies: ["Cirrus", "RecordModel"], swiftSettings: strict),
 
         .testTarget(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],

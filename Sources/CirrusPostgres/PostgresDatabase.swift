@@ -715,25 +715,14 @@ extension PostgresStore {
     /// deletions with unknownItem instead of a missing relation. Single-node layout only.
     func prepare() async throws(PostgresStoreError) {
         guard layout == .singleNode else { return }
-        let namespace = tenant.namespace
-        let citus = self.citus
-        let logger = self.logger
-        let address = self.address
-        let cached = schema
-        let stored = try await run("preparing the tables of \(namespace)") { client in
-            try await client.withTransaction(logger: logger) { conn in
-                try await Self.applyDDL(conn, namespace: namespace, citus: citus, logger: logger, address: address) {
-                    old in
-                    // Every container has the Users type, as a container directory does.
-                    var s = old ?? cached
-                    if s.recordTypes[Schema.usersRecordType] == nil {
-                        s.recordTypes[Schema.usersRecordType] = RecordTypeSchema(name: Schema.usersRecordType)
-                    }
-                    return s
-                }
+        try await update { stored in
+            // Every container has the Users type, as a container directory does.
+            var s = stored
+            if s.recordTypes[Schema.usersRecordType] == nil {
+                s.recordTypes[Schema.usersRecordType] = RecordTypeSchema(name: Schema.usersRecordType)
             }
+            return s
         }
-        setSchema(stored)
     }
 
     /// Creates `cirrus_zones` (tenant, zone name, the sequence it was created at) when missing,

@@ -546,6 +546,11 @@ struct WriteContext {
         r.lastModifiedUserRecordID = user
         r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
         try await write(r, layout, isNew: server == nil)
+        // The references it holds now, unless it holds none and held none.
+        let targets = Self.deleteSelfTargets(r)
+        if !targets.isEmpty || !(server.map(Self.deleteSelfTargets)?.isEmpty ?? true) {
+            try await setReferences(of: id, to: targets)
+        }
         return (r, server)
     }
 
@@ -649,9 +654,6 @@ struct WriteContext {
     /// Upserts the row of `r` (and claims its name when new).
     func write(_ r: Record, _ layout: TableLayout, isNew: Bool) async throws {
         let id = r.recordID
-        let targets = Self.deleteSelfTargets(r)
-        // A new record with no references has none to replace.
-        if !(isNew && targets.isEmpty) { try await setReferences(of: id, to: targets) }
         var n = SQLBuilder()
         let seq = "\(n.param(String(sequence)))::bigint"
         if isNew {
@@ -771,7 +773,7 @@ struct WriteContext {
         // layouts have no unique index on the parent).
         let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")
         try await exec("DELETE FROM \(tombstones) WHERE \(key)", b)
-        try await setReferences(of: id, to: [])
+        if let server, !Self.deleteSelfTargets(server).isEmpty { try await setReferences(of: id, to: []) }
         var t = SQLBuilder()
         let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].map { t.param($0) }
         try await exec(

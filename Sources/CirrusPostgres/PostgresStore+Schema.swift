@@ -32,24 +32,7 @@ extension PostgresStore {
                 "a \(newSchema.environment.rawValue) schema cannot be applied to the \(tenant.environment.rawValue) tables"
             )
         }
-        guard layout == .singleNode else {
-            throw PostgresStoreError(
-                .invalidArguments,
-                "the tables of a hash-partitioned layout are created on the workers and the coordinator outside the "
-                    + "store (docs/scale-out.md \"Multi-node\")", location: address)
-        }
-        let namespace = tenant.namespace
-        let citus = self.citus
-        let logger = self.logger
-        let address = self.address
-        try await run("applying the schema of \(namespace)") { client in
-            try await client.withTransaction(logger: logger) { conn in
-                _ = try await Self.applyDDL(
-                    conn, namespace: namespace, citus: citus, logger: logger, address: address
-                ) { _ in newSchema }
-            }
-        }
-        setSchema(newSchema)
+        try await update { _ in newSchema }
     }
 
     /// Changes the stored schema by `body` (given it under the namespace's lock, so a change

@@ -5,6 +5,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import Crypto
 import RecordModel
 import Testing

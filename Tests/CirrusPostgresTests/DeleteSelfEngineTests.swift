@@ -7,6 +7,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import RecordModel
 import Testing
 

@@ -22,6 +22,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import RecordModel
 import Testing
 

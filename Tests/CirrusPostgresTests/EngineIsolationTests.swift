@@ -19,6 +19,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import RecordModel
 import Testing
 

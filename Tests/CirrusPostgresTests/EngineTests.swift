@@ -5,6 +5,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import Foundation
 import RecordLog
 import RecordModel
@@ -53,18 +54,6 @@ private func place(_ name: String, _ fields: [String: FieldValue]) -> Record {
     Record(recordType: "Place", recordID: RecordID(recordName: name), fields: fields)
 }
 
-/// The CloudKit error code of a failing call (nil when it succeeds).
-private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
 @Suite(.serialized) struct EngineTests {
     @Test(arguments: Engine.available)
     func savePoliciesAndChangeTags(_ engine: Engine) async throws {
@@ -74,7 +63,7 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         let tag = try #require(first.recordChangeTag)
         #expect(first.creatorUserRecordID?.recordName == "_alice")
         // A new record without the server's tag: serverRecordChanged, carrying the server's record.
-        let e = try #require(await caughtError { try await db.save(place("louvre", ["name": "Other"])) })
+        let e = try #require(await caught { try await db.save(place("louvre", ["name": "Other"])) })
         #expect(e.code == .serverRecordChanged)
         #expect(e.serverRecord?.recordChangeTag == tag)
         // With the tag: saved, and the tag changes.
@@ -83,7 +72,7 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         let second = try await db.save(edited)
         #expect(second.recordChangeTag != tag)
         // A stale tag now fails.
-        #expect(await errorCode { try await db.save(edited) } == .serverRecordChanged)
+        #expect(await code { try await db.save(edited) } == .serverRecordChanged)
         // changedKeys keeps the fields not given; allKeys replaces.
         let merged = try await db.save(place("louvre", ["city": "Paris"]), savePolicy: .changedKeys)
         #expect(merged["name"] == .string("Louvre") && merged["city"] == .string("Paris"))
@@ -92,8 +81,8 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         #expect(try await db.record(for: RecordID(recordName: "louvre"))["name"] == .string("Louvre"))
         // Deletion, then unknownItem for fetch and delete.
         try await db.deleteRecord(withID: RecordID(recordName: "louvre"))
-        #expect(await errorCode { try await db.record(for: RecordID(recordName: "louvre")) } == .unknownItem)
-        #expect(await errorCode { try await db.deleteRecord(withID: RecordID(recordName: "louvre")) } == .unknownItem)
+        #expect(await code { try await db.record(for: RecordID(recordName: "louvre")) } == .unknownItem)
+        #expect(await code { try await db.deleteRecord(withID: RecordID(recordName: "louvre")) } == .unknownItem)
         try await f.close()
     }
 
@@ -139,22 +128,22 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         let alice = try await f.database(.private(owner: "_alice"), as: .user("_alice"))
         try await alice.save(place("secret", ["name": "S"]))
         let asBob = try await f.database(.private(owner: "_alice"), as: .user("_bob"))
-        #expect(await errorCode { try await asBob.record(for: RecordID(recordName: "secret")) } == .permissionFailure)
+        #expect(await code { try await asBob.record(for: RecordID(recordName: "secret")) } == .permissionFailure)
         let anonymous = try await f.database(.private(owner: "_alice"), as: .anonymous)
-        #expect(await errorCode { try await anonymous.save(place("x", [:])) } == .notAuthenticated)
+        #expect(await code { try await anonymous.save(place("x", [:])) } == .notAuthenticated)
         let publicAnonymous = try await f.database(.public, as: .anonymous)
-        #expect(await errorCode { try await publicAnonymous.save(place("p", ["name": "P"])) } == .notAuthenticated)
+        #expect(await code { try await publicAnonymous.save(place("p", ["name": "P"])) } == .notAuthenticated)
         // Bob's private database does not see Alice's records.
         let bob = try await f.database(.private(owner: "_bob"), as: .user("_bob"))
-        #expect(await errorCode { try await bob.record(for: RecordID(recordName: "secret")) } == .unknownItem)
+        #expect(await code { try await bob.record(for: RecordID(recordName: "secret")) } == .unknownItem)
         // The default WRITE grant is the creator's: Bob cannot overwrite Alice's public record.
         let alicePublic = try await f.database(.public, as: .user("_alice"))
         let mine = try await alicePublic.save(place("shared", ["name": "Alice's"]))
         let bobPublic = try await f.database(.public, as: .user("_bob"))
         var theirs = mine
         theirs["name"] = "Bob's"
-        #expect(await errorCode { try await bobPublic.save(theirs) } == .permissionFailure)
-        #expect(await errorCode { try await bobPublic.deleteRecord(withID: mine.recordID) } == .permissionFailure)
+        #expect(await code { try await bobPublic.save(theirs) } == .permissionFailure)
+        #expect(await code { try await bobPublic.deleteRecord(withID: mine.recordID) } == .permissionFailure)
         #expect(try await publicAnonymous.record(for: mine.recordID)["name"] == .string("Alice's"))
         try await f.close()
     }
@@ -191,12 +180,12 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         // A token of another database, a tampered one, a refused predicate.
         let first = try #require(try await db.records(matching: query, resultsLimit: 2).queryCursor)
         let alice = try await f.database(.private(owner: "_alice"), as: .user("_alice"))
-        #expect(await errorCode { try alice.cursor(fromToken: db.token(for: first)) } == .invalidArguments)
-        #expect(await errorCode { try await alice.records(continuingMatchFrom: first) } == .invalidArguments)
+        #expect(await code { try alice.cursor(fromToken: db.token(for: first)) } == .invalidArguments)
+        #expect(await code { try await alice.records(continuingMatchFrom: first) } == .invalidArguments)
         let bad = RecordQuery(recordType: "Place", predicate: "kind CONTAINS 'caf'")
-        #expect(await errorCode { try await db.records(matching: bad) } == .invalidArguments)
+        #expect(await code { try await db.records(matching: bad) } == .invalidArguments)
         let users = RecordQuery(recordType: "Users", predicate: "TRUEPREDICATE")
-        #expect(await errorCode { try await db.records(matching: users) } == .invalidArguments)
+        #expect(await code { try await db.records(matching: users) } == .invalidArguments)
         // desiredKeys: only the keys asked for.
         let projected = try await db.records(matching: query, desiredKeys: ["kind"], resultsLimit: 3)
         for (_, r) in projected.matchResults { #expect(try Set(r.get().fields.keys) == ["kind"]) }
@@ -232,29 +221,29 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
             return nil
         }
         #expect(codes == [.batchRequestFailed, .invalidArguments, nil])
-        #expect(await errorCode { try await db.record(for: RecordID(recordName: "t1", zoneID: trips)) } == .unknownItem)
+        #expect(await code { try await db.record(for: RecordID(recordName: "t1", zoneID: trips)) } == .unknownItem)
         // Not atomic: each item on its own.
         let loose = try await db.modifyRecords(
             saving: [place("t1", ["name": "Lyon"]).inZone(trips), place("t2", ["1x": 1]).inZone(trips)], deleting: [],
             atomically: false)
         #expect((try? loose.saveResults[0].1.get()) != nil && (try? loose.saveResults[1].1.get()) == nil)
         // A zone that does not exist: per item, and for queries.
-        let e = try #require(await caughtError { try await db.save(place("x", ["name": "X"]).inZone(missing)) })
+        let e = try #require(await caught { try await db.save(place("x", ["name": "X"]).inZone(missing)) })
         #expect(e.code == .zoneNotFound)
         #expect(
-            await errorCode { try await db.record(for: RecordID(recordName: "x", zoneID: missing)) } == .zoneNotFound)
+            await code { try await db.record(for: RecordID(recordName: "x", zoneID: missing)) } == .zoneNotFound)
         let q = RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE")
-        #expect(await errorCode { try await db.records(matching: q, inZoneWith: missing) } == .zoneNotFound)
+        #expect(await code { try await db.records(matching: q, inZoneWith: missing) } == .zoneNotFound)
         #expect(try await db.records(matching: q, inZoneWith: trips).matchResults.map(\.0.recordName) == ["t1"])
         // The public database has only the default zone.
         let pub = try await f.database(.public, as: .user("_alice"))
-        #expect(await errorCode { try await pub.save(zone: trips) } == .badDatabase)
+        #expect(await code { try await pub.save(zone: trips) } == .badDatabase)
         // Deleting the zone deletes its records; deleting it again → zoneNotFound.
         try await db.deleteZone(trips)
         #expect(try await db.allZones() == [.default])
         #expect(
-            await errorCode { try await db.record(for: RecordID(recordName: "t1", zoneID: trips)) } == .zoneNotFound)
-        #expect(await errorCode { try await db.deleteZone(trips) } == .zoneNotFound)
+            await code { try await db.record(for: RecordID(recordName: "t1", zoneID: trips)) } == .zoneNotFound)
+        #expect(await code { try await db.deleteZone(trips) } == .zoneNotFound)
         #expect(try await db.record(for: RecordID(recordName: "d1"))["name"] == .string("Default"))
         try await f.close()
     }
@@ -283,7 +272,7 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
         #expect(resumed.matchResults.map(\.0.recordName) == ["p5", "p6", "p7", "p8"])
         // Another container's secret does not accept it.
         let other = try await Container.open(postgres: PG.url!, containerID: PG.freshContainer("other"))
-        #expect(await errorCode { try other.publicDatabase.cursor(fromToken: token) } == .invalidArguments)
+        #expect(await code { try other.publicDatabase.cursor(fromToken: token) } == .invalidArguments)
         for c in [first, second, other] { try c.close() }
     }
 
@@ -300,30 +289,19 @@ private func errorCode<T>(_ body: () async throws -> T) async -> CirrusError.Cod
             #expect(try db.discoverabilityStatus() == .initialState, "a user never asked")
         case .postgres:
             // Not kept on PostgreSQL yet: refused with serverRejectedRequest naming the engine.
-            let e = try #require(await caughtError { try db.discoverabilityStatus() })
+            let e = try #require(await caught { try db.discoverabilityStatus() })
             #expect(e.code == .serverRejectedRequest && e.message.contains("postgresql"))
         }
         #expect(db.engineName == (engine == .embedded ? "embedded" : "postgresql"))
         #expect(f.container.engineName == db.engineName)
         if engine == .postgres {
             // The container-level operations of the embedded engine's files are refused, clearly.
-            let e = try #require(await caughtError { try f.container.checkpoint() })
+            let e = try #require(await caught { try f.container.checkpoint() })
             #expect(e.code == .serverRejectedRequest && e.message.contains("checkpoints"))
-            #expect(await errorCode { try f.container.importSchema("DEFINE SCHEMA") } == .serverRejectedRequest)
+            #expect(await code { try f.container.importSchema("DEFINE SCHEMA") } == .serverRejectedRequest)
             #expect(f.container.directory.hasPrefix("postgresql 127.0.0.1:"))
         }
         try await f.close()
-    }
-}
-
-private func caughtError<T>(_ body: () async throws -> T) async -> CirrusError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e
-    } catch {
-        return CirrusError(.internalError, "\(error)")
     }
 }
 

@@ -5,6 +5,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import Foundation
 import RecordModel
 import Testing

@@ -6,6 +6,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import Foundation
 import RecordModel
 import Testing

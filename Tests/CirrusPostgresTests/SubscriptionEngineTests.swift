@@ -6,6 +6,7 @@
 // fires after a write that must not proves it did not.
 
 import Cirrus
+import CirrusTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import RecordModel
@@ -78,23 +79,6 @@ private func eventually(within: Duration = .seconds(20), _ condition: () async t
 
 private func place(_ name: String, _ fields: [String: FieldValue]) -> Record { record(name, "Place", fields) }
 
-/// The CloudKit error code of a failing call (nil when it succeeds).
-private func codeOf<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
-/// `text` (CloudKit's schema language) as the container's schema, on either engine.
-private func apply(_ text: String, to f: EngineFixture) async throws {
-    _ = try await f.container.applySchema(text)
-}
-
 @Suite(.serialized) struct SubscriptionEngineTests {
     @Test(arguments: Engine.available)
     func savingListingReplacingAndDeletingFollowTheRules(_ engine: Engine) async throws {
@@ -121,7 +105,7 @@ private func apply(_ text: String, to f: EngineFixture) async throws {
         #expect(args == ["bar", 3])
         // A zone subscription needs its zone; it lists with the others.
         #expect(
-            await codeOf { try await alice.save(Subscription(id: "z", zoneID: ZoneID(zoneName: "Nope"))) }
+            await code { try await alice.save(Subscription(id: "z", zoneID: ZoneID(zoneName: "Nope"))) }
                 == .zoneNotFound)
         let zone = try await alice.save(zone: ZoneID(zoneName: "Trips"))
         _ = try await alice.save(Subscription(id: "z", zoneID: zone))
@@ -129,26 +113,26 @@ private func apply(_ text: String, to f: EngineFixture) async throws {
         // Predicates are checked like queries.
         for (id, text) in [("or", "n == 1 OR n == 2"), ("bad", "n =="), ("field", "nope == 1")] {
             #expect(
-                await codeOf { try await alice.save(Subscription(id: id, recordType: "Place", predicate: text)) }
+                await code { try await alice.save(Subscription(id: id, recordType: "Place", predicate: text)) }
                     == .invalidArguments, "\(text)")
         }
         #expect(
-            await codeOf {
+            await code {
                 try await alice.save(Subscription(id: "users", recordType: "Users", predicate: "TRUEPREDICATE"))
             } == .invalidArguments)
         // Deleting: once; another identity's or a missing id is unknownItem.
         try await alice.deleteSubscription(withID: "big")
-        #expect(await codeOf { try await alice.deleteSubscription(withID: "big") } == .unknownItem)
+        #expect(await code { try await alice.deleteSubscription(withID: "big") } == .unknownItem)
         #expect(try await alice.allSubscriptions().map(\.id) == ["cafes", "z"])
         // Somebody else's private database, and no signed-in user.
         let bobInAlices = try await f.database(.private(owner: "_alice"), as: .user("_bob"))
         #expect(
-            await codeOf { try await bobInAlices.save(Subscription(id: "x", zoneID: .default)) } == .permissionFailure)
-        #expect(await codeOf { try await bobInAlices.allSubscriptions() } == .permissionFailure)
-        #expect(await codeOf { try await bobInAlices.deleteSubscription(withID: "cafes") } == .permissionFailure)
+            await code { try await bobInAlices.save(Subscription(id: "x", zoneID: .default)) } == .permissionFailure)
+        #expect(await code { try await bobInAlices.allSubscriptions() } == .permissionFailure)
+        #expect(await code { try await bobInAlices.deleteSubscription(withID: "cafes") } == .permissionFailure)
         let anonymous = try await f.database(.public, as: .anonymous)
         #expect(
-            await codeOf {
+            await code {
                 try await anonymous.save(Subscription(id: "a", recordType: "Place", predicate: "TRUEPREDICATE"))
             } == .notAuthenticated)
         // The public database: one name space, each id one user's.
@@ -157,14 +141,14 @@ private func apply(_ text: String, to f: EngineFixture) async throws {
         try await alicePublic.save(place("p", ["kind": "cafe"]))
         _ = try await alicePublic.save(Subscription(id: "shared", recordType: "Place", predicate: "TRUEPREDICATE"))
         #expect(
-            await codeOf {
+            await code {
                 try await bobPublic.save(Subscription(id: "shared", recordType: "Place", predicate: "kind == 'x'"))
             } == .constraintViolation)
-        #expect(await codeOf { try await bobPublic.deleteSubscription(withID: "shared") } == .unknownItem)
+        #expect(await code { try await bobPublic.deleteSubscription(withID: "shared") } == .unknownItem)
         #expect(try await bobPublic.allSubscriptions().isEmpty)
         #expect(try await alicePublic.allSubscriptions().map(\.id) == ["shared"])
         #expect(
-            await codeOf { try await alicePublic.save(Subscription(id: "pz", zoneID: ZoneID(zoneName: "Trips"))) }
+            await code { try await alicePublic.save(Subscription(id: "pz", zoneID: ZoneID(zoneName: "Trips"))) }
                 == .badDatabase)
         // Alice's private subscriptions are not the public database's.
         #expect(try await alice.allSubscriptions().map(\.id) == ["cafes", "z"])
@@ -269,11 +253,11 @@ private func apply(_ text: String, to f: EngineFixture) async throws {
     @Test(arguments: Engine.available)
     func notificationsCarryOnlyWhatTheSubscriberMayRead(_ engine: Engine) async throws {
         let f = try await EngineFixture(engine)
-        try await apply(
+        _ = try await f.container.applySchema(
             """
             DEFINE SCHEMA
             RECORD TYPE Diary (n INT64 QUERYABLE, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
-            """, to: f)
+            """)
         let bob = try await f.database(.public, as: .user("_bob"))
         let alice = try await f.database(.public, as: .user("_alice"))
         _ = try await bob.save(Subscription(id: "d", recordType: "Diary", predicate: "TRUEPREDICATE"))

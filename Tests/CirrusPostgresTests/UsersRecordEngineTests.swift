@@ -4,6 +4,7 @@
 
 import Cirrus
 import CirrusPostgres
+import CirrusTestSupport
 import RecordModel
 import Testing
 

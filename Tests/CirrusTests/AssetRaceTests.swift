@@ -3,6 +3,7 @@
 // asset. The interleaving is played here in order: Bob stores bytes that Alice's only record
 // also uses, Alice deletes that record and the removal runs, then Bob saves.
 
+import CirrusTestSupport
 import RecordModel
 import Testing
 

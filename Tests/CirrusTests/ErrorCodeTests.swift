@@ -15,6 +15,7 @@
 //   Tests/CirrusPostgresTests).
 // - the code numbers and zoneBusy: properties of `CirrusError`, no engine involved.
 
+import CirrusTestSupport
 import RecordLog
 import RecordModel
 import Testing

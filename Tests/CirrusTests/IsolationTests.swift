@@ -8,6 +8,7 @@
 // in the server from the container's first open (EngineTests' twoProcessesServeOneContainer
 // checks that two opens sign and accept the same cursors).
 
+import CirrusTestSupport
 import RecordLog
 import RecordModel
 import Testing

@@ -1,6 +1,7 @@
 // Records: system fields, save policies, deleteSelf cascades (cycles, zones, the 750 limit),
 // assets (content-addressed, removed when unreferenced, outside the 1 MB limit), public grants.
 
+import CirrusTestSupport
 import RecordLog
 import RecordModel
 import Testing

@@ -3,6 +3,7 @@
 // promotion, add-only evolution, schema-language import/export, the Users type, and index
 // rebuilds when a type's schema changes.
 
+import CirrusTestSupport
 import Indexes
 import RecordLog
 import RecordModel

@@ -1,3 +1,4 @@
+import CirrusTestSupport
 import RecordModel
 import Testing
 

@@ -5,6 +5,7 @@
 // (assignments stay per environment), the schema language's CREATE ROLE, and bad input that
 // changes nothing.
 
+import CirrusTestSupport
 import RecordModel
 import Testing
 

@@ -2,6 +2,7 @@
 // write that fails undoes the request and throws, a file that cannot be read fails the open with
 // its path, and nothing is dropped or replaced in silence.
 
+import CirrusTestSupport
 import RecordLog
 import RecordModel
 import Testing

@@ -1,5 +1,6 @@
 // Smoke tests: the basic round trip of the façade.
 
+import CirrusTestSupport
 import RecordLog
 import RecordModel
 import Testing

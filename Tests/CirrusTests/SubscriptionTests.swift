@@ -3,6 +3,7 @@
 // zone subscriptions fire on every change in their zone, predicates are checked like queries,
 // and notifications arrive after the commit, in commit order.
 
+import CirrusTestSupport
 import RecordModel
 import Testing
 

@@ -1,5 +1,5 @@
 // Helpers for the Cirrus tests: containers on an in-memory file system with a fixed clock and
-// seeded randomness, and short record constructors.
+// seeded randomness (the record constructors and error probes: CirrusTestSupport's FacadeProbes).
 
 import Foundation
 import RecordLog
@@ -36,53 +36,5 @@ struct TestEnv {
 
     func open(_ env: Environment = .development, quota: Int? = nil) throws -> Container {
         try Container.open(at: dir, environment: env, options: options(quota: quota))
-    }
-}
-
-func rec(
-    _ name: String, _ type: String = "Note", zone: ZoneID = .default, _ fields: [String: FieldValue] = [:]
-) -> Record {
-    Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
-}
-
-func rec(_ name: String, zone: ZoneID = .default, _ fields: [String: FieldValue]) -> Record {
-    Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
-}
-
-func rid(_ name: String, zone: ZoneID = .default) -> RecordID { RecordID(recordName: name, zoneID: zone) }
-
-/// The code of the error `body` throws, nil if it does not throw.
-func code<T>(_ body: () async throws -> T) async -> CirrusError.Code? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e.code
-    } catch {
-        return .internalError
-    }
-}
-
-/// The error `body` throws, nil if it does not throw.
-func caught<T>(_ body: () async throws -> T) async -> CirrusError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let e as CirrusError {
-        return e
-    } catch {
-        return CirrusError(.internalError, "\(error)")
-    }
-}
-
-/// `body`'s value or its CirrusError (avoids a typed-throws do/catch in async code, which
-/// crashes this compiler).
-func attempt<T>(_ body: () async throws -> T) async -> Result<T, CirrusError> {
-    do {
-        return .success(try await body())
-    } catch let e as CirrusError {
-        return .failure(e)
-    } catch {
-        return .failure(CirrusError(.internalError, "\(error)"))
     }
 }
