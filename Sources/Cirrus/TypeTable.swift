@@ -189,15 +189,17 @@ struct TypeTable: Sendable {
             r.settle(removed: baseRemoved)
             if r.head != nil { runs.append(r) }
         }
-        var delta: [(RecordID, RowID)] = []
+        var deltaIDs: [RecordID] = []
+        var deltaRows: [RowID] = []
         for row in rows[split...] {
             let d = Int(row) - baseCount
             guard pages.contains(d), let id = pages[d]?.record.recordID else { continue }
             if let zone, id.zoneID != zone { continue }
             if let after, !(after < id) { continue }
-            delta.append((id, row))
+            deltaIDs.append(id)
+            deltaRows.append(row)
         }
-        delta.sort { $0.0 < $1.0 }
+        let delta = RecordID.orderedByID(deltaIDs).map { (deltaIDs[$0], deltaRows[$0]) }
         // A k-way merge over the layers' runs (each head's key bytes read once, compared with
         // memcmp) and the delta's rows.
         var out: [RowID] = []

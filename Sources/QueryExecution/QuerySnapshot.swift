@@ -45,14 +45,15 @@ extension QuerySnapshot {
     /// `firstRowsByID` by reading every row's id (the default, and the fallback of stores whose
     /// row order is not id order).
     public func idOrderedRows(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
-        var picked: [(RecordID, RowID)] = []
+        var ids: [RecordID] = []
+        var picked: [RowID] = []
         for row in rows {
             guard let id = recordID(row), zone == nil || id.zoneID == zone else { continue }
             if let after, !(after < id) { continue }
-            picked.append((id, row))
+            ids.append(id)
+            picked.append(row)
         }
-        picked.sort { $0.0 < $1.0 }
-        return picked.prefix(max(0, limit)).map(\.1)
+        return RecordID.orderedByID(ids).prefix(max(0, limit)).map { picked[$0] }
     }
 
     /// Planner statistics over this snapshot. The row count comes from the indexes (they hold

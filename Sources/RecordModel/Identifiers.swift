@@ -3,6 +3,8 @@
 // These are plain values. Validation of names (CloudKit's rules) lives in Validation.swift so
 // that decoding a stored value never fails on a rule that may change.
 
+import Foundation
+
 /// A record zone: its name and the user record name of its owner.
 ///
 /// ```swift
@@ -99,16 +101,72 @@ public struct Asset: Sendable, Hashable, Codable {
 /// CloudKit does, so every ordering in Cirrus goes through this.
 @inlinable
 public func compareUTF8(_ a: String, _ b: String) -> Int {
+    if let r = a.utf8.withContiguousStorageIfAvailable({ pa in
+        b.utf8.withContiguousStorageIfAvailable { pb in compareBytes(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) }
+    }), let r {
+        return r
+    }
     var a = a
     var b = b
-    return a.withUTF8 { pa in
-        b.withUTF8 { pb in
-            let n = min(pa.count, pb.count)
-            for i in 0..<n where pa[i] != pb[i] {
-                return pa[i] < pb[i] ? -1 : 1
+    return a.withUTF8 { pa in b.withUTF8 { pb in compareBytes(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) } }
+}
+
+/// Three-way comparison of two byte buffers, lexicographic (memcmp, then the length).
+@inlinable
+public func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let n = min(a.count, b.count)
+    if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+        let c = memcmp(pa, pb, n)
+        if c != 0 { return c < 0 ? -1 : 1 }
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
+/// The first 16 bytes of a record name as two big-endian words: comparing keys orders record
+/// ids as `RecordID.<` does wherever the keys differ, so a sort by id compares two integers and
+/// reads the names only where their first 16 bytes agree (``RecordID/orderedByID(_:)``).
+public struct RecordIDOrderKey: Sendable, Hashable, Comparable {
+    /// Bytes 0–7 and 8–15 of the name's UTF-8, big-endian, zero-padded.
+    public let high: UInt64, low: UInt64
+
+    /// The key of `id`.
+    @inlinable
+    public init(_ id: RecordID) {
+        var h: UInt64 = 0
+        var l: UInt64 = 0
+        var name = id.recordName
+        name.withUTF8 { p in
+            for i in 0..<16 {
+                let byte = UInt64(i < p.count ? p[i] : 0)
+                if i < 8 { h |= byte << (56 - 8 * UInt64(i)) } else { l |= byte << (56 - 8 * UInt64(i - 8)) }
             }
-            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
         }
+        high = h
+        low = l
+    }
+
+    /// Whether `a` orders before `b` (the ids then order the same way).
+    @inlinable
+    public static func < (a: RecordIDOrderKey, b: RecordIDOrderKey) -> Bool {
+        a.high != b.high ? a.high < b.high : a.low < b.low
+    }
+}
+
+extension RecordID {
+    /// The positions of `ids` in ascending id order: sorted on ``RecordIDOrderKey``s, names
+    /// compared only where keys tie (a zero-padded key also ties a name with its extension by
+    /// zero bytes, which the full comparison then orders).
+    public static func orderedByID(_ ids: [RecordID]) -> [Int] {
+        var keyed: [(RecordIDOrderKey, Int)] = []
+        keyed.reserveCapacity(ids.count)
+        for (i, id) in ids.enumerated() { keyed.append((RecordIDOrderKey(id), i)) }
+        ids.withUnsafeBufferPointer { ids in
+            keyed.sort { a, b in
+                if a.0 != b.0 { return a.0 < b.0 }
+                return ids[a.1] < ids[b.1]
+            }
+        }
+        return keyed.map(\.1)
     }
 }
 
