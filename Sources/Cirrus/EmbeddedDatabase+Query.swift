@@ -143,6 +143,12 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// partly (see `TypeTable.record(_:fields:)`).
     public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }
 
+    /// The selected fields of `row`; base rows are read from their mapped bytes without building
+    /// a record (see `TypeTable.values(_:of:into:)`).
+    public func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
+        storage.table?.values(row, of: selection, into: &out) ?? false
+    }
+
     /// The first `limit` live rows of `rows` (ascending) in record-id order, in `zone` (all when
     /// nil), after `after` (from the start when nil); base rows are read in place (see
     /// `TypeTable.firstRowsByID`).

@@ -119,6 +119,30 @@ struct TypeTable: Sendable {
         return (try? RecordCodec.decode(p, onlyFields: fields)).map(ContainerCore.apiForm)
     }
 
+    /// `QuerySnapshot.values(_:of:into:)`: a base row's selected fields read from its mapped
+    /// bytes (or its cached or overlaid record), no record built; a delta row's from its record.
+    func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
+        let i = Int(row)
+        guard i < baseCount else {
+            guard let r = record(row) else { return false }
+            selection.values(of: r, into: &out)
+            return true
+        }
+        guard !baseRemoved.contains(i), let base else { return false }
+        if let r = overlaid.contains(i) ? overlaidRecord(i) : cache?.cached(i) {
+            selection.values(of: r, into: &out)
+            return true
+        }
+        guard let p = base.rows.payload(i) else { return false }
+        // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
+        do {
+            try RecordCodec.values(p, of: selection, into: &out)
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// The current record of a base row updated in place.
     func overlaidRecord(_ i: Int) -> Record? {
         guard let id = base?.rows.recordID(i, owner: ZoneID.defaultOwnerName) else { return nil }

@@ -53,6 +53,24 @@ struct Ordering {
         return OrderKey(values: values, recordID: r.recordID)
     }
 
+    /// The key of a row from its selected values (`slots`: each sort descriptor's slot) and its
+    /// id: the same key as ``key(_:)`` on its record, for sorts on user fields.
+    func key(_ values: [FieldValue?], slots: [Int], recordID: RecordID) -> OrderKey? {
+        var key: [FieldValue] = []
+        key.reserveCapacity(sorts.count)
+        for (i, slot) in slots.enumerated() {
+            guard let v = values[slot] else { return nil }
+            if let c = centers[i] {
+                guard case .location(let l) = v else { return nil }
+                key.append(.double(c.chord2(UnitVector(latitude: l.latitude, longitude: l.longitude))))
+            } else {
+                if v.isList { return nil }
+                key.append(v)
+            }
+        }
+        return OrderKey(values: key, recordID: recordID)
+    }
+
     /// −1, 0 or 1: `a` before, equal to, or after `b` in the query's order.
     func compare(_ a: OrderKey, _ b: OrderKey) -> Int {
         for (i, s) in sorts.enumerated() where i < a.values.count && i < b.values.count {

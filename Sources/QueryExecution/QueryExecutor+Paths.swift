@@ -47,6 +47,8 @@ extension Run {
         for c in shape.intersect?.children.dropFirst() ?? [] { sets.append(try membership(c)) }
         let residual = shape.residual
         let matcher = matcher(residual)
+        let valueFilter = residual.isEmpty ? nil : matcher.selection
+        var values: [FieldValue?] = []
         let want = pageSize + 1  // one more than a page tells whether more follow
         var continuation: StreamContinuation? = nil
 
@@ -69,9 +71,16 @@ extension Run {
             scanned += 1
             for s in sets where !s.contains(row) { return true }
             passedSets += 1
-            guard inZone(row), let record = snapshot.record(row) else { return true }
+            guard inZone(row) else { return true }
+            if let selection = valueFilter {
+                // The filters' fields read first: a row they reject is never built.
+                guard snapshot.values(row, of: selection, into: &values), matcher.matches(values: values) else {
+                    return true
+                }
+            }
+            guard let record = snapshot.record(row) else { return true }
             if let visible, !visible(record) { return true }
-            if !residual.isEmpty {
+            if !residual.isEmpty, valueFilter == nil {
                 guard matcher.matches(record) else { return true }
             }
             passedFilter += 1
@@ -190,7 +199,22 @@ extension Run {
         var passed = 0
         // Candidates are read for their filter and sort fields only; the page is fetched whole.
         let fields = readFields(residual)
-        for row in rows {
+        let byValues = visible == nil ? valueSelection(matcher, residual: residual) : nil
+        if let (selection, sortSlots) = byValues {
+            // Read from the rows' bytes into one reused buffer: no record per candidate.
+            var values: [FieldValue?] = []
+            values.reserveCapacity(selection.count)
+            for row in rows {
+                guard inZone(row), snapshot.values(row, of: selection, into: &values) else { continue }
+                if !residual.isEmpty, !matcher.matches(values: values) { continue }
+                passed += 1
+                guard let id = snapshot.recordID(row), let key = ordering.key(values, slots: sortSlots, recordID: id)
+                else { continue }
+                if let after, ordering.compare(key, after) <= 0 { continue }
+                heap.insert(key, row)
+            }
+        }
+        for row in rows where byValues == nil {
             guard inZone(row) else { continue }
             let key: OrderKey
             if needRecord {
@@ -221,6 +245,24 @@ extension Run {
 }
 
 extension Run {
+    /// The selection a sorted set plan reads of each candidate — the residual filters' fields
+    /// first (the matcher's slots), then the sort fields — and each sort descriptor's slot; nil
+    /// when a filter or a sort key needs the whole record (a token search, a system field).
+    func valueSelection(_ matcher: RecordMatcher, residual: [QueryFilter]) -> (FieldSelection, [Int])? {
+        let sortFields = plan.query.sortDescriptors.map(\.fieldName)
+        guard sortFields.allSatisfy({ SystemField(rawValue: $0) == nil }) else { return nil }
+        let filterFields: [String]
+        if residual.isEmpty {
+            filterFields = []
+        } else if let s = matcher.selection {
+            filterFields = s.names
+        } else {
+            return nil
+        }
+        let selection = FieldSelection(filterFields + sortFields)
+        return (selection, sortFields.map { selection.slot(of: $0) ?? 0 })
+    }
+
     /// The user fields that `residual` and the sort descriptors read (token searches: every
     /// searchable field).
     func readFields(_ residual: [QueryFilter]) -> Set<String> {
@@ -238,6 +280,14 @@ extension Run {
     /// filter, each read for `fields` only.
     func filtered(_ rows: [RowID], matcher: RecordMatcher, fields: Set<String>) -> [RowID] {
         let filters = matcher.predicate != .all
+        if filters, visible == nil, let selection = matcher.selection {
+            // The filters' fields only, read into one reused buffer: no record per candidate.
+            var values: [FieldValue?] = []
+            values.reserveCapacity(selection.count)
+            return rows.filter { row in
+                inZone(row) && snapshot.values(row, of: selection, into: &values) && matcher.matches(values: values)
+            }
+        }
         return rows.filter { row in
             guard inZone(row), let record = snapshot.record(row, fields: fields) else { return false }
             if let visible, !visible(record) { return false }

@@ -21,6 +21,10 @@ public protocol QuerySnapshot: Sendable {
     /// (it may hold more): what residual filters and sort keys read, which a store can decode
     /// partly. Nil when the row is deleted.
     func record(_ row: RowID, fields: Set<String>) -> Record?
+    /// Reads `selection`'s user fields of `row` into `out` (slot order, nil where absent)
+    /// without building its record where the store can (a mapped row's bytes); false when the
+    /// row is deleted. What residual filters and sort keys read of each candidate.
+    func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool
     /// Every live row, ascending.
     func allRows() -> [RowID]
     /// The first `limit` live rows of `rows` (ascending, unique) in record-id order, among those
@@ -36,6 +40,13 @@ extension QuerySnapshot {
 
     /// The whole record (`record(row)`); `fields` is a hint that this default ignores.
     public func record(_ row: RowID, fields: Set<String>) -> Record? { record(row) }
+
+    /// The values from `record(row, fields:)` (the default: it builds the record).
+    public func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
+        guard let r = record(row, fields: Set(selection.names)) else { return false }
+        selection.values(of: r, into: &out)
+        return true
+    }
 
     /// ``idOrderedRows(_:after:zone:limit:)``: reads every row's id.
     public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {

@@ -30,6 +30,10 @@ public struct RecordMatcher: Sendable {
     /// The fields whose words a token search sees; nil means every String / String-list field.
     public let searchableFields: [String]?
     private let queryTokens: [[[String]]]  // per filter: token groups of its words (token filters only)
+    /// The user fields the filters read, when every filter reads one user field (no token
+    /// search, no system field): ``matches(values:)`` then tests a row from those values alone.
+    public let selection: FieldSelection?
+    private let slots: [Int]  // per filter: its field's slot in `selection`
 
     /// A matcher whose token searches see `searchableFields` (nil: every String and String-list field).
     public init(predicate: QueryPredicate, searchableFields: [String]?) {
@@ -38,6 +42,17 @@ public struct RecordMatcher: Sendable {
         queryTokens = predicate.filters.map { f in
             guard f.comparator.isTokenSearch, case .string(let words) = f.fieldValue else { return [] }
             return TextTokenizer.groups(words)
+        }
+        let filters = predicate.filters
+        if case .filters = predicate,
+            filters.allSatisfy({ !$0.comparator.isTokenSearch && SystemField(rawValue: $0.fieldName) == nil })
+        {
+            let selection = FieldSelection(filters.map(\.fieldName))
+            self.selection = selection
+            slots = filters.map { selection.slot(of: $0.fieldName) ?? 0 }
+        } else {
+            selection = nil
+            slots = []
         }
     }
 
@@ -86,11 +101,29 @@ public struct RecordMatcher: Sendable {
         return groups.contains { g in g.allSatisfy(tokens.contains) }
     }
 
+    /// Whether a row whose ``selection`` fields hold `values` (slot order, as
+    /// `FieldSelection.values(of:into:)` or a store fills them) satisfies every filter — the same
+    /// answer as ``matches(_:)-(Record)`` on its record. Only for a matcher with a selection.
+    public func matches(values: [FieldValue?]) -> Bool {
+        switch predicate {
+        case .all: return true
+        case .none: return false
+        case .filters(let filters):
+            for (i, f) in filters.enumerated() where !matches(f, values[slots[i]]) { return false }
+            return true
+        }
+    }
+
     private func matches(_ f: QueryFilter, _ record: Record) -> Bool {
         guard var value = record.queryValue(f.fieldName) else { return false }
         if f.fieldName == SystemField.recordName.rawValue, case .string = f.fieldValue.elements.first {
             value = .string(record.recordID.recordName)
         }
+        return matches(f, value)
+    }
+
+    private func matches(_ f: QueryFilter, _ value: FieldValue?) -> Bool {
+        guard let value else { return false }
         let target = f.fieldValue
         switch f.comparator {
         case .equals: return value == target

@@ -87,6 +87,71 @@ public enum RecordCodec {
         return rec
     }
 
+    /// Decodes only the values of `selection`'s fields from one record payload into `out`
+    /// (slot order, nil where the record has no such field), without building the record: the
+    /// header is skipped, stored names are compared as bytes, the other values are skipped
+    /// (their structure still checked). `out` is reused, so a caller reading many rows does not
+    /// allocate per row (only the selected strings and lists do, when long).
+    public static func values(
+        _ buffer: UnsafeRawBufferPointer, of selection: FieldSelection, into out: inout [FieldValue?]
+    ) throws(CodecError) {
+        out.removeAll(keepingCapacity: true)
+        for _ in 0..<selection.count { out.append(nil) }
+        var r = ByteReader(buffer)
+        let v = try r.u8()
+        guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: 0) }
+        try skipRecordID(&r)
+        try r.skip(try r.length())  // the type
+        let maskAt = r.offset
+        let mask = try r.u8()
+        guard mask & ~31 == 0 else { throw CodecError("unknown system-field bits \(mask)", offset: maskAt) }
+        if mask & 1 != 0 { _ = try r.varint() }
+        if mask & 2 != 0 { _ = try r.varint() }
+        if mask & 4 != 0 { try skipRecordID(&r) }
+        if mask & 8 != 0 { try skipRecordID(&r) }
+        if mask & 16 != 0 { try r.skip(try r.length()) }
+        let countAt = r.offset
+        let count = try r.varint()
+        guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
+        var found = 0
+        for _ in 0..<count {
+            let n = try r.length()
+            let at = r.offset
+            try r.skip(n)
+            var slot = -1
+            if selection.lengths & (1 << UInt64(min(n, 63))) != 0 {
+                let name = UnsafeRawBufferPointer(rebasing: r.buffer[at..<at + n])
+                for (k, want) in selection.utf8.enumerated() where want.count == n {
+                    if want.withUnsafeBytes({ compareBytes($0, name) }) == 0 {
+                        slot = k
+                        break
+                    }
+                }
+            }
+            if slot < 0 || out[slot] != nil {
+                try skipValue(&r)
+            } else {
+                out[slot] = try decodeValue(&r)
+                found += 1
+                if found == selection.count { return }  // the rest is not read
+            }
+        }
+        guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes after record", offset: r.offset) }
+    }
+
+    /// Moves past a record id written by ``encodeRecordID(_:into:)``.
+    static func skipRecordID(_ r: inout ByteReader) throws(CodecError) {
+        try r.skip(try r.length())
+        let at = r.offset
+        switch try r.u8() {
+        case 0: return
+        case 1:
+            try r.skip(try r.length())
+            try r.skip(try r.length())
+        case let b: throw CodecError("bad zone id tag \(b)", offset: at)
+        }
+    }
+
     static func decodeRecord(_ r: inout ByteReader, keeping keep: Set<String>? = nil) throws(CodecError) -> Record {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }

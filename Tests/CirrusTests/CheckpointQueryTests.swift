@@ -62,6 +62,41 @@ import Testing
         try c.checkInvariants()
     }
 
+    /// Residual filters and sort keys read a row's selected fields from its mapped bytes
+    /// (`values(_:of:into:)`): for base rows (plain, cached, updated in place), removed rows and
+    /// delta rows the values are the record's.
+    @Test func selectedValuesAreTheRecordsValuesInBaseAndDelta() async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        let c = try env.open()
+        let db = c.publicDatabase(as: .user("_u"))
+        _ = try await db.modifyRecords(saving: (0..<60).map(place), deleting: [])
+        try c.checkpoint()
+        _ = try await db.modifyRecords(saving: [], deleting: (0..<5).map { RecordID(recordName: "p\($0)") })
+        var changed: [Record] = []
+        for i in 5..<15 {
+            var r = try await db.record(for: RecordID(recordName: "p\(i)"))
+            r["n"] = .int64(100 + Int64(i))  // an ordered-index field only: updated in place
+            if i % 2 == 0 { r["name"] = .string("renamed \(i)") }  // a text field too: a new row
+            changed.append(r)
+        }
+        _ = try await db.modifyRecords(saving: changed + (60..<70).map(place), deleting: [])
+        _ = try await db.record(for: RecordID(recordName: "p30"))  // cached
+        let snap = try #require(db.querySnapshot(recordType: "Place"))
+        let selection = FieldSelection(["name", "absent", "n", "loc"])
+        var values: [FieldValue?] = []
+        var live = 0
+        for row in 0..<RowID(200) {
+            let found = snap.values(row, of: selection, into: &values)  // before record(_:) caches the row
+            let record = snap.record(row)
+            #expect(found == (record != nil), "row \(row)")
+            guard let record else { continue }
+            live += 1
+            #expect(values == selection.names.map { record.fields[$0] }, "row \(row) \(record.recordID.recordName)")
+        }
+        #expect(live == 65)
+    }
+
     @Test func queriesSeeBaseAndDeltaMinusRemovedRows() async throws {
         var env = TestEnv()
         env.checkpointThreshold = 1_000_000

@@ -54,6 +54,36 @@ import Testing
         }
     }
 
+    /// Reading a selection from the bytes gives each selected field's value of the full decode
+    /// (nil where absent), whatever the names, order and duplicates asked; damage is still found.
+    @Test func selectedValuesAreTheFullDecodesValues() throws {
+        let seed = TestSeed.next()
+        print("RecordCodecTests.selectedValuesAreTheFullDecodesValues seed \(seed)")
+        var g = SeededRandom(seed: seed)
+        var out: [FieldValue?] = []
+        for i in 0..<2000 {
+            let r = TestRecords.record(&g)
+            let pool = r.fields.keys.sorted() + ["absent", "titles", "", String(repeating: "x", count: 70)]
+            let names = (0..<g.below(5)).map { _ in pool[g.below(pool.count)] }
+            let selection = FieldSelection(names)
+            let bytes = RecordCodec.encode(r)
+            try bytes.withUnsafeBytes { try RecordCodec.values($0, of: selection, into: &out) }
+            #expect(out.count == selection.count)
+            for (k, name) in selection.names.enumerated() {
+                switch (r.fields[name], out[k]) {
+                case (nil, nil): break
+                case (let a?, let b?): #expect(identical(a, b), "seed \(seed) record \(i) field \(name)")
+                default: Issue.record("seed \(seed) record \(i) field \(name): \(String(describing: out[k]))")
+                }
+            }
+            // A payload cut before its header ends is refused, not read past its end.
+            let cut = g.below(max(1, min(bytes.count, 12)))
+            #expect(throws: CodecError.self) {
+                try Array(bytes.prefix(cut)).withUnsafeBytes { try RecordCodec.values($0, of: selection, into: &out) }
+            }
+        }
+    }
+
     /// A partial decode holds exactly the kept fields (and every system field) of the full one,
     /// and every value it skips is skipped exactly (the payload still ends where it should).
     @Test func partialDecodeKeepsOnlyTheNamedFields() throws {

@@ -63,6 +63,11 @@ struct Compare: AsyncParsableCommand {
     var export: String?
     @Option(help: "Queries for --data: one {\"recordType\",\"predicate\",\"args\",\"sort\"?,\"limit\"?} per line.")
     var queries: String?
+    @Flag(
+        help:
+            "With --data: leave the imported records in the in-memory delta (by default a checkpoint writes them to mapped data segments, as a reopened container reads them)."
+    )
+    var keepDelta = false
     @Option(
         help:
             "Also run the read suites on Cirrus-on-PostgreSQL at this server (postgres://user@host:port/database, PostGIS installed; a fresh container's tables are created and left there)."

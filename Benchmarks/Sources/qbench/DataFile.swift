@@ -108,6 +108,9 @@ struct DataFileRun {
             progress.show("import Cirrus \(start)/\(records.count)")
         }
         let cTotal = Double(Measure.now() - c0)
+        // The queries read what a reopened container reads — mapped data segments — unless
+        // --keep-delta asks for the in-memory delta a container holds until its next checkpoint.
+        if !command.keepDelta { try cirrus.container.checkpoint() }
         progress.done()
         if !refused.isEmpty {
             // SQLite gets only what Cirrus accepted, so both hold the same records.
