@@ -102,13 +102,17 @@ public struct Asset: Sendable, Hashable, Codable {
 @inlinable
 public func compareUTF8(_ a: String, _ b: String) -> Int {
     if let r = a.utf8.withContiguousStorageIfAvailable({ pa in
-        b.utf8.withContiguousStorageIfAvailable { pb in compareBytes(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) }
+        b.utf8.withContiguousStorageIfAvailable { pb in
+            compareBytes(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb))
+        }
     }), let r {
         return r
     }
     var a = a
     var b = b
-    return a.withUTF8 { pa in b.withUTF8 { pb in compareBytes(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) } }
+    return a.withUTF8 { pa in
+        b.withUTF8 { pb in compareBytes(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) }
+    }
 }
 
 /// Three-way comparison of two byte buffers, lexicographic (memcmp, then the length).
