@@ -60,6 +60,10 @@ extension Run {
         var passedFilter = 0
         let ordering = self.ordering
         let after = self.after
+        // Read through locals: the nested functions below then capture these, not `self`.
+        let snapshot = self.snapshot
+        let zone = self.zone
+        let visible = self.visible
 
         func flush() {
             if group.count > 1 { group.sort { ordering.less($0.0, $1.0) } }
@@ -71,7 +75,7 @@ extension Run {
             scanned += 1
             for s in sets where !s.contains(row) { return true }
             passedSets += 1
-            guard inZone(row) else { return true }
+            if let zone, snapshot.recordID(row)?.zoneID != zone { return true }
             if let selection = valueFilter {
                 // The filters' fields read first: a row they reject is never built.
                 guard snapshot.values(row, of: selection, into: &values), matcher.matches(values: values) else {
@@ -86,7 +90,7 @@ extension Run {
             passedFilter += 1
             guard let key = ordering.key(record) else { return true }
             if let after, ordering.compare(key, after) <= 0 { return true }
-            if let first = group.first, !sameFirstKey(first.0, key) {
+            if let first = group.first, !Self.sameFirstKey(first.0, key) {
                 flush()
                 if results.count >= want {
                     dropped = row
@@ -161,7 +165,7 @@ extension Run {
 
     /// Whether two keys share the value the stream is ordered by (the first sort key; for
     /// record-id order every row is its own group).
-    func sameFirstKey(_ a: OrderKey, _ b: OrderKey) -> Bool {
+    static func sameFirstKey(_ a: OrderKey, _ b: OrderKey) -> Bool {
         guard let x = a.values.first, let y = b.values.first else { return false }
         return FieldValue.compare(x, y) == 0
     }

@@ -99,8 +99,9 @@ enum StateChange {
 }
 
 /// A table of the checkpoint: the rows of one record type in one database, mapped, in layers
-/// (BaseRows.swift).
-public struct BaseTable: Sendable {
+/// (BaseRows.swift). A class: every snapshot and type table of the checkpoint shares one, and
+/// reading a row through it retains one reference, not each of its layers' arrays.
+public final class BaseTable: Sendable {
     /// The database and record type of the table.
     public let key: TableKey
     /// The table's rows across its layers, mapped from their data segments.
