@@ -115,15 +115,16 @@ public struct BaseRows: Sendable {
     /// Live rows of layer `k`.
     public func liveCount(layer k: Int) -> Int { layers[k].rows.count - deadPerLayer[k] }
 
-    /// The layer and the row within it of table row `i`, nil when out of range.
+    /// The layer (its index) and the row within it of table row `i`, nil when out of range.
+    /// Callers read `layers[k]` in place: a copy of a `BaseLayer` retains and releases each of
+    /// its references, on every row read.
     @inline(__always)
-    func locate(_ i: Int) -> (BaseLayer, Int)? {
+    func locate(_ i: Int) -> (Int, Int)? {
         if layers.count == 1 {
-            return i >= 0 && i < count ? (layers[0], i) : nil
+            return i >= 0 && i < count ? (0, i) : nil
         }
         guard let k = starts.layer(of: i) else { return nil }
-        let l = layers[k]
-        return (l, i - l.start)
+        return (k, i - layers[k].start)
     }
 
     /// Whether row `i` is live (in range and not dead).
@@ -131,34 +132,34 @@ public struct BaseRows: Sendable {
 
     /// The encoded record of row `i`, nil when out of range or damaged.
     public func payload(_ i: Int) -> UnsafeRawBufferPointer? {
-        guard let (l, j) = locate(i) else { return nil }
-        return l.rows.payload(j)
+        guard let (k, j) = locate(i) else { return nil }
+        return layers[k].rows.payload(j)
     }
 
     /// The sequence number that wrote row `i`.
     public func sequence(_ i: Int) -> UInt64 {
-        guard let (l, j) = locate(i) else { return 0 }
-        return l.rows.sequence(j)
+        guard let (k, j) = locate(i) else { return 0 }
+        return layers[k].rows.sequence(j)
     }
 
     /// The record of row `i`, decoded (storage form).
     public func record(_ i: Int) throws(LogError) -> Record {
-        guard let (l, j) = locate(i) else {
+        guard let (k, j) = locate(i) else {
             throw .badSegment(path: "table row \(i)", offset: 0, reason: "row outside the table's \(count) rows")
         }
-        return try l.rows.record(j)
+        return try layers[k].rows.record(j)
     }
 
     /// The record id of row `i` with the given zone owner.
     public func recordID(_ i: Int, owner: String) -> RecordID? {
-        guard let (l, j) = locate(i) else { return nil }
-        return l.rows.recordID(j, owner: owner)
+        guard let (k, j) = locate(i) else { return nil }
+        return layers[k].rows.recordID(j, owner: owner)
     }
 
     /// Compares row `i`'s id with `id` in `RecordID` order (see `RowSection.compareID`).
     public func compareID(_ i: Int, _ id: RecordID) -> Int {
-        guard let (l, j) = locate(i) else { return -1 }
-        return l.rows.compareID(j, id)
+        guard let (k, j) = locate(i) else { return -1 }
+        return layers[k].rows.compareID(j, id)
     }
 
     /// The zone name of every row when there is one layer and all its rows are in one zone (rows
@@ -168,8 +169,8 @@ public struct BaseRows: Sendable {
     /// Compares the ids of rows `a` and `b` in `RecordID` order — record name, then zone name —
     /// from their key bytes: <0, 0, >0. A damaged key sorts first.
     public func compareIDs(_ a: Int, _ b: Int) -> Int {
-        guard let (la, i) = locate(a), let (lb, j) = locate(b), let (za, na) = la.rows.keyBytes(i),
-            let (zb, nb) = lb.rows.keyBytes(j)
+        guard let (ka, i) = locate(a), let (kb, j) = locate(b), let (za, na) = layers[ka].rows.keyBytes(i),
+            let (zb, nb) = layers[kb].rows.keyBytes(j)
         else { return locate(a) == nil ? -1 : 1 }
         let c = RowKeyOrder.compare(na, nb)
         return c != 0 ? c : RowKeyOrder.compare(za, zb)

@@ -23,9 +23,9 @@ import Testing
                 page size: 50
                 top 50 by recordID  (est 50)
                   index kind = "cafe"  (est 1000)
-                cost: 102.4
+                cost: 96.3
                 rejected:
-                  474341.3  full scan → filter → top 50
+                  306356.3  full scan → filter → top 50
 
                 """)
     }
@@ -37,10 +37,10 @@ import Testing
                 page size: 50
                 limit 50  (est 50)
                   index scan population > 999000 DESC, ordered  (est 999)
-                cost: 50.9
+                cost: 50.8
                 rejected:
-                  575.9  index scan population > 999000 → top 50
-                  474341.3  full scan → filter → top 50
+                  401.9  index scan population > 999000 → top 50
+                  306356.3  full scan → filter → top 50
 
                 """)
     }
@@ -120,9 +120,9 @@ import Testing
                 page size: 50
                 top 50 by recordID  (est 25)
                   radius location within 10 km of (48.8606, 2.3376)  (est 25)
-                cost: 28.2
+                cost: 27.9
                 rejected:
-                  474269.2  full scan → filter → top 50
+                  306290.1  full scan → filter → top 50
 
                 """)
     }
@@ -215,7 +215,7 @@ import Testing
                 sort by recordID  (est 297000)
                   filter rating GREATER_THAN 4 AND kind NOT_EQUALS "cafe"  (est 297000)
                     full scan  (est 1000000)
-                cost: 1038517.9
+                cost: 857040.2
 
                 """)
     }
