@@ -223,6 +223,16 @@ struct TypeTable: Sendable {
             deltaIDs.append(id)
             deltaRows.append(row)
         }
+        if runs.count == 1, deltaRows.isEmpty {
+            // One layer's rows and no delta: already in id order, nothing to compare.
+            var out: [RowID] = []
+            out.reserveCapacity(min(limit, runs[0].rows.count))
+            for r in runs[0].rows where !baseRemoved.contains(Int(r)) {
+                out.append(r)
+                if out.count == limit { break }
+            }
+            return out
+        }
         let delta = RecordID.orderedByID(deltaIDs).map { (deltaIDs[$0], deltaRows[$0]) }
         // A k-way merge over the layers' runs (each head's key bytes read once, compared with
         // memcmp) and the delta's rows.

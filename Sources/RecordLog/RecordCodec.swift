@@ -157,15 +157,14 @@ public enum RecordCodec {
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
         let id = try decodeRecordID(&r)
         let type = try r.string()
-        var rec = Record(recordType: type, recordID: id)
         let maskAt = r.offset
         let mask = try r.u8()
         guard mask & ~31 == 0 else { throw CodecError("unknown system-field bits \(mask)", offset: maskAt) }
-        if mask & 1 != 0 { rec.creationDate = Timestamp(millisecondsSince1970: try r.zigzag()) }
-        if mask & 2 != 0 { rec.modificationDate = Timestamp(millisecondsSince1970: try r.zigzag()) }
-        if mask & 4 != 0 { rec.creatorUserRecordID = try decodeRecordID(&r) }
-        if mask & 8 != 0 { rec.lastModifiedUserRecordID = try decodeRecordID(&r) }
-        if mask & 16 != 0 { rec.recordChangeTag = try r.string() }
+        let created = mask & 1 != 0 ? Timestamp(millisecondsSince1970: try r.zigzag()) : nil
+        let modified = mask & 2 != 0 ? Timestamp(millisecondsSince1970: try r.zigzag()) : nil
+        let creator = mask & 4 != 0 ? try decodeRecordID(&r) : nil
+        let modifier = mask & 8 != 0 ? try decodeRecordID(&r) : nil
+        let tag = mask & 16 != 0 ? try r.string() : nil
         let countAt = r.offset
         let count = try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
@@ -192,8 +191,10 @@ public enum RecordCodec {
                 fields[name] = try decodeValue(&r)
             }
         }
-        rec.fields = fields
-        return rec
+        // Built once, with every value: no copy-on-write check per system field.
+        return Record(
+            recordType: type, recordID: id, fields: fields, creationDate: created, modificationDate: modified,
+            creatorUserRecordID: creator, lastModifiedUserRecordID: modifier, recordChangeTag: tag)
     }
 
     // MARK: identifiers
