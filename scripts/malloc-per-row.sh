@@ -2,7 +2,7 @@
 # Mallocs per query and per returned row on Cirrus's read path, counted exactly (uprobes, not
 # sampling): every malloc whose stack passes through Database.records(matching:) or
 # records(continuingMatchFrom:) — checking, planning, executing and building the page — and
-# every call of Database.page (one per query). Point lookups go through record(for:) and are
+# every call of EmbeddedDatabase.page (one per query). Point lookups go through record(for:) and are
 # not counted.
 #
 #   scripts/malloc-per-row.sh [SIZE] [SUITES]     e.g. scripts/malloc-per-row.sh 10k radius-50,text-any
@@ -19,7 +19,12 @@ SIZE="${1:-10k}"
 SUITES="${2:-point,eq-sort,beginswith,text-any,text-range,radius-10,radius-50,radius-eq,nearest-first}"
 QBENCH="$(swift build -c release --package-path Benchmarks --show-bin-path)/qbench"
 LIBC="$(ldd "$QBENCH" | awk '$1 ~ /^libc\.so/ {print $3}')"
-PAGE="$(nm "$QBENCH" | grep -o '\$s6Cirrus8DatabaseC4page_4zone11desiredKeys5after12resultsLimit4from[^ ]*' | grep -v 'Tf\|TA\|Tm' | head -1)"
+# The embedded engine's page function (EmbeddedDatabase since the database backends split).
+PAGE="$(nm "$QBENCH" | grep -o '\$s6Cirrus16EmbeddedDatabaseC4page_4zone11desiredKeys5after12resultsLimit4from[^ ]*' | grep -v 'Tf\|TA\|Tm' | head -1)"
+if [ -z "$PAGE" ]; then
+    echo "malloc-per-row: no EmbeddedDatabase.page symbol in $QBENCH (renamed?)" >&2
+    exit 1
+fi
 perf probe -q -d 'probe_libc:malloc' 2>/dev/null || true
 perf probe -q -d 'probe_qbench:qpage' 2>/dev/null || true
 perf probe -q -x "$LIBC" malloc
@@ -46,7 +51,9 @@ for line in sys.stdin:
         flush(); event = "malloc"; inside = False
     elif s.startswith("probe_qbench:qpage"):
         flush(); event = None; queries += 1
-    elif "DatabaseC7records8matching" in s or "DatabaseC7records19continuingMatchFrom" in s:
+    elif "s6Cirrus" in s and ("7records8matching" in s or "7records19continuingMatchFrom" in s):
+        # The façade and the engine behind it (an async call: only the innermost async
+        # function, the engine'"'"'s witness, is on the stack).
         inside = True
 flush()
 print(queries, mallocs)

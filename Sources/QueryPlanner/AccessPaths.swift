@@ -20,7 +20,7 @@ struct AccessPath {
     /// Estimated rows (distinct records; list lookups may overcount slightly).
     var estimate: Double
     /// Indices (into the query's filters) of the filters this path answers exactly.
-    var answers: Set<Int>
+    var answers: SmallIntSet
     /// For ordered-scan paths: the field and range (a stream can reuse them).
     var rangeField: String?
     var range: KeyRange?
@@ -34,7 +34,7 @@ extension QueryPlanner {
     /// or text search when the field has the index.
     static func accessPaths(_ filters: [QueryFilter], _ stats: some IndexStatistics) -> [AccessPath] {
         var paths: [AccessPath] = []
-        var ranges: [String: (KeyRange, Set<Int>)] = [:]
+        var ranges: [String: (KeyRange, SmallIntSet)] = [:]
         var rangeOrder: [String] = []
         for (i, f) in filters.enumerated() {
             let isList = stats.fieldType(f.fieldName)?.isList ?? false
@@ -46,9 +46,9 @@ extension QueryPlanner {
             if let r = comparisonRange(f) {
                 guard indexed, !isList, !f.fieldValue.isList else { continue }
                 if let (old, ids) = ranges[f.fieldName] {
-                    ranges[f.fieldName] = (old.intersected(with: r), ids.union([i]))
+                    ranges[f.fieldName] = (old.intersected(with: r), ids.union(SmallIntSet(i)))
                 } else {
-                    ranges[f.fieldName] = (r, [i])
+                    ranges[f.fieldName] = (r, SmallIntSet(i))
                     rangeOrder.append(f.fieldName)
                 }
             } else if let path = lookupPath(f, index: i, indexed: indexed, isList: isList, stats) {
@@ -88,7 +88,7 @@ extension QueryPlanner {
             let n = Double(stats.count(f.fieldName, equalToAnyOf: values))
             return AccessPath(
                 node: PlanNode(op: .indexLookup(field: f.fieldName, values: values), estimatedRows: n),
-                estimate: n, answers: [i], materializeCost: n * costPerRow)
+                estimate: n, answers: SmallIntSet(i), materializeCost: n * costPerRow)
         }
         switch f.comparator {
         case .in where indexed && !isList, .listContainsAny where indexed && isList:
@@ -104,21 +104,21 @@ extension QueryPlanner {
             let prefixRange = isList ? nil : Self.prefixRange(f.fieldValue)
             return AccessPath(
                 node: PlanNode(op: .indexPrefix(field: f.fieldName, prefix: f.fieldValue), estimatedRows: n),
-                estimate: n, answers: [i], rangeField: prefixRange == nil ? nil : f.fieldName, range: prefixRange,
+                estimate: n, answers: SmallIntSet(i), rangeField: prefixRange == nil ? nil : f.fieldName, range: prefixRange,
                 materializeCost: n * Cost.prefixRow)
         case .near where stats.hasSpatialIndex(f.fieldName):
             guard case .location(let c) = f.fieldValue, let m = f.distance else { return nil }
             let n = Double(stats.estimatedRadiusCount(f.fieldName, center: c, km: m / 1000))
             return AccessPath(
                 node: PlanNode(op: .radius(field: f.fieldName, center: c, km: m / 1000), estimatedRows: n),
-                estimate: n, answers: [i], materializeCost: Cost.radiusStart + n * Cost.radiusHit)
+                estimate: n, answers: SmallIntSet(i), materializeCost: Cost.radiusStart + n * Cost.radiusHit)
         case .containsAllTokens where stats.hasTextIndex, .containsAnyTokens where stats.hasTextIndex:
             guard case .string(let words) = f.fieldValue else { return nil }
             let all = f.comparator == .containsAllTokens
             let n = Double(stats.estimatedTextCount(words, all: all))
             return AccessPath(
                 node: PlanNode(op: .textSearch(words: words, all: all), estimatedRows: n),
-                estimate: n, answers: [i], materializeCost: Cost.textStart + n * Cost.posting)
+                estimate: n, answers: SmallIntSet(i), materializeCost: Cost.textStart + n * Cost.posting)
         default:
             return nil
         }
@@ -135,7 +135,7 @@ extension QueryPlanner {
         let total = children.map(\.estimatedRows).reduce(0, +)
         return AccessPath(
             node: PlanNode(op: .intersect, estimatedRows: n, children: children),
-            estimate: n, answers: [i], materializeCost: total * Cost.lookupRow)
+            estimate: n, answers: SmallIntSet(i), materializeCost: total * Cost.lookupRow)
     }
 
     /// The key range of the strings starting with `prefix`: [prefix, prefix with its last scalar

@@ -55,7 +55,7 @@ public enum QueryPlanner {
         let paths = accessPaths(filters, stats)
         var estimate = rows
         for p in paths { estimate *= rows > 0 ? min(1, p.estimate / rows) : 0 }
-        let answeredByAny = paths.reduce(into: Set<Int>()) { $0.formUnion($1.answers) }
+        let answeredByAny = paths.reduce(into: SmallIntSet()) { $0.formUnion($1.answers) }
         for (i, f) in filters.enumerated() where !answeredByAny.contains(i) {
             estimate *= selectivity(i, f, paths, rows)
         }
@@ -93,8 +93,8 @@ struct Candidate {
         var shape: RejectedPlan.Shape
         /// The ordered scan of a stream (its other sources are access paths).
         var scan: PlanOperator?
-        /// The access paths (indices into the planner's list) the plan reads, ascending.
-        var paths: [Int]
+        /// The access paths (indices into the planner's list) the plan reads.
+        var paths: SmallIntSet
     }
 
     var root: PlanNode
@@ -119,6 +119,21 @@ struct Context<S: IndexStatistics> {
     let limit: Int?
     let paths: [AccessPath]
     let stats: S
+    /// Path indices by ascending estimate: the order `joinSets` tries them in.
+    let byEstimate: [Int]
+
+    init(
+        query: Query, filters: [QueryFilter], rows: Double, estimate: Double, limit: Int?, paths: [AccessPath], stats: S
+    ) {
+        self.query = query
+        self.filters = filters
+        self.rows = rows
+        self.estimate = estimate
+        self.limit = limit
+        self.paths = paths
+        self.stats = stats
+        byEstimate = paths.indices.sorted { paths[$0].estimate < paths[$1].estimate }
+    }
 
     var outputRows: Double { min(estimate, Double(limit ?? Int.max)) }
 
@@ -128,11 +143,10 @@ struct Context<S: IndexStatistics> {
     /// Adds paths (other than `excluded`) as intersection sets while each saves more fetches
     /// (at `fetchCost` a row) than it costs to materialize. Returns the chosen path indices and
     /// the rows left.
-    func joinSets(startRows: Double, excluded: Set<Int>, fetchCost: Double) -> ([Int], Double) {
+    func joinSets(startRows: Double, excluded: SmallIntSet, fetchCost: Double) -> ([Int], Double) {
         var chosen: [Int] = []
         var current = startRows
-        let order = paths.indices.filter { !excluded.contains($0) }.sorted { paths[$0].estimate < paths[$1].estimate }
-        for j in order {
+        for j in byEstimate where !excluded.contains(j) {
             let sel = rows > 0 ? min(1, paths[j].estimate / rows) : 0
             let saved = current * (1 - sel) * fetchCost
             if paths[j].materializeCost < saved {
@@ -143,8 +157,10 @@ struct Context<S: IndexStatistics> {
         return (chosen, current)
     }
 
-    func residual(excluding answered: Set<Int>) -> [QueryFilter] {
-        filters.enumerated().filter { !answered.contains($0.offset) }.map(\.element)
+    func residual(excluding answered: SmallIntSet) -> [QueryFilter] {
+        var out: [QueryFilter] = []
+        for (i, f) in filters.enumerated() where !answered.contains(i) { out.append(f) }
+        return out
     }
 
     func wrap(_ source: PlanNode, residual: [QueryFilter], candidates: Double) -> PlanNode {
@@ -172,7 +188,7 @@ struct Context<S: IndexStatistics> {
     func setPlan(driver: Int) -> Candidate {
         let d = paths[driver]
         // A set plan reads its candidates' filter and sort fields only (the page is fetched whole).
-        let (others, candidates) = joinSets(startRows: d.estimate, excluded: [driver], fetchCost: Cost.fetchFields)
+        let (others, candidates) = joinSets(startRows: d.estimate, excluded: SmallIntSet(driver), fetchCost: Cost.fetchFields)
         var answered = d.answers
         var cost = d.materializeCost
         var sources = [d.node]
@@ -191,7 +207,7 @@ struct Context<S: IndexStatistics> {
         cost += orderCost + outputRows * Cost.fetch
         return Candidate(
             root: ordered, cost: cost, residual: residual, shape: .set, rank: 1, sources: sources,
-            key: Candidate.Key(shape: .set, scan: nil, paths: ([driver] + others).sorted()))
+            key: Candidate.Key(shape: .set, scan: nil, paths: others.reduce(into: SmallIntSet(driver)) { $0.insert($1) }))
     }
 
     /// A scan of the ordered index that supplies the query's first sort key.
@@ -214,12 +230,12 @@ struct Context<S: IndexStatistics> {
         let inRange =
             own.map { paths[$0].estimate }
             ?? (field == SystemField.recordName.rawValue ? rows : Double(stats.count(field, in: .all)))
-        var answered = own.map { paths[$0].answers } ?? []
+        var answered = own.map { paths[$0].answers } ?? SmallIntSet()
         return stream(
             PlanNode(
                 op: .indexScan(field: field, range: range, descending: descending, ordered: true),
                 estimatedRows: inRange),
-            inRange: inRange, answered: &answered, excluded: own.map { [$0] } ?? [], start: 0, step: Cost.entry,
+            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: 0, step: Cost.entry,
             rank: 0)
     }
 
@@ -233,15 +249,15 @@ struct Context<S: IndexStatistics> {
         var maxKm: Double? = nil
         if let own, case .radius(_, _, let km) = paths[own].node.op { maxKm = km }
         let inRange = own.map { paths[$0].estimate } ?? rows
-        var answered = own.map { paths[$0].answers } ?? []
+        var answered = own.map { paths[$0].answers } ?? SmallIntSet()
         return stream(
             PlanNode(op: .nearest(field: field, center: center, maxKm: maxKm), estimatedRows: inRange),
-            inRange: inRange, answered: &answered, excluded: own.map { [$0] } ?? [], start: Cost.nearestStart,
+            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: Cost.nearestStart,
             step: Cost.nearestStep, rank: 0)
     }
 
     func stream(
-        _ scan: PlanNode, inRange: Double, answered: inout Set<Int>, excluded: Set<Int>, start: Double, step: Double,
+        _ scan: PlanNode, inRange: Double, answered: inout SmallIntSet, excluded: SmallIntSet, start: Double, step: Double,
         rank: Int
     ) -> Candidate {
         let selectivity = inRange > 0 ? min(1, estimate / inRange) : 1
@@ -270,7 +286,7 @@ struct Context<S: IndexStatistics> {
         cost += outputRows * Cost.fetch
         return Candidate(
             root: node, cost: cost, residual: residual, shape: .stream, rank: rank, sources: children,
-            key: Candidate.Key(shape: .stream, scan: scan.op, paths: others.sorted()))
+            key: Candidate.Key(shape: .stream, scan: scan.op, paths: others.reduce(into: SmallIntSet()) { $0.insert($1) }))
     }
 
     func fullScan() -> Candidate {
@@ -283,6 +299,6 @@ struct Context<S: IndexStatistics> {
         cost += orderCost + outputRows * Cost.fetch
         return Candidate(
             root: ordered, cost: cost, residual: filters, shape: .fullScan, rank: 2, sources: [],
-            key: Candidate.Key(shape: .fullScan, scan: nil, paths: []))
+            key: Candidate.Key(shape: .fullScan, scan: nil, paths: SmallIntSet()))
     }
 }
