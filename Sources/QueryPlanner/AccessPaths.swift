@@ -104,7 +104,8 @@ extension QueryPlanner {
             let prefixRange = isList ? nil : Self.prefixRange(f.fieldValue)
             return AccessPath(
                 node: PlanNode(op: .indexPrefix(field: f.fieldName, prefix: f.fieldValue), estimatedRows: n),
-                estimate: n, answers: SmallIntSet(i), rangeField: prefixRange == nil ? nil : f.fieldName, range: prefixRange,
+                estimate: n, answers: SmallIntSet(i), rangeField: prefixRange == nil ? nil : f.fieldName,
+                range: prefixRange,
                 materializeCost: n * Cost.prefixRow)
         case .near where stats.hasSpatialIndex(f.fieldName):
             guard case .location(let c) = f.fieldValue, let m = f.distance else { return nil }

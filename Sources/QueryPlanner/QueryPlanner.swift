@@ -188,7 +188,8 @@ struct Context<S: IndexStatistics> {
     func setPlan(driver: Int) -> Candidate {
         let d = paths[driver]
         // A set plan reads its candidates' filter and sort fields only (the page is fetched whole).
-        let (others, candidates) = joinSets(startRows: d.estimate, excluded: SmallIntSet(driver), fetchCost: Cost.fetchFields)
+        let (others, candidates) = joinSets(
+            startRows: d.estimate, excluded: SmallIntSet(driver), fetchCost: Cost.fetchFields)
         var answered = d.answers
         var cost = d.materializeCost
         var sources = [d.node]
@@ -207,7 +208,8 @@ struct Context<S: IndexStatistics> {
         cost += orderCost + outputRows * Cost.fetch
         return Candidate(
             root: ordered, cost: cost, residual: residual, shape: .set, rank: 1, sources: sources,
-            key: Candidate.Key(shape: .set, scan: nil, paths: others.reduce(into: SmallIntSet(driver)) { $0.insert($1) }))
+            key: Candidate.Key(
+                shape: .set, scan: nil, paths: others.reduce(into: SmallIntSet(driver)) { $0.insert($1) }))
     }
 
     /// A scan of the ordered index that supplies the query's first sort key.
@@ -235,7 +237,8 @@ struct Context<S: IndexStatistics> {
             PlanNode(
                 op: .indexScan(field: field, range: range, descending: descending, ordered: true),
                 estimatedRows: inRange),
-            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: 0, step: Cost.entry,
+            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: 0,
+            step: Cost.entry,
             rank: 0)
     }
 
@@ -252,12 +255,14 @@ struct Context<S: IndexStatistics> {
         var answered = own.map { paths[$0].answers } ?? SmallIntSet()
         return stream(
             PlanNode(op: .nearest(field: field, center: center, maxKm: maxKm), estimatedRows: inRange),
-            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: Cost.nearestStart,
+            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(),
+            start: Cost.nearestStart,
             step: Cost.nearestStep, rank: 0)
     }
 
     func stream(
-        _ scan: PlanNode, inRange: Double, answered: inout SmallIntSet, excluded: SmallIntSet, start: Double, step: Double,
+        _ scan: PlanNode, inRange: Double, answered: inout SmallIntSet, excluded: SmallIntSet, start: Double,
+        step: Double,
         rank: Int
     ) -> Candidate {
         let selectivity = inRange > 0 ? min(1, estimate / inRange) : 1
@@ -286,7 +291,8 @@ struct Context<S: IndexStatistics> {
         cost += outputRows * Cost.fetch
         return Candidate(
             root: node, cost: cost, residual: residual, shape: .stream, rank: rank, sources: children,
-            key: Candidate.Key(shape: .stream, scan: scan.op, paths: others.reduce(into: SmallIntSet()) { $0.insert($1) }))
+            key: Candidate.Key(
+                shape: .stream, scan: scan.op, paths: others.reduce(into: SmallIntSet()) { $0.insert($1) }))
     }
 
     func fullScan() -> Candidate {
