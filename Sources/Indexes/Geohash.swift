@@ -99,6 +99,7 @@ enum Geohash {
             if bound.isFinite, bound < 30 { level = max(0, Int(bound.rounded(.down)) + 1) }
         }
         var cells: [UInt64] = []
+        cells.reserveCapacity(maxCells + 4)  // one allocation, not one per doubling
         while level >= 0 {
             cells.removeAll(keepingCapacity: true)
             let n = Double(UInt64(1) << UInt64(level))
@@ -121,6 +122,7 @@ enum Geohash {
         cells.sort()
         let shift = UInt64(64 - 2 * level)
         var out: [(UInt64, UInt64?)] = []
+        out.reserveCapacity(cells.count)
         var k = 0
         while k < cells.count {
             var e = k

@@ -89,7 +89,9 @@ extension SpatialIndex {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
         let r2 = GeoMath.chord2(forKm: km)
         let skip = removed.count > 0
-        var stack: [(Int, Int)] = [(tree.levelCount - 1, 0)]
+        var stack: [(Int, Int)] = []
+        stack.reserveCapacity(64)  // one allocation: a descent holds a few nodes per level
+        stack.append((tree.levelCount - 1, 0))
         while let (l, j) = stack.popLast() {
             if tree.box(l, j).minDist2(q) > r2 * (1 + 1e-9) + 1e-18 { continue }
             if l == 0 {
