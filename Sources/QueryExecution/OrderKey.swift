@@ -41,16 +41,21 @@ struct Ordering {
         var values: [FieldValue] = []
         values.reserveCapacity(sorts.count)
         for (i, s) in sorts.enumerated() {
-            guard let v = r.queryValue(s.fieldName) else { return nil }
-            if let c = centers[i] {
-                guard case .location(let l) = v else { return nil }
-                values.append(.double(c.chord2(UnitVector(latitude: l.latitude, longitude: l.longitude))))
-            } else {
-                if v.isList { return nil }
-                values.append(v)
-            }
+            guard let v = r.queryValue(s.fieldName), let k = keyValue(v, sort: i) else { return nil }
+            values.append(k)
         }
         return OrderKey(values: values, recordID: r.recordID)
+    }
+
+    /// Sort descriptor `i`'s key from a field's value: a distance sort's squared chord from its
+    /// centre, else the value itself; nil when the value cannot be ordered (a list, or a
+    /// non-location under a distance sort), which keeps the record out of the results.
+    private func keyValue(_ v: FieldValue, sort i: Int) -> FieldValue? {
+        if let c = centers[i] {
+            guard case .location(let l) = v else { return nil }
+            return .double(c.chord2(UnitVector(latitude: l.latitude, longitude: l.longitude)))
+        }
+        return v.isList ? nil : v
     }
 
     /// The key of a row from its selected values (`slots`: each sort descriptor's slot) and its
@@ -59,14 +64,8 @@ struct Ordering {
         var key: [FieldValue] = []
         key.reserveCapacity(sorts.count)
         for (i, slot) in slots.enumerated() {
-            guard let v = values[slot] else { return nil }
-            if let c = centers[i] {
-                guard case .location(let l) = v else { return nil }
-                key.append(.double(c.chord2(UnitVector(latitude: l.latitude, longitude: l.longitude))))
-            } else {
-                if v.isList { return nil }
-                key.append(v)
-            }
+            guard let v = values[slot], let k = keyValue(v, sort: i) else { return nil }
+            key.append(k)
         }
         return OrderKey(values: key, recordID: recordID)
     }

@@ -202,9 +202,7 @@ extension Run {
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
         var passed = 0
         // Candidates are read for their filter and sort fields only; the page is fetched whole.
-        let fields = readFields(residual)
-        let byValues = visible == nil ? valueSelection(matcher, residual: residual) : nil
-        if let (selection, sortSlots) = byValues {
+        if visible == nil, let (selection, sortSlots) = valueSelection(matcher, residual: residual) {
             // Read from the rows' bytes into one reused buffer: no record per candidate.
             var values: [FieldValue?] = []
             values.reserveCapacity(selection.count)
@@ -217,24 +215,18 @@ extension Run {
                 if let after, ordering.compare(key, after) <= 0 { continue }
                 heap.insert(key, row)
             }
-        }
-        for row in rows where byValues == nil {
-            guard inZone(row) else { continue }
-            let key: OrderKey
-            if needRecord {
-                guard let record = snapshot.record(row, fields: fields) else { continue }
+        } else {
+            // A token search, a system field or a per-record read rule: (partly decoded) records.
+            let fields = readFields(residual)
+            for row in rows {
+                guard inZone(row), let record = snapshot.record(row, fields: fields) else { continue }
                 if let visible, !visible(record) { continue }
                 if !residual.isEmpty, !matcher.matches(record) { continue }
                 passed += 1
-                guard let kk = ordering.key(record) else { continue }
-                key = kk
-            } else {
-                guard let id = snapshot.recordID(row) else { continue }
-                passed += 1
-                key = OrderKey(values: [], recordID: id)
+                guard let key = ordering.key(record) else { continue }
+                if let after, ordering.compare(key, after) <= 0 { continue }
+                heap.insert(key, row)
             }
-            if let after, ordering.compare(key, after) <= 0 { continue }
-            heap.insert(key, row)
         }
         if let filterNode { count(filterNode, passed) }
         let ranked = heap.sorted()

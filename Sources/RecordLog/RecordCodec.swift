@@ -326,15 +326,7 @@ public enum RecordCodec {
             try r.skip(8 * (mask & 31).nonzeroBitCount)
             if mask & 32 != 0 { _ = try r.varint() }
         case .reference:
-            try r.skip(try r.length())
-            let at = r.offset
-            switch try r.u8() {
-            case 0: break
-            case 1:
-                try r.skip(try r.length())
-                try r.skip(try r.length())
-            case let b: throw CodecError("bad zone id tag \(b)", offset: at)
-            }
+            try skipRecordID(&r)
             try r.skip(1)
         case .asset:
             try r.skip(try r.length())

@@ -20,6 +20,17 @@ import Testing
             ])
     }
 
+    /// A container (no automatic checkpoints) whose places 0..<60 were saved and checkpointed:
+    /// every row is a base row.
+    func checkpointedPlaces(_ env: inout TestEnv) async throws -> (Container, Database) {
+        env.checkpointThreshold = 1_000_000
+        let c = try env.open()
+        let db = c.publicDatabase(as: .user("_u"))
+        _ = try await db.modifyRecords(saving: (0..<60).map(place), deleting: [])
+        try c.checkpoint()
+        return (c, db)
+    }
+
     func allPages(_ db: Database, _ q: RecordQuery, limit: Int, between: () throws -> Void) async throws -> [String] {
         var (page, cursor) = try await db.records(matching: q, resultsLimit: limit)
         var out = try page.map { try $0.1.get().recordID.recordName }
@@ -67,11 +78,7 @@ import Testing
     /// delta rows the values are the record's.
     @Test func selectedValuesAreTheRecordsValuesInBaseAndDelta() async throws {
         var env = TestEnv()
-        env.checkpointThreshold = 1_000_000
-        let c = try env.open()
-        let db = c.publicDatabase(as: .user("_u"))
-        _ = try await db.modifyRecords(saving: (0..<60).map(place), deleting: [])
-        try c.checkpoint()
+        let (_, db) = try await checkpointedPlaces(&env)
         _ = try await db.modifyRecords(saving: [], deleting: (0..<5).map { RecordID(recordName: "p\($0)") })
         var changed: [Record] = []
         for i in 5..<15 {
@@ -99,11 +106,7 @@ import Testing
 
     @Test func queriesSeeBaseAndDeltaMinusRemovedRows() async throws {
         var env = TestEnv()
-        env.checkpointThreshold = 1_000_000
-        let c = try env.open()
-        let db = c.publicDatabase(as: .user("_u"))
-        _ = try await db.modifyRecords(saving: (0..<60).map(place), deleting: [])
-        try c.checkpoint()
+        let (c, db) = try await checkpointedPlaces(&env)
         // Delta: delete some base rows, update others, add new ones.
         _ = try await db.modifyRecords(saving: [], deleting: (0..<10).map { RecordID(recordName: "p\($0)") })
         var changed: [Record] = []
