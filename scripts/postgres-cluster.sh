@@ -46,13 +46,15 @@ up() {
         -- --auth-local=peer --auth-host=reject >/dev/null
     local conf=/etc/postgresql/$VERSION/$CLUSTER
     # Loopback only; the test role is trusted over 127.0.0.1, everything else is refused.
+    # max_connections: the suites run in parallel, each container with its own pool and a
+    # LISTEN connection; at 50 a busy run occasionally ran out of slots (SQLSTATE 53300).
     cat >"$conf/conf.d/cirrus.conf" <<EOF
 listen_addresses = '127.0.0.1'
 ssl = off
 fsync = off
 synchronous_commit = off
 full_page_writes = off
-max_connections = 50
+max_connections = 200
 EOF
     cat >"$conf/pg_hba.conf" <<EOF
 local   all   postgres                 peer
