@@ -87,7 +87,7 @@ extension DemoData {
         let prefix = CloudKitMirror.prefix
         var out: [Record] = []
         for p in blogPosts {
-            var f: [String: FieldValue] = [
+            var f: RecordFields = [
                 CloudKitMirror.entityNameField: "Post", prefix + "title": .string(p.title),
                 prefix + "views": .int64(p.views),
                 prefix + "published": .date(
@@ -118,7 +118,7 @@ extension DemoData {
                     fields: [CloudKitMirror.entityNameField: "Tag", prefix + "name": .string(t)]))
         }
         for a in blogAttachments {
-            var f: [String: FieldValue] = [
+            var f: RecordFields = [
                 CloudKitMirror.entityNameField: "Attachment", prefix + "fileName": .string(a.file),
             ]
             if let p = a.post { f[prefix + "post"] = .string(p) }
@@ -126,7 +126,7 @@ extension DemoData {
                 f[prefix + "imageData"] = .string(image)
                 let bytes = blogImage(image, large: a.large)
                 f[prefix + "size"] = .int64(Int64(bytes.count))
-                var g: [String: FieldValue] = [
+                var g: RecordFields = [
                     CloudKitMirror.entityNameField: "ImageData", prefix + "attachment": .string(a.name),
                 ]
                 if a.large {

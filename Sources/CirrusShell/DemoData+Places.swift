@@ -222,7 +222,7 @@ extension DemoData {
         }
         var words: [String] = []
         for _ in 0..<(6 + rng.below(12)) { words.append(Self.vocabulary[pick(Self.zipfCumulative)]) }
-        var f: [String: FieldValue] = [
+        var f: RecordFields = [
             "name": .string(name), "kind": .string(kind), "country": .string(city.country),
             "location": .location(Location(latitude: round6(lat), longitude: round6(lon))),
             "population": .int64(population), "description": .string(words.joined(separator: " ")),

@@ -176,7 +176,7 @@ public struct DemoData: Sendable {
     /// The artworks; `image` gives the asset stored for each artwork id.
     public func artworks(image: (String) throws -> Asset?) rethrows -> [Record] {
         try Self.artworkRows.map { a in
-            var f: [String: FieldValue] = [
+            var f: RecordFields = [
                 "title": .string(a.title), "address": .string(a.address),
                 "artist": .reference(Reference(recordID: RecordID(recordName: a.artist))),
                 "location": .location(Location(latitude: a.lat, longitude: a.lon)),

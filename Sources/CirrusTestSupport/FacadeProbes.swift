@@ -7,13 +7,13 @@ import RecordModel
 
 /// A record of `type` (default `Note`) named `name` in `zone`, with `fields`.
 public func rec(
-    _ name: String, _ type: String = "Note", zone: ZoneID = .default, _ fields: [String: FieldValue] = [:]
+    _ name: String, _ type: String = "Note", zone: ZoneID = .default, _ fields: RecordFields = [:]
 ) -> Record {
     Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
 }
 
 /// A `Note` named `name` in `zone`, with `fields`.
-public func rec(_ name: String, zone: ZoneID = .default, _ fields: [String: FieldValue]) -> Record {
+public func rec(_ name: String, zone: ZoneID = .default, _ fields: RecordFields) -> Record {
     Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
 }
 

@@ -46,7 +46,7 @@ public struct PlaceGenerator {
 
     /// A `Place` record named `r<random>-<i>`, each field present with probability 0.7…0.9.
     public mutating func record(_ i: Int) -> Record {
-        var f: [String: FieldValue] = [:]
+        var f: RecordFields = [:]
         if rng.chance(0.9) { f["kind"] = .string(kinds[rng.below(kinds.count)]) }
         if rng.chance(0.85) {
             f["population"] = rng.chance(0.8) ? .int64(Int64(rng.below(60))) : .double(Double(rng.below(120)) / 2)

@@ -168,7 +168,8 @@ public enum RecordCodec {
         let countAt = r.offset
         let count = try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
-        var fields = [String: FieldValue](minimumCapacity: keep.map { min($0.count, Int(count)) } ?? Int(count))
+        var fields: [RecordFields.Element] = []
+        fields.reserveCapacity(keep.map { min($0.count, Int(count)) } ?? Int(count))
         // The byte lengths (below 64) of the kept names: a field whose name has none of them is
         // skipped without making its name (no string, no hashing).
         var lengths: UInt64 = 0
@@ -188,12 +189,13 @@ public enum RecordCodec {
             if let keep, !keep.contains(name) {
                 try skipValue(&r)
             } else {
-                fields[name] = try decodeValue(&r)
+                fields.append((key: name, value: try decodeValue(&r)))
             }
         }
         // Built once, with every value: no copy-on-write check per system field.
         return Record(
-            recordType: type, recordID: id, fields: fields, creationDate: created, modificationDate: modified,
+            recordType: type, recordID: id, fields: RecordFields(collecting: fields), creationDate: created,
+            modificationDate: modified,
             creatorUserRecordID: creator, lastModifiedUserRecordID: modifier, recordChangeTag: tag)
     }
 

@@ -63,15 +63,16 @@ extension Record {
         }
         guard let f = json["fields"] else { return }
         guard case .object(let members) = f else { throw WebServicesJSONError("\"fields\" must be an object") }
-        var out = [String: FieldValue](minimumCapacity: members.count)
+        var out: [RecordFields.Element] = []
+        out.reserveCapacity(members.count)
         for (k, v) in members {
             do throws(WebServicesJSONError) {
-                out[k] = try FieldValue(webServicesJSON: v)
+                out.append((key: k, value: try FieldValue(webServicesJSON: v)))
             } catch {
                 throw WebServicesJSONError("field \"\(k)\": \(error.message)")
             }
         }
-        fields = out
+        fields = RecordFields(collecting: out)
     }
 
     static func readStamp(_ j: JSONValue, _ what: String) throws(WebServicesJSONError) -> (Timestamp?, RecordID?) {

@@ -15,7 +15,7 @@ public struct Record: Sendable, Hashable {
     struct Contents: Hashable {
         @usableFromInline var recordType: String
         @usableFromInline var recordID: RecordID
-        @usableFromInline var fields: [String: FieldValue]
+        @usableFromInline var fields: RecordFields
         @usableFromInline var creationDate: Timestamp?
         @usableFromInline var modificationDate: Timestamp?
         @usableFromInline var creatorUserRecordID: RecordID?
@@ -50,8 +50,8 @@ public struct Record: Sendable, Hashable {
         get { box.contents.recordID }
         _modify { yield &unique().contents.recordID }
     }
-    /// User fields by name. A field that is absent is "no value" (CloudKit's nil).
-    @inlinable public var fields: [String: FieldValue] {
+    /// User fields by name, in name order. A field that is absent is "no value" (CloudKit's nil).
+    @inlinable public var fields: RecordFields {
         get { box.contents.fields }
         _modify { yield &unique().contents.fields }
     }
@@ -84,7 +84,7 @@ public struct Record: Sendable, Hashable {
 
     /// A record; system fields are normally left nil for the store to set.
     public init(
-        recordType: String, recordID: RecordID, fields: [String: FieldValue] = [:],
+        recordType: String, recordID: RecordID, fields: RecordFields = [:],
         creationDate: Timestamp? = nil, modificationDate: Timestamp? = nil,
         creatorUserRecordID: RecordID? = nil, lastModifiedUserRecordID: RecordID? = nil,
         recordChangeTag: String? = nil

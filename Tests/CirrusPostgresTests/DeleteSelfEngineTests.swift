@@ -12,7 +12,7 @@ import RecordModel
 import Testing
 
 private func item(_ name: String, _ zone: ZoneID, refs: [(String, Reference.Action)] = []) -> Record {
-    var fields: [String: FieldValue] = ["title": .string(name)]
+    var fields: RecordFields = ["title": .string(name)]
     for (i, (target, action)) in refs.enumerated() {
         fields["ref\(i)"] = .reference(Reference(recordID: RecordID(recordName: target, zoneID: zone), action: action))
     }

@@ -77,12 +77,12 @@ private final class Side {
                     switch r {
                     case .success(let rec?):
                         side.remember(rec)
-                        out.append(.record(n, rec.fields))
+                        out.append(.record(n, rec.fields.dictionary))
                     case .success(nil): out.append(.deleted(n))
                     case .failure(let e): out.append(.failed(n, e.code))
                     }
                 }
-                var rec = Record(recordType: "Item", recordID: RecordID(recordName: name), fields: fields)
+                var rec = Record(recordType: "Item", recordID: RecordID(recordName: name), fields: RecordFields(fields))
                 rec.recordChangeTag = tag
                 switch kind {
                 case 0, 1, 2:
@@ -199,7 +199,7 @@ extension EngineModelTests {
                     if item.delete {
                         ops.append(.delete(id, ifChangeTag: tag))
                     } else {
-                        var r = Record(recordType: "Item", recordID: id, fields: item.fields)
+                        var r = Record(recordType: "Item", recordID: id, fields: RecordFields(item.fields))
                         r.recordChangeTag = tag
                         ops.append(.save(r, .ifServerRecordUnchanged, mergingFields: false))
                     }
@@ -209,7 +209,7 @@ extension EngineModelTests {
                     switch r {
                     case .success(let rec?):
                         if let t = rec.recordChangeTag { side.tags[key, default: []].append(t) }
-                        out.append(.record(key, rec.fields))
+                        out.append(.record(key, rec.fields.dictionary))
                     case .success(nil): out.append(.deleted(key))
                     case .failure(let e): out.append(.failed(key, e.code))
                     }

@@ -50,7 +50,7 @@ final class EngineFixture: Sendable {
     }
 }
 
-private func place(_ name: String, _ fields: [String: FieldValue]) -> Record {
+private func place(_ name: String, _ fields: RecordFields) -> Record {
     Record(recordType: "Place", recordID: RecordID(recordName: name), fields: fields)
 }
 

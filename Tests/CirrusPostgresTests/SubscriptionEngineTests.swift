@@ -60,7 +60,7 @@ private final class Inbox: Sendable {
 }
 
 private func record(
-    _ name: String, _ type: String, _ fields: [String: FieldValue], zone: ZoneID = .default
+    _ name: String, _ type: String, _ fields: RecordFields, zone: ZoneID = .default
 )
     -> Record
 {
@@ -77,7 +77,7 @@ private func eventually(within: Duration = .seconds(20), _ condition: () async t
     return try await condition()
 }
 
-private func place(_ name: String, _ fields: [String: FieldValue]) -> Record { record(name, "Place", fields) }
+private func place(_ name: String, _ fields: RecordFields) -> Record { record(name, "Place", fields) }
 
 @Suite(.serialized) struct SubscriptionEngineTests {
     @Test(arguments: Engine.available)

@@ -53,7 +53,7 @@ struct PostgresWideOracleTests {
         mutating func string() -> FieldValue { .string(pick(strings)) }
 
         mutating func record(_ i: Int) -> Record {
-            var f: [String: FieldValue] = [:]
+            var f: RecordFields = [:]
             if rng.chance(0.8) { f["s"] = string() }
             if rng.chance(0.8) {
                 // A DOUBLE field holding Int64s too, as the embedded engine accepts.

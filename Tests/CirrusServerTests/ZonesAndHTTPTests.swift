@@ -175,7 +175,7 @@ import Testing
     /// records/query's answer written straight from its records is the same text as its JSON value.
     @Test func aRecordsPageWritesTheSameBytesAsItsJSON() {
         let zone = ZoneID(zoneName: "Trips \"quoted\"", ownerName: "_alice")
-        let fields: [String: FieldValue] = [
+        let fields: RecordFields = [
             "name": .string("Café \"de\" Flore\n"), "visitors": .int64(-450_000), "rating": .double(4.25),
             "opened": .date(Timestamp(millisecondsSince1970: 1_700_000_000_123)), "blob": .bytes([0, 1, 254]),
             "where": .location(Location(latitude: 48.854, longitude: 2.3325)),

@@ -126,7 +126,7 @@ private let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         }
         for t in tags { records.append(Record(recordType: "CD_Tag", recordID: id(t), fields: ["CD_name": .string(t)])) }
         for a in attachments {
-            var fields: [String: FieldValue] = ["CD_entityName": "Attachment", "CD_fileName": .string(a.name)]
+            var fields: RecordFields = ["CD_entityName": "Attachment", "CD_fileName": .string(a.name)]
             if let p = a.post { fields["CD_post"] = .string(p) }
             records.append(Record(recordType: "CD_Attachment", recordID: id(a.name), fields: fields))
         }

@@ -144,16 +144,16 @@ struct ModelRun {
         }
         /// The fields a save of `given` over `server` stores under the batch's policy.
         func stored(_ given: Record, over server: Record?) -> [String: FieldValue] {
-            guard policy == .changedKeys, let server else { return given.fields }
-            return server.fields.merging(given.fields) { _, new in new }
+            guard policy == .changedKeys, let server else { return given.fields.dictionary }
+            return server.fields.dictionary.merging(given.fields.dictionary) { _, new in new }
         }
         switch rng.below(4) {
         case 0 where !existing.isEmpty:  // fresh update
             let server = existing[rng.below(existing.count)]
             var r = server
-            r.fields = fields(zone: zone, name: r.recordID.recordName)
+            r.fields = RecordFields(fields(zone: zone, name: r.recordID.recordName))
             let f = stored(r, over: server)
-            m.records[r.recordID]?.fields = f  // system fields are filled in from the result
+            m.records[r.recordID]?.fields = RecordFields(f)  // system fields are filled in from the result
             return .save(r, expect: nil, fields: f)
         case 1 where existing.contains { !(m.oldTags[$0.recordID] ?? []).isEmpty }:  // stale tag
             let withOld = existing.filter { !(m.oldTags[$0.recordID] ?? []).isEmpty }
@@ -161,26 +161,26 @@ struct ModelRun {
             var r = server
             let tags = m.oldTags[r.recordID] ?? []
             r.recordChangeTag = tags[rng.below(tags.count)]
-            r.fields = fields(zone: zone, name: r.recordID.recordName)
+            r.fields = RecordFields(fields(zone: zone, name: r.recordID.recordName))
             if policy == .ifServerRecordUnchanged { return .save(r, expect: .serverRecordChanged, fields: [:]) }
             let f = stored(r, over: server)
-            m.records[r.recordID]?.fields = f
+            m.records[r.recordID]?.fields = RecordFields(f)
             return .save(r, expect: nil, fields: f)
         default:  // create (names collide now and then)
             let name = "r\(rng.below(30))"
             let type = rng.chance(0.5) ? "Note" : "Task"
             let r = Record(
                 recordType: type, recordID: RecordID(recordName: name, zoneID: zone),
-                fields: fields(zone: zone, name: name))
+                fields: RecordFields(fields(zone: zone, name: name)))
             if let old = m.records[r.recordID] {
                 if old.recordType != type { return .save(r, expect: .constraintViolation, fields: [:]) }
                 if policy == .ifServerRecordUnchanged { return .save(r, expect: .serverRecordChanged, fields: [:]) }
                 let f = stored(r, over: old)
-                m.records[r.recordID]?.fields = f
+                m.records[r.recordID]?.fields = RecordFields(f)
                 return .save(r, expect: nil, fields: f)
             }
             m.records[r.recordID] = r
-            return .save(r, expect: nil, fields: r.fields)
+            return .save(r, expect: nil, fields: r.fields.dictionary)
         }
     }
 
@@ -272,7 +272,7 @@ struct ModelRun {
                 if let old = model.records[r.recordID]?.recordChangeTag {
                     model.oldTags[r.recordID, default: []].append(old)
                 }
-                #expect(saved.fields == fields, "seed \(seed): \(policy)")
+                #expect(saved.fields.dictionary == fields, "seed \(seed): \(policy)")
                 if engine == .embedded {
                     #expect(
                         saved.modificationDate?.millisecondsSince1970 == env.clock.wallMilliseconds(), "seed \(seed)")

@@ -14,7 +14,7 @@ import Testing
         let name = "p" + String(repeating: "0", count: 4 - String(i).count) + String(i)
         let lat: Double = 48.0 + Double(i % 50) / 50
         let lon: Double = 2.0 + Double(i / 50) / 50
-        var fields: [String: FieldValue] = [:]
+        var fields: RecordFields = [:]
         fields["population"] = .int64(Int64(i * 7 % 2_000))
         fields["kind"] = .string(i % 10 == 0 ? "cafe" : "shop")
         fields["location"] = .location(Location(latitude: lat, longitude: lon))

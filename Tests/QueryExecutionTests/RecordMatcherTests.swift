@@ -8,7 +8,7 @@ import Testing
 let paris = Location(latitude: 48.8566, longitude: 2.3522)
 let tokyo = Location(latitude: 35.6762, longitude: 139.6503)
 
-func place(_ name: String, _ fields: [String: FieldValue]) -> Record {
+func place(_ name: String, _ fields: RecordFields) -> Record {
     Record(
         recordType: "Place", recordID: RecordID(recordName: name), fields: fields,
         creationDate: Timestamp(millisecondsSince1970: Int64(name.utf8.count)))

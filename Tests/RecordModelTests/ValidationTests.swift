@@ -14,7 +14,7 @@ import Testing
         }
     }
 
-    func rec(_ fields: [String: FieldValue] = [:], name: String = "n1", type: String = "Note") -> Record {
+    func rec(_ fields: RecordFields = [:], name: String = "n1", type: String = "Note") -> Record {
         Record(recordType: type, recordID: RecordID(recordName: name), fields: fields)
     }
 
