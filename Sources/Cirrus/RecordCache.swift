@@ -15,13 +15,18 @@ import Foundation
 import RecordModel
 
 final class RecordCache: @unchecked Sendable {
-    // @unchecked: every access to the slots holds `lock`.
+    // @unchecked: every access to the slots holds `lock` (so no dynamic exclusivity checks).
     private let lock = NSLock()
-    /// Row of each slot (-1: empty); slots 2s and 2s + 1 form set s.
-    private var rows: [Int]
-    private var records: [Record?]
+    /// One slot: a row (-1: empty) and its record, side by side — a lookup touches one cache
+    /// line, not one in a row array and another in a record array.
+    private struct Slot {
+        var row: Int
+        var record: Record?
+    }
+    /// Slots 2s and 2s + 1 form set s.
+    @exclusivity(unchecked) private var slots: [Slot]
     /// Per set: the slot (0 or 1) to replace next — the one not used last.
-    private var next: [UInt8]
+    @exclusivity(unchecked) private var next: [UInt8]
     private let setMask: Int
     let capacity: Int
 
@@ -33,16 +38,14 @@ final class RecordCache: @unchecked Sendable {
         while sets * 2 < capacity { sets <<= 1 }
         self.capacity = capacity
         setMask = sets - 1
-        rows = []
-        records = []
+        slots = []
         next = []
     }
 
     /// Allocates the slots (lock held).
     private func allocate() {
         let sets = setMask + 1
-        rows = [Int](repeating: -1, count: sets * 2)
-        records = [Record?](repeating: nil, count: sets * 2)
+        slots = [Slot](repeating: Slot(row: -1, record: nil), count: sets * 2)
         next = [UInt8](repeating: 0, count: sets)
     }
 
@@ -51,8 +54,8 @@ final class RecordCache: @unchecked Sendable {
         guard capacity > 0 else { return nil }
         let set = row & setMask
         return lock.withLock {
-            guard !rows.isEmpty else { return nil }
-            for way in 0..<2 where rows[2 * set + way] == row { return records[2 * set + way] }
+            guard !slots.isEmpty else { return nil }
+            for way in 0..<2 where slots[2 * set + way].row == row { return slots[2 * set + way].record }
             return nil
         }
     }
@@ -63,22 +66,26 @@ final class RecordCache: @unchecked Sendable {
         guard capacity > 0 else { return decode() }
         let set = row & setMask
         let hit: Record? = lock.withLock {
-            guard !rows.isEmpty else { return nil }
-            for way in 0..<2 where rows[2 * set + way] == row {
+            guard !slots.isEmpty else { return nil }
+            for way in 0..<2 where slots[2 * set + way].row == row {
                 next[set] = UInt8(1 - way)
-                return records[2 * set + way]
+                return slots[2 * set + way].record
             }
             return nil
         }
         if let hit { return hit }
         guard let r = decode() else { return nil }
-        lock.withLock {
-            if rows.isEmpty { allocate() }
+        // The evicted record is released after the lock is let go.
+        let evicted: Record? = lock.withLock {
+            if slots.isEmpty { allocate() }
             let way = Int(next[set])
-            rows[2 * set + way] = row
-            records[2 * set + way] = r
             next[set] = UInt8(1 - way)
+            var slot = Slot(row: row, record: r)
+            Swift.swap(&slot, &slots[2 * set + way])
+            return slot.record
         }
+        _ = evicted
         return r
     }
 }
+

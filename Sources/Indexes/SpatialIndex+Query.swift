@@ -136,10 +136,12 @@ extension SpatialIndex {
 
     func coveringCount(_ ranges: [(UInt64, UInt64?)]) -> Int {
         var n = 0
-        for (lo, hi) in ranges {
-            n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
-            for base in bases { n += base.cellCount(lo, hi) }
+        if geohash.count > 0 {
+            for (lo, hi) in ranges {
+                n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
+            }
         }
+        for base in bases { n += base.cellCount(ranges) }
         return n
     }
 }

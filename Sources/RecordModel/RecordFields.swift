@@ -46,14 +46,14 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// made unique (the last value of a name wins) when they are not.
     public init(collecting entries: [Element]) {
         self.entries = entries
-        var sorted = true
-        var i = 1
-        while i < entries.count {
-            if !(entries[i - 1].key < entries[i].key) {
-                sorted = false
-                break
+        // Through the buffer: the names are compared where they lie, not copied out.
+        let sorted = entries.withUnsafeBufferPointer { b in
+            var i = 1
+            while i < b.count {
+                if !(b[i - 1].key < b[i].key) { return false }
+                i += 1
             }
-            i += 1
+            return true
         }
         if !sorted { Self.normalize(&self.entries) }
     }

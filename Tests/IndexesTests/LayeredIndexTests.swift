@@ -298,6 +298,54 @@ final class Bytes: @unchecked Sendable {
         }
     }
 
+    /// The mapped R-tree's cell count over a list of ranges (galloping from one bound to the
+    /// next) against counting the points' cells one by one: ascending ranges as a covering gives
+    /// them, and ranges out of order, overlapping, empty and open-ended.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func cellCountsOverRangesMatchCountingEachPoint(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        // Clustered points: many share a cell, as a city's places do.
+        let centres = (0..<5).map { _ in (Double.random(in: -60...60, using: &rng), Double.random(in: -170...170, using: &rng)) }
+        let points = (0..<3_000).map { i -> (RowID, Location) in
+            let c = centres[rng.below(centres.count)]
+            let spread = rng.chance(0.5) ? 0.01 : 2.0
+            return (
+                RowID(i),
+                Location(
+                    latitude: c.0 + Double.random(in: -spread...spread, using: &rng),
+                    longitude: c.1 + Double.random(in: -spread...spread, using: &rng))
+            )
+        }
+        let b = Bytes(StaticRTree.encode(points: points))
+        let tree = try StaticRTree(SectionBytes(b.view, keepAlive: b, name: "spatial:test"))
+        let cells = points.map { Geohash.cell(latitude: $0.1.latitude, longitude: $0.1.longitude) }
+        func model(_ ranges: [(UInt64, UInt64?)]) -> Int {
+            ranges.reduce(0) { n, r in n + cells.filter { c in c >= r.0 && (r.1.map { c < $0 } ?? true) }.count }
+        }
+        for round in 0..<300 {
+            // Bounds near real cells (so ranges hold points), sometimes anywhere.
+            var bounds = (0..<1 + rng.below(16)).map { _ -> UInt64 in
+                let c = cells[rng.below(cells.count)]
+                return rng.chance(0.8) ? c &+ UInt64(rng.below(4)) : rng.next()
+            }
+            if round % 3 != 0 { bounds.sort() }  // a covering's ranges ascend; the others are shuffled
+            var ranges: [(UInt64, UInt64?)] = []
+            var i = 0
+            while i < bounds.count {
+                let lo = bounds[i]
+                let hi: UInt64? = i + 1 < bounds.count ? bounds[i + 1] : (rng.chance(0.5) ? nil : lo)
+                ranges.append((lo, hi))
+                i += 2
+            }
+            if round % 4 == 1 {
+                // Single cells, ascending: each range holds one point or a few, the bounds close.
+                ranges = (0..<1 + rng.below(12)).map { _ in cells[rng.below(cells.count)] }.sorted().map { ($0, $0 + 1) }
+            }
+            #expect(tree.cellCount(ranges) == model(ranges), "seed \(seed) round \(round): \(ranges)")
+            if let r = ranges.first { #expect(tree.cellCount(r.0, r.1) == model([r]), "seed \(seed) round \(round)") }
+        }
+    }
+
     @Test func damagedSectionsFailWithAnErrorNotACrash() throws {
         var rng = SeededRandom(seed: 7)
         let t = RecordIndexesTests()
