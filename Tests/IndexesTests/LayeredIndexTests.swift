@@ -305,7 +305,9 @@ final class Bytes: @unchecked Sendable {
     func cellCountsOverRangesMatchCountingEachPoint(seed: UInt64) throws {
         var rng = SeededRandom(seed: seed)
         // Clustered points: many share a cell, as a city's places do.
-        let centres = (0..<5).map { _ in (Double.random(in: -60...60, using: &rng), Double.random(in: -170...170, using: &rng)) }
+        let centres = (0..<5).map { _ in
+            (Double.random(in: -60...60, using: &rng), Double.random(in: -170...170, using: &rng))
+        }
         let points = (0..<3_000).map { i -> (RowID, Location) in
             let c = centres[rng.below(centres.count)]
             let spread = rng.chance(0.5) ? 0.01 : 2.0
@@ -339,7 +341,9 @@ final class Bytes: @unchecked Sendable {
             }
             if round % 4 == 1 {
                 // Single cells, ascending: each range holds one point or a few, the bounds close.
-                ranges = (0..<1 + rng.below(12)).map { _ in cells[rng.below(cells.count)] }.sorted().map { ($0, $0 + 1) }
+                ranges = (0..<1 + rng.below(12)).map { _ in cells[rng.below(cells.count)] }.sorted().map {
+                    ($0, $0 + 1)
+                }
             }
             #expect(tree.cellCount(ranges) == model(ranges), "seed \(seed) round \(round): \(ranges)")
             if let r = ranges.first { #expect(tree.cellCount(r.0, r.1) == model([r]), "seed \(seed) round \(round)") }
