@@ -88,4 +88,3 @@ final class RecordCache: @unchecked Sendable {
         return r
     }
 }
-
