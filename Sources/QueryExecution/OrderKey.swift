@@ -47,6 +47,27 @@ struct Ordering {
         return OrderKey(values: values, recordID: r.recordID)
     }
 
+    /// Whether a record is in the results (it has every sort value — what makes ``key(_:)``
+    /// non-nil) and its first key value (nil for record-id order), without building its key.
+    func admit(_ r: Record) -> (admitted: Bool, first: FieldValue?) {
+        var first: FieldValue? = nil
+        for (i, s) in sorts.enumerated() {
+            guard let v = r.queryValue(s.fieldName), let k = keyValue(v, sort: i) else { return (false, nil) }
+            if i == 0 { first = k }
+        }
+        return (true, first)
+    }
+
+    /// −1, 0 or 1: a row whose first key value is `first` before, level with, or after `key` on
+    /// the first sort descriptor — the first step of ``compare(_:_:)``; 0 when there is none
+    /// (record-id order), where only the whole keys tell.
+    func compareFirst(_ first: FieldValue?, _ key: OrderKey) -> Int {
+        guard let f = first, let k = key.values.first, let s = sorts.first else { return 0 }
+        let c = FieldValue.compare(f, k)
+        if case .field(_, let asc) = s, !asc { return -c }
+        return c
+    }
+
     /// Sort descriptor `i`'s key from a field's value: a distance sort's squared chord from its
     /// centre, else the value itself; nil when the value cannot be ordered (a list, or a
     /// non-location under a distance sort), which keeps the record out of the results.

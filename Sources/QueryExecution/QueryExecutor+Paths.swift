@@ -52,8 +52,12 @@ extension Run {
         let want = pageSize + 1  // one more than a page tells whether more follow
         var continuation: StreamContinuation? = nil
 
-        var results: [(OrderKey, Record, RowID)] = []
-        var group: [(OrderKey, Record, RowID)] = []
+        // Rows are kept without their keys: a whole key (an array and a record id) is built only
+        // to order a run of rows level on the first sort value, to compare a row level with the
+        // resume position, and for the page's last row (the cursor).
+        var results: [(Record, RowID)] = []
+        var group: [(Record, RowID)] = []
+        var groupFirst: FieldValue? = nil
         var dropped: RowID? = nil
         var scanned = 0
         var passedSets = 0
@@ -66,8 +70,14 @@ extension Run {
         let visible = self.visible
 
         func flush() {
-            if group.count > 1 { group.sort { ordering.less($0.0, $1.0) } }
-            results += group
+            if group.count > 1 {
+                // Admitted rows all have keys: compactMap drops none.
+                var keyed = group.compactMap { g in ordering.key(g.0).map { ($0, g) } }
+                keyed.sort { ordering.less($0.0, $1.0) }
+                results += keyed.map(\.1)
+            } else {
+                results += group
+            }
             group.removeAll(keepingCapacity: true)
         }
         // Handles one row of the scan; false stops it.
@@ -88,16 +98,24 @@ extension Run {
                 guard matcher.matches(record) else { return true }
             }
             passedFilter += 1
-            guard let key = ordering.key(record) else { return true }
-            if let after, ordering.compare(key, after) <= 0 { return true }
-            if let first = group.first, !Self.sameFirstKey(first.0, key) {
+            let (admitted, first) = ordering.admit(record)
+            guard admitted else { return true }
+            if let after {
+                // At or before the resume position: before it on the first value, or level with
+                // it there and not after it on the whole key.
+                let c = ordering.compareFirst(first, after)
+                if c < 0 { return true }
+                if c == 0, let key = ordering.key(record), ordering.compare(key, after) <= 0 { return true }
+            }
+            if !group.isEmpty, !Self.sameFirstValue(groupFirst, first) {
                 flush()
                 if results.count >= want {
                     dropped = row
                     return false
                 }
             }
-            group.append((key, record, row))
+            if group.isEmpty { groupFirst = first }
+            group.append((record, row))
             return true
         }
 
@@ -111,7 +129,7 @@ extension Run {
         case .nearest(let field, let center, let maxKm):
             let (it, stopped) = try streamNearest(scan.op, field: field, center: center, maxKm: maxKm, take)
             if stopped {
-                let ahead = results.dropFirst(pageSize).map(\.2) + (dropped.map { [$0] } ?? [])
+                let ahead = results.dropFirst(pageSize).map(\.1) + (dropped.map { [$0] } ?? [])
                 continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
             }
         default:
@@ -126,7 +144,7 @@ extension Run {
         if let node = shape.limit { count(node, page.count) }
         let more = results.count > pageSize
         return QueryPage(
-            records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual,
+            records: page.map(\.0), next: more ? page.last.flatMap { ordering.key($0.0) } : nil, actual: actual,
             continuation: more ? continuation : nil)
     }
 
@@ -163,11 +181,11 @@ extension Run {
         return (it, stopped)
     }
 
-    /// Whether two keys share the value the stream is ordered by (the first sort key; for
-    /// record-id order every row is its own group).
-    static func sameFirstKey(_ a: OrderKey, _ b: OrderKey) -> Bool {
-        guard let x = a.values.first, let y = b.values.first else { return false }
-        return FieldValue.compare(x, y) == 0
+    /// Whether two rows share the value the stream is ordered by (the first sort value; for
+    /// record-id order, nil, every row is its own group).
+    static func sameFirstValue(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
+        guard let a, let b else { return false }
+        return FieldValue.compare(a, b) == 0
     }
 
     // MARK: - sets

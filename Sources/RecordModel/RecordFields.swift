@@ -94,17 +94,19 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     // MARK: by name
 
     /// The position of `name`, or where it would be inserted (and false).
+    /// (Through the buffer: a name is compared where it lies, without copying its pair.)
     @inlinable
     func search(_ name: String) -> (index: Int, found: Bool) {
-        var lo = 0
-        var hi = entries.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            let k = entries[mid].key
-            if k == name { return (mid, true) }
-            if k < name { lo = mid + 1 } else { hi = mid }
+        entries.withUnsafeBufferPointer { b in
+            var lo = 0
+            var hi = b.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if b[mid].key == name { return (mid, true) }
+                if b[mid].key < name { lo = mid + 1 } else { hi = mid }
+            }
+            return (lo, false)
         }
-        return (lo, false)
     }
 
     /// The position of the field `name`, nil when absent.
