@@ -110,7 +110,7 @@ public struct FieldType: Sendable, Hashable, Codable, CustomStringConvertible {
 /// The value of a record field.
 ///
 /// ```swift
-/// let fields: [String: FieldValue] = [
+/// let fields: RecordFields = [
 ///     "title": "Mona Lisa",
 ///     "year": 1503,
 ///     "tags": .list(["portrait", "louvre"]),

@@ -319,10 +319,14 @@ struct Compare: AsyncParsableCommand {
         ]
         for (name, make) in makers where wants(name) {
             progress.show("\(name): preparing cases")
+            // Each suite draws its cases from its own stream: the same cases whichever other
+            // suites run (a shared stream made a suite's cases depend on the --suite list).
+            builder.rng = Rng(state: seed ^ 0x5EED ^ Self.fnv1a(name))
             let s = try await make(&builder)
             for r in try await runRead(s, progress: progress, report: &report) { add(&report, r) }
         }
         if wants("mixed") && !verify {
+            builder.rng = Rng(state: seed ^ 0x5EED ^ Self.fnv1a("mixed"))
             add(&report, try await mixedSuite(cirrus, sqlite, data, &builder, progress: progress))
         }
         try cirrus.close()
@@ -331,6 +335,11 @@ struct Compare: AsyncParsableCommand {
         report.memory["peakRSSBytes"] = Memory.status("VmHWM")
         print("peak RSS \(Memory.status("VmHWM") >> 20) MiB; load average at end \(report.loadAverageAtEnd)")
         return report
+    }
+
+    /// FNV-1a of a suite name: a stable salt (`hashValue` changes from run to run).
+    static func fnv1a(_ s: String) -> UInt64 {
+        s.utf8.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
     }
 
     func add(_ report: inout RunReport, _ r: SuiteResult) {
