@@ -71,10 +71,14 @@ extension Run {
 
         func flush() {
             if group.count > 1 {
-                // Admitted rows all have keys: compactMap drops none.
-                var keyed = group.compactMap { g in ordering.key(g.0).map { ($0, g) } }
-                keyed.sort { ordering.less($0.0, $1.0) }
-                results += keyed.map(\.1)
+                // Positions are sorted, not the (key, record, row) triples. Admitted rows all
+                // have keys; one without would be left out, as before.
+                let keys = group.map { ordering.key($0.0) }
+                let order = group.indices.filter { keys[$0] != nil }.sorted { a, b in
+                    guard let x = keys[a], let y = keys[b] else { return false }
+                    return ordering.less(x, y)
+                }
+                results += order.map { group[$0] }
             } else {
                 results += group
             }

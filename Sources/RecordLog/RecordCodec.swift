@@ -168,7 +168,7 @@ public enum RecordCodec {
         let countAt = r.offset
         let count = try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
-        var fields: [RecordFields.Element] = []
+        var fields: [RecordFields.Field] = []
         fields.reserveCapacity(keep.map { min($0.count, Int(count)) } ?? Int(count))
         // The byte lengths (below 64) of the kept names: a field whose name has none of them is
         // skipped without making its name (no string, no hashing).
@@ -189,7 +189,7 @@ public enum RecordCodec {
             if let keep, !keep.contains(name) {
                 try skipValue(&r)
             } else {
-                fields.append((key: name, value: try decodeValue(&r)))
+                fields.append(RecordFields.Field(name, try decodeValue(&r)))
             }
         }
         // Built once, with every value: no copy-on-write check per system field.

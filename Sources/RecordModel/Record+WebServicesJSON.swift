@@ -63,11 +63,11 @@ extension Record {
         }
         guard let f = json["fields"] else { return }
         guard case .object(let members) = f else { throw WebServicesJSONError("\"fields\" must be an object") }
-        var out: [RecordFields.Element] = []
+        var out: [RecordFields.Field] = []
         out.reserveCapacity(members.count)
         for (k, v) in members {
             do throws(WebServicesJSONError) {
-                out.append((key: k, value: try FieldValue(webServicesJSON: v)))
+                out.append(RecordFields.Field(k, try FieldValue(webServicesJSON: v)))
             } catch {
                 throw WebServicesJSONError("field \"\(k)\": \(error.message)")
             }

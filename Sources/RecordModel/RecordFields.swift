@@ -21,36 +21,51 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// A name and its value (labelled as a dictionary's elements are).
     public typealias Element = (key: String, value: FieldValue)
 
-    /// The pairs, sorted by name, names unique.
-    @usableFromInline var entries: [Element]
+    /// A name and its value as stored: a struct, whose name a lookup reads in place (a tuple
+    /// element was copied whole — value and all — to read its name).
+    public struct Field: Sendable {
+        /// The field's name.
+        public var name: String
+        /// The field's value.
+        public var value: FieldValue
+
+        /// The field `name` holding `value`.
+        @inlinable public init(_ name: String, _ value: FieldValue) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields, sorted by name, names unique.
+    @usableFromInline var entries: [Field]
 
     /// No fields.
     @inlinable public init() { entries = [] }
 
     /// The fields of a dictionary.
     public init(_ dictionary: [String: FieldValue]) {
-        entries = dictionary.map { (key: $0.key, value: $0.value) }
-        entries.sort { $0.key < $1.key }
+        entries = dictionary.map { Field($0.key, $0.value) }
+        entries.sort { $0.name < $1.name }
     }
 
     /// The fields of a sequence of pairs; when a name repeats, the last value wins.
     public init<S: Sequence>(_ pairs: S) where S.Element == (String, FieldValue) {
-        entries = pairs.map { (key: $0.0, value: $0.1) }
+        entries = pairs.map { Field($0.0, $0.1) }
         Self.normalize(&entries)
     }
 
     /// Fields from a literal; when a name repeats, the last value wins.
     public init(dictionaryLiteral elements: (String, FieldValue)...) { self.init(elements) }
 
-    /// Pairs read in order (as the codec writes them: sorted, unique) — checked, and sorted and
+    /// Fields read in order (as the codec writes them: sorted, unique) — checked, and sorted and
     /// made unique (the last value of a name wins) when they are not.
-    public init(collecting entries: [Element]) {
+    public init(collecting entries: [Field]) {
         self.entries = entries
         // Through the buffer: the names are compared where they lie, not copied out.
         let sorted = entries.withUnsafeBufferPointer { b in
             var i = 1
             while i < b.count {
-                if !(b[i - 1].key < b[i].key) { return false }
+                if !(b[i - 1].name < b[i].name) { return false }
                 i += 1
             }
             return true
@@ -59,15 +74,15 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     }
 
     /// Sorts by name, keeping the last of equal names.
-    private static func normalize(_ entries: inout [Element]) {
+    private static func normalize(_ entries: inout [Field]) {
         // A stable sort keeps equal names in their order; the last of each run is kept.
         let sorted = entries.enumerated().sorted {
-            $0.element.key < $1.element.key || ($0.element.key == $1.element.key && $0.offset < $1.offset)
+            $0.element.name < $1.element.name || ($0.element.name == $1.element.name && $0.offset < $1.offset)
         }
-        var out: [Element] = []
+        var out: [Field] = []
         out.reserveCapacity(sorted.count)
         for (_, e) in sorted {
-            if let last = out.last, last.key == e.key { out[out.count - 1] = e } else { out.append(e) }
+            if let last = out.last, last.name == e.name { out[out.count - 1] = e } else { out.append(e) }
         }
         entries = out
     }
@@ -79,16 +94,19 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// One past the last position: the field count.
     @inlinable public var endIndex: Int { entries.count }
     /// The pair at `position`, in name order.
-    @inlinable public subscript(position: Int) -> Element { entries[position] }
+    @inlinable public subscript(position: Int) -> Element {
+        let f = entries[position]
+        return (key: f.name, value: f.value)
+    }
 
     /// The field names, ascending.
-    @inlinable public var keys: LazyMapCollection<[Element], String> { entries.lazy.map(\.key) }
+    @inlinable public var keys: LazyMapCollection<[Field], String> { entries.lazy.map(\.name) }
     /// The values, in the order of their names.
-    @inlinable public var values: LazyMapCollection<[Element], FieldValue> { entries.lazy.map(\.value) }
+    @inlinable public var values: LazyMapCollection<[Field], FieldValue> { entries.lazy.map(\.value) }
 
     /// The fields as a dictionary.
     public var dictionary: [String: FieldValue] {
-        Dictionary(uniqueKeysWithValues: entries.lazy.map { ($0.key, $0.value) })
+        Dictionary(uniqueKeysWithValues: entries.lazy.map { ($0.name, $0.value) })
     }
 
     // MARK: by name
@@ -102,8 +120,8 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
             var hi = b.count
             while lo < hi {
                 let mid = (lo + hi) >> 1
-                if b[mid].key == name { return (mid, true) }
-                if b[mid].key < name { lo = mid + 1 } else { hi = mid }
+                if b[mid].name == name { return (mid, true) }
+                if b[mid].name < name { lo = mid + 1 } else { hi = mid }
             }
             return (lo, false)
         }
@@ -126,7 +144,7 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
             switch (found, newValue) {
             case (true, let v?): entries[i].value = v
             case (true, nil): entries.remove(at: i)
-            case (false, let v?): entries.insert((key: name, value: v), at: i)
+            case (false, let v?): entries.insert(Field(name, v), at: i)
             case (false, nil): break
             }
         }
@@ -151,18 +169,18 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     public func merging(
         _ other: RecordFields, uniquingKeysWith combine: (FieldValue, FieldValue) throws -> FieldValue
     ) rethrows -> RecordFields {
-        var out: [Element] = []
+        var out: [Field] = []
         out.reserveCapacity(entries.count + other.entries.count)
         var i = 0
         var j = 0
         while i < entries.count, j < other.entries.count {
             let a = entries[i]
             let b = other.entries[j]
-            if a.key == b.key {
-                out.append((key: a.key, value: try combine(a.value, b.value)))
+            if a.name == b.name {
+                out.append(Field(a.name, try combine(a.value, b.value)))
                 i += 1
                 j += 1
-            } else if a.key < b.key {
+            } else if a.name < b.name {
                 out.append(a)
                 i += 1
             } else {
@@ -180,14 +198,14 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// The fields `isIncluded` keeps.
     public func filter(_ isIncluded: (Element) throws -> Bool) rethrows -> RecordFields {
         var r = RecordFields()
-        r.entries = try entries.filter(isIncluded)
+        r.entries = try entries.filter { try isIncluded((key: $0.name, value: $0.value)) }
         return r
     }
 
     /// The same names with transformed values.
     public func mapValues(_ transform: (FieldValue) throws -> FieldValue) rethrows -> RecordFields {
         var r = RecordFields()
-        r.entries = try entries.map { (key: $0.key, value: try transform($0.value)) }
+        r.entries = try entries.map { Field($0.name, try transform($0.value)) }
         return r
     }
 
@@ -196,20 +214,20 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// Whether both hold the same names with equal values.
     public static func == (a: RecordFields, b: RecordFields) -> Bool {
         a.entries.count == b.entries.count
-            && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+            && zip(a.entries, b.entries).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     /// Hashes the names and values in order.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(entries.count)
         for e in entries {
-            hasher.combine(e.key)
+            hasher.combine(e.name)
             hasher.combine(e.value)
         }
     }
 
     /// `["name": value, …]`, as a dictionary prints.
     public var description: String {
-        entries.isEmpty ? "[:]" : "[" + entries.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "]"
+        entries.isEmpty ? "[:]" : "[" + entries.map { "\"\($0.name)\": \($0.value)" }.joined(separator: ", ") + "]"
     }
 }

@@ -77,7 +77,7 @@ import Testing
             }
             var model: [String: FieldValue] = [:]
             for p in pairs { model[p.key] = p.value }
-            let collected = RecordFields(collecting: pairs)
+            let collected = RecordFields(collecting: pairs.map { RecordFields.Field($0.key, $0.value) })
             #expect(collected.dictionary == model)
             Self.expectSorted(collected, "collecting \(pairs)")
             let fromPairs = RecordFields(pairs.map { ($0.key, $0.value) })
