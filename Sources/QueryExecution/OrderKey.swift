@@ -27,9 +27,12 @@ public struct OrderKey: Sendable, Hashable {
 struct Ordering {
     let sorts: [SortDescriptor]
     private let centers: [UnitVector?]
+    /// Each sort descriptor's field (read per row without copying the descriptor).
+    private let fieldNames: [String]
 
     init(_ sorts: [SortDescriptor]) {
         self.sorts = sorts
+        fieldNames = sorts.map(\.fieldName)
         centers = sorts.map {
             if case .distance(_, let c) = $0 { return UnitVector(latitude: c.latitude, longitude: c.longitude) }
             return nil
@@ -40,8 +43,8 @@ struct Ordering {
     func key(_ r: Record) -> OrderKey? {
         var values: [FieldValue] = []
         values.reserveCapacity(sorts.count)
-        for (i, s) in sorts.enumerated() {
-            guard let v = r.queryValue(s.fieldName), let k = keyValue(v, sort: i) else { return nil }
+        for (i, name) in fieldNames.enumerated() {
+            guard let v = r.queryValue(name), let k = keyValue(v, sort: i) else { return nil }
             values.append(k)
         }
         return OrderKey(values: values, recordID: r.recordID)
@@ -51,8 +54,8 @@ struct Ordering {
     /// non-nil) and its first key value (nil for record-id order), without building its key.
     func admit(_ r: Record) -> (admitted: Bool, first: FieldValue?) {
         var first: FieldValue? = nil
-        for (i, s) in sorts.enumerated() {
-            guard let v = r.queryValue(s.fieldName), let k = keyValue(v, sort: i) else { return (false, nil) }
+        for (i, name) in fieldNames.enumerated() {
+            guard let v = r.queryValue(name), let k = keyValue(v, sort: i) else { return (false, nil) }
             if i == 0 { first = k }
         }
         return (true, first)
