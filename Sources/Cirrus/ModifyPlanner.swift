@@ -194,8 +194,7 @@ struct ModifyPlanner {
         }
         guard var type = t else { return }
         var grew = schema.recordTypes[r.recordType] == nil
-        for name in r.fields.keys.sorted() {
-            guard let v = r.fields[name] else { continue }
+        for (name, v) in r.fields {  // in name order
             if let f = type.fields[name] {
                 let ok = v.fieldType == f.type || (v.fieldType == nil && f.type.isList)
                 if !ok {

@@ -295,8 +295,8 @@ extension PostgresStore {
         for r in records {
             guard (try? r.validateContent()) != nil else { continue }
             var type = s.recordTypes[r.recordType] ?? RecordTypeSchema(name: r.recordType)
-            for name in r.fields.keys.sorted() where type.fields[name] == nil {
-                guard let ft = r.fields[name]?.fieldType else { continue }
+            for (name, v) in r.fields where type.fields[name] == nil {  // in name order
+                guard let ft = v.fieldType else { continue }
                 type.fields[name] = FieldSchema(name: name, type: ft, options: .automatic(for: ft))
             }
             if s.recordTypes[r.recordType] != type { s.recordTypes[r.recordType] = type }
@@ -496,7 +496,7 @@ struct WriteContext {
                 .serverRejectedRequest, "Cannot create new type \(given.recordType) in \(environment.rawValue) schema",
                 recordID: id)
         }
-        for name in given.fields.keys.sorted() where !layout.fieldNames.contains(name) {
+        for name in given.fields.keys where !layout.fieldNames.contains(name) {  // in name order
             throw environment == .production
                 ? PostgresStoreError(
                     .serverRejectedRequest,
@@ -567,8 +567,8 @@ struct WriteContext {
                 + "(extract(epoch from clock_timestamp()) * 1000)::bigint WHERE tenant = \(b.param(tenant)) AND "
                 + "hash = ANY(\(b.param(hashes))::text[]) RETURNING hash", b
         ).decode(String.self) { found.insert(h) }
-        for name in r.fields.keys.sorted() {
-            for case .asset(let a) in r.fields[name]?.elements ?? [] where !found.contains(a.contentHash) {
+        for (name, value) in r.fields {
+            for case .asset(let a) in value.elements where !found.contains(a.contentHash) {
                 throw PostgresStoreError(
                     .invalidArguments, "field '\(name)': asset \(a.contentHash) was not stored (use storeAsset first)",
                     recordID: r.recordID)
@@ -580,8 +580,8 @@ struct WriteContext {
     static func deleteSelfTargets(_ r: Record) -> [RecordID] {
         var out: [RecordID] = []
         var seen = Set<String>()
-        for name in r.fields.keys.sorted() {
-            for case .reference(let ref) in r.fields[name]?.elements ?? []
+        for (_, value) in r.fields {
+            for case .reference(let ref) in value.elements
             where ref.action == .deleteSelf && seen.insert(ref.recordID.recordName).inserted {
                 out.append(ref.recordID)
             }

@@ -86,7 +86,7 @@ public struct RecordMatcher: Sendable {
     /// The tokens of the record's searchable text.
     public func recordTokens(_ record: Record) -> Set<String> {
         var out = Set<String>()
-        let names = searchableFields ?? record.fields.keys.sorted()
+        let names = searchableFields ?? Array(record.fields.keys)  // in name order already
         for name in names {
             for e in record.fields[name]?.elements ?? [] {
                 if case .string(let s) = e { TextTokenizer.forEachGroup(s) { out.formUnion($0) } }
