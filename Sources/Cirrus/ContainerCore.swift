@@ -170,10 +170,9 @@ final class ContainerCore: @unchecked Sendable {
         // dictionary lookups instead of decoding the log's stored bytes on every fetch.
         let key = RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName))
         if let types = stateLock.withLock({ tables[owner] }) {
-            // Read each table in place: binding one (`for t in types.values`) copies the whole
-            // struct, retaining every index and page table in it, on every fetch.
-            for i in types.indices {
-                if let row = types.values[i].row(for: key), let r = types.values[i].record(row) { return r }
+            // Binding a table costs one retain: its parts are behind one reference.
+            for t in types.values {
+                if let row = t.row(for: key), let r = t.record(row) { return r }
             }
         }
         return store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }

@@ -28,40 +28,159 @@ final class DeltaRecord: Sendable {
 /// in `overlay` (the ordered indexes hide its mapped entries and hold the new ones in their
 /// delta), so the indexes never need to change a mapped entry.
 struct TypeTable: Sendable {
-    let recordType: String
+    /// The table's parts behind one reference, copied on write: snapshots and fetches copy
+    /// tables all the time, and copying the parts themselves retained every index, map and page
+    /// table in them (a fifth of a point lookup). The first change to a shared table copies the
+    /// parts, as copying the struct did.
+    final class Storage: @unchecked Sendable {
+        // @unchecked: the vars change only through `TypeTable`'s accessors, after `unique()`
+        // made this object the table's own; shared, it is never written.
+        let recordType: String
+        let owner: String
+        let nodeSize: Int
+        @exclusivity(unchecked) var schema: RecordTypeSchema?
+        @exclusivity(unchecked) var base: BaseTable?
+        @exclusivity(unchecked) var cache: RecordCache?
+        @exclusivity(unchecked) var baseRemoved = RowBitmap()
+        @exclusivity(unchecked) var overlay = ShardedMap<DeltaRecord>()
+        @exclusivity(unchecked) var overlaid = RowBitmap()
+        @exclusivity(unchecked) var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
+        @exclusivity(unchecked) var deltaByID = ShardedMap<RowID>()
+        @exclusivity(unchecked) var indexes: RecordIndexes
+        @exclusivity(unchecked) var nextRow: RowID = 0
+        @exclusivity(unchecked) var deltaCount = 0
+
+        init(recordType: String, owner: String, nodeSize: Int, schema: RecordTypeSchema?, indexes: RecordIndexes) {
+            self.recordType = recordType
+            self.owner = owner
+            self.nodeSize = nodeSize
+            self.schema = schema
+            self.indexes = indexes
+        }
+
+        init(copying o: Storage) {
+            recordType = o.recordType
+            owner = o.owner
+            nodeSize = o.nodeSize
+            schema = o.schema
+            base = o.base
+            cache = o.cache
+            baseRemoved = o.baseRemoved
+            overlay = o.overlay
+            overlaid = o.overlaid
+            pages = o.pages
+            deltaByID = o.deltaByID
+            indexes = o.indexes
+            nextRow = o.nextRow
+            deltaCount = o.deltaCount
+        }
+    }
+
+    private var parts: Storage
+
+    /// Makes the parts this table's own before a change (copy-on-write).
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&parts) { parts = Storage(copying: parts) }
+    }
+
+    var recordType: String { parts.recordType }
     /// The zone owner as stored (the database).
-    let owner: String
-    var schema: RecordTypeSchema?
-    var base: BaseTable?
+    var owner: String { parts.owner }
+    var nodeSize: Int { parts.nodeSize }
+    var schema: RecordTypeSchema? {
+        _read { yield parts.schema }
+        _modify {
+            unique()
+            yield &parts.schema
+        }
+    }
+    var base: BaseTable? {
+        _read { yield parts.base }
+        _modify {
+            unique()
+            yield &parts.base
+        }
+    }
     /// Decoded base rows (shared by every snapshot of this base).
-    var cache: RecordCache?
-    var baseRemoved = RowBitmap()
+    var cache: RecordCache? {
+        _read { yield parts.cache }
+        _modify {
+            unique()
+            yield &parts.cache
+        }
+    }
+    var baseRemoved: RowBitmap {
+        _read { yield parts.baseRemoved }
+        _modify {
+            unique()
+            yield &parts.baseRemoved
+        }
+    }
     /// Base rows updated in place (the update changed only ordered-index fields): their
     /// current record by id, and the rows that have one. The row keeps its id and its text and
     /// spatial entries; `RecordIndexes.canUpdateInPlace` decides.
-    var overlay = ShardedMap<DeltaRecord>()
-    var overlaid = RowBitmap()
+    var overlay: ShardedMap<DeltaRecord> {
+        _read { yield parts.overlay }
+        _modify {
+            unique()
+            yield &parts.overlay
+        }
+    }
+    var overlaid: RowBitmap {
+        _read { yield parts.overlaid }
+        _modify {
+            unique()
+            yield &parts.overlaid
+        }
+    }
     /// Delta records by `row - baseCount`.
-    var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
-    var deltaByID = ShardedMap<RowID>()
-    var indexes: RecordIndexes
-    var nextRow: RowID = 0
-    var deltaCount = 0
-    let nodeSize: Int
+    var pages: PagedArray<DeltaRecord?> {
+        _read { yield parts.pages }
+        _modify {
+            unique()
+            yield &parts.pages
+        }
+    }
+    var deltaByID: ShardedMap<RowID> {
+        _read { yield parts.deltaByID }
+        _modify {
+            unique()
+            yield &parts.deltaByID
+        }
+    }
+    var indexes: RecordIndexes {
+        _read { yield parts.indexes }
+        _modify {
+            unique()
+            yield &parts.indexes
+        }
+    }
+    var nextRow: RowID {
+        _read { yield parts.nextRow }
+        _modify {
+            unique()
+            yield &parts.nextRow
+        }
+    }
+    var deltaCount: Int {
+        _read { yield parts.deltaCount }
+        _modify {
+            unique()
+            yield &parts.deltaCount
+        }
+    }
 
-    var baseCount: Int { base?.rows.count ?? 0 }
-    var liveCount: Int { baseCount - baseRemoved.count + deltaCount }
+    var baseCount: Int { parts.base?.rows.count ?? 0 }
+    var liveCount: Int { baseCount - parts.baseRemoved.count + parts.deltaCount }
 
     /// Builds the table from every live record of the type (bulk, sorted by record id).
     init(recordType: String, owner: String, schema: RecordTypeSchema?, records: [Record], nodeSize: Int) {
-        self.recordType = recordType
-        self.owner = owner
-        self.schema = schema
-        self.nodeSize = nodeSize
         // Sort positions, not records: moving a Record is many retains.
         let order = records.indices.sorted { records[$0].recordID < records[$1].recordID }
         var rows: [(RowID, Record)] = []
         rows.reserveCapacity(order.count)
+        var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
+        var deltaByID = ShardedMap<RowID>()
         for (i, k) in order.enumerated() {
             let r = records[k]
             let row = RowID(truncatingIfNeeded: i)
@@ -70,23 +189,25 @@ struct TypeTable: Sendable {
             deltaByID[r.recordID] = row
             rows.append((row, r))
         }
-        nextRow = RowID(truncatingIfNeeded: order.count)
-        deltaCount = order.count
-        indexes = RecordIndexes(
-            schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize)
+        parts = Storage(
+            recordType: recordType, owner: owner, nodeSize: nodeSize, schema: schema,
+            indexes: RecordIndexes(
+                schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize))
+        parts.pages = pages
+        parts.deltaByID = deltaByID
+        parts.nextRow = RowID(truncatingIfNeeded: order.count)
+        parts.deltaCount = order.count
     }
 
     /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here.
     init(base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0) throws(CirrusError) {
-        cache = RecordCache(capacity: min(cacheSize, base.rows.count))  // slots are allocated up front
-        recordType = base.key.recordType
-        owner = base.key.owner
-        self.schema = schema
-        self.base = base
-        self.nodeSize = nodeSize
-        nextRow = RowID(truncatingIfNeeded: base.rows.count)
-        indexes = try Self.baseIndexes(
-            base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize)
+        parts = Storage(
+            recordType: base.key.recordType, owner: base.key.owner, nodeSize: nodeSize, schema: schema,
+            indexes: try Self.baseIndexes(
+                base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize))
+        parts.cache = RecordCache(capacity: min(cacheSize, base.rows.count))  // slots are allocated up front
+        parts.base = base
+        parts.nextRow = RowID(truncatingIfNeeded: base.rows.count)
         tombstoneDeadRows()
     }
 
@@ -165,7 +286,8 @@ struct TypeTable: Sendable {
 
     /// The row of a record (API-form id), nil if none.
     func row(for id: RecordID) -> RowID? {
-        if let r = deltaByID[id] { return r }
+        // An empty delta (the state after a checkpoint or bulk load) costs no hashing.
+        if deltaByID.count > 0, let r = deltaByID[id] { return r }
         guard let b = base, let i = b.rows.row(of: ContainerCore.storageID(id, owner: owner)), !baseRemoved.contains(i)
         else { return nil }
         return RowID(truncatingIfNeeded: i)

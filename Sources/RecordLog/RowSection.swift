@@ -40,11 +40,27 @@ public enum RowKeyOrder {
     }
 
     /// Compares two byte strings: <0, 0, >0 (shorter first on a common prefix).
+    ///
+    /// Eight bytes at a time as big-endian words (their order is the bytes' order), the rest
+    /// byte by byte: ids are short, and a `memcmp` call cost more than the comparison in a
+    /// binary search over a table's keys.
+    @inline(__always)
     public static func compare(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer) -> Int {
         let n = min(x.count, y.count)
         if n > 0, let a = x.baseAddress, let b = y.baseAddress {
-            let c = memcmp(a, b, n)
-            if c != 0 { return c < 0 ? -1 : 1 }
+            var i = 0
+            while i + 8 <= n {
+                let p = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let q = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                if p != q { return p < q ? -1 : 1 }
+                i += 8
+            }
+            while i < n {
+                let p = a.load(fromByteOffset: i, as: UInt8.self)
+                let q = b.load(fromByteOffset: i, as: UInt8.self)
+                if p != q { return p < q ? -1 : 1 }
+                i += 1
+            }
         }
         return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
     }
