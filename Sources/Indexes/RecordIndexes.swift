@@ -55,33 +55,108 @@ public enum RowChange: Sendable {
 /// idx.catalog.count(.user("kind"), in: .all)   // 0
 /// ```
 public struct RecordIndexes: Sendable {
+    /// The indexes behind one reference, copied on write: tables, snapshots, planner statistics
+    /// and executors copy a type's indexes all the time, and copying the indexes themselves
+    /// retained every tree, page table and map in them. The first change to shared indexes
+    /// copies them, as copying the struct did.
+    final class Storage: @unchecked Sendable {
+        // @unchecked: the vars change only through `RecordIndexes`' accessors, after `unique()`
+        // made this object the value's own; shared, it is never written.
+        let recordType: String
+        let searchableFields: [String]
+        @exclusivity(unchecked) var ordered: [IndexedField: OrderedIndex] = [:]
+        @exclusivity(unchecked) var text: TextIndex?
+        @exclusivity(unchecked) var spatial: [String: SpatialIndex] = [:]
+        @exclusivity(unchecked) var rowCount = 0
+        @exclusivity(unchecked) var rebuilt: [String] = []
+        @exclusivity(unchecked) var deadRowsRemoved = true
+
+        init(recordType: String, searchableFields: [String]) {
+            self.recordType = recordType
+            self.searchableFields = searchableFields
+        }
+
+        init(copying o: Storage) {
+            recordType = o.recordType
+            searchableFields = o.searchableFields
+            ordered = o.ordered
+            text = o.text
+            spatial = o.spatial
+            rowCount = o.rowCount
+            rebuilt = o.rebuilt
+            deadRowsRemoved = o.deadRowsRemoved
+        }
+    }
+
+    private var parts: Storage
+
+    /// Makes the storage this value's own before a change (copy-on-write).
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&parts) { parts = Storage(copying: parts) }
+    }
+
     /// The record type these indexes belong to.
-    public let recordType: String
+    public var recordType: String { parts.recordType }
     /// Ordered indexes by field.
-    public private(set) var ordered: [IndexedField: OrderedIndex] = [:]
+    public private(set) var ordered: [IndexedField: OrderedIndex] {
+        _read { yield parts.ordered }
+        _modify {
+            unique()
+            yield &parts.ordered
+        }
+    }
     /// The record type's text index, when any field is SEARCHABLE.
-    public private(set) var text: TextIndex?
+    public private(set) var text: TextIndex? {
+        _read { yield parts.text }
+        _modify {
+            unique()
+            yield &parts.text
+        }
+    }
     /// Spatial indexes by Location field name.
-    public private(set) var spatial: [String: SpatialIndex] = [:]
+    public private(set) var spatial: [String: SpatialIndex] {
+        _read { yield parts.spatial }
+        _modify {
+            unique()
+            yield &parts.spatial
+        }
+    }
     /// SEARCHABLE string fields, sorted by name.
-    public let searchableFields: [String]
+    public var searchableFields: [String] { parts.searchableFields }
     /// Number of rows applied.
-    public private(set) var rowCount = 0
+    public private(set) var rowCount: Int {
+        _read { yield parts.rowCount }
+        _modify {
+            unique()
+            yield &parts.rowCount
+        }
+    }
     /// Sections that were missing or unreadable when mapping a checkpoint's indexes, built in
     /// memory instead (the next checkpoint writes them).
-    public private(set) var rebuilt: [String] = []
+    public private(set) var rebuilt: [String] {
+        _read { yield parts.rebuilt }
+        _modify {
+            unique()
+            yield &parts.rebuilt
+        }
+    }
     /// Whether the base layers' dead rows (superseded or deleted in a newer layer) are out of
     /// every index: true when there are none, or when every layer that made rows dead carries,
     /// for each mapped index, the `dead/` section of what those rows had indexed. When false
     /// (layers written before those sections existed), the caller removes each dead row with
     /// its decoded record (`apply([.delete(row, record)])`).
-    public private(set) var deadRowsRemoved = true
+    public private(set) var deadRowsRemoved: Bool {
+        _read { yield parts.deadRowsRemoved }
+        _modify {
+            unique()
+            yield &parts.deadRowsRemoved
+        }
+    }
 
     /// Builds every index the schema asks for from `rows` (bulk, sorted builds).
     public init(schema: RecordTypeSchema, rows: [(RowID, Record)], nodeSize: Int = 64) {
-        recordType = schema.name
         let plan = IndexPlan(schema)
-        searchableFields = plan.searchable
+        parts = Storage(recordType: schema.name, searchableFields: plan.searchable)
         for (field, fam) in plan.ordered {
             let entries = rows.lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } }
             ordered[field] = OrderedIndex(family: fam, entries: entries, nodeSize: nodeSize)
@@ -114,9 +189,8 @@ public struct RecordIndexes: Sendable {
     /// in any layer (added to the schema after the checkpoint, or damaged) is built in memory
     /// from `rows()` instead, and listed in `rebuilt`.
     public init(schema: RecordTypeSchema, layers: [IndexLayer], nodeSize: Int = 64, rows: () -> [(RowID, Record)]) {
-        recordType = schema.name
         let plan = IndexPlan(schema)
-        searchableFields = plan.searchable
+        parts = Storage(recordType: schema.name, searchableFields: plan.searchable)
         let starts = BaseLayers(rowCounts: layers.map(\.rowCount))
         var loaded: [(RowID, Record)]?
         func all() -> [(RowID, Record)] {
@@ -326,7 +400,10 @@ public struct RecordIndexes: Sendable {
         for field in Array(ordered.keys) {
             if let v = Self.value(field, rec) { ordered[field]?.insert(v, row: row) }
         }
-        if text != nil { text?.insert(row: row, texts: Self.texts(searchableFields, rec)) }
+        if text != nil {
+            let texts = Self.texts(searchableFields, rec)
+            text?.insert(row: row, texts: texts)
+        }
         for name in Array(spatial.keys) {
             if case .location(let l) = rec.fields[name] { spatial[name]?.insert(row: row, location: l) }
         }
@@ -398,7 +475,10 @@ public struct RecordIndexes: Sendable {
         for field in Array(ordered.keys) {
             if let v = Self.value(field, rec) { ordered[field]?.remove(v, row: row) }
         }
-        if text != nil { text?.remove(row: row, texts: Self.texts(searchableFields, rec)) }
+        if text != nil {
+            let texts = Self.texts(searchableFields, rec)
+            text?.remove(row: row, texts: texts)
+        }
         for name in Array(spatial.keys) {
             spatial[name]?.remove(row: row, indexed: Self.location(name, rec)?.hasValidCoordinates == true)
         }

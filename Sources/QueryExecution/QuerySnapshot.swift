@@ -131,9 +131,10 @@ public struct SnapshotStatistics: IndexStatistics {
     }
 
     /// Whether the snapshot has an ordered index on the field (a user field or a system field's query name).
-    public func hasOrderedIndex(_ field: String) -> Bool { indexes.ordered[Self.indexed(field)] != nil }
+    /// (Looked up by key: reading the value would copy the whole index out of the dictionary.)
+    public func hasOrderedIndex(_ field: String) -> Bool { indexes.ordered.index(forKey: Self.indexed(field)) != nil }
     /// Whether the snapshot has a spatial index on the Location field.
-    public func hasSpatialIndex(_ field: String) -> Bool { indexes.spatial[field] != nil }
+    public func hasSpatialIndex(_ field: String) -> Bool { indexes.spatial.index(forKey: field) != nil }
     /// Whether the record type has a text index.
     public var hasTextIndex: Bool { indexes.text != nil }
 
