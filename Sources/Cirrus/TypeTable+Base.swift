@@ -74,6 +74,7 @@ extension ContainerCore {
     ) -> [(name: String, bytes: [UInt8])] {
         guard let schema else { return [] }
         return RecordIndexes.encodeSections(
-            schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) })
+            schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) },
+            columnsFrom: rows.layerStart)
     }
 }

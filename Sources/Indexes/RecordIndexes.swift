@@ -70,6 +70,10 @@ public struct RecordIndexes: Sendable {
         @exclusivity(unchecked) var rowCount = 0
         @exclusivity(unchecked) var rebuilt: [String] = []
         @exclusivity(unchecked) var deadRowsRemoved = true
+        /// Per column field, its mapped column in each base layer (nil where a layer has none).
+        @exclusivity(unchecked) var columns: [(field: String, layers: [StaticColumn?])] = []
+        /// Where each base layer's rows start (for `columns`).
+        @exclusivity(unchecked) var baseLayers = BaseLayers()
 
         init(recordType: String, searchableFields: [String]) {
             self.recordType = recordType
@@ -85,6 +89,8 @@ public struct RecordIndexes: Sendable {
             rowCount = o.rowCount
             rebuilt = o.rebuilt
             deadRowsRemoved = o.deadRowsRemoved
+            columns = o.columns
+            baseLayers = o.baseLayers
         }
     }
 
@@ -243,8 +249,43 @@ public struct RecordIndexes: Sendable {
                     nodeSize: nodeSize)
             }
         }
+        // Columns are read per layer: a layer without one (written before columns existed, or
+        // damaged) has its rows' values decoded from their bytes instead.
+        var columns: [(field: String, layers: [StaticColumn?])] = []
+        for field in plan.columns {
+            let perLayer = layers.map { l -> StaticColumn? in
+                guard let s = l.sections[Self.columnSectionName(field)], let c = try? StaticColumn(s),
+                    c.count == l.rowCount
+                else { return nil }
+                return c
+            }
+            if perLayer.contains(where: { $0 != nil }) { columns.append((field, perLayer)) }
+        }
+        parts.columns = columns
+        parts.baseLayers = starts
         rowCount = starts.rowCount
         removeDeadRows(plan, layers)
+    }
+
+    /// Section name of a field's column.
+    static func columnSectionName(_ field: String) -> String { "column:" + field }
+
+    /// Fills `out` with base row `row`'s values of the selected fields from the mapped columns,
+    /// without touching the row's bytes; false (and `out` unspecified) when some selected field
+    /// has no column in the row's layer. The caller has checked that the row is a live base row
+    /// whose record was not updated in place (its columns hold the layer's values).
+    public func columnValues(_ row: Int, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
+        let columns = parts.columns
+        guard !columns.isEmpty, let l = parts.baseLayers.layer(of: row) else { return false }
+        let i = row - parts.baseLayers.starts[l]
+        out.removeAll(keepingCapacity: true)
+        for name in selection.names {
+            guard let k = columns.firstIndex(where: { $0.field == name }), let c = columns[k].layers[l] else {
+                return false
+            }
+            out.append(c.value(i))
+        }
+        return true
     }
 
     /// Takes the layers' dead rows out of the mapped indexes from their `dead/` sections, all
@@ -298,7 +339,7 @@ public struct RecordIndexes: Sendable {
 
     /// The index sections of a table's rows (given in row order), for a checkpoint's index segment.
     public static func encodeSections<S: Sequence>(
-        schema: RecordTypeSchema, rows: S
+        schema: RecordTypeSchema, rows: S, columnsFrom start: Int? = nil
     ) -> [(name: String, bytes: [UInt8])]
     where S.Element == (RowID, Record) {
         let plan = IndexPlan(schema)
@@ -307,9 +348,21 @@ public struct RecordIndexes: Sendable {
         var values: [[(FieldValue, RowID)]] = Array(repeating: [], count: plan.ordered.count)
         var texts: [(RowID, [String])] = []
         var points: [[(RowID, Location)]] = Array(repeating: [], count: plan.spatial.count)
+        // Columns hold a layer's rows in order from `start`; rows that are not consecutive
+        // from there (not a layer) get none.
+        var columnValues: [[FieldValue?]] = Array(repeating: [], count: start == nil ? 0 : plan.columns.count)
+        var next = start ?? 0
         for (row, rec) in rows {
             for (i, (field, _)) in plan.ordered.enumerated() {
                 if let v = value(field, rec) { values[i].append((v, row)) }
+            }
+            if !columnValues.isEmpty {
+                if Int(row) == next {
+                    for (i, name) in plan.columns.enumerated() { columnValues[i].append(rec.fields[name]) }
+                    next += 1
+                } else {
+                    columnValues = []
+                }
             }
             if !plan.searchable.isEmpty { texts.append((row, Self.texts(plan.searchable, rec))) }
             for (i, name) in plan.spatial.enumerated() { if let l = location(name, rec) { points[i].append((row, l)) } }
@@ -331,7 +384,11 @@ public struct RecordIndexes: Sendable {
         let results = SectionResults(count: jobs.count)
         let builds = jobs.map(\.build)
         DispatchQueue.concurrentPerform(iterations: builds.count) { i in results.set(i, builds[i]()) }
-        return jobs.indices.map { (jobs[$0].name, results.get($0)) }
+        var out = jobs.indices.map { (name: jobs[$0].name, bytes: results.get($0)) }
+        for (i, values) in columnValues.enumerated() {
+            if let bytes = StaticColumn.encode(values) { out.append((columnSectionName(plan.columns[i]), bytes)) }
+        }
+        return out
     }
 
     /// Section name of an ordered index (user and system fields apart: a user field may not
@@ -533,11 +590,14 @@ struct IndexPlan {
     var ordered: [(IndexedField, KeyFamily)] = []
     var searchable: [String] = []
     var spatial: [String] = []
+    /// Scalar int64, double and date user fields with an ordered index: each gets a column.
+    var columns: [String] = []
 
     init(_ schema: RecordTypeSchema) {
         for f in schema.sortedFields {
             if !f.options.isDisjoint(with: [.queryable, .sortable]), let fam = KeyFamily(f.type.scalar) {
                 ordered.append((.user(f.name), fam))
+                if fam.isFixed && !f.type.isList { columns.append(f.name) }
             }
             if f.options.contains(.searchable), f.type.scalar == .string { searchable.append(f.name) }
             if f.options.contains(.queryable), f.type == .location { spatial.append(f.name) }

@@ -57,6 +57,13 @@ public struct CheckpointRows: Sequence {
         source = .layer(rows, start: start)
     }
 
+    /// The table row of the layer's first row when these are one layer's rows (numbered
+    /// consecutively from it); nil for the dead rows of older layers.
+    public var layerStart: Int? {
+        if case .layer(_, let start) = source { return start }
+        return nil
+    }
+
     /// The rows `dead` (table rows, ascending) of a table's base `base`.
     init(key: TableKey, dead: [UInt32], of base: BaseRows) {
         self.key = key
