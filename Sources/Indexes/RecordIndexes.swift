@@ -270,6 +270,17 @@ public struct RecordIndexes: Sendable {
     /// Section name of a field's column.
     static func columnSectionName(_ field: String) -> String { "column:" + field }
 
+    /// The share of the rows (0–1) whose values of all `fields` come from columns: the base
+    /// rows' share when every base layer has a column of each field, else 0 (a planner estimate:
+    /// removed and overlaid base rows are not told apart).
+    public func columnShare(_ fields: [String]) -> Double {
+        let columns = parts.columns
+        guard !fields.isEmpty, rowCount > 0,
+            fields.allSatisfy({ f in columns.contains { $0.field == f && !$0.layers.contains { $0 == nil } } })
+        else { return 0 }
+        return min(1, Double(parts.baseLayers.rowCount) / Double(rowCount))
+    }
+
     /// Fills `out` with base row `row`'s values of the selected fields from the mapped columns,
     /// without touching the row's bytes; false (and `out` unspecified) when some selected field
     /// has no column in the row's layer. The caller has checked that the row is a live base row

@@ -168,6 +168,10 @@ public struct SnapshotStatistics: IndexStatistics {
     public func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int {
         indexes.spatial[field]?.estimatedCount(withinKm: km, of: center) ?? 0
     }
+
+    /// The base rows' share of the rows when every base layer has a column of every field
+    /// (`RecordIndexes.columnShare`); 0 otherwise.
+    public func columnShare(_ fields: [String]) -> Double { indexes.columnShare(fields) }
 }
 
 extension KeyRange {

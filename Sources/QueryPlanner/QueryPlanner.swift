@@ -140,6 +140,16 @@ struct Context<S: IndexStatistics> {
     /// The query's order as sort descriptors (record id implied last).
     var sorts: [SortDescriptor] { query.sortDescriptors }
 
+    /// The cost of reading one candidate's `residual` filter fields and sort fields, as a set
+    /// plan or the full scan does: from the rows' bytes, or for the share of rows the columns
+    /// cover, from those.
+    func readCost(_ residual: [QueryFilter]) -> Double {
+        var fields = sorts.compactMap { if case .field(let f, _) = $0 { f } else { nil } }
+        for f in residual where !fields.contains(f.fieldName) { fields.append(f.fieldName) }
+        let share = stats.columnShare(fields)
+        return Cost.fetchFields * (1 - share) + Cost.columnRow * share
+    }
+
     /// Adds paths (other than `excluded`) as intersection sets while each saves more fetches
     /// (at `fetchCost` a row) than it costs to materialize. Returns the chosen path indices and
     /// the rows left.
@@ -173,7 +183,7 @@ struct Context<S: IndexStatistics> {
         let n = max(candidates, 1)
         // Sort keys need the records' sort fields, except record-id order.
         let needsFetch = !sorts.isEmpty && !fetched
-        var cost = needsFetch ? n * Cost.fetchFields : 0
+        var cost = needsFetch ? n * readCost([]) : 0
         let out: PlanNode
         if let k = limit {
             cost += n * log2(Double(k) + 2) * Cost.compare
@@ -201,7 +211,7 @@ struct Context<S: IndexStatistics> {
         let source =
             sources.count == 1 ? sources[0] : PlanNode(op: .intersect, estimatedRows: candidates, children: sources)
         let residual = residual(excluding: answered)
-        cost += residual.isEmpty ? 0 : candidates * Cost.fetchFields
+        cost += residual.isEmpty ? 0 : candidates * readCost(residual)
         let filtered = wrap(source, residual: residual, candidates: candidates)
         let (ordered, orderCost) = order(
             filtered, candidates: residual.isEmpty ? candidates : min(candidates, estimate), fetched: !residual.isEmpty)
@@ -297,7 +307,7 @@ struct Context<S: IndexStatistics> {
 
     func fullScan() -> Candidate {
         // The row list, then (with filters) each row's filter and sort fields read.
-        var cost = rows * (filters.isEmpty ? Cost.scanRow : Cost.scanRow + Cost.fetchFields)
+        var cost = rows * (filters.isEmpty ? Cost.scanRow : Cost.scanRow + readCost(filters))
         let scan = PlanNode(op: .fullScan, estimatedRows: rows)
         let filtered = wrap(scan, residual: filters, candidates: rows)
         let (ordered, orderCost) = order(

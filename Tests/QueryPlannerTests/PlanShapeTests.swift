@@ -23,9 +23,9 @@ import Testing
                 page size: 50
                 top 50 by recordID  (est 50)
                   index kind = "cafe"  (est 1000)
-                cost: 96.3
+                cost: 115.6
                 rejected:
-                  306356.3  full scan → filter → top 50
+                  419566.9  full scan → filter → top 50
 
                 """)
     }
@@ -37,10 +37,10 @@ import Testing
                 page size: 50
                 limit 50  (est 50)
                   index scan population > 999000 DESC, ordered  (est 999)
-                cost: 50.8
+                cost: 51.2
                 rejected:
-                  401.9  index scan population > 999000 → top 50
-                  306356.3  full scan → filter → top 50
+                  534.1  index scan population > 999000 → top 50
+                  419566.8  full scan → filter → top 50
 
                 """)
     }
@@ -120,9 +120,9 @@ import Testing
                 page size: 50
                 top 50 by recordID  (est 25)
                   radius location within 10 km of (48.8606, 2.3376)  (est 25)
-                cost: 27.9
+                cost: 29.1
                 rejected:
-                  306290.1  full scan → filter → top 50
+                  419483.5  full scan → filter → top 50
 
                 """)
     }
@@ -215,7 +215,7 @@ import Testing
                 sort by recordID  (est 297000)
                   filter rating GREATER_THAN 4 AND kind NOT_EQUALS "cafe"  (est 297000)
                     full scan  (est 1000000)
-                cost: 857040.2
+                cost: 1091181.9
 
                 """)
     }

@@ -68,10 +68,18 @@ struct CalibrationOperators {
     /// record, and only the filter and sort fields as set plans read candidates) and from the delta.
     mutating func fetchProbes() -> [CostProbe] {
         let snap = snapshot
-        let matcher = RecordMatcher(
+        let byKind = RecordMatcher(
             predicate: .filters([QueryFilter(fieldName: "kind", comparator: .equals, fieldValue: .string("cafe"))]),
             searchableFields: nil)
-        func probe(_ name: String, _ unit: String, _ rows: [RowID], fields: FieldSelection?) -> CostProbe {
+        let byPopulation = RecordMatcher(
+            predicate: .filters([
+                QueryFilter(fieldName: "population", comparator: .greaterThan, fieldValue: .int64(5000))
+            ]),
+            searchableFields: nil)
+        func probe(
+            _ name: String, _ unit: String, _ rows: [RowID], fields: FieldSelection?, matcher: RecordMatcher? = nil
+        ) -> CostProbe {
+            let matcher = matcher ?? byKind
             let walk = Walk()
             let values = ValuesBuffer()
             return CostProbe(name: name, unit: unit, cases: 1000) { _ in
@@ -96,6 +104,9 @@ struct CalibrationOperators {
             probe(
                 "fetch.base.fields", "base row, 2 fields read from its bytes + 1 filter", base,
                 fields: FieldSelection(["kind", "population"])),
+            probe(
+                "fetch.base.column", "base row, 1 field read from its layer's column + 1 filter", base,
+                fields: FieldSelection(["population"]), matcher: byPopulation),
             probe("fetch.delta", "delta row fetched whole + 1 filter", delta, fields: nil),
         ]
     }

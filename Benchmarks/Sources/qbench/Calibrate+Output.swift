@@ -50,6 +50,10 @@ struct CalibrationResult {
             "A set plan's candidate: only its filter and sort fields decoded, then filtered."
         ),
         (
+            "columnRow", .mean(["fetch.base.column"]),
+            "A set plan's candidate whose filter and sort fields all have columns: read from them, then filtered."
+        ),
+        (
             "entry", .mean(["entry.int64", "entry.string"]),
             "One entry of an ordered index scanned in order (a stream's step)."
         ),
