@@ -601,14 +601,15 @@ struct IndexPlan {
     var ordered: [(IndexedField, KeyFamily)] = []
     var searchable: [String] = []
     var spatial: [String] = []
-    /// Scalar int64, double and date user fields with an ordered index: each gets a column.
+    /// Scalar int64, double, date and string user fields with an ordered index: each gets a
+    /// column (a string field only in layers with few distinct values, `StaticColumn`).
     var columns: [String] = []
 
     init(_ schema: RecordTypeSchema) {
         for f in schema.sortedFields {
             if !f.options.isDisjoint(with: [.queryable, .sortable]), let fam = KeyFamily(f.type.scalar) {
                 ordered.append((.user(f.name), fam))
-                if fam.isFixed && !f.type.isList { columns.append(f.name) }
+                if (fam.isFixed || fam == .string) && !f.type.isList { columns.append(f.name) }
             }
             if f.options.contains(.searchable), f.type.scalar == .string { searchable.append(f.name) }
             if f.options.contains(.queryable), f.type == .location { spatial.append(f.name) }

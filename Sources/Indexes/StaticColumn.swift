@@ -1,25 +1,36 @@
 // StaticColumn: one scalar field's value for every row of a checkpoint layer, in row order
 // (docs/index-segment-format.md, "column"):
 //
-//   header = "CRCOL001" u64 row-count                                            never change
-//   tags   = u8 per row: 0 absent, 1 int64, 2 double, 3 date (ms)                never change
+//   header  = "CRCOL002" u64 row-count u64 string-count u64 0                    never change
+//   tags    = u8 per row: 0 absent, 1 int64, 2 double, 3 date (ms), 4 string     never change
 //   (zero padding to 8)
-//   values = u64 per row: the Int64, the Double's bits, the date's milliseconds
+//   values  = u64 per row: the Int64, the Double's bits, the date's milliseconds, the string's
+//             number in the dictionary
+//   offsets = u64 per dictionary string + 1: where each string starts in the bytes (relative)
+//   bytes   = the dictionary's strings, UTF-8, concatenated
 //
-// Written beside the ordered index of every user field that holds int64, double or date values
-// (never a list), so a filter or a sort key on such a field reads 9 bytes of one dense column
-// instead of decoding the row's record: a row's bytes are a cache miss or two away, the column
-// is small enough to stay cached. Row `i` of the column is table row `start + i` of the layer.
+// Written beside the ordered index of every user field that holds int64, double or date values,
+// or strings with at most `maxStrings` distinct values in the layer (never a list), so a filter
+// or a sort key on such a field reads 9 bytes of one dense column instead of decoding the row's
+// record: a row's bytes are a cache miss or two away, the column is small enough to stay
+// cached, and a string is an index into the dictionary (decoded once, when the column opens).
+// Row `i` of the column is table row `start + i` of the layer. Sections written with the first
+// version ("CRCOL001": numbers and dates, no dictionary) do not open: their rows are read from
+// their bytes.
 
 import RecordModel
 
 /// The mapped values of one scalar field over one layer's rows.
 struct StaticColumn: Sendable {
-    static let magic = "CRCOL001"
-    static let headerSize = 16
+    static let magic = "CRCOL002"
+    static let headerSize = 32
+    /// Strings get a column only when a layer holds at most this many distinct values.
+    static let maxStrings = 4096
     let s: SectionBytes
     let count: Int
     let valuesAt: Int
+    /// The dictionary's strings, decoded when the column opens.
+    let strings: [FieldValue]
 
     init(_ s: SectionBytes) throws(IndexSectionError) {
         try s.header(Self.magic, size: Self.headerSize)
@@ -28,6 +39,26 @@ struct StaticColumn: Sendable {
         valuesAt = Self.headerSize + (count + 7) / 8 * 8
         try s.within(Self.headerSize, count, "tags")
         try s.within(valuesAt, 8 * count, "values")
+        let n = try s.boundedCount(s.u64(16), size: 8, at: 16)
+        guard n <= Self.maxStrings else {
+            throw IndexSectionError(s.name, offset: 16, "\(n) dictionary strings, more than \(Self.maxStrings)")
+        }
+        let offsetsAt = valuesAt + 8 * count
+        try s.within(offsetsAt, 8 * (n + 1), "dictionary offsets")
+        let bytesAt = offsetsAt + 8 * (n + 1)
+        var strings: [FieldValue] = []
+        strings.reserveCapacity(n)
+        for k in 0..<n {
+            let from = Int(truncatingIfNeeded: s.u64(offsetsAt + 8 * k))
+            let to = Int(truncatingIfNeeded: s.u64(offsetsAt + 8 * (k + 1)))
+            guard from <= to else {
+                throw IndexSectionError(s.name, offset: offsetsAt + 8 * k, "dictionary string \(k) ends before it starts")
+            }
+            try s.within(bytesAt + from, to - from, "dictionary string \(k)")
+            let bytes = UnsafeRawBufferPointer(rebasing: s.bytes[(bytesAt + from)..<(bytesAt + to)])
+            strings.append(.string(String(decoding: bytes, as: UTF8.self)))
+        }
+        self.strings = strings
     }
 
     /// The value of row `i` (counted from the layer's start); nil when the row has none or `i`
@@ -39,15 +70,19 @@ struct StaticColumn: Sendable {
         case 1: return .int64(Int64(bitPattern: bits))
         case 2: return .double(Double(bitPattern: bits))
         case 3: return .date(Timestamp(millisecondsSince1970: Int64(bitPattern: bits)))
+        case 4: return bits < UInt64(strings.count) ? strings[Int(bits)] : nil
         default: return nil
         }
     }
 
     /// The section for `values` (row `i` of the layer at index `i`); nil when some value is not
-    /// an int64, a double or a date — that field gets no column.
+    /// an int64, a double, a date or a string, or there are more than `maxStrings` distinct
+    /// strings — that field gets no column.
     static func encode(_ values: [FieldValue?]) -> [UInt8]? {
         var tags = [UInt8](repeating: 0, count: values.count)
         var words = SectionWriter()
+        var dictionary: [String: Int] = [:]
+        var strings: [String] = []
         for (i, v) in values.enumerated() {
             switch v {
             case nil: words.u64(0)
@@ -60,15 +95,37 @@ struct StaticColumn: Sendable {
             case .date(let t)?:
                 tags[i] = 3
                 words.u64(UInt64(bitPattern: t.millisecondsSince1970))
+            case .string(let text)?:
+                tags[i] = 4
+                if let k = dictionary[text] {
+                    // Swift strings compare by canonical equivalence; a column keeps bytes. Two
+                    // spellings of one text (composed and decomposed accents) get no column.
+                    guard strings[k].utf8.elementsEqual(text.utf8) else { return nil }
+                    words.u64(UInt64(k))
+                } else {
+                    guard strings.count < maxStrings else { return nil }
+                    dictionary[text] = strings.count
+                    words.u64(UInt64(strings.count))
+                    strings.append(text)
+                }
             default: return nil
             }
         }
         var w = SectionWriter()
         w.magic(magic)
         w.u64(UInt64(values.count))
+        w.u64(UInt64(strings.count))
+        w.u64(0)
         w.bytes += tags
         w.pad8()
         w.bytes += words.bytes
+        var offset: UInt64 = 0
+        w.u64(0)
+        for text in strings {
+            offset += UInt64(text.utf8.count)
+            w.u64(offset)
+        }
+        for text in strings { w.bytes += Array(text.utf8) }
         return w.bytes
     }
 }

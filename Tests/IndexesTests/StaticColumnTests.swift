@@ -16,9 +16,12 @@ import Testing
         var values: [FieldValue?] = [
             nil, .int64(.min), .int64(.max), .int64(0), .double(-0.0), .double(.infinity), .double(-1e300),
             .date(Timestamp(millisecondsSince1970: -1)), .date(Timestamp(millisecondsSince1970: .max)),
+            .string(""), .string("café"), .string("a string longer than fifteen bytes"), .string("日本"),
         ]
+        let words = ["cafe", "shop", "", "Zürich", "a much longer value than an inline string"]
         for _ in 0..<500 {
-            switch rng.below(4) {
+            switch rng.below(5) {
+            case 4: values.append(.string(words[rng.below(words.count)]))
             case 0: values.append(nil)
             case 1: values.append(.int64(Int64(bitPattern: rng.next())))
             case 2: values.append(.double(Double(bitPattern: rng.next() & ~(0x7FF << 52))))  // finite
@@ -32,10 +35,15 @@ import Testing
         withExtendedLifetime(keep) {}
     }
 
-    @Test func onlyNumbersAndDatesHaveAColumn() {
-        #expect(StaticColumn.encode([.int64(1), .string("a")]) == nil)
+    @Test func onlyScalarsAndFewDistinctStringsHaveAColumn() {
         #expect(StaticColumn.encode([.list([.int64(1)])]) == nil)
+        #expect(StaticColumn.encode([.bytes([1])]) == nil)
         #expect(StaticColumn.encode([nil, nil]) != nil)
+        let many = (0...StaticColumn.maxStrings).map { FieldValue.string("s\($0)") }
+        #expect(StaticColumn.encode(Array(many.dropLast())) != nil)
+        #expect(StaticColumn.encode(many) == nil)
+        // Equal as Swift strings, different bytes: a column would return one for the other.
+        #expect(StaticColumn.encode([.string("caf\u{E9}"), .string("cafe\u{301}")]) == nil)
     }
 
     @Test func damagedSectionsAreRefused() throws {
@@ -49,5 +57,19 @@ import Testing
         var hugeCount = good
         for k in 8..<16 { hugeCount[k] = 0xFF }
         #expect(throws: IndexSectionError.self) { _ = try open(hugeCount) }
+        // The first version (no dictionary) is not read.
+        var first = good
+        first.replaceSubrange(0..<8, with: Array("CRCOL001".utf8))
+        #expect(throws: IndexSectionError.self) { _ = try open(first) }
+        // A dictionary whose offsets run backwards or past the end.
+        let strings = try #require(StaticColumn.encode([.string("abc"), .string("de")]))
+        let offsetsAt = strings.count - 5 - 24  // 3 offsets, then 5 bytes of text
+        var backwards = strings
+        backwards[offsetsAt + 8] = 9
+        #expect(throws: IndexSectionError.self) { _ = try open(backwards) }
+        var past = strings
+        past[offsetsAt + 16] = 200
+        #expect(throws: IndexSectionError.self) { _ = try open(past) }
+        #expect(throws: IndexSectionError.self) { _ = try open(Array(strings.dropLast())) }
     }
 }
