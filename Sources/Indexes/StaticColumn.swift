@@ -51,10 +51,11 @@ struct StaticColumn: Sendable {
         for k in 0..<n {
             let from = Int(truncatingIfNeeded: s.u64(offsetsAt + 8 * k))
             let to = Int(truncatingIfNeeded: s.u64(offsetsAt + 8 * (k + 1)))
-            guard from <= to else {
-                throw IndexSectionError(s.name, offset: offsetsAt + 8 * k, "dictionary string \(k) ends before it starts")
+            guard from >= 0, from <= to, to <= s.count - bytesAt else {
+                throw IndexSectionError(
+                    s.name, offset: offsetsAt + 8 * k,
+                    "dictionary string \(k) (bytes \(from)..<\(to)) lies outside the section")
             }
-            try s.within(bytesAt + from, to - from, "dictionary string \(k)")
             let bytes = UnsafeRawBufferPointer(rebasing: s.bytes[(bytesAt + from)..<(bytesAt + to)])
             strings.append(.string(String(decoding: bytes, as: UTF8.self)))
         }

@@ -71,5 +71,8 @@ import Testing
         past[offsetsAt + 16] = 200
         #expect(throws: IndexSectionError.self) { _ = try open(past) }
         #expect(throws: IndexSectionError.self) { _ = try open(Array(strings.dropLast())) }
+        var huge = strings
+        for k in 0..<8 { huge[offsetsAt + 16 + k] = 0xFF }  // an offset near UInt64.max
+        #expect(throws: IndexSectionError.self) { _ = try open(huge) }
     }
 }
