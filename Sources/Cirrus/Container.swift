@@ -225,6 +225,22 @@ public final class Container: Sendable {
                 if let d = t.indexes.differences(from: rebuilt).first {
                     throw CirrusError(.internalError, "\(owner)/\(type): \(d)")
                 }
+                // Every column value against its row (rows updated in place read their overlay).
+                var values: [FieldValue?] = []
+                for field in t.indexes.columnFields {
+                    let one = FieldSelection([field])
+                    for i in 0..<t.baseCount where !t.baseRemoved.contains(i) && !t.overlaid.contains(i) {
+                        guard t.indexes.columnValues(i, of: one, into: &values),
+                            let r = t.record(RowID(truncatingIfNeeded: i))
+                        else { continue }
+                        if values.first.flatMap({ $0 }) != r[field] {
+                            throw CirrusError(
+                                .internalError,
+                                "\(owner)/\(type): the column of \(field) holds \(values.first.flatMap { $0 }.map { "\($0)" } ?? "nothing") for \(r.recordID.recordName), the row \(r[field].map { "\($0)" } ?? "nothing")"
+                            )
+                        }
+                    }
+                }
             }
         }
     }

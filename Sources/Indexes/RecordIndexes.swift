@@ -270,6 +270,9 @@ public struct RecordIndexes: Sendable {
     /// Section name of a field's column.
     static func columnSectionName(_ field: String) -> String { "column:" + field }
 
+    /// The fields with a column in at least one base layer.
+    public var columnFields: [String] { parts.columns.map(\.field) }
+
     /// The share of the rows (0–1) whose values of all `fields` come from columns: the base
     /// rows' share when every base layer has a column of each field, else 0 (a planner estimate:
     /// removed and overlaid base rows are not told apart).
