@@ -256,7 +256,7 @@ struct TypeTable: Sendable {
             selection.values(of: r, into: &out)
             return true
         }
-        // Numbers and dates come from the layer's columns when every selected field has one:
+        // Values come from the layer's columns when every selected field has one:
         // the row's bytes are not touched.
         if indexes.columnValues(i, of: selection, into: &out) { return true }
         guard let p = base.rows.payload(i) else { return false }
