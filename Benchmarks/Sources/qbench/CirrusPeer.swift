@@ -29,14 +29,21 @@ final class CirrusPeer {
 
     let directory: String
     let durability: Durability
+    let options: ContainerOptions
     private(set) var container: Container
     private(set) var db: Database
 
-    init(directory: String, durability: Durability, schema: String? = CirrusPeer.schema) throws {
+    /// Opens (creating) the container at `directory`; `recordCache` overrides the default number of
+    /// decoded base records kept per table (0: none).
+    init(directory: String, durability: Durability, schema: String? = CirrusPeer.schema, recordCache: Int? = nil)
+        throws
+    {
         self.directory = directory
         self.durability = durability
-        container = try Container.open(
-            at: directory, environment: .development, options: ContainerOptions(durability: durability))
+        var options = ContainerOptions(durability: durability)
+        if let recordCache { options.recordCacheSize = recordCache }
+        self.options = options
+        container = try Container.open(at: directory, environment: .development, options: options)
         if let schema { try container.importSchema(schema) }
         db = container.publicDatabase(as: .user("_bench"))
     }
@@ -62,8 +69,7 @@ final class CirrusPeer {
         try container.close()
         let closed = Measure.now() - c0
         defer { db = container.publicDatabase(as: .user("_bench")) }
-        container = try Container.open(
-            at: directory, environment: .development, options: ContainerOptions(durability: durability))
+        container = try Container.open(at: directory, environment: .development, options: options)
         return closed
     }
 

@@ -57,6 +57,16 @@ struct Compare: AsyncParsableCommand {
     var markdown: String?
     @Option(help: "Working directory for the two databases (default: a fresh one under /tmp, removed afterwards).")
     var dir: String?
+    @Flag(
+        help:
+            "With --dir: reuse the two databases a previous run with the same size, seed and durability left there (no ingest row; the Cirrus container is as that run's reopen left it)."
+    )
+    var reuse = false
+    @Option(
+        help:
+            "Decoded base records Cirrus keeps per table (its record cache; 0 turns it off). The suites repeat their cases, so the cache hits more often than under a varied workload."
+    )
+    var recordCache: Int?
     @Option(help: "A JSON Lines file of Web Services records to load instead of generated places (needs --queries).")
     var data: String?
     @Option(help: "Also write the generated places as Web Services JSON Lines to this file (input for --data).")
@@ -90,6 +100,10 @@ struct Compare: AsyncParsableCommand {
         }
         for s in suiteList where !Self.allSuites.contains(s) { throw ValidationError("unknown suite \(s)") }
         if (data == nil) != (queries == nil) { throw ValidationError("--data and --queries go together") }
+        if reuse && (dir == nil || data != nil || postgres != nil) {
+            throw ValidationError("--reuse needs --dir, and works with neither --data nor --postgres")
+        }
+        if let recordCache, recordCache < 0 { throw ValidationError("--record-cache must be 0 or more") }
         _ = try sizes()
     }
 
@@ -191,28 +205,17 @@ struct Compare: AsyncParsableCommand {
         return (d, true)
     }
 
-    func runGenerated(size n: Int) async throws -> RunReport {
-        var report = RunReport(
-            command: CommandLine.arguments.joined(separator: " "), size: n, seed: seed, durability: durability,
-            machine: Machine.current())
-        print(
-            "qbench: Cirrus vs SQLite \(SQLiteDB.version)\(postgres != nil ? " vs Cirrus-on-PostgreSQL" : ""), "
-                + "\(n) places (seed \(seed)), durability \(durability), "
-                + "\(report.machine.cores) cores, load \(report.machine.loadAverage)\(verify ? ", verify only" : "")")
-        let progress = Progress()
-        progress.show("generating \(n) places…")
-        let rss0 = Memory.status("VmRSS")
-        let data = PlaceSet(size: n, seed: seed)
-        progress.done()
-        let (work, temporary) = try workDirectory()
-        defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
+    /// Ingests the places into a new Cirrus container and SQLite database under `work` (both
+    /// durable and batched; SQLite maintains the same indexes as it goes), and with `--postgres` into
+    /// Cirrus-on-PostgreSQL; adds the ingest row.
+    func ingestAll(_ data: PlaceSet, work: String, report: inout RunReport, progress: Progress) async throws -> (
+        CirrusPeer, SQLitePeer, PostgresPeer?
+    ) {
+        let n = data.places.count
         let (cirrusDurability, sync) = storeDurability
-        print(Table.header(postgres: postgres != nil))
-
-        // Ingest: both durable and batched; SQLite maintains the same indexes as it goes.
-        let cirrus = try CirrusPeer(directory: work + "/cirrus", durability: cirrusDurability)
+        let cirrus = try CirrusPeer(
+            directory: work + "/cirrus", durability: cirrusDurability, recordCache: recordCache)
         let records = data.places.map(\.record)
-        let rssBefore = Memory.status("VmRSS")
         var cTimes: [Double] = []
         var last = Measure.now()
         let c0 = last
@@ -224,8 +227,7 @@ struct Compare: AsyncParsableCommand {
         }
         let cTotal = Double(Measure.now() - c0)
         progress.done()
-        let cirrusRSS = Memory.status("VmRSS") - rssBefore
-        var sqlite = try SQLitePeer(path: work + "/places.sqlite", synchronous: sync)
+        let sqlite = try SQLitePeer(path: work + "/places.sqlite", synchronous: sync)
         try sqlite.createSchema()
         var sTimes: [Double] = []
         last = Measure.now()
@@ -256,6 +258,49 @@ struct Compare: AsyncParsableCommand {
         let pg = try await postgresIngest(records, schema: cirrus.container.schema, into: &ingest, progress: progress)
         if let pg { report.postgres = "\(pg.address), container \(pg.tenant.containerID)" }
         add(&report, ingest)
+        return (cirrus, sqlite, pg)
+    }
+
+    func runGenerated(size n: Int) async throws -> RunReport {
+        var report = RunReport(
+            command: CommandLine.arguments.joined(separator: " "), size: n, seed: seed, durability: durability,
+            machine: Machine.current())
+        print(
+            "qbench: Cirrus vs SQLite \(SQLiteDB.version)\(postgres != nil ? " vs Cirrus-on-PostgreSQL" : ""), "
+                + "\(n) places (seed \(seed)), durability \(durability), "
+                + "\(report.machine.cores) cores, load \(report.machine.loadAverage)\(verify ? ", verify only" : "")")
+        let progress = Progress()
+        progress.show("generating \(n) places…")
+        let rss0 = Memory.status("VmRSS")
+        let data = PlaceSet(size: n, seed: seed)
+        progress.done()
+        let (work, temporary) = try workDirectory()
+        defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
+        let (cirrusDurability, sync) = storeDurability
+        print(Table.header(postgres: postgres != nil))
+
+        // A run with --reuse starts from the databases an earlier run with the same data left.
+        let marker = work + "/qbench-ingest.json"
+        let stamp = "{\"size\":\(n),\"seed\":\(seed),\"durability\":\"\(durability)\"}"
+        let reused = reuse && (try? String(contentsOfFile: marker, encoding: .utf8)) == stamp
+        if reuse && !reused { print("qbench: no reusable databases in \(work) for this size, seed and durability; ingesting") }
+        let rssBefore = Memory.status("VmRSS")
+        let cirrus: CirrusPeer
+        var sqlite: SQLitePeer
+        var pg: PostgresPeer? = nil
+        if reused {
+            cirrus = try CirrusPeer(
+                directory: work + "/cirrus", durability: cirrusDurability, schema: nil, recordCache: recordCache)
+            sqlite = try SQLitePeer(path: work + "/places.sqlite", synchronous: sync)
+        } else {
+            // A fresh ingest starts from nothing (not from what an earlier run left here).
+            for f in ["qbench-ingest.json", "cirrus", "places.sqlite", "places.sqlite-wal", "places.sqlite-shm"] {
+                try? FileManager.default.removeItem(atPath: work + "/" + f)
+            }
+            (cirrus, sqlite, pg) = try await ingestAll(data, work: work, report: &report, progress: progress)
+            try stamp.write(toFile: marker, atomically: true, encoding: .utf8)
+        }
+        let cirrusRSS = Memory.status("VmRSS") - rssBefore
 
         if wants("bulk") && !verify { add(&report, try bulkSuite(data, work: work, progress: progress)) }
 
