@@ -211,8 +211,9 @@ struct TypeTable: Sendable {
         tombstoneDeadRows()
     }
 
-    /// The record of `row` (API form), nil if the row is deleted or never existed.
-    func record(_ row: RowID) -> Record? {
+    /// The record of `row` (API form), nil if the row is deleted or never existed; a base row
+    /// decoded now is offered to the record cache unless `fill` is false (a bulk read).
+    func record(_ row: RowID, fill: Bool = true) -> Record? {
         let i = Int(row)
         if i < baseCount {
             guard !baseRemoved.contains(i), let base else { return nil }
@@ -220,7 +221,7 @@ struct TypeTable: Sendable {
             // Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row
             // that does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
             guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
-            return cache.record(i) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+            return cache.record(i, fill: fill) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
         }
         let d = i - baseCount
         return pages.contains(d) ? pages[d]?.record : nil
@@ -560,6 +561,13 @@ public struct RecordTypeSnapshot: Sendable {
     /// The current version of the record in `row`; nil if the row was deleted or never existed.
     /// Record ids use the API form (zone owner `__defaultOwner__`).
     public func record(_ row: RowID) -> Record? { storage.table?.record(row) }
+
+    /// `record(row)`; a result of more than ``RecordCache/bulkShare`` of the record cache's
+    /// capacity is a bulk read, whose rows are not added to the cache.
+    public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? {
+        guard let t = storage.table else { return nil }
+        return t.record(row, fill: t.cache?.fills(resultRows: resultRows) ?? false)
+    }
 
     /// The record id of `row` (API form), read from the row's key without decoding the record.
     public func recordID(_ row: RowID) -> RecordID? { storage.table?.recordID(row) }

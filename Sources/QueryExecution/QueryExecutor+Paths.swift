@@ -89,7 +89,7 @@ extension Run {
                     return true
                 }
             }
-            guard let record = snapshot.record(row) else { return true }
+            guard let record = snapshot.record(row, inResultOf: pageSize) else { return true }
             if let visible, !visible(record) { return true }
             if !residual.isEmpty, valueFilter == nil {
                 guard matcher.matches(record) else { return true }
@@ -246,8 +246,9 @@ extension Run {
         if let filterNode { count(filterNode, passed) }
         let ranked = heap.sorted()
         var page: [(OrderKey, Record)] = []
+        let resultRows = min(pageSize, ranked.count)
         for (key, row) in ranked.prefix(pageSize) {
-            if let r = snapshot.record(row) { page.append((key, r)) }
+            if let r = snapshot.record(row, inResultOf: resultRows) { page.append((key, r)) }
         }
         if let orderNode { count(orderNode, page.count) }
         let more = ranked.count > pageSize
@@ -313,8 +314,9 @@ extension Run {
         let picked = snapshot.firstRowsByID(rows, after: after?.recordID, zone: zone, limit: pageSize + 1)
         var page: [Record] = []
         page.reserveCapacity(min(pageSize, picked.count))
+        let resultRows = min(pageSize, picked.count)
         for row in picked.prefix(pageSize) {
-            if let r = snapshot.record(row) { page.append(r) }
+            if let r = snapshot.record(row, inResultOf: resultRows) { page.append(r) }
         }
         if let orderNode { count(orderNode, page.count) }
         let next = picked.count > pageSize ? page.last.map { OrderKey(values: [], recordID: $0.recordID) } : nil

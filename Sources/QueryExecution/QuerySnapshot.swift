@@ -15,6 +15,10 @@ public protocol QuerySnapshot: Sendable {
     var typeSchema: RecordTypeSchema? { get }
     /// The current version of a row's record, nil when the row is deleted.
     func record(_ row: RowID) -> Record?
+    /// `record(row)` read for a result of `resultRows` records: a store that caches decoded
+    /// records keeps those of small results only, so that one large result does not replace
+    /// the cache with rows read once (LevelDB's `fill_cache`).
+    func record(_ row: RowID, inResultOf resultRows: Int) -> Record?
     /// A row's record id (cheaper than `record` where the store can).
     func recordID(_ row: RowID) -> RecordID?
     /// The record of `row` holding at least the user fields in `fields` and every system field
@@ -37,6 +41,9 @@ public protocol QuerySnapshot: Sendable {
 extension QuerySnapshot {
     /// The record id of `record(row)`.
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
+
+    /// `record(row)`: this default has no cache to spare.
+    public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? { record(row) }
 
     /// The whole record (`record(row)`); `fields` is a hint that this default ignores.
     public func record(_ row: RowID, fields: Set<String>) -> Record? { record(row) }
