@@ -45,9 +45,9 @@ public enum RecordCodec {
     }
 
     /// Decodes one record payload; the whole buffer must be consumed.
-    public static func decode(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> Record {
+    public static func decode(_ buffer: UnsafeRawBufferPointer, names: NameTable? = nil) throws(CodecError) -> Record {
         var r = ByteReader(buffer)
-        let rec = try decodeRecord(&r)
+        let rec = try decodeRecord(&r, names: names)
         guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes after record", offset: r.offset) }
         return rec
     }
@@ -152,11 +152,14 @@ public enum RecordCodec {
         }
     }
 
-    static func decodeRecord(_ r: inout ByteReader, keeping keep: Set<String>? = nil) throws(CodecError) -> Record {
+    static func decodeRecord(
+        _ r: inout ByteReader, keeping keep: Set<String>? = nil, names table: NameTable? = nil
+    ) throws(CodecError) -> Record {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
         let id = try decodeRecordID(&r)
-        let type = try r.string()
+        let type: String
+        if let table { type = try string(&r, likely: table.recordType, table.typeUTF8) } else { type = try r.string() }
         let maskAt = r.offset
         let mask = try r.u8()
         guard mask & ~31 == 0 else { throw CodecError("unknown system-field bits \(mask)", offset: maskAt) }
@@ -174,6 +177,9 @@ public enum RecordCodec {
         // skipped without making its name (no string, no hashing).
         var lengths: UInt64 = 0
         for k in keep ?? [] { lengths |= k.utf8.count < 64 ? 1 << UInt64(k.utf8.count) : 0 }
+        // With a table: whether every name so far came from it in ascending order.
+        var inOrder = table != nil
+        var last = -1
         for _ in 0..<count {
             if keep != nil {
                 let at = r.offset
@@ -185,7 +191,24 @@ public enum RecordCodec {
                 }
                 r.offset = at
             }
-            let name = try r.string()
+            let name: String
+            if let table {
+                let at = r.offset
+                let n = try r.length()
+                let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
+                if let k = table.index(of: raw, hint: last + 1) {
+                    r.offset += n
+                    name = table.names[k]
+                    if k <= last { inOrder = false }
+                    last = k
+                } else {
+                    r.offset = at
+                    name = try r.string()
+                    inOrder = false
+                }
+            } else {
+                name = try r.string()
+            }
             if let keep, !keep.contains(name) {
                 try skipValue(&r)
             } else {
@@ -194,7 +217,9 @@ public enum RecordCodec {
         }
         // Built once, with every value: no copy-on-write check per system field.
         return Record(
-            recordType: type, recordID: id, fields: RecordFields(collecting: fields), creationDate: created,
+            recordType: type, recordID: id,
+            fields: inOrder ? RecordFields(sortedUnique: fields) : RecordFields(collecting: fields),
+            creationDate: created,
             modificationDate: modified,
             creatorUserRecordID: creator, lastModifiedUserRecordID: modifier, recordChangeTag: tag)
     }
@@ -367,5 +392,55 @@ public enum RecordCodec {
             let hash = try r.string()
             return .asset(Asset(contentHash: hash, size: Int64(bitPattern: try r.varint())))
         }
+    }
+}
+
+extension RecordCodec {
+    /// The field names (and the record type) of one data segment's rows, made once: decoding a
+    /// row takes its names from here instead of making and validating a string per field, and
+    /// when they come in the table's order the fields are known to be sorted (no comparisons).
+    /// Rows of one type carry the same names, in the same (sorted) order; a name the table does
+    /// not have is read as usual.
+    public struct NameTable: Sendable {
+        /// Ascending, unique.
+        let names: [String]
+        let utf8: [[UInt8]]
+        let recordType: String
+        let typeUTF8: [UInt8]
+
+        /// The names of `record`'s fields and its type.
+        public init(_ record: Record) {
+            names = record.fields.keys.sorted()
+            utf8 = names.map { Array($0.utf8) }
+            recordType = record.recordType
+            typeUTF8 = Array(record.recordType.utf8)
+        }
+
+        /// The index of the name spelled `raw`, trying `hint` first; nil when the table lacks it.
+        @inline(__always)
+        func index(of raw: UnsafeRawBufferPointer, hint: Int) -> Int? {
+            if hint < utf8.count, Self.equal(utf8[hint], raw) { return hint }
+            for k in utf8.indices where k != hint && Self.equal(utf8[k], raw) { return k }
+            return nil
+        }
+
+        @inline(__always)
+        static func equal(_ a: [UInt8], _ raw: UnsafeRawBufferPointer) -> Bool {
+            a.count == raw.count && a.withUnsafeBytes { compareBytes($0, raw) == 0 }
+        }
+    }
+
+    /// Reads a length-prefixed string that is likely `known` (spelled `utf8`): that string when
+    /// the bytes match, else the string read as usual.
+    @inline(__always)
+    static func string(_ r: inout ByteReader, likely known: String, _ utf8: [UInt8]) throws(CodecError) -> String {
+        let at = r.offset
+        let n = try r.length()
+        if NameTable.equal(utf8, UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])) {
+            r.offset += n
+            return known
+        }
+        r.offset = at
+        return try r.string()
     }
 }

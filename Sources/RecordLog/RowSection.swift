@@ -141,6 +141,9 @@ public struct RowSection: @unchecked Sendable {
     let entriesAt: Int
     /// Number of rows.
     public let count: Int
+    /// The field names of the first row, which the rows' decoding reuses (nil: no rows, or the
+    /// first does not decode — every row then reads its names as usual).
+    private(set) var names: RecordCodec.NameTable?
 
     /// The `rows` section of `segment`; throws naming the file and offset when it is damaged.
     public init(segment: DataSegment) throws(LogError) {
@@ -163,6 +166,8 @@ public struct RowSection: @unchecked Sendable {
         bytes = b
         entriesAt = at
         count = n
+        names = nil
+        names = payload(0).flatMap { try? RecordCodec.decode($0) }.map(RecordCodec.NameTable.init)
     }
 
     @inline(__always) func u64(_ o: Int) -> Int {
@@ -211,7 +216,9 @@ public struct RowSection: @unchecked Sendable {
     /// The record of row `i`, decoded (storage form: zone owner as stored).
     public func record(_ i: Int) throws(LogError) -> Record {
         guard let p = payload(i) else { throw damage(i, "row payload lies outside the section") }
-        do { return try RecordCodec.decode(p) } catch { throw damage(i, "row does not decode: \(error)") }
+        do { return try RecordCodec.decode(p, names: names) } catch {
+            throw damage(i, "row does not decode: \(error)")
+        }
     }
 
     /// The record id of row `i` with the given zone owner.

@@ -57,6 +57,11 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// Fields from a literal; when a name repeats, the last value wins.
     public init(dictionaryLiteral elements: (String, FieldValue)...) { self.init(elements) }
 
+    /// Fields known to be sorted by name with unique names — not checked; lookups bisect them,
+    /// so a caller that cannot prove the order uses ``init(collecting:)``. (The codec proves it
+    /// when every name of a row is one of its segment's names, in their order.)
+    public init(sortedUnique entries: [Field]) { self.entries = entries }
+
     /// Fields read in order (as the codec writes them: sorted, unique) — checked, and sorted and
     /// made unique (the last value of a name wins) when they are not.
     public init(collecting entries: [Field]) {
