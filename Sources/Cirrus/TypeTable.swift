@@ -205,15 +205,16 @@ struct TypeTable: Sendable {
             recordType: base.key.recordType, owner: base.key.owner, nodeSize: nodeSize, schema: schema,
             indexes: try Self.baseIndexes(
                 base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize))
-        parts.cache = RecordCache(capacity: min(cacheSize, base.rows.count))  // slots are allocated up front
+        parts.cache = RecordCache(capacity: min(cacheSize, base.rows.count), tableRows: base.rows.count)
         parts.base = base
         parts.nextRow = RowID(truncatingIfNeeded: base.rows.count)
         tombstoneDeadRows()
     }
 
     /// The record of `row` (API form), nil if the row is deleted or never existed; a base row
-    /// decoded now is offered to the record cache unless `fill` is false (a bulk read).
-    func record(_ row: RowID, fill: Bool = true) -> Record? {
+    /// decoded now is offered to the record cache unless it is read for a result of
+    /// `resultRows` records that the cache leaves out (`RecordCache.fills(resultRows:)`).
+    func record(_ row: RowID, resultRows: Int = 1) -> Record? {
         let i = Int(row)
         if i < baseCount {
             guard !baseRemoved.contains(i), let base else { return nil }
@@ -221,7 +222,9 @@ struct TypeTable: Sendable {
             // Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row
             // that does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
             guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
-            return cache.record(i, fill: fill) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+            return cache.record(i, fill: cache.fills(resultRows: resultRows)) {
+                (try? base.rows.record(i)).map(ContainerCore.apiForm)
+            }
         }
         let d = i - baseCount
         return pages.contains(d) ? pages[d]?.record : nil
@@ -562,11 +565,11 @@ public struct RecordTypeSnapshot: Sendable {
     /// Record ids use the API form (zone owner `__defaultOwner__`).
     public func record(_ row: RowID) -> Record? { storage.table?.record(row) }
 
-    /// `record(row)`; a result of more than ``RecordCache/bulkShare`` of the record cache's
-    /// capacity is a bulk read, whose rows are not added to the cache.
+    /// `record(row)`; a result of more than 1/256 of the record cache's capacity is a bulk
+    /// read, whose rows are not added to the cache of a table more than four times its size
+    /// (`RecordCache.fills(resultRows:)`).
     public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? {
-        guard let t = storage.table else { return nil }
-        return t.record(row, fill: t.cache?.fills(resultRows: resultRows) ?? false)
+        storage.table?.record(row, resultRows: resultRows)
     }
 
     /// The record id of `row` (API form), read from the row's key without decoding the record.

@@ -409,11 +409,17 @@ extension RecordCodec {
         let typeUTF8: [UInt8]
 
         /// The names of `record`'s fields and its type.
-        public init(_ record: Record) {
-            names = record.fields.keys.sorted()
+        public init(_ record: Record) { self.init(records: [record], recordType: record.recordType) }
+
+        /// Every field name of `records` (a sample of a segment's rows: a field absent from one
+        /// row is not missed by all) and the type.
+        public init(records: [Record], recordType: String) {
+            var all = Set<String>()
+            for r in records { all.formUnion(r.fields.keys) }
+            names = all.sorted()
             utf8 = names.map { Array($0.utf8) }
-            recordType = record.recordType
-            typeUTF8 = Array(record.recordType.utf8)
+            self.recordType = recordType
+            typeUTF8 = Array(recordType.utf8)
         }
 
         /// The index of the name spelled `raw`, trying `hint` first; nil when the table lacks it.

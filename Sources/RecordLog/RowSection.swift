@@ -141,8 +141,8 @@ public struct RowSection: @unchecked Sendable {
     let entriesAt: Int
     /// Number of rows.
     public let count: Int
-    /// The field names of the first row, which the rows' decoding reuses (nil: no rows, or the
-    /// first does not decode — every row then reads its names as usual).
+    /// The field names of a sample of the rows, which the rows' decoding reuses (nil: no rows,
+    /// or none of the sample decodes — every row then reads its names as usual).
     private(set) var names: RecordCodec.NameTable?
 
     /// The `rows` section of `segment`; throws naming the file and offset when it is damaged.
@@ -167,7 +167,10 @@ public struct RowSection: @unchecked Sendable {
         entriesAt = at
         count = n
         names = nil
-        names = payload(0).flatMap { try? RecordCodec.decode($0) }.map(RecordCodec.NameTable.init)
+        // Nine rows spread over the section (a page fault each, at open): their names together.
+        let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
+        let rows = sample.compactMap { i in payload(i).flatMap { try? RecordCodec.decode($0) } }
+        if let first = rows.first { names = RecordCodec.NameTable(records: rows, recordType: first.recordType) }
     }
 
     @inline(__always) func u64(_ o: Int) -> Int {

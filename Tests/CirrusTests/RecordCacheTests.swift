@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func aFullSetAdmitsARowOnItsSecondMissInARow() {
-        let cache = RecordCache(capacity: 4)  // two sets: even rows in set 0, odd in set 1
+        let cache = RecordCache(capacity: 4, tableRows: 100)  // two sets: even rows in set 0, odd in set 1
         var decodes = 0
         #expect(read(cache, 0, decodes: &decodes) == 0)
         #expect(read(cache, 2, decodes: &decodes) == 2)  // set 0 full now
@@ -52,8 +52,29 @@ import Testing
         #expect(cache.cached(1) != nil)  // set 1 had room
     }
 
+    @Test func bulkReadsFillOnlyACacheThatHoldsAQuarterOfTheTable() {
+        let large = RecordCache(capacity: 16_384, tableRows: 100_000)
+        #expect(large.fills(resultRows: 64))
+        #expect(!large.fills(resultRows: 65))
+        let small = RecordCache(capacity: 16_384, tableRows: 65_536)
+        #expect(small.fills(resultRows: 10_000))
+        // A row of a bulk read is not added; the same row read for a small result is.
+        var decodes = 0
+        _ = large.record(3, fill: large.fills(resultRows: 500)) {
+            decodes += 1
+            return decoded(3)
+        }
+        #expect(large.cached(3) == nil)
+        _ = large.record(3, fill: large.fills(resultRows: 20)) {
+            decodes += 1
+            return decoded(3)
+        }
+        #expect(large.cached(3) != nil)
+        #expect(decodes == 2)
+    }
+
     @Test func aDisabledCacheDecodesEveryRead() {
-        let cache = RecordCache(capacity: 0)
+        let cache = RecordCache(capacity: 0, tableRows: 100)
         var decodes = 0
         for _ in 0..<3 { #expect(read(cache, 7, decodes: &decodes) == 7) }
         #expect(decodes == 3)
@@ -69,7 +90,7 @@ import Testing
         }
         var rng = SeededRandom(seed: 7)
         for capacity in [2, 4, 16] {
-            let cache = RecordCache(capacity: capacity)
+            let cache = RecordCache(capacity: capacity, tableRows: capacity * 3)
             var count = 1
             while count * 2 < capacity { count <<= 1 }
             var model = [ModelSet](repeating: ModelSet(), count: count)

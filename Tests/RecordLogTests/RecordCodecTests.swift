@@ -92,7 +92,8 @@ import Testing
             }
             for bytes in [RecordCodec.encode(r), encodeReversed(r)] {
                 let plain = try RecordCodec.decode(bytes)
-                let named = try bytes.withUnsafeBytes { b throws(CodecError) in try RecordCodec.decode(b, names: table) }
+                let named = try bytes.withUnsafeBytes { b throws(CodecError) in try RecordCodec.decode(b, names: table)
+                }
                 #expect(identical(plain, named), "seed \(seed) record \(i)")
                 for (name, value) in plain.fields { #expect(named[name] == value, "seed \(seed) record \(i) \(name)") }
             }

@@ -35,7 +35,9 @@ final class CirrusPeer {
 
     /// Opens (creating) the container at `directory`; `recordCache` overrides the default number of
     /// decoded base records kept per table (0: none).
-    init(directory: String, durability: Durability, schema: String? = CirrusPeer.schema, recordCache: Int? = nil)
+    init(
+        directory: String, durability: Durability, schema: String? = CirrusPeer.schema, recordCache: Int? = nil
+    )
         throws
     {
         self.directory = directory

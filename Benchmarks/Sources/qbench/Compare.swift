@@ -208,7 +208,9 @@ struct Compare: AsyncParsableCommand {
     /// Ingests the places into a new Cirrus container and SQLite database under `work` (both
     /// durable and batched; SQLite maintains the same indexes as it goes), and with `--postgres` into
     /// Cirrus-on-PostgreSQL; adds the ingest row.
-    func ingestAll(_ data: PlaceSet, work: String, report: inout RunReport, progress: Progress) async throws -> (
+    func ingestAll(
+        _ data: PlaceSet, work: String, report: inout RunReport, progress: Progress
+    ) async throws -> (
         CirrusPeer, SQLitePeer, PostgresPeer?
     ) {
         let n = data.places.count
@@ -283,7 +285,9 @@ struct Compare: AsyncParsableCommand {
         let marker = work + "/qbench-ingest.json"
         let stamp = "{\"size\":\(n),\"seed\":\(seed),\"durability\":\"\(durability)\"}"
         let reused = reuse && (try? String(contentsOfFile: marker, encoding: .utf8)) == stamp
-        if reuse && !reused { print("qbench: no reusable databases in \(work) for this size, seed and durability; ingesting") }
+        if reuse && !reused {
+            print("qbench: no reusable databases in \(work) for this size, seed and durability; ingesting")
+        }
         let rssBefore = Memory.status("VmRSS")
         let cirrus: CirrusPeer
         var sqlite: SQLitePeer
