@@ -112,7 +112,8 @@ public struct ContainerOptions: Sendable {
     /// Decoded records kept per table for rows read from data segments (0: decode every read).
     /// A record comes in on its second read in a row in its slot pair, and from a result of more
     /// than 1/256 of this many records (a bulk read) only when the table has at most four times
-    /// as many rows, so rows read once do not push out the ones read again. Memory: about a kilobyte per record for a record of ten fields.
+    /// as many rows, so rows read once do not push out the ones read again. Memory: about a
+    /// kilobyte per record for a record of ten fields.
     public var recordCacheSize: Int
 
     /// Options; the defaults: files on disk, the system clock and generator, an fsync per commit,

@@ -19,7 +19,10 @@
 // they returned, and freeing the evicted records (cold in memory: a cache miss per object) cost a
 // quarter of a 500-row text query at 1M rows. LevelDB leaves the choice to the caller
 // (`fill_cache`), PostgreSQL gives large scans a ring of their own; here the cache decides alone,
-// since the caller cannot tell how often a row will be read again.
+// since the caller cannot tell how often a row will be read again — except that results too large
+// to keep (bulk reads, `fills(resultRows:)`) are not offered at all when the table is much larger
+// than the cache: their overlapping rows would still come in on a second read and evict others.
+
 import Foundation
 import RecordModel
 

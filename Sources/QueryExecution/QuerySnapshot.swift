@@ -16,7 +16,7 @@ public protocol QuerySnapshot: Sendable {
     /// The current version of a row's record, nil when the row is deleted.
     func record(_ row: RowID) -> Record?
     /// `record(row)` read for a result of `resultRows` records: a store that caches decoded
-    /// records keeps those of small results only, so that one large result does not replace
+    /// records may leave out those of large results, so that one large result does not replace
     /// the cache with rows read once (LevelDB's `fill_cache`).
     func record(_ row: RowID, inResultOf resultRows: Int) -> Record?
     /// A row's record id (cheaper than `record` where the store can).

@@ -400,8 +400,9 @@ extension RecordCodec {
     /// row takes its names from here instead of making and validating a string per field, and
     /// when they come in the table's order the fields are known to be sorted (no comparisons).
     /// Rows of one type carry the same names, in the same (sorted) order; a name the table does
-    /// not have is read as usual.
-    public struct NameTable: Sendable {
+    /// not have is read as usual. A class: row sections are copied often, and carry it as one
+    /// reference.
+    public final class NameTable: Sendable {
         /// Ascending, unique.
         let names: [String]
         let utf8: [[UInt8]]
@@ -409,7 +410,7 @@ extension RecordCodec {
         let typeUTF8: [UInt8]
 
         /// The names of `record`'s fields and its type.
-        public init(_ record: Record) { self.init(records: [record], recordType: record.recordType) }
+        public convenience init(_ record: Record) { self.init(records: [record], recordType: record.recordType) }
 
         /// Every field name of `records` (a sample of a segment's rows: a field absent from one
         /// row is not missed by all) and the type.
