@@ -90,6 +90,9 @@ public struct BaseRows: Sendable {
     let deadPerLayer: [Int]
     /// Which rows each layer covers.
     public let starts: BaseLayers
+    /// The layers in the order an id is looked up in: most live rows first (a random id is most
+    /// likely there), newest first among equals.
+    let searchOrder: [Int]
     /// Rows in every layer, live or dead.
     public var count: Int { starts.rowCount }
 
@@ -107,6 +110,10 @@ public struct BaseRows: Sendable {
         }
         self.dead = dead
         deadPerLayer = per
+        searchOrder = layers.indices.sorted { a, b in
+            let (x, y) = (layers[a].rows.count - per[a], layers[b].rows.count - per[b])
+            return x != y ? x > y : a > b
+        }
     }
 
     /// Rows that are live.
@@ -176,14 +183,17 @@ public struct BaseRows: Sendable {
         return c != 0 ? c : RowKeyOrder.compare(za, zb)
     }
 
-    /// The live row of a record id, nil when the base has no live version of it. The newest
-    /// layer holding the id has its latest version; older versions are dead. O(layers · log n).
+    /// The live row of a record id, nil when the base has no live version of it.
+    ///
+    /// The newest layer holding the id has its latest version, and every older version is dead
+    /// (the checkpoint that wrote the newer one listed it), so an id has at most one live row.
+    /// The layers are therefore searched largest first, stopping at a live row: a random id is
+    /// found after fewer searches than newest first (at 1M rows in layers of 40, 31, 20 and 9%,
+    /// 2.0 searches on average instead of 3.0). O(layers · log n) at worst.
     public func row(of id: RecordID) -> Int? {
-        for l in layers.reversed() {
-            if let j = l.rows.row(of: id) {
-                let r = l.start + j
-                return dead.contains(r) ? nil : r
-            }
+        for k in searchOrder {
+            // `layers[k]` read in place: a copy of the layer retains and releases its references.
+            if let j = layers[k].rows.row(of: id), !dead.contains(layers[k].start + j) { return layers[k].start + j }
         }
         return nil
     }

@@ -1,7 +1,7 @@
 // Layers of a table's base (BaseRows.swift, docs/storage-format.md "Layers"): random saves,
 // deletions, zone deletions and bulk loads with checkpoints, compactions and reopens between
-// them, checked against a model after every step; the number of layers stays logarithmic and
-// every dead row is accounted for.
+// them, checked against a model after every step; the number of layers stays logarithmic,
+// every dead row is accounted for, and an id's lookup finds its one live row or none.
 
 import CirrusTestSupport
 import Foundation
@@ -29,6 +29,13 @@ import Testing
                 if let id = t.rows.recordID(i, owner: key.owner) {
                     #expect(seen.insert(id).inserted, "seed \(seed): \(key) \(id) live twice")
                     #expect(t.rows.row(of: id) == i, "seed \(seed): \(key) row(of: \(id)) is not its live row")
+                }
+            }
+            // An id whose every row is dead (deleted, or saved again under another type) has none,
+            // whichever layer the search (largest first) meets it in.
+            for i in 0..<t.rows.count where !t.rows.isLive(i) {
+                if let id = t.rows.recordID(i, owner: key.owner), !seen.contains(id) {
+                    #expect(t.rows.row(of: id) == nil, "seed \(seed): \(key) row(of: \(id)) found only dead rows")
                 }
             }
         }

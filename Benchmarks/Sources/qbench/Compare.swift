@@ -67,6 +67,11 @@ struct Compare: AsyncParsableCommand {
             "Decoded base records Cirrus keeps per table (its record cache; 0 turns it off). The suites repeat their cases, so the cache hits more often than under a varied workload."
     )
     var recordCache: Int?
+    @Flag(
+        help:
+            "Compact the Cirrus container after ingest (or on the reused one): every table in one layer, as SQLite gets ANALYZE. Timed and printed; reads then see one layer per table instead of the checkpoints' stack."
+    )
+    var compact = false
     @Option(help: "A JSON Lines file of Web Services records to load instead of generated places (needs --queries).")
     var data: String?
     @Option(help: "Also write the generated places as Web Services JSON Lines to this file (input for --data).")
@@ -303,6 +308,11 @@ struct Compare: AsyncParsableCommand {
             }
             (cirrus, sqlite, pg) = try await ingestAll(data, work: work, report: &report, progress: progress)
             try stamp.write(toFile: marker, atomically: true, encoding: .utf8)
+        }
+        if compact {
+            let t0 = Measure.now()
+            try cirrus.container.compact()
+            print("qbench: Cirrus compact \(Measure.format(Double(Measure.now() - t0)))")
         }
         let cirrusRSS = Memory.status("VmRSS") - rssBefore
 
