@@ -52,7 +52,12 @@ struct Ordering {
 
     /// Whether a record is in the results (it has every sort value — what makes ``key(_:)``
     /// non-nil) and its first key value (nil for record-id order), without building its key.
-    func admit(_ r: Record) -> (admitted: Bool, first: FieldValue?) {
+    ///
+    /// `chord2`: the row's squared chord from the first sort's centre as a nearest scan on that
+    /// field computed it — the same arithmetic on the same unit vectors as ``key(_:)``, so the
+    /// same number — when the sort is that distance alone: the record's location is then not read.
+    func admit(_ r: Record, chord2: Double? = nil) -> (admitted: Bool, first: FieldValue?) {
+        if let chord2, sorts.count == 1, centers[0] != nil { return (true, .double(chord2)) }
         var first: FieldValue? = nil
         for (i, name) in fieldNames.enumerated() {
             guard let v = r.queryValue(name), let k = keyValue(v, sort: i) else { return (false, nil) }

@@ -95,7 +95,7 @@ extension Run {
                 guard matcher.matches(record) else { return true }
             }
             st.passedFilter += 1
-            let (admitted, first) = ordering.admit(record)
+            let (admitted, first) = ordering.admit(record, chord2: st.chord2)
             guard admitted else { return true }
             if let after {
                 // At or before the resume position: before it on the first value, or level with
@@ -124,7 +124,11 @@ extension Run {
                 index.scan(r.valueRange, direction: descending ? .descending : .ascending) { take($0) }
             }
         case .nearest(let field, let center, let maxKm):
-            let (it, stopped) = try streamNearest(scan.op, field: field, center: center, maxKm: maxKm, take)
+            let (it, stopped) = try streamNearest(scan.op, field: field, center: center, maxKm: maxKm) { row, c2 in
+                st.chord2 = c2
+                defer { st.chord2 = nil }
+                return take(row)
+            }
             if stopped {
                 let ahead = st.results.dropFirst(pageSize).map(\.1) + (st.dropped.map { [$0] } ?? [])
                 continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
@@ -157,14 +161,14 @@ extension Run {
     /// Feeds `take` nearest-first from the resume position — or from the previous page's live
     /// iterator, its read-ahead rows first; returns the iterator and whether `take` stopped it.
     func streamNearest(
-        _ op: PlanOperator, field: String, center: Location, maxKm: Double?, _ take: (RowID) -> Bool
+        _ op: PlanOperator, field: String, center: Location, maxKm: Double?, _ take: (RowID, Double?) -> Bool
     ) throws(ExecutionError) -> (NearestIterator, Bool) {
         let index = try spatial(field)
         var it: NearestIterator
         var stopped = false
         if let c = resume, c.scan == op {
             it = c.iterator
-            for row in c.pending where !stopped { stopped = !take(row) }
+            for row in c.pending where !stopped { stopped = !take(row, nil) }
         } else {
             var start: NearestPosition? = nil
             if let after, case .double(let c2)? = after.values.first {
@@ -173,7 +177,7 @@ extension Run {
             it = index.nearest(to: center, maxKm: maxKm, after: start)
         }
         while !stopped, let hit = it.next() {
-            if !take(hit.row) { stopped = true }
+            if !take(hit.row, hit.position.chord2) { stopped = true }
         }
         return (it, stopped)
     }
@@ -372,4 +376,8 @@ final class StreamState {
     @exclusivity(unchecked) var passedFilter = 0
     /// The residual filters' values of the current row.
     @exclusivity(unchecked) var values: [FieldValue?] = []
+    /// The current row's squared chord from a nearest scan's centre, as the scan computed it
+    /// (nil: not from a nearest scan, or a read-ahead row): its first key without reading its
+    /// record's location.
+    @exclusivity(unchecked) var chord2: Double? = nil
 }
