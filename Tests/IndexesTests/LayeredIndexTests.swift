@@ -298,6 +298,74 @@ final class Bytes: @unchecked Sendable {
         }
     }
 
+    /// Boxes stored as f32 (rounded outward) hold every point and child box below them, and
+    /// answer radius and nearest-first queries exactly as the first version's f64 boxes and the
+    /// in-memory tree do — on points closer together than an f32 step (~6e-8 of the unit
+    /// sphere, under half a metre), with radii down to a metre around the points themselves.
+    @Test(arguments: [11, 12] as [UInt64])
+    func f32BoxesAnswerAsF64BoxesDo(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let centres = (0..<4).map { _ in
+            (Double.random(in: -80...80, using: &rng), Double.random(in: -179...179, using: &rng))
+        }
+        let points = (0..<2_000).map { i -> (RowID, Location) in
+            let c = centres[rng.below(centres.count)]
+            let spread = [1e-7, 1e-5, 0.01, 1.0][rng.below(4)]
+            return (
+                RowID(i),
+                Location(
+                    latitude: c.0 + Double.random(in: -spread...spread, using: &rng),
+                    longitude: c.1 + Double.random(in: -spread...spread, using: &rng))
+            )
+        }
+        func index(_ f32: Bool) throws -> (SpatialIndex, StaticRTree) {
+            let b = Bytes(StaticRTree.encode(points: points, f32Boxes: f32))
+            let tree = try StaticRTree(SectionBytes(b.view, keepAlive: b, name: "spatial:test"))
+            #expect(tree.f32Boxes == f32)
+            return (SpatialIndex(bases: [tree], layers: BaseLayers(rowCounts: [points.count])), tree)
+        }
+        let (new, tree) = try index(true)
+        let (old, _) = try index(false)
+        let memory = SpatialIndex(points: points)
+        // Every f32 box holds what lies below it.
+        for l in 0..<tree.levelCount {
+            for j in 0..<tree.sizes[l] {
+                let b = tree.box(l, j)
+                func holds(_ x: Double, _ y: Double, _ z: Double) -> Bool {
+                    b.minX <= x && x <= b.maxX && b.minY <= y && y <= b.maxY && b.minZ <= z && z <= b.maxZ
+                }
+                for c in tree.children(level: l, j) {
+                    if l == 0 {
+                        #expect(holds(tree.x(c), tree.y(c), tree.z(c)), "seed \(seed): point \(c) outside leaf \(j)")
+                    } else {
+                        let k = tree.box(l - 1, c)
+                        #expect(
+                            holds(k.minX, k.minY, k.minZ) && holds(k.maxX, k.maxY, k.maxZ),
+                            "seed \(seed): node \(c) of level \(l - 1) outside its parent")
+                    }
+                }
+            }
+        }
+        for round in 0..<150 {
+            let p = points[rng.below(points.count)].1
+            let c = rng.chance(0.7) ? p : Location(latitude: p.latitude + 1e-4, longitude: p.longitude - 1e-4)
+            let km = [0.0, 0.001, 0.01, 0.5, 5, 300][rng.below(6)]
+            let inclusive = rng.chance(0.5)
+            let want = memory.rows(withinKm: km, of: c, inclusive: inclusive)
+            #expect(new.rows(withinKm: km, of: c, inclusive: inclusive) == want, "seed \(seed) round \(round) \(km) km")
+            #expect(old.rows(withinKm: km, of: c, inclusive: inclusive) == want, "seed \(seed) round \(round) \(km) km")
+            var a = new.nearest(to: c)
+            var b = old.nearest(to: c)
+            let page = a.next(30)
+            #expect(page.map(\.position) == b.next(30).map(\.position), "seed \(seed) round \(round): nearest")
+            if let mid = page.dropFirst(page.count / 2).first {
+                var ra = new.nearest(to: c, after: mid.position)
+                var rb = memory.nearest(to: c, after: mid.position)
+                #expect(ra.next(10).map(\.position) == rb.next(10).map(\.position), "seed \(seed) round \(round): resumed")
+            }
+        }
+    }
+
     /// The mapped R-tree's cell count over a list of ranges (galloping from one bound to the
     /// next) against counting the points' cells one by one: ascending ranges as a covering gives
     /// them, and ranges out of order, overlapping, empty and open-ended.
