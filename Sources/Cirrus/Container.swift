@@ -178,11 +178,13 @@ public final class Container: Sendable {
         core.waitForCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
-        // A checkpoint at close when the delta is large enough to slow the next open down; a
-        // few changes stay in the log (replaying them is cheaper than rewriting their tables).
+        // A checkpoint at close when the delta is large enough to slow the next open down (a
+        // few changes stay in the log: replaying them is cheaper than rewriting their tables), or
+        // when a table's segments lack an index of its schema (it would be built from every row
+        // at each open).
         var checkpointError: CirrusError?
         if !core.options.readOnly, !core.store.isClosed,
-            core.store.deltaCount >= min(core.options.checkpointThreshold, 1000)
+            core.store.deltaCount >= min(core.options.checkpointThreshold, 1000) || !core.rewriteAtCheckpoint.isEmpty
         {
             do { try core.checkpointHoldingLock() } catch { checkpointError = error }
         }

@@ -119,10 +119,17 @@ extension ContainerCore {
 
     /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded); a
     /// table whose layers and schema did not change since the last call is reused.
+    ///
+    /// A table with an index its segments lack (added to the schema since they were written, or
+    /// damaged) has it built from its rows, at every open until the segments hold it: such a table
+    /// is rewritten at the next checkpoint, which `close()` then writes.
     func baseTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) -> [String: [String: TypeTable]] {
         let (out, made) = try Self.baseTables(
             Array(snap.base.values), schema: schema, reusing: baseOnlyTables, options: options)
         baseOnlyTables = made
+        if !options.readOnly {
+            for (key, t) in made where !t.indexes.rebuilt.isEmpty { rewriteAtCheckpoint.insert(key) }
+        }
         return out
     }
 

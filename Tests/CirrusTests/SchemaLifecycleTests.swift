@@ -75,6 +75,58 @@ private let alice = "_alice"
         #expect(c.exportSchema() == text)
     }
 
+    /// An index added to a checkpointed type is built from its rows in memory at once and reaches
+    /// the data segments at the next checkpoint, which `close()` writes for it: later opens map it
+    /// instead of building it from every row (at 1M rows, 1.5 s and 1.4 GiB at each open). After a
+    /// crash before that, the open that has to build it schedules the rewrite itself.
+    @Test(arguments: ["close", "crash"])
+    func anIndexAddedAfterACheckpointReachesTheSegments(_ how: String) async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        var o = env.options()
+        o.durability = .everyCommit
+        func open() throws -> Container { try Container.open(at: env.dir, options: o) }
+        func rebuilt(_ c: Container) -> [String] {
+            c.privateDatabase(for: alice).querySnapshot(recordType: "Place")?.indexes.rebuilt ?? ["no table"]
+        }
+        func schema(_ visits: String) -> String {
+            """
+            DEFINE SCHEMA
+                RECORD TYPE Place (
+                    "___recordID" REFERENCE QUERYABLE,
+                    name STRING QUERYABLE,
+                    visits INT64\(visits),
+                    GRANT READ TO "_world"
+                );
+            """
+        }
+        var c = try open()
+        try c.importSchema(schema(""))
+        _ = try await c.privateDatabase(for: alice).modifyRecords(
+            saving: (0..<40).map { rec("p\($0)", "Place", ["name": .string("n\($0)"), "visits": .int64(Int64($0))]) },
+            deleting: [])
+        try c.checkpoint()
+        try c.close()
+        c = try open()
+        #expect(rebuilt(c).isEmpty)
+        try c.importSchema(schema(" QUERYABLE SORTABLE"))
+        if how == "close" {
+            try c.close()
+        } else {
+            env.fs.crash()
+            c = try open()
+            #expect(!rebuilt(c).isEmpty, "the segments were expected to lack the new index after the crash")
+            try c.close()
+        }
+        c = try open()
+        #expect(rebuilt(c).isEmpty, "\(how): \(rebuilt(c)) built from the rows again at open")
+        let (page, _) = try await c.privateDatabase(for: alice).records(
+            matching: RecordQuery(recordType: "Place", predicate: "visits >= 30"), resultsLimit: 100)
+        #expect(page.count == 10)
+        try c.checkInvariants()
+        try c.close()
+    }
+
     @Test func importIsAddOnly() async throws {
         let c = try TestEnv().open()
         try await c.privateDatabase(for: alice).save(rec("p", "Place", ["name": "Louvre", "visits": 3]))
