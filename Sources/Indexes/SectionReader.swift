@@ -47,7 +47,6 @@ public struct SectionBytes: @unchecked Sendable {
         UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self))
     }
     @inline(__always) func f64(_ o: Int) -> Double { Double(bitPattern: u64(o)) }
-    @inline(__always) func f32(_ o: Int) -> Float { Float(bitPattern: u32(o)) }
 
     /// Checks the 8-byte magic and that `n` bytes of header are there.
     func header(_ magic: String, size n: Int) throws(IndexSectionError) {
@@ -82,7 +81,6 @@ struct SectionWriter {
     mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func f64(_ v: Double) { u64(v.bitPattern) }
-    mutating func f32(_ v: Float) { u32(v.bitPattern) }
     mutating func magic(_ m: String) { bytes += Array(m.utf8) }
     mutating func pad8() { while bytes.count % 8 != 0 { bytes.append(0) } }
 }

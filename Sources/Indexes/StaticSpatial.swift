@@ -2,28 +2,21 @@
 // (docs/index-segment-format.md, "spatial") — the packed R-tree's flat arrays as they are, and
 // the points' geohash cells sorted, for the planner's estimates.
 //
-//   header = "CRSPA002" u32 fanout u32 level-count u64 point-count u64 boxes-offset
+//   header = "CRSPA001" u32 fanout u32 level-count u64 point-count u64 boxes-offset
 //            u64 cells-offset u64 0                                     (48 bytes) never change
 //   sizes  = u64 nodes per level [level-count]             (level 0 = leaves, last = root)
 //   points = f64 x[n] f64 y[n] f64 z[n] u32 row[n]          (unit vectors, packed order)
-//   boxes  = per level, per node: f32 minX maxX minY maxY minZ maxZ   (at boxes-offset)
+//   boxes  = per level, per node: f64 minX maxX minY maxY minZ maxZ   (at boxes-offset)
 //   cells  = u64 level-32 geohash cell per point, ascending           (at cells-offset)
 //
 // Children are found by arithmetic as in PackedRTree: node j of level l covers nodes
 // j·B ..< (j+1)·B of level l − 1; leaf j covers points j·B ..< (j+1)·B.
-//
-// Boxes are f32, each bound rounded outward (a min down, a max up), so a box still holds every
-// point below it and only prunes less: 24 bytes a box, a node's 16 child boxes in 6 cache lines
-// instead of 12 — the lines a descent misses on. Points stay f64: distances are exact. The first
-// version ("CRSPA001", f64 boxes, otherwise the same) is still read.
 
 import RecordModel
 
 /// A packed R-tree read from a section.
 struct StaticRTree: Sendable {
-    static let magic = "CRSPA002"
-    /// The first version: f64 boxes.
-    static let magicF64Boxes = "CRSPA001"
+    static let magic = "CRSPA001"
     static let headerSize = 48
     let s: SectionBytes
     let fanout: Int
@@ -32,18 +25,10 @@ struct StaticRTree: Sendable {
     let levelStarts: [Int]
     let boxesAt: Int
     let cellsAt: Int
-    /// Whether boxes are f32 (24 bytes; this version) or f64 (48 bytes; `CRSPA001`).
-    let f32Boxes: Bool
     var pointsAt: Int { Self.headerSize + 8 * sizes.count }
 
     init(_ s: SectionBytes) throws(IndexSectionError) {
-        if s.count >= 8, Array(s.bytes[0..<8]) == Array(Self.magicF64Boxes.utf8) {
-            try s.header(Self.magicF64Boxes, size: Self.headerSize)
-            f32Boxes = false
-        } else {
-            try s.header(Self.magic, size: Self.headerSize)
-            f32Boxes = true
-        }
+        try s.header(Self.magic, size: Self.headerSize)
         self.s = s
         fanout = Int(s.u32(8))
         let levels = Int(s.u32(12))
@@ -75,7 +60,7 @@ struct StaticRTree: Sendable {
         self.sizes = sizes
         levelStarts = starts
         try s.within(Self.headerSize + 8 * levels, 28 * count, "points")
-        try s.within(boxesAt, (f32Boxes ? 24 : 48) * nodes, "boxes")
+        try s.within(boxesAt, 48 * nodes, "boxes")
         try s.within(cellsAt, 8 * count, "cells")
     }
 
@@ -86,12 +71,6 @@ struct StaticRTree: Sendable {
     @inline(__always) func row(_ i: Int) -> RowID { s.u32(pointsAt + 24 * count + 4 * i) }
 
     @inline(__always) func box(_ l: Int, _ j: Int) -> Box3 {
-        if f32Boxes {
-            let o = boxesAt + 24 * (levelStarts[l] + j)
-            return Box3(
-                minX: Double(s.f32(o)), maxX: Double(s.f32(o + 4)), minY: Double(s.f32(o + 8)),
-                maxY: Double(s.f32(o + 12)), minZ: Double(s.f32(o + 16)), maxZ: Double(s.f32(o + 20)))
-        }
         let o = boxesAt + 48 * (levelStarts[l] + j)
         return Box3(
             minX: s.f64(o), maxX: s.f64(o + 8), minY: s.f64(o + 16), maxY: s.f64(o + 24), minZ: s.f64(o + 32),
@@ -142,22 +121,8 @@ struct StaticRTree: Sendable {
         return n
     }
 
-    /// `v` as an f32 no greater (`roundingUp: false`) or no less (true) than it: a box bound
-    /// that still holds what the f64 one held.
-    static func float(_ v: Double, roundingUp: Bool) -> Float {
-        var f = Float(v)
-        if roundingUp {
-            if Double(f) < v { f = f.nextUp }
-        } else {
-            if Double(f) > v { f = f.nextDown }
-        }
-        return f
-    }
-
     /// The section from (row, location) pairs: the same packing as the in-memory layers.
-    /// `f32Boxes: false` writes the first version (f64 boxes; tests of reading old sections).
-    static func encode<S: Sequence>(points: S, fanout: Int = 16, f32Boxes: Bool = true) -> [UInt8]
-    where S.Element == (RowID, Location) {
+    static func encode<S: Sequence>(points: S, fanout: Int = 16) -> [UInt8] where S.Element == (RowID, Location) {
         var pts: [(row: RowID, v: UnitVector)] = []
         var cells: [UInt64] = []
         var seen = Set<RowID>()
@@ -168,7 +133,7 @@ struct StaticRTree: Sendable {
         cells.sort()
         let tree = PackedRTree(points: pts, fanout: fanout)
         var w = SectionWriter()
-        w.magic(f32Boxes ? magic : magicF64Boxes)
+        w.magic(magic)
         w.u32(UInt32(tree.fanout))
         w.u32(UInt32(tree.levels.count))
         w.u64(UInt64(tree.count))
@@ -176,7 +141,7 @@ struct StaticRTree: Sendable {
         let alignedBoxes = (boxesAt + 7) & ~7
         let nodes = tree.levels.reduce(0) { $0 + $1.count }
         w.u64(UInt64(alignedBoxes))
-        w.u64(UInt64(alignedBoxes + (f32Boxes ? 24 : 48) * nodes))
+        w.u64(UInt64(alignedBoxes + 48 * nodes))
         w.u64(0)
         for l in tree.levels { w.u64(UInt64(l.count)) }
         for v in tree.xs { w.f64(v) }
@@ -186,14 +151,7 @@ struct StaticRTree: Sendable {
         w.pad8()
         for level in tree.levels {
             for b in level {
-                if f32Boxes {
-                    for (lo, hi) in [(b.minX, b.maxX), (b.minY, b.maxY), (b.minZ, b.maxZ)] {
-                        w.f32(Self.float(lo, roundingUp: false))
-                        w.f32(Self.float(hi, roundingUp: true))
-                    }
-                } else {
-                    for v in [b.minX, b.maxX, b.minY, b.maxY, b.minZ, b.maxZ] { w.f64(v) }
-                }
+                for v in [b.minX, b.maxX, b.minY, b.maxY, b.minZ, b.maxZ] { w.f64(v) }
             }
         }
         for c in cells { w.u64(c) }
