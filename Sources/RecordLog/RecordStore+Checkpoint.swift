@@ -408,6 +408,17 @@ extension RecordStore {
             try w.finish()
             written += 1
             var layers = Array(oldLayers[..<m])
+            if let old {
+                // The layers kept get new index segments too when the table's indexes changed
+                // (or they have none), as an unchanged table's do above.
+                for (k, l) in layers.enumerated()
+                where rewrite.contains(key) || (sections != nil && l.indexes == nil) {
+                    let idx = try indexSegment(l.rows, start: l.start, key, dead: l.dead, of: old.rows)
+                    layers[k] = BaseLayer(
+                        files: TableFiles(rows: l.files.rows, indexes: idx?.number), rows: l.rows,
+                        indexes: idx?.segment, start: l.start, dead: l.dead)
+                }
+            }
             if rw.count == 0 && deadBelow.isEmpty {
                 try fileSystem.remove(path)  // nothing to hold: no new layer
             } else {

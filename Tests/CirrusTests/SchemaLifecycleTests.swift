@@ -78,8 +78,10 @@ private let alice = "_alice"
     /// An index added to a checkpointed type is built from its rows in memory at once and reaches
     /// the data segments at the next checkpoint, which `close()` writes for it: later opens map it
     /// instead of building it from every row (at 1M rows, 1.5 s and 1.4 GiB at each open). After a
-    /// crash before that, the open that has to build it schedules the rewrite itself.
-    @Test(arguments: ["close", "crash"])
+    /// crash before that, the open that has to build it schedules the rewrite itself. A checkpoint
+    /// that writes the type's changes as a new layer rewrites the index segments of the layers it
+    /// keeps.
+    @Test(arguments: ["close", "crash", "changes"])
     func anIndexAddedAfterACheckpointReachesTheSegments(_ how: String) async throws {
         var env = TestEnv()
         env.checkpointThreshold = 1_000_000
@@ -111,6 +113,12 @@ private let alice = "_alice"
         #expect(rebuilt(c).isEmpty)
         try c.importSchema(schema(" QUERYABLE SORTABLE"))
         if how == "close" {
+            try c.close()
+        } else if how == "changes" {
+            _ = try await c.privateDatabase(for: alice).modifyRecords(
+                saving: [rec("p100", "Place", ["name": "n100", "visits": 5])], deleting: [])
+            try c.checkpoint()
+            #expect(rebuilt(c).isEmpty, "the layer kept by the checkpoint lacks the new index: \(rebuilt(c))")
             try c.close()
         } else {
             env.fs.crash()
