@@ -409,9 +409,6 @@ extension RecordCodec {
         let recordType: String
         let typeUTF8: [UInt8]
 
-        /// The names of `record`'s fields and its type.
-        public convenience init(_ record: Record) { self.init(records: [record], recordType: record.recordType) }
-
         /// Every field name of `records` (a sample of a segment's rows: a field absent from one
         /// row is not missed by all) and the type.
         public init(records: [Record], recordType: String) {

@@ -259,13 +259,7 @@ import Testing
     }
 
     func pages(_ db: Database, _ q: RecordQuery) async throws -> [String] {
-        var (page, cursor) = try await db.records(matching: q, resultsLimit: 7)
-        var out = try page.map { try $0.1.get().recordID.recordName }
-        while let c = cursor {
-            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 7)
-            out += try page.map { try $0.1.get().recordID.recordName }
-        }
-        return out
+        try await allPageNames(db, q, limit: 7)
     }
 
     @Test func severalLayersAnswerLikeOneAndLikeNone() async throws {

@@ -23,13 +23,7 @@ import Testing
     }
 
     func pages(_ db: Database, _ q: RecordQuery) async throws -> [String] {
-        var (page, cursor) = try await db.records(matching: q, resultsLimit: 9)
-        var out = try page.map { try $0.1.get().recordID.recordName }
-        while let c = cursor {
-            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 9)
-            out += try page.map { try $0.1.get().recordID.recordName }
-        }
-        return out
+        try await allPageNames(db, q, limit: 9)
     }
 
     @Test func filtersAndSortsOnColumnsAnswerLikeRecords() async throws {

@@ -1,5 +1,6 @@
 // Helpers for the Cirrus tests: containers on an in-memory file system with a fixed clock and
-// seeded randomness (the record constructors and error probes: CirrusTestSupport's FacadeProbes).
+// seeded randomness, paging through every page of a query (the record constructors and error
+// probes: CirrusTestSupport's FacadeProbes).
 
 import Foundation
 import RecordLog
@@ -37,4 +38,15 @@ struct TestEnv {
     func open(_ env: Environment = .development, quota: Int? = nil) throws -> Container {
         try Container.open(at: dir, environment: env, options: options(quota: quota))
     }
+}
+
+/// The record names of every page of `q` on `db`, `limit` records a page, following the cursors.
+func allPageNames(_ db: Database, _ q: RecordQuery, limit: Int) async throws -> [String] {
+    var (page, cursor) = try await db.records(matching: q, resultsLimit: limit)
+    var out = try page.map { try $0.1.get().recordID.recordName }
+    while let c = cursor {
+        (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: limit)
+        out += try page.map { try $0.1.get().recordID.recordName }
+    }
+    return out
 }

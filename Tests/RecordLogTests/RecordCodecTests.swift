@@ -78,7 +78,10 @@ import Testing
         print("RecordCodecTests.decodingWithANameTableGivesTheSameRecord seed \(seed)")
         var g = SeededRandom(seed: seed)
         var tables: [RecordCodec.NameTable] = []
-        for _ in 0..<8 { tables.append(RecordCodec.NameTable(TestRecords.record(&g))) }
+        for _ in 0..<8 {
+            let r = TestRecords.record(&g)
+            tables.append(RecordCodec.NameTable(records: [r], recordType: r.recordType))
+        }
         for i in 0..<2000 {
             let table = tables[i % tables.count]
             // Half the records share the table's names (and type), the others are random.
