@@ -340,17 +340,18 @@ extension RecordStore {
             }
             return idx
         }
+        /// Layer `l` of table `key` (whose rows are `base`) with a new index segment: same rows.
+        func reindexed(_ l: BaseLayer, _ key: TableKey, of base: BaseRows) throws -> BaseLayer {
+            let idx = try indexSegment(l.rows, start: l.start, key, dead: l.dead, of: base)
+            return BaseLayer(
+                files: TableFiles(rows: l.files.rows, indexes: idx?.number), rows: l.rows, indexes: idx?.segment,
+                start: l.start, dead: l.dead)
+        }
         for (key, t) in snap.base where !changed.contains(key) {
             if rewrite.contains(key) || (sections != nil && t.layers.contains { $0.indexes == nil }) {
                 // Same rows, new indexes (a schema change added one): rewrite the index segments only.
                 var layers: [BaseLayer] = []
-                for l in t.layers {
-                    let idx = try indexSegment(l.rows, start: l.start, key, dead: l.dead, of: t.rows)
-                    layers.append(
-                        BaseLayer(
-                            files: TableFiles(rows: l.files.rows, indexes: idx?.number), rows: l.rows,
-                            indexes: idx?.segment, start: l.start, dead: l.dead))
-                }
+                for l in t.layers { layers.append(try reindexed(l, key, of: t.rows)) }
                 let table = BaseTable(key: key, rows: BaseRows(layers: layers))
                 tables[key] = table.files
                 newTables.append(table)
@@ -413,10 +414,7 @@ extension RecordStore {
                 // (or they have none), as an unchanged table's do above.
                 for (k, l) in layers.enumerated()
                 where rewrite.contains(key) || (sections != nil && l.indexes == nil) {
-                    let idx = try indexSegment(l.rows, start: l.start, key, dead: l.dead, of: old.rows)
-                    layers[k] = BaseLayer(
-                        files: TableFiles(rows: l.files.rows, indexes: idx?.number), rows: l.rows,
-                        indexes: idx?.segment, start: l.start, dead: l.dead)
+                    layers[k] = try reindexed(l, key, of: old.rows)
                 }
             }
             if rw.count == 0 && deadBelow.isEmpty {
