@@ -257,7 +257,7 @@ extension EmbeddedDatabase {
     ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
         let snap = querySnapshot(recordType: q.recordType)
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
-        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit)
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         let result = try run(
             plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume)

@@ -123,7 +123,7 @@ public struct QueryPlan: Sendable, Hashable {
     public var root: PlanNode
     /// The estimated cost: one record fetch costs 1, an index entry or posting 0.02, a comparison 0.01.
     public var cost: Double
-    /// The other plans considered, cheapest first.
+    /// The other plans considered, cheapest first (empty when planned `withRejected: false`).
     public var rejected: [RejectedPlan]
     /// Filters no index answers exactly: applied by the plan's filter node (or none).
     public var residualFilters: [QueryFilter]

@@ -42,7 +42,13 @@ import RecordModel
 /// ```
 public enum QueryPlanner {
     /// Plans `query` for pages of `limit` rows (nil: all rows in one go).
-    public static func plan(_ query: Query, statistics stats: some IndexStatistics, limit: Int?) -> QueryPlan {
+    ///
+    /// With `withRejected` false (a query that is run, not explained) the plan's
+    /// ``QueryPlan/rejected`` list is empty, and a candidate whose cost is sure to exceed the
+    /// cheapest one weighed so far is not built: the chosen plan is the same either way.
+    public static func plan(
+        _ query: Query, statistics stats: some IndexStatistics, limit: Int?, withRejected: Bool = true
+    ) -> QueryPlan {
         let rows = Double(max(stats.rowCount, 0))
         let filters = query.predicate.filters
         if query.predicate == .none {
@@ -64,13 +70,27 @@ public enum QueryPlanner {
 
         var candidates: [Candidate] = []
         for (i, _) in paths.enumerated() { candidates.append(context.setPlan(driver: i)) }
-        if let s = context.orderedStream() { candidates.append(s) }
-        if let n = context.nearestStream() { candidates.append(n) }
-        candidates.append(context.fullScan())
+        // Without the rejected list, the cheapest cost so far bounds the rest: a candidate whose
+        // lower bound is above it is dropped before its tree is built (never on a tie, which
+        // `rank` breaks). With no candidate yet the bound is infinite, so the full scan is kept.
+        var bound = withRejected ? Double.infinity : candidates.lazy.map(\.cost).min() ?? .infinity
+        func weigh(_ c: Candidate?) {
+            guard let c else { return }
+            candidates.append(c)
+            if !withRejected { bound = min(bound, c.cost) }
+        }
+        weigh(context.orderedStream(bound: bound))
+        weigh(context.nearestStream(bound: bound))
+        weigh(context.fullScan(bound: bound))
         candidates.sort { $0.cost < $1.cost || ($0.cost == $1.cost && $0.rank < $1.rank) }
 
         var best = candidates[0]
         _ = best.root.number(from: 1)
+        guard withRejected else {
+            return QueryPlan(
+                query: query, limit: limit, root: best.root, cost: best.cost, rejected: [],
+                residualFilters: best.residual, streamsInOrder: best.streams)
+        }
         // Plans are told apart by structure; their one-line summaries are built only when read.
         var seen: [Candidate.Key] = [best.key]
         var rejected: [RejectedPlan] = []
@@ -222,8 +242,9 @@ struct Context<S: IndexStatistics> {
                 shape: .set, scan: nil, paths: others.reduce(into: SmallIntSet(driver)) { $0.insert($1) }))
     }
 
-    /// A scan of the ordered index that supplies the query's first sort key.
-    func orderedStream() -> Candidate? {
+    /// A scan of the ordered index that supplies the query's first sort key (nil when none
+    /// does, or when its cost is sure to exceed `bound`).
+    func orderedStream(bound: Double = .infinity) -> Candidate? {
         let field: String
         let descending: Bool
         switch sorts.first {
@@ -248,12 +269,12 @@ struct Context<S: IndexStatistics> {
                 op: .indexScan(field: field, range: range, descending: descending, ordered: true),
                 estimatedRows: inRange),
             inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: 0,
-            step: Cost.entry,
-            rank: 0)
+            step: Cost.entry, rank: 0, bound: bound)
     }
 
-    /// Distance browsing for a nearest-first sort.
-    func nearestStream() -> Candidate? {
+    /// Distance browsing for a nearest-first sort (nil without one, or when its cost is sure to
+    /// exceed `bound`).
+    func nearestStream(bound: Double = .infinity) -> Candidate? {
         guard case .distance(let field, let center)? = sorts.first, stats.hasSpatialIndex(field) else { return nil }
         let own = paths.firstIndex {
             if case .radius(let f, let c, _) = $0.node.op { return f == field && c == center }
@@ -266,18 +287,19 @@ struct Context<S: IndexStatistics> {
         return stream(
             PlanNode(op: .nearest(field: field, center: center, maxKm: maxKm), estimatedRows: inRange),
             inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(),
-            start: Cost.nearestStart,
-            step: Cost.nearestStep, rank: 0)
+            start: Cost.nearestStart, step: Cost.nearestStep, rank: 0, bound: bound)
     }
 
+    /// A stream over `scan`; nil when its scan and output alone cost more than `bound`.
     func stream(
         _ scan: PlanNode, inRange: Double, answered: inout SmallIntSet, excluded: SmallIntSet, start: Double,
-        step: Double,
-        rank: Int
-    ) -> Candidate {
+        step: Double, rank: Int, bound: Double
+    ) -> Candidate? {
         let selectivity = inRange > 0 ? min(1, estimate / inRange) : 1
         var scanned = inRange
         if let k = limit { scanned = min(inRange, (Double(k) / max(selectivity, 1e-9)).rounded(.up)) }
+        // Every cost added below is ≥ 0: the scan and the fetched output are a lower bound.
+        if start + scanned * step + outputRows * Cost.fetch > bound { return nil }
         // Other paths become membership sets when they save fetches of the scanned rows (a
         // stream fetches each row that passes the sets whole).
         let (others, _) = joinSets(startRows: scanned, excluded: excluded, fetchCost: Cost.fetch)
@@ -305,9 +327,12 @@ struct Context<S: IndexStatistics> {
                 shape: .stream, scan: scan.op, paths: others.reduce(into: SmallIntSet()) { $0.insert($1) }))
     }
 
-    func fullScan() -> Candidate {
+    /// Every row; nil when that is sure to cost more than `bound`.
+    func fullScan(bound: Double = .infinity) -> Candidate? {
         // The row list, then (with filters) each row's filter and sort fields read.
         var cost = rows * (filters.isEmpty ? Cost.scanRow : Cost.scanRow + readCost(filters))
+        // Ordering costs ≥ 0 follow: the reads and the fetched output are a lower bound.
+        if cost + outputRows * Cost.fetch > bound { return nil }
         let scan = PlanNode(op: .fullScan, estimatedRows: rows)
         let filtered = wrap(scan, residual: filters, candidates: rows)
         let (ordered, orderCost) = order(

@@ -249,6 +249,41 @@ import Testing
         #expect(plan.cost == 0)
     }
 
+    /// A run plans without its rejected list and drops candidates by a cost bound: across every
+    /// shape below, page size and catalog, it must choose the plan `explain` shows.
+    @Test func planningWithoutTheRejectedListChoosesTheSamePlan() throws {
+        let predicates: [(String, [PredicateArgument])] = [
+            ("TRUEPREDICATE", []), ("kind == 'cafe'", []), ("kind == 'village'", []), ("population > 999000", []),
+            ("population > 10", []), ("name BEGINSWITH 'Sal'", []), ("kind IN {'cafe', 'city'}", []),
+            ("tags CONTAINS 'x'", []), ("self CONTAINS 'rare'", []), ("self CONTAINS 'common'", []),
+            ("rating < 3", []), ("kind == 'cafe' AND population > 5000 AND rating < 3", []),
+            ("distanceToLocation:fromLocation:(location, %@) < 2", [here]),
+            ("kind == 'castle' AND distanceToLocation:fromLocation:(location, %@) < 2", [here]),
+            ("self CONTAINS 'rare' AND population BETWEEN {100, 5000}", []),
+        ]
+        let sorts: [[SortDescriptor]] = [
+            [], [.field("population", ascending: false)], [.field("name", ascending: true)],
+            [.distance(field: "location", from: louvre)], [.field("rating", ascending: true)],
+        ]
+        var withAlternatives = 0
+        for (p, a) in predicates {
+            for sort in sorts {
+                let q = try query(p, a, sort: sort)
+                for limit in [nil, 1, 20, 400] {
+                    for s in [stats, statsWithRecordName] {
+                        let full = QueryPlanner.plan(q, statistics: s, limit: limit)
+                        let run = QueryPlanner.plan(q, statistics: s, limit: limit, withRejected: false)
+                        #expect(run.root == full.root, "\(p) sort \(sort) limit \(String(describing: limit))")
+                        #expect(run.cost == full.cost && run.residualFilters == full.residualFilters)
+                        #expect(run.streamsInOrder == full.streamsInOrder && run.rejected.isEmpty)
+                        if !full.rejected.isEmpty { withAlternatives += 1 }
+                    }
+                }
+            }
+        }
+        #expect(withAlternatives > 0)
+    }
+
     @Test func everyFilterIsAnsweredByASourceOrTheResidual() throws {
         let q = try query("kind == 'cafe' AND population > 5000 AND rating < 3 AND NOT (tags CONTAINS 'x')", [])
         let plan = QueryPlanner.plan(q, statistics: stats, limit: 50)
