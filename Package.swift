@@ -55,8 +55,10 @@ let package = Package(
         // import/export. Format: docs/log-format.md.
         .target(
             name: "RecordLog",
-            dependencies: ["RecordModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["RecordModel", "CZlib", "CPrefetch", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
+        // The compiler's prefetch hint (a header-only C function), for reading mapped rows ahead.
+        .target(name: "CPrefetch"),
         // zlib (system library) for gzip-compressed imports.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Kill-test child: writes with .everyCommit and prints every acknowledged commit.

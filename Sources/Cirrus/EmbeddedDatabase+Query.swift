@@ -143,6 +143,9 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// partly (see `TypeTable.record(_:fields:)`).
     public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }
 
+    /// Starts loading the base rows' mapped entries or bytes (`TypeTable.prefetch`).
+    public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) { storage.table?.prefetch(rows, payload: payload) }
+
     /// The selected fields of `row`; base rows are read from their mapped bytes without building
     /// a record (see `TypeTable.values(_:of:into:)`).
     public func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {

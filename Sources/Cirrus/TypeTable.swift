@@ -230,6 +230,12 @@ struct TypeTable: Sendable {
         return pages.contains(d) ? pages[d]?.record : nil
     }
 
+    /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`) for reads that follow.
+    func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
+        guard let base else { return }
+        for row in rows where Int(row) < baseCount { base.rows.prefetch(Int(row), payload: payload) }
+    }
+
     /// The record of `row` with at least the user fields in `fields` (and every system field),
     /// for filters and sort keys: a base row comes whole from the cache or is decoded partly,
     /// skipping the other fields, and is not cached; a delta row is whole.

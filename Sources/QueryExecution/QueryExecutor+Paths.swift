@@ -250,9 +250,10 @@ extension Run {
         if let filterNode { count(filterNode, passed) }
         let ranked = heap.sorted()
         var page: [(OrderKey, Record)] = []
-        let resultRows = min(pageSize, ranked.count)
-        for (key, row) in ranked.prefix(pageSize) {
-            if let r = snapshot.record(row, inResultOf: resultRows) { page.append((key, r)) }
+        let pageRows = ranked.prefix(pageSize)
+        page.reserveCapacity(pageRows.count)
+        snapshot.forEachRecord(pageRows.map(\.1), inResultOf: pageRows.count) { k, r in
+            page.append((pageRows[pageRows.startIndex + k].0, r))
         }
         if let orderNode { count(orderNode, page.count) }
         let more = ranked.count > pageSize
@@ -317,11 +318,9 @@ extension Run {
     mutating func idOrderedPage(_ rows: [RowID], orderNode: PlanNode?) -> QueryPage {
         let picked = snapshot.firstRowsByID(rows, after: after?.recordID, zone: zone, limit: pageSize + 1)
         var page: [Record] = []
-        page.reserveCapacity(min(pageSize, picked.count))
-        let resultRows = min(pageSize, picked.count)
-        for row in picked.prefix(pageSize) {
-            if let r = snapshot.record(row, inResultOf: resultRows) { page.append(r) }
-        }
+        let pageRows = Array(picked.prefix(pageSize))
+        page.reserveCapacity(pageRows.count)
+        snapshot.forEachRecord(pageRows, inResultOf: pageRows.count) { _, r in page.append(r) }
         if let orderNode { count(orderNode, page.count) }
         let next = picked.count > pageSize ? page.last.map { OrderKey(values: [], recordID: $0.recordID) } : nil
         return QueryPage(records: page, next: next, actual: actual)

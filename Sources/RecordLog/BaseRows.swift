@@ -143,6 +143,12 @@ public struct BaseRows: Sendable {
         return layers[k].rows.payload(j)
     }
 
+    /// Starts loading row `i`'s entry or payload (`RowSection.prefetch`); out of range: nothing.
+    @inline(__always) public func prefetch(_ i: Int, payload: Bool) {
+        guard let (k, j) = locate(i) else { return }
+        layers[k].rows.prefetch(j, payload: payload)
+    }
+
     /// The sequence number that wrote row `i`.
     public func sequence(_ i: Int) -> UInt64 {
         guard let (k, j) = locate(i) else { return 0 }

@@ -165,3 +165,73 @@ import Testing
         #expect(page.continuation == nil)
     }
 }
+
+/// A snapshot that logs the prefetch hints it gets and the records read, in order.
+final class PrefetchLog: @unchecked Sendable {
+    enum Event: Equatable {
+        case place(RowID)
+        case bytes(RowID)
+        case read(RowID)
+    }
+    var events: [Event] = []
+}
+
+struct LoggingSnapshot: QuerySnapshot {
+    let base: MemorySnapshot
+    let log: PrefetchLog
+    var indexes: RecordIndexes { base.indexes }
+    var typeSchema: RecordTypeSchema? { base.typeSchema }
+    func record(_ row: RowID) -> Record? {
+        log.events.append(.read(row))
+        return base.record(row)
+    }
+    func allRows() -> [RowID] { base.allRows() }
+    func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
+        log.events += rows.map { payload ? .bytes($0) : .place($0) }
+    }
+}
+
+@Suite struct PrefetchTests {
+    /// Every row is read once, in order, with its position; each row's place is asked for
+    /// before it is read, and from the 17th row on its bytes too, at least 8 reads after its
+    /// place and at least 8 reads before it is read — whatever the page's length.
+    @Test func forEachRecordReadsInOrderAndAsksForPlacesThenBytesAhead() {
+        let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
+        for n in [0, 1, 7, 8, 9, 16, 17, 23, 24, 25, 100] {
+            let log = PrefetchLog()
+            let logging = LoggingSnapshot(base: snap, log: log)
+            let rows = (0..<n).map { RowID($0 * 13 % 2_000) }
+            var seen: [(Int, RecordID)] = []
+            logging.forEachRecord(rows, inResultOf: n) { k, r in seen.append((k, r.recordID)) }
+            #expect(seen.map(\.0) == Array(0..<n))
+            #expect(seen.map(\.1) == rows.map { snap.record($0)!.recordID })
+            var readsSoFar = 0
+            var placeAt: [RowID: Int] = [:]
+            var bytesAt: [RowID: Int] = [:]
+            var readAt: [RowID: Int] = [:]
+            for e in log.events {
+                switch e {
+                case .place(let r): placeAt[r] = placeAt[r] ?? readsSoFar
+                case .bytes(let r):
+                    #expect(placeAt[r] != nil, "bytes of row \(r) asked for before its place")
+                    bytesAt[r] = bytesAt[r] ?? readsSoFar
+                case .read(let r):
+                    readAt[r] = readsSoFar
+                    readsSoFar += 1
+                }
+            }
+            #expect(readsSoFar == n)
+            for (k, r) in rows.enumerated() {
+                #expect(placeAt[r] != nil, "row \(k) of \(n): no place hint")
+                if k >= 16 {
+                    #expect(bytesAt[r] != nil, "row \(k) of \(n): no bytes hint")
+                    if let b = bytesAt[r], let p = placeAt[r], let read = readAt[r] {
+                        #expect(read - b >= 8 && b - p >= 8, "row \(k) of \(n): place \(p), bytes \(b), read \(read)")
+                    }
+                } else {
+                    #expect(bytesAt[r] == nil, "row \(k) of \(n): bytes asked for before its place could load")
+                }
+            }
+        }
+    }
+}
