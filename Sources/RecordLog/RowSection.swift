@@ -211,15 +211,22 @@ public struct RowSection: @unchecked Sendable {
         return slice(u64(e), u32(e + 8))
     }
 
-    /// Starts loading row `i`'s entry (`payload: false`) or the first bytes of its payload
+    /// Starts loading row `i`'s entry (`payload: false`) or its payload's first 256 bytes
     /// (`payload: true`, which reads the entry: issue it a few rows after the entry's). A hint:
-    /// nothing is read that is not in the section, and nothing waits for memory.
+    /// nothing is read that is not in the section.
     @inline(__always) public func prefetch(_ i: Int, payload: Bool) {
-        guard i >= 0, i < count else { return }
+        guard i >= 0, i < count, let base = bytes.baseAddress else { return }
         let e = entry(i)
-        guard payload else { return cirrus_prefetch(bytes.baseAddress! + e) }
+        guard payload else { return cirrus_prefetch(base + e) }
         let o = u64(e)
-        if o >= 0, o < bytes.count { cirrus_prefetch(bytes.baseAddress! + o) }
+        let end = min(o + min(u32(e + 8), 256), bytes.count)
+        guard o >= 0 else { return }
+        // One hint per 64-byte cache line the bytes touch.
+        var line = o & ~63
+        while line < end {
+            cirrus_prefetch(base + max(line, o))
+            line += 64
+        }
     }
 
     /// The sequence number that wrote row `i`.
