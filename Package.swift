@@ -50,7 +50,7 @@ let package = Package(
         // The GEOS C API (libgeos_c) as a system library; planar geometry and the STRtree.
         .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
         // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
-        .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS"], swiftSettings: strict),
+        .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS", "CPrefetch"], swiftSettings: strict),
         // The record store: append-only log, codec, group-commit writer, recovery, compaction,
         // import/export. Format: docs/log-format.md.
         .target(

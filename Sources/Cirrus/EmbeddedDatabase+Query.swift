@@ -143,6 +143,11 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// partly (see `TypeTable.record(_:fields:)`).
     public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }
 
+    /// Starts loading the selected fields' columns (or the rows' entries) for `values(_:of:into:)`.
+    public func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) {
+        storage.table?.prefetch(rows, of: selection)
+    }
+
     /// Starts loading the base rows' mapped entries or bytes (`TypeTable.prefetch`).
     public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) { storage.table?.prefetch(rows, payload: payload) }
 

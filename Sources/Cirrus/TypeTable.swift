@@ -230,6 +230,14 @@ struct TypeTable: Sendable {
         return pages.contains(d) ? pages[d]?.record : nil
     }
 
+    /// Starts loading what `values(_:of:into:)` will read of the base rows: the selected fields'
+    /// column slots when every one has a column, else the rows' entries.
+    func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) {
+        guard let base else { return }
+        if indexes.prefetchColumns(rows, of: selection) { return }
+        for row in rows where Int(row) < baseCount { base.rows.prefetch(Int(row), payload: false) }
+    }
+
     /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`) for reads that follow.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
         guard let base else { return }

@@ -18,6 +18,7 @@
 // version ("CRCOL001": numbers and dates, no dictionary) do not open: their rows are read from
 // their bytes.
 
+import CPrefetch
 import RecordModel
 
 /// The mapped values of one scalar field over one layer's rows.
@@ -60,6 +61,13 @@ struct StaticColumn: Sendable {
             strings.append(.string(String(decoding: bytes, as: UTF8.self)))
         }
         self.strings = strings
+    }
+
+    /// Starts loading row `i`'s tag and value (a hint; outside the column: nothing).
+    @inline(__always) func prefetch(_ i: Int) {
+        guard i >= 0, i < count, let base = s.bytes.baseAddress else { return }
+        cirrus_prefetch(base + Self.headerSize + i)
+        cirrus_prefetch(base + valuesAt + 8 * i)
     }
 
     /// The value of row `i` (counted from the layer's start); nil when the row has none or `i`

@@ -299,11 +299,21 @@ extension Run {
         let filters = matcher.predicate != .all
         if filters, visible == nil, let selection = matcher.selection {
             // The filters' fields only, read into one reused buffer: no record per candidate.
+            // Values are asked for 16–31 rows ahead (mapped columns or rows are read at random).
             var values: [FieldValue?] = []
             values.reserveCapacity(selection.count)
-            return rows.filter { row in
-                inZone(row) && snapshot.values(row, of: selection, into: &values) && matcher.matches(values: values)
+            var out: [RowID] = []
+            let step = 16
+            snapshot.prefetch(rows[..<min(step, rows.count)], of: selection)
+            for (k, row) in rows.enumerated() {
+                if k % step == 0, k + step < rows.count {
+                    snapshot.prefetch(rows[(k + step)..<min(k + 2 * step, rows.count)], of: selection)
+                }
+                if inZone(row), snapshot.values(row, of: selection, into: &values), matcher.matches(values: values) {
+                    out.append(row)
+                }
             }
+            return out
         }
         return rows.filter { row in
             guard inZone(row), let record = snapshot.record(row, fields: fields) else { return false }

@@ -40,6 +40,9 @@ public protocol QuerySnapshot: Sendable {
     /// their bytes are (`payload: false`), then, a few rows later, the bytes (`payload: true`),
     /// so the reads of a page's rows overlap instead of waiting for memory one by one.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool)
+    /// A hint that `selection`'s values of `rows` are about to be read
+    /// (``values(_:of:into:)``): a store over mapped memory starts loading them.
+    func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection)
 }
 
 extension QuerySnapshot {
@@ -48,6 +51,9 @@ extension QuerySnapshot {
 
     /// Nothing to load ahead: this default's records are in memory.
     public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {}
+
+    /// Nothing to load ahead: this default's values are in memory.
+    public func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) {}
 
     /// The records of `rows` in order, deleted rows left out, read for a result of `resultRows`
     /// (``record(_:inResultOf:)``), loading ahead in steps of 8 rows (``prefetch(_:payload:)``):

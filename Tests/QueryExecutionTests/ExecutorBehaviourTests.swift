@@ -171,6 +171,7 @@ final class PrefetchLog: @unchecked Sendable {
     enum Event: Equatable {
         case place(RowID)
         case bytes(RowID)
+        case values(RowID)
         case read(RowID)
     }
     var events: [Event] = []
@@ -189,6 +190,7 @@ struct LoggingSnapshot: QuerySnapshot {
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
         log.events += rows.map { payload ? .bytes($0) : .place($0) }
     }
+    func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) { log.events += rows.map { .values($0) } }
 }
 
 @Suite struct PrefetchTests {
@@ -218,6 +220,7 @@ struct LoggingSnapshot: QuerySnapshot {
                 case .read(let r):
                     readAt[r] = readsSoFar
                     readsSoFar += 1
+                case .values(let r): Issue.record("values of row \(r) asked for by a record read")
                 }
             }
             #expect(readsSoFar == n)
@@ -233,5 +236,46 @@ struct LoggingSnapshot: QuerySnapshot {
                 }
             }
         }
+    }
+
+    /// A residual filter reads each candidate's values after asking for them: every candidate
+    /// of the set is hinted once, before its first read, and the results match the oracle's.
+    @Test func residualFiltersAskForEachCandidatesValuesFirst() throws {
+        let schema = RecordTypeSchema(
+            name: "Place",
+            fields: [
+                FieldSchema(name: "population", type: .int64, options: [.queryable, .sortable]),
+                FieldSchema(name: "kind", type: .string, options: []),
+            ])
+        let snap = MemorySnapshot(schema: schema, records: ExecutorBehaviourTests.records)
+        let log = PrefetchLog()
+        let logging = LoggingSnapshot(base: snap, log: log)
+        let checked = try QueryChecker.check("population < 300 AND kind == 'cafe'", context: CheckContext())
+        let q = Query(recordType: "Place", predicate: checked.predicate, sortDescriptors: [])
+        let plan = QueryPlanner.plan(q, statistics: logging.statistics, limit: nil)
+        #expect(plan.residualFilters.map(\.fieldName) == ["kind"])
+        let page = try QueryExecutor.run(plan, on: logging, pageSize: 2_000)
+        let expected = ExecutorBehaviourTests.records.filter { r in
+            if case .int64(let p)? = r["population"], case .string(let k)? = r["kind"] {
+                p < 300 && k == "cafe"
+            } else {
+                false
+            }
+        }
+        #expect(page.records.map(\.recordID) == expected.map(\.recordID).sorted())
+        var hinted = Set<RowID>()
+        var hints = 0
+        for e in log.events {
+            switch e {
+            case .values(let r):
+                hinted.insert(r)
+                hints += 1
+            case .read(let r) where !hinted.contains(r):
+                // Only the page's records are read without a values hint, after the filter.
+                #expect(page.records.contains { $0.recordID == snap.record(r)?.recordID }, "row \(r) read unhinted")
+            default: break
+            }
+        }
+        #expect(hints == 300 && hinted.count == 300)
     }
 }
