@@ -231,17 +231,18 @@ struct TypeTable: Sendable {
     }
 
     /// Starts loading what `values(_:of:into:)` will read of the base rows: the selected fields'
-    /// column slots when every one has a column, else the rows' entries.
+    /// column slots when every one has a column, else the rows' entries; nothing when the base
+    /// is not `worthPrefetching`.
     func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) {
-        guard let base else { return }
-        if indexes.prefetchColumns(rows, of: selection) { return }
-        for row in rows where Int(row) < baseCount { base.rows.prefetch(Int(row), payload: false) }
+        guard parts.base?.rows.worthPrefetching == true, !indexes.prefetchColumns(rows, of: selection) else { return }
+        parts.base?.rows.prefetch(rows, payload: false)
     }
 
-    /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`) for reads that follow.
+    /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`) for reads that
+    /// follow; nothing when the base is not `worthPrefetching`.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
-        guard let base else { return }
-        for row in rows where Int(row) < baseCount { base.rows.prefetch(Int(row), payload: payload) }
+        guard parts.base?.rows.worthPrefetching == true else { return }
+        parts.base?.rows.prefetch(rows, payload: payload)
     }
 
     /// The record of `row` with at least the user fields in `fields` (and every system field),

@@ -93,6 +93,15 @@ public struct BaseRows: Sendable {
     /// The layers in the order an id is looked up in: most live rows first (a random id is most
     /// likely there), newest first among equals.
     let searchOrder: [Int]
+    /// Each layer's rows as plain pointers, for prefetching without retaining a section per row.
+    let rowBytes: [RowBytes]
+    /// Whether reads of these rows are worth prefetching: their sections together are larger
+    /// than a server's last-level cache (``prefetchThreshold``). A smaller table stays cached
+    /// under a repeated workload, and there the hints cost more than they save (measured: a
+    /// 285-row query on 26 569 cities 62 → 69 µs with them, a 515-row one at 1M 807 → 594 µs).
+    public let worthPrefetching: Bool
+    /// The row bytes above which ``worthPrefetching`` holds: 32 MiB.
+    public static let prefetchThreshold = 32 << 20
     /// Rows in every layer, live or dead.
     public var count: Int { starts.rowCount }
 
@@ -110,6 +119,8 @@ public struct BaseRows: Sendable {
         }
         self.dead = dead
         deadPerLayer = per
+        rowBytes = layers.map { RowBytes($0.rows) }
+        worthPrefetching = rowBytes.reduce(0) { $0 + $1.size } > Self.prefetchThreshold
         searchOrder = layers.indices.sorted { a, b in
             let (x, y) = (layers[a].rows.count - per[a], layers[b].rows.count - per[b])
             return x != y ? x > y : a > b
@@ -143,10 +154,15 @@ public struct BaseRows: Sendable {
         return layers[k].rows.payload(j)
     }
 
-    /// Starts loading row `i`'s entry or payload (`RowSection.prefetch`); out of range: nothing.
-    @inline(__always) public func prefetch(_ i: Int, payload: Bool) {
-        guard let (k, j) = locate(i) else { return }
-        layers[k].rows.prefetch(j, payload: payload)
+    /// Starts loading the entries or payloads of `rows` (`RowSection.prefetch`); rows out of
+    /// range: nothing. The layers are read in place (no copy of a section per row).
+    public func prefetch(_ rows: ArraySlice<UInt32>, payload: Bool) {
+        rowBytes.withUnsafeBufferPointer { ls in
+            for row in rows {
+                guard let (k, j) = locate(Int(row)) else { continue }
+                ls[k].prefetch(j, payload: payload)
+            }
+        }
     }
 
     /// The sequence number that wrote row `i`.

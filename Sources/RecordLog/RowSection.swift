@@ -211,24 +211,6 @@ public struct RowSection: @unchecked Sendable {
         return slice(u64(e), u32(e + 8))
     }
 
-    /// Starts loading row `i`'s entry (`payload: false`) or its payload's first 256 bytes
-    /// (`payload: true`, which reads the entry: issue it a few rows after the entry's). A hint:
-    /// nothing is read that is not in the section.
-    @inline(__always) public func prefetch(_ i: Int, payload: Bool) {
-        guard i >= 0, i < count, let base = bytes.baseAddress else { return }
-        let e = entry(i)
-        guard payload else { return cirrus_prefetch(base + e) }
-        let o = u64(e)
-        let end = min(o + min(u32(e + 8), 256), bytes.count)
-        guard o >= 0 else { return }
-        // One hint per 64-byte cache line the bytes touch.
-        var line = o & ~63
-        while line < end {
-            cirrus_prefetch(base + max(line, o))
-            line += 64
-        }
-    }
-
     /// The sequence number that wrote row `i`.
     public func sequence(_ i: Int) -> UInt64 {
         guard i >= 0, i < count else { return 0 }
@@ -315,6 +297,42 @@ public struct RowSection: @unchecked Sendable {
             var hi = lo
             while hi < count, let (k, _) = keyBytes(hi), RowKeyOrder.compare(k, zb) == 0 { hi += 1 }
             return lo..<hi
+        }
+    }
+}
+
+/// A row section's bytes as plain values (no reference to retain), valid while the section's
+/// segment is mapped: what prefetching reads (`BaseRows` keeps one per layer).
+struct RowBytes: @unchecked Sendable {
+    // @unchecked: a pointer into an immutable mapped segment that the owning `BaseRows` keeps.
+    let base: UnsafeRawPointer?
+    let size: Int
+    let count: Int
+    let entriesAt: Int
+
+    init(_ section: RowSection) {
+        base = section.bytes.baseAddress
+        size = section.bytes.count
+        count = section.count
+        entriesAt = section.entriesAt
+    }
+
+    /// Starts loading row `i`'s entry (`payload: false`) or its payload's first 256 bytes
+    /// (`payload: true`, which reads the entry: issue it a few rows after the entry's). A hint:
+    /// nothing is read that is not in the section.
+    @inline(__always) func prefetch(_ i: Int, payload: Bool) {
+        guard i >= 0, i < count, let base else { return }
+        let e = entriesAt + i * RowSection.entrySize
+        guard payload else { return cirrus_prefetch(base + e) }
+        let o = Int(truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e, as: UInt64.self)))
+        let n = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: e + 8, as: UInt32.self)))
+        guard o >= 0, o < size else { return }
+        let end = min(o + min(n, 256), size)
+        // One hint per 64-byte cache line the bytes touch.
+        var line = o & ~63
+        while line < end {
+            cirrus_prefetch(base + max(line, o))
+            line += 64
         }
     }
 }
