@@ -105,8 +105,9 @@ public struct BaseRows: Sendable {
     /// Rows in every layer, live or dead.
     public var count: Int { starts.rowCount }
 
-    /// The rows of `layers` (oldest first, each starting where the previous one ends).
-    public init(layers: [BaseLayer]) {
+    /// The rows of `layers` (oldest first, each starting where the previous one ends), worth
+    /// prefetching when their row sections hold more than `prefetchAbove` bytes.
+    public init(layers: [BaseLayer], prefetchAbove: Int = BaseRows.prefetchThreshold) {
         self.layers = layers
         starts = BaseLayers(rowCounts: layers.map(\.rows.count))
         var dead = RowBitmap()
@@ -120,7 +121,7 @@ public struct BaseRows: Sendable {
         self.dead = dead
         deadPerLayer = per
         rowBytes = layers.map { RowBytes($0.rows) }
-        worthPrefetching = rowBytes.reduce(0) { $0 + $1.size } > Self.prefetchThreshold
+        worthPrefetching = rowBytes.reduce(0) { $0 + $1.size } > prefetchAbove
         searchOrder = layers.indices.sorted { a, b in
             let (x, y) = (layers[a].rows.count - per[a], layers[b].rows.count - per[b])
             return x != y ? x > y : a > b

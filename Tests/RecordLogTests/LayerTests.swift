@@ -157,6 +157,32 @@ import Testing
         #expect(again.snapshot().changes(since: 0)?.changed.count == 19)
     }
 
+    /// Prefetch hints read nothing outside the sections and change nothing: every row (and rows
+    /// past either end) hinted at both stages, over two layers, then every row reads the same.
+    /// A small table is not worth prefetching; with no threshold it is.
+    @Test func prefetchingRowsChangesNothing() throws {
+        let fs = InMemoryFileSystem()
+        let store = try openStore(fs)
+        for i in 0..<30 { try store.commit([.save(note("n\(i)", i))]) }
+        try store.checkpoint()
+        for i in 26..<32 { try store.commit([.save(note("n\(i)", 100 + i))]) }
+        try store.checkpoint()
+        let t = try #require(store.snapshot().base[TableKey(owner: ZoneID.defaultOwnerName, recordType: "Note")])
+        #expect(t.layers.count == 2)
+        #expect(!t.rows.worthPrefetching)
+        let rows = BaseRows(layers: t.layers, prefetchAbove: 0)
+        #expect(rows.worthPrefetching)
+        let before = (0..<rows.count).map { try? rows.record($0) }
+        let hinted = ([UInt32.max, UInt32(rows.count), UInt32(rows.count + 1)] + (0..<UInt32(rows.count)).reversed())
+        for payload in [false, true] {
+            rows.prefetch(hinted[...], payload: payload)
+            t.rows.prefetch(hinted[...], payload: payload)
+        }
+        #expect((0..<rows.count).map { try? rows.record($0) } == before)
+        #expect(before.compactMap { $0 }.count == rows.count)
+        try store.close()
+    }
+
     @Test func aDamagedDeadSectionFailsTheOpenNamingTheFile() throws {
         let fs = InMemoryFileSystem()
         let store = try openStore(fs)
