@@ -155,7 +155,7 @@ public struct BaseRows: Sendable {
         return layers[k].rows.payload(j)
     }
 
-    /// Starts loading the entries or payloads of `rows` (`RowSection.prefetch`); rows out of
+    /// Starts loading the entries or payloads of `rows` (`RowBytes.prefetch`); rows out of
     /// range: nothing. The layers are read in place (no copy of a section per row).
     public func prefetch(_ rows: ArraySlice<UInt32>, payload: Bool) {
         rowBytes.withUnsafeBufferPointer { ls in
