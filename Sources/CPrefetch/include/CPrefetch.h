@@ -1,5 +1,6 @@
 // CPrefetch: the compiler's prefetch hint, which Swift does not expose. RecordLog uses it to
-// start loading the mapped rows a query is about to decode (RowSection.prefetch).
+// start loading the mapped rows a query is about to decode (RowBytes.prefetch), Indexes the
+// column slots a residual filter is about to read (StaticColumn.prefetch).
 #ifndef CPREFETCH_H
 #define CPREFETCH_H
 
