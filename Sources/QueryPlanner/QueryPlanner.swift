@@ -244,7 +244,7 @@ struct Context<S: IndexStatistics> {
 
     /// A scan of the ordered index that supplies the query's first sort key (nil when none
     /// does, or when its cost is sure to exceed `bound`).
-    func orderedStream(bound: Double = .infinity) -> Candidate? {
+    func orderedStream(bound: Double) -> Candidate? {
         let field: String
         let descending: Bool
         switch sorts.first {
@@ -274,7 +274,7 @@ struct Context<S: IndexStatistics> {
 
     /// Distance browsing for a nearest-first sort (nil without one, or when its cost is sure to
     /// exceed `bound`).
-    func nearestStream(bound: Double = .infinity) -> Candidate? {
+    func nearestStream(bound: Double) -> Candidate? {
         guard case .distance(let field, let center)? = sorts.first, stats.hasSpatialIndex(field) else { return nil }
         let own = paths.firstIndex {
             if case .radius(let f, let c, _) = $0.node.op { return f == field && c == center }
@@ -328,7 +328,7 @@ struct Context<S: IndexStatistics> {
     }
 
     /// Every row; nil when that is sure to cost more than `bound`.
-    func fullScan(bound: Double = .infinity) -> Candidate? {
+    func fullScan(bound: Double) -> Candidate? {
         // The row list, then (with filters) each row's filter and sort fields read.
         var cost = rows * (filters.isEmpty ? Cost.scanRow : Cost.scanRow + readCost(filters))
         // Ordering costs ≥ 0 follow: the reads and the fetched output are a lower bound.
