@@ -93,9 +93,12 @@ extension ContainerCore {
     }
 
     /// Writes a checkpoint and re-makes the tables over the new segments (write lock held).
-    /// `raiseHorizon` also forgets deletions, as compaction does.
+    /// `raiseHorizon` also forgets deletions, as compaction does; the tables of `merge` end in
+    /// one layer each.
     @discardableResult
-    func checkpointHoldingLock(raiseHorizon: Bool = false) throws(CirrusError) -> CheckpointReport {
+    func checkpointHoldingLock(
+        raiseHorizon: Bool = false, merge: Set<TableKey> = []
+    ) throws(CirrusError) -> CheckpointReport {
         if let e = checkpointError {
             checkpointError = nil
             throw e
@@ -105,7 +108,7 @@ extension ContainerCore {
         let report: CheckpointReport
         do {
             report = try store.checkpoint(
-                userState: try userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint,
+                userState: try userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint, merge: merge,
                 sections: { rows in
                     Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
                 })
@@ -148,7 +151,8 @@ extension ContainerCore {
                 table = old
             } else {
                 table = try TypeTable(
-                    base: b, schema: typeSchema, nodeSize: options.indexNodeSize, cacheSize: options.recordCacheSize)
+                    base: b, schema: typeSchema, nodeSize: options.indexNodeSize, cacheSize: options.recordCacheSize,
+                    readMergeBudget: options.readMergeBudget)
             }
             made[key] = table
             out[key.owner, default: [:]][key.recordType] = table
@@ -179,8 +183,8 @@ extension ContainerCore {
 
     /// Starts a checkpoint beside commits (write lock held): snapshot now, segments written on
     /// another thread, new tables built over them and caught up beside commits, then the switch
-    /// and the last few commits under the write lock.
-    func startBackgroundCheckpoint() throws(CirrusError) {
+    /// and the last few commits under the write lock. The tables of `merge` end in one layer each.
+    func startBackgroundCheckpoint(merge: Set<TableKey> = []) throws(CirrusError) {
         let job: CheckpointJob
         do { job = try store.beginCheckpoint() } catch {
             throw CirrusError(.internalError, "the checkpoint failed: \(error)")
@@ -196,7 +200,7 @@ extension ContainerCore {
         let thread = Thread { [self] in
             defer { checkpoints.leave() }
             let written = Result { () throws(LogError) in
-                try store.writeCheckpoint(job, userState: user, rewrite: rewrite) { rows in
+                try store.writeCheckpoint(job, userState: user, rewrite: rewrite, merge: merge) { rows in
                     Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
                 }
             }

@@ -115,17 +115,25 @@ public struct ContainerOptions: Sendable {
     /// as many rows, so rows read once do not push out the ones read again. Memory: about a
     /// kilobyte per record for a record of ten fields.
     public var recordCacheSize: Int
+    /// Merge a table's layers into one (a checkpoint, in the background when
+    /// `backgroundCheckpoints`) once its queries have spent about this many times the merge's own
+    /// cost on the extra layers — an estimate: (layers − 1) / 10 of each query's time against
+    /// 16 µs a row (ski rental; ReadMerge.swift). A table that a checkpoint changes starts over.
+    /// nil: never; 0: at the first query of a table in several layers.
+    public var readMergeBudget: Double?
 
     /// Options; the defaults: files on disk, the system clock and generator, an fsync per commit,
     /// writable, no record quota, B+tree nodes of 64, a background checkpoint every 100 000
-    /// changed records, 16 384 decoded records cached per table.
+    /// changed records, 16 384 decoded records cached per table, tables merged into one layer once
+    /// their reads have spent the merge's cost on the extra layers (`readMergeBudget` 1).
     public init(
         fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,
         maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64, checkpointThreshold: Int = 100_000,
-        backgroundCheckpoints: Bool = true, recordCacheSize: Int = 16_384
+        backgroundCheckpoints: Bool = true, recordCacheSize: Int = 16_384, readMergeBudget: Double? = 1
     ) {
         self.recordCacheSize = recordCacheSize
+        self.readMergeBudget = readMergeBudget
         self.checkpointThreshold = checkpointThreshold
         self.backgroundCheckpoints = backgroundCheckpoints
         self.fileSystem = fileSystem

@@ -7,6 +7,7 @@
 // statistics of one consistent snapshot of the record type, executed on that same snapshot, and
 // returns a page with a cursor when more may follow. Access rules apply before anything runs.
 
+import Dispatch
 import Indexes
 import PredicateSyntax
 import QueryChecker
@@ -264,11 +265,17 @@ extension EmbeddedDatabase {
         from previous: QueryCursor? = nil
     ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
         let snap = querySnapshot(recordType: q.recordType)
+        // A table in several layers is charged for them (ReadMerge.swift): the query is timed.
+        let meter = snap.table?.mergeMeter
+        let began = meter == nil ? 0 : DispatchTime.now().uptimeNanoseconds
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         let result = try run(
             plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume)
+        if let meter, meter.charge(elapsedNanoseconds: DispatchTime.now().uptimeNanoseconds &- began) {
+            core.startReadMerge(meter)
+        }
         let cursor = result.next.map {
             QueryCursor(scope: cursorScope, query: q, zone: zone, desiredKeys: desiredKeys, position: $0)
         }

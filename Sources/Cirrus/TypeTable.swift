@@ -49,6 +49,8 @@ struct TypeTable: Sendable {
         @exclusivity(unchecked) var indexes: RecordIndexes
         @exclusivity(unchecked) var nextRow: RowID = 0
         @exclusivity(unchecked) var deltaCount = 0
+        /// Charges of reads against this base's extra layers (nil: one layer, or no merges).
+        @exclusivity(unchecked) var mergeMeter: ReadMergeMeter?
 
         init(recordType: String, owner: String, nodeSize: Int, schema: RecordTypeSchema?, indexes: RecordIndexes) {
             self.recordType = recordType
@@ -73,6 +75,7 @@ struct TypeTable: Sendable {
             indexes = o.indexes
             nextRow = o.nextRow
             deltaCount = o.deltaCount
+            mergeMeter = o.mergeMeter
         }
     }
 
@@ -101,6 +104,8 @@ struct TypeTable: Sendable {
             yield &parts.base
         }
     }
+    /// Charges of reads against the base's extra layers (nil: one layer, or no merges).
+    var mergeMeter: ReadMergeMeter? { parts.mergeMeter }
     /// Decoded base rows (shared by every snapshot of this base).
     var cache: RecordCache? {
         _read { yield parts.cache }
@@ -199,8 +204,12 @@ struct TypeTable: Sendable {
         parts.deltaCount = order.count
     }
 
-    /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here.
-    init(base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0) throws(CirrusError) {
+    /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here. With
+    /// `readMergeBudget` and more than one layer, its reads are charged for the extra layers
+    /// (`ReadMergeMeter`).
+    init(
+        base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0, readMergeBudget: Double? = nil
+    ) throws(CirrusError) {
         parts = Storage(
             recordType: base.key.recordType, owner: base.key.owner, nodeSize: nodeSize, schema: schema,
             indexes: try Self.baseIndexes(
@@ -208,6 +217,8 @@ struct TypeTable: Sendable {
         parts.cache = RecordCache(capacity: min(cacheSize, base.rows.count), tableRows: base.rows.count)
         parts.base = base
         parts.nextRow = RowID(truncatingIfNeeded: base.rows.count)
+        parts.mergeMeter = ReadMergeMeter(
+            key: base.key, layers: base.layers.count, rows: base.rows.count, factor: readMergeBudget)
         tombstoneDeadRows()
     }
 

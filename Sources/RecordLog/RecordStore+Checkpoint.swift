@@ -196,16 +196,18 @@ extension RecordStore {
     ///   - userState: opaque bytes stored with the checkpoint (`checkpointUserState` after open).
     ///   - raiseHorizon: also forget deletions (change tokens older than now expire), as compaction does.
     ///   - rewrite: tables to rewrite even without changes (e.g. an index was added).
+    ///   - merge: tables whose layers are merged into one even without changes (a read-triggered
+    ///     merge: their extra layers cost reads more than the merge costs).
     ///   - sections: extra sections for a rewritten table, built from its rows in row order.
     @discardableResult
     public func checkpoint(
         userState: [UInt8] = [], raiseHorizon: Bool = false, rewrite: Set<TableKey> = [],
-        sections: SectionEncoder? = nil
+        merge: Set<TableKey> = [], sections: SectionEncoder? = nil
     ) throws(LogError) -> CheckpointReport {
         if options.readOnly { throw .readOnly }
         return try withWriterToken {
             try checkpointHoldingToken(
-                userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
+                userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge, sections: sections)
         }
     }
 
@@ -213,8 +215,8 @@ extension RecordStore {
     public var deltaCount: Int { cond.withLock { state.live.count + state.removed.count } }
 
     func checkpointHoldingToken(
-        userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>, sections: SectionEncoder?,
-        bulk: BulkLoad? = nil
+        userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>, merge: Set<TableKey> = [],
+        sections: SectionEncoder?, bulk: BulkLoad? = nil
     ) throws -> CheckpointReport {
         try flushBuffer()
         try syncFile()
@@ -228,7 +230,7 @@ extension RecordStore {
             for z in bulk.zones where snap.zones[z] == nil { snap.zones[z] = bulk.lastSequence }
         }
         let prepared = try writeCheckpoint(
-            snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections,
+            snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge, sections: sections,
             runs: bulk?.runs ?? [:])
         let logNumber = (segments.last ?? 0) + 1
         let newFile = try createSegment(logNumber, flags: 0)
@@ -274,10 +276,11 @@ extension RecordStore {
     ///
     /// Per changed table the delta (and any bulk runs) becomes a new layer, merged with the
     /// newest layers while the layer before them holds no more live rows than they do (or when
-    /// compacting, or past `maximumLayers`): BaseRows.swift.
+    /// compacting, or past `maximumLayers`): BaseRows.swift. A table of `merge` with more than
+    /// one layer is rewritten into one, changed or not.
     func writeCheckpoint(
         _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
-        sections: SectionEncoder?,
+        merge: Set<TableKey> = [], sections: SectionEncoder?,
         runs: [TableKey: [RowSection]] = [:]
     ) throws -> PreparedCheckpoint {
         let seq = snap.lastSequence
@@ -319,6 +322,7 @@ extension RecordStore {
             // Compaction leaves every table in one layer with nothing dead.
             for (key, t) in snap.base where t.layers.count > 1 || t.rows.dead.count > 0 { changed.insert(key) }
         }
+        for key in merge where (snap.base[key]?.layers.count ?? 0) > 1 { changed.insert(key) }
 
         var tables: [TableKey: [TableFiles]] = [:]
         var newTables: [BaseTable] = []
@@ -376,7 +380,8 @@ extension RecordStore {
             // holds no more live rows than they do together (a binary counter).
             var m = oldLayers.count
             var merged = (deltaByTable[key]?.count ?? 0) + (runs[key] ?? []).reduce(0) { $0 + $1.count }
-            while m > 0 && (raiseHorizon || live[m - 1] <= merged || m + 1 > Self.maximumLayers) {
+            let all = raiseHorizon || merge.contains(key)
+            while m > 0 && (all || live[m - 1] <= merged || m + 1 > Self.maximumLayers) {
                 m -= 1
                 merged += live[m]
             }
@@ -401,7 +406,7 @@ extension RecordStore {
             let path = joinPath(directory, DataSegmentFormat.fileName(n))
             var w = try DataSegmentWriter(fileSystem: fileSystem, path: path)
             var rw = try RowSectionWriter(into: &w)
-            try merge(&sources) { id, seq, payload in
+            try self.merge(&sources) { id, seq, payload in
                 try rw.add(id, sequence: seq, payload: payload, into: &w)
             }
             try rw.finish(into: &w)
@@ -500,11 +505,12 @@ extension RecordStore {
     /// Second step: writes the job's data segments (no lock held; commits go on).
     public func writeCheckpoint(
         _ job: CheckpointJob, userState: [UInt8], raiseHorizon: Bool = false, rewrite: Set<TableKey> = [],
-        sections: SectionEncoder? = nil
+        merge: Set<TableKey> = [], sections: SectionEncoder? = nil
     ) throws(LogError) -> PreparedCheckpoint {
         do {
             return try writeCheckpoint(
-                job.snapshot, userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, sections: sections)
+                job.snapshot, userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge,
+                sections: sections)
         } catch {
             // Nothing is named yet: the store is intact; the unnamed files go at the next install or open.
             throw LogError.wrap(error)

@@ -28,11 +28,17 @@ struct TestEnv {
     var seed: UInt64 = 1
     /// Delta size that triggers a checkpoint (model tests use tiny ones).
     var checkpointThreshold = 50_000
+    /// `ContainerOptions.readMergeBudget`: off unless a test is about read-triggered merges (a
+    /// merge's timing follows the machine's speed, and other tests count layers).
+    var readMergeBudget: Double? = nil
+    /// `ContainerOptions.backgroundCheckpoints`.
+    var backgroundCheckpoints = true
 
     func options(readOnly: Bool = false, quota: Int? = nil) -> ContainerOptions {
         ContainerOptions(
             fileSystem: fs, clock: clock, random: SeededRandomSource(seed: seed), durability: .none, readOnly: readOnly,
-            maximumRecordsPerDatabase: quota, indexNodeSize: 4, checkpointThreshold: checkpointThreshold)
+            maximumRecordsPerDatabase: quota, indexNodeSize: 4, checkpointThreshold: checkpointThreshold,
+            backgroundCheckpoints: backgroundCheckpoints, readMergeBudget: readMergeBudget)
     }
 
     func open(_ env: Environment = .development, quota: Int? = nil) throws -> Container {
