@@ -22,6 +22,12 @@ public struct ContainerStatistics: Sendable, Hashable {
     public var deltaRecords: Int
     /// Commits acknowledged since the container was opened.
     public var commits: Int
+    /// Layers of data segments over every table (one per table when compacted; a checkpoint keeps
+    /// O(log n) per table, and every query reads each of its table's).
+    public var tableLayers: Int = 0
+    /// Tables merged into one layer because their reads had spent the merge's cost on the extra
+    /// layers (`ContainerOptions.readMergeBudget`), since the container was opened: merges started.
+    public var readMerges: Int = 0
 }
 
 extension Container {
@@ -34,6 +40,8 @@ extension Container {
         let s = core.store.stats()
         return ContainerStatistics(
             logSegments: s.segments, logBytes: s.logBytes, liveRecords: s.liveRecords, zones: s.zones,
-            deltaRecords: core.store.deltaCount, commits: s.commits)
+            deltaRecords: core.store.deltaCount, commits: s.commits,
+            tableLayers: core.store.snapshot().base.values.reduce(0) { $0 + $1.layers.count },
+            readMerges: core.stateLock.withLock { core.readMerges })
     }
 }

@@ -71,6 +71,8 @@ final class ContainerCore: @unchecked Sendable {
     var checkpointRunning = false
     let checkpoints = DispatchGroup()
     var checkpointError: CirrusError?
+    /// Read-triggered merges started since open (stateLock).
+    var readMerges = 0
     /// Changes a background checkpoint's rebase applied beside commits / under the write lock
     /// (tests check that the first path is taken).
     var rebaseChanges = (besideCommits: 0, underLock: 0)

@@ -87,6 +87,7 @@ extension ContainerCore {
         guard !checkpointRunning, bulk == nil, baseOnlyTables[meter.key]?.mergeMeter === meter, meter.start() else {
             return
         }
+        stateLock.withLock { readMerges += 1 }
         do {
             if options.backgroundCheckpoints {
                 try startBackgroundCheckpoint(merge: [meter.key])

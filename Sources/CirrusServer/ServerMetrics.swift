@@ -82,6 +82,7 @@ final class ServerMetrics: Sendable {
                 ("cirrus_store_log_segments", s.logSegments), ("cirrus_store_log_bytes", s.logBytes),
                 ("cirrus_store_live_records", s.liveRecords), ("cirrus_store_zones", s.zones),
                 ("cirrus_store_delta_records", s.deltaRecords), ("cirrus_store_commits", s.commits),
+                ("cirrus_store_table_layers", s.tableLayers), ("cirrus_store_read_merges", s.readMerges),
             ]
             for (name, value) in figures { Gauge(label: name, dimensions: env, factory: factory).record(value) }
         }

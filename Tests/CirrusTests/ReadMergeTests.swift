@@ -81,9 +81,14 @@ import Testing
         c = try env.open()
         db = c.publicDatabase(as: .user("_u"))
         #expect(layerCount(c) >= 3)
+        let placeLayers = layerCount(c)
+        let total = c.statistics().tableLayers
+        #expect(total >= placeLayers && c.statistics().readMerges == 0)
         _ = try await db.records(matching: queries[0])
         c.embedded!.waitForCheckpoints()
         #expect(layerCount(c) == 1)
+        #expect(c.statistics().tableLayers == total - placeLayers + 1)
+        #expect(c.statistics().readMerges == 1)
         #expect(try await answers(db) == before)
         try c.checkInvariants()
         // Commits go on over the merged table, and the merge survives reopening.
