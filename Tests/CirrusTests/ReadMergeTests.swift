@@ -56,7 +56,8 @@ import Testing
             RecordQuery(
                 recordType: "Place", predicate: "distanceToLocation:fromLocation:(loc, $here) < 3000",
                 variables: ["here": .value(.location(here))]),
-            RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE", sortDescriptors: [.distance(field: "loc", from: here)]),
+            RecordQuery(
+                recordType: "Place", predicate: "TRUEPREDICATE", sortDescriptors: [.distance(field: "loc", from: here)]),
         ]
     }
 
@@ -98,9 +99,10 @@ import Testing
         c = try env.open()
         db = c.publicDatabase(as: .user("_u"))
         #expect(layerCount(c) == 1)
-        #expect(c.embedded!.stateLock.withLock { c.embedded!.tables.values.flatMap(\.values) }.allSatisfy {
-            $0.mergeMeter == nil
-        })
+        #expect(
+            c.embedded!.stateLock.withLock { c.embedded!.tables.values.flatMap(\.values) }.allSatisfy {
+                $0.mergeMeter == nil
+            })
         let names = try await allPageNames(db, RecordQuery(recordType: "Place"), limit: 50)
         #expect(!names.contains("p300") && names.contains("p5"))
         try c.checkInvariants()
