@@ -192,6 +192,7 @@ extension QueryChecker {
     /// Checks sort descriptors against a schema: the field exists, its type can be sorted, and in
     /// production it is SORTABLE (a location sort needs the field QUERYABLE).
     public static func checkSort(_ sorts: [SortDescriptor], context: CheckContext) throws(PredicateError) {
+        if sorts.isEmpty { return }
         let checker = Checker(context: context)
         for s in sorts where SystemField(name: s.fieldName) == .recordChangeTag {
             throw PredicateError(

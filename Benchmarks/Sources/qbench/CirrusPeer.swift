@@ -34,9 +34,11 @@ final class CirrusPeer {
     private(set) var db: Database
 
     /// Opens (creating) the container at `directory`; `recordCache` overrides the default number of
-    /// decoded base records kept per table (0: none).
+    /// decoded base records kept per table (0: none), `readMergeBudget` the default read-merge
+    /// budget (`ContainerOptions.readMergeBudget`).
     init(
-        directory: String, durability: Durability, schema: String? = CirrusPeer.schema, recordCache: Int? = nil
+        directory: String, durability: Durability, schema: String? = CirrusPeer.schema, recordCache: Int? = nil,
+        readMergeBudget: Double? = nil
     )
         throws
     {
@@ -44,6 +46,7 @@ final class CirrusPeer {
         self.durability = durability
         var options = ContainerOptions(durability: durability)
         if let recordCache { options.recordCacheSize = recordCache }
+        if let readMergeBudget { options.readMergeBudget = readMergeBudget }
         self.options = options
         container = try Container.open(at: directory, environment: .development, options: options)
         if let schema { try container.importSchema(schema) }

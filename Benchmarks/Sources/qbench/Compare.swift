@@ -72,6 +72,11 @@ struct Compare: AsyncParsableCommand {
             "Compact the Cirrus container after ingest (or on the reused one): every table in one layer, as SQLite gets ANALYZE. Timed and printed; reads then see one layer per table instead of the checkpoints' stack."
     )
     var compact = false
+    @Option(
+        help:
+            "Cirrus's read-merge budget (ContainerOptions.readMergeBudget, default 1): a table in several layers is merged into one once its queries have spent this many times the merge's cost on the extra layers; 0 merges at the first query."
+    )
+    var readMergeBudget: Double?
     @Option(help: "A JSON Lines file of Web Services records to load instead of generated places (needs --queries).")
     var data: String?
     @Option(help: "Also write the generated places as Web Services JSON Lines to this file (input for --data).")
@@ -109,6 +114,9 @@ struct Compare: AsyncParsableCommand {
             throw ValidationError("--reuse needs --dir, and works with neither --data nor --postgres")
         }
         if let recordCache, recordCache < 0 { throw ValidationError("--record-cache must be 0 or more") }
+        if let readMergeBudget, !(readMergeBudget >= 0 && readMergeBudget.isFinite) {
+            throw ValidationError("--read-merge-budget must be a number, 0 or more")
+        }
         _ = try sizes()
     }
 
@@ -221,7 +229,8 @@ struct Compare: AsyncParsableCommand {
         let n = data.places.count
         let (cirrusDurability, sync) = storeDurability
         let cirrus = try CirrusPeer(
-            directory: work + "/cirrus", durability: cirrusDurability, recordCache: recordCache)
+            directory: work + "/cirrus", durability: cirrusDurability, recordCache: recordCache,
+            readMergeBudget: readMergeBudget)
         let records = data.places.map(\.record)
         var cTimes: [Double] = []
         var last = Measure.now()
@@ -299,7 +308,8 @@ struct Compare: AsyncParsableCommand {
         var pg: PostgresPeer? = nil
         if reused {
             cirrus = try CirrusPeer(
-                directory: work + "/cirrus", durability: cirrusDurability, schema: nil, recordCache: recordCache)
+                directory: work + "/cirrus", durability: cirrusDurability, schema: nil, recordCache: recordCache,
+                readMergeBudget: readMergeBudget)
             sqlite = try SQLitePeer(path: work + "/places.sqlite", synchronous: sync)
         } else {
             // A fresh ingest starts from nothing (not from what an earlier run left here).
@@ -388,6 +398,8 @@ struct Compare: AsyncParsableCommand {
             builder.rng = Rng(state: seed ^ 0x5EED ^ Self.fnv1a("mixed"))
             add(&report, try await mixedSuite(cirrus, sqlite, data, &builder, progress: progress))
         }
+        let stats = cirrus.container.statistics()
+        print("Cirrus: \(stats.tableLayers) table layers at the end, \(stats.readMerges) read-triggered merges")
         try cirrus.close()
         await pg?.close()
         report.loadAverageAtEnd = Machine.current().loadAverage
