@@ -174,7 +174,15 @@ final class ContainerCore: @unchecked Sendable {
         if let types = stateLock.withLock({ tables[owner] }) {
             // Binding a table costs one retain: its parts are behind one reference.
             for t in types.values {
-                if let row = t.row(for: key), let r = t.record(row) { return r }
+                // A table in several layers is charged for them (ReadMerge.swift): the lookup is timed.
+                let meter = t.mergeMeter
+                let began = meter == nil ? 0 : DispatchTime.now().uptimeNanoseconds
+                if let row = t.row(for: key), let r = t.record(row) {
+                    if let meter, meter.charge(elapsedNanoseconds: DispatchTime.now().uptimeNanoseconds &- began) {
+                        startReadMerge(meter)
+                    }
+                    return r
+                }
             }
         }
         return store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }

@@ -109,6 +109,22 @@ import Testing
         try c.close()
     }
 
+    @Test func aFetchByIDIsChargedToo() async throws {
+        var env = TestEnv()
+        env.backgroundCheckpoints = false
+        var (c, db) = try await layered(&env)
+        try c.close()
+        env.readMergeBudget = 0
+        c = try env.open()
+        db = c.publicDatabase(as: .user("_u"))
+        #expect(layerCount(c) >= 3)
+        let r = try await db.record(for: RecordID(recordName: "p7"))
+        #expect(r["n"] == .int64(9))  // place(7, v: 2), saved in the second round
+        #expect(layerCount(c) == 1)
+        #expect(try await db.record(for: RecordID(recordName: "p7"))["n"] == .int64(9))
+        try c.close()
+    }
+
     @Test func nothingMergesWithoutABudgetOrReadOnly() async throws {
         var env = TestEnv()
         var (c, db) = try await layered(&env)
