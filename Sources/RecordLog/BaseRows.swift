@@ -82,83 +82,97 @@ public struct BaseLayer: Sendable {
 
 /// The rows of a table's base across its layers, by table row (see the file header).
 public struct BaseRows: Sendable {
+    /// The rows' parts behind one reference: tables, indexes and snapshots copy their rows all the
+    /// time, and a copy of six arrays retained and released each of them (a copy per record read
+    /// on some paths: 12% of a nearest-first page at 1M).
+    @usableFromInline final class Parts: Sendable {
+        let layers: [BaseLayer]
+        @usableFromInline let dead: RowBitmap
+        let deadPerLayer: [Int]
+        @usableFromInline let starts: BaseLayers
+        let searchOrder: [Int]
+        let rowBytes: [RowBytes]
+        let worthPrefetching: Bool
+
+        init(layers: [BaseLayer], prefetchAbove: Int) {
+            self.layers = layers
+            let starts = BaseLayers(rowCounts: layers.map(\.rows.count))
+            var dead = RowBitmap()
+            var per = Array(repeating: 0, count: layers.count)
+            for l in layers {
+                for r in l.dead where !dead.contains(Int(r)) {
+                    dead.insert(Int(r))
+                    if let k = starts.layer(of: Int(r)) { per[k] += 1 }
+                }
+            }
+            self.starts = starts
+            self.dead = dead
+            deadPerLayer = per
+            rowBytes = layers.map { RowBytes($0.rows) }
+            worthPrefetching = rowBytes.reduce(0) { $0 + $1.size } > prefetchAbove
+            searchOrder = layers.indices.sorted { a, b in
+                let (x, y) = (layers[a].rows.count - per[a], layers[b].rows.count - per[b])
+                return x != y ? x > y : a > b
+            }
+        }
+    }
+
+    @usableFromInline let parts: Parts
+
     /// The layers, oldest first.
-    public let layers: [BaseLayer]
+    public var layers: [BaseLayer] { parts.layers }
     /// Rows no longer live: superseded by a newer layer or deleted before its checkpoint.
-    public let dead: RowBitmap
-    /// Dead rows per layer.
-    let deadPerLayer: [Int]
+    public var dead: RowBitmap { parts.dead }
     /// Which rows each layer covers.
-    public let starts: BaseLayers
-    /// The layers in the order an id is looked up in: most live rows first (a random id is most
-    /// likely there), newest first among equals.
-    let searchOrder: [Int]
-    /// Each layer's rows as plain pointers, for prefetching without retaining a section per row.
-    let rowBytes: [RowBytes]
+    public var starts: BaseLayers { parts.starts }
     /// Whether reads of these rows are worth prefetching: their sections together are larger
     /// than a server's last-level cache (``prefetchThreshold``). A smaller table stays cached
     /// under a repeated workload, and there the hints cost more than they save (measured: a
     /// 285-row query on 26 569 cities 62 → 69 µs with them, a 515-row one at 1M 807 → 594 µs).
-    public let worthPrefetching: Bool
+    public var worthPrefetching: Bool { parts.worthPrefetching }
     /// The row bytes above which ``worthPrefetching`` holds: 32 MiB.
     public static let prefetchThreshold = 32 << 20
     /// Rows in every layer, live or dead.
-    public var count: Int { starts.rowCount }
+    @inlinable public var count: Int { parts.starts.rowCount }
 
     /// The rows of `layers` (oldest first, each starting where the previous one ends), worth
-    /// prefetching when their row sections hold more than `prefetchAbove` bytes.
+    /// prefetching when their row sections hold more than `prefetchAbove` bytes. The layers are
+    /// looked up in for an id most live rows first, newest first among equals.
     public init(layers: [BaseLayer], prefetchAbove: Int = BaseRows.prefetchThreshold) {
-        self.layers = layers
-        starts = BaseLayers(rowCounts: layers.map(\.rows.count))
-        var dead = RowBitmap()
-        var per = Array(repeating: 0, count: layers.count)
-        for l in layers {
-            for r in l.dead where !dead.contains(Int(r)) {
-                dead.insert(Int(r))
-                if let k = starts.layer(of: Int(r)) { per[k] += 1 }
-            }
-        }
-        self.dead = dead
-        deadPerLayer = per
-        rowBytes = layers.map { RowBytes($0.rows) }
-        worthPrefetching = rowBytes.reduce(0) { $0 + $1.size } > prefetchAbove
-        searchOrder = layers.indices.sorted { a, b in
-            let (x, y) = (layers[a].rows.count - per[a], layers[b].rows.count - per[b])
-            return x != y ? x > y : a > b
-        }
+        parts = Parts(layers: layers, prefetchAbove: prefetchAbove)
     }
 
     /// Rows that are live.
-    public var liveCount: Int { count - dead.count }
+    public var liveCount: Int { count - parts.dead.count }
 
     /// Live rows of layer `k`.
-    public func liveCount(layer k: Int) -> Int { layers[k].rows.count - deadPerLayer[k] }
+    public func liveCount(layer k: Int) -> Int { parts.layers[k].rows.count - parts.deadPerLayer[k] }
 
     /// The layer (its index) and the row within it of table row `i`, nil when out of range.
-    /// Callers read `layers[k]` in place: a copy of a `BaseLayer` retains and releases each of
-    /// its references, on every row read.
+    /// Callers read `parts.layers[k]` in place: a copy of a `BaseLayer` retains and releases each
+    /// of its references, on every row read.
     @inline(__always)
     func locate(_ i: Int) -> (Int, Int)? {
-        if layers.count == 1 {
+        if parts.layers.count == 1 {
             return i >= 0 && i < count ? (0, i) : nil
         }
-        guard let k = starts.layer(of: i) else { return nil }
-        return (k, i - layers[k].start)
+        guard let k = parts.starts.layer(of: i) else { return nil }
+        return (k, i - parts.layers[k].start)
     }
 
     /// Whether row `i` is live (in range and not dead).
-    @inline(__always) public func isLive(_ i: Int) -> Bool { i >= 0 && i < count && !dead.contains(i) }
+    @inlinable public func isLive(_ i: Int) -> Bool { i >= 0 && i < count && !parts.dead.contains(i) }
 
     /// The encoded record of row `i`, nil when out of range or damaged.
     public func payload(_ i: Int) -> UnsafeRawBufferPointer? {
         guard let (k, j) = locate(i) else { return nil }
-        return layers[k].rows.payload(j)
+        return parts.layers[k].rows.payload(j)
     }
 
     /// Starts loading the entries or payloads of `rows` (`RowBytes.prefetch`); rows out of
     /// range: nothing. The layers are read in place (no copy of a section per row).
     public func prefetch(_ rows: ArraySlice<UInt32>, payload: Bool) {
-        rowBytes.withUnsafeBufferPointer { ls in
+        parts.rowBytes.withUnsafeBufferPointer { ls in
             for row in rows {
                 guard let (k, j) = locate(Int(row)) else { continue }
                 ls[k].prefetch(j, payload: payload)
@@ -169,7 +183,7 @@ public struct BaseRows: Sendable {
     /// The sequence number that wrote row `i`.
     public func sequence(_ i: Int) -> UInt64 {
         guard let (k, j) = locate(i) else { return 0 }
-        return layers[k].rows.sequence(j)
+        return parts.layers[k].rows.sequence(j)
     }
 
     /// The record of row `i`, decoded (storage form).
@@ -177,30 +191,30 @@ public struct BaseRows: Sendable {
         guard let (k, j) = locate(i) else {
             throw .badSegment(path: "table row \(i)", offset: 0, reason: "row outside the table's \(count) rows")
         }
-        return try layers[k].rows.record(j)
+        return try parts.layers[k].rows.record(j)
     }
 
     /// The record id of row `i` with the given zone owner.
     public func recordID(_ i: Int, owner: String) -> RecordID? {
         guard let (k, j) = locate(i) else { return nil }
-        return layers[k].rows.recordID(j, owner: owner)
+        return parts.layers[k].rows.recordID(j, owner: owner)
     }
 
     /// Compares row `i`'s id with `id` in `RecordID` order (see `RowSection.compareID`).
     public func compareID(_ i: Int, _ id: RecordID) -> Int {
         guard let (k, j) = locate(i) else { return -1 }
-        return layers[k].rows.compareID(j, id)
+        return parts.layers[k].rows.compareID(j, id)
     }
 
     /// The zone name of every row when there is one layer and all its rows are in one zone (rows
     /// are then in id order), else nil.
-    public var singleZoneName: String? { layers.count == 1 ? layers[0].rows.singleZoneName : nil }
+    public var singleZoneName: String? { parts.layers.count == 1 ? parts.layers[0].rows.singleZoneName : nil }
 
     /// Compares the ids of rows `a` and `b` in `RecordID` order — record name, then zone name —
     /// from their key bytes: <0, 0, >0. A damaged key sorts first.
     public func compareIDs(_ a: Int, _ b: Int) -> Int {
-        guard let (ka, i) = locate(a), let (kb, j) = locate(b), let (za, na) = layers[ka].rows.keyBytes(i),
-            let (zb, nb) = layers[kb].rows.keyBytes(j)
+        guard let (ka, i) = locate(a), let (kb, j) = locate(b), let (za, na) = parts.layers[ka].rows.keyBytes(i),
+            let (zb, nb) = parts.layers[kb].rows.keyBytes(j)
         else { return locate(a) == nil ? -1 : 1 }
         let c = RowKeyOrder.compare(na, nb)
         return c != 0 ? c : RowKeyOrder.compare(za, zb)
@@ -214,9 +228,9 @@ public struct BaseRows: Sendable {
     /// found after fewer searches than newest first (at 1M rows in layers of 40, 31, 20 and 9%,
     /// 2.0 searches on average instead of 3.0). O(layers · log n) at worst.
     public func row(of id: RecordID) -> Int? {
-        for k in searchOrder {
-            // `layers[k]` read in place: a copy of the layer retains and releases its references.
-            if let j = layers[k].rows.row(of: id), !dead.contains(layers[k].start + j) { return layers[k].start + j }
+        for k in parts.searchOrder {
+            // `parts.layers[k]` read in place: a copy of the layer retains and releases its references.
+            if let j = parts.layers[k].rows.row(of: id), !parts.dead.contains(parts.layers[k].start + j) { return parts.layers[k].start + j }
         }
         return nil
     }
@@ -224,8 +238,8 @@ public struct BaseRows: Sendable {
     /// The live rows of one zone, ascending.
     public func rows(inZone zoneName: String) -> [Int] {
         var out: [Int] = []
-        for l in layers {
-            for j in l.rows.rows(inZone: zoneName) where !dead.contains(l.start + j) { out.append(l.start + j) }
+        for l in parts.layers {
+            for j in l.rows.rows(inZone: zoneName) where !parts.dead.contains(l.start + j) { out.append(l.start + j) }
         }
         return out
     }
