@@ -402,12 +402,18 @@ extension RecordCodec {
     /// Rows of one type carry the same names, in the same (sorted) order; a name the table does
     /// not have is read as usual. A class: row sections are copied often, and carry it as one
     /// reference.
-    public final class NameTable: Sendable {
+    public final class NameTable: @unchecked Sendable {
+        // @unchecked: `bytes` and `starts` are written in `init` only, then read.
         /// Ascending, unique.
         let names: [String]
-        let utf8: [[UInt8]]
         let recordType: String
         let typeUTF8: [UInt8]
+        /// Every name's UTF-8 bytes, one after another, and where each name starts (at
+        /// `names.count`: where the last ends) — plain memory, so a lookup retains nothing. An
+        /// array per name retained and released its buffer at each comparison, several times per
+        /// field read.
+        private let bytes: UnsafeMutableRawBufferPointer
+        private let starts: UnsafeMutableBufferPointer<Int>
 
         /// Every field name of `records` (a sample of a segment's rows: a field absent from one
         /// row is not missed by all) and the type.
@@ -415,41 +421,70 @@ extension RecordCodec {
             var all = Set<String>()
             for r in records { all.formUnion(r.fields.keys) }
             names = all.sorted()
-            utf8 = names.map { Array($0.utf8) }
             self.recordType = recordType
             typeUTF8 = Array(recordType.utf8)
+            let flat = names.flatMap { Array($0.utf8) }
+            bytes = .allocate(byteCount: max(flat.count, 1), alignment: 8)
+            bytes.copyBytes(from: flat)
+            starts = .allocate(capacity: names.count + 1)
+            var at = 0
+            for (k, n) in names.enumerated() {
+                starts[k] = at
+                at += n.utf8.count
+            }
+            starts[names.count] = at
+        }
+
+        deinit {
+            bytes.deallocate()
+            starts.deallocate()
         }
 
         /// The index of the name spelled `raw`, trying `hint` first; nil when the table lacks it.
         @inline(__always)
         func index(of raw: UnsafeRawBufferPointer, hint: Int) -> Int? {
-            if hint < utf8.count, Self.equal(utf8[hint], raw) { return hint }
-            for k in utf8.indices where k != hint && Self.equal(utf8[k], raw) { return k }
+            let n = starts.count - 1
+            if hint < n, spells(hint, raw) { return hint }
+            for k in 0..<n where k != hint && spells(k, raw) { return k }
             return nil
         }
 
-        /// Whether `a` spells `raw`: eight bytes at a time, inline (names are short, and a
-        /// `memcmp` call for each of a row's field names was 9% of a 500-row query).
+        /// Whether name `k` is spelled `raw`.
+        @inline(__always)
+        func spells(_ k: Int, _ raw: UnsafeRawBufferPointer) -> Bool {
+            let from = starts[k]
+            let count = starts[k + 1] - from
+            guard count == raw.count else { return false }
+            return NameTable.equal(UnsafeRawBufferPointer(rebasing: bytes[from..<from + count]), raw)
+        }
+
+        /// Whether `a` spells `raw`.
         @inline(__always)
         static func equal(_ a: [UInt8], _ raw: UnsafeRawBufferPointer) -> Bool {
             guard a.count == raw.count else { return false }
-            return a.withUnsafeBytes { x in
-                let n = x.count
-                var i = 0
-                while i + 8 <= n {
-                    if x.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                        != raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                    {
-                        return false
-                    }
-                    i += 8
+            return a.withUnsafeBytes { equal($0, raw) }
+        }
+
+        /// Whether `x` and `raw` hold the same bytes: eight at a time, inline (names are short,
+        /// and a `memcmp` call for each of a row's field names was 9% of a 500-row query).
+        @inline(__always)
+        static func equal(_ x: UnsafeRawBufferPointer, _ raw: UnsafeRawBufferPointer) -> Bool {
+            let n = x.count
+            guard n == raw.count else { return false }
+            var i = 0
+            while i + 8 <= n {
+                if x.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    != raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                {
+                    return false
                 }
-                while i < n {
-                    if x[i] != raw[i] { return false }
-                    i += 1
-                }
-                return true
+                i += 8
             }
+            while i < n {
+                if x[i] != raw[i] { return false }
+                i += 1
+            }
+            return true
         }
     }
 
