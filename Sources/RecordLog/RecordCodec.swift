@@ -179,6 +179,7 @@ public enum RecordCodec {
         for k in keep ?? [] { lengths |= k.utf8.count < 64 ? 1 << UInt64(k.utf8.count) : 0 }
         // With a table: whether every name so far came from it in ascending order.
         var inOrder = table != nil
+        let lookup = table?.lookup
         var last = -1
         for _ in 0..<count {
             if keep != nil {
@@ -192,13 +193,13 @@ public enum RecordCodec {
                 r.offset = at
             }
             let name: String
-            if let table {
+            if let lookup {
                 let at = r.offset
                 let n = try r.length()
                 let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
-                if let k = table.index(of: raw, hint: last + 1) {
+                if let k = lookup.index(of: raw, hint: last + 1) {
                     r.offset += n
-                    name = table.names[k]
+                    name = lookup.names[k]
                     if k <= last { inOrder = false }
                     last = k
                 } else {
@@ -403,7 +404,7 @@ extension RecordCodec {
     /// not have is read as usual. A class: row sections are copied often, and carry it as one
     /// reference.
     public final class NameTable: @unchecked Sendable {
-        // @unchecked: `bytes` and `starts` are written in `init` only, then read.
+        // @unchecked: `bytes`, `starts` and `namesCopy` are written in `init` only, then read.
         /// Ascending, unique.
         let names: [String]
         let recordType: String
@@ -414,6 +415,8 @@ extension RecordCodec {
         /// field read.
         private let bytes: UnsafeMutableRawBufferPointer
         private let starts: UnsafeMutableBufferPointer<Int>
+        /// `names` in plain memory too (see `Lookup`).
+        private let namesCopy: UnsafeMutableBufferPointer<String>
 
         /// Every field name of `records` (a sample of a segment's rows: a field absent from one
         /// row is not missed by all) and the type.
@@ -433,29 +436,50 @@ extension RecordCodec {
                 at += n.utf8.count
             }
             starts[names.count] = at
+            namesCopy = .allocate(capacity: max(names.count, 1))
+            _ = namesCopy.initialize(from: names)
         }
 
         deinit {
             bytes.deallocate()
             starts.deallocate()
+            namesCopy.baseAddress?.deinitialize(count: names.count)
+            namesCopy.deallocate()
         }
 
-        /// The index of the name spelled `raw`, trying `hint` first; nil when the table lacks it.
-        @inline(__always)
-        func index(of raw: UnsafeRawBufferPointer, hint: Int) -> Int? {
-            let n = starts.count - 1
-            if hint < n, spells(hint, raw) { return hint }
-            for k in 0..<n where k != hint && spells(k, raw) { return k }
-            return nil
+        /// The table as plain pointers, valid while the table lives. A decoder that read the
+        /// table's arrays through the optional table retained and released the table and the
+        /// array for every field (4 atomic operations a field); this is bound once per row.
+        var lookup: Lookup {
+            Lookup(
+                bytes: UnsafeRawPointer(bytes.baseAddress!), starts: UnsafePointer(starts.baseAddress!),
+                names: UnsafePointer(namesCopy.baseAddress!), count: names.count)
         }
 
-        /// Whether name `k` is spelled `raw`.
-        @inline(__always)
-        func spells(_ k: Int, _ raw: UnsafeRawBufferPointer) -> Bool {
-            let from = starts[k]
-            let count = starts[k + 1] - from
-            guard count == raw.count else { return false }
-            return NameTable.equal(UnsafeRawBufferPointer(rebasing: bytes[from..<from + count]), raw)
+        /// A name table's contents as plain pointers (see `NameTable.lookup`).
+        struct Lookup {
+            let bytes: UnsafeRawPointer
+            let starts: UnsafePointer<Int>
+            /// The names, ascending.
+            let names: UnsafePointer<String>
+            let count: Int
+
+            /// The index of the name spelled `raw`, trying `hint` first; nil when the table lacks it.
+            @inline(__always)
+            func index(of raw: UnsafeRawBufferPointer, hint: Int) -> Int? {
+                if hint < count, spells(hint, raw) { return hint }
+                for k in 0..<count where k != hint && spells(k, raw) { return k }
+                return nil
+            }
+
+            /// Whether name `k` is spelled `raw`.
+            @inline(__always)
+            func spells(_ k: Int, _ raw: UnsafeRawBufferPointer) -> Bool {
+                let from = starts[k]
+                let n = starts[k + 1] - from
+                guard n == raw.count else { return false }
+                return NameTable.equal(UnsafeRawBufferPointer(start: bytes + from, count: n), raw)
+            }
         }
 
         /// Whether `a` spells `raw`.
