@@ -230,7 +230,10 @@ public struct BaseRows: Sendable {
     public func row(of id: RecordID) -> Int? {
         for k in parts.searchOrder {
             // `parts.layers[k]` read in place: a copy of the layer retains and releases its references.
-            if let j = parts.layers[k].rows.row(of: id), !parts.dead.contains(parts.layers[k].start + j) { return parts.layers[k].start + j }
+            if let j = parts.layers[k].rows.row(of: id) {
+                let row = parts.layers[k].start + j
+                if !parts.dead.contains(row) { return row }
+            }
         }
         return nil
     }
