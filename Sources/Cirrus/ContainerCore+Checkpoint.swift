@@ -152,7 +152,7 @@ extension ContainerCore {
             } else {
                 table = try TypeTable(
                     base: b, schema: typeSchema, nodeSize: options.indexNodeSize, cacheSize: options.recordCacheSize,
-                    readMergeBudget: options.readMergeBudget)
+                    readMergeBudget: options.readOnly ? nil : options.readMergeBudget)
             }
             made[key] = table
             out[key.owner, default: [:]][key.recordType] = table

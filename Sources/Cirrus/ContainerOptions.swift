@@ -119,7 +119,8 @@ public struct ContainerOptions: Sendable {
     /// `backgroundCheckpoints`) once its queries have spent about this many times the merge's own
     /// cost on the extra layers — an estimate: (layers − 1) / 10 of each query's time against
     /// 16 µs a row (ski rental; ReadMerge.swift). A table that a checkpoint changes starts over.
-    /// nil: never; 0: at the first query of a table in several layers.
+    /// nil: never (nor in a read-only container); 0: at the first query of a table in several
+    /// layers.
     public var readMergeBudget: Double?
 
     /// Options; the defaults: files on disk, the system clock and generator, an fsync per commit,

@@ -3,7 +3,7 @@
 // A checkpoint merges layers as a binary counter (RecordStore+Checkpoint.swift), so a table
 // written through commits keeps O(log n) layers, and every index is read in every layer: at 1M
 // rows in four layers, qbench's read suites ran 11–56% slower than on the same rows in one layer
-// (median about 30%; docs/benchmarks.md, "Storage at scale"). Merging pays once for what the
+// (median about 30%; docs/benchmarks.md, "What four layers cost"). Merging pays once for what the
 // extra layers cost each query; which is worth it depends on how much the table is read before
 // it changes again. LevelDB answers the same question with seek-triggered compaction: a file
 // that too many reads had to look through in vain is compacted.

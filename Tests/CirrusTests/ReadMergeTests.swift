@@ -136,6 +136,7 @@ import Testing
         env.readMergeBudget = 0
         c = try Container.open(at: env.dir, options: env.options(readOnly: true))
         db = c.publicDatabase(as: .user("_u"))
+        #expect(placeMeter(c) == nil)  // read-only: no charges at all
         _ = try await answers(db)
         c.embedded!.waitForCheckpoints()
         #expect(layerCount(c) == layers)
