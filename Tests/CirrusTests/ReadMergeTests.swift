@@ -166,6 +166,60 @@ import Testing
         try c.close()
     }
 
+    /// Readers on several threads reach the budget together while a writer commits: one merge
+    /// starts, in the background, beside the commits; nothing is lost, before or after reopening.
+    @Test func aMergeStartedByReadersGoesOnBesideCommits() async throws {
+        var env = TestEnv()
+        var (c, db) = try await layered(&env)
+        try c.close()
+        env.readMergeBudget = 0.02  // about 0.1 ms of charges: a few queries
+        c = try env.open()
+        db = c.publicDatabase(as: .user("_u"))
+        #expect(layerCount(c) >= 3)
+        let writes = 30
+        let shared = db
+        async let writer: Void = {
+            for w in 0..<writes {
+                _ = try await shared.modifyRecords(
+                    saving: [place(1000 + w), place(w * 5, v: 40 + w)], deleting: [], savePolicy: .allKeys
+                ).get()
+            }
+        }()
+        let readers = (0..<3).map { k in
+            Task.detached { () -> Int in
+                var rows = 0
+                for i in 0..<60 {
+                    let q = RecordQuery(
+                        recordType: "Place", predicate: "n == %@", arguments: [.value(.int64(Int64((i + k) % 11)))])
+                    rows += (try? await shared.records(matching: q, resultsLimit: 500).matchResults.count) ?? -1_000_000
+                }
+                return rows
+            }
+        }
+        try await writer
+        for r in readers { #expect(await r.value > 0) }
+        c.embedded!.waitForCheckpoints()
+        #expect(c.statistics().readMerges == 1)
+        #expect(layerCount(c) == 1)
+        // Every record the writer saved is there, with its last version, and so are the rest.
+        func check(_ db: Database) async throws {
+            for w in 0..<writes {
+                #expect(try await db.record(for: RecordID(recordName: "p\(1000 + w)"))["n"] == place(1000 + w)["n"])
+                #expect(
+                    try await db.record(for: RecordID(recordName: "p\(w * 5)"))["n"] == place(w * 5, v: 40 + w)["n"])
+            }
+            // `layered` leaves 200 places (three added, three deleted); the writer added `writes`.
+            #expect(try await allPageNames(db, RecordQuery(recordType: "Place"), limit: 100).count == 200 + writes)
+        }
+        try await check(db)
+        try c.checkInvariants()
+        try c.close()
+        c = try env.open()
+        try await check(c.publicDatabase(as: .user("_u")))
+        try c.checkInvariants()
+        try c.close()
+    }
+
     @Test func theChargeModel() throws {
         let key = TableKey(owner: "_", recordType: "T")
         #expect(ReadMergeMeter(key: key, layers: 1, rows: 100, factor: 1) == nil)
