@@ -181,9 +181,13 @@ extension EmbeddedDatabase {
         resultsLimit: Int = 0
     ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
     {
-        let (checked, _) = try check(query)
+        // One schema for the whole query: the check and the run see the same one (a schema
+        // change between them cannot mix two), and it is read (under the state lock) once.
+        let schema = self.schema
+        let (checked, _) = try check(query, schema: schema)
         let zone = try resolveQueryZone(zoneID)
-        return try page(checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit)
+        return try page(
+            checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit, schema: schema)
     }
 
     /// The next page of the query a cursor came from. The query is checked again against the
@@ -250,8 +254,9 @@ extension EmbeddedDatabase {
 
     /// Checks a query against the schema: access, predicate (parsed through the container's
     /// cache), sort descriptors.
-    func check(_ q: RecordQuery) throws(CirrusError) -> (Query, [String]) {
-        try checkCanRead(recordType: q.recordType)
+    func check(_ q: RecordQuery, schema: Schema? = nil) throws(CirrusError) -> (Query, [String]) {
+        let schema = schema ?? self.schema
+        try AccessRules.checkCanRead(recordType: q.recordType, scope: scope, identity: identity, schema: schema)
         return try DatabaseRules.check(q, schema: schema, now: now) { text throws(SyntaxError) in
             try core.predicates.tree(text)
         }
@@ -262,7 +267,7 @@ extension EmbeddedDatabase {
 
     func page(
         _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int,
-        from previous: QueryCursor? = nil
+        from previous: QueryCursor? = nil, schema: Schema? = nil
     ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
         let snap = querySnapshot(recordType: q.recordType)
         // A table in several layers is charged for them (ReadMerge.swift): the query is timed.
@@ -272,7 +277,8 @@ extension EmbeddedDatabase {
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         let result = try run(
-            plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume)
+            plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
+            schema: schema)
         if let meter, meter.charge(elapsedNanoseconds: DispatchTime.now().uptimeNanoseconds &- began) {
             core.startReadMerge(meter)
         }
@@ -286,13 +292,14 @@ extension EmbeddedDatabase {
     func run(
         _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?,
         limit: Int,
-        resume: StreamContinuation? = nil
+        resume: StreamContinuation? = nil, schema: Schema? = nil
     ) throws(CirrusError) -> QueryPage {
         var visible: (@Sendable (Record) -> Bool)? = nil
         if case .public = scope {
-            // One schema for the whole query; and when the type's grants let this identity read
-            // every record (world or signed-in READ), no per-row test at all.
-            let schema = self.schema, owner = self.owner, identity = self.identity
+            // One schema for the whole query (the caller's when it has read it); and when the
+            // type's grants let this identity read every record (world or signed-in READ), no
+            // per-row test at all.
+            let schema = schema ?? self.schema, owner = self.owner, identity = self.identity
             if !Access.allows(.read, type: plan.query.recordType, creator: nil, identity: identity, schema: schema) {
                 visible = { r in Access.canRead(r, owner: owner, identity: identity, schema: schema) }
             }
