@@ -404,9 +404,9 @@ extension RecordCodec {
     /// not have is read as usual. A class: row sections are copied often, and carry it as one
     /// reference.
     public final class NameTable: @unchecked Sendable {
-        // @unchecked: `bytes`, `starts` and `namesCopy` are written in `init` only, then read.
-        /// Ascending, unique.
-        let names: [String]
+        // @unchecked: `bytes`, `starts` and `sorted` are written in `init` only, then read.
+        /// How many names the table holds.
+        let count: Int
         let recordType: String
         let typeUTF8: [UInt8]
         /// Every name's UTF-8 bytes, one after another, and where each name starts (at
@@ -415,15 +415,19 @@ extension RecordCodec {
         /// field read.
         private let bytes: UnsafeMutableRawBufferPointer
         private let starts: UnsafeMutableBufferPointer<Int>
-        /// `names` in plain memory too (see `Lookup`).
-        private let namesCopy: UnsafeMutableBufferPointer<String>
+        /// The names, ascending and unique, in plain memory too (see `Lookup`).
+        private let sorted: UnsafeMutableBufferPointer<String>
+
+        /// The names, ascending and unique.
+        var names: [String] { Array(sorted.prefix(count)) }
 
         /// Every field name of `records` (a sample of a segment's rows: a field absent from one
         /// row is not missed by all) and the type.
         public init(records: [Record], recordType: String) {
             var all = Set<String>()
             for r in records { all.formUnion(r.fields.keys) }
-            names = all.sorted()
+            let names = all.sorted()
+            count = names.count
             self.recordType = recordType
             typeUTF8 = Array(recordType.utf8)
             let flat = names.flatMap { Array($0.utf8) }
@@ -436,15 +440,15 @@ extension RecordCodec {
                 at += n.utf8.count
             }
             starts[names.count] = at
-            namesCopy = .allocate(capacity: max(names.count, 1))
-            _ = namesCopy.initialize(from: names)
+            sorted = .allocate(capacity: max(names.count, 1))
+            _ = sorted.initialize(from: names)
         }
 
         deinit {
             bytes.deallocate()
             starts.deallocate()
-            namesCopy.baseAddress?.deinitialize(count: names.count)
-            namesCopy.deallocate()
+            sorted.baseAddress?.deinitialize(count: count)
+            sorted.deallocate()
         }
 
         /// The table as plain pointers, valid while the table lives. A decoder that read the
@@ -453,7 +457,7 @@ extension RecordCodec {
         var lookup: Lookup {
             Lookup(
                 bytes: UnsafeRawPointer(bytes.baseAddress!), starts: UnsafePointer(starts.baseAddress!),
-                names: UnsafePointer(namesCopy.baseAddress!), count: names.count)
+                names: UnsafePointer(sorted.baseAddress!), count: count)
         }
 
         /// A name table's contents as plain pointers (see `NameTable.lookup`).

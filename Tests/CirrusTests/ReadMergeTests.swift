@@ -37,6 +37,15 @@ import Testing
         return (c, db)
     }
 
+    /// `layered`, then closed and opened again with `budget` (charges start at the open).
+    func layeredReopened(_ env: inout TestEnv, budget: Double?) async throws -> (Container, Database) {
+        let (c, _) = try await layered(&env)
+        try c.close()
+        env.readMergeBudget = budget
+        let reopened = try env.open()
+        return (reopened, reopened.publicDatabase(as: .user("_u")))
+    }
+
     /// The meter of the Place table (nil: one layer or no budget).
     func placeMeter(_ c: Container) -> ReadMergeMeter? {
         c.embedded!.stateLock.withLock { c.embedded!.tables.values.compactMap { $0["Place"] }.first }?.mergeMeter
@@ -112,11 +121,7 @@ import Testing
     @Test func aFetchByIDIsChargedToo() async throws {
         var env = TestEnv()
         env.backgroundCheckpoints = false
-        var (c, db) = try await layered(&env)
-        try c.close()
-        env.readMergeBudget = 0
-        c = try env.open()
-        db = c.publicDatabase(as: .user("_u"))
+        let (c, db) = try await layeredReopened(&env, budget: 0)
         #expect(layerCount(c) >= 3)
         let r = try await db.record(for: RecordID(recordName: "p7"))
         #expect(r["n"] == .int64(9))  // place(7, v: 2), saved in the second round
@@ -146,12 +151,8 @@ import Testing
     @Test func aBudgetIsSpentBeforeTheMerge() async throws {
         var env = TestEnv()
         env.backgroundCheckpoints = false
-        var (c, _) = try await layered(&env)
-        try c.close()
         // A budget of many queries' charges (a debug query costs far less than 2.3 ms): the merge waits.
-        env.readMergeBudget = 0.5
-        c = try env.open()
-        let db = c.publicDatabase(as: .user("_u"))
+        let (c, db) = try await layeredReopened(&env, budget: 0.5)
         let meter = try #require(placeMeter(c))
         #expect(meter.budget > 0)
         var queriesRun = 0
@@ -170,14 +171,10 @@ import Testing
     /// starts, in the background, beside the commits; nothing is lost, before or after reopening.
     @Test func aMergeStartedByReadersGoesOnBesideCommits() async throws {
         var env = TestEnv()
-        var (c, db) = try await layered(&env)
-        try c.close()
-        env.readMergeBudget = 0.02  // about 0.1 ms of charges: a few queries
-        c = try env.open()
-        db = c.publicDatabase(as: .user("_u"))
+        let (opened, shared) = try await layeredReopened(&env, budget: 0.02)  // ~0.1 ms of charges: a few queries
+        var c = opened
         #expect(layerCount(c) >= 3)
         let writes = 30
-        let shared = db
         async let writer: Void = {
             for w in 0..<writes {
                 _ = try await shared.modifyRecords(
@@ -211,7 +208,7 @@ import Testing
             // `layered` leaves 200 places (three added, three deleted); the writer added `writes`.
             #expect(try await allPageNames(db, RecordQuery(recordType: "Place"), limit: 100).count == 200 + writes)
         }
-        try await check(db)
+        try await check(shared)
         try c.checkInvariants()
         try c.close()
         c = try env.open()
@@ -241,11 +238,7 @@ import Testing
     @Test func aMeterReplacedByACheckpointStartsNothing() async throws {
         var env = TestEnv()
         env.backgroundCheckpoints = false
-        var (c, db) = try await layered(&env)
-        try c.close()
-        env.readMergeBudget = 1e9  // never reached by the queries
-        c = try env.open()
-        db = c.publicDatabase(as: .user("_u"))
+        let (c, db) = try await layeredReopened(&env, budget: 1e9)  // never reached by the queries
         let old = try #require(placeMeter(c))
         _ = try await answers(db)
         #expect(old.total > 0)
