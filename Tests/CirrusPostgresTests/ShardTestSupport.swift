@@ -106,6 +106,35 @@ enum Shards {
         return found.first
     }
 
+    /// Owners `user0`, `user1`, … of `container` chosen so that `perWorker` of them hash to each
+    /// worker, in the order found. The coordinator's own partitioning answers
+    /// (`satisfies_hash_partition` on `cirrus_tenants`), so no row is written; the tests still
+    /// read where each tenant's rows landed with `worker(of:)`. Eight fixed owners left a worker
+    /// without a tenant once in 128 containers (the container's name is random).
+    static func owners(_ container: String, perWorker: Int) async throws -> [String] {
+        let parent = "\(quote(tenant(container, "setup").namespace)).cirrus_tenants"
+        var chosen: [[String]] = [[], []]
+        try await withConnection(coordinator) { c in
+            for n in 0..<1024 where chosen.contains(where: { $0.count < perWorker }) {
+                let owner = "user\(n)"
+                for try await zero in try await c.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT satisfies_hash_partition('\(parent)'::regclass, 2, 0, $1::text)",
+                        binds: {
+                            var b = PostgresBindings(); b.append(tenant(container, owner).key); return b
+                        }()), logger: logger
+                ).decode(Bool.self) {
+                    let worker = zero ? 0 : 1
+                    if chosen[worker].count < perWorker { chosen[worker].append(owner) }
+                }
+            }
+        }
+        guard chosen.allSatisfy({ $0.count == perWorker }) else {
+            throw TestFailure("\(perWorker) owners on each worker not found among 1024: \(chosen)")
+        }
+        return (chosen[0] + chosen[1]).sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+    }
+
     /// The Debian cluster (`pg_lsclusters`) listening on `url`'s port.
     static func cluster(of url: String) async throws -> String {
         let port = URLComponents(string: url)?.port ?? 5432

@@ -29,7 +29,7 @@ struct PostgresShardTests {
         let typeSchema = data.schema()
         try await Shards.create(container, Schema(environment: .development, recordTypes: [typeSchema]))
         var placement: [Int: [String]] = [:]
-        for owner in Self.owners {
+        for owner in try await Shards.owners(container, perWorker: 4) {
             let store = try await Shards.store(container, owner)
             let generated = (0..<60).map { data.record($0) }
             var start = 0
@@ -99,7 +99,7 @@ struct PostgresShardTests {
         try await Shards.create(container, Self.placeSchema)
         var stores: [Int: [PostgresStore]] = [:]
         var acknowledged: [String: [Record]] = [:]
-        for owner in Self.owners {
+        for owner in try await Shards.owners(container, perWorker: 4) {
             let store = try await Shards.store(container, owner, timeout: .seconds(5))
             var saved: [Record] = []
             for i in 0..<5 { saved.append(try await store.save(Self.place("r\(i)", "k\(i % 2)"))) }
@@ -193,7 +193,7 @@ struct PostgresShardTests {
         let container = PG.freshContainer("shardhung")
         try await Shards.create(container, Self.placeSchema)
         var written: [Int: (owner: String, record: Record)] = [:]
-        for owner in Self.owners where written.count < 2 {
+        for owner in try await Shards.owners(container, perWorker: 1) {
             let store = try await Shards.store(container, owner)
             let r = try await store.save(Self.place("r", "k"))
             let worker = try #require(try await Shards.worker(of: store.tenant))
