@@ -11,16 +11,19 @@ import RecordModel
 enum Access {
     /// Whether `identity` holds `permission` on records of `type` created by `creator` in the
     /// public database (`creator` nil: for a type-level check, the creator role does not count).
+    /// `creator` is read only when a creator grant is reached, and a grant's permissions are
+    /// scanned, not hashed (at most three).
     static func allows(
-        _ permission: Permission, type: String, creator: RecordID?, identity: Identity, schema: Schema
+        _ permission: Permission, type: String, creator: @autoclosure () -> RecordID?, identity: Identity,
+        schema: Schema
     ) -> Bool {
         let grants = Self.grants(of: type, in: schema)
-        for g in grants where g.permissions.contains(permission) {
+        for g in grants where g.permissions.contains(where: { $0 == permission }) {
             switch g.role {
             case Grant.world: return true
             case Grant.authenticated: if identity.userRecordName != nil { return true }
             case Grant.creator:
-                if let u = identity.userRecordName, let c = creator, c.recordName == u { return true }
+                if let u = identity.userRecordName, let c = creator(), c.recordName == u { return true }
             default:
                 if let u = identity.userRecordName, schema.roleAssignments[u]?.contains(g.role) == true { return true }
             }
@@ -36,6 +39,20 @@ enum Access {
         return schema.recordTypes.values[i].grants
     }
 
+    /// For each record type of `schema`, whether everyone may read its records (a `_world` READ
+    /// grant): what `ContainerCore.publishedWorldReadable` holds.
+    static func worldReadable(_ schema: Schema) -> [String: Bool] {
+        schema.recordTypes.mapValues { worldReads($0.grants) }
+    }
+
+    /// Whether `grants` let everyone read.
+    static func worldReads(_ grants: [Grant]) -> Bool {
+        grants.contains { $0.role == Grant.world && $0.permissions.contains(.read) }
+    }
+
+    /// Whether the default grants (a type the schema does not have) let everyone read.
+    static let defaultsWorldReadable = worldReads(Grant.defaults)
+
     /// Whether anyone in a role that `identity` could hold may read some records of `type`.
     static func mayReadSome(type: String, identity: Identity, schema: Schema) -> Bool {
         let grants = Self.grants(of: type, in: schema)
@@ -50,6 +67,18 @@ enum Access {
     /// Whether `identity` may read `record` of the database with storage owner `owner`.
     static func canRead(_ record: Record, owner: String, identity: Identity, schema: Schema) -> Bool {
         if owner != ZoneID.defaultOwnerName { return identity.userRecordName == owner }
+        return allows(
+            .read, type: record.recordType, creator: record.creatorUserRecordID, identity: identity, schema: schema)
+    }
+
+    /// `canRead(_:owner:identity:schema:)` given which types of `schema` everyone may read
+    /// (`worldReadable(schema)`): a record of such a type is readable without reading its type's
+    /// grants (which copies its whole type schema: 17% of a fetch by id at 1M).
+    static func canRead(
+        _ record: Record, owner: String, identity: Identity, schema: Schema, worldReadable: [String: Bool]
+    ) -> Bool {
+        if owner != ZoneID.defaultOwnerName { return identity.userRecordName == owner }
+        if worldReadable[record.recordType] ?? defaultsWorldReadable { return true }
         return allows(
             .read, type: record.recordType, creator: record.creatorUserRecordID, identity: identity, schema: schema)
     }

@@ -37,7 +37,12 @@ final class ContainerCore: @unchecked Sendable {
     let stateLock = NSLock()
     // Guarded by stateLock (written only while also holding writeLock):
     var tables: [String: [String: TypeTable]] = [:]
-    var publishedSchema: Schema
+    var publishedSchema: Schema {
+        didSet { publishedWorldReadable = Access.worldReadable(publishedSchema) }
+    }
+    /// Whether everyone may read each record type of `publishedSchema` (`Access.worldReadable`),
+    /// published with it for fetches by id.
+    private(set) var publishedWorldReadable: [String: Bool]
     /// Bumped (under `stateLock`) every time tables or schema are published: two snapshots with
     /// the same version see the same data. Query continuations are valid only within one version.
     var publishedVersion: UInt64 = 0
@@ -94,6 +99,7 @@ final class ContainerCore: @unchecked Sendable {
         self.options = options
         self.store = store
         self.publishedSchema = schema
+        self.publishedWorldReadable = Access.worldReadable(schema)
     }
 
     static func open(
@@ -157,6 +163,11 @@ final class ContainerCore: @unchecked Sendable {
 
     var schema: Schema { stateLock.withLock { publishedSchema } }
 
+    /// The published schema and which of its types everyone may read, read together.
+    var schemaAndWorldReadable: (Schema, [String: Bool]) {
+        stateLock.withLock { (publishedSchema, publishedWorldReadable) }
+    }
+
     func table(owner: String, type: String) -> (TypeTable?, Schema) {
         stateLock.withLock { (tables[owner]?[type], publishedSchema) }
     }
@@ -170,7 +181,7 @@ final class ContainerCore: @unchecked Sendable {
     func current(owner: String, _ id: RecordID) -> Record? {
         // The published type tables hold every live record already decoded (API form): a few
         // dictionary lookups instead of decoding the log's stored bytes on every fetch.
-        let key = RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName))
+        let key = id.zoneID.ownerName == ZoneID.defaultOwnerName ? id : Self.apiID(id)
         if let types = stateLock.withLock({ tables[owner] }) {
             // Binding a table costs one retain: its parts are behind one reference.
             for t in types.values {

@@ -109,7 +109,7 @@ final class EmbeddedDatabase: DatabaseBackend {
             throw CirrusError(
                 .limitExceeded, "\(ids.count) ids in one fetch; the limit is \(DatabaseLimits.maximumItemsPerRequest)")
         }
-        let schema = core.schema
+        let (schema, worldReadable) = core.schemaAndWorldReadable
         var out: [(RecordID, Result<Record, CirrusError>)] = []
         for id in ids {
             do throws(CirrusError) {
@@ -120,7 +120,7 @@ final class EmbeddedDatabase: DatabaseBackend {
                 guard let r = core.current(owner: owner, api) else {
                     throw .record(.unknownItem, id, "record not found")
                 }
-                if !Access.canRead(r, owner: owner, identity: identity, schema: schema) {
+                if !Access.canRead(r, owner: owner, identity: identity, schema: schema, worldReadable: worldReadable) {
                     throw .record(
                         identity.userRecordName == nil ? .notAuthenticated : .permissionFailure, id,
                         "\(identity) may not read this record")

@@ -321,8 +321,8 @@ struct TypeTable: Sendable {
     func row(for id: RecordID) -> RowID? {
         // An empty delta (the state after a checkpoint or bulk load) costs no hashing.
         if deltaByID.count > 0, let r = deltaByID[id] { return r }
-        guard let b = base, let i = b.rows.row(of: ContainerCore.storageID(id, owner: owner)), !baseRemoved.contains(i)
-        else { return nil }
+        // The base finds a row by its zone and record names (the owner is the table's).
+        guard let b = base, let i = b.rows.row(of: id), !baseRemoved.contains(i) else { return nil }
         return RowID(truncatingIfNeeded: i)
     }
 
@@ -603,8 +603,11 @@ public struct RecordTypeSnapshot: Sendable {
 
     /// The row of a record of this type, nil if none.
     public func row(for id: RecordID) -> RowID? {
-        storage.table?.row(for: RecordID(recordName: id.recordName, zoneID: ZoneID(zoneName: id.zoneID.zoneName)))
+        row(forAPIID: id.zoneID.ownerName == ZoneID.defaultOwnerName ? id : ContainerCore.apiID(id))
     }
+
+    /// `row(for:)` of an id already in API form (the default zone owner).
+    func row(forAPIID id: RecordID) -> RowID? { storage.table?.row(for: id) }
 
     /// Every live row, sorted ascending.
     public func allRows() -> [RowID] { storage.table?.allRows() ?? [] }

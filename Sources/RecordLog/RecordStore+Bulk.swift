@@ -76,7 +76,7 @@ public final class BulkLoad {
                 for (i, it) in items.enumerated() where i + 1 == items.count || items[i + 1].id != it.id {
                     try it.payload.withUnsafeBytes { try rw.add(it.id, sequence: it.sequence, payload: $0, into: &w) }
                 }
-                try rw.finish(into: &w)
+                try rw.finish(into: &w, hashIndex: false)
                 try w.finish()
                 runs[key, default: []].append(
                     try RowSection(segment: try DataSegment.open(path, fileSystem: store.fileSystem)))

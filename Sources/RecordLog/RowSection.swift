@@ -103,8 +103,10 @@ public struct RowSectionWriter {
         count += 1
     }
 
-    /// Writes keys, entries and trailer and ends the section.
-    public mutating func finish(into w: inout DataSegmentWriter) throws {
+    /// Writes keys, entries and trailer and ends the section; then, with `hashIndex`, the
+    /// `rowhash` section over the rows' ids (`RowHash`). A bulk load's runs, read only in
+    /// order, go without it.
+    public mutating func finish(into w: inout DataSegmentWriter, hashIndex: Bool = true) throws {
         let keysAt = RowSection.headerSize + payloadBytes
         try w.append(keys.bytes)
         let pad = (8 - (keysAt + keys.bytes.count) % 8) % 8
@@ -123,6 +125,22 @@ public struct RowSectionWriter {
         e.u32(0)
         try w.append(e.bytes)
         w.endSection()
+        guard hashIndex, count > 0 else { return }
+        let table = entries.bytes.withUnsafeBytes { e in
+            keys.bytes.withUnsafeBytes { k in
+                RowHash.encode(count: count) { i in
+                    let o = i * RowSection.entrySize
+                    let z = Int(UInt16(littleEndian: e.loadUnaligned(fromByteOffset: o + 12, as: UInt16.self)))
+                    let n = Int(UInt16(littleEndian: e.loadUnaligned(fromByteOffset: o + 14, as: UInt16.self)))
+                    let at = Int(UInt64(littleEndian: e.loadUnaligned(fromByteOffset: o + 24, as: UInt64.self)))
+                    return (
+                        UnsafeRawBufferPointer(rebasing: k[at..<(at + z)]),
+                        UnsafeRawBufferPointer(rebasing: k[(at + z)..<(at + z + n)])
+                    )
+                }
+            }
+        }
+        try w.addSection("rowhash", table)
     }
 }
 
@@ -145,6 +163,8 @@ public struct RowSection: @unchecked Sendable {
     /// The field names of a sample of the rows, which the rows' decoding reuses (nil: no rows,
     /// or none of the sample decodes — every row then reads its names as usual).
     private(set) var names: RecordCodec.NameTable?
+    /// The segment's `rowhash` section, nil when it has none (`row(of:)` then binary-searches).
+    let hash: RowHash.Table?
 
     /// The `rows` section of `segment`; throws naming the file and offset when it is damaged.
     public init(segment: DataSegment) throws(LogError) {
@@ -168,6 +188,13 @@ public struct RowSection: @unchecked Sendable {
         entriesAt = at
         count = n
         names = nil
+        if let h = segment.section("rowhash"), let hs = segment.sections.first(where: { $0.name == "rowhash" }) {
+            hash = try RowHash.Table(h, rows: n) { r in
+                .badSegment(path: segment.file.path, offset: hs.offset, reason: "rowhash section: " + r)
+            }
+        } else {
+            hash = nil
+        }
         // Nine rows spread over the section (a page fault each, at open): their names together.
         let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
         let rows = sample.compactMap { i in payload(i).flatMap { try? RecordCodec.decode($0) } }
@@ -194,14 +221,7 @@ public struct RowSection: @unchecked Sendable {
     /// The zone-name and record-name bytes of row `i` (in the mapped segment: valid while the
     /// section is), nil when damaged.
     public func keyBytes(_ i: Int) -> (zone: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer)? {
-        let e = entry(i)
-        let z = u16(e + 12)
-        let n = u16(e + 14)
-        guard let k = slice(u64(e + 24), z + n) else { return nil }
-        return (
-            UnsafeRawBufferPointer(rebasing: k[k.startIndex..<(k.startIndex + z)]),
-            UnsafeRawBufferPointer(rebasing: k[(k.startIndex + z)...])
-        )
+        RowBytes(self).keyBytes(i)
     }
 
     /// The encoded record of row `i` (RecordCodec bytes), nil when damaged.
@@ -240,9 +260,7 @@ public struct RowSection: @unchecked Sendable {
 
     /// Compares row `i`'s key with (zone, name): <0, 0, >0.
     func compare(_ i: Int, _ zone: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Int {
-        guard let (z, n) = keyBytes(i) else { return -1 }
-        let c = RowKeyOrder.compare(z, zone)
-        return c != 0 ? c : RowKeyOrder.compare(n, name)
+        RowBytes(self).compare(i, zone, name)
     }
 
     /// Compares row `i`'s id with `id` in `RecordID` order — record name, then zone name (the
@@ -265,27 +283,13 @@ public struct RowSection: @unchecked Sendable {
         return String(decoding: first, as: UTF8.self)
     }
 
-    /// The row of a record id (its zone name and record name), nil when absent. O(log n).
-    public func row(of id: RecordID) -> Int? {
-        var zone = id.zoneID.zoneName
-        var name = id.recordName
-        return zone.withUTF8 { z in
-            name.withUTF8 { n in
-                let i = lowerBound(UnsafeRawBufferPointer(z), UnsafeRawBufferPointer(n))
-                return i < count && compare(i, UnsafeRawBufferPointer(z), UnsafeRawBufferPointer(n)) == 0 ? i : nil
-            }
-        }
-    }
+    /// The row of a record id (its zone name and record name), nil when absent: O(1) expected
+    /// through the `rowhash` section, O(log n) by binary search without one.
+    public func row(of id: RecordID) -> Int? { RowBytes(self).row(of: id) }
 
     /// The first row whose key is not less than (zone, name).
     func lowerBound(_ zone: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Int {
-        var lo = 0
-        var hi = count
-        while lo < hi {
-            let m = (lo + hi) / 2
-            if compare(m, zone, name) < 0 { lo = m + 1 } else { hi = m }
-        }
-        return lo
+        RowBytes(self).lowerBound(zone, name)
     }
 
     /// The rows of one zone (a contiguous range, since zone names sort first).
@@ -302,19 +306,75 @@ public struct RowSection: @unchecked Sendable {
 }
 
 /// A row section's bytes as plain values (no reference to retain), valid while the section's
-/// segment is mapped: what prefetching reads (`BaseRows` keeps one per layer).
+/// segment is mapped: what finding a row by id and prefetching read (`BaseRows` keeps one per
+/// layer, so a lookup copies no `RowSection`, whose references a copy retains and releases).
 struct RowBytes: @unchecked Sendable {
-    // @unchecked: a pointer into an immutable mapped segment that the owning `BaseRows` keeps.
-    let base: UnsafeRawPointer?
-    let size: Int
+    // @unchecked: pointers into an immutable mapped segment that the owning section keeps.
+    let bytes: UnsafeRawBufferPointer
     let count: Int
     let entriesAt: Int
+    /// The segment's `rowhash` section, nil when it has none.
+    let hash: RowHash.Table?
+
+    var base: UnsafeRawPointer? { bytes.baseAddress }
+    var size: Int { bytes.count }
 
     init(_ section: RowSection) {
-        base = section.bytes.baseAddress
-        size = section.bytes.count
+        bytes = section.bytes
         count = section.count
         entriesAt = section.entriesAt
+        hash = section.hash
+    }
+
+    /// Row `i`'s zone-name and record-name bytes, nil when damaged (as `RowSection.keyBytes`).
+    @inline(__always)
+    func keyBytes(_ i: Int) -> (zone: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer)? {
+        let e = entriesAt + i * RowSection.entrySize
+        guard i >= 0, i < count, let base else { return nil }
+        let z = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: e + 12, as: UInt16.self)))
+        let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: e + 14, as: UInt16.self)))
+        let o = Int(
+            truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e + 24, as: UInt64.self)))
+        guard o >= 0, o <= size - (z + n) else { return nil }
+        return (
+            UnsafeRawBufferPointer(start: base + o, count: z), UnsafeRawBufferPointer(start: base + o + z, count: n)
+        )
+    }
+
+    /// Compares row `i`'s key with (zone, name): <0, 0, >0; a damaged key sorts first.
+    @inline(__always)
+    func compare(_ i: Int, _ zone: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Int {
+        guard let (z, n) = keyBytes(i) else { return -1 }
+        let c = RowKeyOrder.compare(z, zone)
+        return c != 0 ? c : RowKeyOrder.compare(n, name)
+    }
+
+    /// The first row whose key is not less than (zone, name).
+    func lowerBound(_ zone: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Int {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let m = (lo + hi) / 2
+            if compare(m, zone, name) < 0 { lo = m + 1 } else { hi = m }
+        }
+        return lo
+    }
+
+    /// The row of (zone, name), nil when absent: through `hash` when the segment has one, else
+    /// by binary search.
+    func row(zone z: UnsafeRawBufferPointer, name n: UnsafeRawBufferPointer) -> Int? {
+        if let hash { return hash.find(RowHash.hash(z, n), rows: count) { compare($0, z, n) == 0 } }
+        let i = lowerBound(z, n)
+        return i < count && compare(i, z, n) == 0 ? i : nil
+    }
+
+    /// The row of a record id (its zone name and record name), nil when absent.
+    func row(of id: RecordID) -> Int? {
+        var zone = id.zoneID.zoneName
+        var name = id.recordName
+        return zone.withUTF8 { z in
+            name.withUTF8 { n in row(zone: UnsafeRawBufferPointer(z), name: UnsafeRawBufferPointer(n)) }
+        }
     }
 
     /// Starts loading row `i`'s entry (`payload: false`) or its payload's first 256 bytes
