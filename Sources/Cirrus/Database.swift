@@ -95,12 +95,7 @@ public final class Database: Sendable {
 
     /// Fetches one record. Throws unknownItem when it does not exist.
     public func record(for id: RecordID) async throws(CirrusError) -> Record {
-        let r = try await records(for: [id])
-        switch r.first?.1 {
-        case .success(let rec): return rec
-        case .failure(let e): throw e
-        case nil: throw CirrusError(.unknownItem, "record not found", recordID: id)
-        }
+        try await backend.record(for: id)
     }
 
     /// Fetches records by id: a result per id, in the order given (unknownItem for a missing one,

@@ -47,6 +47,9 @@ public protocol DatabaseBackend: Sendable {
 
     /// Records by id: one result per id, in the order given (see ``Database/records(for:)``).
     func records(for ids: [RecordID]) async throws(CirrusError) -> [(RecordID, Result<Record, CirrusError>)]
+    /// One record by id, or the error `records(for:)` would give for it (see
+    /// ``Database/record(for:)``). The default fetches through `records(for:)`.
+    func record(for id: RecordID) async throws(CirrusError) -> Record
     /// Saves and deletes in one request (see ``Database/modifyRecords(saving:deleting:savePolicy:atomically:)``).
     func modifyRecords(
         saving: [Record], deleting: [RecordID], savePolicy: SavePolicy, atomically: Bool
@@ -124,6 +127,16 @@ extension CirrusError {
 }
 
 extension DatabaseBackend {
+    /// One record by id through `records(for:)`.
+    public func record(for id: RecordID) async throws(CirrusError) -> Record {
+        let r = try await records(for: [id])
+        switch r.first?.1 {
+        case .success(let rec): return rec
+        case .failure(let e): throw e
+        case nil: throw CirrusError(.unknownItem, "record not found", recordID: id)
+        }
+    }
+
     /// Refuses: custom zones need a backend that stores zones.
     public func save(zone: ZoneID) async throws(CirrusError) -> ZoneID {
         try AccessRules.checkDatabaseAccess(scope: scope, identity: identity)

@@ -92,12 +92,11 @@ final class EmbeddedDatabase: DatabaseBackend {
 
     /// Fetches one record. Throws unknownItem when it does not exist.
     public func record(for id: RecordID) async throws(CirrusError) -> Record {
-        let r = try await records(for: [id])
-        switch r.first?.1 {
-        case .success(let rec): return rec
-        case .failure(let e): throw e
-        case nil: throw .record(.unknownItem, id, "record not found")
-        }
+        // The same checks as `records(for:)` on one id, without its arrays.
+        try Self.checkCancelled()
+        try checkDatabaseAccess()
+        let (schema, worldReadable) = core.schemaAndWorldReadable
+        return try fetch(id, schema: schema, worldReadable: worldReadable)
     }
 
     /// Fetches records by id: a result per id, in the order given (unknownItem for a missing one,
@@ -111,26 +110,33 @@ final class EmbeddedDatabase: DatabaseBackend {
         }
         let (schema, worldReadable) = core.schemaAndWorldReadable
         var out: [(RecordID, Result<Record, CirrusError>)] = []
+        out.reserveCapacity(ids.count)
         for id in ids {
             do throws(CirrusError) {
-                let api = try checkID(id)
-                if !api.zoneID.isDefaultZone && !core.zoneExists(owner: owner, api.zoneID) {
-                    throw .record(.zoneNotFound, id, "zone \"\(api.zoneID.zoneName)\" does not exist")
-                }
-                guard let r = core.current(owner: owner, api) else {
-                    throw .record(.unknownItem, id, "record not found")
-                }
-                if !Access.canRead(r, owner: owner, identity: identity, schema: schema, worldReadable: worldReadable) {
-                    throw .record(
-                        identity.userRecordName == nil ? .notAuthenticated : .permissionFailure, id,
-                        "\(identity) may not read this record")
-                }
-                out.append((id, .success(r)))
+                out.append((id, .success(try fetch(id, schema: schema, worldReadable: worldReadable))))
             } catch {
                 out.append((id, .failure(error)))
             }
         }
         return out
+    }
+
+    /// One id of a fetch: its record, or the error for it (zoneNotFound, unknownItem,
+    /// notAuthenticated or permissionFailure).
+    private func fetch(_ id: RecordID, schema: Schema, worldReadable: [String: Bool]) throws(CirrusError) -> Record {
+        let api = try checkID(id)
+        if !api.zoneID.isDefaultZone && !core.zoneExists(owner: owner, api.zoneID) {
+            throw .record(.zoneNotFound, id, "zone \"\(api.zoneID.zoneName)\" does not exist")
+        }
+        guard let r = core.current(owner: owner, api) else {
+            throw .record(.unknownItem, id, "record not found")
+        }
+        if !Access.canRead(r, owner: owner, identity: identity, schema: schema, worldReadable: worldReadable) {
+            throw .record(
+                identity.userRecordName == nil ? .notAuthenticated : .permissionFailure, id,
+                "\(identity) may not read this record")
+        }
+        return r
     }
 
     // MARK: saving and deleting
