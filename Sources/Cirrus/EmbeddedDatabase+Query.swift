@@ -140,6 +140,9 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// The type's schema, as `schema` (nil if the type has no schema yet).
     public var typeSchema: RecordTypeSchema? { schema }
 
+    /// Whether row order is record-id order (see `TypeTable.rowsInIDOrder`).
+    public var rowsInIDOrder: Bool { storage.table?.rowsInIDOrder ?? false }
+
     /// The record of `row` with at least the user fields in `fields`; base rows are decoded
     /// partly (see `TypeTable.record(_:fields:)`).
     public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }

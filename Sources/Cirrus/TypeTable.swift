@@ -178,6 +178,14 @@ struct TypeTable: Sendable {
     var baseCount: Int { parts.base?.rows.count ?? 0 }
     var liveCount: Int { baseCount - parts.baseRemoved.count + parts.deltaCount }
 
+    /// Whether ascending rows are ascending record ids: the rows are one base layer in one zone
+    /// (a layer is sorted by zone, then record name: record-id order within a zone) and no row
+    /// was added since.
+    var rowsInIDOrder: Bool {
+        guard let b = parts.base, b.rows.layers.count == 1, Int(parts.nextRow) == b.rows.count else { return false }
+        return b.rows.singleZoneName != nil
+    }
+
     /// Builds the table from every live record of the type (bulk, sorted by record id).
     init(recordType: String, owner: String, schema: RecordTypeSchema?, records: [Record], nodeSize: Int) {
         // Sort positions, not records: moving a Record is many retains.

@@ -45,7 +45,7 @@ public enum Postings {
             return bitmapUnion([rows], lo, hi, rows.count)
         }
         var a = rows
-        if a.count >= 4096 { radixSort(&a) } else { a.sort() }
+        sort(&a)
         var w = 0
         for i in a.indices where i == 0 || a[i] != a[i - 1] {
             a[w] = a[i]
@@ -53,6 +53,61 @@ public enum Postings {
         }
         a.removeLast(a.count - w)
         return a
+    }
+
+    /// Sorts `a` ascending (duplicates kept), in O(n) when it is long: a radix sort, 16-bit
+    /// digits from 4096 rows, 8-bit digits from 256 (a pass only for each byte in which the rows
+    /// differ: three at 1M rows); shorter lists by comparison. A radius query's rows come out of
+    /// the R-tree in space order, and sorting 1 500 of them by comparison took 6% of its time.
+    ///
+    /// ```swift
+    /// var rows: [RowID] = [9, 2, 7]
+    /// Postings.sort(&rows)   // [2, 7, 9]
+    /// ```
+    public static func sort(_ a: inout [RowID]) {
+        if a.count >= 4096 {
+            radixSort(&a)
+        } else if a.count >= 256 {
+            byteRadixSort(&a)
+        } else {
+            a.sort()
+        }
+    }
+
+    /// Sorts `a` ascending: least-significant-digit radix sort by bytes, skipping the bytes in
+    /// which no two rows differ.
+    static func byteRadixSort(_ a: inout [RowID]) {
+        var all: RowID = 0
+        var any: RowID = ~0
+        for x in a {
+            all |= x
+            any &= x
+        }
+        let differ = all ^ any  // the bits in which some rows differ
+        var tmp = [RowID](repeating: 0, count: a.count)
+        var counts = [Int](repeating: 0, count: 256)
+        for shift: RowID in [0, 8, 16, 24] where (differ >> shift) & 0xFF != 0 {
+            a.withUnsafeMutableBufferPointer { src in
+                tmp.withUnsafeMutableBufferPointer { dst in
+                    counts.withUnsafeMutableBufferPointer { c in
+                        c.update(repeating: 0)
+                        for x in src { c[Int((x >> shift) & 0xFF)] &+= 1 }
+                        var sum = 0
+                        for i in c.indices {
+                            let n = c[i]
+                            c[i] = sum
+                            sum &+= n
+                        }
+                        for x in src {
+                            let d = Int((x >> shift) & 0xFF)
+                            dst[c[d]] = x
+                            c[d] &+= 1
+                        }
+                    }
+                }
+            }
+            swap(&a, &tmp)
+        }
     }
 
     /// Sorts `a` ascending: least-significant-digit radix sort, two passes of 16 bits.

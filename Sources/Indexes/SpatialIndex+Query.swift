@@ -29,7 +29,7 @@ extension SpatialIndex {
         guard center.hasValidCoordinates, km >= 0 else { return [] }
         var out = strategy == .geohash ? geohashRadius(km, center, inclusive) : rtreeRadius(km, center, inclusive)
         baseRadius(km, center, inclusive, into: &out)
-        out.sort()
+        Postings.sort(&out)
         return out
     }
 

@@ -62,7 +62,7 @@ extension Run {
         let visible = self.visible
 
         func flush() {
-            if st.group.count > 1 {
+            if st.group.count > 1, !(st.idOrderedTies && st.groupAscending) {
                 // Positions are sorted, not the (key, record, row) triples. Admitted rows all
                 // have keys; one without would be left out, as before.
                 let group = st.group
@@ -111,8 +111,16 @@ extension Run {
                     return false
                 }
             }
-            if st.group.isEmpty { st.groupFirst = first }
+            if st.group.isEmpty {
+                st.groupFirst = first
+                st.groupAscending = true
+            } else if let last = st.group.last, row <= last.1 {
+                st.groupAscending = false
+            }
             st.group.append((record, row))
+            // Ties met in record-id order (`rowsInIDOrder`, rows ascending so far): rows still to
+            // come level with these have higher rows, so later ids, and the page is complete.
+            if st.idOrderedTies, st.groupAscending, st.results.count + st.group.count >= want { return false }
             return true
         }
 
@@ -120,6 +128,9 @@ extension Run {
         case .indexScan(let field, let range, let descending, _):
             let index = try ordered(field)
             let r = seek(range, descending: descending)
+            // One sort descriptor, the scanned field's: ties are ordered by record id alone, and
+            // the index lists them in row order.
+            st.idOrderedTies = ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field && snapshot.rowsInIDOrder
             if !r.isEmpty {
                 index.scan(r.valueRange, direction: descending ? .descending : .ascending) { take($0) }
             }
@@ -378,6 +389,11 @@ final class StreamState {
     @exclusivity(unchecked) var group: [(Record, RowID)] = []
     /// The group's first sort value.
     @exclusivity(unchecked) var groupFirst: FieldValue? = nil
+    /// Whether the group's rows came in ascending order.
+    @exclusivity(unchecked) var groupAscending = true
+    /// Whether ascending rows level on the first sort value are in the query's order (one sort
+    /// descriptor, the scanned field; rows in record-id order): such a group needs no sort.
+    @exclusivity(unchecked) var idOrderedTies = false
     /// The row that stopped the scan (read ahead for the next page).
     @exclusivity(unchecked) var dropped: RowID? = nil
     @exclusivity(unchecked) var scanned = 0

@@ -43,9 +43,17 @@ public protocol QuerySnapshot: Sendable {
     /// A hint that `selection`'s values of `rows` are about to be read
     /// (``values(_:of:into:)``): a store over mapped memory starts loading them.
     func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection)
+    /// Whether ascending row order is ascending record-id order for every row of the snapshot.
+    /// An ordered index lists the rows level on a value in row order, so a scan sorted on that
+    /// value alone then meets ties in their final order: it need not sort them, and stops as soon
+    /// as it has a page. False unless the store knows (the default).
+    var rowsInIDOrder: Bool { get }
 }
 
 extension QuerySnapshot {
+    /// Unknown: false.
+    public var rowsInIDOrder: Bool { false }
+
     /// The record id of `record(row)`.
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
 
@@ -126,6 +134,8 @@ public struct MemorySnapshot: QuerySnapshot {
     /// The schema the indexes were built from.
     public let typeSchema: RecordTypeSchema?
     private let rows: [RowID: Record]
+    /// Whether the records were given in ascending record-id order.
+    public let rowsInIDOrder: Bool
 
     /// Indexes `records` (row ids 0, 1, 2, … in order) as `schema` asks.
     public init(schema: RecordTypeSchema, records: [Record], nodeSize: Int = 64) {
@@ -136,6 +146,7 @@ public struct MemorySnapshot: QuerySnapshot {
             pairs.append((RowID(i), r))
         }
         self.rows = rows
+        rowsInIDOrder = zip(records, records.dropFirst()).allSatisfy { $0.recordID < $1.recordID }
         self.typeSchema = schema
         self.indexes = RecordIndexes(schema: schema, rows: pairs, nodeSize: nodeSize)
     }

@@ -149,6 +149,22 @@ import Testing
         }
     }
 
+    /// `Postings.sort` on every path (comparison, byte radix, 16-bit radix), with rows that differ
+    /// in one byte only, in every byte, and with duplicates: the same as the standard sort.
+    @Test func rowSortMatchesTheStandardSort() {
+        let seed = TestSeed.next()
+        var rng = SeededRandom(seed: seed)
+        for n in [0, 1, 2, 255, 256, 257, 1_500, 4_095, 4_096, 10_000] {
+            for span in [1, 200, 70_000, 4_000_000_000] {
+                let base = RowID(rng.below(3)) << 24 | RowID(rng.below(1 << 16)) << 8
+                var rows = (0..<n).map { _ in base &+ RowID(rng.below(span)) }
+                let expected = rows.sorted()
+                Postings.sort(&rows)
+                #expect(rows == expected, "seed \(seed) n \(n) span \(span)")
+            }
+        }
+    }
+
     /// Unsorted row lists (as ordered indexes yield them: any order, duplicates) of every density
     /// and length, so each path of `sortedUnique` (comparison sort, bitmap, radix sort) runs, and
     /// `keeping` / `RowMembership` agree with sets.
