@@ -130,7 +130,8 @@ extension Run {
             let r = seek(range, descending: descending)
             // One sort descriptor, the scanned field's: ties are ordered by record id alone, and
             // the index lists them in row order.
-            st.idOrderedTies = ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field && snapshot.rowsInIDOrder
+            st.idOrderedTies =
+                ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field && snapshot.rowsInIDOrder
             if !r.isEmpty {
                 index.scan(r.valueRange, direction: descending ? .descending : .ascending) { take($0) }
             }
