@@ -66,17 +66,17 @@ public enum Postings {
     /// ```
     public static func sort(_ a: inout [RowID]) {
         if a.count >= 4096 {
-            radixSort(&a)
+            radixSort(&a, digitBits: 16)
         } else if a.count >= 256 {
-            byteRadixSort(&a)
+            radixSort(&a, digitBits: 8)
         } else {
             a.sort()
         }
     }
 
-    /// Sorts `a` ascending: least-significant-digit radix sort by bytes, skipping the bytes in
-    /// which no two rows differ.
-    static func byteRadixSort(_ a: inout [RowID]) {
+    /// Sorts `a` ascending: least-significant-digit radix sort with `digitBits`-bit digits
+    /// (8 or 16), skipping the digits in which no two rows differ.
+    static func radixSort(_ a: inout [RowID], digitBits: RowID) {
         var all: RowID = 0
         var any: RowID = ~0
         for x in a {
@@ -84,14 +84,15 @@ public enum Postings {
             any &= x
         }
         let differ = all ^ any  // the bits in which some rows differ
+        let mask: RowID = (1 << digitBits) - 1
         var tmp = [RowID](repeating: 0, count: a.count)
-        var counts = [Int](repeating: 0, count: 256)
-        for shift: RowID in [0, 8, 16, 24] where (differ >> shift) & 0xFF != 0 {
+        var counts = [Int](repeating: 0, count: 1 << Int(digitBits))
+        for shift in stride(from: 0, to: RowID(32), by: Int(digitBits)) where (differ >> shift) & mask != 0 {
             a.withUnsafeMutableBufferPointer { src in
                 tmp.withUnsafeMutableBufferPointer { dst in
                     counts.withUnsafeMutableBufferPointer { c in
                         c.update(repeating: 0)
-                        for x in src { c[Int((x >> shift) & 0xFF)] &+= 1 }
+                        for x in src { c[Int((x >> shift) & mask)] &+= 1 }
                         var sum = 0
                         for i in c.indices {
                             let n = c[i]
@@ -99,35 +100,7 @@ public enum Postings {
                             sum &+= n
                         }
                         for x in src {
-                            let d = Int((x >> shift) & 0xFF)
-                            dst[c[d]] = x
-                            c[d] &+= 1
-                        }
-                    }
-                }
-            }
-            swap(&a, &tmp)
-        }
-    }
-
-    /// Sorts `a` ascending: least-significant-digit radix sort, two passes of 16 bits.
-    static func radixSort(_ a: inout [RowID]) {
-        var tmp = [RowID](repeating: 0, count: a.count)
-        var counts = [Int](repeating: 0, count: 1 << 16)
-        for shift: RowID in [0, 16] {
-            a.withUnsafeMutableBufferPointer { src in
-                tmp.withUnsafeMutableBufferPointer { dst in
-                    counts.withUnsafeMutableBufferPointer { c in
-                        c.update(repeating: 0)
-                        for x in src { c[Int((x >> shift) & 0xFFFF)] &+= 1 }
-                        var sum = 0
-                        for i in c.indices {
-                            let n = c[i]
-                            c[i] = sum
-                            sum &+= n
-                        }
-                        for x in src {
-                            let d = Int((x >> shift) & 0xFFFF)
+                            let d = Int((x >> shift) & mask)
                             dst[c[d]] = x
                             c[d] &+= 1
                         }
