@@ -611,11 +611,8 @@ public struct RecordTypeSnapshot: Sendable {
 
     /// The row of a record of this type, nil if none.
     public func row(for id: RecordID) -> RowID? {
-        row(forAPIID: id.zoneID.ownerName == ZoneID.defaultOwnerName ? id : ContainerCore.apiID(id))
+        storage.table?.row(for: id.zoneID.ownerName == ZoneID.defaultOwnerName ? id : ContainerCore.apiID(id))
     }
-
-    /// `row(for:)` of an id already in API form (the default zone owner).
-    func row(forAPIID id: RecordID) -> RowID? { storage.table?.row(for: id) }
 
     /// Every live row, sorted ascending.
     public func allRows() -> [RowID] { storage.table?.allRows() ?? [] }
