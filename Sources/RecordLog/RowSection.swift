@@ -283,6 +283,15 @@ public struct RowSection: @unchecked Sendable {
         return String(decoding: first, as: UTF8.self)
     }
 
+    /// Starts loading row `i`'s entry (`key: false`) or its key bytes (`key: true`, which reads
+    /// the entry: issue it a few rows after the entry's). A hint: nothing outside the section is
+    /// read, and a row out of range loads nothing.
+    public func prefetch(_ i: Int, key: Bool) {
+        let b = RowBytes(self)
+        guard key else { return b.prefetch(i, payload: false) }
+        b.prefetchKey(i)
+    }
+
     /// The row of a record id (its zone name and record name), nil when absent: O(1) expected
     /// through the `rowhash` section, O(log n) by binary search without one.
     public func row(of id: RecordID) -> Int? { RowBytes(self).row(of: id) }
@@ -375,6 +384,16 @@ struct RowBytes: @unchecked Sendable {
         return zone.withUTF8 { z in
             name.withUTF8 { n in row(zone: UnsafeRawBufferPointer(z), name: UnsafeRawBufferPointer(n)) }
         }
+    }
+
+    /// Starts loading row `i`'s key bytes (reading its entry: issue it after the entry's hint).
+    @inline(__always) func prefetchKey(_ i: Int) {
+        guard i >= 0, i < count, let base else { return }
+        let e = entriesAt + i * RowSection.entrySize
+        let o = Int(
+            truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e + 24, as: UInt64.self)))
+        guard o >= 0, o < size else { return }
+        cirrus_prefetch(base + o)
     }
 
     /// Starts loading row `i`'s entry (`payload: false`) or its payload's first 256 bytes
