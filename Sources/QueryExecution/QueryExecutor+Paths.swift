@@ -114,7 +114,8 @@ extension Run {
             if st.group.isEmpty {
                 st.groupFirst = first
                 st.groupAscending = true
-            } else if let last = st.group.last, row <= last.1 {
+            } else if st.idOrderedTies, let last = st.group.last, row <= last.1 {
+                // Tracked only where it is used: reading the last pair copies its record.
                 st.groupAscending = false
             }
             st.group.append((record, row))
