@@ -50,6 +50,32 @@ def record(r):
     return {"recordName": "c" + r["id"], "recordType": "City", "fields": fields}
 
 
+def query(predicate, args=None, sort=None, limit=None, page=None):
+    """One line of a queries file, on the `City` type."""
+    line = {"recordType": "City", "predicate": predicate}
+    if args is not None:
+        line["args"] = args
+    if sort is not None:
+        line["sort"] = sort
+    if limit is not None:
+        line["limit"] = limit
+    if page is not None:
+        line["page"] = page
+    return line
+
+
+def write(out, records, queries):
+    """Writes OUT/cities.jsonl (one record a line) and OUT/queries.jsonl."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "cities.jsonl"), "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
+        for line in queries:
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    print(f"{len(records)} cities, {len(queries)} queries -> {out}/cities.jsonl, {out}/queries.jsonl")
+
+
 def queries(cities):
     by_name = {}
     for c in cities:
@@ -59,18 +85,7 @@ def queries(cities):
         c = by_name[name]
         return {"latitude": float(c["lat"]), "longitude": float(c["lng"])}
 
-    def q(predicate, args=None, sort=None, limit=None, page=None):
-        line = {"recordType": "City", "predicate": predicate}
-        if args is not None:
-            line["args"] = args
-        if sort is not None:
-            line["sort"] = sort
-        if limit is not None:
-            line["limit"] = limit
-        if page is not None:
-            line["page"] = page
-        return line
-
+    q = query
     desc = [{"field": "population", "ascending": False}]
     near = "distanceToLocation:fromLocation:(location, %@) < %@"
     return [
@@ -104,16 +119,8 @@ def queries(cities):
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[2].strip())
-    src, out = sys.argv[1], sys.argv[2]
-    cities = list(rows(src))
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "cities.jsonl"), "w", encoding="utf-8") as f:
-        for c in cities:
-            f.write(json.dumps(record(c), ensure_ascii=False) + "\n")
-    with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
-        for line in queries(cities):
-            f.write(json.dumps(line) + "\n")
-    print(f"{len(cities)} cities -> {out}/cities.jsonl, {out}/queries.jsonl")
+    cities = list(rows(sys.argv[1]))
+    write(sys.argv[2], [record(c) for c in cities], queries(cities))
 
 
 if __name__ == "__main__":

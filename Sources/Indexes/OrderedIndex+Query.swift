@@ -108,7 +108,7 @@ extension BPlusTree {
 
 extension OrderedIndex {
     /// Encoded [lo, hi) positions of a value range, or nil when it can match nothing.
-    func positions<K>(_ range: ValueRange, _ enc: (FieldValue) -> K?) -> (Position<K>?, Position<K>?)? {
+    static func positions<K>(_ range: ValueRange, _ enc: (FieldValue) -> K?) -> (Position<K>?, Position<K>?)? {
         var lo: Position<K>? = nil
         var hi: Position<K>? = nil
         switch range.lower {
@@ -124,16 +124,19 @@ extension OrderedIndex {
         return (lo, hi)
     }
 
-    func fixedEnc(_ v: FieldValue) -> FixedKey? { Self.fixedKey(v, family) }
-    func varEnc(_ v: FieldValue) -> VarKey? { KeyEncoding.varKey(v, family: family) }
+    // The key encoders of this index's family. Callers pass them as closure literals over
+    // `family` (`{ Self.fixedEnc($0, f) }`): a method reference would copy the whole index —
+    // every tree and layer retained and released — on each call (5% of an equality query).
+    static func fixedEnc(_ v: FieldValue, _ family: KeyFamily) -> FixedKey? { fixedKey(v, family) }
+    static func varEnc(_ v: FieldValue, _ family: KeyFamily) -> VarKey? { KeyEncoding.varKey(v, family: family) }
 
     /// Row ids whose value (or a list element) equals `value`, sorted by row id.
     public func rows(equalTo value: FieldValue) -> [RowID] {
         if family.isFixed {
-            guard let k = fixedEnc(value) else { return [] }
+            guard let k = Self.fixedEnc(value, family) else { return [] }
             return layeredFixed.rowsEqual(k)
         }
-        guard let k = varEnc(value) else { return [] }
+        guard let k = Self.varEnc(value, family) else { return [] }
         return layeredVar.rowsEqual(k)
     }
 
@@ -144,21 +147,23 @@ extension OrderedIndex {
 
     /// Row ids of entries in `range`, in index order (value, then row id).
     public func rows(in range: ValueRange) -> [RowID] {
+        let f = family
         if family.isFixed {
-            guard let (lo, hi) = positions(range, fixedEnc) else { return [] }
+            guard let (lo, hi) = Self.positions(range, { Self.fixedEnc($0, f) }) else { return [] }
             return layeredFixed.rows(lo, hi)
         }
-        guard let (lo, hi) = positions(range, varEnc) else { return [] }
+        guard let (lo, hi) = Self.positions(range, { Self.varEnc($0, f) }) else { return [] }
         return layeredVar.rows(lo, hi)
     }
 
     /// Number of entries in `range`. O(log n), from the subtree counts.
     public func count(in range: ValueRange) -> Int {
+        let f = family
         if family.isFixed {
-            guard let (lo, hi) = positions(range, fixedEnc) else { return 0 }
+            guard let (lo, hi) = Self.positions(range, { Self.fixedEnc($0, f) }) else { return 0 }
             return layeredFixed.count(lo, hi)
         }
-        guard let (lo, hi) = positions(range, varEnc) else { return 0 }
+        guard let (lo, hi) = Self.positions(range, { Self.varEnc($0, f) }) else { return 0 }
         return layeredVar.count(lo, hi)
     }
 
@@ -199,13 +204,14 @@ extension OrderedIndex {
         _ range: ValueRange = .all, direction: ScanDirection = .ascending,
         after: (FieldValue, RowID)? = nil, _ body: (RowID) -> Bool
     ) {
+        let f = family
         if family.isFixed {
-            guard let (lo, hi) = positions(range, fixedEnc) else { return }
-            guard let (l, h) = Self.resume(lo, hi, direction, after, fixedEnc) else { return }
+            guard let (lo, hi) = Self.positions(range, { Self.fixedEnc($0, f) }) else { return }
+            guard let (l, h) = Self.resume(lo, hi, direction, after, { Self.fixedEnc($0, f) }) else { return }
             layeredFixed.visit(l, h, direction) { _, r in body(r) }
         } else {
-            guard let (lo, hi) = positions(range, varEnc) else { return }
-            guard let (l, h) = Self.resume(lo, hi, direction, after, varEnc) else { return }
+            guard let (lo, hi) = Self.positions(range, { Self.varEnc($0, f) }) else { return }
+            guard let (l, h) = Self.resume(lo, hi, direction, after, { Self.varEnc($0, f) }) else { return }
             layeredVar.visit(l, h, direction) { _, r in body(r) }
         }
     }

@@ -347,6 +347,20 @@ struct LayeredKeys<S: StaticKeys> {
 
     func rows(_ lo: Position<K>?, _ hi: Position<K>?) -> [RowID] {
         var out: [RowID] = []
+        if bases.count == 1, delta.count(lo, hi) == 0 {
+            // One layer and no delta entry in range: the layer's rows in order, no key read
+            // (a string key's tail would be copied out for nothing).
+            let base = bases[0]
+            let r = base.range(lo, hi)
+            let skip = removed.count > 0
+            out.reserveCapacity(r.count)
+            for i in r {
+                let row = base.row(i)
+                if skip && removed.contains(Int(row)) { continue }
+                out.append(row)
+            }
+            return out
+        }
         visit(lo, hi, .ascending) { _, r in
             out.append(r)
             return true

@@ -62,7 +62,11 @@ extension Run {
         let visible = self.visible
 
         func flush() {
-            if st.group.count > 1, !(st.idOrderedTies && st.groupAscending) {
+            if st.group.count > 1, st.idOrderedTies, !st.groupAscending {
+                // Rows in record-id order (a descending scan meets its ties backwards): the
+                // tie group sorts by row, with no key built or compared.
+                st.results += st.group.sorted { $0.1 < $1.1 }
+            } else if st.group.count > 1, !st.idOrderedTies {
                 // Positions are sorted, not the (key, record, row) triples. Admitted rows all
                 // have keys; one without would be left out, as before.
                 let group = st.group
