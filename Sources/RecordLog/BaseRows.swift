@@ -92,6 +92,8 @@ public struct BaseRows: Sendable {
         @usableFromInline let starts: BaseLayers
         let searchOrder: [Int]
         let rowBytes: [RowBytes]
+        /// Each layer's field-name table (`RowSection.names`), for decoding through `rowBytes`.
+        let names: [RecordCodec.NameTable?]
         let worthPrefetching: Bool
 
         init(layers: [BaseLayer], prefetchAbove: Int) {
@@ -109,6 +111,7 @@ public struct BaseRows: Sendable {
             self.dead = dead
             deadPerLayer = per
             rowBytes = layers.map { RowBytes($0.rows) }
+            names = layers.map(\.rows.names)
             worthPrefetching = rowBytes.reduce(0) { $0 + $1.size } > prefetchAbove
             searchOrder = layers.indices.sorted { a, b in
                 let (x, y) = (layers[a].rows.count - per[a], layers[b].rows.count - per[b])
@@ -166,7 +169,7 @@ public struct BaseRows: Sendable {
     /// The encoded record of row `i`, nil when out of range or damaged.
     public func payload(_ i: Int) -> UnsafeRawBufferPointer? {
         guard let (k, j) = locate(i) else { return nil }
-        return parts.layers[k].rows.payload(j)
+        return parts.rowBytes[k].payload(j)
     }
 
     /// Starts loading the entries or payloads of `rows` (`RowBytes.prefetch`); rows out of
@@ -191,7 +194,14 @@ public struct BaseRows: Sendable {
         guard let (k, j) = locate(i) else {
             throw .badSegment(path: "table row \(i)", offset: 0, reason: "row outside the table's \(count) rows")
         }
-        return try parts.layers[k].rows.record(j)
+        // Through `RowBytes` and the layer's name table: calling the layer's `RowSection` copied
+        // it (each of its references retained and released) on every row (4% of a radius query).
+        guard let p = parts.rowBytes[k].payload(j) else {
+            throw parts.layers[k].rows.damage(j, "row payload lies outside the section")
+        }
+        do { return try RecordCodec.decode(p, names: parts.names[k]) } catch {
+            throw parts.layers[k].rows.damage(j, "row does not decode: \(error)")
+        }
     }
 
     /// The record id of row `i` with the given zone owner.

@@ -212,12 +212,6 @@ public struct RowSection: @unchecked Sendable {
     }
     @inline(__always) func entry(_ i: Int) -> Int { entriesAt + i * Self.entrySize }
 
-    /// A slice of the section, nil when it falls outside (damage).
-    @inline(__always) func slice(_ o: Int, _ n: Int) -> UnsafeRawBufferPointer? {
-        guard o >= 0, n >= 0, o <= bytes.count - n else { return nil }
-        return UnsafeRawBufferPointer(rebasing: bytes[o..<(o + n)])
-    }
-
     /// The zone-name and record-name bytes of row `i` (in the mapped segment: valid while the
     /// section is), nil when damaged.
     public func keyBytes(_ i: Int) -> (zone: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer)? {
@@ -225,11 +219,7 @@ public struct RowSection: @unchecked Sendable {
     }
 
     /// The encoded record of row `i` (RecordCodec bytes), nil when damaged.
-    public func payload(_ i: Int) -> UnsafeRawBufferPointer? {
-        guard i >= 0, i < count else { return nil }
-        let e = entry(i)
-        return slice(u64(e), u32(e + 8))
-    }
+    public func payload(_ i: Int) -> UnsafeRawBufferPointer? { RowBytes(self).payload(i) }
 
     /// The sequence number that wrote row `i`.
     public func sequence(_ i: Int) -> UInt64 {
@@ -333,6 +323,17 @@ struct RowBytes: @unchecked Sendable {
         count = section.count
         entriesAt = section.entriesAt
         hash = section.hash
+    }
+
+    /// Row `i`'s encoded record (RecordCodec bytes), nil when damaged (as `RowSection.payload`).
+    @inline(__always)
+    func payload(_ i: Int) -> UnsafeRawBufferPointer? {
+        guard i >= 0, i < count, let base else { return nil }
+        let e = entriesAt + i * RowSection.entrySize
+        let o = Int(truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e, as: UInt64.self)))
+        let n = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: e + 8, as: UInt32.self)))
+        guard o >= 0, o <= size - n else { return nil }
+        return UnsafeRawBufferPointer(start: base + o, count: n)
     }
 
     /// Row `i`'s zone-name and record-name bytes, nil when damaged (as `RowSection.keyBytes`).

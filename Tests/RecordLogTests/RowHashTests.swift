@@ -6,7 +6,8 @@ import Testing
 /// The `rowhash` section: a fetch by id through it finds exactly the row the binary search over
 /// the same rows finds, for ids present and absent, across zones and tables of every size
 /// (clusters wrapping past the last slot included); a damaged header is an error at open, and a
-/// damaged slot can miss an id but never return another id's row.
+/// damaged slot can miss an id but never return another id's row. (With them, a damaged row
+/// entry: an error, never a read outside the section.)
 @Suite struct RowHashTests {
     /// Writes rows `ids` (any order) as a rows segment at `path`, with or without `rowhash`.
     func write(
@@ -101,6 +102,42 @@ import Testing
         #expect(rows.hash != nil)
         #expect(rows.row(of: asked) == nil)
         #expect(rows.row(of: ids[5]) == nil)  // its slot is missing: a miss, not a wrong row
+    }
+
+    /// A row entry whose payload lies outside its section (mapped rows are not checksummed on
+    /// every read) reads as absent, and decoding it is an error naming the file and the row,
+    /// through the section and through the table's layers alike: never a read out of bounds.
+    @Test func aRowWhosePayloadLiesOutsideTheSectionIsAnError() throws {
+        let fs = InMemoryFileSystem()
+        let ids = (0..<4).map { RecordID(recordName: "r\($0)") }
+        let good = try write(ids, fs, "/e", hashIndex: true)
+        let section = try #require(good.segment.sections.first { $0.name == "rows" })
+        var bytes = try #require(fs.contents("/e"))
+        // Row 1: its offset far past the end. Row 2: its length past the end.
+        let e1 = Int(section.offset) + good.entriesAt + RowSection.entrySize
+        for (k, b) in le(1 << 40).enumerated() { bytes[e1 + k] = b }
+        let e2 = e1 + RowSection.entrySize + 8
+        for (k, b) in le(UInt64(UInt32.max)).prefix(4).enumerated() { bytes[e2 + k] = b }
+        try fs.writeAtomically("/e", bytes)
+        let rows = try RowSection(segment: try DataSegment.open("/e", fileSystem: fs))
+        let layers = BaseRows(layers: [
+            BaseLayer(files: TableFiles(rows: 1, indexes: nil), rows: rows, indexes: nil, start: 0, dead: [])
+        ])
+        for bad in [1, 2] {
+            #expect(rows.payload(bad) == nil && layers.payload(bad) == nil, "row \(bad)")
+            for read in [{ try rows.record(bad) }, { try layers.record(bad) }] {
+                #expect {
+                    _ = try read()
+                } throws: { error in
+                    guard case .badSegment(let path, _, let reason) = error as? LogError else { return false }
+                    return path == "/e" && reason == "row \(bad): row payload lies outside the section"
+                }
+            }
+        }
+        for fine in [0, 3] {
+            #expect(try rows.payload(fine).map { Array($0) } == Array("payload \(fine)".utf8))
+            #expect(try layers.payload(fine).map { Array($0) } == Array("payload \(fine)".utf8))
+        }
     }
 
     func le(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
