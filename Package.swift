@@ -73,7 +73,7 @@ let package = Package(
             name: "Cirrus",
             dependencies: [
                 "RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution",
-                "PredicateSyntax",
+                "PredicateSyntax", "CPrefetch",
             ],
             swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.

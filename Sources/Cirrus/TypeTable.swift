@@ -257,11 +257,16 @@ struct TypeTable: Sendable {
         parts.base?.rows.prefetch(rows, payload: false)
     }
 
-    /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`) for reads that
-    /// follow; nothing when the base is not `worthPrefetching`.
+    /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`), and with the
+    /// entries the record cache's sets, for reads that follow; nothing when the base is not
+    /// `worthPrefetching`.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
         guard parts.base?.rows.worthPrefetching == true else { return }
         parts.base?.rows.prefetch(rows, payload: payload)
+        // With the entries (the first hint for a row), the record cache's set the read asks first.
+        if !payload, let cache = parts.cache {
+            for row in rows where Int(row) < baseCount { cache.prefetch(Int(row)) }
+        }
     }
 
     /// The record of `row` with at least the user fields in `fields` (and every system field),
