@@ -17,7 +17,7 @@ file lacks is left out (the run prints how many were written). The data is not i
 import json
 import sys
 
-from worldcities import query, write
+from worldcities import query, run
 
 # The columns of GeoNames' geoname table (readme.txt of the dump).
 COLUMNS = [
@@ -130,12 +130,5 @@ def queries(rows):
     return out
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__.strip().splitlines()[2].strip())
-    rows = list(cities(sys.argv[1]))
-    write(sys.argv[2], [record(c) for c in rows], queries(rows))
-
-
 if __name__ == "__main__":
-    main()
+    run(__doc__, cities, record, queries)

@@ -116,12 +116,13 @@ def queries(cities):
     ]
 
 
-def main():
+def run(usage, read, to_record, to_queries):
+    """The command line of a data script: `SCRIPT CITIES OUT_DIR` (else `usage`, its docstring)."""
     if len(sys.argv) != 3:
-        sys.exit(__doc__.strip().splitlines()[2].strip())
-    cities = list(rows(sys.argv[1]))
-    write(sys.argv[2], [record(c) for c in cities], queries(cities))
+        sys.exit(usage.strip().splitlines()[2].strip())
+    cities = list(read(sys.argv[1]))
+    write(sys.argv[2], [to_record(c) for c in cities], to_queries(cities))
 
 
 if __name__ == "__main__":
-    main()
+    run(__doc__, rows, record, queries)
