@@ -26,10 +26,10 @@
 import CPrefetch
 import Foundation
 import RecordModel
-import Synchronization
 
 final class RecordCache: @unchecked Sendable {
-    // @unchecked: every access to the sets holds `lock` (so no dynamic exclusivity checks).
+    // @unchecked: every access to the sets and `live` holds `lock` (so no dynamic exclusivity
+    // checks); `prefetch` only computes an address.
     private let lock = NSLock()
     /// One set: its two rows and records, the way to replace next and the ghost, in 32 bytes —
     /// a lookup, its bookkeeping and an admission touch one cache line, two sets to a line.
@@ -45,27 +45,31 @@ final class RecordCache: @unchecked Sendable {
         func way(of row: UInt32) -> Int? { rows.0 == row ? 0 : rows.1 == row ? 1 : nil }
         func record(_ way: Int) -> Record? { way == 0 ? records.0 : records.1 }
     }
-    @exclusivity(unchecked) private var sets: [CacheSet]
-    /// The address of the sets' storage once they are allocated (0 before), read without the
-    /// lock for `prefetch` only. The storage never moves: it is allocated once and then only
-    /// written in place. (A prefetch at a stale address would be harmless anyway: it never faults.)
-    private let setsAddress = Atomic<UInt>(0)
+    /// The sets, `setMask + 1` of them: allocated with the cache, initialized (`live`) at the
+    /// first record stored. Their address never changes, so `prefetch` needs no lock.
+    private let sets: UnsafeMutablePointer<CacheSet>
+    @exclusivity(unchecked) private var live = false
     private let setMask: Int
     let capacity: Int
     /// Whether bulk reads fill the cache too: when it holds a large share of the table.
     let bulkReadsFill: Bool
 
     /// A cache of about `capacity` records (rounded up to a power of two; 0 disables it) of a
-    /// table of `tableRows` base rows. The sets are allocated at the first record stored, so
+    /// table of `tableRows` base rows. The sets are initialized at the first record stored, so
     /// opening a table (and a process that opens many and reads few) does not pay for
-    /// zero-filling them.
+    /// filling them: until then their memory is only allocated, never touched.
     init(capacity: Int, tableRows: Int) {
         var count = 1
         while count * 2 < capacity { count <<= 1 }
         self.capacity = capacity
         bulkReadsFill = tableRows <= Self.bulkTableFactor * capacity
         setMask = count - 1
-        sets = []
+        sets = .allocate(capacity: count)
+    }
+
+    deinit {
+        if live { sets.deinitialize(count: setMask + 1) }
+        sets.deallocate()
     }
 
     /// The record of base row `row` when it is cached; nil otherwise (nothing is decoded).
@@ -73,7 +77,7 @@ final class RecordCache: @unchecked Sendable {
         guard capacity > 0, let key = UInt32(exactly: row) else { return nil }
         let s = row & setMask
         return lock.withLock {
-            guard !sets.isEmpty, let way = sets[s].way(of: key) else { return nil }
+            guard live, let way = sets[s].way(of: key) else { return nil }
             return sets[s].record(way)
         }
     }
@@ -81,13 +85,9 @@ final class RecordCache: @unchecked Sendable {
     /// Starts loading the set of base row `row`, which `record(_:fill:_:)` reads first: a
     /// query's rows are spread over the sets, and at 1M rows the set's load was most of
     /// `TypeTable.record`'s own time (a cache miss per row, hits or not). A hint: nothing is
-    /// read, and before the sets exist nothing is done.
+    /// read (before the first record is stored, the hint is at memory not yet used: harmless).
     @inline(__always)
-    func prefetch(_ row: Int) {
-        let base = setsAddress.load(ordering: .relaxed)
-        guard base != 0, let p = UnsafeRawPointer(bitPattern: base) else { return }
-        cirrus_prefetch(p + (row & setMask) * MemoryLayout<CacheSet>.stride)
-    }
+    func prefetch(_ row: Int) { cirrus_prefetch(sets + (row & setMask)) }
 
     /// The share of the capacity above which a result is a bulk read: 1/256, 64 records of the
     /// default 16 384.
@@ -112,7 +112,7 @@ final class RecordCache: @unchecked Sendable {
         guard capacity > 0, let key = UInt32(exactly: row), key != CacheSet.empty else { return decode() }
         let s = row & setMask
         let hit: Record? = lock.withLock {
-            guard !sets.isEmpty, let way = sets[s].way(of: key) else { return nil }
+            guard live, let way = sets[s].way(of: key) else { return nil }
             sets[s].next = UInt8(1 - way)
             return sets[s].record(way)
         }
@@ -121,10 +121,9 @@ final class RecordCache: @unchecked Sendable {
         guard fill else { return r }
         // The evicted record is released after the lock is let go.
         let evicted: Record? = lock.withLock {
-            if sets.isEmpty {
-                sets = [CacheSet](repeating: CacheSet(), count: setMask + 1)
-                let base = sets.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
-                setsAddress.store(base, ordering: .releasing)
+            if !live {
+                sets.initialize(repeating: CacheSet(), count: setMask + 1)
+                live = true
             }
             let way = Int(sets[s].next)
             if (way == 0 ? sets[s].rows.0 : sets[s].rows.1) != CacheSet.empty {
