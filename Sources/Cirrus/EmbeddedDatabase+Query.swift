@@ -75,7 +75,7 @@ public struct QueryExplanation: Sendable {
 
     static func has(_ r: IndexRequirement, _ t: RecordTypeSchema?) -> Bool {
         guard let t else { return false }
-        if let sys = SystemField(rawValue: r.field) {
+        if let sys = SystemField.named(r.field) {
             return (t.systemFieldOptions[sys] ?? []).isSuperset(of: r.option)
         }
         if r.option == .searchable { return t.fields.values.contains { $0.options.contains(.searchable) } }

@@ -150,7 +150,7 @@ enum QueryTranslator {
             }
             return (c.sql, SQLBuilder.castType(c.family), c.isList)
         }
-        guard let s = SystemField(rawValue: name) else { return nil }
+        guard let s = SystemField.named(name) else { return nil }
         let (expr, family) = system(s)
         return (expr, SQLBuilder.castType(family), false)
     }
@@ -192,7 +192,7 @@ enum QueryTranslator {
             }
             return c.isList ? try listFilter(c.sql, c.family, f, &b) : try scalarFilter(c.sql, c.family, f, &b)
         }
-        guard let s = SystemField(rawValue: f.fieldName) else {
+        guard let s = SystemField.named(f.fieldName) else {
             throw PostgresStoreError(
                 .invalidArguments, "the record type \(layout.recordType) has no field \(f.fieldName) in its schema")
         }

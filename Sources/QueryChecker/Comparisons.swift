@@ -277,7 +277,7 @@ extension Checker {
                         + "(SEARCHABLE fields), for a prefix use BEGINSWITH",
                     range: c.operatorRange)
             }
-            if typeSchema == nil, SystemField(rawValue: f) == nil, case .string = v {
+            if typeSchema == nil, SystemField.named(f) == nil, case .string = v {
                 warn(
                     "Without a schema the type of '\(f)' is unknown: CONTAINS tests list membership (LIST_CONTAINS); "
                         + "if '\(f)' is a String field CloudKit rejects it (words: self CONTAINS 'w'; prefix: "

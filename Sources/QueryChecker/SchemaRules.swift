@@ -46,7 +46,7 @@ extension Checker {
 
     func resolve(_ name: String, _ range: SourceRange) throws(PredicateError) -> ResolvedField? {
         guard let ts = typeSchema else { return nil }
-        if let sys = SystemField(rawValue: name) {
+        if let sys = SystemField.named(name) {
             return ResolvedField(type: sys.fieldType, options: ts.systemFieldOptions[sys] ?? [], isSystem: true)
         }
         guard let f = ts.fields[name] else {
@@ -71,7 +71,7 @@ extension Checker {
         }
         guard let ts = typeSchema, let schema = context.schema else {
             // A system field has the same type in every record type: its rules apply without a schema.
-            if let sys = SystemField(rawValue: f.fieldName), !f.comparator.isTokenSearch {
+            if let sys = SystemField.named(f.fieldName), !f.comparator.isTokenSearch {
                 let field = ResolvedField(type: sys.fieldType, options: [], isSystem: true)
                 try checkOperatorFits(f, field, fieldRange)
                 try checkValueFits(f, field, valueRange)

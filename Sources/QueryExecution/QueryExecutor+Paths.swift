@@ -284,7 +284,7 @@ extension Run {
     /// when a filter or a sort key needs the whole record (a token search, a system field).
     func valueSelection(_ matcher: RecordMatcher, residual: [QueryFilter]) -> (FieldSelection, [Int])? {
         let sortFields = plan.query.sortDescriptors.map(\.fieldName)
-        guard sortFields.allSatisfy({ SystemField(rawValue: $0) == nil }) else { return nil }
+        guard sortFields.allSatisfy({ SystemField.named($0) == nil }) else { return nil }
         let filterFields: [String]
         if residual.isEmpty {
             filterFields = []

@@ -133,7 +133,7 @@ struct Run<S: QuerySnapshot> {
     mutating func count(_ node: PlanNode, _ n: Int) { actual[node.id, default: 0] += n }
 
     func ordered(_ field: String) throws(ExecutionError) -> OrderedIndex {
-        let key: IndexedField = SystemField(rawValue: field).map { .system($0) } ?? .user(field)
+        let key: IndexedField = SystemField.named(field).map { .system($0) } ?? .user(field)
         guard let idx = snapshot.indexes.ordered[key] else {
             throw ExecutionError(
                 message: "the plan needs an ordered index on '\(field)', which this snapshot does not have")

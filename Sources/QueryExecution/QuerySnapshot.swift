@@ -172,12 +172,12 @@ public struct SnapshotStatistics: IndexStatistics {
     }
 
     static func indexed(_ field: String) -> IndexedField {
-        SystemField(rawValue: field).map { .system($0) } ?? .user(field)
+        SystemField.named(field).map { .system($0) } ?? .user(field)
     }
 
     /// The schema's type for a user field, or a system field's type.
     public func fieldType(_ field: String) -> FieldType? {
-        schema?.fields[field]?.type ?? SystemField(rawValue: field)?.fieldType
+        schema?.fields[field]?.type ?? SystemField.named(field)?.fieldType
     }
 
     /// Whether the snapshot has an ordered index on the field (a user field or a system field's query name).

@@ -45,7 +45,7 @@ public struct RecordMatcher: Sendable {
         }
         let filters = predicate.filters
         if case .filters = predicate,
-            filters.allSatisfy({ !$0.comparator.isTokenSearch && SystemField(rawValue: $0.fieldName) == nil })
+            filters.allSatisfy({ !$0.comparator.isTokenSearch && SystemField.named($0.fieldName) == nil })
         {
             let selection = FieldSelection(filters.map(\.fieldName))
             self.selection = selection

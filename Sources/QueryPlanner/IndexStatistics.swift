@@ -151,7 +151,7 @@ public struct StaticStatistics: IndexStatistics {
 
     /// The entry in `fieldTypes`, or a system field's type.
     public func fieldType(_ field: String) -> FieldType? {
-        fieldTypes[field] ?? SystemField(rawValue: field)?.fieldType
+        fieldTypes[field] ?? SystemField.named(field)?.fieldType
     }
     /// Whether `ordered` has the field.
     public func hasOrderedIndex(_ field: String) -> Bool { ordered[field] != nil }

@@ -5,7 +5,7 @@ extension Record {
     /// The value of `field` as queries and indexes see it, or nil when the record has none.
     public func queryValue(_ field: String) -> FieldValue? {
         if let v = fields[field] { return v }
-        guard let s = SystemField(rawValue: field) else { return nil }
+        guard let s = SystemField.named(field) else { return nil }
         return queryValue(s)
     }
 

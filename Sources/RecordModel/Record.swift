@@ -146,9 +146,21 @@ public enum SystemField: String, Sendable, Hashable, Codable, CaseIterable {
         }
     }
 
+    /// The system field whose query name is `name`, nil for any other name: `init(rawValue:)`
+    /// behind a check of the name's length, which turns most user field names away without a
+    /// string comparison (the generated initializer compares the name with each case in turn,
+    /// and planning and executing a query ask it several times per filter).
+    @inlinable
+    public static func named(_ name: String) -> SystemField? {
+        switch name.utf8.count {
+        case 10, 12, 15, 16, 19, 24: SystemField(rawValue: name)
+        default: nil
+        }
+    }
+
     /// Looks a system field up by its query name or its schema name.
     public init?(name: String) {
-        if let f = SystemField(rawValue: name) {
+        if let f = SystemField.named(name) {
             self = f
         } else if let f = SystemField.allCases.first(where: { $0.schemaName == name }) {
             self = f

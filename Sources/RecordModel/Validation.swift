@@ -186,12 +186,7 @@ public enum Validation {
     }
 
     /// Whether `name` is a system field's query name (lengths first: this runs per field per save).
-    static func isSystemFieldName(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 10, 12, 15, 16, 19, 24: return SystemField(rawValue: name) != nil
-        default: return false
-        }
-    }
+    static func isSystemFieldName(_ name: String) -> Bool { SystemField.named(name) != nil }
 
     static func isIdentifier(_ name: String) -> Bool {
         let u = name.utf8

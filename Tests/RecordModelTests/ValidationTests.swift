@@ -71,4 +71,20 @@ import Testing
             #expect(error.description.hasPrefix("record \"r9\": field \"x\": "))
         }
     }
+
+    /// `SystemField.named` answers as `init(rawValue:)` for every system field's name, for names
+    /// of the same lengths that are not one (so the length check cannot stand in for the
+    /// comparison), and for names of other lengths.
+    @Test func systemFieldsByNameAnswerAsTheirRawValues() {
+        var names = SystemField.allCases.map(\.rawValue)
+        names += SystemField.allCases.flatMap { f in
+            [String(f.rawValue.dropLast()) + "x", f.rawValue.uppercased(), String(f.rawValue.dropFirst())]
+        }
+        names += ["", "name", "population", "recordname", "___recordID", "recordName ", "récordName"]
+        for name in names {
+            #expect(SystemField.named(name) == SystemField(rawValue: name), "\(name)")
+        }
+        for f in SystemField.allCases { #expect(SystemField.named(f.rawValue) == f) }
+        #expect(SystemField.named("population") == nil)
+    }
 }
