@@ -194,15 +194,28 @@ public struct ByteReader {
         // metadata lookup per call); it repairs invalid UTF-8, so a result whose bytes differ
         // from the input means the input was invalid.
         let s = String(decoding: slice, as: UTF8.self)
-        var ascii = true
-        for b in slice where b >= 0x80 {
-            ascii = false
-            break
-        }
-        guard ascii || s.utf8.elementsEqual(slice) else {
+        guard Self.isASCII(UnsafeRawBufferPointer(slice)) || s.utf8.elementsEqual(slice) else {
             throw CodecError("invalid UTF-8 in string", offset: start)
         }
         return s
+    }
+
+    /// Whether every byte is below 0x80, eight at a time (a byte loop was a tenth of decoding
+    /// a string).
+    @inline(__always)
+    static func isASCII(_ p: UnsafeRawBufferPointer) -> Bool {
+        var acc: UInt64 = 0
+        var i = 0
+        let n = p.count
+        while i + 8 <= n {
+            acc |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < n {
+            acc |= UInt64(p[i])
+            i += 1
+        }
+        return acc & 0x8080_8080_8080_8080 == 0
     }
 
     /// Moves `n` bytes on.

@@ -172,6 +172,34 @@ import Testing
         }
     }
 
+    /// A string whose bytes are not UTF-8 is an error naming its offset, wherever the bad byte
+    /// sits (in the eight-byte steps of the ASCII check or in its tail); valid strings, ASCII or
+    /// not, of every length around those steps read back as written.
+    @Test func stringsThatAreNotUTF8AreErrors() throws {
+        func read(_ bytes: [UInt8]) throws -> String {
+            var w = ByteWriter()
+            w.varint(UInt64(bytes.count))
+            for b in bytes { w.u8(b) }
+            return try w.bytes.withUnsafeBytes { p in
+                var r = ByteReader(p)
+                return try r.string()
+            }
+        }
+        for n in 0..<20 {
+            let ascii = String(repeating: "a", count: n)
+            #expect(try read(Array(ascii.utf8)) == ascii)
+            let accented = String(repeating: "a", count: n) + "é" + String(repeating: "z", count: n % 5)
+            #expect(try read(Array(accented.utf8)) == accented)
+            for bad in [[0xFF], [0xC3], [0xE2, 0x82], [0xC0, 0xAF], [0xED, 0xA0, 0x80]] as [[UInt8]] {
+                for at in [0, n / 2, n] {
+                    var bytes = Array(ascii.utf8)
+                    bytes.insert(contentsOf: bad, at: at)
+                    #expect(throws: CodecError.self, "\(bad) at \(at) of \(n)") { try read(bytes) }
+                }
+            }
+        }
+    }
+
     @Test func entriesRoundTrip() throws {
         let schema = Schema(
             environment: .production,
