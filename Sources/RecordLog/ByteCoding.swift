@@ -189,12 +189,13 @@ public struct ByteReader {
         let n = try length()
         let start = offset
         offset += n
-        let slice = UnsafeRawBufferPointer(rebasing: buffer[start..<start + n]).bindMemoryToUTF8()
+        let raw = UnsafeRawBufferPointer(rebasing: buffer[start..<start + n])
+        let slice = raw.bindMemoryToUTF8()
         // `String(decoding:)` is specialized and fast (the generic `String(validating:)` costs a
         // metadata lookup per call); it repairs invalid UTF-8, so a result whose bytes differ
         // from the input means the input was invalid.
         let s = String(decoding: slice, as: UTF8.self)
-        guard Self.isASCII(UnsafeRawBufferPointer(slice)) || s.utf8.elementsEqual(slice) else {
+        guard Self.isASCII(raw) || s.utf8.elementsEqual(slice) else {
             throw CodecError("invalid UTF-8 in string", offset: start)
         }
         return s

@@ -325,12 +325,20 @@ struct RowBytes: @unchecked Sendable {
         hash = section.hash
     }
 
+    /// Where row `i`'s entry starts in the section (`i` in range).
+    @inline(__always) func entry(_ i: Int) -> Int { entriesAt + i * RowSection.entrySize }
+
+    /// The little-endian u64 at `o`, as an Int: an offset, negative when damaged (callers check).
+    @inline(__always) func u64(_ o: Int) -> Int {
+        Int(truncatingIfNeeded: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt64.self)))
+    }
+
     /// Row `i`'s encoded record (RecordCodec bytes), nil when damaged (as `RowSection.payload`).
     @inline(__always)
     func payload(_ i: Int) -> UnsafeRawBufferPointer? {
         guard i >= 0, i < count, let base else { return nil }
-        let e = entriesAt + i * RowSection.entrySize
-        let o = Int(truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e, as: UInt64.self)))
+        let e = entry(i)
+        let o = u64(e)
         let n = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: e + 8, as: UInt32.self)))
         guard o >= 0, o <= size - n else { return nil }
         return UnsafeRawBufferPointer(start: base + o, count: n)
@@ -339,12 +347,11 @@ struct RowBytes: @unchecked Sendable {
     /// Row `i`'s zone-name and record-name bytes, nil when damaged (as `RowSection.keyBytes`).
     @inline(__always)
     func keyBytes(_ i: Int) -> (zone: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer)? {
-        let e = entriesAt + i * RowSection.entrySize
         guard i >= 0, i < count, let base else { return nil }
+        let e = entry(i)
         let z = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: e + 12, as: UInt16.self)))
         let n = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: e + 14, as: UInt16.self)))
-        let o = Int(
-            truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e + 24, as: UInt64.self)))
+        let o = u64(e + 24)
         guard o >= 0, o <= size - (z + n) else { return nil }
         return (
             UnsafeRawBufferPointer(start: base + o, count: z), UnsafeRawBufferPointer(start: base + o + z, count: n)
@@ -390,25 +397,21 @@ struct RowBytes: @unchecked Sendable {
     /// Starts loading row `i`'s key bytes (reading its entry: issue it after the entry's hint).
     @inline(__always) func prefetchKey(_ i: Int) {
         guard i >= 0, i < count, let base else { return }
-        let e = entriesAt + i * RowSection.entrySize
-        let o = Int(
-            truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e + 24, as: UInt64.self)))
+        let o = u64(entry(i) + 24)
         guard o >= 0, o < size else { return }
         cirrus_prefetch(base + o)
     }
 
     /// Starts loading row `i`'s entry (`payload: false`) or its payload's first 256 bytes
     /// (`payload: true`, which reads the entry: issue it a few rows after the entry's). A hint:
-    /// nothing is read that is not in the section.
-    @inline(__always) func prefetch(_ i: Int, payload: Bool) {
+    /// nothing is read that is not in the section, and a damaged row loads nothing.
+    @inline(__always) func prefetch(_ i: Int, payload load: Bool) {
         guard i >= 0, i < count, let base else { return }
-        let e = entriesAt + i * RowSection.entrySize
-        guard payload else { return cirrus_prefetch(base + e) }
-        let o = Int(truncatingIfNeeded: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e, as: UInt64.self)))
-        let n = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: e + 8, as: UInt32.self)))
-        guard o >= 0, o < size else { return }
-        let end = min(o + min(n, 256), size)
+        guard load else { return cirrus_prefetch(base + entry(i)) }
+        guard let p = payload(i), let start = p.baseAddress else { return }
         // One hint per 64-byte cache line the bytes touch.
+        let o = start - base
+        let end = o + min(p.count, 256)
         var line = o & ~63
         while line < end {
             cirrus_prefetch(base + max(line, o))
