@@ -230,9 +230,9 @@ public final class Container: Sendable {
                 // Every column value against its row (rows updated in place read their overlay).
                 var values: [FieldValue?] = []
                 for field in t.indexes.columnFields {
-                    let one = FieldSelection([field])
+                    guard let column = t.indexes.columnReader(FieldSelection([field])) else { continue }
                     for i in 0..<t.baseCount where !t.baseRemoved.contains(i) && !t.overlaid.contains(i) {
-                        guard t.indexes.columnValues(i, of: one, into: &values),
+                        guard column.values(i, into: &values),
                             let r = t.record(RowID(truncatingIfNeeded: i))
                         else { continue }
                         if values.first.flatMap({ $0 }) != r[field] {

@@ -147,18 +147,13 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// partly (see `TypeTable.record(_:fields:)`).
     public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }
 
-    /// Starts loading the selected fields' columns (or the rows' entries) for `values(_:of:into:)`.
-    public func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) {
-        storage.table?.prefetch(rows, of: selection)
-    }
-
     /// Starts loading the base rows' mapped entries or bytes (`TypeTable.prefetch`).
     public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) { storage.table?.prefetch(rows, payload: payload) }
 
-    /// The selected fields of `row`; base rows are read from their mapped bytes without building
-    /// a record (see `TypeTable.values(_:of:into:)`).
-    public func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
-        storage.table?.values(row, of: selection, into: &out) ?? false
+    /// A reader of the selected fields: base rows are read from the layers' columns or their
+    /// mapped bytes without building a record (see `TypeTable.values(_:of:columns:into:)`).
+    public func valueReader(_ selection: FieldSelection) -> any RowValueReader {
+        TableValueReader(table: storage.table, selection: selection)
     }
 
     /// The first `limit` live rows of `rows` (ascending) in record-id order, in `zone` (all when
@@ -170,6 +165,28 @@ extension RecordTypeSnapshot: QuerySnapshot {
             idOrderedRows(rows, after: after, zone: zone, limit: limit)
         }
     }
+}
+
+/// `RecordTypeSnapshot`'s ``RowValueReader``: the selection's columns are found once, when the
+/// reader is made (`RecordIndexes.columnReader`), not for every row.
+public struct TableValueReader: RowValueReader {
+    let table: TypeTable?
+    let selection: FieldSelection
+    let columns: ColumnReader?
+
+    init(table: TypeTable?, selection: FieldSelection) {
+        self.table = table
+        self.selection = selection
+        columns = table?.indexes.columnReader(selection)
+    }
+
+    /// The selected fields of `row` (see `TypeTable.values(_:of:columns:into:)`).
+    public func values(_ row: RowID, into out: inout [FieldValue?]) -> Bool {
+        table?.values(row, of: selection, columns: columns, into: &out) ?? false
+    }
+
+    /// Starts loading the selected fields' column slots (or the rows' entries).
+    public func prefetch(_ rows: ArraySlice<RowID>) { table?.prefetch(rows, columns: columns) }
 }
 
 extension EmbeddedDatabase {

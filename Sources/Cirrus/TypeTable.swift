@@ -249,12 +249,16 @@ struct TypeTable: Sendable {
         return pages.contains(d) ? pages[d]?.record : nil
     }
 
-    /// Starts loading what `values(_:of:into:)` will read of the base rows: the selected fields'
-    /// column slots when every one has a column, else the rows' entries; nothing when the base
-    /// is not `worthPrefetching`.
-    func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) {
-        guard parts.base?.rows.worthPrefetching == true, !indexes.prefetchColumns(rows, of: selection) else { return }
-        parts.base?.rows.prefetch(rows, payload: false)
+    /// Starts loading what `values(_:of:columns:into:)` will read of the base rows: the
+    /// selected fields' column slots when every one has a column (`columns`), else the rows'
+    /// entries; nothing when the base is not `worthPrefetching`.
+    func prefetch(_ rows: ArraySlice<RowID>, columns: ColumnReader?) {
+        guard parts.base?.rows.worthPrefetching == true else { return }
+        if let columns {
+            for row in rows where Int(row) < baseCount { columns.prefetch(Int(row)) }
+        } else {
+            parts.base?.rows.prefetch(rows, payload: false)
+        }
     }
 
     /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`), and with the
@@ -283,16 +287,19 @@ struct TypeTable: Sendable {
         return (try? RecordCodec.decode(p, onlyFields: fields)).map(ContainerCore.apiForm)
     }
 
-    /// `QuerySnapshot.values(_:of:into:)`: a base row's selected fields read from its mapped
-    /// bytes (or its overlaid record), no record built; a delta row's from its record.
-    func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
+    /// `RowValueReader.values(_:into:)`: a base row's selected fields read from the layer's
+    /// columns (`columns`, the selection's `indexes.columnReader`) or its mapped bytes (or its
+    /// overlaid record), no record built; a delta row's from its record.
+    func values(
+        _ row: RowID, of selection: FieldSelection, columns: ColumnReader?, into out: inout [FieldValue?]
+    ) -> Bool {
         let i = Int(row)
         guard i < baseCount else {
             guard let r = record(row) else { return false }
             selection.values(of: r, into: &out)
             return true
         }
-        guard !baseRemoved.contains(i), let base else { return false }
+        guard !baseRemoved.contains(i) else { return false }
         // The record cache is not asked: a few values read from the row's bytes cost less than
         // the cache's lock and its slot's memory (4% of a radius + equality query's samples).
         if overlaid.contains(i), let r = overlaidRecord(i) {
@@ -300,9 +307,9 @@ struct TypeTable: Sendable {
             return true
         }
         // Values come from the layer's columns when every selected field has one:
-        // the row's bytes are not touched.
-        if indexes.columnValues(i, of: selection, into: &out) { return true }
-        guard let p = base.rows.payload(i) else { return false }
+        // the row's bytes are not touched (nor the base retained).
+        if let columns, columns.values(i, into: &out) { return true }
+        guard let p = parts.base?.rows.payload(i) else { return false }
         // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
         do {
             try RecordCodec.values(p, of: selection, into: &out)

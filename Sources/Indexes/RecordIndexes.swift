@@ -284,40 +284,11 @@ public struct RecordIndexes: Sendable {
         return min(1, Double(parts.baseLayers.rowCount) / Double(rowCount))
     }
 
-    /// Starts loading the column slots of the selected fields for base rows `rows` (a hint for
-    /// ``columnValues(_:of:into:)`` calls that follow); false, with nothing loaded, when some
-    /// selected field has no column (the values then come from the rows' bytes).
-    public func prefetchColumns(_ rows: ArraySlice<RowID>, of selection: FieldSelection) -> Bool {
-        let columns = parts.columns
-        var picked: [Int] = []
-        for name in selection.names {
-            guard let k = columns.firstIndex(where: { $0.field == name }) else { return false }
-            picked.append(k)
-        }
-        for row in rows {
-            guard let l = parts.baseLayers.layer(of: Int(row)) else { continue }
-            let i = Int(row) - parts.baseLayers.starts[l]
-            for k in picked { columns[k].layers[l]?.prefetch(i) }
-        }
-        return true
-    }
-
-    /// Fills `out` with base row `row`'s values of the selected fields from the mapped columns,
-    /// without touching the row's bytes; false (and `out` unspecified) when some selected field
-    /// has no column in the row's layer. The caller has checked that the row is a live base row
-    /// whose record was not updated in place (its columns hold the layer's values).
-    public func columnValues(_ row: Int, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
-        let columns = parts.columns
-        guard !columns.isEmpty, let l = parts.baseLayers.layer(of: row) else { return false }
-        let i = row - parts.baseLayers.starts[l]
-        out.removeAll(keepingCapacity: true)
-        for name in selection.names {
-            guard let k = columns.firstIndex(where: { $0.field == name }), let c = columns[k].layers[l] else {
-                return false
-            }
-            out.append(c.value(i))
-        }
-        return true
+    /// A reader of `selection`'s values from the base layers' columns, the columns found once
+    /// for every row read after; nil when some selected field has no column in any layer (the
+    /// values then come from the rows' bytes).
+    public func columnReader(_ selection: FieldSelection) -> ColumnReader? {
+        parts.columns.isEmpty ? nil : ColumnReader(selection, columns: parts.columns, baseLayers: parts.baseLayers)
     }
 
     /// Takes the layers' dead rows out of the mapped indexes from their `dead/` sections, all

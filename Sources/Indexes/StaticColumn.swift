@@ -31,7 +31,7 @@ struct StaticColumn: Sendable {
     let count: Int
     let valuesAt: Int
     /// The dictionary's strings, decoded when the column opens.
-    let strings: [FieldValue]
+    let strings: ColumnStrings
 
     init(_ s: SectionBytes) throws(IndexSectionError) {
         try s.header(Self.magic, size: Self.headerSize)
@@ -60,28 +60,16 @@ struct StaticColumn: Sendable {
             let bytes = UnsafeRawBufferPointer(rebasing: s.bytes[(bytesAt + from)..<(bytesAt + to)])
             strings.append(.string(String(decoding: bytes, as: UTF8.self)))
         }
-        self.strings = strings
+        self.strings = ColumnStrings(strings)
     }
 
-    /// Starts loading row `i`'s tag and value (a hint; outside the column: nothing).
-    @inline(__always) func prefetch(_ i: Int) {
-        guard i >= 0, i < count, let base = s.bytes.baseAddress else { return }
-        cirrus_prefetch(base + Self.headerSize + i)
-        cirrus_prefetch(base + valuesAt + 8 * i)
-    }
-
-    /// The value of row `i` (counted from the layer's start); nil when the row has none or `i`
-    /// is outside the column.
-    @inline(__always) func value(_ i: Int) -> FieldValue? {
-        guard i >= 0, i < count else { return nil }
-        let bits = s.u64(valuesAt + 8 * i)
-        switch s.bytes.load(fromByteOffset: Self.headerSize + i, as: UInt8.self) {
-        case 1: return .int64(Int64(bitPattern: bits))
-        case 2: return .double(Double(bitPattern: bits))
-        case 3: return .date(Timestamp(millisecondsSince1970: Int64(bitPattern: bits)))
-        case 4: return bits < UInt64(strings.count) ? strings[Int(bits)] : nil
-        default: return nil
-        }
+    /// Where the column's tags, values and strings lie, for reads that do not touch this value
+    /// (``ColumnReader``); nil only for a section without bytes, which never opens.
+    var slot: ColumnSlot? {
+        guard let base = s.bytes.baseAddress else { return nil }
+        return ColumnSlot(
+            tags: base + Self.headerSize, words: base + valuesAt, count: count,
+            strings: UnsafeBufferPointer(strings.values))
     }
 
     /// The section for `values` (row `i` of the layer at index `i`); nil when some value is not
@@ -136,5 +124,115 @@ struct StaticColumn: Sendable {
         }
         for text in strings { w.bytes += Array(text.utf8) }
         return w.bytes
+    }
+}
+
+/// One selection's values read from the base layers' columns (``RecordIndexes/columnReader(_:)``):
+/// the selected fields' columns are found once, so a read per row is a layer lookup and one
+/// load per field — no name compared, no column copied or retained.
+public struct ColumnReader: @unchecked Sendable {
+    // @unchecked: `slots` point into `columns`' mapped sections and strings, which this value
+    // holds and which never change.
+    /// The columns `slots` point into (per column field, its column in each base layer), held
+    /// so that they stay mapped.
+    let columns: [(field: String, layers: [StaticColumn?])]
+    /// Per base layer, `width` slots: the selected fields' columns in slot order; nil where the
+    /// layer lacks one.
+    let slots: [ColumnSlot?]
+    /// The number of selected fields.
+    let width: Int
+    /// Where each base layer's rows start.
+    let baseLayers: BaseLayers
+
+    /// A reader of `selection` from `columns` (per field, its column in each of `baseLayers`);
+    /// nil when some selected field has no entry (no column in any layer).
+    init?(_ selection: FieldSelection, columns: [(field: String, layers: [StaticColumn?])], baseLayers: BaseLayers) {
+        let width = selection.count
+        let layerCount = baseLayers.starts.count
+        var slots = [ColumnSlot?](repeating: nil, count: layerCount * width)
+        for (j, name) in selection.names.enumerated() {
+            guard let k = columns.firstIndex(where: { $0.field == name }) else { return nil }
+            for (l, c) in columns[k].layers.prefix(layerCount).enumerated() { slots[l * width + j] = c?.slot }
+        }
+        self.columns = columns
+        self.slots = slots
+        self.width = width
+        self.baseLayers = baseLayers
+    }
+
+    /// Fills `out` with base row `row`'s selected values (slot order, nil where absent); false
+    /// (and `out` unspecified) when the row's layer lacks a selected column or `row` is past
+    /// every layer. The caller has checked that the row is a live base row whose record was not
+    /// updated in place (its columns hold the layer's values).
+    public func values(_ row: Int, into out: inout [FieldValue?]) -> Bool {
+        guard let l = layer(of: row) else { return false }
+        let i = row - baseLayers.starts[l]
+        out.removeAll(keepingCapacity: true)
+        for k in (l * width)..<(l * width + width) {
+            guard let c = slots[k] else { return false }
+            out.append(c.value(i))
+        }
+        return true
+    }
+
+    /// Starts loading base row `row`'s slots of the selected columns (a hint; nothing for
+    /// columns its layer lacks).
+    public func prefetch(_ row: Int) {
+        guard let l = layer(of: row) else { return }
+        let i = row - baseLayers.starts[l]
+        for k in (l * width)..<(l * width + width) { slots[k]?.prefetch(i) }
+    }
+
+    /// The layer of `row`; with one layer, no search.
+    @inline(__always) func layer(of row: Int) -> Int? {
+        if baseLayers.starts.count == 1 { return row >= 0 && row < baseLayers.rowCount ? 0 : nil }
+        return baseLayers.layer(of: row)
+    }
+}
+
+/// A column's dictionary strings in memory the column owns: a ``ColumnReader`` reads them
+/// through a pointer, with no array retained per value.
+final class ColumnStrings: @unchecked Sendable {
+    // @unchecked: written once, in init; immutable after.
+    let values: UnsafeMutableBufferPointer<FieldValue>
+
+    init(_ strings: [FieldValue]) {
+        values = .allocate(capacity: strings.count)
+        _ = values.initialize(from: strings)
+    }
+
+    deinit {
+        values.deinitialize()
+        values.deallocate()
+    }
+}
+
+/// Where one layer's column of one field lies (``ColumnReader``): plain pointers into the mapped
+/// section and the column's strings, valid while the reader holds the column.
+struct ColumnSlot {
+    let tags: UnsafeRawPointer
+    let words: UnsafeRawPointer
+    let count: Int
+    let strings: UnsafeBufferPointer<FieldValue>
+
+    /// The value of row `i` (counted from the layer's start); nil when the row has none or `i`
+    /// is outside the column.
+    @inline(__always) func value(_ i: Int) -> FieldValue? {
+        guard i >= 0, i < count else { return nil }
+        let bits = UInt64(littleEndian: words.loadUnaligned(fromByteOffset: 8 * i, as: UInt64.self))
+        switch tags.load(fromByteOffset: i, as: UInt8.self) {
+        case 1: return .int64(Int64(bitPattern: bits))
+        case 2: return .double(Double(bitPattern: bits))
+        case 3: return .date(Timestamp(millisecondsSince1970: Int64(bitPattern: bits)))
+        case 4: return bits < UInt64(strings.count) ? strings[Int(bits)] : nil
+        default: return nil
+        }
+    }
+
+    /// Starts loading row `i`'s tag and value (a hint; outside the column: nothing).
+    @inline(__always) func prefetch(_ i: Int) {
+        guard i >= 0, i < count else { return }
+        cirrus_prefetch(tags + i)
+        cirrus_prefetch(words + 8 * i)
     }
 }

@@ -47,7 +47,6 @@ extension Run {
         for c in shape.intersect?.children.dropFirst() ?? [] { sets.append(try membership(c)) }
         let residual = shape.residual
         let matcher = matcher(residual)
-        let valueFilter = residual.isEmpty ? nil : matcher.selection
         let want = pageSize + 1  // one more than a page tells whether more follow
         var continuation: StreamContinuation? = nil
 
@@ -60,6 +59,8 @@ extension Run {
         let snapshot = self.snapshot
         let zone = self.zone
         let visible = self.visible
+        // The filters' fields, read before a candidate's record (a row they reject is never built).
+        let filter = residual.isEmpty ? nil : matcher.selection.map { snapshot.valueReader($0) }
 
         func flush() {
             if st.group.count > 1, st.idOrderedTies, !st.groupAscending {
@@ -87,15 +88,15 @@ extension Run {
             for s in sets where !s.contains(row) { return true }
             st.passedSets += 1
             if let zone, snapshot.recordID(row)?.zoneID != zone { return true }
-            if let selection = valueFilter {
+            if let filter {
                 // The filters' fields read first: a row they reject is never built.
-                guard snapshot.values(row, of: selection, into: &st.values), matcher.matches(values: st.values) else {
+                guard filter.values(row, into: &st.values), matcher.matches(values: st.values) else {
                     return true
                 }
             }
             guard let record = snapshot.record(row, inResultOf: pageSize) else { return true }
             if let visible, !visible(record) { return true }
-            if !residual.isEmpty, valueFilter == nil {
+            if !residual.isEmpty, filter == nil {
                 guard matcher.matches(record) else { return true }
             }
             st.passedFilter += 1
@@ -242,8 +243,9 @@ extension Run {
             // Read from the rows' bytes into one reused buffer: no record per candidate.
             var values: [FieldValue?] = []
             values.reserveCapacity(selection.count)
+            let reader = snapshot.valueReader(selection)
             for row in rows {
-                guard inZone(row), snapshot.values(row, of: selection, into: &values) else { continue }
+                guard inZone(row), reader.values(row, into: &values) else { continue }
                 if !residual.isEmpty, !matcher.matches(values: values) { continue }
                 passed += 1
                 guard let id = snapshot.recordID(row), let key = ordering.key(values, slots: sortSlots, recordID: id)
@@ -320,13 +322,14 @@ extension Run {
             var values: [FieldValue?] = []
             values.reserveCapacity(selection.count)
             var out: [RowID] = []
+            let reader = snapshot.valueReader(selection)
             let step = 16
-            snapshot.prefetch(rows[..<min(step, rows.count)], of: selection)
+            reader.prefetch(rows[..<min(step, rows.count)])
             for (k, row) in rows.enumerated() {
                 if k % step == 0, k + step < rows.count {
-                    snapshot.prefetch(rows[(k + step)..<min(k + 2 * step, rows.count)], of: selection)
+                    reader.prefetch(rows[(k + step)..<min(k + 2 * step, rows.count)])
                 }
-                if inZone(row), snapshot.values(row, of: selection, into: &values), matcher.matches(values: values) {
+                if inZone(row), reader.values(row, into: &values), matcher.matches(values: values) {
                     out.append(row)
                 }
             }

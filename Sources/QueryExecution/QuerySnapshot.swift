@@ -25,10 +25,12 @@ public protocol QuerySnapshot: Sendable {
     /// (it may hold more): what residual filters and sort keys read, which a store can decode
     /// partly. Nil when the row is deleted.
     func record(_ row: RowID, fields: Set<String>) -> Record?
-    /// Reads `selection`'s user fields of `row` into `out` (slot order, nil where absent)
-    /// without building its record where the store can (a mapped row's bytes); false when the
-    /// row is deleted. What residual filters and sort keys read of each candidate.
-    func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool
+    /// A reader of `selection`'s user fields for the rows that follow: what residual filters
+    /// and sort keys read of each candidate. A store finds where the selection's values lie
+    /// once per reader, not once per row. (An existential: the executor is generic over the
+    /// snapshot and not specialized across modules, and an optional of an associated type
+    /// cost a metadata lookup per row.)
+    func valueReader(_ selection: FieldSelection) -> any RowValueReader
     /// Every live row, ascending.
     func allRows() -> [RowID]
     /// The first `limit` live rows of `rows` (ascending, unique) in record-id order, among those
@@ -40,9 +42,6 @@ public protocol QuerySnapshot: Sendable {
     /// their bytes are (`payload: false`), then, a few rows later, the bytes (`payload: true`),
     /// so the reads of a page's rows overlap instead of waiting for memory one by one.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool)
-    /// A hint that `selection`'s values of `rows` are about to be read
-    /// (``values(_:of:into:)``): a store over mapped memory starts loading them.
-    func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection)
     /// Whether ascending row order is ascending record-id order for every row of the snapshot.
     /// An ordered index lists the rows level on a value in row order, so a scan sorted on that
     /// value alone then meets ties in their final order: it need not sort them, and stops as soon
@@ -50,7 +49,47 @@ public protocol QuerySnapshot: Sendable {
     var rowsInIDOrder: Bool { get }
 }
 
+/// Reads one selection's values of rows, one row at a time (``QuerySnapshot/valueReader(_:)``).
+public protocol RowValueReader {
+    /// Reads the selected user fields of `row` into `out` (slot order, nil where absent),
+    /// without building its record where the store can (a mapped row's bytes); false when the
+    /// row is deleted.
+    func values(_ row: RowID, into out: inout [FieldValue?]) -> Bool
+    /// A hint that the values of `rows` are about to be read: a store over mapped memory starts
+    /// loading them.
+    func prefetch(_ rows: ArraySlice<RowID>)
+}
+
+/// The default ``RowValueReader``: each row's values from its record, `record(_:fields:)`.
+public struct RecordValueReader<S: QuerySnapshot>: RowValueReader {
+    let snapshot: S
+    let selection: FieldSelection
+    let fields: Set<String>
+
+    /// A reader of `selection` from `snapshot`'s records.
+    public init(_ snapshot: S, _ selection: FieldSelection) {
+        self.snapshot = snapshot
+        self.selection = selection
+        fields = Set(selection.names)
+    }
+
+    /// The values from `record(row, fields:)`.
+    public func values(_ row: RowID, into out: inout [FieldValue?]) -> Bool {
+        guard let r = snapshot.record(row, fields: fields) else { return false }
+        selection.values(of: r, into: &out)
+        return true
+    }
+
+    /// Nothing to load ahead: the records are read whole.
+    public func prefetch(_ rows: ArraySlice<RowID>) {}
+}
+
 extension QuerySnapshot {
+    /// Values read from each row's record.
+    public func valueReader(_ selection: FieldSelection) -> any RowValueReader {
+        RecordValueReader(self, selection)
+    }
+
     /// Unknown: false.
     public var rowsInIDOrder: Bool { false }
 
@@ -60,8 +99,6 @@ extension QuerySnapshot {
     /// Nothing to load ahead: this default's records are in memory.
     public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {}
 
-    /// Nothing to load ahead: this default's values are in memory.
-    public func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) {}
 
     /// The records of `rows` in order, deleted rows left out, read for a result of `resultRows`
     /// (``record(_:inResultOf:)``), loading ahead in steps of 8 rows (``prefetch(_:payload:)``):
@@ -88,12 +125,6 @@ extension QuerySnapshot {
     /// The whole record (`record(row)`); `fields` is a hint that this default ignores.
     public func record(_ row: RowID, fields: Set<String>) -> Record? { record(row) }
 
-    /// The values from `record(row, fields:)` (the default: it builds the record).
-    public func values(_ row: RowID, of selection: FieldSelection, into out: inout [FieldValue?]) -> Bool {
-        guard let r = record(row, fields: Set(selection.names)) else { return false }
-        selection.values(of: r, into: &out)
-        return true
-    }
 
     /// ``idOrderedRows(_:after:zone:limit:)``: reads every row's id.
     public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {

@@ -93,8 +93,9 @@ import Testing
         let selection = FieldSelection(["name", "absent", "n", "loc"])
         var values: [FieldValue?] = []
         var live = 0
+        let reader = snap.valueReader(selection)
         for row in 0..<RowID(200) {
-            let found = snap.values(row, of: selection, into: &values)  // before record(_:) caches the row
+            let found = reader.values(row, into: &values)  // before record(_:) caches the row
             let record = snap.record(row)
             #expect(found == (record != nil), "row \(row)")
             guard let record else { continue }

@@ -71,11 +71,12 @@ import Testing
         var out: [FieldValue?] = []
         let sel = FieldSelection(["i", "d", "t", "name"])
         let base = (0..<table.baseCount).filter { !table.baseRemoved.contains($0) && !table.overlaid.contains($0) }
-        #expect(!base.isEmpty && base.allSatisfy { table.indexes.columnValues($0, of: sel, into: &out) })
-        #expect(!table.indexes.columnValues(0, of: FieldSelection(["list"]), into: &out), "lists have no column")
+        let columns = try #require(table.indexes.columnReader(sel))
+        #expect(!base.isEmpty && base.allSatisfy { columns.values($0, into: &out) })
+        #expect(table.indexes.columnReader(FieldSelection(["list"])) == nil, "lists have no column")
         for row in base {
             let r = try #require(table.record(RowID(row)))
-            #expect(table.values(RowID(row), of: sel, into: &out))
+            #expect(table.values(RowID(row), of: sel, columns: columns, into: &out))
             #expect(out == [r["i"], r["d"], r["t"], r["name"]], "seed \(seed): row \(row)")
         }
         let queries = [

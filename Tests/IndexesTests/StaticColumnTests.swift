@@ -30,8 +30,54 @@ import Testing
         }
         let (c, keep) = try open(try #require(StaticColumn.encode(values)))
         #expect(c.count == values.count)
-        for (i, v) in values.enumerated() { #expect(c.value(i) == v, "row \(i)") }
-        #expect(c.value(-1) == nil && c.value(values.count) == nil)
+        let slot = try #require(c.slot)
+        for (i, v) in values.enumerated() { #expect(slot.value(i) == v, "row \(i)") }
+        #expect(slot.value(-1) == nil && slot.value(values.count) == nil)
+        withExtendedLifetime(keep) {}
+    }
+
+    /// A reader over layers reads each row from its own layer's columns, in slot order; a row
+    /// of a layer that lacks one of the columns, or past every layer, is not read.
+    @Test func aReaderReadsEachRowFromItsLayer() throws {
+        let n = [3, 4, 2]  // rows per layer
+        func layer(_ l: Int, _ field: Int) -> [FieldValue?] {
+            (0..<n[l]).map { i in field == 0 ? .int64(Int64(100 * l + i)) : .string("l\(l)r\(i)") }
+        }
+        var keep: [Bytes] = []
+        var columns: [(field: String, layers: [StaticColumn?])] = []
+        for f in 0..<2 {
+            var perLayer: [StaticColumn?] = []
+            for l in n.indices {
+                if l == 1 && f == 1 {
+                    perLayer.append(nil)  // layer 1 has no column of the second field
+                    continue
+                }
+                let (c, b) = try open(try #require(StaticColumn.encode(layer(l, f))))
+                keep.append(b)
+                perLayer.append(c)
+            }
+            columns.append((["n", "s"][f], perLayer))
+        }
+        columns.insert(("other", [nil, nil, nil]), at: 0)
+        let layers = BaseLayers(rowCounts: n)
+        #expect(ColumnReader(FieldSelection(["s", "absent"]), columns: columns, baseLayers: layers) == nil)
+        // Slots in the selection's order, not the columns'.
+        let reader = try #require(ColumnReader(FieldSelection(["s", "n"]), columns: columns, baseLayers: layers))
+        var out: [FieldValue?] = [.int64(-1)]
+        var row = 0
+        for l in n.indices {
+            for i in 0..<n[l] {
+                let read = reader.values(row, into: &out)
+                if l == 1 {
+                    #expect(!read, "row \(row) of layer 1 has no column of the second field")
+                } else {
+                    #expect(read, "row \(row)")
+                    #expect(out == [layer(l, 1)[i], layer(l, 0)[i]], "row \(row)")
+                }
+                row += 1
+            }
+        }
+        #expect(!reader.values(row, into: &out) && !reader.values(-1, into: &out))
         withExtendedLifetime(keep) {}
     }
 

@@ -190,7 +190,17 @@ struct LoggingSnapshot: QuerySnapshot {
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
         log.events += rows.map { payload ? .bytes($0) : .place($0) }
     }
-    func prefetch(_ rows: ArraySlice<RowID>, of selection: FieldSelection) { log.events += rows.map { .values($0) } }
+    func valueReader(_ selection: FieldSelection) -> any RowValueReader {
+        LoggingValues(base: RecordValueReader(self, selection), log: log)
+    }
+}
+
+/// Values read from the logging snapshot's records, their prefetches logged.
+struct LoggingValues: RowValueReader {
+    let base: RecordValueReader<LoggingSnapshot>
+    let log: PrefetchLog
+    func values(_ row: RowID, into out: inout [FieldValue?]) -> Bool { base.values(row, into: &out) }
+    func prefetch(_ rows: ArraySlice<RowID>) { log.events += rows.map { .values($0) } }
 }
 
 @Suite struct PrefetchTests {

@@ -82,13 +82,14 @@ struct CalibrationOperators {
             let matcher = matcher ?? byKind
             let walk = Walk()
             let values = ValuesBuffer()
+            let reader = fields.map { snap.valueReader($0) }
             return CostProbe(name: name, unit: unit, cases: 1000) { _ in
                 let row = rows[walk.next]
                 walk.next = walk.next + 1 == rows.count ? 0 : walk.next + 1
-                if let fields {
+                if let reader {
                     // What a set plan does per candidate: the filter's and sort key's fields read
                     // from the row's bytes into a reused buffer, the filter tested on them.
-                    guard snap.values(row, of: fields, into: &values.slots) else { return 0 }
+                    guard reader.values(row, into: &values.slots) else { return 0 }
                     _ = matcher.matches(values: values.slots)
                     return 1
                 }
