@@ -125,7 +125,6 @@ extension QuerySnapshot {
     /// The whole record (`record(row)`); `fields` is a hint that this default ignores.
     public func record(_ row: RowID, fields: Set<String>) -> Record? { record(row) }
 
-
     /// ``idOrderedRows(_:after:zone:limit:)``: reads every row's id.
     public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
         idOrderedRows(rows, after: after, zone: zone, limit: limit)
