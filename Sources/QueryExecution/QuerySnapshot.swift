@@ -99,7 +99,6 @@ extension QuerySnapshot {
     /// Nothing to load ahead: this default's records are in memory.
     public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {}
 
-
     /// The records of `rows` in order, deleted rows left out, read for a result of `resultRows`
     /// (``record(_:inResultOf:)``), loading ahead in steps of 8 rows (``prefetch(_:payload:)``):
     /// rows' places 16–23 rows ahead (the first 16 at once), their bytes 8–15 rows ahead from
