@@ -55,8 +55,10 @@ extension Run {
         let st = StreamState()
         let ordering = self.ordering
         let after = self.after
-        // Read through locals: the nested functions below then capture these, not `self`.
+        // Read through locals: the nested functions below then capture these, not `self` (a
+        // field of the generic `Run` read per row looked up its metadata for the field's offset).
         let snapshot = self.snapshot
+        let pageSize = self.pageSize
         let zone = self.zone
         let visible = self.visible
         // The filters' fields, read before a candidate's record (a row they reject is never built).
@@ -66,12 +68,12 @@ extension Run {
             if st.group.count > 1, st.idOrderedTies, !st.groupAscending {
                 // Rows in record-id order (a descending scan meets its ties backwards): the
                 // tie group sorts by row, with no key built or compared.
-                st.results += st.group.sorted { $0.1 < $1.1 }
+                st.results += st.group.sorted { $0.row < $1.row }
             } else if st.group.count > 1, !st.idOrderedTies {
                 // Positions are sorted, not the (key, record, row) triples. Admitted rows all
                 // have keys; one without would be left out, as before.
                 let group = st.group
-                let keys = group.map { ordering.key($0.0) }
+                let keys = group.map { ordering.key($0.record) }
                 let order = group.indices.filter { keys[$0] != nil }.sorted { a, b in
                     guard let x = keys[a], let y = keys[b] else { return false }
                     return ordering.less(x, y)
@@ -109,7 +111,7 @@ extension Run {
                 if c < 0 { return true }
                 if c == 0, let key = ordering.key(record), ordering.compare(key, after) <= 0 { return true }
             }
-            if !st.group.isEmpty, !Self.sameFirstValue(st.groupFirst, first) {
+            if !st.group.isEmpty, !sameFirstValue(st.groupFirst, first) {
                 flush()
                 if st.results.count >= want {
                     st.dropped = row
@@ -119,11 +121,11 @@ extension Run {
             if st.group.isEmpty {
                 st.groupFirst = first
                 st.groupAscending = true
-            } else if st.idOrderedTies, let last = st.group.last, row <= last.1 {
+            } else if st.idOrderedTies, let last = st.group.last, row <= last.row {
                 // Tracked only where it is used: reading the last pair copies its record.
                 st.groupAscending = false
             }
-            st.group.append((record, row))
+            st.group.append(Taken(record: record, row: row))
             // Ties met in record-id order (`rowsInIDOrder`, rows ascending so far): rows still to
             // come level with these have higher rows, so later ids, and the page is complete.
             if st.idOrderedTies, st.groupAscending, st.results.count + st.group.count >= want { return false }
@@ -148,7 +150,7 @@ extension Run {
                 return take(row)
             }
             if stopped {
-                let ahead = st.results.dropFirst(pageSize).map(\.1) + (st.dropped.map { [$0] } ?? [])
+                let ahead = st.results.dropFirst(pageSize).map(\.row) + (st.dropped.map { [$0] } ?? [])
                 continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
             }
         default:
@@ -163,7 +165,8 @@ extension Run {
         if let node = shape.limit { count(node, page.count) }
         let more = st.results.count > pageSize
         return QueryPage(
-            records: page.map(\.0), next: more ? page.last.flatMap { ordering.key($0.0) } : nil, actual: actual,
+            records: page.map(\.record), next: more ? page.last.flatMap { ordering.key($0.record) } : nil,
+            actual: actual,
             continuation: more ? continuation : nil)
     }
 
@@ -198,13 +201,6 @@ extension Run {
             if !take(hit.row, hit.position.chord2) { stopped = true }
         }
         return (it, stopped)
-    }
-
-    /// Whether two rows share the value the stream is ordered by (the first sort value; for
-    /// record-id order, nil, every row is its own group).
-    static func sameFirstValue(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
-        guard let a, let b else { return false }
-        return FieldValue.compare(a, b) == 0
     }
 
     // MARK: - sets
@@ -335,8 +331,14 @@ extension Run {
             }
             return out
         }
+        // Through locals: a closure reading the generic `Run`'s fields looked up its metadata per row.
+        let snapshot = self.snapshot
+        let zone = self.zone
+        let visible = self.visible
         return rows.filter { row in
-            guard inZone(row), let record = snapshot.record(row, fields: fields) else { return false }
+            guard zone == nil || snapshot.recordID(row)?.zoneID == zone,
+                let record = snapshot.record(row, fields: fields)
+            else { return false }
             if let visible, !visible(record) { return false }
             return !filters || matcher.matches(record)
         }
@@ -391,11 +393,27 @@ struct BoundedHeap {
 
 /// An ordered stream's state while it scans, shared by the scan's nested functions (see
 /// `executeStream`). Used by one scan on one thread, so its accesses are not checked.
+/// Whether two rows share the value a stream is ordered by (the first sort value; for record-id
+/// order, nil, every row is its own group). Not a static of the generic `Run`: a call through
+/// `Self` looked up `Run<S>`'s metadata for every row.
+func sameFirstValue(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
+    guard let a, let b else { return false }
+    return FieldValue.compare(a, b) == 0
+}
+
+/// A row an ordered scan took, with its record. (A struct, not a tuple: the executor is not
+/// specialized across modules, and arrays of tuples were copied and destroyed through the
+/// runtime's generic tuple witnesses.)
+struct Taken {
+    let record: Record
+    let row: RowID
+}
+
 final class StreamState {
     /// Rows taken, in order, without their keys.
-    @exclusivity(unchecked) var results: [(Record, RowID)] = []
+    @exclusivity(unchecked) var results: [Taken] = []
     /// Rows level on the first sort value, not yet ordered among themselves.
-    @exclusivity(unchecked) var group: [(Record, RowID)] = []
+    @exclusivity(unchecked) var group: [Taken] = []
     /// The group's first sort value.
     @exclusivity(unchecked) var groupFirst: FieldValue? = nil
     /// Whether the group's rows came in ascending order.
