@@ -167,7 +167,7 @@ extension RecordTypeSnapshot: QuerySnapshot {
     }
 }
 
-/// `RecordTypeSnapshot`'s ``RowValueReader``: the selection's columns are found once, when the
+/// `RecordTypeSnapshot`'s `RowValueReader`: the selection's columns are found once, when the
 /// reader is made (`RecordIndexes.columnReader`), not for every row.
 public struct TableValueReader: RowValueReader {
     let table: TypeTable?
