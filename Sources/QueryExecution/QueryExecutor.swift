@@ -97,7 +97,9 @@ struct Run<S: QuerySnapshot> {
     let visible: (@Sendable (Record) -> Bool)?
     var resume: StreamContinuation? = nil
     let ordering: Ordering
-    var actual: [Int: Int] = [:]
+    /// Rows each plan node produced. Made with room for a plan's few nodes: grown from empty it
+    /// was allocated again at its second entry.
+    var actual = [Int: Int](minimumCapacity: 8)
 
     init(
         plan: QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?,
