@@ -391,8 +391,6 @@ struct BoundedHeap {
     func sorted() -> [(OrderKey, RowID)] { heap.unordered.sorted { ordering.less($0.0, $1.0) } }
 }
 
-/// An ordered stream's state while it scans, shared by the scan's nested functions (see
-/// `executeStream`). Used by one scan on one thread, so its accesses are not checked.
 /// Whether two rows share the value a stream is ordered by (the first sort value; for record-id
 /// order, nil, every row is its own group). Not a static of the generic `Run`: a call through
 /// `Self` looked up `Run<S>`'s metadata for every row.
@@ -405,10 +403,14 @@ func sameFirstValue(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
 /// specialized across modules, and arrays of tuples were copied and destroyed through the
 /// runtime's generic tuple witnesses.)
 struct Taken {
+    /// The row's record, as the page returns it.
     let record: Record
+    /// The row.
     let row: RowID
 }
 
+/// An ordered stream's state while it scans, shared by the scan's nested functions (see
+/// `executeStream`). Used by one scan on one thread, so its accesses are not checked.
 final class StreamState {
     /// Rows taken, in order, without their keys.
     @exclusivity(unchecked) var results: [Taken] = []
