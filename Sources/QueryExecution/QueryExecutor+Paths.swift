@@ -89,7 +89,7 @@ extension Run {
             st.scanned += 1
             for s in sets where !s.contains(row) { return true }
             st.passedSets += 1
-            if let zone, snapshot.recordID(row)?.zoneID != zone { return true }
+            if !isRow(row, of: snapshot, in: zone) { return true }
             if let filter {
                 // The filters' fields read first: a row they reject is never built.
                 guard filter.values(row, into: &st.values), matcher.matches(values: st.values) else {
@@ -336,9 +336,9 @@ extension Run {
         let zone = self.zone
         let visible = self.visible
         return rows.filter { row in
-            guard zone == nil || snapshot.recordID(row)?.zoneID == zone,
-                let record = snapshot.record(row, fields: fields)
-            else { return false }
+            guard isRow(row, of: snapshot, in: zone), let record = snapshot.record(row, fields: fields) else {
+                return false
+            }
             if let visible, !visible(record) { return false }
             return !filters || matcher.matches(record)
         }

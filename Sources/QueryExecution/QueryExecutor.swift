@@ -127,10 +127,7 @@ struct Run<S: QuerySnapshot> {
             predicate: filters.isEmpty ? .all : .filters(filters), searchableFields: snapshot.indexes.searchableFields)
     }
 
-    func inZone(_ row: RowID) -> Bool {
-        guard let zone else { return true }
-        return snapshot.recordID(row)?.zoneID == zone
-    }
+    func inZone(_ row: RowID) -> Bool { isRow(row, of: snapshot, in: zone) }
 
     mutating func count(_ node: PlanNode, _ n: Int) { actual[node.id, default: 0] += n }
 
@@ -217,4 +214,12 @@ extension Run {
         count(node, r.count)
         return RowMembership(r)
     }
+}
+
+/// Whether `row` of `snapshot` is in `zone` (every live row when nil): its id is read, not its
+/// record. A free function, so that per-row closures can call it without reading the generic
+/// `Run`'s fields (each such read looked up `Run<S>`'s metadata).
+func isRow<S: QuerySnapshot>(_ row: RowID, of snapshot: S, in zone: ZoneID?) -> Bool {
+    guard let zone else { return true }
+    return snapshot.recordID(row)?.zoneID == zone
 }
