@@ -115,15 +115,19 @@ public enum AccessRules {
     }
 
     /// Throws unless `identity` may read records of `recordType` in the database (`Users` is
-    /// never queried: invalidArguments).
+    /// never queried: invalidArguments). `worldReadable` true says the schema lets everyone read
+    /// the type (`Access.worldReadable`): its grants are then not read (which copies the type's
+    /// whole schema out of the schema).
     public static func checkCanRead(
-        recordType: String, scope: Database.Scope, identity: Identity, schema: Schema
+        recordType: String, scope: Database.Scope, identity: Identity, schema: Schema, worldReadable: Bool = false
     ) throws(CirrusError) {
         try checkDatabaseAccess(scope: scope, identity: identity)
         if recordType == Schema.usersRecordType {
             throw CirrusError(.invalidArguments, "Type 'Users' cannot be queried")
         }
-        if case .public = scope, !Access.mayReadSome(type: recordType, identity: identity, schema: schema) {
+        if case .public = scope, !worldReadable,
+            !Access.mayReadSome(type: recordType, identity: identity, schema: schema)
+        {
             throw CirrusError(
                 identity.userRecordName == nil ? .notAuthenticated : .permissionFailure,
                 "\(identity) may not read records of type \(recordType)")

@@ -202,12 +202,15 @@ extension EmbeddedDatabase {
     ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
     {
         // One schema for the whole query: the check and the run see the same one (a schema
-        // change between them cannot mix two), and it is read (under the state lock) once.
-        let schema = self.schema
-        let (checked, _) = try check(query, schema: schema)
+        // change between them cannot mix two), and it is read (under the state lock) once, with
+        // whether everyone may read each of its types.
+        let (schema, worldReadable) = core.schemaAndWorldReadable
+        let everyone = worldReadable[query.recordType] ?? false
+        let (checked, _) = try check(query, schema: schema, worldReadable: everyone)
         let zone = try resolveQueryZone(zoneID)
         return try page(
-            checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit, schema: schema)
+            checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit, schema: schema,
+            worldReadable: everyone)
     }
 
     /// The next page of the query a cursor came from. The query is checked again against the
@@ -273,10 +276,13 @@ extension EmbeddedDatabase {
     var cursorScope: String { scope.cursorScope }
 
     /// Checks a query against the schema: access, predicate (parsed through the container's
-    /// cache), sort descriptors.
-    func check(_ q: RecordQuery, schema: Schema? = nil) throws(CirrusError) -> (Query, [String]) {
+    /// cache), sort descriptors. `worldReadable`: the schema lets everyone read the type.
+    func check(
+        _ q: RecordQuery, schema: Schema? = nil, worldReadable: Bool = false
+    ) throws(CirrusError) -> (Query, [String]) {
         let schema = schema ?? self.schema
-        try AccessRules.checkCanRead(recordType: q.recordType, scope: scope, identity: identity, schema: schema)
+        try AccessRules.checkCanRead(
+            recordType: q.recordType, scope: scope, identity: identity, schema: schema, worldReadable: worldReadable)
         return try DatabaseRules.check(q, schema: schema, now: now) { text throws(SyntaxError) in
             try core.predicates.tree(text)
         }
@@ -287,7 +293,7 @@ extension EmbeddedDatabase {
 
     func page(
         _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int,
-        from previous: QueryCursor? = nil, schema: Schema? = nil
+        from previous: QueryCursor? = nil, schema: Schema? = nil, worldReadable: Bool = false
     ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
         let snap = querySnapshot(recordType: q.recordType)
         // A table in several layers is charged for them (ReadMerge.swift): the query is timed.
@@ -298,7 +304,7 @@ extension EmbeddedDatabase {
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         let result = try run(
             plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
-            schema: schema)
+            schema: schema, worldReadable: worldReadable)
         if let meter, meter.charge(elapsedNanoseconds: DispatchTime.now().uptimeNanoseconds &- began) {
             core.startReadMerge(meter)
         }
@@ -312,10 +318,10 @@ extension EmbeddedDatabase {
     func run(
         _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?,
         limit: Int,
-        resume: StreamContinuation? = nil, schema: Schema? = nil
+        resume: StreamContinuation? = nil, schema: Schema? = nil, worldReadable: Bool = false
     ) throws(CirrusError) -> QueryPage {
         var visible: (@Sendable (Record) -> Bool)? = nil
-        if case .public = scope {
+        if case .public = scope, !worldReadable {
             // One schema for the whole query (the caller's when it has read it); and when the
             // type's grants let this identity read every record (world or signed-in READ), no
             // per-row test at all.

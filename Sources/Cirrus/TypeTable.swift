@@ -366,6 +366,19 @@ struct TypeTable: Sendable {
         }
         let split = firstIndex(atLeast: baseCount, from: 0)
         guard split > 0, let base else { return fallback() }
+        if base.layers.count == 1, split == rows.count, after == nil {
+            // One layer and no delta row: the rows are in id order already; no run to merge
+            // (and no layer or run copied, each a handful of retains).
+            guard let layerZone = base.layers[0].rows.singleZoneName else { return fallback() }
+            if let zone, zone != ZoneID(zoneName: layerZone) { return [] }
+            var out: [RowID] = []
+            out.reserveCapacity(min(limit, rows.count))
+            for r in rows where !baseRemoved.contains(Int(r)) {
+                out.append(r)
+                if out.count == limit { break }
+            }
+            return out
+        }
         // Per layer, the candidates still to walk (after `after`, in the asked zone).
         var runs: [MergeRun] = []
         var from = 0

@@ -37,6 +37,25 @@ public enum QueryChecker {
         var checker = Checker(context: context)
         return try checker.run(tree)
     }
+
+    /// Checks a parsed predicate and the query's sort descriptors: ``check(_:context:)`` then
+    /// ``checkSort(_:context:)``, with one checker that takes the context over (not copied, nor
+    /// the type's schema looked up twice).
+    ///
+    /// ```swift
+    /// let tree = try PredicateParser.parse("kind == %@")
+    /// let checked = try QueryChecker.check(
+    ///     tree, sorts: [.field("population", ascending: false)],
+    ///     context: CheckContext(arguments: ["cafe"], schema: schema, recordType: "Place"))
+    /// ```
+    public static func check(
+        _ tree: Predicate, sorts: [SortDescriptor], context: consuming CheckContext
+    ) throws(PredicateError) -> CheckedPredicate {
+        var checker = Checker(context: context)
+        let checked = try checker.run(tree)
+        if !sorts.isEmpty { try checker.checkSort(sorts) }
+        return checked
+    }
 }
 
 /// One run of the checker over one tree.
@@ -48,7 +67,7 @@ struct Checker {
     /// The record type's schema when schema checks apply.
     let typeSchema: RecordTypeSchema?
 
-    init(context: CheckContext) {
+    init(context: consuming CheckContext) {
         self.context = context
         if let schema = context.schema, let t = context.recordType {
             typeSchema = schema.recordTypes[t]

@@ -193,15 +193,21 @@ extension QueryChecker {
     /// production it is SORTABLE (a location sort needs the field QUERYABLE).
     public static func checkSort(_ sorts: [SortDescriptor], context: CheckContext) throws(PredicateError) {
         if sorts.isEmpty { return }
-        let checker = Checker(context: context)
+        try Checker(context: context).checkSort(sorts)
+    }
+}
+
+extension Checker {
+    /// `QueryChecker.checkSort(_:context:)` with this checker's context and type schema.
+    func checkSort(_ sorts: [SortDescriptor]) throws(PredicateError) {
         for s in sorts where SystemField(name: s.fieldName) == .recordChangeTag {
             throw PredicateError(
                 .unsupported, "Field 'recordChangeTag' is not marked sortable",
                 hint: "CloudKit cannot index recordChangeTag (___etag); sort by modificationDate instead", range: .none)
         }
-        guard let ts = checker.typeSchema, let schema = context.schema else { return }
+        guard let ts = typeSchema, let schema = context.schema else { return }
         for s in sorts {
-            guard let field = try checker.resolve(s.fieldName, .none) else { continue }
+            guard let field = try resolve(s.fieldName, .none) else { continue }
             switch s {
             case .field(let name, _):
                 if field.type.isList || ![.string, .int64, .double, .date].contains(field.type.scalar) {

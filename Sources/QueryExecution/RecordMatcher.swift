@@ -109,8 +109,12 @@ public struct RecordMatcher: Sendable {
         case .all: return true
         case .none: return false
         case .filters(let filters):
-            for (i, f) in filters.enumerated() where !matches(f, values[slots[i]]) { return false }
-            return true
+            // Through the buffer: each filter is borrowed where it lies, not copied out (its
+            // field name and value retained and released) for every row tested.
+            return filters.withUnsafeBufferPointer { fs in
+                for i in fs.indices where !matches(fs[i], values[slots[i]]) { return false }
+                return true
+            }
         }
     }
 

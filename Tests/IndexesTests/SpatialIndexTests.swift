@@ -126,6 +126,33 @@ struct PointGen {
         try check(index, pts, &gen, seed: seed)
     }
 
+    /// The index is one reference copied on write: a copy taken before writes (a snapshot's)
+    /// keeps answering for the points it had, and the written index for its own.
+    @Test func copyKeepsItsPointsWhileTheOriginalIsWritten() throws {
+        let seed = TestSeed.next()
+        print("SpatialIndexTests.copyOnWrite seed \(seed)")
+        var gen = PointGen(rng: SeededRandom(seed: seed))
+        var pts: [RowID: Location] = [:]
+        for r in 0..<400 { pts[RowID(r)] = gen.location() }
+        var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4)
+        let before = pts
+        let snapshot = index
+        for _ in 0..<300 {  // enough to carry the buffer into the layers
+            let r = RowID(gen.rng.below(500))
+            if gen.rng.chance(0.3) {
+                index.remove(row: r)
+                pts[r] = nil
+            } else {
+                let l = gen.location()
+                index.insert(row: r, location: l)
+                pts[r] = l
+            }
+        }
+        #expect(pts != before)
+        try check(snapshot, before, &gen, seed: seed)
+        try check(index, pts, &gen, seed: seed)
+    }
+
     /// On evenly spread points the planner's estimate is near the true count (the covering's
     /// upper bound can be many times it), at mid latitudes and across ±180°.
     @Test func radiusEstimateIsNearTheCountOnEvenlySpreadPoints() {
