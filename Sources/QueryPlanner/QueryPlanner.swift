@@ -329,9 +329,11 @@ struct Context<S: IndexStatistics> {
 
     /// Every row; nil when that is sure to cost more than `bound`.
     func fullScan(bound: Double) -> Candidate? {
-        // The row list, then (with filters) each row's filter and sort fields read.
+        // The row list, then (with filters) each row's filter and sort fields read. Ordering
+        // costs ≥ 0 follow: the reads and the fetched output are a lower bound, and the row list
+        // alone one before the reads are weighed (which makes their field list).
+        if rows * Cost.scanRow + outputRows * Cost.fetch > bound { return nil }
         var cost = rows * (filters.isEmpty ? Cost.scanRow : Cost.scanRow + readCost(filters))
-        // Ordering costs ≥ 0 follow: the reads and the fetched output are a lower bound.
         if cost + outputRows * Cost.fetch > bound { return nil }
         let scan = PlanNode(op: .fullScan, estimatedRows: rows)
         let filtered = wrap(scan, residual: filters, candidates: rows)
