@@ -172,9 +172,14 @@ final class ContainerCore: @unchecked Sendable {
         stateLock.withLock { (tables[owner]?[type], publishedSchema) }
     }
 
-    /// A table, the schema and the version they were published with, read together.
-    func versionedTable(owner: String, type: String) -> (TypeTable?, Schema, UInt64) {
-        stateLock.withLock { (tables[owner]?[type], publishedSchema, publishedVersion) }
+    /// A table and the version it was published with, read together, and — only when there is
+    /// no table (a table carries its own) — the type's published schema. (Copying the whole
+    /// schema out, then the type's out of it, cost a query a dozen retains it did not use.)
+    func versionedTable(owner: String, type: String) -> (TypeTable?, RecordTypeSchema?, UInt64) {
+        stateLock.withLock {
+            let table = tables[owner]?[type]
+            return (table, table == nil ? publishedSchema.recordTypes[type] : nil, publishedVersion)
+        }
     }
 
     /// The live record (API form) of a database, or nil.

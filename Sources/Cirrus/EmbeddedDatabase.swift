@@ -59,7 +59,7 @@ final class EmbeddedDatabase: DatabaseBackend {
     public func querySnapshot(recordType: String) -> RecordTypeSnapshot {
         let (t, s, version) = core.versionedTable(owner: owner, type: recordType)
         var snap = RecordTypeSnapshot(
-            recordType: recordType, environment: core.environment, table: t, schema: s.recordTypes[recordType],
+            recordType: recordType, environment: core.environment, table: t, schema: s,
             nodeSize: core.options.indexNodeSize)
         snap.version = version
         return snap

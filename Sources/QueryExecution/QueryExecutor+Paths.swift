@@ -227,7 +227,7 @@ extension Run {
         if !needRecord { return idOrderedPage(rows, orderNode: orderNode) }
         if plan.query.sortDescriptors.isEmpty {
             // Record-id order: the candidates are filtered, then paged by id like an unfiltered set.
-            let passed = filtered(rows, matcher: matcher, fields: readFields(residual))
+            let passed = filtered(rows, matcher: matcher, residual: residual)
             if let filterNode { count(filterNode, passed.count) }
             return idOrderedPage(passed, orderNode: orderNode)
         }
@@ -309,8 +309,9 @@ extension Run {
     }
 
     /// The rows (ascending) in the zone whose records pass the read rule and the residual
-    /// filter, each read for `fields` only.
-    func filtered(_ rows: [RowID], matcher: RecordMatcher, fields: Set<String>) -> [RowID] {
+    /// filter (`matcher`'s), each read for the fields `residual` needs only (the matcher's
+    /// selection when it has one; else `readFields(residual)`, made only then).
+    func filtered(_ rows: [RowID], matcher: RecordMatcher, residual: [QueryFilter]) -> [RowID] {
         let filters = matcher.predicate != .all
         if filters, visible == nil, let selection = matcher.selection {
             // The filters' fields only, read into one reused buffer: no record per candidate.
@@ -332,6 +333,7 @@ extension Run {
             return out
         }
         // Through locals: a closure reading the generic `Run`'s fields looked up its metadata per row.
+        let fields = readFields(residual)
         let snapshot = self.snapshot
         let zone = self.zone
         let visible = self.visible
