@@ -34,6 +34,10 @@ public struct RecordMatcher: Sendable {
     /// search, no system field): ``matches(values:)`` then tests a row from those values alone.
     public let selection: FieldSelection?
     private let slots: [Int]  // per filter: its field's slot in `selection`
+    /// Per filter (with a selection): its comparator, value and distance, read in place by
+    /// ``matches(values:)`` for every row tested (a filter copied out of the predicate's list
+    /// retained and released its field name and value).
+    private let tests: [(comparator: Comparator, target: FieldValue, metres: Double?)]
 
     /// A matcher whose token searches see `searchableFields` (nil: every String and String-list field).
     public init(predicate: QueryPredicate, searchableFields: [String]?) {
@@ -50,9 +54,11 @@ public struct RecordMatcher: Sendable {
             let selection = FieldSelection(filters.map(\.fieldName))
             self.selection = selection
             slots = filters.map { selection.slot(of: $0.fieldName) ?? 0 }
+            tests = filters.map { ($0.comparator, $0.fieldValue, $0.distance) }
         } else {
             selection = nil
             slots = []
+            tests = []
         }
     }
 
@@ -108,12 +114,16 @@ public struct RecordMatcher: Sendable {
         switch predicate {
         case .all: return true
         case .none: return false
-        case .filters(let filters):
-            // Through the buffer: each filter is borrowed where it lies, not copied out (its
-            // field name and value retained and released) for every row tested.
-            return filters.withUnsafeBufferPointer { fs in
-                for i in fs.indices where !matches(fs[i], values[slots[i]]) { return false }
-                return true
+        case .filters:
+            // Through the buffers: each test and value is borrowed where it lies, not copied out.
+            return tests.withUnsafeBufferPointer { ts in
+                values.withUnsafeBufferPointer { vs in
+                    for i in ts.indices {
+                        guard let value = vs[slots[i]] else { return false }
+                        if !matches(ts[i].comparator, ts[i].target, ts[i].metres, value) { return false }
+                    }
+                    return true
+                }
             }
         }
     }
@@ -128,8 +138,12 @@ public struct RecordMatcher: Sendable {
 
     private func matches(_ f: QueryFilter, _ value: FieldValue?) -> Bool {
         guard let value else { return false }
-        let target = f.fieldValue
-        switch f.comparator {
+        return matches(f.comparator, f.fieldValue, f.distance, value)
+    }
+
+    private func matches(_ comparator: Comparator, _ target: FieldValue, _ metres: Double?, _ value: FieldValue) -> Bool
+    {
+        switch comparator {
         case .equals: return value == target
         case .notEquals: return value != target
         case .lessThan: return ordered(value, target) { $0 < 0 }
@@ -149,7 +163,7 @@ public struct RecordMatcher: Sendable {
         case .listMemberBeginsWith: return value.elements.contains { hasPrefix($0, target) }
         case .notListMemberBeginsWith: return !value.elements.contains { hasPrefix($0, target) }
         case .near:
-            guard case .location(let l) = value, case .location(let c) = target, let metres = f.distance else {
+            guard case .location(let l) = value, case .location(let c) = target, let metres else {
                 return false
             }
             let km = GeoMath.distanceKm(
