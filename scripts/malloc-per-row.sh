@@ -2,8 +2,8 @@
 # Mallocs per query and per returned row on Cirrus's read path, counted exactly (uprobes, not
 # sampling): every malloc whose stack passes through Database.records(matching:) or
 # records(continuingMatchFrom:) — checking, planning, executing and building the page — and
-# every call of EmbeddedDatabase.page (one per query). Point lookups go through record(for:) and are
-# not counted.
+# every call of QueryPlanner.plan (one per query: the page function it used to count is inlined
+# now). Point lookups go through record(for:) and are not counted.
 #
 #   scripts/malloc-per-row.sh [SIZE] [SUITES]     e.g. scripts/malloc-per-row.sh 10k radius-50,text-any
 #
@@ -19,10 +19,11 @@ SIZE="${1:-10k}"
 SUITES="${2:-point,eq-sort,beginswith,text-any,text-range,radius-10,radius-50,radius-eq,nearest-first}"
 QBENCH="$(swift build -c release --package-path Benchmarks --show-bin-path)/qbench"
 LIBC="$(ldd "$QBENCH" | awk '$1 ~ /^libc\.so/ {print $3}')"
-# The embedded engine's page function (EmbeddedDatabase since the database backends split).
-PAGE="$(nm "$QBENCH" | grep -o '\$s6Cirrus16EmbeddedDatabaseC4page_4zone11desiredKeys5after12resultsLimit4from[^ ]*' | grep -v 'Tf\|TA\|Tm' | head -1)"
+# The planner's entry point: called once per query (and not inlined: it is public, generic and
+# in another module).
+PAGE="$(nm "$QBENCH" | awk '$2 == "T" && $3 ~ /^\$s12QueryPlannerAAO4plan_10statistics5limit12withRejected/ {print $3}' | head -1)"
 if [ -z "$PAGE" ]; then
-    echo "malloc-per-row: no EmbeddedDatabase.page symbol in $QBENCH (renamed?)" >&2
+    echo "malloc-per-row: no QueryPlanner.plan symbol in $QBENCH (renamed?)" >&2
     exit 1
 fi
 perf probe -q -d 'probe_libc:malloc' 2>/dev/null || true

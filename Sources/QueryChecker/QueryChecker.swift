@@ -38,7 +38,7 @@ public enum QueryChecker {
         return try checker.run(tree)
     }
 
-    /// Checks a parsed predicate and the query's sort descriptors: ``check(_:context:)`` then
+    /// Checks a parsed predicate and the query's sort descriptors: `check(_:context:)` then
     /// ``checkSort(_:context:)``, with one checker that takes the context over (not copied, nor
     /// the type's schema looked up twice).
     ///

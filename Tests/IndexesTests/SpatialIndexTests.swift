@@ -64,6 +64,22 @@ struct PointGen {
         }
     }
 
+    /// One random write to `index` and its model `pts`: a remove (with probability `removing`) or
+    /// an insert of a random location, of a row below `rows`.
+    func write(
+        _ index: inout SpatialIndex, _ pts: inout [RowID: Location], _ gen: inout PointGen, rows: Int, removing: Double
+    ) {
+        let r = RowID(gen.rng.below(rows))
+        if gen.rng.chance(removing) {
+            index.remove(row: r)
+            pts[r] = nil
+        } else {
+            let l = gen.location()
+            index.insert(row: r, location: l)
+            pts[r] = l
+        }
+    }
+
     /// Starting the covering search at the first level that can fit (a bound from the boxes'
     /// area) gives exactly the covering of a search from level 31.
     @Test func coveringSkipsOnlyLevelsThatCannotFit() {
@@ -95,15 +111,7 @@ struct PointGen {
             var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4, packing: packing)
             try check(index, pts, &gen, seed: seed)
             for _ in 0..<min(size, 150) {
-                let r = RowID(gen.rng.below(size + 10))
-                if gen.rng.chance(0.4) {
-                    index.remove(row: r)
-                    pts[r] = nil
-                } else {
-                    let l = gen.location()
-                    index.insert(row: r, location: l)
-                    pts[r] = l
-                }
+                write(&index, &pts, &gen, rows: size + 10, removing: 0.4)
                 try index.checkInvariants()
             }
             try check(index, pts, &gen, seed: seed)
@@ -137,17 +145,7 @@ struct PointGen {
         var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, nodeSize: 4, fanout: 4)
         let before = pts
         let snapshot = index
-        for _ in 0..<300 {  // enough to carry the buffer into the layers
-            let r = RowID(gen.rng.below(500))
-            if gen.rng.chance(0.3) {
-                index.remove(row: r)
-                pts[r] = nil
-            } else {
-                let l = gen.location()
-                index.insert(row: r, location: l)
-                pts[r] = l
-            }
-        }
+        for _ in 0..<300 { write(&index, &pts, &gen, rows: 500, removing: 0.3) }  // carries the buffer into layers
         #expect(pts != before)
         try check(snapshot, before, &gen, seed: seed)
         try check(index, pts, &gen, seed: seed)
