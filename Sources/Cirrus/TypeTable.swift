@@ -364,6 +364,16 @@ struct TypeTable: Sendable {
             }
             return lo
         }
+        /// The first `limit` rows of `run` (in id order already) that are not removed.
+        func firstLive(_ run: ArraySlice<RowID>) -> [RowID] {
+            var out: [RowID] = []
+            out.reserveCapacity(min(limit, run.count))
+            for r in run where !baseRemoved.contains(Int(r)) {
+                out.append(r)
+                if out.count == limit { break }
+            }
+            return out
+        }
         let split = firstIndex(atLeast: baseCount, from: 0)
         guard split > 0, let base else { return fallback() }
         if base.layers.count == 1, split == rows.count, after == nil {
@@ -371,13 +381,7 @@ struct TypeTable: Sendable {
             // (and no layer or run copied, each a handful of retains).
             guard let layerZone = base.layers[0].rows.singleZoneName else { return fallback() }
             if let zone, zone != ZoneID(zoneName: layerZone) { return [] }
-            var out: [RowID] = []
-            out.reserveCapacity(min(limit, rows.count))
-            for r in rows where !baseRemoved.contains(Int(r)) {
-                out.append(r)
-                if out.count == limit { break }
-            }
-            return out
+            return firstLive(rows[...])
         }
         // Per layer, the candidates still to walk (after `after`, in the asked zone).
         var runs: [MergeRun] = []
@@ -415,13 +419,7 @@ struct TypeTable: Sendable {
         }
         if runs.count == 1, deltaRows.isEmpty {
             // One layer's rows and no delta: already in id order, nothing to compare.
-            var out: [RowID] = []
-            out.reserveCapacity(min(limit, runs[0].rows.count))
-            for r in runs[0].rows where !baseRemoved.contains(Int(r)) {
-                out.append(r)
-                if out.count == limit { break }
-            }
-            return out
+            return firstLive(runs[0].rows)
         }
         let delta = RecordID.orderedByID(deltaIDs).map { (deltaIDs[$0], deltaRows[$0]) }
         // A k-way merge over the layers' runs (each head's key bytes read once, compared with

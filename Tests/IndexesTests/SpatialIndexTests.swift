@@ -125,12 +125,7 @@ struct PointGen {
         var pts: [RowID: Location] = [:]
         for r in 0..<5000 { pts[RowID(r)] = gen.location() }
         var index = SpatialIndex(points: pts.map { ($0.key, $0.value) }, fanout: 8)
-        for _ in 0..<6000 {  // enough to repack the delta and the base
-            let r = RowID(gen.rng.below(6000))
-            let l = gen.location()
-            index.insert(row: r, location: l)
-            pts[r] = l
-        }
+        for _ in 0..<6000 { write(&index, &pts, &gen, rows: 6000, removing: 0) }  // repacks the delta and base
         try check(index, pts, &gen, seed: seed)
     }
 
