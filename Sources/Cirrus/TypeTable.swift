@@ -9,6 +9,7 @@
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
 
 import Indexes
+import QueryExecution
 import RecordLog
 import RecordModel
 
@@ -247,6 +248,48 @@ struct TypeTable: Sendable {
         }
         let d = i - baseCount
         return pages.contains(d) ? pages[d]?.record : nil
+    }
+
+    /// `record(_:resultRows:)` of each of `rows`, in order, passed to `body` with its position;
+    /// rows without a record are skipped. Base rows' entries and then bytes are prefetched
+    /// ahead of the reads (`ReadAhead`), and the table's parts —
+    /// base, cache, removed and overlaid rows — are read once for all the rows: read per row, they
+    /// were retained and released per row (4% of a radius query returning 1,500 rows).
+    func forEachRecord(_ rows: [RowID], resultRows: Int, _ body: (Int, Record) -> Void) {
+        let parts = self.parts
+        guard let base = parts.base else {
+            for (k, row) in rows.enumerated() { if let r = record(row, resultRows: resultRows) { body(k, r) } }
+            return
+        }
+        let baseCount = base.rows.count
+        let cache = parts.cache
+        let fill = cache?.fills(resultRows: resultRows) ?? false
+        let anyRemoved = parts.baseRemoved.count > 0
+        let anyOverlaid = parts.overlaid.count > 0
+        let prefetching = base.rows.worthPrefetching
+        rows.withUnsafeBufferPointer { rs in
+            for k in 0..<rs.count {
+                if prefetching { ReadAhead.schedule(at: k, of: rs.count) { prefetch(rows[$0], payload: $1) } }
+                let i = Int(rs[k])
+                guard i < baseCount else {
+                    if let r = record(rs[k]) { body(k, r) }
+                    continue
+                }
+                if anyRemoved && parts.baseRemoved.contains(i) { continue }
+                if anyOverlaid, parts.overlaid.contains(i), let r = overlaidRecord(i) {
+                    body(k, r)
+                    continue
+                }
+                // As in record(_:resultRows:): a mapped row that does not decode is absent.
+                let r =
+                    if let cache {
+                        cache.record(i, fill: fill) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+                    } else {
+                        (try? base.rows.record(i)).map(ContainerCore.apiForm)
+                    }
+                if let r { body(k, r) }
+            }
+        }
     }
 
     /// Starts loading what `values(_:of:columns:into:)` will read of the base rows: the
@@ -627,6 +670,12 @@ public struct RecordTypeSnapshot: Sendable {
     /// (`RecordCache.fills(resultRows:)`).
     public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? {
         storage.table?.record(row, resultRows: resultRows)
+    }
+
+    /// `record(row, inResultOf: rows.count)` of each of `rows` in order, with its position,
+    /// skipping rows without a record; the table's parts are read once, not per row.
+    public func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void) {
+        storage.table?.forEachRecord(rows, resultRows: resultRows, body)
     }
 
     /// The record id of `row` (API form), read from the row's key without decoding the record.

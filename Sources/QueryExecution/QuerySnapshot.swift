@@ -42,11 +42,34 @@ public protocol QuerySnapshot: Sendable {
     /// their bytes are (`payload: false`), then, a few rows later, the bytes (`payload: true`),
     /// so the reads of a page's rows overlap instead of waiting for memory one by one.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool)
+    /// The records of `rows` in order, deleted rows left out, read for a result of `resultRows`
+    /// (``record(_:inResultOf:)``), each passed to `body` with its position in `rows`. A store
+    /// over mapped memory loads ahead (``ReadAhead``) and reads its parts once for all the rows.
+    func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void)
     /// Whether ascending row order is ascending record-id order for every row of the snapshot.
     /// An ordered index lists the rows level on a value in row order, so a scan sorted on that
     /// value alone then meets ties in their final order: it need not sort them, and stops as soon
     /// as it has a page. False unless the store knows (the default).
     var rowsInIDOrder: Bool { get }
+}
+
+/// When a reader of many rows asks its store to load them ahead
+/// (``QuerySnapshot/prefetch(_:payload:)``): in steps of 8 rows, rows' places 16–23 rows ahead
+/// (the first 16 at once), their bytes 8–15 rows ahead from the 17th row on, so a row's bytes
+/// are asked for only once its place has had 8 rows' time to load (reading a place still in
+/// memory would wait for it, and rows a record cache holds would pay that wait for nothing).
+public enum ReadAhead {
+    /// Calls `prefetch(rows, payload)` with the positions to load ahead when reading position
+    /// `k` of `count` rows: `payload` false for their places, true for their bytes.
+    @inlinable @inline(__always)
+    public static func schedule(at k: Int, of count: Int, _ prefetch: (Range<Int>, Bool) -> Void) {
+        let step = 8
+        guard k % step == 0 else { return }
+        if k == 0 { prefetch(0..<min(2 * step, count), false) }
+        let far = k + 2 * step
+        if far < count { prefetch(far..<min(far + step, count), false) }
+        if k >= step, k + step < count { prefetch((k + step)..<min(far, count), true) }
+    }
 }
 
 /// Reads one selection's values of rows, one row at a time (``QuerySnapshot/valueReader(_:)``).
@@ -100,20 +123,10 @@ extension QuerySnapshot {
     public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {}
 
     /// The records of `rows` in order, deleted rows left out, read for a result of `resultRows`
-    /// (``record(_:inResultOf:)``), loading ahead in steps of 8 rows (``prefetch(_:payload:)``):
-    /// rows' places 16–23 rows ahead (the first 16 at once), their bytes 8–15 rows ahead from
-    /// the 17th row on, so a row's bytes are asked for only once its place has had 8 rows' time
-    /// to load (reading a place still in memory would wait for it, and rows the record cache
-    /// holds would pay that wait for nothing). `body` gets each row's position in `rows`.
-    func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void) {
-        let step = 8
-        prefetch(rows[..<min(2 * step, rows.count)], payload: false)
+    /// (``record(_:inResultOf:)``), loading ahead as ``ReadAhead`` schedules it.
+    public func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void) {
         for (k, row) in rows.enumerated() {
-            if k % step == 0 {
-                let far = k + 2 * step
-                if far < rows.count { prefetch(rows[far..<min(far + step, rows.count)], payload: false) }
-                if k >= step, k + step < rows.count { prefetch(rows[(k + step)..<min(far, rows.count)], payload: true) }
-            }
+            ReadAhead.schedule(at: k, of: rows.count) { prefetch(rows[$0], payload: $1) }
             if let r = record(row, inResultOf: resultRows) { body(k, r) }
         }
     }

@@ -120,9 +120,14 @@ import Testing
         let (page, _) = try await db.records(
             matching: RecordQuery(recordType: "Place", predicate: "n == 100"), resultsLimit: 100)
         #expect(Set(try page.map { try $0.1.get().recordID.recordName }) == Set((10..<20).map { "p\($0)" }))
+        // The updated rows come back with their new values (base rows updated in place are read
+        // from the overlay, not from their mapped bytes).
+        #expect(try page.allSatisfy { try $0.1.get()["n"] == .int64(100) })
         let (all, _) = try await db.records(
             matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
         #expect(all.count == 60)
+        let updated = try all.map { try $0.1.get() }.filter { (10..<20).map { "p\($0)" }.contains($0.recordID.recordName) }
+        #expect(updated.count == 10 && updated.allSatisfy { $0["n"] == .int64(100) })
         let snap = db.querySnapshot(recordType: "Place")!
         #expect(snap.rowCount == 60)
         try c.checkInvariants()
