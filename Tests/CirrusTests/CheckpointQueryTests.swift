@@ -126,7 +126,9 @@ import Testing
         let (all, _) = try await db.records(
             matching: RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE"), resultsLimit: 400)
         #expect(all.count == 60)
-        let updated = try all.map { try $0.1.get() }.filter { (10..<20).map { "p\($0)" }.contains($0.recordID.recordName) }
+        let updated = try all.map { try $0.1.get() }.filter {
+            (10..<20).map { "p\($0)" }.contains($0.recordID.recordName)
+        }
         #expect(updated.count == 10 && updated.allSatisfy { $0["n"] == .int64(100) })
         let snap = db.querySnapshot(recordType: "Place")!
         #expect(snap.rowCount == 60)
