@@ -37,30 +37,80 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
         case referenceViolation = 31
     }
 
+    // The details live in one shared, copy-on-write box, so the error is one reference wide: a
+    // query's `matchResults` hold a `Result<Record, CirrusError>` per record, and with the
+    // details inline every element was about 170 bytes (a 1,500-row result a fresh 250 KiB, faulted
+    // in page by page, and copied through value witnesses); boxed, a `Result` is one word.
+    private final class Details: @unchecked Sendable {
+        // @unchecked: written only through `CirrusError`'s setters after `unique()` made the box
+        // the error's own; a shared box is never written.
+        var code: Code
+        var message: String
+        var recordID: RecordID?
+        var zoneID: ZoneID?
+        var serverRecord: Record?
+        var partialErrors: [RecordID: CirrusError]
+
+        init(
+            _ code: Code, _ message: String, _ recordID: RecordID?, _ zoneID: ZoneID?, _ serverRecord: Record?,
+            _ partialErrors: [RecordID: CirrusError]
+        ) {
+            self.code = code
+            self.message = message
+            self.recordID = recordID
+            self.zoneID = zoneID
+            self.serverRecord = serverRecord
+            self.partialErrors = partialErrors
+        }
+
+        func copy() -> Details { Details(code, message, recordID, zoneID, serverRecord, partialErrors) }
+    }
+
+    private var details: Details
+
+    /// The box, copied first when another error shares it.
+    private mutating func unique() -> Details {
+        if !isKnownUniquelyReferenced(&details) { details = details.copy() }
+        return details
+    }
+
     /// What kind of error; `errorCode` is its CloudKit number.
-    public var code: Code
+    public var code: Code {
+        get { details.code }
+        _modify { yield &unique().code }
+    }
     /// A sentence saying what went wrong.
-    public var message: String
+    public var message: String {
+        get { details.message }
+        _modify { yield &unique().message }
+    }
     /// The record concerned, when the error is about one record.
-    public var recordID: RecordID?
+    public var recordID: RecordID? {
+        get { details.recordID }
+        _modify { yield &unique().recordID }
+    }
     /// The zone concerned, when the error is about one zone.
-    public var zoneID: ZoneID?
+    public var zoneID: ZoneID? {
+        get { details.zoneID }
+        _modify { yield &unique().zoneID }
+    }
     /// For `serverRecordChanged`: the record as the server has it now (merge and retry with its tag).
-    public var serverRecord: Record?
+    public var serverRecord: Record? {
+        get { details.serverRecord }
+        _modify { yield &unique().serverRecord }
+    }
     /// For `partialFailure`: the error of each failed item, by record id.
-    public var partialErrors: [RecordID: CirrusError]
+    public var partialErrors: [RecordID: CirrusError] {
+        get { details.partialErrors }
+        _modify { yield &unique().partialErrors }
+    }
 
     /// An error of `code` saying `message`, about the record, zone or failed items given.
     public init(
         _ code: Code, _ message: String, recordID: RecordID? = nil, zoneID: ZoneID? = nil, serverRecord: Record? = nil,
         partialErrors: [RecordID: CirrusError] = [:]
     ) {
-        self.code = code
-        self.message = message
-        self.recordID = recordID
-        self.zoneID = zoneID
-        self.serverRecord = serverRecord
-        self.partialErrors = partialErrors
+        details = Details(code, message, recordID, zoneID, serverRecord, partialErrors)
     }
 
     /// CloudKit's number for the code.

@@ -37,6 +37,22 @@ private let alice = "_alice"
         #expect(CirrusError.Code.allCases.count == expected.count)
     }
 
+    /// An error is one reference wide (its details boxed): a query's results hold a
+    /// `Result<Record, CirrusError>` per record (about 170 bytes an element with the details inline). A change to a copy leaves the original as it was.
+    @Test func errorsAreOneWordAndCopiedOnWrite() {
+        #expect(MemoryLayout<CirrusError>.size == MemoryLayout<Int>.size)
+        // A record or an error, and the case: two words.
+        #expect(MemoryLayout<Result<Record, CirrusError>>.stride == 2 * MemoryLayout<Int>.size)
+        let original = CirrusError(.unknownItem, "gone", recordID: RecordID(recordName: "a"))
+        var copy = original
+        copy.code = .partialFailure
+        copy.partialErrors[RecordID(recordName: "b")] = CirrusError(.zoneBusy, "busy")
+        copy.message += " twice"
+        #expect(original.code == .unknownItem && original.message == "gone" && original.partialErrors.isEmpty)
+        #expect(copy.code == .partialFailure && copy.message == "gone twice" && copy.partialErrors.count == 1)
+        #expect(copy.recordID == original.recordID)
+    }
+
     @Test func internalErrorWhenWritingAReadOnlyContainer() async throws {
         let env = TestEnv()
         try env.open().close()
