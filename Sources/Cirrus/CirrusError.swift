@@ -38,9 +38,9 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
     }
 
     // The details live in one shared, copy-on-write box, so the error is one reference wide: a
-    // query's `matchResults` hold a `Result<Record, CirrusError>` per record, and with the
-    // details inline every element was about 170 bytes (a 1,500-row result a fresh 250 KiB, faulted
-    // in page by page, and copied through value witnesses); boxed, a `Result` is one word.
+    // query's `matchResults` hold a `(RecordID, Result<Record, CirrusError>)` per record, and
+    // with the details inline an element was about 176 bytes (a 1,500-row result a fresh 260 KiB,
+    // faulted in page by page, and copied through value witnesses); boxed, 64.
     private final class Details: @unchecked Sendable {
         // @unchecked: written only through `CirrusError`'s setters after `unique()` made the box
         // the error's own; a shared box is never written.

@@ -251,10 +251,10 @@ struct TypeTable: Sendable {
     }
 
     /// `record(_:resultRows:)` of each of `rows`, in order, passed to `body` with its position;
-    /// rows without a record are skipped. Base rows' entries and then bytes are prefetched
-    /// ahead of the reads (`ReadAhead`), and the table's parts —
-    /// base, cache, removed and overlaid rows — are read once for all the rows: read per row, they
-    /// were retained and released per row (4% of a radius query returning 1,500 rows).
+    /// rows without a record are skipped. Base rows' entries and then bytes are prefetched ahead
+    /// of the reads (`ReadAhead`), and the table's parts — base, cache, removed and overlaid
+    /// rows — are read once for all the rows: read per row, they were retained and released per
+    /// row (4% of a radius query returning 1,500 rows).
     func forEachRecord(_ rows: [RowID], resultRows: Int, _ body: (Int, Record) -> Void) {
         let parts = self.parts
         guard let base = parts.base else {
@@ -672,7 +672,7 @@ public struct RecordTypeSnapshot: Sendable {
         storage.table?.record(row, resultRows: resultRows)
     }
 
-    /// `record(row, inResultOf: rows.count)` of each of `rows` in order, with its position,
+    /// `record(row, inResultOf: resultRows)` of each of `rows` in order, with its position,
     /// skipping rows without a record; the table's parts are read once, not per row.
     public func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void) {
         storage.table?.forEachRecord(rows, resultRows: resultRows, body)
