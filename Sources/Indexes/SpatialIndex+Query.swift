@@ -89,11 +89,15 @@ extension SpatialIndex {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
         let r2 = GeoMath.chord2(forKm: km)
         let skip = removed.count > 0
+        let reach = r2 * (1 + 1e-9) + 1e-18
         var stack: [(Int, Int)] = []
         stack.reserveCapacity(64)  // one allocation: a descent holds a few nodes per level
-        stack.append((tree.levelCount - 1, 0))
+        let top = tree.levelCount - 1
+        if tree.box(top, 0).minDist2(q) <= reach { stack.append((top, 0)) }
+        // A node's children are tested when it is expanded, in one loop over their boxes (which
+        // lie together): their cache misses overlap. Tested one per pop, each waited for the
+        // one before it (the descent into a child's subtree came between).
         while let (l, j) = stack.popLast() {
-            if tree.box(l, j).minDist2(q) > r2 * (1 + 1e-9) + 1e-18 { continue }
             if l == 0 {
                 for i in tree.children(level: 0, j) {
                     let dx = q.x - tree.x(i)
@@ -107,7 +111,9 @@ extension SpatialIndex {
                     }
                 }
             } else {
-                for c in tree.children(level: l, j) { stack.append((l - 1, c)) }
+                for c in tree.children(level: l, j) where tree.box(l - 1, c).minDist2(q) <= reach {
+                    stack.append((l - 1, c))
+                }
             }
         }
     }
