@@ -66,6 +66,10 @@ struct Ordering {
         return (true, first)
     }
 
+    /// The first sort descriptor's key from a row's value of its field (``admit(_:chord2:)``'s
+    /// `first`, read without the record); nil when the value cannot be ordered.
+    func firstKey(_ v: FieldValue) -> FieldValue? { keyValue(v, sort: 0) }
+
     /// −1, 0 or 1: a row whose first key value is `first` before, level with, or after `key` on
     /// the first sort descriptor — the first step of ``compare(_:_:)``; 0 when there is none
     /// (record-id order), where only the whole keys tell.

@@ -65,6 +65,7 @@ extension Run {
         let filter = residual.isEmpty ? nil : matcher.selection.map { snapshot.valueReader($0) }
 
         func flush() {
+            if !st.rowGroup.isEmpty { return flushTies() }
             if st.group.count > 1, st.idOrderedTies, !st.groupAscending {
                 // Rows in record-id order (a descending scan meets its ties backwards): the
                 // tie group sorts by row, with no key built or compared.
@@ -84,6 +85,23 @@ extension Run {
             }
             st.group.removeAll(keepingCapacity: true)
         }
+        // A group with rows taken by value (`takeByValue`): its rows with records and those
+        // without are ordered by record id (read from the rows' keys), and records are built
+        // only for the rows the page takes.
+        func flushTies() {
+            var tied = st.group.map { Tied(id: $0.record.recordID, row: $0.row, record: $0.record) }
+            for row in st.rowGroup {
+                if let id = snapshot.recordID(row) { tied.append(Tied(id: id, row: row, record: nil)) }
+            }
+            tied.sort { $0.id < $1.id }
+            for t in tied {
+                if st.results.count >= want { break }
+                guard let r = t.record ?? snapshot.record(t.row, inResultOf: pageSize) else { continue }
+                st.results.append(Taken(record: r, row: t.row))
+            }
+            st.group.removeAll(keepingCapacity: true)
+            st.rowGroup.removeAll(keepingCapacity: true)
+        }
         // Handles one row of the scan; false stops it.
         func take(_ row: RowID) -> Bool {
             st.scanned += 1
@@ -95,6 +113,10 @@ extension Run {
                 guard filter.values(row, into: &st.values), matcher.matches(values: st.values) else {
                     return true
                 }
+            }
+            // A tie group grown past `tiesByValueAfter` rows takes its further rows by value.
+            if let keys = st.tieKeys, st.group.count + st.rowGroup.count >= StreamState.tiesByValueAfter {
+                return takeByValue(row, keys)
             }
             guard let record = snapshot.record(row, inResultOf: pageSize) else { return true }
             if let visible, !visible(record) { return true }
@@ -111,14 +133,14 @@ extension Run {
                 if c < 0 { return true }
                 if c == 0, let key = ordering.key(record), ordering.compare(key, after) <= 0 { return true }
             }
-            if !st.group.isEmpty, !sameFirstValue(st.groupFirst, first) {
+            if !st.group.isEmpty || !st.rowGroup.isEmpty, !sameFirstValue(st.groupFirst, first) {
                 flush()
                 if st.results.count >= want {
                     st.dropped = row
                     return false
                 }
             }
-            if st.group.isEmpty {
+            if st.group.isEmpty && st.rowGroup.isEmpty {
                 st.groupFirst = first
                 st.groupAscending = true
             } else if st.idOrderedTies, let last = st.group.last, row <= last.row {
@@ -132,14 +154,54 @@ extension Run {
             return true
         }
 
+        // `take` for the rows of a large tie group of a scan whose ties are ordered by record id
+        // alone but whose rows are not in id order: the row's sort value is read from its bytes
+        // (`keys`), the row kept as a row, and `flush` orders the group by id and builds only the
+        // records the page takes. A tie group holding a popular value (a population of 1 000 in
+        // hundreds of rows) was read whole, every record built, to order it. (Small groups are
+        // taken with their records: the page needs those records anyway, and reading the value
+        // first would be one more read of each row.)
+        func takeByValue(_ row: RowID, _ keys: any RowValueReader) -> Bool {
+            guard keys.values(row, into: &st.keyValues), let v = st.keyValues[0], let first = ordering.firstKey(v)
+            else { return true }
+            st.passedFilter += 1
+            if let after {
+                let c = ordering.compareFirst(first, after)
+                if c < 0 { return true }
+                if c == 0 {
+                    guard let id = snapshot.recordID(row),
+                        ordering.compare(OrderKey(values: [first], recordID: id), after) > 0
+                    else { return true }
+                }
+            }
+            if !sameFirstValue(st.groupFirst, first) {
+                flush()
+                if st.results.count >= want {
+                    st.dropped = row
+                    return false
+                }
+                st.groupFirst = first
+            }
+            st.rowGroup.append(row)
+            return true
+        }
+
         switch scan.op {
         case .indexScan(let field, let range, let descending, _):
             let index = try ordered(field)
             let r = seek(range, descending: descending)
             // One sort descriptor, the scanned field's: ties are ordered by record id alone, and
             // the index lists them in row order.
-            st.idOrderedTies =
-                ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field && snapshot.rowsInIDOrder
+            let tiesByID = ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field
+            st.idOrderedTies = tiesByID && snapshot.rowsInIDOrder
+            // Not in row order: ordered by id from the rows' keys (a user field's value read
+            // from its bytes; records are needed first only to test visibility or a filter the
+            // bytes cannot answer).
+            if tiesByID, !snapshot.rowsInIDOrder, visible == nil, residual.isEmpty || filter != nil,
+                SystemField.named(field) == nil
+            {
+                st.tieKeys = snapshot.valueReader(FieldSelection([field]))
+            }
             if !r.isEmpty {
                 index.scan(r.valueRange, direction: descending ? .descending : .ascending) { take($0) }
             }
@@ -401,6 +463,13 @@ func sameFirstValue(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
     return FieldValue.compare(a, b) == 0
 }
 
+/// A row of a tie group ordered by record id, with its record when it was built.
+struct Tied {
+    let id: RecordID
+    let row: RowID
+    let record: Record?
+}
+
 /// A row an ordered scan took, with its record. (A struct, not a tuple: the executor is not
 /// specialized across modules, and arrays of tuples were copied and destroyed through the
 /// runtime's generic tuple witnesses.)
@@ -432,6 +501,17 @@ final class StreamState {
     @exclusivity(unchecked) var passedFilter = 0
     /// The residual filters' values of the current row.
     @exclusivity(unchecked) var values: [FieldValue?] = []
+    /// Reads the scanned field's value of a row, when ties are ordered by id from the rows'
+    /// keys (`takeByValue`); nil otherwise.
+    @exclusivity(unchecked) var tieKeys: (any RowValueReader)? = nil
+    /// The current row's value of the scanned field (`tieKeys`).
+    @exclusivity(unchecked) var keyValues: [FieldValue?] = []
+    /// Rows level on the first sort value taken by value, without their records (`tieKeys`):
+    /// the rows of the current group after its first `tiesByValueAfter`.
+    @exclusivity(unchecked) var rowGroup: [RowID] = []
+    /// How many rows of a tie group are taken with their records before the rest are taken by
+    /// value (`takeByValue`).
+    static let tiesByValueAfter = 16
     /// The current row's squared chord from a nearest scan's centre, as the scan computed it
     /// (nil: not from a nearest scan, or a read-ahead row): its first key without reading its
     /// record's location.
