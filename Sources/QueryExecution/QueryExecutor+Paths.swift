@@ -89,11 +89,22 @@ extension Run {
         // without are ordered by record id (read from the rows' keys), and records are built
         // only for the rows the page takes.
         func flushTies() {
-            var tied = st.group.map { Tied(id: $0.record.recordID, row: $0.row, record: $0.record) }
-            for row in st.rowGroup {
-                if let id = snapshot.recordID(row) { tied.append(Tied(id: id, row: row, record: nil)) }
+            var tied: [Tied]
+            if st.idOrderedTies {
+                // Rows in record-id order: ordered by row, no id read.
+                tied = st.group.map { Tied(id: nil, row: $0.row, record: $0.record) }
+                tied += st.rowGroup.map { Tied(id: nil, row: $0, record: nil) }
+                tied.sort { $0.row < $1.row }
+            } else {
+                tied = st.group.map { Tied(id: $0.record.recordID, row: $0.row, record: $0.record) }
+                for row in st.rowGroup {
+                    if let id = snapshot.recordID(row) { tied.append(Tied(id: id, row: row, record: nil)) }
+                }
+                tied.sort { a, b in
+                    guard let x = a.id, let y = b.id else { return false }
+                    return x < y
+                }
             }
-            tied.sort { $0.id < $1.id }
             for t in tied {
                 if st.results.count >= want { break }
                 guard let r = t.record ?? snapshot.record(t.row, inResultOf: pageSize) else { continue }
@@ -155,7 +166,8 @@ extension Run {
         }
 
         // `take` for the rows of a large tie group of a scan whose ties are ordered by record id
-        // alone but whose rows are not in id order: the row's sort value is read from its bytes
+        // alone and whose groups are read whole (rows not in id order, or met backwards by a
+        // descending scan): the row's sort value is read from its bytes
         // (`keys`), the row kept as a row, and `flush` orders the group by id and builds only the
         // records the page takes. A tie group holding a popular value (a population of 1 000 in
         // hundreds of rows) was read whole, every record built, to order it. (Small groups are
@@ -194,10 +206,11 @@ extension Run {
             // the index lists them in row order.
             let tiesByID = ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field
             st.idOrderedTies = tiesByID && snapshot.rowsInIDOrder
-            // Not in row order: ordered by id from the rows' keys (a user field's value read
-            // from its bytes; records are needed first only to test visibility or a filter the
-            // bytes cannot answer).
-            if tiesByID, !snapshot.rowsInIDOrder, visible == nil, residual.isEmpty || filter != nil,
+            // Large tie groups taken by value (`takeByValue`) where a group is read whole: rows
+            // not in id order, or a descending scan (which meets its ties backwards). A user
+            // field's value is read from the row's bytes; records are needed first only to test
+            // visibility or a filter the bytes cannot answer.
+            if tiesByID, !snapshot.rowsInIDOrder || descending, visible == nil, residual.isEmpty || filter != nil,
                 SystemField.named(field) == nil
             {
                 st.tieKeys = snapshot.valueReader(FieldSelection([field]))
@@ -463,9 +476,10 @@ func sameFirstValue(_ a: FieldValue?, _ b: FieldValue?) -> Bool {
     return FieldValue.compare(a, b) == 0
 }
 
-/// A row of a tie group ordered by record id, with its record when it was built.
+/// A row of a tie group, with its record id when the group is ordered by id (nil when by
+/// row) and its record when it was built.
 struct Tied {
-    let id: RecordID
+    let id: RecordID?
     let row: RowID
     let record: Record?
 }
