@@ -167,12 +167,12 @@ extension Run {
 
         // `take` for the rows of a large tie group of a scan whose ties are ordered by record id
         // alone and whose groups are read whole (rows not in id order, or met backwards by a
-        // descending scan): the row's sort value is read from its bytes
-        // (`keys`), the row kept as a row, and `flush` orders the group by id and builds only the
-        // records the page takes. A tie group holding a popular value (a population of 1 000 in
-        // hundreds of rows) was read whole, every record built, to order it. (Small groups are
-        // taken with their records: the page needs those records anyway, and reading the value
-        // first would be one more read of each row.)
+        // descending scan): the row's sort value is read from its bytes (`keys`), the row kept
+        // without its record, and `flush` orders the group by id and builds only the records
+        // the page takes. A tie group holding a popular value (a population of 1 000 in hundreds
+        // of rows) was read whole, every record built, to order it. (Small groups are taken with
+        // their records: the page needs those records anyway, and reading the value first would
+        // be one more read of each row.)
         func takeByValue(_ row: RowID, _ keys: any RowValueReader) -> Bool {
             guard keys.values(row, into: &st.keyValues), let v = st.keyValues[0], let first = ordering.firstKey(v)
             else { return true }
