@@ -239,15 +239,19 @@ struct TypeTable: Sendable {
         if i < baseCount {
             guard !baseRemoved.contains(i), let base else { return nil }
             if overlaid.contains(i), let r = overlaidRecord(i) { return r }
-            // Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row
-            // that does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
-            guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
-            return cache.record(i, fill: cache.fills(resultRows: resultRows)) {
-                (try? base.rows.record(i)).map(ContainerCore.apiForm)
-            }
+            return Self.decoded(i, base, cache, fill: cache?.fills(resultRows: resultRows) ?? false)
         }
         let d = i - baseCount
         return pages.contains(d) ? pages[d]?.record : nil
+    }
+
+    /// Base row `i`'s record (API form) from `cache`, or decoded and offered to it when `fill`.
+    /// Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row that
+    /// does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
+    @inline(__always)
+    static func decoded(_ i: Int, _ base: BaseTable, _ cache: RecordCache?, fill: Bool) -> Record? {
+        guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+        return cache.record(i, fill: fill) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
     }
 
     /// `record(_:resultRows:)` of each of `rows`, in order, passed to `body` with its position;
@@ -280,14 +284,7 @@ struct TypeTable: Sendable {
                     body(k, r)
                     continue
                 }
-                // As in record(_:resultRows:): a mapped row that does not decode is absent.
-                let r =
-                    if let cache {
-                        cache.record(i, fill: fill) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
-                    } else {
-                        (try? base.rows.record(i)).map(ContainerCore.apiForm)
-                    }
-                if let r { body(k, r) }
+                if let r = Self.decoded(i, base, cache, fill: fill) { body(k, r) }
             }
         }
     }

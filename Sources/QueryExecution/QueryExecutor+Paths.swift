@@ -174,9 +174,10 @@ extension Run {
         // their records: the page needs those records anyway, and reading the value first would
         // be one more read of each row.)
         func takeByValue(_ row: RowID, _ keys: any RowValueReader) -> Bool {
-            guard keys.values(row, into: &st.keyValues), let v = st.keyValues[0], let first = ordering.firstKey(v)
-            else { return true }
+            // Counted as the record path counts: a live row that passed the filters, admitted or not.
+            guard keys.values(row, into: &st.keyValues) else { return true }
             st.passedFilter += 1
+            guard let v = st.keyValues[0], let first = ordering.firstKey(v) else { return true }
             if let after {
                 let c = ordering.compareFirst(first, after)
                 if c < 0 { return true }
