@@ -273,13 +273,12 @@ public struct RecordIndexes: Sendable {
     /// The fields with a column in at least one base layer.
     public var columnFields: [String] { parts.columns.map(\.field) }
 
-    /// The share of the rows (0–1) whose values of all `fields` come from columns: the base
-    /// rows' share when every base layer has a column of each field, else 0 (a planner estimate:
+    /// The share of the rows (0–1) whose values of `field` come from columns: the base rows'
+    /// share when every base layer has a column of the field, else 0 (a planner estimate:
     /// removed and overlaid base rows are not told apart).
-    public func columnShare(_ fields: [String]) -> Double {
+    public func columnShare(_ field: String) -> Double {
         let columns = parts.columns
-        guard !fields.isEmpty, rowCount > 0,
-            fields.allSatisfy({ f in columns.contains { $0.field == f && !$0.layers.contains { $0 == nil } } })
+        guard rowCount > 0, columns.contains(where: { $0.field == field && !$0.layers.contains { $0 == nil } })
         else { return 0 }
         return min(1, Double(parts.baseLayers.rowCount) / Double(rowCount))
     }

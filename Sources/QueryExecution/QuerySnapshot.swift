@@ -261,9 +261,9 @@ public struct SnapshotStatistics: IndexStatistics {
         indexes.spatial[field]?.estimatedCount(withinKm: km, of: center) ?? 0
     }
 
-    /// The base rows' share of the rows when every base layer has a column of every field
+    /// The base rows' share of the rows when every base layer has a column of the field
     /// (`RecordIndexes.columnShare`); 0 otherwise.
-    public func columnShare(_ fields: [String]) -> Double { indexes.columnShare(fields) }
+    public func columnShare(_ field: String) -> Double { indexes.columnShare(field) }
 }
 
 extension KeyRange {

@@ -34,9 +34,11 @@ extension QueryPlanner {
     /// or text search when the field has the index.
     static func accessPaths(_ filters: [QueryFilter], _ stats: some IndexStatistics) -> [AccessPath] {
         var paths: [AccessPath] = []
-        var ranges: [String: (KeyRange, SmallIntSet)] = [:]
-        var rangeOrder: [String] = []
-        for (i, f) in filters.enumerated() {
+        // Per field, its range and the filters it answers, in the order the fields first appear
+        // (a query has few: a list searched in place costs less than a dictionary's hashing).
+        var ranges: [(field: String, range: KeyRange, answers: SmallIntSet)] = []
+        for i in filters.indices {
+            let f = filters[i]
             let isList = stats.fieldType(f.fieldName)?.isList ?? false
             let indexed = stats.hasOrderedIndex(f.fieldName)
             // The index holds record ids with zones; a bare record name is a residual filter.
@@ -45,18 +47,17 @@ extension QueryPlanner {
             }
             if let r = comparisonRange(f) {
                 guard indexed, !isList, !f.fieldValue.isList else { continue }
-                if let (old, ids) = ranges[f.fieldName] {
-                    ranges[f.fieldName] = (old.intersected(with: r), ids.union(SmallIntSet(i)))
+                if let k = ranges.firstIndex(where: { $0.field == f.fieldName }) {
+                    ranges[k].range = ranges[k].range.intersected(with: r)
+                    ranges[k].answers.insert(i)
                 } else {
-                    ranges[f.fieldName] = (r, SmallIntSet(i))
-                    rangeOrder.append(f.fieldName)
+                    ranges.append((f.fieldName, r, SmallIntSet(i)))
                 }
             } else if let path = lookupPath(f, index: i, indexed: indexed, isList: isList, stats) {
                 paths.append(path)
             }
         }
-        for field in rangeOrder {
-            guard let (r, ids) = ranges[field] else { continue }
+        for (field, r, ids) in ranges {
             let n = r.isEmpty ? 0 : Double(stats.count(field, in: r))
             paths.append(
                 AccessPath(

@@ -114,14 +114,15 @@ public protocol IndexStatistics: Sendable {
     func estimatedTextCount(_ words: String, all: Bool) -> Int
     /// Records of the Location field inside the circle (estimate).
     func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int
-    /// The share of the rows (0–1) whose values of all these user fields are read from columns,
-    /// not from the rows' bytes (see `Cost.columnRow`); 0 when some field has no column.
-    func columnShare(_ fields: [String]) -> Double
+    /// The share of the rows (0–1) whose values of this user field are read from columns, not
+    /// from the rows' bytes (see `Cost.columnRow`); 0 when the field has no column. The planner
+    /// takes the least of several fields' shares as the share of rows read all from columns.
+    func columnShare(_ field: String) -> Double
 }
 
 extension IndexStatistics {
     /// No columns: every value is read from its row.
-    public func columnShare(_ fields: [String]) -> Double { 0 }
+    public func columnShare(_ field: String) -> Double { 0 }
 }
 
 /// Statistics from a table, for tests and for planning without data.

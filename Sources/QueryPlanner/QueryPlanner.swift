@@ -60,53 +60,68 @@ public enum QueryPlanner {
         }
         let paths = accessPaths(filters, stats)
         var estimate = rows
-        for p in paths { estimate *= rows > 0 ? min(1, p.estimate / rows) : 0 }
-        let answeredByAny = paths.reduce(into: SmallIntSet()) { $0.formUnion($1.answers) }
-        for (i, f) in filters.enumerated() where !answeredByAny.contains(i) {
-            estimate *= selectivity(i, f, paths, rows)
+        var answeredByAny = SmallIntSet()
+        // By index: a `for p in paths` loop copied every path (its node, range and field).
+        for j in paths.indices {
+            estimate *= rows > 0 ? min(1, paths[j].estimate / rows) : 0
+            answeredByAny.formUnion(paths[j].answers)
+        }
+        for i in filters.indices where !answeredByAny.contains(i) {
+            estimate *= selectivity(i, filters[i], paths, rows)
         }
         let context = Context(
             query: query, filters: filters, rows: rows, estimate: estimate, limit: limit, paths: paths, stats: stats)
 
+        // Candidates are weighed by cost alone; a tree is built only where it is read (the
+        // chosen plan's, and with `withRejected` every candidate's summary). Building them all
+        // was most of a small query's planning: each node, filter list and path copied, and the
+        // candidates, trees inside, moved as they were appended and sorted.
         var candidates: [Candidate] = []
-        for (i, _) in paths.enumerated() { candidates.append(context.setPlan(driver: i)) }
+        candidates.reserveCapacity(paths.count + 3)
+        for i in paths.indices { candidates.append(context.setPlan(driver: i, build: false).0) }
         // Without the rejected list, the cheapest cost so far bounds the rest: a candidate whose
-        // lower bound is above it is dropped before its tree is built (never on a tie, which
+        // lower bound is above it is dropped before it is weighed in full (never on a tie, which
         // `rank` breaks). With no candidate yet the bound is infinite, so the full scan is kept.
-        var bound = withRejected ? Double.infinity : candidates.lazy.map(\.cost).min() ?? .infinity
+        var bound = Double.infinity
+        if !withRejected { for c in candidates { bound = min(bound, c.cost) } }
         func weigh(_ c: Candidate?) {
             guard let c else { return }
             candidates.append(c)
             if !withRejected { bound = min(bound, c.cost) }
         }
-        weigh(context.orderedStream(bound: bound))
-        weigh(context.nearestStream(bound: bound))
+        weigh(context.orderedStream(bound: bound, build: false)?.0)
+        weigh(context.nearestStream(bound: bound, build: false)?.0)
         weigh(context.fullScan(bound: bound))
         candidates.sort { $0.cost < $1.cost || ($0.cost == $1.cost && $0.rank < $1.rank) }
 
-        var best = candidates[0]
-        _ = best.root.number(from: 1)
         guard withRejected else {
+            var best = context.tree(of: candidates[0])
+            _ = best.root.number(from: 1)
             return QueryPlan(
-                query: query, limit: limit, root: best.root, cost: best.cost, rejected: [],
-                residualFilters: best.residual, streamsInOrder: best.streams)
+                query: query, limit: limit, root: best.root, cost: candidates[0].cost, rejected: [],
+                residualFilters: best.residual, streamsInOrder: candidates[0].streams)
         }
+        var best = context.tree(of: candidates[0])
+        _ = best.root.number(from: 1)
         // Plans are told apart by structure; their one-line summaries are built only when read.
         var seen: [Candidate.Key] = [best.key]
         var rejected: [RejectedPlan] = []
-        for c in candidates.dropFirst() where !seen.contains(c.key) {
-            seen.append(c.key)
+        for c in candidates.dropFirst() {
+            let tree = context.tree(of: c)
+            guard !seen.contains(tree.key) else { continue }
+            seen.append(tree.key)
             rejected.append(
                 RejectedPlan(
-                    cost: c.cost, shape: c.shape, sources: c.sources, filtered: !c.residual.isEmpty, limit: limit))
+                    cost: c.cost, shape: c.shape, sources: tree.sources, filtered: !tree.residual.isEmpty,
+                    limit: limit))
         }
         return QueryPlan(
-            query: query, limit: limit, root: best.root, cost: best.cost, rejected: rejected,
-            residualFilters: best.residual, streamsInOrder: best.streams)
+            query: query, limit: limit, root: best.root, cost: candidates[0].cost, rejected: rejected,
+            residualFilters: best.residual, streamsInOrder: candidates[0].streams)
     }
 }
 
-/// One candidate plan.
+/// One candidate plan, weighed: its cost, and how to build its tree (``Context/tree(of:)``).
 struct Candidate {
     /// Identity for deduplication: the same sources in another order are the same plan.
     struct Key: Equatable {
@@ -117,15 +132,28 @@ struct Candidate {
         var paths: SmallIntSet
     }
 
-    var root: PlanNode
+    /// Which builder weighed the candidate, to build its tree when it is read.
+    enum Kind {
+        case set(driver: Int)
+        case orderedStream
+        case nearestStream
+        case fullScan
+    }
+
+    /// What a built candidate adds: its operators and what they leave to the residual filter.
+    struct Tree {
+        var root: PlanNode
+        var residual: [QueryFilter]
+        /// The row sources, the driver (or scan) first, for the plan's summary.
+        var sources: [PlanNode]
+        var key: Key
+    }
+
+    var kind: Kind
     var cost: Double
-    var residual: [QueryFilter]
     var shape: RejectedPlan.Shape
     /// Tie-break between equal costs: prefer index plans over the full scan.
     var rank: Int
-    /// The row sources, the driver (or scan) first, for the plan's summary.
-    var sources: [PlanNode]
-    var key: Key
 
     var streams: Bool { shape == .stream }
 }
@@ -160,36 +188,53 @@ struct Context<S: IndexStatistics> {
     /// The query's order as sort descriptors (record id implied last).
     var sorts: [SortDescriptor] { query.sortDescriptors }
 
-    /// The cost of reading one candidate's `residual` filter fields and sort fields, as a set
-    /// plan or the full scan does: from the rows' bytes, or for the share of rows the columns
-    /// cover, from those.
-    func readCost(_ residual: [QueryFilter]) -> Double {
-        var fields = sorts.compactMap { if case .field(let f, _) = $0 { f } else { nil } }
-        for f in residual where !fields.contains(f.fieldName) { fields.append(f.fieldName) }
-        let share = stats.columnShare(fields)
+    /// The cost of reading one candidate's filter fields (those of the filters not in
+    /// `answered`; none when nil) and sort fields, as a set plan or the full scan does: from the
+    /// rows' bytes, or for the share of rows the columns cover (the least of the fields'
+    /// shares; none without a field), from those.
+    func readCost(residualOf answered: SmallIntSet?) -> Double {
+        var share = 1.0
+        var anyField = false
+        for s in sorts {
+            guard case .field(let f, _) = s else { continue }
+            share = min(share, stats.columnShare(f))
+            anyField = true
+        }
+        if let answered {
+            for i in filters.indices where !answered.contains(i) {
+                share = min(share, stats.columnShare(filters[i].fieldName))
+                anyField = true
+            }
+        }
+        if !anyField { share = 0 }
         return Cost.fetchFields * (1 - share) + Cost.columnRow * share
     }
 
     /// Adds paths (other than `excluded`) as intersection sets while each saves more fetches
-    /// (at `fetchCost` a row) than it costs to materialize. Returns the chosen path indices and
-    /// the rows left.
-    func joinSets(startRows: Double, excluded: SmallIntSet, fetchCost: Double) -> ([Int], Double) {
-        var chosen: [Int] = []
+    /// (at `fetchCost` a row) than it costs to materialize. Returns the chosen paths (to be read
+    /// in `byEstimate` order) and the rows left.
+    func joinSets(startRows: Double, excluded: SmallIntSet, fetchCost: Double) -> (SmallIntSet, Double) {
+        var chosen = SmallIntSet()
         var current = startRows
         for j in byEstimate where !excluded.contains(j) {
             let sel = rows > 0 ? min(1, paths[j].estimate / rows) : 0
             let saved = current * (1 - sel) * fetchCost
             if paths[j].materializeCost < saved {
-                chosen.append(j)
+                chosen.insert(j)
                 current *= sel
             }
         }
         return (chosen, current)
     }
 
+    /// Whether some filter is not in `answered`: a residual filter is left.
+    func leavesResidual(_ answered: SmallIntSet) -> Bool {
+        filters.indices.contains { !answered.contains($0) }
+    }
+
     func residual(excluding answered: SmallIntSet) -> [QueryFilter] {
         var out: [QueryFilter] = []
-        for (i, f) in filters.enumerated() where !answered.contains(i) { out.append(f) }
+        for i in filters.indices where !answered.contains(i) { out.append(filters[i]) }
         return out
     }
 
@@ -198,53 +243,72 @@ struct Context<S: IndexStatistics> {
         return PlanNode(op: .filter(residual), estimatedRows: min(candidates, estimate), children: [source])
     }
 
-    /// Adds the ordering and limit operators above a set-producing node.
-    func order(_ node: PlanNode, candidates: Double, fetched: Bool) -> (PlanNode, Double) {
+    /// The cost of ordering a set of `candidates` rows into the query's order (sort keys need
+    /// the records' sort fields unless `fetched`, or the order is record-id order alone).
+    func orderCost(candidates: Double, fetched: Bool) -> Double {
         let n = max(candidates, 1)
-        // Sort keys need the records' sort fields, except record-id order.
         let needsFetch = !sorts.isEmpty && !fetched
-        var cost = needsFetch ? n * readCost([]) : 0
-        let out: PlanNode
-        if let k = limit {
-            cost += n * log2(Double(k) + 2) * Cost.compare
-            out = PlanNode(op: .topK(sorts, k: k), estimatedRows: min(n, Double(k)), children: [node])
-        } else {
-            cost += n * log2(n + 2) * Cost.sortCompare
-            out = PlanNode(op: .sort(sorts), estimatedRows: candidates, children: [node])
-        }
-        return (out, cost)
+        let read = needsFetch ? n * readCost(residualOf: nil) : 0
+        if let k = limit { return read + n * log2(Double(k) + 2) * Cost.compare }
+        return read + n * log2(n + 2) * Cost.sortCompare
     }
 
-    func setPlan(driver: Int) -> Candidate {
-        let d = paths[driver]
+    /// The ordering and limit operators above a set-producing node of `candidates` rows.
+    func ordered(_ node: PlanNode, candidates: Double) -> PlanNode {
+        if let k = limit {
+            return PlanNode(
+                op: .topK(sorts, k: k), estimatedRows: min(max(candidates, 1), Double(k)), children: [node])
+        }
+        return PlanNode(op: .sort(sorts), estimatedRows: candidates, children: [node])
+    }
+
+    /// The tree of `c`, built by the builder that weighed it (at the same cost).
+    func tree(of c: Candidate) -> Candidate.Tree {
+        let tree: Candidate.Tree?
+        switch c.kind {
+        case .set(let driver): tree = setPlan(driver: driver, build: true).1
+        case .orderedStream: tree = orderedStream(bound: .infinity, build: true)?.1
+        case .nearestStream: tree = nearestStream(bound: .infinity, build: true)?.1
+        case .fullScan: tree = nil
+        }
+        return tree ?? fullScanTree()
+    }
+
+    /// The set plan driven by path `driver`, and its tree when `build`.
+    func setPlan(driver: Int, build: Bool) -> (Candidate, Candidate.Tree?) {
         // A set plan reads its candidates' filter and sort fields only (the page is fetched whole).
         let (others, candidates) = joinSets(
-            startRows: d.estimate, excluded: SmallIntSet(driver), fetchCost: Cost.fetchFields)
-        var answered = d.answers
-        var cost = d.materializeCost
-        var sources = [d.node]
-        for j in others {
+            startRows: paths[driver].estimate, excluded: SmallIntSet(driver), fetchCost: Cost.fetchFields)
+        var answered = paths[driver].answers
+        var cost = paths[driver].materializeCost
+        for j in byEstimate where others.contains(j) {
             answered.formUnion(paths[j].answers)
             cost += paths[j].materializeCost
-            sources.append(paths[j].node)
         }
+        let filtered = leavesResidual(answered)
+        cost += filtered ? candidates * readCost(residualOf: answered) : 0
+        let orderRows = filtered ? min(candidates, estimate) : candidates
+        cost += orderCost(candidates: orderRows, fetched: filtered) + outputRows * Cost.fetch
+        let c = Candidate(kind: .set(driver: driver), cost: cost, shape: .set, rank: 1)
+        guard build else { return (c, nil) }
+        var sources = [paths[driver].node]
+        for j in byEstimate where others.contains(j) { sources.append(paths[j].node) }
         let source =
             sources.count == 1 ? sources[0] : PlanNode(op: .intersect, estimatedRows: candidates, children: sources)
         let residual = residual(excluding: answered)
-        cost += residual.isEmpty ? 0 : candidates * readCost(residual)
-        let filtered = wrap(source, residual: residual, candidates: candidates)
-        let (ordered, orderCost) = order(
-            filtered, candidates: residual.isEmpty ? candidates : min(candidates, estimate), fetched: !residual.isEmpty)
-        cost += orderCost + outputRows * Cost.fetch
-        return Candidate(
-            root: ordered, cost: cost, residual: residual, shape: .set, rank: 1, sources: sources,
-            key: Candidate.Key(
-                shape: .set, scan: nil, paths: others.reduce(into: SmallIntSet(driver)) { $0.insert($1) }))
+        var keyPaths = others
+        keyPaths.insert(driver)
+        return (
+            c,
+            Candidate.Tree(
+                root: ordered(wrap(source, residual: residual, candidates: candidates), candidates: orderRows),
+                residual: residual, sources: sources, key: Candidate.Key(shape: .set, scan: nil, paths: keyPaths))
+        )
     }
 
     /// A scan of the ordered index that supplies the query's first sort key (nil when none
-    /// does, or when its cost is sure to exceed `bound`).
-    func orderedStream(bound: Double) -> Candidate? {
+    /// does, or when its cost is sure to exceed `bound`), and its tree when `build`.
+    func orderedStream(bound: Double, build: Bool) -> (Candidate, Candidate.Tree?)? {
         let field: String
         let descending: Bool
         switch sorts.first {
@@ -257,44 +321,56 @@ struct Context<S: IndexStatistics> {
             descending = false
         }
         guard stats.hasOrderedIndex(field), !(stats.fieldType(field)?.isList ?? false) else { return nil }
-        let own = paths.firstIndex { $0.rangeField == field }
-        let range = own.flatMap { paths[$0].range } ?? .all
+        var own: Int? = nil
+        for j in paths.indices where paths[j].rangeField == field {
+            own = j
+            break
+        }
         // Every record has one record-name entry: its count is the row count, without a walk.
         let inRange =
             own.map { paths[$0].estimate }
             ?? (field == SystemField.recordName.rawValue ? rows : Double(stats.count(field, in: .all)))
-        var answered = own.map { paths[$0].answers } ?? SmallIntSet()
         return stream(
+            .orderedStream, inRange: inRange, answered: own.map { paths[$0].answers } ?? SmallIntSet(),
+            excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: 0, step: Cost.entry, rank: 0, bound: bound,
+            build: build
+        ) {
             PlanNode(
-                op: .indexScan(field: field, range: range, descending: descending, ordered: true),
-                estimatedRows: inRange),
-            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: 0,
-            step: Cost.entry, rank: 0, bound: bound)
+                op: .indexScan(
+                    field: field, range: own.flatMap { paths[$0].range } ?? .all, descending: descending, ordered: true),
+                estimatedRows: inRange)
+        }
     }
 
     /// Distance browsing for a nearest-first sort (nil without one, or when its cost is sure to
-    /// exceed `bound`).
-    func nearestStream(bound: Double) -> Candidate? {
+    /// exceed `bound`), and its tree when `build`.
+    func nearestStream(bound: Double, build: Bool) -> (Candidate, Candidate.Tree?)? {
         guard case .distance(let field, let center)? = sorts.first, stats.hasSpatialIndex(field) else { return nil }
-        let own = paths.firstIndex {
-            if case .radius(let f, let c, _) = $0.node.op { return f == field && c == center }
-            return false
-        }
+        var own: Int? = nil
         var maxKm: Double? = nil
-        if let own, case .radius(_, _, let km) = paths[own].node.op { maxKm = km }
+        for j in paths.indices {
+            if case .radius(let f, let c, let km) = paths[j].node.op, f == field, c == center {
+                own = j
+                maxKm = km
+                break
+            }
+        }
         let inRange = own.map { paths[$0].estimate } ?? rows
-        var answered = own.map { paths[$0].answers } ?? SmallIntSet()
         return stream(
-            PlanNode(op: .nearest(field: field, center: center, maxKm: maxKm), estimatedRows: inRange),
-            inRange: inRange, answered: &answered, excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(),
-            start: Cost.nearestStart, step: Cost.nearestStep, rank: 0, bound: bound)
+            .nearestStream, inRange: inRange, answered: own.map { paths[$0].answers } ?? SmallIntSet(),
+            excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: Cost.nearestStart, step: Cost.nearestStep,
+            rank: 0, bound: bound, build: build
+        ) {
+            PlanNode(op: .nearest(field: field, center: center, maxKm: maxKm), estimatedRows: inRange)
+        }
     }
 
-    /// A stream over `scan`; nil when its scan and output alone cost more than `bound`.
+    /// A stream over the scan `scan` makes (called only to build the tree), and its tree when
+    /// `build`; nil when its scan and output alone cost more than `bound`.
     func stream(
-        _ scan: PlanNode, inRange: Double, answered: inout SmallIntSet, excluded: SmallIntSet, start: Double,
-        step: Double, rank: Int, bound: Double
-    ) -> Candidate? {
+        _ kind: Candidate.Kind, inRange: Double, answered: SmallIntSet, excluded: SmallIntSet, start: Double,
+        step: Double, rank: Int, bound: Double, build: Bool, scan: () -> PlanNode
+    ) -> (Candidate, Candidate.Tree?)? {
         let selectivity = inRange > 0 ? min(1, estimate / inRange) : 1
         var scanned = inRange
         if let k = limit { scanned = min(inRange, (Double(k) / max(selectivity, 1e-9)).rounded(.up)) }
@@ -303,45 +379,57 @@ struct Context<S: IndexStatistics> {
         // Other paths become membership sets when they save fetches of the scanned rows (a
         // stream fetches each row that passes the sets whole).
         let (others, _) = joinSets(startRows: scanned, excluded: excluded, fetchCost: Cost.fetch)
+        var answered = answered
         var cost = start + scanned * step
-        var children = [scan]
         var afterSets = scanned
-        for j in others {
+        for j in byEstimate where others.contains(j) {
             answered.formUnion(paths[j].answers)
             cost += paths[j].materializeCost
-            children.append(paths[j].node)
             afterSets *= rows > 0 ? min(1, paths[j].estimate / rows) : 0
         }
-        let source = children.count == 1 ? scan : PlanNode(op: .intersect, estimatedRows: afterSets, children: children)
-        let residual = residual(excluding: answered)
-        cost += residual.isEmpty ? 0 : afterSets * Cost.fetch
+        let filtered = leavesResidual(answered)
+        cost += filtered ? afterSets * Cost.fetch : 0
         // Tie groups beyond the first sort key are sorted in the executor: a small cost.
         cost += sorts.count > 1 ? outputRows * log2(outputRows + 2) * Cost.sortCompare : 0
+        cost += outputRows * Cost.fetch
+        let c = Candidate(kind: kind, cost: cost, shape: .stream, rank: rank)
+        guard build else { return (c, nil) }
+        let scan = scan()
+        var children = [scan]
+        for j in byEstimate where others.contains(j) { children.append(paths[j].node) }
+        let source = children.count == 1 ? scan : PlanNode(op: .intersect, estimatedRows: afterSets, children: children)
+        let residual = residual(excluding: answered)
         // A stream's filter passes about a page of rows (or all matches without a page size).
         var node = wrap(source, residual: residual, candidates: outputRows)
         if let k = limit { node = PlanNode(op: .limit(k), estimatedRows: outputRows, children: [node]) }
-        cost += outputRows * Cost.fetch
-        return Candidate(
-            root: node, cost: cost, residual: residual, shape: .stream, rank: rank, sources: children,
-            key: Candidate.Key(
-                shape: .stream, scan: scan.op, paths: others.reduce(into: SmallIntSet()) { $0.insert($1) }))
+        return (
+            c,
+            Candidate.Tree(
+                root: node, residual: residual, sources: children,
+                key: Candidate.Key(shape: .stream, scan: scan.op, paths: others))
+        )
     }
 
-    /// Every row; nil when that is sure to cost more than `bound`.
+    /// Every row; nil when that is sure to cost more than `bound`. (Its tree: `fullScanTree`.)
     func fullScan(bound: Double) -> Candidate? {
         // The row list, then (with filters) each row's filter and sort fields read. Ordering
         // costs ≥ 0 follow: the reads and the fetched output are a lower bound, and the row list
-        // alone one before the reads are weighed (which makes their field list).
+        // alone one before the reads are weighed.
         if rows * Cost.scanRow + outputRows * Cost.fetch > bound { return nil }
-        var cost = rows * (filters.isEmpty ? Cost.scanRow : Cost.scanRow + readCost(filters))
+        var cost =
+            rows * (filters.isEmpty ? Cost.scanRow : Cost.scanRow + readCost(residualOf: SmallIntSet()))
         if cost + outputRows * Cost.fetch > bound { return nil }
+        cost += orderCost(candidates: filters.isEmpty ? rows : estimate, fetched: !filters.isEmpty)
+        cost += outputRows * Cost.fetch
+        return Candidate(kind: .fullScan, cost: cost, shape: .fullScan, rank: 2)
+    }
+
+    /// The full scan's tree.
+    func fullScanTree() -> Candidate.Tree {
         let scan = PlanNode(op: .fullScan, estimatedRows: rows)
-        let filtered = wrap(scan, residual: filters, candidates: rows)
-        let (ordered, orderCost) = order(
-            filtered, candidates: filters.isEmpty ? rows : estimate, fetched: !filters.isEmpty)
-        cost += orderCost + outputRows * Cost.fetch
-        return Candidate(
-            root: ordered, cost: cost, residual: filters, shape: .fullScan, rank: 2, sources: [],
-            key: Candidate.Key(shape: .fullScan, scan: nil, paths: SmallIntSet()))
+        return Candidate.Tree(
+            root: ordered(
+                wrap(scan, residual: filters, candidates: rows), candidates: filters.isEmpty ? rows : estimate),
+            residual: filters, sources: [], key: Candidate.Key(shape: .fullScan, scan: nil, paths: SmallIntSet()))
     }
 }
