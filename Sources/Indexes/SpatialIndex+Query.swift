@@ -21,13 +21,16 @@ extension SpatialIndex {
         return inclusive ? d <= km : d < km
     }
 
-    /// Rows within `km` of `center`, sorted by row id.
+    /// Rows within `km` of `center`, sorted by row id. `expected` (an estimate, such as the
+    /// planner's) reserves room for that many rows at once, up to 4,096, instead of growing the
+    /// result as rows are found.
     public func rows(
         withinKm km: Double, of center: Location, inclusive: Bool = true,
-        using strategy: RadiusStrategy = .rtree
+        using strategy: RadiusStrategy = .rtree, expected: Int = 0
     ) -> [RowID] {
         guard center.hasValidCoordinates, km >= 0 else { return [] }
         var out = strategy == .geohash ? geohashRadius(km, center, inclusive) : rtreeRadius(km, center, inclusive)
+        if expected > out.count { out.reserveCapacity(min(expected, 4096)) }
         baseRadius(km, center, inclusive, into: &out)
         Postings.sort(&out)
         return out

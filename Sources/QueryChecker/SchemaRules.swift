@@ -163,27 +163,37 @@ extension Checker {
         _ f: QueryFilter, _ field: ResolvedField, _ range: SourceRange
     ) throws(PredicateError) {
         if f.comparator == .near { return }
+        // A list's elements, or the scalar itself (`elements` would make it an array first).
+        if case .list(let items) = f.fieldValue {
+            for v in items { try checkElementFits(v, f, field, range) }
+        } else {
+            try checkElementFits(f.fieldValue, f, field, range)
+        }
+    }
+
+    /// One value (a scalar, or an element of the list) of `f` against its field's type.
+    private mutating func checkElementFits(
+        _ v: FieldValue, _ f: QueryFilter, _ field: ResolvedField, _ range: SourceRange
+    ) throws(PredicateError) {
+        guard let got = v.scalarType else { return }
         let expected = field.type.scalar
-        for v in f.fieldValue.elements {
-            guard let got = v.scalarType else { continue }
-            let ok: Bool
-            switch expected {
-            case .int64, .double: ok = got.isNumeric
-            case .reference:
-                ok = got == .reference || (got == .string && f.fieldName == SystemField.recordName.rawValue)
-                if ok && got == .string {
-                    warn(
-                        "CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be "
-                            + "portable",
-                        range)
-                }
-            default: ok = got == expected
+        let ok: Bool
+        switch expected {
+        case .int64, .double: ok = got.isNumeric
+        case .reference:
+            ok = got == .reference || (got == .string && f.fieldName == SystemField.recordName.rawValue)
+            if ok && got == .string {
+                warn(
+                    "CloudKit compares recordName with a record ID or reference; pass a REFERENCE argument to be "
+                        + "portable",
+                    range)
             }
-            if !ok {
-                throw PredicateError(
-                    .schema, "Field '\(f.fieldName)' is \(field.type.webServicesName) but the value is \(v.typeName)",
-                    hint: "compare with \(withArticle(expected.webServicesName)) value", range: range)
-            }
+        default: ok = got == expected
+        }
+        if !ok {
+            throw PredicateError(
+                .schema, "Field '\(f.fieldName)' is \(field.type.webServicesName) but the value is \(v.typeName)",
+                hint: "compare with \(withArticle(expected.webServicesName)) value", range: range)
         }
     }
 }

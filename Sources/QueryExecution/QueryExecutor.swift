@@ -164,7 +164,11 @@ struct Run<S: QuerySnapshot> {
             }
             rows = all ? text.rows(matchingAll: [words]) : text.rows(matchingAny: [words])
         case .radius(let field, let center, let km):
-            rows = try spatial(field).rows(withinKm: km, of: center)
+            // The planner's estimate, rounded up a little, sizes the result (a hand-made plan's
+            // estimate may be anything: only a finite, positive one is used).
+            let estimate = node.estimatedRows
+            let expected = estimate > 0 && estimate < 1e6 ? Int((estimate * 1.25).rounded(.up)) + 8 : 0
+            rows = try spatial(field).rows(withinKm: km, of: center, expected: expected)
         case .intersect:
             // Ranges and prefixes come in value order: rather than sorting them, they filter
             // the intersection of the others through a bitmap — unless they are much smaller.

@@ -29,35 +29,37 @@ public struct RecordMatcher: Sendable {
     public let predicate: QueryPredicate
     /// The fields whose words a token search sees; nil means every String / String-list field.
     public let searchableFields: [String]?
-    private let queryTokens: [[[String]]]  // per filter: token groups of its words (token filters only)
+    /// Per filter: the token groups of its words (token filters only); empty when the predicate
+    /// has no token search.
+    private let queryTokens: [[[String]]]
     /// The user fields the filters read, when every filter reads one user field (no token
     /// search, no system field): ``matches(values:)`` then tests a row from those values alone.
     public let selection: FieldSelection?
-    private let slots: [Int]  // per filter: its field's slot in `selection`
-    /// Per filter (with a selection): its comparator, value and distance, read in place by
-    /// ``matches(values:)`` for every row tested (a filter copied out of the predicate's list
-    /// retained and released its field name and value).
-    private let tests: [(comparator: Comparator, target: FieldValue, metres: Double?)]
+    /// Per filter (with a selection): its field's slot in `selection`, its comparator, value
+    /// and distance, read in place by ``matches(values:)`` for every row tested (a filter copied
+    /// out of the predicate's list retained and released its field name and value).
+    private let tests: [(slot: Int, comparator: Comparator, target: FieldValue, metres: Double?)]
 
     /// A matcher whose token searches see `searchableFields` (nil: every String and String-list field).
     public init(predicate: QueryPredicate, searchableFields: [String]?) {
         self.predicate = predicate
         self.searchableFields = searchableFields
-        queryTokens = predicate.filters.map { f in
-            guard f.comparator.isTokenSearch, case .string(let words) = f.fieldValue else { return [] }
-            return TextTokenizer.groups(words)
-        }
         let filters = predicate.filters
+        // A matcher is made per query: no array is made that the predicate does not need.
+        queryTokens =
+            filters.contains(where: \.comparator.isTokenSearch)
+            ? filters.map { f in
+                guard f.comparator.isTokenSearch, case .string(let words) = f.fieldValue else { return [] }
+                return TextTokenizer.groups(words)
+            } : []
         if case .filters = predicate,
             filters.allSatisfy({ !$0.comparator.isTokenSearch && SystemField.named($0.fieldName) == nil })
         {
             let selection = FieldSelection(filters.map(\.fieldName))
             self.selection = selection
-            slots = filters.map { selection.slot(of: $0.fieldName) ?? 0 }
-            tests = filters.map { ($0.comparator, $0.fieldValue, $0.distance) }
+            tests = filters.map { (selection.slot(of: $0.fieldName) ?? 0, $0.comparator, $0.fieldValue, $0.distance) }
         } else {
             selection = nil
-            slots = []
             tests = []
         }
     }
@@ -119,7 +121,7 @@ public struct RecordMatcher: Sendable {
             return tests.withUnsafeBufferPointer { ts in
                 values.withUnsafeBufferPointer { vs in
                     for i in ts.indices {
-                        guard let value = vs[slots[i]] else { return false }
+                        guard let value = vs[ts[i].slot] else { return false }
                         if !matches(ts[i].comparator, ts[i].target, ts[i].metres, value) { return false }
                     }
                     return true

@@ -34,6 +34,7 @@ extension QueryPlanner {
     /// or text search when the field has the index.
     static func accessPaths(_ filters: [QueryFilter], _ stats: some IndexStatistics) -> [AccessPath] {
         var paths: [AccessPath] = []
+        paths.reserveCapacity(filters.count)
         // Per field, its range and the filters it answers, in the order the fields first appear
         // (a query has few: a list searched in place costs less than a dictionary's hashing).
         var ranges: [(field: String, range: KeyRange, answers: SmallIntSet)] = []

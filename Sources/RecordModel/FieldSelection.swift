@@ -22,8 +22,10 @@ public struct FieldSelection: Sendable, Hashable {
 
     /// A selection of `names` (duplicates keep their first slot).
     public init(_ names: [String]) {
-        var unique: [String] = []
-        for n in names where !unique.contains(n) { unique.append(n) }
+        // Without duplicates (the usual case) the list is kept as given, not copied.
+        let hasDuplicates = names.indices.contains { i in names[..<i].contains(names[i]) }
+        var unique: [String] = hasDuplicates ? [] : names
+        if hasDuplicates { for n in names where !unique.contains(n) { unique.append(n) } }
         self.names = unique
         utf8 = unique.map { Array($0.utf8) }
         lengths = utf8.reduce(0) { $0 | (1 << UInt64(min($1.count, 63))) }
