@@ -94,15 +94,13 @@ public enum QueryPlanner {
         weigh(context.fullScan(bound: bound))
         candidates.sort { $0.cost < $1.cost || ($0.cost == $1.cost && $0.rank < $1.rank) }
 
+        var best = context.tree(of: candidates[0])
+        _ = best.root.number(from: 1)
         guard withRejected else {
-            var best = context.tree(of: candidates[0])
-            _ = best.root.number(from: 1)
             return QueryPlan(
                 query: query, limit: limit, root: best.root, cost: candidates[0].cost, rejected: [],
                 residualFilters: best.residual, streamsInOrder: candidates[0].streams)
         }
-        var best = context.tree(of: candidates[0])
-        _ = best.root.number(from: 1)
         // Plans are told apart by structure; their one-line summaries are built only when read.
         var seen: [Candidate.Key] = [best.key]
         var rejected: [RejectedPlan] = []
@@ -141,7 +139,7 @@ struct Candidate {
     }
 
     /// What a built candidate adds: its operators and what they leave to the residual filter.
-    struct Tree {
+    struct Tree: Equatable {
         var root: PlanNode
         var residual: [QueryFilter]
         /// The row sources, the driver (or scan) first, for the plan's summary.
