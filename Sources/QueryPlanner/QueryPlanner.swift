@@ -262,14 +262,21 @@ struct Context<S: IndexStatistics> {
 
     /// The tree of `c`, built by the builder that weighed it (at the same cost).
     func tree(of c: Candidate) -> Candidate.Tree {
-        let tree: Candidate.Tree?
         switch c.kind {
-        case .set(let driver): tree = setPlan(driver: driver, build: true).1
-        case .orderedStream: tree = orderedStream(bound: .infinity, build: true)?.1
-        case .nearestStream: tree = nearestStream(bound: .infinity, build: true)?.1
-        case .fullScan: tree = nil
+        case .set(let driver):
+            if let tree = setPlan(driver: driver, build: true).1 { return tree }
+        case .orderedStream:
+            if let tree = orderedStream(bound: .infinity, build: true)?.1 { return tree }
+        case .nearestStream:
+            if let tree = nearestStream(bound: .infinity, build: true)?.1 { return tree }
+        case .fullScan:
+            return fullScanTree()
         }
-        return tree ?? fullScanTree()
+        // Never reached: a builder offers a candidate under conditions of the query and the
+        // catalog alone, and an infinite bound drops nothing. Were it reached, the full scan
+        // still answers the query.
+        assertionFailure("candidate \(c.kind) weighed but not built")
+        return fullScanTree()
     }
 
     /// The set plan driven by path `driver`, and its tree when `build`.

@@ -23,9 +23,11 @@ public struct FieldSelection: Sendable, Hashable {
     /// A selection of `names` (duplicates keep their first slot).
     public init(_ names: [String]) {
         // Without duplicates (the usual case) the list is kept as given, not copied.
-        let hasDuplicates = names.indices.contains { i in names[..<i].contains(names[i]) }
-        var unique: [String] = hasDuplicates ? [] : names
-        if hasDuplicates { for n in names where !unique.contains(n) { unique.append(n) } }
+        var unique = names
+        if names.indices.contains(where: { names[..<$0].contains(names[$0]) }) {
+            unique = []
+            for n in names where !unique.contains(n) { unique.append(n) }
+        }
         self.names = unique
         utf8 = unique.map { Array($0.utf8) }
         lengths = utf8.reduce(0) { $0 | (1 << UInt64(min($1.count, 63))) }
