@@ -370,17 +370,23 @@ public enum RecordCodec {
         case .date: return .date(Timestamp(millisecondsSince1970: try r.zigzag()))
         case .bytes: return .bytes(try r.byteString())
         case .location:
-            var l = Location(latitude: try r.f64(), longitude: try r.f64())
+            let latitude = try r.f64()
+            let longitude = try r.f64()
             let at = r.offset
             let mask = try r.u8()
             guard mask & ~63 == 0 else { throw CodecError("unknown location bits \(mask)", offset: at) }
-            if mask & 1 != 0 { l.altitude = try r.f64() }
-            if mask & 2 != 0 { l.horizontalAccuracy = try r.f64() }
-            if mask & 4 != 0 { l.verticalAccuracy = try r.f64() }
-            if mask & 8 != 0 { l.course = try r.f64() }
-            if mask & 16 != 0 { l.speed = try r.f64() }
-            if mask & 32 != 0 { l.timestamp = Timestamp(millisecondsSince1970: try r.zigzag()) }
-            return .location(l)
+            if mask == 0 { return .location(Location(latitude: latitude, longitude: longitude)) }
+            // Read whole, then made once: set one by one, each member would make a new box.
+            let altitude = mask & 1 != 0 ? try r.f64() : 0
+            let horizontal = mask & 2 != 0 ? try r.f64() : 0
+            let vertical = mask & 4 != 0 ? try r.f64() : -1
+            let course = mask & 8 != 0 ? try r.f64() : -1
+            let speed = mask & 16 != 0 ? try r.f64() : -1
+            let time = mask & 32 != 0 ? Timestamp(millisecondsSince1970: try r.zigzag()) : nil
+            return .location(
+                Location(
+                    latitude: latitude, longitude: longitude, altitude: altitude, horizontalAccuracy: horizontal,
+                    verticalAccuracy: vertical, course: course, speed: speed, timestamp: time))
         case .reference:
             let id = try decodeRecordID(&r)
             let at = r.offset

@@ -158,13 +158,12 @@ extension FieldValue {
             guard case .object = v, let lat = v["latitude"]?.doubleValue, let lon = v["longitude"]?.doubleValue else {
                 throw WebServicesJSONError("a LOCATION value needs numeric \"latitude\" and \"longitude\"")
             }
-            var loc = Location(latitude: lat, longitude: lon)
-            if let x = v["altitude"]?.doubleValue { loc.altitude = x }
-            if let x = v["horizontalAccuracy"]?.doubleValue { loc.horizontalAccuracy = x }
-            if let x = v["verticalAccuracy"]?.doubleValue { loc.verticalAccuracy = x }
-            if let x = v["course"]?.doubleValue { loc.course = x }
-            if let x = v["speed"]?.doubleValue { loc.speed = x }
-            if let x = v["timestamp"]?.int64Value { loc.timestamp = Timestamp(millisecondsSince1970: x) }
+            let loc = Location(
+                latitude: lat, longitude: lon, altitude: v["altitude"]?.doubleValue ?? 0,
+                horizontalAccuracy: v["horizontalAccuracy"]?.doubleValue ?? 0,
+                verticalAccuracy: v["verticalAccuracy"]?.doubleValue ?? -1, course: v["course"]?.doubleValue ?? -1,
+                speed: v["speed"]?.doubleValue ?? -1,
+                timestamp: v["timestamp"]?.int64Value.map { Timestamp(millisecondsSince1970: $0) })
             guard loc.hasValidCoordinates else {
                 throw WebServicesJSONError("LOCATION latitude must be in -90...90 and longitude in -180...180")
             }

@@ -131,7 +131,7 @@ public enum FieldValue: Sendable {
     /// A `LOCATION`.
     case location(Location)
     /// A `REFERENCE` to another record.
-    case reference(Reference)
+    indirect case reference(Reference)
     /// An `ASSETID`: a file beside the record.
     case asset(Asset)
     /// A list; CloudKit requires every element to have the same scalar type.
