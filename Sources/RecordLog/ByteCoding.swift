@@ -177,7 +177,7 @@ public struct ByteReader {
     }
 
     /// A length that must fit in the rest of the buffer.
-    public mutating func length() throws(CodecError) -> Int {
+    @inline(__always) public mutating func length() throws(CodecError) -> Int {
         let at = offset
         let n = try varint()
         guard n <= UInt64(remaining) else { throw CodecError("length \(n) runs past the end", offset: at) }

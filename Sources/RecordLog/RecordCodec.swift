@@ -165,8 +165,18 @@ public enum RecordCodec {
         guard mask & ~31 == 0 else { throw CodecError("unknown system-field bits \(mask)", offset: maskAt) }
         let created = mask & 1 != 0 ? Timestamp(millisecondsSince1970: try r.zigzag()) : nil
         let modified = mask & 2 != 0 ? Timestamp(millisecondsSince1970: try r.zigzag()) : nil
+        let creatorAt = r.offset
         let creator = mask & 4 != 0 ? try decodeRecordID(&r) : nil
-        let modifier = mask & 8 != 0 ? try decodeRecordID(&r) : nil
+        let modifier: RecordID?
+        if mask & 8 == 0 {
+            modifier = nil
+        } else if let creator, Self.repeats(&r, from: creatorAt) {
+            // Most records were last saved by the user who created them: the same bytes (which
+            // would decode to the same id) give the same id, without a second set of strings.
+            modifier = creator
+        } else {
+            modifier = try decodeRecordID(&r)
+        }
         let tag = mask & 16 != 0 ? try r.string() : nil
         let countAt = r.offset
         let count = try r.varint()
@@ -520,6 +530,20 @@ extension RecordCodec {
             }
             return true
         }
+    }
+
+    /// Whether the bytes at the reader's offset repeat the ones from `start` to it, moving past
+    /// them when they do.
+    @inline(__always)
+    static func repeats(_ r: inout ByteReader, from start: Int) -> Bool {
+        let n = r.offset - start
+        guard n > 0, r.remaining >= n,
+            NameTable.equal(
+                UnsafeRawBufferPointer(rebasing: r.buffer[start..<r.offset]),
+                UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n]))
+        else { return false }
+        r.offset += n
+        return true
     }
 
     /// Reads a length-prefixed string that is likely `known` (spelled `utf8`): that string when

@@ -43,6 +43,35 @@ import Testing
         #expect(identical(r, back))
     }
 
+    /// The decoder reuses the creator's id when the modifier's bytes repeat it: every pairing —
+    /// equal, differing only in zone or owner, one name a prefix of the other, either absent —
+    /// comes back as written, with a change tag or a field after it whose bytes could extend the
+    /// comparison.
+    @Test func creatorAndModifierPairsRoundTrip() throws {
+        let custom = ZoneID(zoneName: "Z", ownerName: "_o")
+        let ids: [RecordID?] = [
+            nil, RecordID(recordName: "_u"), RecordID(recordName: "_u", zoneID: custom),
+            RecordID(recordName: "_u", zoneID: ZoneID(zoneName: "Z", ownerName: "_p")), RecordID(recordName: "_uu"),
+            RecordID(recordName: "_"), RecordID(recordName: String(repeating: "_user", count: 8)),
+        ]
+        for creator in ids {
+            for modifier in ids {
+                for tag in [nil, "\u{1}_u"] {
+                    var r = Record(
+                        recordType: "T", recordID: RecordID(recordName: "x"), creatorUserRecordID: creator,
+                        lastModifiedUserRecordID: modifier, recordChangeTag: tag)
+                    r["a"] = .string("_u")
+                    let bytes = RecordCodec.encode(r)
+                    let back = try RecordCodec.decode(bytes)
+                    #expect(identical(r, back), "\(String(describing: creator)) / \(String(describing: modifier))")
+                    let names = RecordCodec.NameTable(records: [r], recordType: "T")
+                    let viaTable = try bytes.withUnsafeBytes { try RecordCodec.decode($0, names: names) }
+                    #expect(identical(r, viaTable))
+                }
+            }
+        }
+    }
+
     @Test func randomRecordsRoundTrip() throws {
         let seed = TestSeed.next()
         print("RecordCodecTests.randomRecordsRoundTrip seed \(seed)")
