@@ -105,28 +105,99 @@ public struct Grant: Sendable, Hashable, Codable {
 
 /// A record type: its fields, the indexes declared on system fields, and its grants.
 public struct RecordTypeSchema: Sendable, Hashable, Codable {
+    // The values live in one shared copy-on-write box (as `Record`'s do): a query reads its
+    // type's schema several times (access, check, plan), and each copy retained its name, two
+    // dictionaries and an array; now one reference. A write copies the box only when shared.
+    @usableFromInline
+    struct Contents: Hashable, Sendable {
+        @usableFromInline var name: String
+        @usableFromInline var fields: [String: FieldSchema]
+        @usableFromInline var systemFieldOptions: [SystemField: IndexOptions]
+        @usableFromInline var grants: [Grant]
+    }
+
+    // Mutated only through `unique()`, i.e. while no other value shares it.
+    @usableFromInline
+    final class Box: @unchecked Sendable {
+        @exclusivity(unchecked) @usableFromInline var contents: Contents
+        @usableFromInline init(_ contents: Contents) { self.contents = contents }
+    }
+
+    @usableFromInline var box: Box
+
+    /// The box, copied first when another value shares it.
+    @inlinable @inline(__always)
+    mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.contents) }
+        return box
+    }
+
     /// The record type's name.
-    public var name: String
+    @inlinable public var name: String {
+        get { box.contents.name }
+        _modify { yield &unique().contents.name }
+    }
     /// The user fields, by name.
-    public var fields: [String: FieldSchema]
+    @inlinable public var fields: [String: FieldSchema] {
+        get { box.contents.fields }
+        _modify { yield &unique().contents.fields }
+    }
     /// Index options on system fields; empty unless declared (never automatic).
-    public var systemFieldOptions: [SystemField: IndexOptions]
+    @inlinable public var systemFieldOptions: [SystemField: IndexOptions] {
+        get { box.contents.systemFieldOptions }
+        _modify { yield &unique().contents.systemFieldOptions }
+    }
     /// Who may create, read and write records of this type in the public database.
-    public var grants: [Grant]
+    @inlinable public var grants: [Grant] {
+        get { box.contents.grants }
+        _modify { yield &unique().contents.grants }
+    }
 
     /// A record type; with fields of the same name, the last one wins. Grants default to CloudKit's.
     public init(
         name: String, fields: [FieldSchema] = [], systemFieldOptions: [SystemField: IndexOptions] = [:],
         grants: [Grant] = Grant.defaults
     ) {
-        self.name = name
-        self.fields = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b })
-        self.systemFieldOptions = systemFieldOptions
-        self.grants = grants
+        box = Box(
+            Contents(
+                name: name, fields: Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b }),
+                systemFieldOptions: systemFieldOptions, grants: grants))
     }
 
     /// Fields sorted by name, for stable output.
     public var sortedFields: [FieldSchema] { fields.values.sorted { compareUTF8($0.name, $1.name) < 0 } }
+
+    /// Whether two record types hold the same values (the same box, or equal contents).
+    public static func == (a: RecordTypeSchema, b: RecordTypeSchema) -> Bool {
+        a.box === b.box || a.box.contents == b.box.contents
+    }
+
+    /// Hashes the record type's values.
+    public func hash(into hasher: inout Hasher) { box.contents.hash(into: &hasher) }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, fields, systemFieldOptions, grants
+    }
+
+    /// Decodes a record type: every member by name.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        box = Box(
+            Contents(
+                name: try c.decode(String.self, forKey: .name),
+                fields: try c.decode([String: FieldSchema].self, forKey: .fields),
+                systemFieldOptions: try c.decode([SystemField: IndexOptions].self, forKey: .systemFieldOptions),
+                grants: try c.decode([Grant].self, forKey: .grants)))
+    }
+
+    /// Encodes a record type: every member by name.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(fields, forKey: .fields)
+        try c.encode(systemFieldOptions, forKey: .systemFieldOptions)
+        try c.encode(grants, forKey: .grants)
+    }
 }
 
 /// A container's schema in one environment.
@@ -143,28 +214,74 @@ public struct Schema: Sendable, Hashable, Codable {
     /// The record type every container has and no query may name.
     public static let usersRecordType = "Users"
 
+    // The values live in one shared copy-on-write box: a query passes the schema from the
+    // container to the access rules, the checker and the executor, and each copy retained its
+    // three collections; now one reference. A write copies the box only when shared.
+    @usableFromInline
+    struct Contents: Hashable, Sendable {
+        @usableFromInline var environment: Environment
+        @usableFromInline var recordTypes: [String: RecordTypeSchema]
+        @usableFromInline var roles: Set<String>
+        @usableFromInline var roleAssignments: [String: Set<String>]
+    }
+
+    // Mutated only through `unique()`, i.e. while no other value shares it.
+    @usableFromInline
+    final class Box: @unchecked Sendable {
+        @exclusivity(unchecked) @usableFromInline var contents: Contents
+        @usableFromInline init(_ contents: Contents) { self.contents = contents }
+    }
+
+    @usableFromInline var box: Box
+
+    /// The box, copied first when another value shares it.
+    @inlinable @inline(__always)
+    mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.contents) }
+        return box
+    }
+
     /// Development (the schema grows on save) or production (locked).
-    public var environment: Environment
+    @inlinable public var environment: Environment {
+        get { box.contents.environment }
+        _modify { yield &unique().contents.environment }
+    }
     /// The record types, by name.
-    public var recordTypes: [String: RecordTypeSchema]
+    @inlinable public var recordTypes: [String: RecordTypeSchema] {
+        get { box.contents.recordTypes }
+        _modify { yield &unique().contents.recordTypes }
+    }
     /// Custom security roles (`CREATE ROLE name;`), which grants may name beside the built-in
     /// `_world`, `_icloud` and `_creator`. They are part of the schema: promotion copies them.
-    public var roles: Set<String>
+    @inlinable public var roles: Set<String> {
+        get { box.contents.roles }
+        _modify { yield &unique().contents.roles }
+    }
     /// Which users hold which custom roles in this environment: user record name → role names.
     /// Not part of the schema language and never promoted (each environment assigns its own);
     /// kept here so that assignments are committed through the log like the rest of the schema.
-    public var roleAssignments: [String: Set<String>]
+    @inlinable public var roleAssignments: [String: Set<String>] {
+        get { box.contents.roleAssignments }
+        _modify { yield &unique().contents.roleAssignments }
+    }
 
     /// A schema; with record types of the same name, the last one wins.
     public init(
         environment: Environment = .development, recordTypes: [RecordTypeSchema] = [], roles: Set<String> = [],
         roleAssignments: [String: Set<String>] = [:]
     ) {
-        self.environment = environment
-        self.recordTypes = Dictionary(recordTypes.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b })
-        self.roles = roles
-        self.roleAssignments = roleAssignments
+        box = Box(
+            Contents(
+                environment: environment,
+                recordTypes: Dictionary(recordTypes.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b }),
+                roles: roles, roleAssignments: roleAssignments))
     }
+
+    /// Whether two schemas hold the same values (the same box, or equal contents).
+    public static func == (a: Schema, b: Schema) -> Bool { a.box === b.box || a.box.contents == b.box.contents }
+
+    /// Hashes the schema's values.
+    public func hash(into hasher: inout Hasher) { box.contents.hash(into: &hasher) }
 
     /// The custom roles `user` holds here (empty for an unknown user).
     public func roles(of user: String) -> Set<String> { roleAssignments[user] ?? [] }
@@ -177,11 +294,13 @@ public struct Schema: Sendable, Hashable, Codable {
     /// existed have neither).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        environment = try c.decode(Environment.self, forKey: .environment)
-        recordTypes = try c.decode([String: RecordTypeSchema].self, forKey: .recordTypes)
-        roles = Set(try c.decodeIfPresent([String].self, forKey: .roles) ?? [])
-        roleAssignments = (try c.decodeIfPresent([String: [String]].self, forKey: .roleAssignments) ?? [:])
-            .mapValues { Set($0) }
+        box = Box(
+            Contents(
+                environment: try c.decode(Environment.self, forKey: .environment),
+                recordTypes: try c.decode([String: RecordTypeSchema].self, forKey: .recordTypes),
+                roles: Set(try c.decodeIfPresent([String].self, forKey: .roles) ?? []),
+                roleAssignments: (try c.decodeIfPresent([String: [String]].self, forKey: .roleAssignments) ?? [:])
+                    .mapValues { Set($0) }))
     }
 
     /// Encodes a schema; roles and assignments only when there are some (sorted), so a schema
