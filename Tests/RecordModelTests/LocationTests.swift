@@ -92,15 +92,33 @@ import Testing
         var l = Self.location(p)
         let copy = l
         let changes: [(inout Plain, inout Location) -> Void] = [
-            { $0.altitude = 100; $1.altitude = 100 },
-            { $0.speed = 3; $1.speed = 3 },
-            { $0.timestamp = Timestamp(millisecondsSince1970: 9); $1.timestamp = Timestamp(millisecondsSince1970: 9) },
-            { $0.altitude = 0; $1.altitude = 0 },
-            { $0.speed = -1; $1.speed = -1 },
-            { $0.timestamp = nil; $1.timestamp = nil },
-            { $0.verticalAccuracy = -0.0; $1.verticalAccuracy = -0.0 },
-            { $0.course = 45; $1.course = 45 },
-            { $0.latitude = -7; $1.latitude = -7 },
+            {
+                $0.altitude = 100; $1.altitude = 100
+            },
+            {
+                $0.speed = 3; $1.speed = 3
+            },
+            {
+                $0.timestamp = Timestamp(millisecondsSince1970: 9); $1.timestamp = Timestamp(millisecondsSince1970: 9)
+            },
+            {
+                $0.altitude = 0; $1.altitude = 0
+            },
+            {
+                $0.speed = -1; $1.speed = -1
+            },
+            {
+                $0.timestamp = nil; $1.timestamp = nil
+            },
+            {
+                $0.verticalAccuracy = -0.0; $1.verticalAccuracy = -0.0
+            },
+            {
+                $0.course = 45; $1.course = 45
+            },
+            {
+                $0.latitude = -7; $1.latitude = -7
+            },
         ]
         for change in changes {
             change(&p, &l)
