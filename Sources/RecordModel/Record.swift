@@ -23,22 +23,11 @@ public struct Record: Sendable, Hashable {
         @usableFromInline var recordChangeTag: String?
     }
 
-    // Mutated only through `unique()`, i.e. while no other record shares it; shared boxes are
-    // never written, so sharing them across threads is safe.
-    @usableFromInline
-    final class Box: @unchecked Sendable {
-        @exclusivity(unchecked) @usableFromInline var contents: Contents
-        @usableFromInline init(_ contents: Contents) { self.contents = contents }
-    }
-
-    @usableFromInline var box: Box
+    @usableFromInline var box: CopyOnWriteBox<Contents>
 
     /// The box, copied first when another record shares it.
     @inlinable @inline(__always)
-    mutating func unique() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.contents) }
-        return box
-    }
+    mutating func unique() -> CopyOnWriteBox<Contents> { CopyOnWriteBox.unique(&box) }
 
     /// The record type, e.g. `Note`.
     @inlinable public var recordType: String {
@@ -89,7 +78,7 @@ public struct Record: Sendable, Hashable {
         creatorUserRecordID: RecordID? = nil, lastModifiedUserRecordID: RecordID? = nil,
         recordChangeTag: String? = nil
     ) {
-        box = Box(
+        box = CopyOnWriteBox(
             Contents(
                 recordType: recordType, recordID: recordID, fields: fields, creationDate: creationDate,
                 modificationDate: modificationDate, creatorUserRecordID: creatorUserRecordID,

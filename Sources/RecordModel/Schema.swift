@@ -116,21 +116,11 @@ public struct RecordTypeSchema: Sendable, Hashable, Codable {
         @usableFromInline var grants: [Grant]
     }
 
-    // Mutated only through `unique()`, i.e. while no other value shares it.
-    @usableFromInline
-    final class Box: @unchecked Sendable {
-        @exclusivity(unchecked) @usableFromInline var contents: Contents
-        @usableFromInline init(_ contents: Contents) { self.contents = contents }
-    }
-
-    @usableFromInline var box: Box
+    @usableFromInline var box: CopyOnWriteBox<Contents>
 
     /// The box, copied first when another value shares it.
     @inlinable @inline(__always)
-    mutating func unique() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.contents) }
-        return box
-    }
+    mutating func unique() -> CopyOnWriteBox<Contents> { CopyOnWriteBox.unique(&box) }
 
     /// The record type's name.
     @inlinable public var name: String {
@@ -158,7 +148,7 @@ public struct RecordTypeSchema: Sendable, Hashable, Codable {
         name: String, fields: [FieldSchema] = [], systemFieldOptions: [SystemField: IndexOptions] = [:],
         grants: [Grant] = Grant.defaults
     ) {
-        box = Box(
+        box = CopyOnWriteBox(
             Contents(
                 name: name, fields: Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b }),
                 systemFieldOptions: systemFieldOptions, grants: grants))
@@ -182,7 +172,7 @@ public struct RecordTypeSchema: Sendable, Hashable, Codable {
     /// Decodes a record type: every member by name.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        box = Box(
+        box = CopyOnWriteBox(
             Contents(
                 name: try c.decode(String.self, forKey: .name),
                 fields: try c.decode([String: FieldSchema].self, forKey: .fields),
@@ -225,21 +215,11 @@ public struct Schema: Sendable, Hashable, Codable {
         @usableFromInline var roleAssignments: [String: Set<String>]
     }
 
-    // Mutated only through `unique()`, i.e. while no other value shares it.
-    @usableFromInline
-    final class Box: @unchecked Sendable {
-        @exclusivity(unchecked) @usableFromInline var contents: Contents
-        @usableFromInline init(_ contents: Contents) { self.contents = contents }
-    }
-
-    @usableFromInline var box: Box
+    @usableFromInline var box: CopyOnWriteBox<Contents>
 
     /// The box, copied first when another value shares it.
     @inlinable @inline(__always)
-    mutating func unique() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.contents) }
-        return box
-    }
+    mutating func unique() -> CopyOnWriteBox<Contents> { CopyOnWriteBox.unique(&box) }
 
     /// Development (the schema grows on save) or production (locked).
     @inlinable public var environment: Environment {
@@ -270,7 +250,7 @@ public struct Schema: Sendable, Hashable, Codable {
         environment: Environment = .development, recordTypes: [RecordTypeSchema] = [], roles: Set<String> = [],
         roleAssignments: [String: Set<String>] = [:]
     ) {
-        box = Box(
+        box = CopyOnWriteBox(
             Contents(
                 environment: environment,
                 recordTypes: Dictionary(recordTypes.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b }),
@@ -294,7 +274,7 @@ public struct Schema: Sendable, Hashable, Codable {
     /// existed have neither).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        box = Box(
+        box = CopyOnWriteBox(
             Contents(
                 environment: try c.decode(Environment.self, forKey: .environment),
                 recordTypes: try c.decode([String: RecordTypeSchema].self, forKey: .recordTypes),
