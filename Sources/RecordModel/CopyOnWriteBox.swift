@@ -19,3 +19,15 @@ final class CopyOnWriteBox<Contents>: @unchecked Sendable {
         return box
     }
 }
+
+/// Boxes compare by their contents (a box is equal to itself without comparing), so a value
+/// holding only its box gets its equality and hashing synthesized from the contents'.
+extension CopyOnWriteBox: Equatable where Contents: Equatable {
+    @usableFromInline
+    static func == (a: CopyOnWriteBox, b: CopyOnWriteBox) -> Bool { a === b || a.contents == b.contents }
+}
+
+extension CopyOnWriteBox: Hashable where Contents: Hashable {
+    @usableFromInline
+    func hash(into hasher: inout Hasher) { contents.hash(into: &hasher) }
+}

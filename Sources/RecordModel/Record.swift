@@ -10,7 +10,8 @@
 public struct Record: Sendable, Hashable {
     // The values live in one shared, copy-on-write box: copying a record (out of a cache, into a
     // page, into a result) retains one reference instead of every string and dictionary in it,
-    // and a write copies the box only when another copy shares it.
+    // and a write copies the box only when another copy shares it. Equality and hashing are the
+    // box's (its contents'), synthesized.
     @usableFromInline
     struct Contents: Hashable {
         @usableFromInline var recordType: String
@@ -90,12 +91,6 @@ public struct Record: Sendable, Hashable {
         get { box.contents.fields[field] }
         _modify { yield &unique().contents.fields[field] }
     }
-
-    /// Whether two records hold the same values (the same box, or equal contents).
-    public static func == (a: Record, b: Record) -> Bool { a.box === b.box || a.box.contents == b.box.contents }
-
-    /// Hashes the record's values.
-    public func hash(into hasher: inout Hasher) { box.contents.hash(into: &hasher) }
 }
 
 /// The system fields of every record, with their query names and Web Services index names.

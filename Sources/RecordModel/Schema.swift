@@ -109,7 +109,7 @@ public struct RecordTypeSchema: Sendable, Hashable, Codable {
     // type's schema several times (access, check, plan), and each copy retained its name, two
     // dictionaries and an array; now one reference. A write copies the box only when shared.
     @usableFromInline
-    struct Contents: Hashable, Sendable {
+    struct Contents: Hashable, Sendable, Codable {
         @usableFromInline var name: String
         @usableFromInline var fields: [String: FieldSchema]
         @usableFromInline var systemFieldOptions: [SystemField: IndexOptions]
@@ -157,37 +157,12 @@ public struct RecordTypeSchema: Sendable, Hashable, Codable {
     /// Fields sorted by name, for stable output.
     public var sortedFields: [FieldSchema] { fields.values.sorted { compareUTF8($0.name, $1.name) < 0 } }
 
-    /// Whether two record types hold the same values (the same box, or equal contents).
-    public static func == (a: RecordTypeSchema, b: RecordTypeSchema) -> Bool {
-        a.box === b.box || a.box.contents == b.box.contents
-    }
-
-    /// Hashes the record type's values.
-    public func hash(into hasher: inout Hasher) { box.contents.hash(into: &hasher) }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, fields, systemFieldOptions, grants
-    }
-
-    /// Decodes a record type: every member by name.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        box = CopyOnWriteBox(
-            Contents(
-                name: try c.decode(String.self, forKey: .name),
-                fields: try c.decode([String: FieldSchema].self, forKey: .fields),
-                systemFieldOptions: try c.decode([SystemField: IndexOptions].self, forKey: .systemFieldOptions),
-                grants: try c.decode([Grant].self, forKey: .grants)))
-    }
+    /// Decodes a record type: every member by name (the contents' synthesized coding, the keys
+    /// a plain struct of the members had).
+    public init(from decoder: any Decoder) throws { box = CopyOnWriteBox(try Contents(from: decoder)) }
 
     /// Encodes a record type: every member by name.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(fields, forKey: .fields)
-        try c.encode(systemFieldOptions, forKey: .systemFieldOptions)
-        try c.encode(grants, forKey: .grants)
-    }
+    public func encode(to encoder: any Encoder) throws { try box.contents.encode(to: encoder) }
 }
 
 /// A container's schema in one environment.
@@ -256,12 +231,6 @@ public struct Schema: Sendable, Hashable, Codable {
                 recordTypes: Dictionary(recordTypes.map { ($0.name, $0) }, uniquingKeysWith: { _, b in b }),
                 roles: roles, roleAssignments: roleAssignments))
     }
-
-    /// Whether two schemas hold the same values (the same box, or equal contents).
-    public static func == (a: Schema, b: Schema) -> Bool { a.box === b.box || a.box.contents == b.box.contents }
-
-    /// Hashes the schema's values.
-    public func hash(into hasher: inout Hasher) { box.contents.hash(into: &hasher) }
 
     /// The custom roles `user` holds here (empty for an unknown user).
     public func roles(of user: String) -> Set<String> { roleAssignments[user] ?? [] }
