@@ -253,4 +253,39 @@ struct PointGen {
                 GeoMath.distanceKm(chord2: polar.minChord2(from: GeoQueryPoint(latitude: 70, longitude: 180)))
                     - 20 * .pi / 180 * GeoMath.earthRadiusKm) < 1e-6)  // over the pole
     }
+
+    /// The 3-D box bound (the R-tree's) against the per-axis form it replaced — "min − v below the
+    /// box, v − max above it, 0 inside", squares summed x, y, z, shrunk by 1e-15 — to the bit, for
+    /// queries inside, outside and on the faces of boxes around random points, and the empty box.
+    @Test func boxDistanceMatchesPerAxisForm() {
+        func reference(_ b: Box3, _ v: UnitVector) -> Double {
+            let dx = v.x < b.minX ? b.minX - v.x : (v.x > b.maxX ? v.x - b.maxX : 0)
+            let dy = v.y < b.minY ? b.minY - v.y : (v.y > b.maxY ? v.y - b.maxY : 0)
+            let dz = v.z < b.minZ ? b.minZ - v.z : (v.z > b.maxZ ? v.z - b.maxZ : 0)
+            return max(0, dx * dx + dy * dy + dz * dz - 1e-15)
+        }
+        let seed = TestSeed.next()
+        var gen = PointGen(rng: SeededRandom(seed: seed))
+        func vector() -> UnitVector {
+            let l = gen.location()
+            return UnitVector(latitude: l.latitude, longitude: l.longitude)
+        }
+        var outside = 0
+        for _ in 0..<2_000 {
+            var box = Box3.empty
+            for _ in 0..<(1 + gen.rng.below(4)) {
+                let p = vector()
+                box.add(p.x, p.y, p.z)
+            }
+            // A corner of the box, a point of it and a random point: on, inside and (mostly) outside.
+            let corner = UnitVector(x: box.minX, y: box.maxY, z: box.minZ)
+            for v in [vector(), corner, UnitVector(x: box.maxX, y: box.minY, z: box.maxZ)] {
+                let got = box.minDist2(v)
+                #expect(got.bitPattern == reference(box, v).bitPattern, "seed \(seed): \(box) \(v)")
+                if got > 0 { outside += 1 }
+            }
+            #expect(Box3.empty.minDist2(vector()) == .infinity)
+        }
+        #expect(outside > 1_000, "seed \(seed): too few queries outside their box")
+    }
 }
