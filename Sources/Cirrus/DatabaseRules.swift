@@ -59,7 +59,7 @@ public enum DatabaseRules {
         do throws(PredicateError) {
             let tree: PredicateSyntax.Predicate
             do { tree = try parse(query.predicate) } catch { throw PredicateError(error) }
-            let checked = try QueryChecker.check(tree, sorts: query.sortDescriptors, context: ctx)
+            let checked = try QueryChecker.check(tree, sorts: query.sortDescriptors, context: consume ctx)
             return (
                 Query(
                     recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),

@@ -303,7 +303,7 @@ extension EmbeddedDatabase {
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         let result = try run(
-            plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
+            consume plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
             schema: schema, worldReadable: worldReadable)
         if let meter, meter.charge(elapsedNanoseconds: DispatchTime.now().uptimeNanoseconds &- began) {
             core.startReadMerge(meter)
@@ -316,7 +316,7 @@ extension EmbeddedDatabase {
     }
 
     func run(
-        _ plan: QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?,
+        _ plan: consuming QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?,
         limit: Int,
         resume: StreamContinuation? = nil, schema: Schema? = nil, worldReadable: Bool = false
     ) throws(CirrusError) -> QueryPage {
@@ -332,7 +332,7 @@ extension EmbeddedDatabase {
         }
         do {
             return try QueryExecutor.run(
-                plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible,
+                consume plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible,
                 resume: resume)
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")

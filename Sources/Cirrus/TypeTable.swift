@@ -416,10 +416,10 @@ struct TypeTable: Sendable {
         }
         let split = firstIndex(atLeast: baseCount, from: 0)
         guard split > 0, let base else { return fallback() }
-        if base.layers.count == 1, split == rows.count, after == nil {
-            // One layer and no delta row: the rows are in id order already; no run to merge
-            // (and no layer or run copied, each a handful of retains).
-            guard let layerZone = base.layers[0].rows.singleZoneName else { return fallback() }
+        if split == rows.count, after == nil, let layerZone = base.rows.singleZoneName {
+            // One layer in one zone (`singleZoneName` is nil otherwise) and no delta row: the
+            // rows are in id order already; no run to merge (and no layer or run copied, each a
+            // handful of retains: reading the zone through `base.layers[0]` copied the layer).
             if let zone, zone != ZoneID(zoneName: layerZone) { return [] }
             return firstLive(rows[...])
         }

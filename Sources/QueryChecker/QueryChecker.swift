@@ -51,7 +51,7 @@ public enum QueryChecker {
     public static func check(
         _ tree: Predicate, sorts: [SortDescriptor], context: consuming CheckContext
     ) throws(PredicateError) -> CheckedPredicate {
-        var checker = Checker(context: context)
+        var checker = Checker(context: consume context)
         let checked = try checker.run(tree)
         if !sorts.isEmpty { try checker.checkSort(sorts) }
         return checked
@@ -68,12 +68,13 @@ struct Checker {
     let typeSchema: RecordTypeSchema?
 
     init(context: consuming CheckContext) {
-        self.context = context
         if let schema = context.schema, let t = context.recordType {
             typeSchema = schema.recordTypes[t]
         } else {
             typeSchema = nil
         }
+        // The context's last use: moved in, not copied (five references retained and released).
+        self.context = context
     }
 
     mutating func run(_ tree: Predicate) throws(PredicateError) -> CheckedPredicate {

@@ -67,12 +67,12 @@ public enum QueryExecutor {
     /// in zone `zone` (every zone when nil), among the records `visible` accepts (access rules;
     /// nil: all), projected to `desiredKeys` (nil: whole records, []: system fields only).
     public static func run(
-        _ plan: QueryPlan, on snapshot: some QuerySnapshot, after: OrderKey? = nil, pageSize: Int,
+        _ plan: consuming QueryPlan, on snapshot: some QuerySnapshot, after: OrderKey? = nil, pageSize: Int,
         zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil,
         resume: StreamContinuation? = nil
     ) throws(ExecutionError) -> QueryPage {
         var run = Run(
-            plan: plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
+            plan: consume plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
         run.resume = resume
         var page = try run.execute()
         if let keys = desiredKeys {
@@ -102,16 +102,17 @@ struct Run<S: QuerySnapshot> {
     var actual = [Int: Int](minimumCapacity: 8)
 
     init(
-        plan: QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?,
+        plan: consuming QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?,
         visible: (@Sendable (Record) -> Bool)?
     ) {
-        self.plan = plan
+        self.ordering = Ordering(plan.query.sortDescriptors)
         self.snapshot = snapshot
         self.after = after
         self.pageSize = pageSize
         self.zone = zone
         self.visible = visible
-        self.ordering = Ordering(plan.query.sortDescriptors)
+        // The plan's last use: moved in, not copied (each of its references retained and released).
+        self.plan = plan
     }
 
     mutating func execute() throws(ExecutionError) -> QueryPage {
