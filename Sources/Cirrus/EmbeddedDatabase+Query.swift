@@ -316,7 +316,8 @@ extension EmbeddedDatabase {
     }
 
     func run(
-        _ plan: consuming QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?,
+        _ plan: consuming QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?,
+        after: OrderKey?,
         limit: Int,
         resume: StreamContinuation? = nil, schema: Schema? = nil, worldReadable: Bool = false
     ) throws(CirrusError) -> QueryPage {
@@ -332,7 +333,8 @@ extension EmbeddedDatabase {
         }
         do {
             return try QueryExecutor.run(
-                consume plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys, visible: visible,
+                consume plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys,
+                visible: visible,
                 resume: resume)
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")

@@ -72,7 +72,8 @@ public enum QueryExecutor {
         resume: StreamContinuation? = nil
     ) throws(ExecutionError) -> QueryPage {
         var run = Run(
-            plan: consume plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone, visible: visible)
+            plan: consume plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone,
+            visible: visible)
         run.resume = resume
         var page = try run.execute()
         if let keys = desiredKeys {
