@@ -82,8 +82,7 @@ extension SpatialIndex {
 
     /// Base rows within the radius (R-tree descent over the mapped tree, removed rows skipped).
     func baseRadius(_ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]) {
-        // By index: `for tree in bases` copied each tree (four references retained and released).
-        for k in bases.indices where bases[k].count > 0 { baseRadius(bases[k], km, center, inclusive, into: &out) }
+        for tree in bases where tree.count > 0 { baseRadius(tree, km, center, inclusive, into: &out) }
     }
 
     /// Rows of one mapped tree within the radius.

@@ -165,6 +165,9 @@ public struct RowSection: @unchecked Sendable {
     private(set) var names: RecordCodec.NameTable?
     /// The segment's `rowhash` section, nil when it has none (`row(of:)` then binary-searches).
     let hash: RowHash.Table?
+    /// The zone name of every row when all rows are in one zone, else nil (read at open: a
+    /// query asks, and reading it then decoded two keys and copied this view).
+    public private(set) var singleZoneName: String?
 
     /// The `rows` section of `segment`; throws naming the file and offset when it is damaged.
     public init(segment: DataSegment) throws(LogError) {
@@ -195,6 +198,8 @@ public struct RowSection: @unchecked Sendable {
         } else {
             hash = nil
         }
+        singleZoneName = nil
+        singleZoneName = Self.singleZoneName(RowBytes(self))
         // Nine rows spread over the section (a page fault each, at open): their names together.
         let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
         let rows = sample.compactMap { i in payload(i).flatMap { try? RecordCodec.decode($0) } }
@@ -265,9 +270,9 @@ public struct RowSection: @unchecked Sendable {
     }
 
     /// The zone name of every row when all rows are in one zone, else nil. Rows sort by zone
-    /// first, so the first and last rows tell: O(1).
-    public var singleZoneName: String? {
-        guard count > 0, let (first, _) = keyBytes(0), let (last, _) = keyBytes(count - 1),
+    /// first, so the first and last rows tell: O(1), read when the section is opened.
+    static func singleZoneName(_ rows: RowBytes) -> String? {
+        guard rows.count > 0, let (first, _) = rows.keyBytes(0), let (last, _) = rows.keyBytes(rows.count - 1),
             RowKeyOrder.compare(first, last) == 0
         else { return nil }
         return String(decoding: first, as: UTF8.self)
