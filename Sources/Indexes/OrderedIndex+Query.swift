@@ -156,6 +156,18 @@ extension OrderedIndex {
         return layeredVar.rows(lo, hi)
     }
 
+    /// Row ids of entries in `range`, in no particular order (a set of rows: with several
+    /// layers, each layer's rows and then the delta's, not merged into index order).
+    public func unorderedRows(in range: ValueRange) -> [RowID] {
+        let f = family
+        if family.isFixed {
+            guard let (lo, hi) = Self.positions(range, { Self.fixedEnc($0, f) }) else { return [] }
+            return layeredFixed.unorderedRows(lo, hi)
+        }
+        guard let (lo, hi) = Self.positions(range, { Self.varEnc($0, f) }) else { return [] }
+        return layeredVar.unorderedRows(lo, hi)
+    }
+
     /// Number of entries in `range`. O(log n), from the subtree counts.
     public func count(in range: ValueRange) -> Int {
         let f = family
@@ -171,6 +183,13 @@ extension OrderedIndex {
     public func rows(beginningWith prefix: FieldValue) -> [RowID] {
         guard let (l, u) = KeyEncoding.prefixRange(prefix, family: family) else { return [] }
         return layeredVar.rows((l, 0), u.map { ($0, 0) })
+    }
+
+    /// Row ids of entries beginning with `prefix`, in no particular order (see
+    /// ``unorderedRows(in:)``).
+    public func unorderedRows(beginningWith prefix: FieldValue) -> [RowID] {
+        guard let (l, u) = KeyEncoding.prefixRange(prefix, family: family) else { return [] }
+        return layeredVar.unorderedRows((l, 0), u.map { ($0, 0) })
     }
 
     /// Number of entries beginning with `prefix`. O(log n).

@@ -367,4 +367,32 @@ struct LayeredKeys<S: StaticKeys> {
         }
         return out
     }
+
+    /// The rows of the entries in [lo, hi) in no particular order: each layer's in its own
+    /// order, then the delta's (removed rows skipped). For a set of rows: no merge across
+    /// layers and no key read (the merge built every entry's key to compare layer heads, and a
+    /// string key copied its bytes out).
+    func unorderedRows(_ lo: Position<K>?, _ hi: Position<K>?) -> [RowID] {
+        guard !bases.isEmpty else { return rows(lo, hi) }
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(bases.count)
+        for b in bases { ranges.append(b.range(lo, hi)) }
+        var out: [RowID] = []
+        out.reserveCapacity(ranges.reduce(0) { $0 + $1.count })
+        let skip = removed.count > 0
+        for (base, r) in zip(bases, ranges) {
+            for i in r {
+                let row = base.row(i)
+                if skip && removed.contains(Int(row)) { continue }
+                out.append(row)
+            }
+        }
+        if delta.count(lo, hi) > 0 {
+            delta.visit(lo, hi, .ascending) { _, r in
+                out.append(r)
+                return true
+            }
+        }
+        return out
+    }
 }

@@ -201,14 +201,15 @@ struct Run<S: QuerySnapshot> {
 }
 
 extension Run {
-    /// The rows of an index scan or prefix as the ordered index yields them (value order, one
-    /// entry per list element); nil for the other nodes, whose row sets come sorted.
+    /// The rows of an index scan or prefix in no particular order (each layer's in value order,
+    /// one entry per list element; `OrderedIndex.unorderedRows`); nil for the other nodes, whose
+    /// row sets come sorted.
     func unsortedRows(_ node: PlanNode) throws(ExecutionError) -> [RowID]? {
         switch node.op {
         case .indexScan(let field, let range, _, _):
-            return range.isEmpty ? [] : try ordered(field).rows(in: range.valueRange)
+            return range.isEmpty ? [] : try ordered(field).unorderedRows(in: range.valueRange)
         case .indexPrefix(let field, let prefix):
-            return try ordered(field).rows(beginningWith: prefix)
+            return try ordered(field).unorderedRows(beginningWith: prefix)
         default:
             return nil
         }

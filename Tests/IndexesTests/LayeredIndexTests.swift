@@ -237,6 +237,9 @@ final class Bytes: @unchecked Sendable {
                 #expect(x.count(equalTo: v) == y.count(equalTo: v), "seed \(seed): count \(field) = \(v)")
                 for r in [ValueRange(lower: .included(v)), ValueRange(upper: .excluded(v)), .all] {
                     #expect(x.rows(in: r) == y.rows(in: r), "seed \(seed): \(field) in \(r)")
+                    // The same rows (each as often: one entry per list element), in any order.
+                    #expect(
+                        x.unorderedRows(in: r).sorted() == y.rows(in: r).sorted(), "seed \(seed): \(field) set in \(r)")
                     #expect(x.count(in: r) == y.count(in: r), "seed \(seed): count \(field) in \(r)")
                     for dir in [ScanDirection.ascending, .descending] {
                         let all = x.page(r, direction: dir, limit: 10_000)
@@ -254,6 +257,9 @@ final class Bytes: @unchecked Sendable {
             }
             for p in [FieldValue.string("B"), .string("Caf"), .string("東")] where !x.family.isFixed {
                 #expect(x.rows(beginningWith: p) == y.rows(beginningWith: p), "seed \(seed): \(field) prefix \(p)")
+                #expect(
+                    x.unorderedRows(beginningWith: p).sorted() == y.rows(beginningWith: p).sorted(),
+                    "seed \(seed): \(field) prefix set \(p)")
                 #expect(x.count(beginningWith: p) == y.count(beginningWith: p), "seed \(seed)")
             }
             #expect(x.rows(equalToAnyOf: values) == y.rows(equalToAnyOf: values), "seed \(seed): \(field) IN")
