@@ -143,6 +143,21 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// Whether row order is record-id order (see `TypeTable.rowsInIDOrder`).
     public var rowsInIDOrder: Bool { storage.table?.rowsInIDOrder ?? false }
 
+    /// Whether each base layer lists its rows in record-id order and no row was added since
+    /// (see `TypeTable.layersInIDOrder`).
+    public var layersInIDOrder: Bool { storage.table?.layersInIDOrder ?? false }
+
+    /// Whether row `a`'s record id comes before row `b`'s, from their key bytes when both are
+    /// base rows (`BaseRows.compareIDs`), else from their ids.
+    public func rowPrecedes(_ a: RowID, _ b: RowID) -> Bool {
+        if let base = storage.table?.base, Int(a) < base.rows.count, Int(b) < base.rows.count {
+            return base.rows.compareIDs(Int(a), Int(b)) < 0
+        }
+        guard let y = recordID(b) else { return false }
+        guard let x = recordID(a) else { return true }
+        return x < y
+    }
+
     /// The record of `row` with at least the user fields in `fields`; base rows are decoded
     /// partly (see `TypeTable.record(_:fields:)`).
     public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }

@@ -187,6 +187,13 @@ struct TypeTable: Sendable {
         return b.rows.singleZoneName != nil
     }
 
+    /// Whether every base layer lists its rows in record-id order (all of a layer's rows in one
+    /// zone: a layer sorts by zone, then record name) and no row was added since.
+    var layersInIDOrder: Bool {
+        guard let b = parts.base, Int(parts.nextRow) == b.rows.count else { return false }
+        return b.rows.layers.allSatisfy { $0.rows.singleZoneName != nil }
+    }
+
     /// Builds the table from every live record of the type (bulk, sorted by record id).
     init(recordType: String, owner: String, schema: RecordTypeSchema?, records: [Record], nodeSize: Int) {
         // Sort positions, not records: moving a Record is many retains.

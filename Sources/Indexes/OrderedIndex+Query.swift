@@ -215,24 +215,36 @@ extension OrderedIndex {
 
     /// Visits the row ids of `range` in value order (ties by row id, reversed when descending),
     /// starting strictly after `after` = (value, row) when given, until `body` returns false.
+    /// With `tieOrder` (a strict order of rows that agrees with row order within each static
+    /// layer, such as record-id order when each layer lists its rows in id order), an ascending
+    /// scan of an index that ``ordersTiesAcrossLayers`` meets the rows level on a value in that
+    /// order instead; otherwise `tieOrder` is not used.
     ///
     /// ```swift
     /// index.scan(.all, direction: .descending, after: (.int64(10), 3)) { row in print(row); return true }
     /// ```
     public func scan(
         _ range: ValueRange = .all, direction: ScanDirection = .ascending,
-        after: (FieldValue, RowID)? = nil, _ body: (RowID) -> Bool
+        after: (FieldValue, RowID)? = nil, tieOrder: ((RowID, RowID) -> Bool)? = nil, _ body: (RowID) -> Bool
     ) {
         let f = family
         if family.isFixed {
             guard let (lo, hi) = Self.positions(range, { Self.fixedEnc($0, f) }) else { return }
             guard let (l, h) = Self.resume(lo, hi, direction, after, { Self.fixedEnc($0, f) }) else { return }
-            layeredFixed.visit(l, h, direction) { _, r in body(r) }
+            layeredFixed.visit(l, h, direction, tieOrder: tieOrder) { _, r in body(r) }
         } else {
             guard let (lo, hi) = Self.positions(range, { Self.varEnc($0, f) }) else { return }
             guard let (l, h) = Self.resume(lo, hi, direction, after, { Self.varEnc($0, f) }) else { return }
-            layeredVar.visit(l, h, direction) { _, r in body(r) }
+            layeredVar.visit(l, h, direction, tieOrder: tieOrder) { _, r in body(r) }
         }
+    }
+
+    /// Whether an ascending ``scan(_:direction:after:tieOrder:_:)`` with a tie order meets the
+    /// entries level on a value in that order: the index has several static layers and no entry
+    /// written since them (its delta is empty).
+    public var ordersTiesAcrossLayers: Bool {
+        family.isFixed
+            ? fixedBases.count > 1 && fixed.count == 0 : varBases.count > 1 && variable.count == 0
     }
 
     /// Narrows [lo, hi) to the part strictly after `after` in the scan direction.

@@ -228,8 +228,13 @@ struct LayeredKeys<S: StaticKeys> {
     }
 
     /// Entries in [lo, hi) in the given direction: the layers' (skipping removed rows) merged
-    /// with the delta's by (key, row).
-    func visit(_ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection, _ body: (K, RowID) -> Bool) {
+    /// with the delta's by (key, row). With `tieOrder`, an ascending visit with no delta entry
+    /// in range puts the layers' entries level on a key in that order instead of row order
+    /// (`OrderedIndex.scan(_:direction:after:tieOrder:_:)`).
+    func visit(
+        _ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection, tieOrder: ((RowID, RowID) -> Bool)? = nil,
+        _ body: (K, RowID) -> Bool
+    ) {
         guard !bases.isEmpty else { return delta.visit(lo, hi, dir, body) }
         var d: [(K, RowID)] = []
         delta.visit(lo, hi, dir) { k, r in
@@ -239,7 +244,7 @@ struct LayeredKeys<S: StaticKeys> {
         if bases.count == 1 {
             visitOne(bases[0], d, lo, hi, dir, body)
         } else {
-            visitMany(d, lo, hi, dir, body)
+            visitMany(d, lo, hi, dir, tieOrder: d.isEmpty && dir == .ascending ? tieOrder : nil, body)
         }
     }
 
@@ -278,10 +283,18 @@ struct LayeredKeys<S: StaticKeys> {
 
     /// Several static layers and the delta: a k-way merge, the next entry chosen by a linear
     /// look at each layer's head (there are few layers: a checkpoint keeps them logarithmic).
+    /// Heads level on a key are taken in `tieOrder` when given (it must agree with row order
+    /// within a layer, which lists a key's entries by row), else by row.
     func visitMany(
         _ d: [(K, RowID)], _ lo: Position<K>?, _ hi: Position<K>?, _ dir: ScanDirection,
-        _ body: (K, RowID) -> Bool
+        tieOrder: ((RowID, RowID) -> Bool)? = nil, _ body: (K, RowID) -> Bool
     ) {
+        func precedes(_ a: (K, RowID), _ b: (K, RowID)) -> Bool {
+            guard let tieOrder else { return Self.before(a, b, dir) }
+            if a.0 < b.0 { return dir == .ascending }
+            if b.0 < a.0 { return dir != .ascending }
+            return tieOrder(a.1, b.1)
+        }
         let asc = dir == .ascending
         let step = asc ? 1 : -1
         let skip = removed.count > 0
@@ -311,7 +324,7 @@ struct LayeredKeys<S: StaticKeys> {
             var best = -1
             for k in bases.indices {
                 guard let h = heads[k] else { continue }
-                if best < 0 || Self.before(h, heads[best]!, dir) { best = k }
+                if best < 0 || precedes(h, heads[best]!) { best = k }
             }
             guard best >= 0, let h = heads[best] else { break }
             while j < d.count, Self.before(d[j], h, dir) {

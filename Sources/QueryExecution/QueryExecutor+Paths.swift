@@ -66,7 +66,9 @@ extension Run {
 
         func flush() {
             if !st.rowGroup.isEmpty { return flushTies() }
-            if st.group.count > 1, st.idOrderedTies, !st.groupAscending {
+            if st.tiesInIDOrder {
+                st.results += st.group
+            } else if st.group.count > 1, st.idOrderedTies, !st.groupAscending {
                 // Rows in record-id order (a descending scan meets its ties backwards): the
                 // tie group sorts by row, with no key built or compared.
                 st.results += st.group.sorted { $0.row < $1.row }
@@ -159,9 +161,11 @@ extension Run {
                 st.groupAscending = false
             }
             st.group.append(Taken(record: record, row: row))
-            // Ties met in record-id order (`rowsInIDOrder`, rows ascending so far): rows still to
-            // come level with these have higher rows, so later ids, and the page is complete.
+            // Ties met in record-id order (`rowsInIDOrder`, rows ascending so far; or merged by
+            // id across layers): rows still to come level with these have later ids, and the
+            // page is complete.
             if st.idOrderedTies, st.groupAscending, st.results.count + st.group.count >= want { return false }
+            if st.tiesInIDOrder, st.results.count + st.group.count >= want { return false }
             return true
         }
 
@@ -207,17 +211,28 @@ extension Run {
             // the index lists them in row order.
             let tiesByID = ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field
             st.idOrderedTies = tiesByID && snapshot.rowsInIDOrder
+            // Layers that each list their rows in id order, merged by id where they tie: an
+            // ascending scan then meets its ties in id order, as one layer would. Only where
+            // every row scanned is taken (no set or filter to pass): each tie between layers
+            // compares two ids read from the rows, and a scan that rejects most of its rows paid
+            // that for rows it dropped (equality + sort at 1M with three layers: 135 → 151 µs).
+            st.tiesInIDOrder =
+                tiesByID && !descending && sets.isEmpty && residual.isEmpty && !snapshot.rowsInIDOrder
+                && snapshot.layersInIDOrder && index.ordersTiesAcrossLayers
             // Large tie groups taken by value (`takeByValue`) where a group is read whole: rows
             // not in id order, or a descending scan (which meets its ties backwards). A user
             // field's value is read from the row's bytes; records are needed first only to test
             // visibility or a filter the bytes cannot answer.
-            if tiesByID, !snapshot.rowsInIDOrder || descending, visible == nil, residual.isEmpty || filter != nil,
-                SystemField.named(field) == nil
+            if tiesByID, !st.tiesInIDOrder, !snapshot.rowsInIDOrder || descending, visible == nil,
+                residual.isEmpty || filter != nil, SystemField.named(field) == nil
             {
                 st.tieKeys = snapshot.valueReader(FieldSelection([field]))
             }
             if !r.isEmpty {
-                index.scan(r.valueRange, direction: descending ? .descending : .ascending) { take($0) }
+                let tieOrder: ((RowID, RowID) -> Bool)? = st.tiesInIDOrder ? { snapshot.rowPrecedes($0, $1) } : nil
+                index.scan(r.valueRange, direction: descending ? .descending : .ascending, tieOrder: tieOrder) {
+                    take($0)
+                }
             }
         case .nearest(let field, let center, let maxKm):
             let (it, stopped) = try streamNearest(scan.op, field: field, center: center, maxKm: maxKm) { row, c2 in
@@ -509,6 +524,10 @@ final class StreamState {
     /// Whether ascending rows level on the first sort value are in the query's order (one sort
     /// descriptor, the scanned field; rows in record-id order): such a group needs no sort.
     @exclusivity(unchecked) var idOrderedTies = false
+    /// Whether rows level on the first sort value come in record-id order though not in row
+    /// order (an ascending scan merging its layers' ties by id): such a group needs no sort
+    /// either, and the scan stops at a full page.
+    @exclusivity(unchecked) var tiesInIDOrder = false
     /// The row that stopped the scan (read ahead for the next page).
     @exclusivity(unchecked) var dropped: RowID? = nil
     @exclusivity(unchecked) var scanned = 0

@@ -51,6 +51,13 @@ public protocol QuerySnapshot: Sendable {
     /// value alone then meets ties in their final order: it need not sort them, and stops as soon
     /// as it has a page. False unless the store knows (the default).
     var rowsInIDOrder: Bool { get }
+    /// Whether the rows are parts (a checkpoint's layers) that each list their rows in record-id
+    /// order, and no row was added since: an index scan can then merge its layers' ties by
+    /// ``rowPrecedes(_:_:)`` and meet them in their final order. False unless the store knows
+    /// (the default).
+    var layersInIDOrder: Bool { get }
+    /// Whether row `a`'s record id comes before row `b`'s (record name, then zone name).
+    func rowPrecedes(_ a: RowID, _ b: RowID) -> Bool
 }
 
 /// When a reader of many rows asks its store to load them ahead
@@ -115,6 +122,16 @@ extension QuerySnapshot {
 
     /// Unknown: false.
     public var rowsInIDOrder: Bool { false }
+
+    /// Unknown: false.
+    public var layersInIDOrder: Bool { false }
+
+    /// From the rows' record ids (a row without a record sorts first).
+    public func rowPrecedes(_ a: RowID, _ b: RowID) -> Bool {
+        guard let y = recordID(b) else { return false }
+        guard let x = recordID(a) else { return true }
+        return x < y
+    }
 
     /// The record id of `record(row)`.
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }

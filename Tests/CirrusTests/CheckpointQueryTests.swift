@@ -360,4 +360,73 @@ import Testing
             #expect(try await pages(db2, q) == want, "seed \(seed): \(q.predicate) without a checkpoint")
         }
     }
+
+    /// Layers that each list their rows in id order, nothing written since: a scan sorted on
+    /// one field merges the layers' ties by record id and stops at a full page. Its pages (7
+    /// rows, ties spanning pages) are the records sorted by value and then record name, both
+    /// ways, as after compaction; a query the merge does not serve (two sorts) agrees too.
+    @Test func layeredTiesMergeByRecordID() async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        let c = try env.open()
+        let db = c.publicDatabase(as: .user("_u"))
+        var live: [Int: Record] = [:]
+        // Shrinking layers (a layer merges into the one before only when that one is no larger),
+        // whose record names interleave in id order ("p10" < "p2").
+        for ids in [Array(0..<120), Array(120..<160), Array(160..<172)] {
+            let records = ids.map { place($0) }
+            for (i, r) in zip(ids, records) { live[i] = r }
+            _ = try await db.modifyRecords(saving: records, deleting: [])
+            try c.checkpoint()
+        }
+        let table = try #require(c.embedded!.stateLock.withLock { c.embedded!.tables.values.flatMap(\.values).first })
+        #expect((table.base?.rows.layers.count ?? 0) >= 3)
+        #expect(table.layersInIDOrder && !table.rowsInIDOrder)
+        func n(_ r: Record) -> Int64 {
+            if case .int64(let v) = r.fields["n"] { return v }
+            return -1
+        }
+        func name(_ r: Record) -> String {
+            if case .string(let v) = r.fields["name"] { return v }
+            return ""
+        }
+        func want<T: Comparable>(_ key: (Record) -> T, ascending: Bool, _ keep: (Record) -> Bool) -> [String] {
+            live.values.filter(keep).sorted { a, b in
+                let x = key(a), y = key(b)
+                if x != y { return ascending ? x < y : y < x }
+                return a.recordID.recordName < b.recordID.recordName
+            }.map(\.recordID.recordName)
+        }
+        let cases: [(RecordQuery, [String])] = [
+            (
+                RecordQuery(recordType: "Place", predicate: "n >= 2", sortDescriptors: [.field("n", ascending: true)]),
+                want(n, ascending: true) { n($0) >= 2 }
+            ),
+            (
+                RecordQuery(recordType: "Place", predicate: "n < 9", sortDescriptors: [.field("n", ascending: false)]),
+                want(n, ascending: false) { n($0) < 9 }
+            ),
+            (
+                RecordQuery(
+                    recordType: "Place", predicate: "name BEGINSWITH 'place 1'",
+                    sortDescriptors: [.field("name", ascending: true)]),
+                want(name, ascending: true) { name($0).hasPrefix("place 1") }
+            ),
+        ]
+        var layered: [[String]] = []
+        for (q, expected) in cases {
+            let got = try await pages(db, q)
+            #expect(got == expected, "\(q.predicate) sorted on \(q.sortDescriptors)")
+            layered.append(got)
+        }
+        let two = RecordQuery(
+            recordType: "Place", predicate: "n < 4",
+            sortDescriptors: [.field("n", ascending: true), .field("name", ascending: false)])
+        let twoLayered = try await pages(db, two)
+        try c.compact()
+        for ((q, _), got) in zip(cases, layered) {
+            #expect(try await pages(db, q) == got, "\(q.predicate) after compaction")
+        }
+        #expect(try await pages(db, two) == twoLayered, "two sorts after compaction")
+    }
 }
