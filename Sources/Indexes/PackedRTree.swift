@@ -201,13 +201,22 @@ struct Box3: Sendable {
     /// Squared Euclidean distance from `v` to the box: a lower bound of the squared chord from
     /// `v` to any unit vector inside. Shrunk by 1e-15 so rounding can never make it exceed an
     /// exact chord² of a point in the box.
-    ///
-    /// Per axis the distance is max(min − v, v − max, 0): the same value as "min − v below the
-    /// box, v − max above it, 0 inside" (the other difference is negative), computed with vector
-    /// maxima instead of two data-dependent branches an axis, which a descent mispredicts often.
-    /// The squares are summed in x, y, z order as before, so the result is the same to the bit.
     @inline(__always)
     func minDist2(_ v: UnitVector) -> Double {
+        let dx = v.x < minX ? minX - v.x : (v.x > maxX ? v.x - maxX : 0)
+        let dy = v.y < minY ? minY - v.y : (v.y > maxY ? v.y - maxY : 0)
+        let dz = v.z < minZ ? minZ - v.z : (v.z > maxZ ? v.z - maxZ : 0)
+        return max(0, dx * dx + dy * dy + dz * dz - 1e-15)
+    }
+
+    /// ``minDist2(_:)`` without branches, for a radius descent: per axis max(min − v, v − max,
+    /// 0) — the same value as "min − v below the box, v − max above it, 0 inside" (the other
+    /// difference is negative) — with vector maxima instead of two data-dependent branches an
+    /// axis, which a descent mispredicts often (radius queries 4–10% faster at 1M). The squares
+    /// are summed in x, y, z order, so the result is the same to the bit. The nearest-first
+    /// iterator keeps the branches: with three layers its first page was 23.4 → 26.4 µs this way.
+    @inline(__always)
+    func minDist2Branchless(_ v: UnitVector) -> Double {
         let q = SIMD4(v.x, v.y, v.z, 0)
         let below = SIMD4(minX, minY, minZ, 0) - q
         let above = q - SIMD4(maxX, maxY, maxZ, 0)

@@ -96,7 +96,7 @@ extension SpatialIndex {
         var stack: [(Int, Int)] = []
         stack.reserveCapacity(64)  // one allocation: a descent holds a few nodes per level
         let top = tree.levelCount - 1
-        if tree.box(top, 0).minDist2(q) <= reach { stack.append((top, 0)) }
+        if tree.box(top, 0).minDist2Branchless(q) <= reach { stack.append((top, 0)) }
         // A node's children are tested when it is expanded, in one loop over their boxes (which
         // lie together): their cache misses overlap. Tested one per pop, each waited for the
         // one before it (the descent into a child's subtree came between).
@@ -114,7 +114,7 @@ extension SpatialIndex {
                     }
                 }
             } else {
-                for c in tree.children(level: l, j) where tree.box(l - 1, c).minDist2(q) <= reach {
+                for c in tree.children(level: l, j) where tree.box(l - 1, c).minDist2Branchless(q) <= reach {
                     stack.append((l - 1, c))
                 }
             }

@@ -254,8 +254,9 @@ struct PointGen {
                     - 20 * .pi / 180 * GeoMath.earthRadiusKm) < 1e-6)  // over the pole
     }
 
-    /// The 3-D box bound (the R-tree's) against the per-axis form it replaced — "min − v below the
-    /// box, v − max above it, 0 inside", squares summed x, y, z, shrunk by 1e-15 — to the bit, for
+    /// The 3-D box bound without branches (the radius descent's) against the per-axis form —
+    /// "min − v below the box, v − max above it, 0 inside", squares summed x, y, z, shrunk by
+    /// 1e-15 — and the per-axis `minDist2` (the nearest iterator's), to the bit, for
     /// queries inside, outside and on the faces of boxes around random points, and the empty box.
     @Test func boxDistanceMatchesPerAxisForm() {
         func reference(_ b: Box3, _ v: UnitVector) -> Double {
@@ -280,11 +281,12 @@ struct PointGen {
             // A corner of the box, a point of it and a random point: on, inside and (mostly) outside.
             let corner = UnitVector(x: box.minX, y: box.maxY, z: box.minZ)
             for v in [vector(), corner, UnitVector(x: box.maxX, y: box.minY, z: box.maxZ)] {
-                let got = box.minDist2(v)
+                let got = box.minDist2Branchless(v)
                 #expect(got.bitPattern == reference(box, v).bitPattern, "seed \(seed): \(box) \(v)")
+                #expect(box.minDist2(v).bitPattern == got.bitPattern, "seed \(seed): \(box) \(v)")
                 if got > 0 { outside += 1 }
             }
-            #expect(Box3.empty.minDist2(vector()) == .infinity)
+            #expect(Box3.empty.minDist2Branchless(vector()) == .infinity)
         }
         #expect(outside > 1_000, "seed \(seed): too few queries outside their box")
     }
