@@ -80,43 +80,49 @@ extension SpatialIndex {
         return out
     }
 
-    /// Base rows within the radius (R-tree descent over the mapped tree, removed rows skipped).
+    /// Base rows within the radius: one descent over every mapped tree (removed rows skipped),
+    /// level by level. Each round first starts loading what its nodes' expansions will read
+    /// (`StaticRTree.prefetchChildren`), then expands them: the cache misses of a level's nodes,
+    /// in every layer's tree, overlap instead of being waited for one node at a time.
     func baseRadius(_ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]) {
-        for tree in bases where tree.count > 0 { baseRadius(tree, km, center, inclusive, into: &out) }
-    }
-
-    /// Rows of one mapped tree within the radius.
-    func baseRadius(
-        _ tree: StaticRTree, _ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]
-    ) {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
         let r2 = GeoMath.chord2(forKm: km)
         let skip = removed.count > 0
         let reach = r2 * (1 + 1e-9) + 1e-18
-        var stack: [(Int, Int)] = []
-        stack.reserveCapacity(64)  // one allocation: a descent holds a few nodes per level
-        let top = tree.levelCount - 1
-        if tree.box(top, 0).minDist2Branchless(q) <= reach { stack.append((top, 0)) }
-        // A node's children are tested when it is expanded, in one loop over their boxes (which
-        // lie together): their cache misses overlap. Tested one per pop, each waited for the
-        // one before it (the descent into a child's subtree came between).
-        while let (l, j) = stack.popLast() {
-            if l == 0 {
-                for i in tree.children(level: 0, j) {
-                    let dx = q.x - tree.x(i)
-                    let dy = q.y - tree.y(i)
-                    let dz = q.z - tree.z(i)
-                    let row = tree.row(i)
-                    if Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive),
-                        !(skip && removed.contains(Int(row)))
-                    {
-                        out.append(row)
+        bases.withUnsafeBufferPointer { trees in
+            // (tree, level, node) of the nodes to expand this round, and of the next round's.
+            var nodes: [(Int, Int, Int)] = []
+            var next: [(Int, Int, Int)] = []
+            nodes.reserveCapacity(32)  // one allocation each: a round holds a few nodes per tree
+            next.reserveCapacity(32)
+            for t in trees.indices where trees[t].count > 0 {
+                let top = trees[t].levelCount - 1
+                if trees[t].box(top, 0).minDist2Branchless(q) <= reach { nodes.append((t, top, 0)) }
+            }
+            while !nodes.isEmpty {
+                for (t, l, j) in nodes { trees[t].prefetchChildren(level: l, j) }
+                for (t, l, j) in nodes {
+                    if l == 0 {
+                        for i in trees[t].children(level: 0, j) {
+                            let dx = q.x - trees[t].x(i)
+                            let dy = q.y - trees[t].y(i)
+                            let dz = q.z - trees[t].z(i)
+                            let row = trees[t].row(i)
+                            if Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive),
+                                !(skip && removed.contains(Int(row)))
+                            {
+                                out.append(row)
+                            }
+                        }
+                    } else {
+                        for c in trees[t].children(level: l, j)
+                        where trees[t].box(l - 1, c).minDist2Branchless(q) <= reach {
+                            next.append((t, l - 1, c))
+                        }
                     }
                 }
-            } else {
-                for c in tree.children(level: l, j) where tree.box(l - 1, c).minDist2Branchless(q) <= reach {
-                    stack.append((l - 1, c))
-                }
+                swap(&nodes, &next)
+                next.removeAll(keepingCapacity: true)
             }
         }
     }

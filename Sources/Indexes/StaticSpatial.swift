@@ -12,6 +12,7 @@
 // Children are found by arithmetic as in PackedRTree: node j of level l covers nodes
 // j·B ..< (j+1)·B of level l − 1; leaf j covers points j·B ..< (j+1)·B.
 
+import CPrefetch
 import RecordModel
 
 /// A packed R-tree read from a section.
@@ -75,6 +76,29 @@ struct StaticRTree: Sendable {
         return Box3(
             minX: s.f64(o), maxX: s.f64(o + 8), minY: s.f64(o + 16), maxY: s.f64(o + 24), minZ: s.f64(o + 32),
             maxZ: s.f64(o + 40))
+    }
+
+    /// Starts loading what expanding node `j` of level `l` reads — its children's boxes (l ≥ 1),
+    /// or its points' coordinates and rows (l = 0) — without waiting for it (a hint).
+    @inline(__always) func prefetchChildren(level l: Int, _ j: Int) {
+        guard let base = s.bytes.baseAddress else { return }
+        let r = children(level: l, j)
+        guard !r.isEmpty else { return }
+        @inline(__always) func lines(_ from: Int, _ length: Int) {
+            var o = from & ~63
+            while o < from + length {
+                cirrus_prefetch(base + max(o, from))
+                o += 64
+            }
+        }
+        if l > 0 {
+            lines(boxesAt + 48 * (levelStarts[l - 1] + r.lowerBound), 48 * r.count)
+        } else {
+            lines(pointsAt + 8 * r.lowerBound, 8 * r.count)
+            lines(pointsAt + 8 * (count + r.lowerBound), 8 * r.count)
+            lines(pointsAt + 8 * (2 * count + r.lowerBound), 8 * r.count)
+            lines(pointsAt + 24 * count + 4 * r.lowerBound, 4 * r.count)
+        }
     }
 
     /// Children of node `j` at level `l` (l ≥ 1: nodes of level l − 1; l = 0: points).
