@@ -84,11 +84,13 @@ struct StaticRTree: Sendable {
         guard let base = s.bytes.baseAddress else { return }
         let r = children(level: l, j)
         guard !r.isEmpty else { return }
+        // Every 64-byte line of the stretch, aligned in memory (the section may start anywhere).
         @inline(__always) func lines(_ from: Int, _ length: Int) {
-            var o = from & ~63
-            while o < from + length {
-                cirrus_prefetch(base + max(o, from))
-                o += 64
+            let end = UInt(bitPattern: base + from + length)
+            var line = UInt(bitPattern: base + from) & ~63
+            while line < end {
+                cirrus_prefetch(UnsafeRawPointer(bitPattern: line))
+                line += 64
             }
         }
         if l > 0 {
