@@ -32,15 +32,18 @@ public enum Postings {
     }
 
     /// The rows sorted ascending without duplicates (for row lists that come out of an index in
-    /// value order, or with one entry per list element). Dense lists (the row-id span at most 4
-    /// bits per entry) go through a bitmap, long sparse ones through a radix sort, both O(n);
-    /// short ones through a comparison sort.
+    /// value order, or with one entry per list element). A list already ascending without
+    /// repeats is returned as it is; otherwise dense lists (the row-id span at most 4 bits per
+    /// entry) go through a bitmap, long sparse ones through a radix sort, both O(n); short ones
+    /// through a comparison sort.
     ///
     /// ```swift
     /// Postings.sortedUnique([5, 1, 5, 3])   // [1, 3, 5]
     /// ```
     public static func sortedUnique(_ rows: [RowID]) -> [RowID] {
         guard rows.count > 1 else { return rows }
+        // Already ascending without repeats (one value's rows): returned as they are.
+        if rows.withUnsafeBufferPointer({ b in (1..<b.count).allSatisfy { b[$0 - 1] < b[$0] } }) { return rows }
         if rows.count >= 64, let lo = rows.min(), let hi = rows.max(), Int((hi - lo) >> 6) <= rows.count * 4 {
             return bitmapUnion([rows], lo, hi, rows.count)
         }

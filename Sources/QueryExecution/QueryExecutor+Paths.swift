@@ -257,7 +257,7 @@ extension Run {
         let more = st.results.count > pageSize
         return QueryPage(
             records: page.map(\.record), next: more ? page.last.flatMap { ordering.key($0.record) } : nil,
-            actual: actual,
+            counts: actual,
             continuation: more ? continuation : nil)
     }
 
@@ -363,7 +363,7 @@ extension Run {
         }
         if let orderNode { count(orderNode, page.count) }
         let more = ranked.count > pageSize
-        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, actual: actual)
+        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, counts: actual)
     }
 }
 
@@ -448,7 +448,7 @@ extension Run {
         snapshot.forEachRecord(pageRows, inResultOf: pageRows.count) { _, r in page.append(r) }
         if let orderNode { count(orderNode, page.count) }
         let next = picked.count > pageSize ? page.last.map { OrderKey(values: [], recordID: $0.recordID) } : nil
-        return QueryPage(records: page, next: next, actual: actual)
+        return QueryPage(records: page, next: next, counts: actual)
     }
 }
 

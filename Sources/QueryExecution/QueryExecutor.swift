@@ -22,10 +22,48 @@ public struct QueryPage: Sendable {
     /// The position of the last record when more may follow; nil when the results are complete.
     public var next: OrderKey?
     /// Rows each plan node produced (node id → count), for `explain`.
-    public var actual: [Int: Int]
+    public var actual: [Int: Int] {
+        get { counts.dictionary }
+        set { counts = NodeCounts(newValue) }
+    }
     /// For a nearest-first stream that stopped at the page size: its live state, with which the
     /// next page can go on without seeking again — valid only while the snapshot is unchanged.
     public var continuation: StreamContinuation? = nil
+    /// What ``actual`` reads.
+    var counts: NodeCounts
+
+    init(records: [Record], next: OrderKey?, counts: NodeCounts, continuation: StreamContinuation? = nil) {
+        self.records = records
+        self.next = next
+        self.counts = counts
+        self.continuation = continuation
+    }
+}
+
+/// Rows each plan node produced, by node id (a plan numbers its nodes from 1): a list with -1
+/// for a node that produced nothing yet, grown as nodes count. (A dictionary made for each
+/// execution was 2% of a one-row query.)
+struct NodeCounts: Sendable {
+    private var rows: [Int] = []
+
+    init() {}
+
+    init(_ counts: [Int: Int]) {
+        for (id, n) in counts where id >= 0 { add(id, n) }
+    }
+
+    /// Adds `n` rows to node `id`'s count (a node that counts has a count, even 0).
+    mutating func add(_ id: Int, _ n: Int) {
+        if id >= rows.count { rows.append(contentsOf: repeatElement(-1, count: id - rows.count + 1)) }
+        rows[id] = max(rows[id], 0) + n
+    }
+
+    /// Node id → count, for the nodes that counted.
+    var dictionary: [Int: Int] {
+        var out: [Int: Int] = [:]
+        for (id, n) in rows.enumerated() where n >= 0 { out[id] = n }
+        return out
+    }
 }
 
 /// The live state of a nearest-first stream between pages: the distance-browsing iterator and
@@ -66,6 +104,11 @@ public enum QueryExecutor {
     /// Runs `plan` on `snapshot`: the `pageSize` rows after `after` (from the start when nil),
     /// in zone `zone` (every zone when nil), among the records `visible` accepts (access rules;
     /// nil: all), projected to `desiredKeys` (nil: whole records, []: system fields only).
+    ///
+    /// Inlinable, so a caller in another module names the execution's type (`Run` of its
+    /// snapshot type) itself: called unspecialized, this looked the type's metadata up at run
+    /// time on every query.
+    @inlinable
     public static func run(
         _ plan: consuming QueryPlan, on snapshot: some QuerySnapshot, after: OrderKey? = nil, pageSize: Int,
         zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil,
@@ -89,6 +132,7 @@ public enum QueryExecutor {
 }
 
 /// One execution.
+@usableFromInline
 struct Run<S: QuerySnapshot> {
     let plan: QueryPlan
     let snapshot: S
@@ -96,12 +140,12 @@ struct Run<S: QuerySnapshot> {
     let pageSize: Int
     let zone: ZoneID?
     let visible: (@Sendable (Record) -> Bool)?
-    var resume: StreamContinuation? = nil
+    @usableFromInline var resume: StreamContinuation? = nil
     let ordering: Ordering
-    /// Rows each plan node produced. Made with room for a plan's few nodes: grown from empty it
-    /// was allocated again at its second entry.
-    var actual = [Int: Int](minimumCapacity: 8)
+    /// Rows each plan node produced.
+    var actual = NodeCounts()
 
+    @usableFromInline
     init(
         plan: consuming QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?,
         visible: (@Sendable (Record) -> Bool)?
@@ -116,9 +160,12 @@ struct Run<S: QuerySnapshot> {
         self.plan = plan
     }
 
+    @usableFromInline
     mutating func execute() throws(ExecutionError) -> QueryPage {
         if plan.query.predicate == .none {
-            return QueryPage(records: [], next: nil, actual: [plan.root.id: 0])
+            var counts = NodeCounts()
+            counts.add(plan.root.id, 0)
+            return QueryPage(records: [], next: nil, counts: counts)
         }
         if plan.streamsInOrder { return try executeStream() }
         return try executeSet()
@@ -131,7 +178,7 @@ struct Run<S: QuerySnapshot> {
 
     func inZone(_ row: RowID) -> Bool { isRow(row, of: snapshot, in: zone) }
 
-    mutating func count(_ node: PlanNode, _ n: Int) { actual[node.id, default: 0] += n }
+    mutating func count(_ node: PlanNode, _ n: Int) { actual.add(node.id, n) }
 
     func ordered(_ field: String) throws(ExecutionError) -> OrderedIndex {
         let key: IndexedField = SystemField.named(field).map { .system($0) } ?? .user(field)

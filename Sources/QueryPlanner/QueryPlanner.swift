@@ -156,20 +156,33 @@ struct Candidate {
     var streams: Bool { shape == .stream }
 }
 
-/// What every candidate builder needs.
-struct Context<S: IndexStatistics> {
+/// What every candidate builder needs. The statistics are read here, once: the builders work
+/// on what was read (a context generic over the statistics' type had that type's metadata
+/// looked up at run time on every query, the planner being called unspecialized from another
+/// module).
+struct Context {
     let query: Query
     let filters: [QueryFilter]
     let rows: Double
     let estimate: Double
     let limit: Int?
     let paths: [AccessPath]
-    let stats: S
     /// Path indices by ascending estimate: the order `joinSets` tries them in.
     let byEstimate: [Int]
+    /// The least column share of the field sort keys' fields; nil without a field sort key.
+    let sortShare: Double?
+    /// Each filter's field's column share, by filter index.
+    let filterShares: [Double]
+    /// The index an ordered stream scans: the first sort key's field (record-id order without a
+    /// sort key), and its entry count; nil for a distance sort, or when the field has no
+    /// ordered index or holds lists.
+    let streamIndex: (field: String, descending: Bool, entries: Double)?
+    /// Whether the first sort key is a distance from a field with a spatial index.
+    let nearestIndexed: Bool
 
     init(
-        query: Query, filters: [QueryFilter], rows: Double, estimate: Double, limit: Int?, paths: [AccessPath], stats: S
+        query: Query, filters: [QueryFilter], rows: Double, estimate: Double, limit: Int?, paths: [AccessPath],
+        stats: some IndexStatistics
     ) {
         self.query = query
         self.filters = filters
@@ -177,8 +190,44 @@ struct Context<S: IndexStatistics> {
         self.estimate = estimate
         self.limit = limit
         self.paths = paths
-        self.stats = stats
         byEstimate = paths.indices.sorted { paths[$0].estimate < paths[$1].estimate }
+        var sortShare: Double? = nil
+        for s in query.sortDescriptors {
+            guard case .field(let f, _) = s else { continue }
+            sortShare = min(sortShare ?? 1, stats.columnShare(f))
+        }
+        self.sortShare = sortShare
+        filterShares = filters.map { stats.columnShare($0.fieldName) }
+        streamIndex = Self.streamIndex(query.sortDescriptors.first, paths, rows, stats)
+        if case .distance(let field, _)? = query.sortDescriptors.first {
+            nearestIndexed = stats.hasSpatialIndex(field)
+        } else {
+            nearestIndexed = false
+        }
+    }
+
+    /// The ordered stream's index for a query whose first sort key is `first` (see
+    /// ``streamIndex``). Its entry count is read only when no path ranges over its field (the
+    /// stream then reads that path's estimate) and it is not the record name (one entry a row).
+    static func streamIndex(
+        _ first: SortDescriptor?, _ paths: [AccessPath], _ rows: Double, _ stats: some IndexStatistics
+    ) -> (field: String, descending: Bool, entries: Double)? {
+        let field: String
+        let descending: Bool
+        switch first {
+        case .field(let f, let asc)?:
+            field = f
+            descending = !asc
+        case .distance?: return nil
+        case nil:
+            field = SystemField.recordName.rawValue  // record-id order
+            descending = false
+        }
+        guard stats.hasOrderedIndex(field), !(stats.fieldType(field)?.isList ?? false) else { return nil }
+        if field == SystemField.recordName.rawValue || paths.contains(where: { $0.rangeField == field }) {
+            return (field, descending, rows)
+        }
+        return (field, descending, Double(stats.count(field, in: .all)))
     }
 
     var outputRows: Double { min(estimate, Double(limit ?? Int.max)) }
@@ -191,16 +240,11 @@ struct Context<S: IndexStatistics> {
     /// rows' bytes, or for the share of rows the columns cover (the least of the fields'
     /// shares; none without a field), from those.
     func readCost(residualOf answered: SmallIntSet?) -> Double {
-        var share = 1.0
-        var anyField = false
-        for s in sorts {
-            guard case .field(let f, _) = s else { continue }
-            share = min(share, stats.columnShare(f))
-            anyField = true
-        }
+        var share = sortShare ?? 1
+        var anyField = sortShare != nil
         if let answered {
             for i in filters.indices where !answered.contains(i) {
-                share = min(share, stats.columnShare(filters[i].fieldName))
+                share = min(share, filterShares[i])
                 anyField = true
             }
         }
@@ -314,27 +358,13 @@ struct Context<S: IndexStatistics> {
     /// A scan of the ordered index that supplies the query's first sort key (nil when none
     /// does, or when its cost is sure to exceed `bound`), and its tree when `build`.
     func orderedStream(bound: Double, build: Bool) -> (Candidate, Candidate.Tree?)? {
-        let field: String
-        let descending: Bool
-        switch sorts.first {
-        case .field(let f, let asc)?:
-            field = f
-            descending = !asc
-        case .distance?: return nil
-        case nil:
-            field = SystemField.recordName.rawValue  // record-id order
-            descending = false
-        }
-        guard stats.hasOrderedIndex(field), !(stats.fieldType(field)?.isList ?? false) else { return nil }
+        guard let (field, descending, entries) = streamIndex else { return nil }
         var own: Int? = nil
         for j in paths.indices where paths[j].rangeField == field {
             own = j
             break
         }
-        // Every record has one record-name entry: its count is the row count, without a walk.
-        let inRange =
-            own.map { paths[$0].estimate }
-            ?? (field == SystemField.recordName.rawValue ? rows : Double(stats.count(field, in: .all)))
+        let inRange = own.map { paths[$0].estimate } ?? entries
         return stream(
             .orderedStream, inRange: inRange, answered: own.map { paths[$0].answers } ?? SmallIntSet(),
             excluded: own.map { SmallIntSet($0) } ?? SmallIntSet(), start: 0, step: Cost.entry, rank: 0, bound: bound,
@@ -350,7 +380,7 @@ struct Context<S: IndexStatistics> {
     /// Distance browsing for a nearest-first sort (nil without one, or when its cost is sure to
     /// exceed `bound`), and its tree when `build`.
     func nearestStream(bound: Double, build: Bool) -> (Candidate, Candidate.Tree?)? {
-        guard case .distance(let field, let center)? = sorts.first, stats.hasSpatialIndex(field) else { return nil }
+        guard nearestIndexed, case .distance(let field, let center)? = sorts.first else { return nil }
         var own: Int? = nil
         var maxKm: Double? = nil
         for j in paths.indices {
