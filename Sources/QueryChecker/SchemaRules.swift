@@ -22,7 +22,8 @@ extension Checker {
             throw PredicateError(
                 .schema, "Type 'Users' cannot be queried", hint: "the Users type is reserved by CloudKit", range: range)
         }
-        if schema.recordTypes[t] == nil {
+        // `typeSchema` is the type's schema, looked up once when the checker was made.
+        if typeSchema == nil {
             throw PredicateError(
                 .schema, "Did not find record type: \(t)",
                 hint: schema.recordTypes.isEmpty

@@ -234,9 +234,10 @@ public struct SnapshotStatistics: IndexStatistics {
         SystemField.named(field).map { .system($0) } ?? .user(field)
     }
 
-    /// The schema's type for a user field, or a system field's type.
+    /// A system field's type, or the schema's type for a user field (a user field cannot take a
+    /// system field's name, so a system name is not looked up in the schema).
     public func fieldType(_ field: String) -> FieldType? {
-        schema?.fields[field]?.type ?? SystemField.named(field)?.fieldType
+        SystemField.named(field)?.fieldType ?? schema?.fields[field]?.type
     }
 
     /// Whether the snapshot has an ordered index on the field (a user field or a system field's query name).

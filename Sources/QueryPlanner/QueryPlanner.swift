@@ -190,7 +190,8 @@ struct Context {
         self.estimate = estimate
         self.limit = limit
         self.paths = paths
-        byEstimate = paths.indices.sorted { paths[$0].estimate < paths[$1].estimate }
+        byEstimate =
+            paths.count < 2 ? Array(paths.indices) : paths.indices.sorted { paths[$0].estimate < paths[$1].estimate }
         var sortShare: Double? = nil
         for s in query.sortDescriptors {
             guard case .field(let f, _) = s else { continue }
