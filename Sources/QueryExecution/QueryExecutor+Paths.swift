@@ -313,9 +313,10 @@ extension Run {
             node = node.children[0]
         }
         let rows = try rowSet(node)
-        let matcher = matcher(residual)
         let needRecord = !residual.isEmpty || !plan.query.sortDescriptors.isEmpty || visible != nil
         if !needRecord { return idOrderedPage(rows, orderNode: orderNode) }
+        // Made only where records are read: its searchable fields are copied out of the indexes.
+        let matcher = matcher(residual)
         if plan.query.sortDescriptors.isEmpty {
             // Record-id order: the candidates are filtered, then paged by id like an unfiltered set.
             let passed = filtered(rows, matcher: matcher, residual: residual)

@@ -77,6 +77,19 @@ import Testing
         #expect(seen.count == 600)
     }
 
+    @Test func nodeCountsKeepOnlyTheNodesThatCounted() {
+        var counts = NodeCounts()
+        counts.add(3, 4)
+        counts.add(1, 0)
+        counts.add(3, 2)
+        // Node 2 never counted (and node 0 is no node): absent, not 0; node 1 counted nothing.
+        #expect(counts.dictionary == [1: 0, 3: 6])
+        #expect(NodeCounts([5: 7, 2: 0]).dictionary == [2: 0, 5: 7])
+        var page = QueryPage(records: [], next: nil, counts: counts)
+        page.actual[4] = 9
+        #expect(page.actual == [1: 0, 3: 6, 4: 9])
+    }
+
     @Test func explainShowsActualRowsAfterExecution() throws {
         let q = try query("kind == 'cafe'", sort: [.field("population", ascending: false)])
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: 5)

@@ -1,6 +1,7 @@
 // Compare+Run: how a read suite runs — every case on both engines and compared (agreement
-// first), then each engine timed separately for the time budget, cycling through the cases,
-// one sample per query — plus the parse suite and the progress line shown during long steps.
+// first), then the two engines timed in turn, in slices, until each has had the time budget,
+// cycling through the cases, one sample per query — plus the parse suite and the progress line
+// shown during long steps.
 // With `--postgres`, Cirrus-on-PostgreSQL's answer to each case is checked against the embedded
 // engine's too (same ids; same order when the suite is ordered) and timed the same way.
 
@@ -38,6 +39,42 @@ final class Progress {
 extension Compare {
     /// Per-operation times of `ops`, cycled for `budget` seconds (each op at least once, at
     /// most 200 000 samples).
+    /// Per-operation times of several engines' `ops`, timed in turn in slices of a 32nd of the
+    /// budget (10–100 ms), until each engine has had `budget` seconds (each op at
+    /// least once, at most 200 000 samples an engine). The engines thus share whatever the
+    /// machine does meanwhile: on a host whose speed changes for seconds at a time, timing one
+    /// engine for the whole budget and then the other put a change between them into the ratio
+    /// (a one-row query read 0.92× in one run and 1.37× in the next).
+    func timeInterleaved(
+        _ label: String, _ engines: [[() async throws -> [String]]], progress: Progress
+    ) async throws -> [Figures] {
+        let limit = UInt64(budget * 1e9)
+        let slice = min(max(limit / 32, 10_000_000), 100_000_000)
+        var times = [[Double]](repeating: [], count: engines.count)
+        var spent = [UInt64](repeating: 0, count: engines.count)
+        var next = [Int](repeating: 0, count: engines.count)
+        var sink = 0
+        func unfinished(_ e: Int) -> Bool {
+            (spent[e] < limit || next[e] < engines[e].count) && times[e].count < 200_000
+        }
+        while engines.indices.contains(where: unfinished) {
+            for (e, ops) in engines.enumerated() where unfinished(e) {
+                let start = Measure.now()
+                repeat {
+                    let t0 = Measure.now()
+                    sink &+= try await ops[next[e] % ops.count]().count
+                    times[e].append(Double(Measure.now() - t0))
+                    next[e] += 1
+                } while Measure.now() - start < slice && unfinished(e)
+                spent[e] += Measure.now() - start
+                progress.show("\(label): \(next.map(String.init).joined(separator: " / ")) queries")
+            }
+        }
+        progress.done()
+        if sink == -1 { print("") }
+        return times.map { Figures(times: $0) }
+    }
+
     func time(_ label: String, _ ops: [() async throws -> [String]], progress: Progress) async throws -> Figures {
         var times: [Double] = []
         let start = Measure.now()
@@ -118,8 +155,10 @@ extension Compare {
                     postgresNote: onPostgres ? "agrees with Cirrus on \(s.cases.count) queries" : pgNote)
             ]
         }
-        let cf = try await time("\(s.name) Cirrus", s.cases.map(\.cirrus), progress: progress)
-        let sf = try await time("\(s.name) SQLite", s.cases.map { c in { try c.sqlite() } }, progress: progress)
+        let both = try await timeInterleaved(
+            "\(s.name) Cirrus / SQLite", [s.cases.map(\.cirrus), s.cases.map { c in { try c.sqlite() } }],
+            progress: progress)
+        let (cf, sf) = (both[0], both[1])
         let speed = sf.medianNs / cf.medianNs
         var first = SuiteResult(
             suite: s.name, title: s.title, cirrus: cf, sqlite: sf, speedup: speed, target: targetText,
