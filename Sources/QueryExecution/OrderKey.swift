@@ -24,12 +24,14 @@ public struct OrderKey: Sendable, Hashable {
 }
 
 /// Computes and compares order keys for one query's sort descriptors.
+@usableFromInline
 struct Ordering {
     let sorts: [SortDescriptor]
     private let centers: [UnitVector?]
     /// Each sort descriptor's field (read per row without copying the descriptor).
     private let fieldNames: [String]
 
+    @usableFromInline
     init(_ sorts: [SortDescriptor]) {
         self.sorts = sorts
         fieldNames = sorts.map(\.fieldName)
