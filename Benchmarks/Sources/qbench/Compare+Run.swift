@@ -37,14 +37,12 @@ final class Progress {
 }
 
 extension Compare {
-    /// Per-operation times of `ops`, cycled for `budget` seconds (each op at least once, at
-    /// most 200 000 samples).
     /// Per-operation times of several engines' `ops`, timed in turn in slices of a 32nd of the
-    /// budget (10–100 ms), until each engine has had `budget` seconds (each op at
-    /// least once, at most 200 000 samples an engine). The engines thus share whatever the
-    /// machine does meanwhile: on a host whose speed changes for seconds at a time, timing one
-    /// engine for the whole budget and then the other put a change between them into the ratio
-    /// (a one-row query read 0.92× in one run and 1.37× in the next).
+    /// budget (10–100 ms), until each engine has had `budget` seconds (each op at least once, at
+    /// most 200 000 samples an engine). The engines thus share whatever the machine does
+    /// meanwhile: on a host whose speed changes for seconds at a time, timing one engine for
+    /// the whole budget and then the other put a change between them into the ratio (a one-row
+    /// GeoNames query read 0.92× in such a run, and 1.39–1.45× in five runs timed in turn).
     func timeInterleaved(
         _ label: String, _ engines: [[() async throws -> [String]]], progress: Progress
     ) async throws -> [Figures] {
@@ -75,6 +73,8 @@ extension Compare {
         return times.map { Figures(times: $0) }
     }
 
+    /// Per-operation times of `ops`, cycled for `budget` seconds (each op at least once, at
+    /// most 200 000 samples).
     func time(_ label: String, _ ops: [() async throws -> [String]], progress: Progress) async throws -> Figures {
         var times: [Double] = []
         let start = Measure.now()
