@@ -66,6 +66,12 @@ extension Run {
 
         func flush() {
             if !st.rowGroup.isEmpty { return flushTies() }
+            if st.group.count == 1 {
+                // One row level on its first key (a nearest scan's rows, most of a sorted scan's):
+                // moved, not copied — a copy retained the record and the group's reset released it.
+                st.results.append(st.group.removeLast())
+                return
+            }
             if st.tiesInIDOrder {
                 st.results += st.group
             } else if st.group.count > 1, st.idOrderedTies, !st.groupAscending {
