@@ -258,12 +258,13 @@ extension Run {
         count(scan, st.scanned)
         if let node = shape.intersect { count(node, st.passedSets) }
         if let node = shape.filter { count(node, st.passedFilter) }
-        let page = Array(st.results.prefix(pageSize))
-        if let node = shape.limit { count(node, page.count) }
+        // The page's records straight from the rows taken (a copy of those rows first retained
+        // and released every record once more).
+        let records = st.results.prefix(pageSize).map(\.record)
+        if let node = shape.limit { count(node, records.count) }
         let more = st.results.count > pageSize
         return QueryPage(
-            records: page.map(\.record), next: more ? page.last.flatMap { ordering.key($0.record) } : nil,
-            counts: actual,
+            records: records, next: more ? records.last.flatMap { ordering.key($0) } : nil, counts: actual,
             continuation: more ? continuation : nil)
     }
 
