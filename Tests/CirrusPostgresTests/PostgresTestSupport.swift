@@ -53,7 +53,7 @@ enum PG {
 
     /// A store for `database` of `container` in development. Its deadline (60 s unless a test
     /// asks for another) is not a speed test: on a slow 2-core host, with the suites running in
-    /// parallel on one cluster, a 400-record batch into a table with a GiST, a GIN and B-tree
+    /// parallel on one cluster, a 400-record batch into a table with GiST, GIN and B-tree
     /// indexes went past the library's 15 s default twice.
     static func store(
         _ container: String, _ database: PostgresTenant.Database = .public, timeout: Duration = .seconds(60),
