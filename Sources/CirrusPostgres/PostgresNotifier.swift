@@ -77,7 +77,7 @@ final class PostgresNotifier: Sendable {
         var config = PostgresConnection.Configuration(
             host: host, port: c.port ?? 5432, username: user, password: c.password,
             database: database.isEmpty ? user : database, tls: .disable)
-        config.options.connectTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + 1)
+        config.options.connectTimeout = Deadline.nanoseconds(timeout)
         config.options.additionalStartupParameters = [
             ("application_name", String("cirrus listen \(namespace)".prefix(63)))
         ]

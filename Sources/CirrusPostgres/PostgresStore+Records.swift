@@ -360,9 +360,13 @@ struct WriteContext {
         for try await _ in try await query(sql, b) {}
     }
 
-    /// Runs a statement; the caller reads its rows.
+    /// Runs a statement; the caller reads its rows. Its answer moves the request's deadline
+    /// (``Deadline/answered()``): a request of many items ends when the server stops answering,
+    /// not when their statements together pass the timeout.
     func query(_ sql: String, _ b: SQLBuilder) async throws -> PostgresRowSequence {
-        try await conn.query(PostgresQuery(unsafeSQL: sql, binds: b.binds), logger: logger)
+        let rows = try await conn.query(PostgresQuery(unsafeSQL: sql, binds: b.binds), logger: logger)
+        Deadline.answered()
+        return rows
     }
 
     /// The tenant's next request number (locks the tenant's counter row to the commit).

@@ -124,7 +124,7 @@ public actor PostgresStore {
             var probe = PostgresConnection.Configuration(
                 host: host, port: port, username: user, password: c.password,
                 database: database.isEmpty ? user : database, tls: .disable)
-            probe.options.connectTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+            probe.options.connectTimeout = Deadline.nanoseconds(timeout)
             let connection = try await PostgresConnection.connect(
                 configuration: probe, id: 0, logger: Logger(label: "cirrus.postgres.probe"))
             try await connection.close()
@@ -360,9 +360,35 @@ public actor PostgresStore {
     }
 }
 
-/// A race between work and a deadline. The caller gets the first outcome; work that loses keeps
-/// running until it ends on its own (closing the store ends whatever waits on the pool).
+/// A race between work and a deadline that moves with the server's answers: the work loses when
+/// the server has not answered for `timeout` — since the work began, or since its last statement
+/// was answered (``answered()``). A request of many statements that are each answered in time
+/// (400 saves, each a few statements) runs to its end however long it takes together; a server
+/// that stops answering (hung, or a statement waiting on a lock) ends it `timeout` after its last
+/// answer. The caller gets the first outcome; work that loses keeps running until it ends on its
+/// own (closing the store ends whatever waits on the pool).
 enum Deadline {
+    /// When the work running under a deadline last heard from the server.
+    final class Progress: Sendable {
+        let last = NIOLockedValueBox(ContinuousClock.now)
+
+        /// Notes an answer now.
+        func touch() { last.withLockedValue { $0 = .now } }
+    }
+
+    /// `duration` for NIO (a connect timeout), to the nanosecond: a timeout under a second is not
+    /// 0 s (an instant failure to connect).
+    static func nanoseconds(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// The deadline the current task's work runs under (nil outside ``race(_:_:onTimeout:)``).
+    @TaskLocal static var progress: Progress?
+
+    /// Notes that the server answered a statement of the current task's work: its deadline is
+    /// `timeout` from now. Does nothing outside ``race(_:_:onTimeout:)``.
+    static func answered() { progress?.touch() }
+
     static func race<T: Sendable>(
         _ timeout: Duration, _ work: @escaping @Sendable () async throws -> T,
         onTimeout: @escaping @Sendable () -> PostgresStoreError
@@ -374,14 +400,23 @@ enum Deadline {
                 return !d
             }
         }
+        let progress = Progress()
         return try await withCheckedThrowingContinuation { (k: CheckedContinuation<T, any Error>) in
             let timer = Task {
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled, first() { k.resume(throwing: onTimeout()) }
+                // Sleep to the deadline; an answer meanwhile moved it: sleep on to the new one.
+                var deadline = progress.last.withLockedValue { $0 } + timeout
+                while true {
+                    try? await Task.sleep(until: deadline, clock: .continuous)
+                    if Task.isCancelled { return }
+                    let moved = progress.last.withLockedValue { $0 } + timeout
+                    if moved <= deadline { break }
+                    deadline = moved
+                }
+                if first() { k.resume(throwing: onTimeout()) }
             }
             Task {
                 do {
-                    let v = try await work()
+                    let v = try await Deadline.$progress.withValue(progress) { try await work() }
                     timer.cancel()
                     if first() { k.resume(returning: v) }
                 } catch {
