@@ -9,7 +9,8 @@
 //
 // The checker runs on every input that parses, with a fixed set of arguments of every kind:
 // it must not crash, its error ranges must lie inside the input, and an accepted predicate must
-// survive filters → format string → check unchanged.
+// survive filters → format string → check unchanged. A predicate with a checked shape, bound
+// to other arguments of the same types, must give what a full check with them gives (or nil).
 
 import PredicateSyntax
 import QueryChecker
@@ -20,6 +21,7 @@ let checks: [@Sendable (String) -> Void] = [
     predicateRoundTrip,
     expressionRoundTrip,
     checkerProperties,
+    shapeAgreement,
 ]
 
 /// Arguments of every kind, so placeholders in fuzzed input meet each of them.
@@ -51,6 +53,41 @@ func checkerProperties(_ text: String) {
             fatalError(
                 "checker error range \(error.range) outside input of \(n) bytes: \(error.message)\ninput: \(text)")
         }
+    }
+}
+
+/// Other arguments of `fuzzArguments`' types: valid ones, and ones a value check refuses.
+let otherArguments: [[PredicateArgument]] = [
+    [
+        "museum", -7, .value(.double(.nan)), .value(.location(Location(latitude: 91, longitude: 0))),
+        .value(.list([])), .key("kind"), .value(.date(Timestamp(millisecondsSince1970: 0))),
+        .value(.reference(Reference(recordID: RecordID(recordName: "r2")))), .value(.bytes([])),
+        .value(.list(["x", 1])), .key("tags"), "  ",
+    ],
+    [
+        "", .value(.int64(.max)), 1e300, .value(.location(Location(latitude: -33.9, longitude: 151.2))),
+        .value(.list([1.5, 2])), .key("kind"), .value(.date(Timestamp(millisecondsSince1970: -5))),
+        .value(.reference(Reference(recordID: RecordID(recordName: "r1")))), .value(.bytes([0xFF])),
+        .value(.list([.list([1])])), .key("tags"), "Ünï code",
+    ],
+]
+
+/// A checked shape bound to other arguments agrees with the full check of them.
+func shapeAgreement(_ text: String) {
+    guard let tree = try? PredicateParser.parse(text) else { return }
+    let context = CheckContext(arguments: fuzzArguments, variables: fuzzVariables, source: text)
+    guard let (_, made) = try? QueryChecker.checkShaped(tree, sorts: [], context: context), let shape = made else {
+        return
+    }
+    for arguments in [fuzzArguments] + otherArguments {
+        var other = context
+        other.arguments = arguments
+        guard let bound = shape.bind(sorts: [], context: other) else { continue }
+        let full: CheckedPredicate
+        do { full = try QueryChecker.check(tree, context: other) } catch {
+            fatalError("a shape bound where the full check throws \(error.message)\ninput: \(text)")
+        }
+        if bound != full { fatalError("a bound shape differs from the full check\ninput: \(text)") }
     }
 }
 

@@ -66,9 +66,56 @@ public enum DatabaseRules {
                 checked.warnings.map(\.message)
             )
         } catch {
-            throw CirrusError(
-                .invalidArguments, error.range == .none ? error.message : error.rendered(source: query.predicate))
+            throw invalid(error, query)
         }
+    }
+
+    /// `check(_:schema:now:parse:)` through `cache`: the tree parsed before, and — for a query
+    /// without `$variables` — the shape checked before for this record type, this very schema and
+    /// these argument types, bound to the query's arguments (CheckedShape). A shape that does
+    /// not bind (a value fails a check) or is missing means a full check, whose shape is kept.
+    static func check(
+        _ query: RecordQuery, schema: Schema, now: Timestamp, cache: PredicateCache
+    ) throws(CirrusError) -> (Query, [String]) {
+        let ctx = CheckContext(
+            arguments: query.arguments, variables: query.variables, schema: schema, recordType: query.recordType,
+            now: now, source: query.predicate)
+        let arguments = query.variables.isEmpty ? ArgumentShape(query.arguments) : nil
+        if let arguments,
+            let shape = cache.shape(
+                query.predicate, recordType: query.recordType, schema: schema, arguments: arguments),
+            let checked = shape.bind(sorts: query.sortDescriptors, context: ctx)
+        {
+            return (
+                Query(
+                    recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),
+                []
+            )
+        }
+        do throws(PredicateError) {
+            let tree: PredicateSyntax.Predicate
+            do { tree = try cache.tree(query.predicate) } catch { throw PredicateError(error) }
+            let (checked, shape) = try QueryChecker.checkShaped(
+                tree, sorts: query.sortDescriptors, context: consume ctx)
+            if let arguments, let shape {
+                cache.remember(
+                    PredicateCache.Shaped(
+                        recordType: query.recordType, schema: schema, arguments: arguments, shape: shape),
+                    for: query.predicate)
+            }
+            return (
+                Query(
+                    recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),
+                checked.warnings.map(\.message)
+            )
+        } catch {
+            throw invalid(error, query)
+        }
+    }
+
+    /// invalidArguments with the checker's message, rendered against the query's text.
+    private static func invalid(_ error: PredicateError, _ query: RecordQuery) -> CirrusError {
+        CirrusError(.invalidArguments, error.range == .none ? error.message : error.rendered(source: query.predicate))
     }
 
     /// Checks a cursor's query against the current `schema` (it may have changed since the

@@ -5,30 +5,84 @@
 // its text — about a microsecond, a tenth of a small query. The syntax tree depends on the text
 // alone (arguments and the schema come in when it is checked), so the tree of a text parsed
 // before is reused. Texts that do not parse are not kept: their error is produced again.
+//
+// Beside each tree, the checked shapes of the text (QueryChecker's CheckedShape): per record
+// type, schema and argument types — never argument values — the filters the check made, to be
+// bound to the next query's arguments without checking the tree again. A shape is kept with the
+// schema it was checked against and used only with that very schema (`Schema.isIdentical`): a
+// schema that grew or changed is another value, and the text is checked in full again.
+//
 // Bounded: when full, the cache starts over (a workload with more distinct texts than the
-// capacity gains nothing from keeping any particular ones).
+// capacity gains nothing from keeping any particular ones); a text keeps its latest few shapes.
 
 import Foundation
 import PredicateSyntax
+import QueryChecker
+import RecordModel
 
-/// Syntax trees of recently parsed predicate texts, owned by one container; thread-safe.
+/// Syntax trees and checked shapes of recently used predicate texts, owned by one container;
+/// thread-safe.
 final class PredicateCache: @unchecked Sendable {
-    // @unchecked: `trees` is read and written only under `lock`.
+    // @unchecked: `entries` is read and written only under `lock`.
     static let capacity = 256
+    /// Shapes kept per text (record types × argument types × schemas in use at once).
+    static let shapesPerText = 4
+
+    /// A text's tree and its shapes, latest last.
+    private struct Entry {
+        var tree: PredicateSyntax.Predicate
+        var shapes: [Shaped] = []
+    }
+
+    /// A shape and what it was made for.
+    struct Shaped {
+        let recordType: String
+        let schema: Schema
+        let arguments: ArgumentShape
+        let shape: CheckedShape
+    }
 
     private let lock = NSLock()
-    private var trees: [String: PredicateSyntax.Predicate] = [:]
+    private var entries: [String: Entry] = [:]
 
     /// The syntax tree of `text`, parsed now or reused; throws the parser's error.
     func tree(_ text: String) throws(SyntaxError) -> PredicateSyntax.Predicate {
-        if let t = lock.withLock({ trees[text] }) { return t }
+        if let t = lock.withLock({ entries[text]?.tree }) { return t }
         let t = try PredicateParser.parse(text)
         lock.withLock {
-            if trees.count >= Self.capacity { trees.removeAll(keepingCapacity: true) }
-            trees[text] = t
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            if entries[text] == nil { entries[text] = Entry(tree: t) }
         }
         return t
     }
 
-    var count: Int { lock.withLock { trees.count } }
+    /// The shape of `text` checked for `recordType` against this very `schema` with arguments
+    /// of `arguments`' types, if one is kept.
+    func shape(
+        _ text: String, recordType: String, schema: Schema, arguments: ArgumentShape
+    ) -> CheckedShape? {
+        lock.withLock {
+            entries[text]?.shapes.last {
+                $0.recordType == recordType && $0.schema.isIdentical(to: schema) && $0.arguments == arguments
+            }?.shape
+        }
+    }
+
+    /// Keeps `shaped` for `text` (whose tree is kept), in place of one made for the same record
+    /// type and argument types (against an older schema), or of the oldest when a text has many.
+    func remember(_ shaped: Shaped, for text: String) {
+        lock.withLock {
+            guard var e = entries[text] else { return }
+            entries[text] = nil  // the entry's arrays are changed in place, not copied
+            e.shapes.removeAll { $0.recordType == shaped.recordType && $0.arguments == shaped.arguments }
+            if e.shapes.count >= Self.shapesPerText { e.shapes.removeFirst() }
+            e.shapes.append(shaped)
+            entries[text] = e
+        }
+    }
+
+    var count: Int { lock.withLock { entries.count } }
+
+    /// Shapes kept for `text` (tests).
+    func shapeCount(_ text: String) -> Int { lock.withLock { entries[text]?.shapes.count ?? 0 } }
 }

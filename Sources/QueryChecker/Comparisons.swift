@@ -71,10 +71,10 @@ extension Checker {
         let l = try term(c.left)
         let r = try term(c.right)
         switch (l, r) {
-        case (.distance(let f, let fr, let center, _), .value(let radius, let rr)):
-            try near(f, fr, center, radius, rr, c.op, whole)
-        case (.value(let radius, let rr), .distance(let f, let fr, let center, _)):
-            try near(f, fr, center, radius, rr, c.op.mirrored, whole)
+        case (.distance(let f, let fr, let center, let dr), .value(let radius, let rr)):
+            try near(f, fr, center, dr, radius, rr, c.op, whole)
+        case (.value(let radius, let rr), .distance(let f, let fr, let center, let dr)):
+            try near(f, fr, center, dr, radius, rr, c.op.mirrored, whole)
         case (.field(let f, let fr), .value(let v, let vr)):
             try addRelational(f, fr, c.op, v, vr, c.operatorRange)
         case (.value(let v, let vr), .field(let f, let fr)):
@@ -105,8 +105,8 @@ extension Checker {
     }
 
     private mutating func near(
-        _ f: String, _ fr: SourceRange, _ center: Location, _ radius: FieldValue, _ rr: SourceRange,
-        _ op: ComparisonOperator, _ whole: SourceRange
+        _ f: String, _ fr: SourceRange, _ center: Location, _ call: SourceRange, _ radius: FieldValue,
+        _ rr: SourceRange, _ op: ComparisonOperator, _ whole: SourceRange
     ) throws(PredicateError) {
         switch op {
         case .less, .lessOrEqual: break
@@ -137,11 +137,17 @@ extension Checker {
                 .argument, "The centre of a distance search must have latitude in -90...90 and longitude in -180...180",
                 range: whole)
         }
-        // Metres, rounded to the micrometre so that km → m → km → m is exact.
-        let metres = (km * 1_000_000_000).rounded() / 1_000_000
+        var source: CheckedShape.ValueSource? = nil
+        if let recorder {
+            // The centre and the radius: each an argument taken whole, or fixed by the text.
+            let cr = recorder.centers.last(where: { $0.call == call })?.center ?? .none
+            source = .near(
+                center: recorder.take(cr, .location(center), context.arguments),
+                radius: recorder.take(rr, radius, context.arguments))
+        }
         try add(
-            QueryFilter(fieldName: f, comparator: .near, fieldValue: .location(center), distance: metres),
-            fieldRange: fr, valueRange: rr)
+            QueryFilter(fieldName: f, comparator: .near, fieldValue: .location(center), distance: Self.metres(km)),
+            fieldRange: fr, valueRange: rr, source: source)
     }
 
     private mutating func addRelational(

@@ -66,8 +66,11 @@ struct Checker {
     var matchesNothing = false
     /// The record type's schema when schema checks apply.
     let typeSchema: RecordTypeSchema?
+    /// Notes what a ``CheckedShape`` needs, when one is asked for (`checkShaped`).
+    let recorder: ShapeRecorder?
 
-    init(context: consuming CheckContext) {
+    init(context: consuming CheckContext, recorder: ShapeRecorder? = nil) {
+        self.recorder = recorder
         if let schema = context.schema, let t = context.recordType {
             typeSchema = schema.recordTypes[t]
         } else {

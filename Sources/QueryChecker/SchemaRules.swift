@@ -59,8 +59,18 @@ extension Checker {
         return ResolvedField(type: f.type, options: f.options, isSystem: false)
     }
 
-    /// Appends a filter after the schema checks that apply.
-    mutating func add(_ f: QueryFilter, fieldRange: SourceRange, valueRange: SourceRange) throws(PredicateError) {
+    /// Appends a filter after the schema checks that apply. With a recorder, notes where its
+    /// value came from: `source`, or else the argument resolved at exactly `valueRange` when the
+    /// value is that argument unchanged, or else the text.
+    mutating func add(
+        _ f: QueryFilter, fieldRange: SourceRange, valueRange: SourceRange,
+        source: CheckedShape.ValueSource? = nil
+    ) throws(PredicateError) {
+        if let recorder {
+            recorder.added.append(f)
+            recorder.sources.append(
+                source ?? recorder.take(valueRange, f.fieldValue, context.arguments).map { .argument($0) } ?? .fixed)
+        }
         defer { filters.append(f) }
         if f.fieldName == SystemField.recordChangeTag.rawValue {
             throw PredicateError(

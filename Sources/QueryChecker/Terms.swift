@@ -70,6 +70,7 @@ extension Checker {
         case .placeholder(let p):
             return try placeholder(p, e.range)
         case .variable(let name):
+            recorder?.unshapeable = true
             guard let arg = context.variables[name] else {
                 throw PredicateError(
                     .argument, "Unsubstituted variable $\(name)",
@@ -173,6 +174,7 @@ extension Checker {
                     + "argument\(context.arguments.count == 1 ? "" : "s") given",
                 range: range)
         }
+        recorder?.placeholders.append((range, p.index, false))
         let arg = context.arguments[p.index]
         switch (p.specifier, arg) {
         case (.key, .key(let k)):
@@ -289,6 +291,7 @@ extension Checker {
         switch name {
         case "now":
             guard args.isEmpty else { throw PredicateError(.unsupported, "now() takes no arguments", range: range) }
+            recorder?.unshapeable = true
             return .value(.date(context.now), range)
         case "tokenize":
             guard args.count == 2 else {
@@ -318,8 +321,9 @@ extension Checker {
             let a = try term(args[0])
             let b = try term(args[1])
             switch (a, b) {
-            case (.field(let f, let fr), .value(.location(let c), _)),
-                (.value(.location(let c), _), .field(let f, let fr)):
+            case (.field(let f, let fr), .value(.location(let c), let cr)),
+                (.value(.location(let c), let cr), .field(let f, let fr)):
+                recorder?.centers.append((call: range, center: cr))
                 return .distance(field: f, fieldRange: fr, center: c, range)
             case (.field, let other), (let other, .field):
                 throw PredicateError(

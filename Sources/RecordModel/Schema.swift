@@ -232,6 +232,11 @@ public struct Schema: Sendable, Hashable, Codable {
                 roles: roles, roleAssignments: roleAssignments))
     }
 
+    /// Whether `other` is this very value, not a copy changed since: both share one storage.
+    /// Storage is changed in place only while one value holds it, so while a holder keeps a
+    /// schema, another schema identical to it is equal to it (the reverse need not hold).
+    public func isIdentical(to other: Schema) -> Bool { box === other.box }
+
     /// The custom roles `user` holds here (empty for an unknown user).
     public func roles(of user: String) -> Set<String> { roleAssignments[user] ?? [] }
 

@@ -295,6 +295,70 @@ extension QueryAPITests {
     }
 }
 
+extension QueryAPITests {
+    /// A text's checked shape is kept per argument types and reused with new values (the same
+    /// answers as a full check); a value the checker refuses is refused with the full check's
+    /// message though a shape exists; a schema that changed is never checked through a shape made
+    /// against the old one.
+    @Test func checkedShapesAreReusedPerArgumentTypesAndNeverAcrossSchemas() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let saved = places(40)
+        try await populate(db, saved)
+        let cache = db.embedded!.core.predicates
+        let text = "kind == %@ AND distanceToLocation:fromLocation:(location, %@) < %@"
+        func want(_ kind: String, _ center: Location, _ km: Double) -> [String] {
+            saved.filter { r in
+                guard case .string(kind)? = r["kind"], case .location(let l)? = r["location"] else { return false }
+                return GeoMath.distanceKm(
+                    latitude1: l.latitude, longitude1: l.longitude, latitude2: center.latitude,
+                    longitude2: center.longitude) < km
+            }.map(\.recordID.recordName).sorted()
+        }
+        for (kind, km) in [("cafe", 5.0), ("shop", 2.0), ("cafe", 0.5), ("shop", 50.0)] {
+            let center = Location(latitude: 48.01, longitude: 2)
+            let q = RecordQuery(
+                recordType: "Place", predicate: text,
+                arguments: [.value(.string(kind)), .value(.location(center)), .value(.double(km))])
+            let got = try await all(db, q, pageSize: 7).sorted()
+            #expect(got == want(kind, center, km), "\(kind) within \(km) km")
+            #expect(!got.isEmpty)
+        }
+        #expect(cache.shapeCount(text) == 1)
+        // An INT64 radius is another shape; its answers are those of the same radius in DOUBLE.
+        let center = Location(latitude: 48.02, longitude: 2)
+        let int = RecordQuery(
+            recordType: "Place", predicate: text,
+            arguments: [.value(.string("cafe")), .value(.location(center)), .value(.int64(3))])
+        #expect(try await all(db, int, pageSize: 50).sorted() == want("cafe", center, 3))
+        #expect(cache.shapeCount(text) == 2)
+        // Values a full check refuses are refused so, with its message.
+        for bad: [PredicateArgument] in [
+            [.value(.string("cafe")), .value(.location(center)), .value(.double(.nan))],
+            [.value(.string("cafe")), .value(.location(Location(latitude: 91, longitude: 0))), .value(.double(1))],
+        ] {
+            let q = RecordQuery(recordType: "Place", predicate: text, arguments: bad)
+            let e = await caught { try await db.records(matching: q) }
+            let full = await caught { try DatabaseRules.check(q, schema: db.schema, now: Timestamp(Date())) }
+            #expect(e?.code == .invalidArguments)
+            #expect(e?.message == full?.message && full != nil)
+        }
+        // A save that grows the schema makes another schema value: the kept shape is not used
+        // with it (its check runs in full and its shape replaces the old one).
+        let before = db.schema
+        let argumentShape = ArgumentShape(int.arguments)
+        #expect(cache.shape(text, recordType: "Place", schema: before, arguments: argumentShape) != nil)
+        _ = try await db.save(rec("extra", "Place", ["kind": .string("cafe"), "newField": .int64(1)]))
+        let grown = db.schema
+        #expect(!grown.isIdentical(to: before))
+        #expect(cache.shape(text, recordType: "Place", schema: grown, arguments: argumentShape) == nil)
+        #expect(try await all(db, int, pageSize: 50).sorted() == want("cafe", center, 3))
+        #expect(cache.shape(text, recordType: "Place", schema: grown, arguments: argumentShape) != nil)
+        #expect(cache.shapeCount(text) == 2)
+    }
+}
+
 @Suite struct NearestPagingTests {
     @Test func liveContinuationsAreUsedOnlyWhileNothingChanges() async throws {
         let env = TestEnv()
