@@ -74,17 +74,17 @@ public enum DatabaseRules {
     /// without `$variables` — the shape checked before for this record type, this very schema and
     /// these argument types, bound to the query's arguments (CheckedShape). A shape that does
     /// not bind (a value fails a check) or is missing means a full check, whose shape is kept.
+    /// `now` is read only for a full check: a shape never holds `now()`.
     static func check(
-        _ query: RecordQuery, schema: Schema, now: Timestamp, cache: PredicateCache
+        _ query: RecordQuery, schema: Schema, now: () -> Timestamp, cache: PredicateCache
     ) throws(CirrusError) -> (Query, [String]) {
-        let ctx = CheckContext(
-            arguments: query.arguments, variables: query.variables, schema: schema, recordType: query.recordType,
-            now: now, source: query.predicate)
         let arguments = query.variables.isEmpty ? ArgumentShape(query.arguments) : nil
         if let arguments,
             let shape = cache.shape(
                 query.predicate, recordType: query.recordType, schema: schema, arguments: arguments),
-            let checked = shape.bind(sorts: query.sortDescriptors, context: ctx)
+            let checked = shape.bind(
+                sorts: query.sortDescriptors,
+                context: CheckContext(arguments: query.arguments, schema: schema, recordType: query.recordType))
         {
             return (
                 Query(
@@ -92,6 +92,9 @@ public enum DatabaseRules {
                 []
             )
         }
+        let ctx = CheckContext(
+            arguments: query.arguments, variables: query.variables, schema: schema, recordType: query.recordType,
+            now: now(), source: query.predicate)
         do throws(PredicateError) {
             let tree: PredicateSyntax.Predicate
             do { tree = try cache.tree(query.predicate) } catch { throw PredicateError(error) }

@@ -298,7 +298,7 @@ extension EmbeddedDatabase {
         let schema = schema ?? self.schema
         try AccessRules.checkCanRead(
             recordType: q.recordType, scope: scope, identity: identity, schema: schema, worldReadable: worldReadable)
-        return try DatabaseRules.check(q, schema: schema, now: now, cache: core.predicates)
+        return try DatabaseRules.check(q, schema: schema, now: { now }, cache: core.predicates)
     }
 
     /// Checks a cursor's query against the current schema (it may have changed since).

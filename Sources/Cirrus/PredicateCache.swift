@@ -28,18 +28,27 @@ final class PredicateCache: @unchecked Sendable {
     /// Shapes kept per text (record types × argument types × schemas in use at once).
     static let shapesPerText = 4
 
-    /// A text's tree and its shapes, latest last.
-    private struct Entry {
-        var tree: PredicateSyntax.Predicate
+    /// A text's tree and its shapes, latest last (a reference: a lookup copies neither).
+    private final class Entry {
+        let tree: PredicateSyntax.Predicate
         var shapes: [Shaped] = []
+
+        init(tree: PredicateSyntax.Predicate) { self.tree = tree }
     }
 
-    /// A shape and what it was made for.
-    struct Shaped {
+    /// A shape and what it was made for (a reference: a lookup copies none of its fields).
+    final class Shaped {
         let recordType: String
         let schema: Schema
         let arguments: ArgumentShape
         let shape: CheckedShape
+
+        init(recordType: String, schema: Schema, arguments: ArgumentShape, shape: CheckedShape) {
+            self.recordType = recordType
+            self.schema = schema
+            self.arguments = arguments
+            self.shape = shape
+        }
     }
 
     private let lock = NSLock()
@@ -62,9 +71,16 @@ final class PredicateCache: @unchecked Sendable {
         _ text: String, recordType: String, schema: Schema, arguments: ArgumentShape
     ) -> CheckedShape? {
         lock.withLock {
-            entries[text]?.shapes.last {
-                $0.recordType == recordType && $0.schema.isIdentical(to: schema) && $0.arguments == arguments
-            }?.shape
+            guard let e = entries[text] else { return nil }
+            var k = e.shapes.count
+            while k > 0 {
+                k -= 1
+                let s = e.shapes[k]
+                if s.schema.isIdentical(to: schema) && s.arguments == arguments && s.recordType == recordType {
+                    return s.shape
+                }
+            }
+            return nil
         }
     }
 
@@ -72,12 +88,10 @@ final class PredicateCache: @unchecked Sendable {
     /// type and argument types (against an older schema), or of the oldest when a text has many.
     func remember(_ shaped: Shaped, for text: String) {
         lock.withLock {
-            guard var e = entries[text] else { return }
-            entries[text] = nil  // the entry's arrays are changed in place, not copied
+            guard let e = entries[text] else { return }
             e.shapes.removeAll { $0.recordType == shaped.recordType && $0.arguments == shaped.arguments }
             if e.shapes.count >= Self.shapesPerText { e.shapes.removeFirst() }
             e.shapes.append(shaped)
-            entries[text] = e
         }
     }
 

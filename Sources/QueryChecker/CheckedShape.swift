@@ -73,14 +73,46 @@ public struct ArgumentShape: Sendable, Hashable {
 /// shape?.bind(sorts: [], context: next)  // the same as checking again with these arguments
 /// ```
 public struct CheckedShape: Sendable {
-    /// What the full check returned: its predicate's kind (all, none, filters) is kept.
-    let predicate: QueryPredicate
-    /// The filters in the order they were added, before a NOT flipped their comparator.
-    let added: [QueryFilter]
-    /// Each filter's comparator in the result (a NOT flips it after the filter was added).
-    let comparators: [Comparator]
-    /// Where each added filter's value comes from.
-    let sources: [ValueSource]
+    /// The shape's parts, shared by its copies (a cache hands out one copy per query).
+    final class Storage: Sendable {
+        /// What the full check returned: its predicate's kind (all, none, filters) is kept.
+        let predicate: QueryPredicate
+        /// The filters in the order they were added, before a NOT flipped their comparator.
+        let added: [QueryFilter]
+        /// Each filter's comparator in the result (a NOT flips it after the filter was added).
+        let comparators: [Comparator]
+        /// Where each added filter's value comes from.
+        let sources: [ValueSource]
+        /// The sort descriptors checked with the predicate, without a distance's centre.
+        let sorts: [SortShape]
+
+        init(
+            predicate: QueryPredicate, added: [QueryFilter], comparators: [Comparator], sources: [ValueSource],
+            sorts: [SortShape]
+        ) {
+            self.predicate = predicate
+            self.added = added
+            self.comparators = comparators
+            self.sources = sources
+            self.sorts = sorts
+        }
+    }
+
+    /// A sort descriptor as its check sees it, but for a distance's centre (a value, checked at
+    /// every bind): the field, and its direction or that it is by distance.
+    enum SortShape: Hashable, Sendable {
+        case field(String, ascending: Bool)
+        case distance(String)
+
+        init(_ s: SortDescriptor) {
+            switch s {
+            case .field(let name, let ascending): self = .field(name, ascending: ascending)
+            case .distance(let name, _): self = .distance(name)
+            }
+        }
+    }
+
+    let storage: Storage
 
     /// Where a filter's value comes from.
     enum ValueSource: Sendable {
@@ -95,21 +127,31 @@ public struct CheckedShape: Sendable {
     /// The checked predicate for `context.arguments` (of the ``ArgumentShape`` this shape was
     /// made for), with `sorts` checked as ``QueryChecker/checkSort(_:context:)`` does; nil when a
     /// value or a sort descriptor fails a check — check the query in full then, for its error.
+    ///
+    /// A scalar argument of the shape's type meets the schema's rules as the one the shape was
+    /// made with did (they look at its type: `Checker.add`), so only its value is checked here;
+    /// a list's elements each have their own type, so a list goes through `Checker.add` again.
+    /// Sort descriptors like those the shape was checked with (fields, directions) need only
+    /// their distance centres checked; others are checked in full.
     public func bind(sorts: [SortDescriptor], context: consuming CheckContext) -> CheckedPredicate? {
+        let s = storage
         let arguments = context.arguments
-        var checker = Checker(context: context)
-        for k in added.indices {
-            var f = added[k]
-            switch sources[k] {
+        var filters: [QueryFilter] = []
+        filters.reserveCapacity(s.added.count)
+        var lists = false
+        for k in s.added.indices {
+            var f = s.added[k]
+            switch s.sources[k] {
             case .fixed: break
             case .argument(let i):
-                guard i < arguments.count, case .value(let v) = arguments[i],
-                    (try? checker.checkedArgumentValue(v, .none)) != nil
-                else { return nil }
-                if f.comparator.isTokenSearch {
-                    guard case .string(let words) = v, words.contains(where: { $0.isLetter || $0.isNumber }) else {
-                        return nil
-                    }
+                guard i < arguments.count, case .value(let v) = arguments[i] else { return nil }
+                switch v {
+                case .double(let d) where !d.isFinite: return nil
+                case .string(let words) where f.comparator.isTokenSearch:
+                    guard words.contains(where: { $0.isLetter || $0.isNumber }) else { return nil }
+                case .list: lists = true
+                case .asset: return nil
+                default: break
                 }
                 f.fieldValue = v
             case .near(let c, let r):
@@ -126,17 +168,27 @@ public struct CheckedShape: Sendable {
                     f.distance = Checker.metres(km)
                 }
             }
-            do { try checker.add(f, fieldRange: .none, valueRange: .none) } catch { return nil }
+            filters.append(f)
         }
-        guard checker.warnings.isEmpty, (try? checker.checkSort(sorts)) != nil else { return nil }
-        switch predicate {
-        case .filters:
-            var filters = checker.filters
-            for k in filters.indices { filters[k].comparator = comparators[k] }
-            return CheckedPredicate(predicate: .filters(filters), warnings: [])
-        default:
-            return CheckedPredicate(predicate: predicate, warnings: [])
+        var sortsChecked = sorts.count == s.sorts.count
+        for (k, sort) in sorts.enumerated() where sortsChecked {
+            sortsChecked = SortShape(sort) == s.sorts[k]
+            if case .distance(_, let from) = sort, !from.hasValidCoordinates { return nil }
         }
+        if lists || !sortsChecked {
+            var checker = Checker(context: context)
+            for k in filters.indices where filters[k].fieldValue.isList {
+                guard case .argument = s.sources[k] else { continue }
+                guard (try? checker.checkedArgumentValue(filters[k].fieldValue, .none)) != nil,
+                    (try? checker.add(filters[k], fieldRange: .none, valueRange: .none)) != nil
+                else { return nil }
+            }
+            if !checker.warnings.isEmpty { return nil }
+            if !sortsChecked, (try? checker.checkSort(sorts)) == nil { return nil }
+        }
+        guard case .filters = s.predicate else { return CheckedPredicate(predicate: s.predicate, warnings: []) }
+        for k in filters.indices { filters[k].comparator = s.comparators[k] }
+        return CheckedPredicate(predicate: .filters(filters), warnings: [])
     }
 }
 
@@ -168,12 +220,14 @@ final class ShapeRecorder {
 
     /// The shape of `checked`, when every argument went into a filter unchanged and nothing
     /// else depends on a value.
-    func shape(of checked: CheckedPredicate, filters: [QueryFilter]) -> CheckedShape? {
+    func shape(of checked: CheckedPredicate, filters: [QueryFilter], sorts: [SortDescriptor]) -> CheckedShape? {
         guard !unshapeable, checked.warnings.isEmpty, placeholders.allSatisfy(\.taken),
             added.count == filters.count
         else { return nil }
         return CheckedShape(
-            predicate: checked.predicate, added: added, comparators: filters.map(\.comparator), sources: sources)
+            storage: CheckedShape.Storage(
+                predicate: checked.predicate, added: added, comparators: filters.map(\.comparator), sources: sources,
+                sorts: sorts.map(CheckedShape.SortShape.init)))
     }
 }
 
@@ -188,7 +242,7 @@ extension QueryChecker {
         var checker = Checker(context: consume context, recorder: recorder)
         let checked = try checker.run(tree)
         if !sorts.isEmpty { try checker.checkSort(sorts) }
-        return (checked, recorder.shape(of: checked, filters: checker.filters))
+        return (checked, recorder.shape(of: checked, filters: checker.filters, sorts: sorts))
     }
 }
 
