@@ -73,15 +73,17 @@ public enum DatabaseRules {
     /// `check(_:schema:now:parse:)` through `cache`: the tree parsed before, and — for a query
     /// without `$variables` — the shape checked before for this record type, this very schema and
     /// these argument types, bound to the query's arguments (CheckedShape). A shape that does
-    /// not bind (a value fails a check) or is missing means a full check, whose shape is kept.
-    /// `now` is read only for a full check: a shape never holds `now()`.
+    /// not bind (a value fails a check) or is missing means a full check, whose shape — or that
+    /// it has none, so that the next full check records nothing — is kept. `now` is read only
+    /// for a full check: a shape never holds `now()`.
     static func check(
         _ query: RecordQuery, schema: Schema, now: () -> Timestamp, cache: PredicateCache
     ) throws(CirrusError) -> (Query, [String]) {
         let arguments = query.variables.isEmpty ? ArgumentShape(query.arguments) : nil
-        if let arguments,
-            let shape = cache.shape(
-                query.predicate, recordType: query.recordType, schema: schema, arguments: arguments),
+        let found = arguments.flatMap {
+            cache.shaped(query.predicate, recordType: query.recordType, schema: schema, arguments: $0)
+        }
+        if let shape = found?.shape,
             let checked = shape.bind(
                 sorts: query.sortDescriptors,
                 context: CheckContext(arguments: query.arguments, schema: schema, recordType: query.recordType))
@@ -96,15 +98,22 @@ public enum DatabaseRules {
             arguments: query.arguments, variables: query.variables, schema: schema, recordType: query.recordType,
             now: now(), source: query.predicate)
         do throws(PredicateError) {
-            let tree: PredicateSyntax.Predicate
-            do { tree = try cache.tree(query.predicate) } catch { throw PredicateError(error) }
-            let (checked, shape) = try QueryChecker.checkShaped(
-                tree, sorts: query.sortDescriptors, context: consume ctx)
-            if let arguments, let shape {
-                cache.remember(
-                    PredicateCache.Shaped(
-                        recordType: query.recordType, schema: schema, arguments: arguments, shape: shape),
-                    for: query.predicate)
+            let checked: CheckedPredicate
+            if let found, found.shape == nil {
+                checked = try QueryChecker.check(found.tree, sorts: query.sortDescriptors, context: consume ctx)
+            } else {
+                let tree: PredicateSyntax.Predicate
+                do { tree = try cache.tree(query.predicate) } catch { throw PredicateError(error) }
+                let shape: CheckedShape?
+                (checked, shape) = try QueryChecker.checkShaped(
+                    tree, sorts: query.sortDescriptors, context: consume ctx)
+                if found == nil, let arguments {
+                    cache.remember(
+                        PredicateCache.Shaped(
+                            recordType: query.recordType, schema: schema, arguments: arguments, shape: shape,
+                            tree: tree),
+                        for: query.predicate)
+                }
             }
             return (
                 Query(

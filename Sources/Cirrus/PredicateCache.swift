@@ -36,14 +36,23 @@ final class PredicateCache: @unchecked Sendable {
         init(tree: PredicateSyntax.Predicate) { self.tree = tree }
     }
 
-    /// A shape and what it was made for (a reference: a lookup copies none of its fields).
+    /// A shape, or that there is none, and what it was made for (a reference: a lookup copies
+    /// none of its fields).
     final class Shaped {
         let recordType: String
         let schema: Schema
         let arguments: ArgumentShape
-        let shape: CheckedShape
+        /// nil: the check of this text for these makes no shape (`checkShaped`), so the next
+        /// check of it records nothing either.
+        let shape: CheckedShape?
+        /// The text's tree, for that next check.
+        let tree: PredicateSyntax.Predicate
 
-        init(recordType: String, schema: Schema, arguments: ArgumentShape, shape: CheckedShape) {
+        init(
+            recordType: String, schema: Schema, arguments: ArgumentShape, shape: CheckedShape?,
+            tree: PredicateSyntax.Predicate
+        ) {
+            self.tree = tree
             self.recordType = recordType
             self.schema = schema
             self.arguments = arguments
@@ -65,11 +74,11 @@ final class PredicateCache: @unchecked Sendable {
         return t
     }
 
-    /// The shape of `text` checked for `recordType` against this very `schema` with arguments
-    /// of `arguments`' types, if one is kept.
-    func shape(
+    /// What is kept of `text` checked for `recordType` against this very `schema` with arguments
+    /// of `arguments`' types: its shape, or that it has none; nil when nothing is kept.
+    func shaped(
         _ text: String, recordType: String, schema: Schema, arguments: ArgumentShape
-    ) -> CheckedShape? {
+    ) -> Shaped? {
         lock.withLock {
             guard let e = entries[text] else { return nil }
             var k = e.shapes.count
@@ -77,7 +86,7 @@ final class PredicateCache: @unchecked Sendable {
                 k -= 1
                 let s = e.shapes[k]
                 if s.schema.isIdentical(to: schema) && s.arguments == arguments && s.recordType == recordType {
-                    return s.shape
+                    return s
                 }
             }
             return nil
@@ -97,6 +106,6 @@ final class PredicateCache: @unchecked Sendable {
 
     var count: Int { lock.withLock { entries.count } }
 
-    /// Shapes kept for `text` (tests).
+    /// Shapes kept for `text`, and records that it has none (tests).
     func shapeCount(_ text: String) -> Int { lock.withLock { entries[text]?.shapes.count ?? 0 } }
 }

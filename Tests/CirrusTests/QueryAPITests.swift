@@ -348,14 +348,31 @@ extension QueryAPITests {
         // with it (its check runs in full and its shape replaces the old one).
         let before = db.schema
         let argumentShape = ArgumentShape(int.arguments)
-        #expect(cache.shape(text, recordType: "Place", schema: before, arguments: argumentShape) != nil)
+        #expect(cache.shaped(text, recordType: "Place", schema: before, arguments: argumentShape)?.shape != nil)
         _ = try await db.save(rec("extra", "Place", ["kind": .string("cafe"), "newField": .int64(1)]))
         let grown = db.schema
         #expect(!grown.isIdentical(to: before))
-        #expect(cache.shape(text, recordType: "Place", schema: grown, arguments: argumentShape) == nil)
+        #expect(cache.shaped(text, recordType: "Place", schema: grown, arguments: argumentShape) == nil)
         #expect(try await all(db, int, pageSize: 50).sorted() == want("cafe", center, 3))
-        #expect(cache.shape(text, recordType: "Place", schema: grown, arguments: argumentShape) != nil)
+        #expect(cache.shaped(text, recordType: "Place", schema: grown, arguments: argumentShape)?.shape != nil)
         #expect(cache.shapeCount(text) == 2)
+        // A text whose arguments are split (BETWEEN) has no shape: that is kept too, and every
+        // query of it is checked in full, with its own values.
+        let between = "population BETWEEN {%@, %@}"
+        for (lo, hi) in [(Int64(3), Int64(9)), (20, 22), (9, 3)] {
+            let q = RecordQuery(
+                recordType: "Place", predicate: between, arguments: [.value(.int64(lo)), .value(.int64(hi))])
+            let want = saved.filter { r in
+                if case .int64(let p)? = r["population"] { return p >= lo && p <= hi }
+                return false
+            }.map(\.recordID.recordName).sorted()
+            #expect(try await all(db, q, pageSize: 50).sorted() == want, "BETWEEN {\(lo), \(hi)}")
+        }
+        let kept = cache.shaped(
+            between, recordType: "Place", schema: db.schema,
+            arguments: ArgumentShape([.value(.int64(0)), .value(.int64(0))]))
+        #expect(kept != nil && kept?.shape == nil)
+        #expect(cache.shapeCount(between) == 1)
     }
 }
 
