@@ -60,11 +60,7 @@ public enum DatabaseRules {
             let tree: PredicateSyntax.Predicate
             do { tree = try parse(query.predicate) } catch { throw PredicateError(error) }
             let checked = try QueryChecker.check(tree, sorts: query.sortDescriptors, context: consume ctx)
-            return (
-                Query(
-                    recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),
-                checked.warnings.map(\.message)
-            )
+            return result(query, checked)
         } catch {
             throw invalid(error, query)
         }
@@ -88,11 +84,7 @@ public enum DatabaseRules {
                 sorts: query.sortDescriptors,
                 context: CheckContext(arguments: query.arguments, schema: schema, recordType: query.recordType))
         {
-            return (
-                Query(
-                    recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),
-                []
-            )
+            return result(query, checked)
         }
         let ctx = CheckContext(
             arguments: query.arguments, variables: query.variables, schema: schema, recordType: query.recordType,
@@ -115,14 +107,18 @@ public enum DatabaseRules {
                         for: query.predicate)
                 }
             }
-            return (
-                Query(
-                    recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),
-                checked.warnings.map(\.message)
-            )
+            return result(query, checked)
         } catch {
             throw invalid(error, query)
         }
+    }
+
+    /// The checked query of `query` and the messages of `checked`'s warnings.
+    private static func result(_ query: RecordQuery, _ checked: CheckedPredicate) -> (Query, [String]) {
+        (
+            Query(recordType: query.recordType, predicate: checked.predicate, sortDescriptors: query.sortDescriptors),
+            checked.warnings.map(\.message)
+        )
     }
 
     /// invalidArguments with the checker's message, rendered against the query's text.

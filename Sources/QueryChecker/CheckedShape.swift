@@ -8,9 +8,10 @@
 // checker that records where each filter's value came from (a `ShapeRecorder`) yields a shape:
 // the filters as they were added, and for each whether its value is fixed by the text, is
 // argument i itself, or is a distance search built from arguments. Binding new arguments to the
-// shape re-adds those filters with the new values (`Checker.add`: the schema's type and index
-// rules), repeats every check of a value (`checkedArgumentValue`, a text search's words, a
-// radius, a centre) and the sort descriptors' checks, and skips the walk of the tree.
+// shape puts the new values in those filters — a scalar of the shape's type meets the schema's
+// type and index rules as the first one did; a list goes through `Checker.add` again, element by
+// element —, repeats every check of a value (`checkedArgumentValue`, a text search's words, a
+// radius, a centre) and of the sort descriptors, and skips the walk of the tree.
 //
 // What is never shaped: a predicate whose arguments reach a filter any other way (inside an
 // aggregate, negated, converted by `%f`, split by BETWEEN, as a key by `%K`, through
