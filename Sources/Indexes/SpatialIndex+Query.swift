@@ -82,7 +82,7 @@ extension SpatialIndex {
 
     /// Base rows within the radius: one descent over every mapped tree (removed rows skipped),
     /// level by level. Each round first starts loading what its nodes' expansions will read
-    /// (`StaticRTree.prefetchChildren`), then expands them: the cache misses of a level's nodes,
+    /// (`StaticRTree.stretches`), then expands them: the cache misses of a level's nodes,
     /// in every layer's tree, overlap instead of being waited for one node at a time.
     func baseRadius(_ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]) {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
@@ -90,24 +90,29 @@ extension SpatialIndex {
         let skip = removed.count > 0
         let reach = r2 * (1 + 1e-9) + 1e-18
         bases.withUnsafeBufferPointer { trees in
+            // Each tree is read where it lies in the array (`pointee`): `trees[t]` copied it —
+            // its section and level arrays retained and released — at every point read (a
+            // seventh of a 10 km radius query's execution).
+            guard let first = trees.baseAddress else { return }
             // (tree, level, node) of the nodes to expand this round, and of the next round's.
             var nodes: [(Int, Int, Int)] = []
             var next: [(Int, Int, Int)] = []
             nodes.reserveCapacity(32)  // one allocation each: a round holds a few nodes per tree
             next.reserveCapacity(32)
-            for t in trees.indices where trees[t].count > 0 {
-                let top = trees[t].levelCount - 1
-                if trees[t].box(top, 0).minDist2Branchless(q) <= reach { nodes.append((t, top, 0)) }
+            for t in trees.indices where (first + t).pointee.count > 0 {
+                let top = (first + t).pointee.levelCount - 1
+                if (first + t).pointee.box(top, 0).minDist2Branchless(q) <= reach { nodes.append((t, top, 0)) }
             }
             while !nodes.isEmpty {
-                for (t, l, j) in nodes { trees[t].prefetchChildren(level: l, j) }
+                for (t, l, j) in nodes { (first + t).pointee.stretches(level: l, j).prefetch() }
                 for (t, l, j) in nodes {
+                    let tree = first + t
                     if l == 0 {
-                        for i in trees[t].children(level: 0, j) {
-                            let dx = q.x - trees[t].x(i)
-                            let dy = q.y - trees[t].y(i)
-                            let dz = q.z - trees[t].z(i)
-                            let row = trees[t].row(i)
+                        for i in tree.pointee.children(level: 0, j) {
+                            let dx = q.x - tree.pointee.x(i)
+                            let dy = q.y - tree.pointee.y(i)
+                            let dz = q.z - tree.pointee.z(i)
+                            let row = tree.pointee.row(i)
                             if Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive),
                                 !(skip && removed.contains(Int(row)))
                             {
@@ -115,8 +120,8 @@ extension SpatialIndex {
                             }
                         }
                     } else {
-                        for c in trees[t].children(level: l, j)
-                        where trees[t].box(l - 1, c).minDist2Branchless(q) <= reach {
+                        for c in tree.pointee.children(level: l, j)
+                        where tree.pointee.box(l - 1, c).minDist2Branchless(q) <= reach {
                             next.append((t, l - 1, c))
                         }
                     }

@@ -78,28 +78,45 @@ struct StaticRTree: Sendable {
             maxZ: s.f64(o + 40))
     }
 
-    /// Starts loading what expanding node `j` of level `l` reads — its children's boxes (l ≥ 1),
-    /// or its points' coordinates and rows (l = 0) — without waiting for it (a hint).
-    @inline(__always) func prefetchChildren(level l: Int, _ j: Int) {
-        guard let base = s.bytes.baseAddress else { return }
+    /// What expanding node `j` of level `l` reads — its children's boxes (l ≥ 1), or its
+    /// points' coordinates and rows (l = 0) — as byte stretches, for `Stretches.prefetch`.
+    ///
+    /// The hint is given by the caller, on the returned plain values: a method of the tree that
+    /// made the (C) prefetch call itself was handed a copy of the tree — its section and level
+    /// arrays retained and released — at every node expanded, as the compiler cannot see that the
+    /// call leaves the tree alone.
+    @inline(__always) func stretches(level l: Int, _ j: Int) -> Stretches {
         let r = children(level: l, j)
-        guard !r.isEmpty else { return }
-        // Every 64-byte line of the stretch, aligned in memory (the section may start anywhere).
-        @inline(__always) func lines(_ from: Int, _ length: Int) {
-            let end = UInt(bitPattern: base + from + length)
-            var line = UInt(bitPattern: base + from) & ~63
-            while line < end {
-                cirrus_prefetch(UnsafeRawPointer(bitPattern: line))
-                line += 64
-            }
-        }
+        guard let base = s.bytes.baseAddress, !r.isEmpty else { return Stretches(base: nil, from: .zero, length: .zero) }
         if l > 0 {
-            lines(boxesAt + 48 * (levelStarts[l - 1] + r.lowerBound), 48 * r.count)
-        } else {
-            lines(pointsAt + 8 * r.lowerBound, 8 * r.count)
-            lines(pointsAt + 8 * (count + r.lowerBound), 8 * r.count)
-            lines(pointsAt + 8 * (2 * count + r.lowerBound), 8 * r.count)
-            lines(pointsAt + 24 * count + 4 * r.lowerBound, 4 * r.count)
+            return Stretches(
+                base: base, from: SIMD4(boxesAt + 48 * (levelStarts[l - 1] + r.lowerBound), 0, 0, 0),
+                length: SIMD4(48 * r.count, 0, 0, 0))
+        }
+        let (p, n, a, c) = (pointsAt, count, r.lowerBound, r.count)
+        return Stretches(
+            base: base, from: SIMD4(p + 8 * a, p + 8 * (n + a), p + 8 * (2 * n + a), p + 24 * n + 4 * a),
+            length: SIMD4(8 * c, 8 * c, 8 * c, 4 * c))
+    }
+
+    /// Up to four stretches of a section's bytes (`length` 0: none).
+    struct Stretches {
+        let base: UnsafeRawPointer?
+        let from: SIMD4<Int>
+        let length: SIMD4<Int>
+
+        /// Starts loading every 64-byte line of the stretches, aligned in memory (the section
+        /// may start anywhere), without waiting for them (a hint).
+        @inline(__always) func prefetch() {
+            guard let base else { return }
+            for k in 0..<4 where length[k] > 0 {
+                let end = UInt(bitPattern: base + from[k] + length[k])
+                var line = UInt(bitPattern: base + from[k]) & ~63
+                while line < end {
+                    cirrus_prefetch(UnsafeRawPointer(bitPattern: line))
+                    line += 64
+                }
+            }
         }
     }
 
