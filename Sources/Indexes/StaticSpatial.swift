@@ -87,7 +87,9 @@ struct StaticRTree: Sendable {
     /// call leaves the tree alone.
     @inline(__always) func stretches(level l: Int, _ j: Int) -> Stretches {
         let r = children(level: l, j)
-        guard let base = s.bytes.baseAddress, !r.isEmpty else { return Stretches(base: nil, from: .zero, length: .zero) }
+        guard let base = s.bytes.baseAddress, !r.isEmpty else {
+            return Stretches(base: nil, from: .zero, length: .zero)
+        }
         if l > 0 {
             return Stretches(
                 base: base, from: SIMD4(boxesAt + 48 * (levelStarts[l - 1] + r.lowerBound), 0, 0, 0),
