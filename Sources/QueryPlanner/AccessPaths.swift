@@ -40,6 +40,14 @@ extension QueryPlanner {
         var ranges: [(field: String, range: KeyRange, answers: SmallIntSet)] = []
         for i in filters.indices {
             let f = filters[i]
+            switch f.comparator {
+            case .near, .containsAllTokens, .containsAnyTokens:
+                // Answered by the spatial or text index alone: the field's type and ordered
+                // index (two lookups by its name) are not asked.
+                if let path = lookupPath(f, index: i, indexed: false, isList: false, stats) { paths.append(path) }
+                continue
+            default: break
+            }
             let isList = stats.fieldType(f.fieldName)?.isList ?? false
             let indexed = stats.hasOrderedIndex(f.fieldName)
             // The index holds record ids with zones; a bare record name is a residual filter.
