@@ -14,9 +14,10 @@
 // radius, a centre) and of the sort descriptors, and skips the walk of the tree.
 //
 // What is never shaped: a predicate whose arguments reach a filter any other way (inside an
-// aggregate, negated, converted by `%f`, split by BETWEEN, as a key by `%K`, through
-// `tokenize`), `$variables`, `now()`, and any check that warned. Binding gives up (nil) rather
-// than report an error: the caller then checks the query in full, which says what and where.
+// aggregate other than BETWEEN's `{lo, hi}`, negated, converted by `%f`, split by `BETWEEN %@`,
+// as a key by `%K`, through `tokenize`), `$variables`, `now()`, and any check that warned.
+// Binding gives up (nil) rather than report an error: the caller then checks the query in
+// full, which says what and where.
 // Shapes are kept by argument types, never by argument values.
 
 import PredicateSyntax

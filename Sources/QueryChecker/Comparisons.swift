@@ -221,12 +221,22 @@ extension Checker {
         if dates {
             warn("BETWEEN with dates is a Cirrus extension; for CloudKit write \(f) >= %@ AND \(f) <= %@", r.range)
         }
+        // Each bound's source for a shape: the aggregate's element, a placeholder taken
+        // unchanged or a constant (`{%@, %@}` binds as `k >= %@ AND k <= %@` would). A
+        // placeholder whose value changed on the way stays untaken, and the query unshaped.
+        var sources: [CheckedShape.ValueSource?] = [nil, nil]
+        if let recorder, case .aggregate(let elements) = c.right.kind, elements.count == 2 {
+            for k in 0..<2 {
+                let i = recorder.take(elements[k].range, items[k], context.arguments)
+                sources[k] = i.map { .argument($0) } ?? .fixed
+            }
+        }
         try add(
             QueryFilter(fieldName: f, comparator: .greaterThanOrEquals, fieldValue: items[0]), fieldRange: fr,
-            valueRange: r.range)
+            valueRange: r.range, source: sources[0])
         try add(
             QueryFilter(fieldName: f, comparator: .lessThanOrEquals, fieldValue: items[1]), fieldRange: fr,
-            valueRange: r.range)
+            valueRange: r.range, source: sources[1])
     }
 
     private mutating func inComparison(_ c: Comparison, _ whole: SourceRange) throws(PredicateError) {

@@ -356,8 +356,8 @@ extension QueryAPITests {
         #expect(try await all(db, int, pageSize: 50).sorted() == want("cafe", center, 3))
         #expect(cache.shaped(text, recordType: "Place", schema: grown, arguments: argumentShape)?.shape != nil)
         #expect(cache.shapeCount(text) == 2)
-        // A text whose arguments are split (BETWEEN) has no shape: that is kept too, and every
-        // query of it is checked in full, with its own values.
+        // BETWEEN's two placeholders are each a bound's value: its shape is reused with new
+        // values (an empty range included).
         let between = "population BETWEEN {%@, %@}"
         for (lo, hi) in [(Int64(3), Int64(9)), (20, 22), (9, 3)] {
             let q = RecordQuery(
@@ -371,8 +371,23 @@ extension QueryAPITests {
         let kept = cache.shaped(
             between, recordType: "Place", schema: db.schema,
             arguments: ArgumentShape([.value(.int64(0)), .value(.int64(0))]))
-        #expect(kept != nil && kept?.shape == nil)
+        #expect(kept?.shape != nil)
         #expect(cache.shapeCount(between) == 1)
+        // A text whose argument is changed on its way to the filter (negated) has no shape:
+        // that is kept too, and every query of it is checked in full, with its own values.
+        let negated = "population > -%@"
+        for v in [Int64(-3), -20, 5] {
+            let q = RecordQuery(recordType: "Place", predicate: negated, arguments: [.value(.int64(v))])
+            let want = saved.filter { r in
+                if case .int64(let p)? = r["population"] { return p > -v }
+                return false
+            }.map(\.recordID.recordName).sorted()
+            #expect(try await all(db, q, pageSize: 50).sorted() == want, "> -(\(v))")
+        }
+        let unshaped = cache.shaped(
+            negated, recordType: "Place", schema: db.schema, arguments: ArgumentShape([.value(.int64(0))]))
+        #expect(unshaped != nil && unshaped?.shape == nil)
+        #expect(cache.shapeCount(negated) == 1)
     }
 }
 

@@ -68,6 +68,13 @@ private let corpus: [(String, [PredicateArgument])] = [
     ),
     ("population BETWEEN %@", [.value(.list([.int64(1), .int64(5)]))]),
     ("population BETWEEN {%@, %@}", [.value(.int64(1)), .value(.int64(5))]),
+    ("population BETWEEN {%@, %@}", [.value(.double(1)), .value(.int64(5))]),
+    ("population BETWEEN {%@, 5} AND kind == %@", [.value(.int64(1)), .value(.string("a"))]),
+    ("rating BETWEEN {%@, %@}", [.value(.double(1)), .value(.double(5))]),
+    (
+        "founded BETWEEN {%@, %@}",
+        [.value(.date(Timestamp(millisecondsSince1970: 5))), .value(.date(Timestamp(millisecondsSince1970: 9)))]
+    ),
     ("population > -%@", [.value(.int64(3))]),
     ("kind IN {%@, 'b'}", [.value(.string("a"))]),
     ("%K == %@", [.key("kind"), .value(.string("a"))]),
@@ -170,7 +177,7 @@ private func redraw(_ arguments: [PredicateArgument], _ rng: inout some RandomNu
 
     @Test func argumentsReachingFiltersOtherwiseAreNotShaped() throws {
         let unshaped = [
-            "rating > %f", "population BETWEEN %@", "population BETWEEN {%@, %@}", "population > -%@",
+            "rating > %f", "population BETWEEN %@", "founded BETWEEN {%@, %@}", "population > -%@",
             "kind IN {%@, 'b'}", "%K == %@", "ALL tokenize(%@, 'Cdl') IN allTokens", "founded < now() AND kind == %@",
             "FALSEPREDICATE AND kind == %@", "recordName == %@",
         ]
@@ -187,6 +194,17 @@ private func redraw(_ arguments: [PredicateArgument], _ rng: inout some RandomNu
         var ctx = context(for: ok("", "", schema: .development))
         ctx.variables = ["K": .value(.string("a"))]
         #expect(try QueryChecker.checkShaped(tree, sorts: [], context: ctx).1 == nil)
+    }
+
+    @Test func betweenTwoPlaceholdersBindsBothBounds() throws {
+        let tree = try PredicateParser.parse("population BETWEEN {%@, %@}")
+        let ctx = with(context(for: ok("", "", schema: .development)), [.value(.int64(1)), .value(.int64(5))])
+        let shape = try #require(try QueryChecker.checkShaped(tree, sorts: [], context: ctx).1)
+        let same = with(ctx, [.value(.int64(7)), .value(.int64(9))])
+        let bound = try #require(shape.bind(sorts: [], context: same))
+        #expect(bound.predicate.filters.map(\.comparator) == [.greaterThanOrEquals, .lessThanOrEquals])
+        #expect(bound.predicate.filters.map(\.fieldValue) == [.int64(7), .int64(9)])
+        #expect(bound == (try QueryChecker.check(tree, sorts: [], context: same)))
     }
 
     @Test func sortDescriptorsAreCheckedAtEveryBind() throws {
