@@ -135,6 +135,10 @@ public struct CheckedShape: Sendable {
     /// a list's elements each have their own type, so a list goes through `Checker.add` again.
     /// Sort descriptors like those the shape was checked with (fields, directions) need only
     /// their distance centres checked; others are checked in full.
+    ///
+    /// The arguments' types are not checked here: keep shapes by ``ArgumentShape`` and bind
+    /// only arguments of the shape's own (as the container's predicate cache does). Arguments
+    /// of other types may bind to filters the full check would not give them.
     public func bind(sorts: [SortDescriptor], context: consuming CheckContext) -> CheckedPredicate? {
         let s = storage
         let arguments = context.arguments
