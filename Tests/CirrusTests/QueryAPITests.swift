@@ -29,6 +29,14 @@ import Testing
         return saved
     }
 
+    /// The sorted names of the records in `saved` whose population `keep` accepts.
+    func names(_ saved: [Record], population keep: (Int64) -> Bool) -> [String] {
+        saved.filter { r in
+            if case .int64(let p)? = r["population"] { return keep(p) }
+            return false
+        }.map(\.recordID.recordName).sorted()
+    }
+
     func all(_ db: Database, _ q: RecordQuery, zone: ZoneID? = nil, pageSize: Int) async throws -> [String] {
         var (results, cursor) = try await db.records(matching: q, inZoneWith: zone, resultsLimit: pageSize)
         var names = try results.map { try $0.1.get().recordID.recordName }
@@ -269,10 +277,7 @@ extension QueryAPITests {
         for bound in [Int64(-1), 10, 25, 39] {
             let q = RecordQuery(recordType: "Place", predicate: text, arguments: [.value(.int64(bound))])
             let got = try await all(db, q, pageSize: 7).sorted()
-            let want = saved.filter { r in
-                if case .int64(let p)? = r["population"] { return p > bound }
-                return false
-            }.map(\.recordID.recordName).sorted()
+            let want = names(saved) { p in p > bound }
             #expect(got == want, "population > \(bound)")
         }
         #expect(db.embedded!.core.predicates.count == 1)
@@ -362,10 +367,7 @@ extension QueryAPITests {
         for (lo, hi) in [(Int64(3), Int64(9)), (20, 22), (9, 3)] {
             let q = RecordQuery(
                 recordType: "Place", predicate: between, arguments: [.value(.int64(lo)), .value(.int64(hi))])
-            let want = saved.filter { r in
-                if case .int64(let p)? = r["population"] { return p >= lo && p <= hi }
-                return false
-            }.map(\.recordID.recordName).sorted()
+            let want = names(saved) { p in p >= lo && p <= hi }
             #expect(try await all(db, q, pageSize: 50).sorted() == want, "BETWEEN {\(lo), \(hi)}")
         }
         let kept = cache.shaped(
@@ -378,10 +380,7 @@ extension QueryAPITests {
         let negated = "population > -%@"
         for v in [Int64(-3), -20, 5] {
             let q = RecordQuery(recordType: "Place", predicate: negated, arguments: [.value(.int64(v))])
-            let want = saved.filter { r in
-                if case .int64(let p)? = r["population"] { return p > -v }
-                return false
-            }.map(\.recordID.recordName).sorted()
+            let want = names(saved) { p in p > -v }
             #expect(try await all(db, q, pageSize: 50).sorted() == want, "> -(\(v))")
         }
         let unshaped = cache.shaped(
