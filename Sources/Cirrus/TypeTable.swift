@@ -430,27 +430,43 @@ struct TypeTable: Sendable {
             if let zone, zone != ZoneID(zoneName: layerZone) { return [] }
             return firstLive(rows[...])
         }
-        // Per layer, the candidates still to walk (after `after`, in the asked zone).
-        var runs: [MergeRun] = []
-        var from = 0
-        for l in base.layers {
-            let end = firstIndex(atLeast: l.start + l.rows.count, from: from)
-            defer { from = end }
-            guard from < end else { continue }
-            guard let layerZone = l.rows.singleZoneName else { return fallback() }
-            var run = rows[from..<end]
-            if let zone, zone != ZoneID(zoneName: layerZone) { continue }
-            if let after {
-                // The first candidate whose id is after `after`.
-                var lo = run.startIndex
-                var hi = run.endIndex
-                while lo < hi {
-                    let m = (lo + hi) / 2
-                    if l.rows.compareID(Int(rows[m]) - l.start, after) <= 0 { lo = m + 1 } else { hi = m }
+        // Per layer, the candidates still to walk (after `after`, in the asked zone). The layers
+        // are read in place: a copy of one retains and releases its files and sections (copies
+        // per layer were two thirds of this function in a one-row radius query).
+        let layers = base.rows.layers
+        var candidates: [(layer: Int, run: ArraySlice<RowID>)] = []
+        let several: Bool? = layers.withUnsafeBufferPointer { ls in
+            var from = 0
+            for k in ls.indices {
+                let start = ls[k].start
+                let end = firstIndex(atLeast: start + ls[k].rows.count, from: from)
+                defer { from = end }
+                guard from < end else { continue }
+                guard let layerZone = ls[k].rows.singleZoneName else { return nil }
+                var run = rows[from..<end]
+                if let zone, zone != ZoneID(zoneName: layerZone) { continue }
+                if let after {
+                    // The first candidate whose id is after `after`.
+                    var lo = run.startIndex
+                    var hi = run.endIndex
+                    while lo < hi {
+                        let m = (lo + hi) / 2
+                        if ls[k].rows.compareID(Int(rows[m]) - start, after) <= 0 { lo = m + 1 } else { hi = m }
+                    }
+                    run = rows[lo..<run.endIndex]
                 }
-                run = rows[lo..<run.endIndex]
+                if !run.isEmpty { candidates.append((k, run)) }
             }
-            var r = MergeRun(rows: run, section: l.rows, start: l.start)
+            return candidates.count > 1
+        }
+        guard let several else { return fallback() }
+        if !several, split == rows.count {
+            // One layer's rows and no delta: already in id order, nothing to compare.
+            return candidates.first.map { firstLive($0.run) } ?? []
+        }
+        var runs: [MergeRun] = []
+        for (k, run) in candidates {
+            var r = MergeRun(rows: run, section: layers[k].rows, start: layers[k].start)
             r.settle(removed: baseRemoved)
             if r.head != nil { runs.append(r) }
         }
