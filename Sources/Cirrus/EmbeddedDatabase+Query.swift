@@ -266,11 +266,14 @@ extension EmbeddedDatabase {
         let zone = try resolveQueryZone(zoneID)
         let snap = querySnapshot(recordType: checked.recordType)
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
-        let plan = QueryPlanner.plan(checked, statistics: snap.statistics, limit: limit)
+        // Planned as `page` plans (small circles counted by finding their rows), so the plan
+        // explained is the plan a query runs.
+        let found = FoundRows()
+        let plan = QueryPlanner.plan(checked, statistics: snap.statistics(keeping: found), limit: limit)
         var actual: [Int: Int] = [:]
         var returned: Int? = nil
         if execute {
-            let result = try run(plan, snap, zone: zone, desiredKeys: [], after: nil, limit: limit)
+            let result = try run(plan, snap, zone: zone, desiredKeys: [], after: nil, limit: limit, found: found)
             actual = result.actual
             returned = result.records.count
         }
@@ -313,11 +316,13 @@ extension EmbeddedDatabase {
         let meter = snap.table?.mergeMeter
         let began = meter == nil ? 0 : DispatchTime.now().uptimeNanoseconds
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
-        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
+        // Small circles are counted by finding their rows, which the execution then reads (FoundRows).
+        let found = FoundRows()
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics(keeping: found), limit: limit, withRejected: false)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         let result = try run(
             consume plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
-            schema: schema, worldReadable: worldReadable)
+            found: found, schema: schema, worldReadable: worldReadable)
         if let meter, meter.charge(elapsedNanoseconds: DispatchTime.now().uptimeNanoseconds &- began) {
             core.startReadMerge(meter)
         }
@@ -332,7 +337,8 @@ extension EmbeddedDatabase {
         _ plan: consuming QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?,
         after: OrderKey?,
         limit: Int,
-        resume: StreamContinuation? = nil, schema: Schema? = nil, worldReadable: Bool = false
+        resume: StreamContinuation? = nil, found: FoundRows? = nil, schema: Schema? = nil,
+        worldReadable: Bool = false
     ) throws(CirrusError) -> QueryPage {
         var visible: (@Sendable (Record) -> Bool)? = nil
         if case .public = scope, !worldReadable {
@@ -348,7 +354,7 @@ extension EmbeddedDatabase {
             return try QueryExecutor.run(
                 consume plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys,
                 visible: visible,
-                resume: resume)
+                resume: resume, found: found)
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")
         }

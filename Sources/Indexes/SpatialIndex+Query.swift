@@ -51,6 +51,13 @@ extension SpatialIndex {
     }
 
     func rtreeRadius(_ km: Double, _ center: Location, _ inclusive: Bool) -> [RowID] {
+        var budget = Int.max
+        return rtreeRadius(km, center, inclusive, budget: &budget) ?? []
+    }
+
+    /// `rtreeRadius`, giving up (nil) once it has expanded `budget` nodes (the buffer's rows
+    /// count one node per `fanout`); `budget` is left with what was not spent.
+    func rtreeRadius(_ km: Double, _ center: Location, _ inclusive: Bool, budget: inout Int) -> [RowID]? {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
         let r2 = GeoMath.chord2(forKm: km)
         var out: [RowID] = []
@@ -60,6 +67,8 @@ extension SpatialIndex {
             let t = UInt8(k + 1)
             stack.append((tree.levels.count - 1, 0))
             while let (l, j) = stack.popLast() {
+                budget -= 1
+                if budget < 0 { return nil }
                 if tree.levels[l][j].minDist2(q) > r2 * (1 + 1e-9) + 1e-18 { continue }
                 if l == 0 {
                     for i in tree.children(level: 0, j) {
@@ -76,6 +85,8 @@ extension SpatialIndex {
                 }
             }
         }
+        budget -= buffer.count / max(1, fanout)
+        if budget < 0 { return nil }
         for row in buffer where Self.accept(q.chord2(vectors[Int(row)]), r2, km, inclusive) { out.append(row) }
         return out
     }
@@ -85,15 +96,24 @@ extension SpatialIndex {
     /// (`StaticRTree.stretches`), then expands them: the cache misses of a level's nodes,
     /// in every layer's tree, overlap instead of being waited for one node at a time.
     func baseRadius(_ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID]) {
+        var budget = Int.max
+        _ = baseRadius(km, center, inclusive, into: &out, budget: &budget)
+    }
+
+    /// `baseRadius`, giving up (false, `out` partly filled) before a round would take the
+    /// nodes expanded past `budget`; `budget` is left with what was not spent.
+    func baseRadius(
+        _ km: Double, _ center: Location, _ inclusive: Bool, into out: inout [RowID], budget: inout Int
+    ) -> Bool {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
         let r2 = GeoMath.chord2(forKm: km)
         let skip = removed.count > 0
         let reach = r2 * (1 + 1e-9) + 1e-18
-        bases.withUnsafeBufferPointer { trees in
+        return bases.withUnsafeBufferPointer { trees in
             // Each tree is read where it lies in the array (`pointee`): `trees[t]` copied it —
             // its section and level arrays retained and released — at every point read (a
             // seventh of a 10 km radius query's execution).
-            guard let first = trees.baseAddress else { return }
+            guard let first = trees.baseAddress else { return true }
             // (tree, level, node) of the nodes to expand this round, and of the next round's.
             var nodes: [(Int, Int, Int)] = []
             var next: [(Int, Int, Int)] = []
@@ -104,6 +124,8 @@ extension SpatialIndex {
                 if (first + t).pointee.box(top, 0).minDist2Branchless(q) <= reach { nodes.append((t, top, 0)) }
             }
             while !nodes.isEmpty {
+                budget -= nodes.count
+                if budget < 0 { return false }
                 for (t, l, j) in nodes { (first + t).pointee.stretches(level: l, j).prefetch() }
                 for (t, l, j) in nodes {
                     let tree = first + t
@@ -129,7 +151,22 @@ extension SpatialIndex {
                 swap(&nodes, &next)
                 next.removeAll(keepingCapacity: true)
             }
+            return true
         }
+    }
+
+    /// `rows(withinKm:of:inclusive:)` (the R-tree strategy) when finding them expands at most
+    /// `budget` nodes; nil otherwise, having spent at most that. For a planner that would
+    /// rather count a small circle's rows exactly, and hand them to the execution, than
+    /// estimate them and find them again; a large circle costs it a bounded share of a descent.
+    public func probe(withinKm km: Double, of center: Location, inclusive: Bool = true, budget: Int) -> [RowID]? {
+        guard center.hasValidCoordinates, km >= 0 else { return [] }
+        var budget = budget
+        guard var out = rtreeRadius(km, center, inclusive, budget: &budget),
+            baseRadius(km, center, inclusive, into: &out, budget: &budget)
+        else { return nil }
+        Postings.sort(&out)
+        return out
     }
 
     /// Planner estimate of the rows within `km`: the entries of the geohash cells covering the

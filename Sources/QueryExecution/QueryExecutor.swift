@@ -106,6 +106,8 @@ public enum QueryExecutor {
     /// Runs `plan` on `snapshot`: the `pageSize` rows after `after` (from the start when nil),
     /// in zone `zone` (every zone when nil), among the records `visible` accepts (access rules;
     /// nil: all), projected to `desiredKeys` (nil: whole records, []: system fields only).
+    /// `found`: the rows the plan's statistics kept (``QuerySnapshot/statistics(keeping:)``,
+    /// made on this same snapshot), read instead of searched for again.
     ///
     /// Inlinable, so a caller in another module names the execution's type (`Run` of its
     /// snapshot type) itself: called unspecialized, this looked the type's metadata up at run
@@ -114,12 +116,13 @@ public enum QueryExecutor {
     public static func run(
         _ plan: consuming QueryPlan, on snapshot: some QuerySnapshot, after: OrderKey? = nil, pageSize: Int,
         zone: ZoneID? = nil, desiredKeys: [String]? = nil, visible: (@Sendable (Record) -> Bool)? = nil,
-        resume: StreamContinuation? = nil
+        resume: StreamContinuation? = nil, found: FoundRows? = nil
     ) throws(ExecutionError) -> QueryPage {
         var run = Run(
             plan: consume plan, snapshot: snapshot, after: after, pageSize: max(0, pageSize), zone: zone,
             visible: visible)
         run.resume = resume
+        run.found = found
         var page = try run.execute()
         if let keys = desiredKeys {
             let keep = Set(keys)
@@ -143,6 +146,8 @@ struct Run<S: QuerySnapshot> {
     @usableFromInline let zone: ZoneID?
     @usableFromInline let visible: (@Sendable (Record) -> Bool)?
     @usableFromInline var resume: StreamContinuation? = nil
+    /// Rows found while planning (see ``FoundRows``).
+    @usableFromInline var found: FoundRows? = nil
     @usableFromInline let ordering: Ordering
     /// Rows each plan node produced.
     @usableFromInline var actual = NodeCounts()
@@ -219,9 +224,13 @@ struct Run<S: QuerySnapshot> {
         case .radius(let field, let center, let km):
             // The planner's estimate, rounded up a little, sizes the result (a hand-made plan's
             // estimate may be anything: only a finite, positive one is used).
-            let estimate = node.estimatedRows
-            let expected = estimate > 0 && estimate < 1e6 ? Int((estimate * 1.25).rounded(.up)) + 8 : 0
-            rows = try spatial(field).rows(withinKm: km, of: center, expected: expected)
+            if let kept = found?.rows(field: field, center: center, km: km) {
+                rows = kept  // found while planning, on this snapshot (FoundRows)
+            } else {
+                let estimate = node.estimatedRows
+                let expected = estimate > 0 && estimate < 1e6 ? Int((estimate * 1.25).rounded(.up)) + 8 : 0
+                rows = try spatial(field).rows(withinKm: km, of: center, expected: expected)
+            }
         case .intersect:
             // Ranges and prefixes come in value order: rather than sorting them, they filter
             // the intersection of the others through a bitmap — unless they are much smaller.

@@ -178,6 +178,12 @@ extension QuerySnapshot {
     public var statistics: SnapshotStatistics {
         SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: indexes.rowCount)
     }
+
+    /// `statistics` that count small circles exactly by finding their rows, and keep those rows
+    /// in `found` for the execution of the same query on this snapshot (see ``FoundRows``).
+    public func statistics(keeping found: FoundRows) -> SnapshotStatistics {
+        SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: indexes.rowCount, found: found)
+    }
 }
 
 /// A snapshot of records held in memory, for tests and small tools.
@@ -223,11 +229,14 @@ public struct SnapshotStatistics: IndexStatistics {
     let schema: RecordTypeSchema?
     /// Live records of the type, from the indexes' row count.
     public let rowCount: Int
+    /// Where rows found while estimating are kept for the execution; nil: estimate only.
+    let found: FoundRows?
 
-    init(indexes: RecordIndexes, schema: RecordTypeSchema?, rows: Int) {
+    init(indexes: RecordIndexes, schema: RecordTypeSchema?, rows: Int, found: FoundRows? = nil) {
         self.indexes = indexes
         self.schema = schema
         self.rowCount = rows
+        self.found = found
     }
 
     static func indexed(_ field: String) -> IndexedField {
@@ -275,8 +284,15 @@ public struct SnapshotStatistics: IndexStatistics {
 
     /// An estimate: the entries of the geohash cells covering the circle, scaled by the share of
     /// their area the circle takes (`SpatialIndex.estimatedCount`); 0 without a spatial index.
+    /// With `found`, a circle whose rows a probe finds within ``FoundRows/radiusBudget`` nodes
+    /// is counted exactly, and its rows kept there for the execution.
     public func estimatedRadiusCount(_ field: String, center: Location, km: Double) -> Int {
-        indexes.spatial[field]?.estimatedCount(withinKm: km, of: center) ?? 0
+        guard let index = indexes.spatial[field] else { return 0 }
+        if let found, let rows = index.probe(withinKm: km, of: center, budget: FoundRows.radiusBudget) {
+            found.keep(field: field, center: center, km: km, rows: rows)
+            return rows.count
+        }
+        return index.estimatedCount(withinKm: km, of: center)
     }
 
     /// The base rows' share of the rows when every base layer has a column of the field

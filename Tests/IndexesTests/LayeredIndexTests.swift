@@ -284,9 +284,23 @@ final class Bytes: @unchecked Sendable {
             for _ in 0..<5 {
                 let c = Location(latitude: Double(rng.below(180)) - 90, longitude: Double(rng.below(360)) - 180)
                 for km in [0.0, 500, 3000, 20_100] {
-                    #expect(x.rows(withinKm: km, of: c) == y.rows(withinKm: km, of: c), "seed \(seed): radius \(km)")
+                    let expected = y.rows(withinKm: km, of: c)
+                    #expect(x.rows(withinKm: km, of: c) == expected, "seed \(seed): radius \(km)")
                     #expect(
                         x.rows(withinKm: km, of: c, inclusive: false) == y.rows(withinKm: km, of: c, inclusive: false))
+                    // A probe finds the same rows, or gives up (nil) when its node budget is spent:
+                    // one node cannot hold more than a leaf's (and the buffer's) rows.
+                    #expect(x.probe(withinKm: km, of: c, budget: .max) == expected, "seed \(seed): probe \(km)")
+                    #expect(
+                        x.probe(withinKm: km, of: c, inclusive: false, budget: .max)
+                            == y.rows(withinKm: km, of: c, inclusive: false), "seed \(seed): probe < \(km)")
+                    for budget in [0, 1, 4, 16] {
+                        let p = x.probe(withinKm: km, of: c, budget: budget)
+                        #expect(p == nil || p == expected, "seed \(seed): probe \(km) within \(budget) nodes")
+                    }
+                    if expected.count > 128 {
+                        #expect(x.probe(withinKm: km, of: c, budget: 1) == nil, "seed \(seed): probe gave up")
+                    }
                 }
                 var i1 = x.nearest(to: c)
                 var i2 = y.nearest(to: c)

@@ -77,6 +77,34 @@ import Testing
         #expect(seen.count == 600)
     }
 
+    /// Statistics that keep what they find count a small circle exactly, and the execution given
+    /// the same `FoundRows` reads the circle's rows from it: the page is the one a plain
+    /// plan-and-run gives, and rows planted in it for the circle are what the execution returns.
+    @Test func circlesFoundWhilePlanningAreCountedExactlyAndReadByTheExecution() throws {
+        let centre = Location(latitude: 48.5, longitude: 2.5)
+        for km in [3.0, 15, 40] {
+            let q = try query(
+                "distanceToLocation:fromLocation:(location, %@) < %@",
+                [.value(.location(centre)), .value(.double(km))],
+                sort: [])
+            let exact = snap.indexes.spatial["location"]!.rows(withinKm: km, of: centre)
+            let found = FoundRows()
+            let plan = QueryPlanner.plan(q, statistics: snap.statistics(keeping: found), limit: 5_000)
+            let radius = plan.root.allNodes.first { if case .radius = $0.op { return true } else { return false } }
+            #expect(radius?.estimatedRows == Double(exact.count), "\(km) km: counted, not estimated")
+            #expect(found.rows(field: "location", center: centre, km: km) == exact)
+            let page = try QueryExecutor.run(plan, on: snap, pageSize: 5_000, found: found)
+            let plain = try QueryExecutor.run(
+                QueryPlanner.plan(q, statistics: snap.statistics, limit: 5_000), on: snap, pageSize: 5_000)
+            #expect(page.records.map(\.recordID) == plain.records.map(\.recordID))
+            #expect(page.records.count == exact.count)
+            // The execution takes the kept rows as the circle's: plant three of them.
+            found.keep(field: "location", center: centre, km: km, rows: [0, 1, 2])
+            let planted = try QueryExecutor.run(plan, on: snap, pageSize: 5_000, found: found)
+            #expect(planted.records.map(\.recordID.recordName) == ["p0000", "p0001", "p0002"])
+        }
+    }
+
     @Test func nodeCountsKeepOnlyTheNodesThatCounted() {
         var counts = NodeCounts()
         counts.add(3, 4)
