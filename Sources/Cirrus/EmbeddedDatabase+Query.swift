@@ -268,8 +268,9 @@ extension EmbeddedDatabase {
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         // Planned as `page` plans (small circles counted by finding their rows), so the plan
         // explained is the plan a query runs.
-        let found = FoundRows()
-        let plan = QueryPlanner.plan(checked, statistics: snap.statistics(keeping: found), limit: limit)
+        let found = Self.keepsFoundRows(checked) ? FoundRows() : nil
+        let plan = QueryPlanner.plan(
+            checked, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit)
         var actual: [Int: Int] = [:]
         var returned: Int? = nil
         if execute {
@@ -290,6 +291,10 @@ extension EmbeddedDatabase {
     }
 
     // MARK: - internals
+
+    /// Whether planning `q` may find rows for its execution (a circle: a NEAR filter); other
+    /// queries make no `FoundRows` (an object and a lock each).
+    static func keepsFoundRows(_ q: Query) -> Bool { q.predicate.filters.contains { $0.comparator == .near } }
 
     var cursorScope: String { scope.cursorScope }
 
@@ -317,8 +322,9 @@ extension EmbeddedDatabase {
         let began = meter == nil ? 0 : DispatchTime.now().uptimeNanoseconds
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         // Small circles are counted by finding their rows, which the execution then reads (FoundRows).
-        let found = FoundRows()
-        let plan = QueryPlanner.plan(q, statistics: snap.statistics(keeping: found), limit: limit, withRejected: false)
+        let found = Self.keepsFoundRows(q) ? FoundRows() : nil
+        let plan = QueryPlanner.plan(
+            q, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit, withRejected: false)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         let result = try run(
             consume plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
