@@ -222,11 +222,11 @@ struct Run<S: QuerySnapshot> {
             }
             rows = all ? text.rows(matchingAll: [words]) : text.rows(matchingAny: [words])
         case .radius(let field, let center, let km):
-            // The planner's estimate, rounded up a little, sizes the result (a hand-made plan's
-            // estimate may be anything: only a finite, positive one is used).
             if let kept = found?.rows(field: field, center: center, km: km) {
                 rows = kept  // found while planning, on this snapshot (FoundRows)
             } else {
+                // The planner's estimate, rounded up a little, sizes the result (a hand-made
+                // plan's estimate may be anything: only a finite, positive one is used).
                 let estimate = node.estimatedRows
                 let expected = estimate > 0 && estimate < 1e6 ? Int((estimate * 1.25).rounded(.up)) + 8 : 0
                 rows = try spatial(field).rows(withinKm: km, of: center, expected: expected)
