@@ -165,6 +165,9 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// Starts loading the base rows' mapped entries or bytes (`TypeTable.prefetch`).
     public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) { storage.table?.prefetch(rows, payload: payload) }
 
+    /// Starts loading the records of `rows`: cached boxes, or mapped bytes (`TypeTable.prefetchRecords`).
+    public func prefetchRecords(_ rows: ArraySlice<RowID>) { storage.table?.prefetchRecords(rows) }
+
     /// A reader of the selected fields: base rows are read from the layers' columns or their
     /// mapped bytes without building a record (see `TypeTable.values(_:of:columns:into:)`).
     public func valueReader(_ selection: FieldSelection) -> any RowValueReader {

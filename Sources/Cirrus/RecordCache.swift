@@ -89,6 +89,33 @@ final class RecordCache: @unchecked Sendable {
     @inline(__always)
     func prefetch(_ row: Int) { cirrus_prefetch(sets + (row & setMask)) }
 
+    /// Starts loading the cached record of base row `row` — its box, which the read that
+    /// follows retains (a cache miss of its own when the box is cold) and reads — and tells
+    /// whether the row was cached. A hint: the record may be gone by the time it is read. The
+    /// box's address is loaded from the set's bytes, not as a `Record` (copying one out would
+    /// retain it: the very miss this is to overlap with others).
+    func prefetchRecord(_ row: Int) -> Bool {
+        guard let box = cachedBox(row) else { return false }
+        cirrus_prefetch(box)  // the object's header (the reference count) and its first fields
+        cirrus_prefetch(box + 64)
+        return true
+    }
+
+    /// The address of the box of base row `row`'s cached record, nil when it is not cached —
+    /// loaded from the set's bytes: each `Record?` there is one reference (nil: zero).
+    func cachedBox(_ row: Int) -> UnsafeRawPointer? {
+        guard capacity > 0, let key = UInt32(exactly: row) else { return nil }
+        let s = row & setMask
+        return lock.withLock {
+            guard live, let way = sets[s].way(of: key) else { return nil }
+            return UnsafeRawPointer(sets + s).load(
+                fromByteOffset: Self.recordsOffset + way * MemoryLayout<Record?>.stride, as: UnsafeRawPointer?.self)
+        }
+    }
+
+    /// Where a set's records lie in it.
+    static let recordsOffset = MemoryLayout<CacheSet>.offset(of: \CacheSet.records) ?? 0
+
     /// The share of the capacity above which a result is a bulk read: 1/256, 64 records of the
     /// default 16 384.
     static let bulkShare = 256

@@ -320,6 +320,27 @@ struct TypeTable: Sendable {
         }
     }
 
+    /// Starts loading the records of `rows` that the reads that follow build or take whole:
+    /// the box of each one the record cache holds, the bytes of the others (when the base is
+    /// `worthPrefetching`). For a stream that has its page's rows before it reads their
+    /// records: one cold cache line after another, read in turn, was most of what fetching a
+    /// nearest-first page's records cost.
+    func prefetchRecords(_ rows: ArraySlice<RowID>) {
+        guard let base = parts.base else { return }
+        let n = base.rows.count
+        let bytes = base.rows.worthPrefetching
+        guard let cache = parts.cache else {
+            if bytes { base.rows.prefetch(rows, payload: true) }
+            return
+        }
+        // The sets first, all of them, so that their loads overlap: `prefetchRecord` reads a
+        // row's set to find its box, and would otherwise wait for each set in turn.
+        for row in rows where Int(row) < n { cache.prefetch(Int(row)) }
+        for row in rows where Int(row) < n {
+            if !cache.prefetchRecord(Int(row)), bytes { base.rows.prefetch(row: Int(row), payload: true) }
+        }
+    }
+
     /// The record of `row` with at least the user fields in `fields` (and every system field),
     /// for filters and sort keys: a base row comes whole from the cache or is decoded partly,
     /// skipping the other fields, and is not cached; a delta row is whole.

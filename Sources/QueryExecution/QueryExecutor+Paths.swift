@@ -241,13 +241,16 @@ extension Run {
                 }
             }
         case .nearest(let field, let center, let maxKm):
-            let (it, stopped) = try streamNearest(scan.op, field: field, center: center, maxKm: maxKm) { row, c2 in
+            let (it, stopped, unread) = try streamNearest(
+                // A page's rows and the one after them, which tells the page is complete.
+                scan.op, field: field, center: center, maxKm: maxKm, batch: want + 1
+            ) { row, c2 in
                 st.chord2 = c2
                 defer { st.chord2 = nil }
                 return take(row)
             }
             if stopped {
-                let ahead = st.results.dropFirst(pageSize).map(\.row) + (st.dropped.map { [$0] } ?? [])
+                let ahead = st.results.dropFirst(pageSize).map(\.row) + (st.dropped.map { [$0] } ?? []) + unread
                 continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
             }
         default:
@@ -278,27 +281,61 @@ extension Run {
     }
 
     /// Feeds `take` nearest-first from the resume position — or from the previous page's live
-    /// iterator, its read-ahead rows first; returns the iterator and whether `take` stopped it.
+    /// iterator, its read-ahead rows first; returns the iterator, whether `take` stopped it, and
+    /// the rows the iterator gave that `take` was not offered (they come first on the next page).
+    ///
+    /// The iterator's rows are taken `batch` at a time, their records asked for together
+    /// (`prefetchRecords`) before the first is read: fetching a nearest-first page's records one
+    /// after another waited on memory for each (a cold record box, a cold cache set).
     func streamNearest(
-        _ op: PlanOperator, field: String, center: Location, maxKm: Double?, _ take: (RowID, Double?) -> Bool
-    ) throws(ExecutionError) -> (NearestIterator, Bool) {
+        _ op: PlanOperator, field: String, center: Location, maxKm: Double?, batch: Int,
+        _ take: (RowID, Double?) -> Bool
+    ) throws(ExecutionError) -> (NearestIterator, Bool, [RowID]) {
         let index = try spatial(field)
         var it: NearestIterator
-        var stopped = false
+        // The first batch's rows fewer than `batch`: those offered from the previous page's
+        // read-ahead (one more when the previous page's last row is read again).
+        var offered = 0
         if let c = resume, c.scan == op {
             it = c.iterator
-            for row in c.pending where !stopped { stopped = !take(row, nil) }
+            // Rows the previous page read ahead: taken first; those after a stop stay pending.
+            snapshot.prefetchRecords(c.pending[...])
+            for k in c.pending.indices where !take(c.pending[k], nil) {
+                return (it, true, Array(c.pending[(k + 1)...]))
+            }
+            offered = c.pending.count
         } else {
             var start: NearestPosition? = nil
             if let after, case .double(let c2)? = after.values.first {
                 start = NearestPosition(chord2: c2.nextDown, row: .max)
+                offered = -1  // the last row of the previous page comes again, and is skipped
             }
             it = index.nearest(to: center, maxKm: maxKm, after: start)
         }
-        while !stopped, let hit = it.next() {
-            if !take(hit.row, hit.position.chord2) { stopped = true }
+        var size = max(1, batch - offered)
+        var later = false
+        var rows: [RowID] = []
+        var chords: [Double] = []
+        rows.reserveCapacity(max(1, batch))
+        chords.reserveCapacity(max(1, batch))
+        while true {
+            rows.removeAll(keepingCapacity: true)
+            chords.removeAll(keepingCapacity: true)
+            // Rows read past the page's end wait for the next page, each read (a pop of the heap,
+            // its record asked for) for nothing if none comes: after the first batch, which holds
+            // a page when every row is taken, batches start at 2 rows and double.
+            while rows.count < size, let hit = it.next() {
+                rows.append(hit.row)
+                chords.append(hit.position.chord2)
+            }
+            if rows.isEmpty { return (it, false, []) }
+            snapshot.prefetchRecords(rows[...])
+            for k in rows.indices where !take(rows[k], chords[k]) {
+                return (it, true, Array(rows[(k + 1)...]))
+            }
+            size = later ? min(max(1, batch), 2 * size) : 2
+            later = true
         }
-        return (it, stopped)
     }
 
     // MARK: - sets

@@ -42,6 +42,11 @@ public protocol QuerySnapshot: Sendable {
     /// their bytes are (`payload: false`), then, a few rows later, the bytes (`payload: true`),
     /// so the reads of a page's rows overlap instead of waiting for memory one by one.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool)
+    /// A hint that the records of `rows` are about to be read whole (``record(_:inResultOf:)``),
+    /// in that order: a store starts loading them at once — the decoded records it caches, or
+    /// the bytes it would decode — so that their loads overlap instead of waiting for memory
+    /// one row at a time. For a reader that has a page's rows before it reads their records.
+    func prefetchRecords(_ rows: ArraySlice<RowID>)
     /// The records of `rows` in order, deleted rows left out, read for a result of `resultRows`
     /// (``record(_:inResultOf:)``), each passed to `body` with its position in `rows`. A store
     /// over mapped memory loads ahead (``ReadAhead``) and reads its parts once for all the rows.
@@ -147,6 +152,9 @@ extension QuerySnapshot {
             if let r = record(row, inResultOf: resultRows) { body(k, r) }
         }
     }
+
+    /// Nothing to load ahead: this default has no memory of its own to load.
+    public func prefetchRecords(_ rows: ArraySlice<RowID>) {}
 
     /// `record(row)`: this default has no cache to spare.
     public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? { record(row) }

@@ -183,6 +183,12 @@ public struct BaseRows: Sendable {
         }
     }
 
+    /// `prefetch` of one row, `i`.
+    public func prefetch(row i: Int, payload: Bool) {
+        guard let (k, j) = locate(i) else { return }
+        parts.rowBytes.withUnsafeBufferPointer { $0[k].prefetch(j, payload: payload) }
+    }
+
     /// The sequence number that wrote row `i`.
     public func sequence(_ i: Int) -> UInt64 {
         guard let (k, j) = locate(i) else { return 0 }

@@ -2,10 +2,10 @@
 // checked against a model of the same policy over random row sequences, plus the cases spelled out.
 
 import CirrusTestSupport
-import RecordModel
 import Testing
 
 @testable import Cirrus
+@testable import RecordModel
 
 @Suite struct RecordCacheTests {
     /// A record whose name says which row it was decoded for.
@@ -50,6 +50,26 @@ import Testing
         _ = read(cache, 6, decodes: &decodes)
         #expect(cache.cached(6) != nil)
         #expect(cache.cached(1) != nil)  // set 1 had room
+    }
+
+    @Test func aCachedRecordsBoxIsFoundFromTheSetsBytes() {
+        let cache = RecordCache(capacity: 4, tableRows: 100)  // two sets of two ways
+        #expect(cache.cachedBox(0) == nil, "nothing stored yet")
+        #expect(!cache.prefetchRecord(0))
+        var decodes = 0
+        for row in [0, 2, 1] { _ = read(cache, row, decodes: &decodes) }  // rows 0 and 2 fill set 0's two ways
+        for row in [0, 2, 1] {
+            guard let r = cache.cached(row) else {
+                Issue.record("row \(row) is not cached")
+                continue
+            }
+            // The box's address, as the set holds it: way 0 and way 1 both.
+            #expect(cache.cachedBox(row) == UnsafeRawPointer(Unmanaged.passUnretained(r.box).toOpaque()))
+            #expect(cache.prefetchRecord(row))
+        }
+        #expect(cache.cachedBox(3) == nil && cache.cachedBox(4) == nil)
+        #expect(!cache.prefetchRecord(3))
+        #expect(RecordCache(capacity: 0, tableRows: 100).cachedBox(0) == nil)
     }
 
     @Test func bulkReadsFillOnlyACacheThatHoldsAQuarterOfTheTable() {
