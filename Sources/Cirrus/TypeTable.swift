@@ -278,9 +278,17 @@ struct TypeTable: Sendable {
         let anyRemoved = parts.baseRemoved.count > 0
         let anyOverlaid = parts.overlaid.count > 0
         let prefetching = base.rows.worthPrefetching
+        // A result the cache keeps is mostly read from it: the cached records' boxes are asked
+        // for 8–15 rows ahead (the first 16 at once), their loads overlapping.
+        let boxes = fill ? cache : nil
         rows.withUnsafeBufferPointer { rs in
             for k in 0..<rs.count {
                 if prefetching { ReadAhead.schedule(at: k, of: rs.count) { prefetch(rows[$0], payload: $1) } }
+                if let boxes, k % 8 == 0 {
+                    let from = k == 0 ? 0 : k + 8
+                    let to = min(k + 16, rs.count)
+                    if from < to { Self.prefetchBoxes(rs[from..<to], below: baseCount, boxes) }
+                }
                 let i = Int(rs[k])
                 guard i < baseCount else {
                     if let r = record(rs[k]) { body(k, r) }
@@ -320,6 +328,19 @@ struct TypeTable: Sendable {
         }
     }
 
+    /// Starts loading the cached records of the base rows among `rows` (below `baseCount`):
+    /// every set first, so that their loads overlap (`prefetchRecord` reads a row's set to find
+    /// its box, and would otherwise wait for each set in turn), then the box of each record
+    /// found — or, for a row not cached, its bytes in `base` when given.
+    static func prefetchBoxes<C: Collection>(
+        _ rows: C, below baseCount: Int, _ cache: RecordCache, orBytesOf base: BaseRows? = nil
+    ) where C.Element == RowID {
+        for row in rows where Int(row) < baseCount { cache.prefetch(Int(row)) }
+        for row in rows where Int(row) < baseCount {
+            if !cache.prefetchRecord(Int(row)), let base { base.prefetch(row: Int(row), payload: true) }
+        }
+    }
+
     /// Starts loading the records of `rows` that the reads that follow build or take whole:
     /// the box of each one the record cache holds, the bytes of the others (when the base is
     /// `worthPrefetching`). For a stream that has its page's rows before it reads their
@@ -333,12 +354,7 @@ struct TypeTable: Sendable {
             if bytes { base.rows.prefetch(rows, payload: true) }
             return
         }
-        // The sets first, all of them, so that their loads overlap: `prefetchRecord` reads a
-        // row's set to find its box, and would otherwise wait for each set in turn.
-        for row in rows where Int(row) < n { cache.prefetch(Int(row)) }
-        for row in rows where Int(row) < n {
-            if !cache.prefetchRecord(Int(row)), bytes { base.rows.prefetch(row: Int(row), payload: true) }
-        }
+        Self.prefetchBoxes(rows, below: n, cache, orBytesOf: bytes ? base.rows : nil)
     }
 
     /// The record of `row` with at least the user fields in `fields` (and every system field),

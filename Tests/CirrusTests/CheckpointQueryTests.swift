@@ -42,6 +42,25 @@ import Testing
         return out
     }
 
+    /// Id-ordered pages of every size up to 40 over base rows, each read three times (a miss, a
+    /// miss that admits the rows to the record cache, then hits whose boxes are loaded ahead):
+    /// the same records each time.
+    @Test func pagesOfEverySizeReadTheSameRecordsFromTheCache() async throws {
+        var env = TestEnv()
+        let (_, db) = try await checkpointedPlaces(&env)
+        let names = (0..<60).map { "p\($0)" }.sorted()
+        let q = RecordQuery(recordType: "Place", predicate: "TRUEPREDICATE")
+        for limit in 1...40 {
+            for _ in 0..<3 {
+                let (page, _) = try await db.records(matching: q, resultsLimit: limit)
+                let records = try page.map { try $0.1.get() }
+                #expect(records.map(\.recordID.recordName) == Array(names.prefix(limit)))
+                let expected = records.map { FieldValue.string("place \($0.recordID.recordName.dropFirst())") }
+                #expect(records.map { $0["name"] } == expected)
+            }
+        }
+    }
+
     @Test(arguments: ["checkpoint", "compact"])
     func cursorResumesAcrossACheckpoint(_ how: String) async throws {
         var env = TestEnv()
