@@ -236,8 +236,20 @@ extension Run {
             }
             if !r.isEmpty {
                 let tieOrder: ((RowID, RowID) -> Bool)? = st.tiesInIDOrder ? { snapshot.rowPrecedes($0, $1) } : nil
-                index.scan(r.valueRange, direction: descending ? .descending : .ascending, tieOrder: tieOrder) {
-                    take($0)
+                let direction: ScanDirection = descending ? .descending : .ascending
+                if sets.isEmpty, residual.isEmpty, visible == nil, st.tieKeys == nil {
+                    // Every row scanned is taken with its record: the rows are taken in batches
+                    // whose records are asked for together (as a nearest-first stream's are).
+                    var batch = Batch(first: after == nil ? want + 1 : want + 2, limit: want + 1)
+                    var stopped = false
+                    index.scan(r.valueRange, direction: direction, tieOrder: tieOrder) { row in
+                        guard batch.add(row) else { return true }
+                        stopped = !batch.drain(snapshot, take)
+                        return !stopped
+                    }
+                    if !stopped { _ = batch.drain(snapshot, take) }
+                } else {
+                    index.scan(r.valueRange, direction: direction, tieOrder: tieOrder) { take($0) }
                 }
             }
         case .nearest(let field, let center, let maxKm):
@@ -494,6 +506,44 @@ extension Run {
         if let orderNode { count(orderNode, page.count) }
         let next = picked.count > pageSize ? page.last.map { OrderKey(values: [], recordID: $0.recordID) } : nil
         return QueryPage(records: page, next: next, counts: actual)
+    }
+}
+
+/// Rows of an ordered stream gathered before they are taken, so that their records are asked
+/// for together (`QuerySnapshot.prefetchRecords`) and their loads overlap. The first batch
+/// holds a page and the row after it, which tells the page is complete (one more after a
+/// cursor: the row at the cursor comes again); later ones 2 rows, doubling up to `limit` — a
+/// row gathered past the page's end is read for nothing.
+struct Batch {
+    private var rows: [RowID] = []
+    private var size: Int
+    private let limit: Int
+    private var later = false
+
+    init(first: Int, limit: Int) {
+        size = max(1, first)
+        self.limit = max(1, limit)
+        rows.reserveCapacity(size)
+    }
+
+    /// Adds `row`; true when the batch is full.
+    mutating func add(_ row: RowID) -> Bool {
+        rows.append(row)
+        return rows.count >= size
+    }
+
+    /// Asks for the batch's records, then takes its rows in order until `take` stops (false is
+    /// returned then); the batch is emptied and the next one sized.
+    mutating func drain<S: QuerySnapshot>(_ snapshot: S, _ take: (RowID) -> Bool) -> Bool {
+        defer {
+            rows.removeAll(keepingCapacity: true)
+            size = later ? min(limit, 2 * size) : 2
+            later = true
+        }
+        if rows.isEmpty { return true }
+        snapshot.prefetchRecords(rows[...])
+        for row in rows where !take(row) { return false }
+        return true
     }
 }
 
