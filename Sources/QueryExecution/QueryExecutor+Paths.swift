@@ -244,10 +244,10 @@ extension Run {
                     var stopped = false
                     index.scan(r.valueRange, direction: direction, tieOrder: tieOrder) { row in
                         guard batch.add(row) else { return true }
-                        stopped = !batch.drain(snapshot, take)
+                        stopped = batch.drain(snapshot) { row, _ in take(row) } != nil
                         return !stopped
                     }
-                    if !stopped { _ = batch.drain(snapshot, take) }
+                    if !stopped { _ = batch.drain(snapshot) { row, _ in take(row) } }
                 } else {
                     index.scan(r.valueRange, direction: direction, tieOrder: tieOrder) { take($0) }
                 }
@@ -324,30 +324,13 @@ extension Run {
             }
             it = index.nearest(to: center, maxKm: maxKm, after: start)
         }
-        var size = max(1, batch - offered)
-        var later = false
-        var rows: [RowID] = []
-        var chords: [Double] = []
-        rows.reserveCapacity(max(1, batch))
-        chords.reserveCapacity(max(1, batch))
-        while true {
-            rows.removeAll(keepingCapacity: true)
-            chords.removeAll(keepingCapacity: true)
-            // Rows read past the page's end wait for the next page, each read (a pop of the heap,
-            // its record asked for) for nothing if none comes: after the first batch, which holds
-            // a page when every row is taken, batches start at 2 rows and double.
-            while rows.count < size, let hit = it.next() {
-                rows.append(hit.row)
-                chords.append(hit.position.chord2)
-            }
-            if rows.isEmpty { return (it, false, []) }
-            snapshot.prefetchRecords(rows[...])
-            for k in rows.indices where !take(rows[k], chords[k]) {
-                return (it, true, Array(rows[(k + 1)...]))
-            }
-            size = later ? min(max(1, batch), 2 * size) : 2
-            later = true
+        var rows = Batch(first: batch - offered, limit: batch)
+        while let hit = it.next() {
+            guard rows.add(hit.row, chord2: hit.position.chord2) else { continue }
+            if let unread = rows.drain(snapshot, take) { return (it, true, unread) }
         }
+        if let unread = rows.drain(snapshot, take) { return (it, true, unread) }
+        return (it, false, [])
     }
 
     // MARK: - sets
@@ -513,9 +496,11 @@ extension Run {
 /// for together (`QuerySnapshot.prefetchRecords`) and their loads overlap. The first batch
 /// holds a page and the row after it, which tells the page is complete (one more after a
 /// cursor: the row at the cursor comes again); later ones 2 rows, doubling up to `limit` — a
-/// row gathered past the page's end is read for nothing.
+/// row gathered past the page's end is read for nothing. A nearest-first stream's rows come
+/// with their squared chords, handed to `take` with them.
 struct Batch {
     private var rows: [RowID] = []
+    private var chords: [Double] = []
     private var size: Int
     private let limit: Int
     private var later = false
@@ -523,27 +508,33 @@ struct Batch {
     init(first: Int, limit: Int) {
         size = max(1, first)
         self.limit = max(1, limit)
-        rows.reserveCapacity(size)
+        rows.reserveCapacity(max(size, self.limit))
     }
 
-    /// Adds `row`; true when the batch is full.
-    mutating func add(_ row: RowID) -> Bool {
+    /// Adds `row` (with its squared chord from a nearest scan); true when the batch is full.
+    mutating func add(_ row: RowID, chord2: Double? = nil) -> Bool {
         rows.append(row)
+        if let chord2 { chords.append(chord2) }
         return rows.count >= size
     }
 
-    /// Asks for the batch's records, then takes its rows in order until `take` stops (false is
-    /// returned then); the batch is emptied and the next one sized.
-    mutating func drain<S: QuerySnapshot>(_ snapshot: S, _ take: (RowID) -> Bool) -> Bool {
+    /// Asks for the batch's records, then takes its rows in order until `take` stops; returns
+    /// nil when every row was taken, else the rows after the one that stopped it. The batch is
+    /// emptied and the next one sized.
+    mutating func drain<S: QuerySnapshot>(_ snapshot: S, _ take: (RowID, Double?) -> Bool) -> [RowID]? {
         defer {
             rows.removeAll(keepingCapacity: true)
+            chords.removeAll(keepingCapacity: true)
             size = later ? min(limit, 2 * size) : 2
             later = true
         }
-        if rows.isEmpty { return true }
+        if rows.isEmpty { return nil }
         snapshot.prefetchRecords(rows[...])
-        for row in rows where !take(row) { return false }
-        return true
+        let withChords = chords.count == rows.count
+        for k in rows.indices where !take(rows[k], withChords ? chords[k] : nil) {
+            return Array(rows[(k + 1)...])
+        }
+        return nil
     }
 }
 
