@@ -61,8 +61,11 @@ public struct TextIndex: Sendable {
     }
 
     /// The posting of a token, if the token was ever indexed.
+    func posting(_ t: String) -> [RowID]? { rawPosting(t).map(live) }
+
+    /// `posting(t)` with the removed base rows still in it (a query's result is filtered once, `live`).
     @inline(__always)
-    func posting(_ t: String) -> [RowID]? {
+    func rawPosting(_ t: String) -> [RowID]? {
         let delta = terms[t].map { postings[Int($0)] }
         guard !bases.isEmpty else { return delta }
         // Layers hold ascending, disjoint row ranges: their postings concatenate in order.
@@ -70,9 +73,16 @@ public struct TextIndex: Sendable {
         for base in bases {
             if let i = base.find(t) { rows = (rows ?? []) + base.posting(i) }
         }
-        guard var rows else { return delta }
-        if removed.count > 0 { rows.removeAll { removed.contains(Int($0)) } }
+        guard let rows else { return delta }
         return rows + (delta ?? [])
+    }
+
+    /// `rows` without the base rows removed since the layers were written. Applied to a query's
+    /// result, not to each token's posting: the postings of common words run to thousands of
+    /// rows, and filtering each before intersecting was 40% of a two-word query over two layers.
+    func live(_ rows: [RowID]) -> [RowID] {
+        guard removed.count > 0 else { return rows }
+        return rows.filter { !removed.contains(Int($0)) }
     }
 
     /// An empty index.
@@ -156,12 +166,12 @@ public struct TextIndex: Sendable {
         for q in query {
             TextTokenizer.forEachGroup(q) { g in
                 for t in g {
-                    if let p = posting(t), !p.isEmpty { lists.append(p) } else { missing = true }
+                    if let p = rawPosting(t), !p.isEmpty { lists.append(p) } else { missing = true }
                 }
             }
         }
         if missing || lists.isEmpty { return [] }
-        return Postings.intersect(lists)
+        return live(Postings.intersect(lists))
     }
 
     /// Rows containing at least one word of `query`; a word with several tokens (an unspaced run)
@@ -172,13 +182,13 @@ public struct TextIndex: Sendable {
             TextTokenizer.forEachGroup(q) { g in
                 var lists: [[RowID]] = []
                 for t in g {
-                    guard let p = posting(t), !p.isEmpty else { return }
+                    guard let p = rawPosting(t), !p.isEmpty else { return }
                     lists.append(p)
                 }
                 if !lists.isEmpty { perWord.append(Postings.intersect(lists)) }
             }
         }
-        return Postings.union(perWord)
+        return live(Postings.union(perWord))
     }
 }
 
