@@ -93,25 +93,35 @@ struct Ordering {
         return v.isList ? nil : v
     }
 
-    /// The key of a row from its selected values (`slots`: each sort descriptor's slot) and its
-    /// id: the same key as ``key(_:)`` on its record, for sorts on user fields.
-    func key(_ values: [FieldValue?], slots: [Int], recordID: RecordID) -> OrderKey? {
+    /// A row's sort values from its selected values (`slots`: each sort descriptor's slot): with
+    /// its record id, the same key as ``key(_:)`` on its record, for sorts on user fields; nil
+    /// when the row lacks a sort value.
+    func keyValues(_ values: [FieldValue?], slots: [Int]) -> [FieldValue]? {
         var key: [FieldValue] = []
         key.reserveCapacity(sorts.count)
         for (i, slot) in slots.enumerated() {
             guard let v = values[slot], let k = keyValue(v, sort: i) else { return nil }
             key.append(k)
         }
-        return OrderKey(values: key, recordID: recordID)
+        return key
+    }
+
+    /// −1, 0 or 1: a row with sort values `values` before, level with, or after `key` on the
+    /// sort values alone (``compare(_:_:)`` before it reaches the record ids): a row not level
+    /// is placed without its id.
+    func compareValues(_ values: [FieldValue], _ key: OrderKey) -> Int {
+        for (i, s) in sorts.enumerated() where i < values.count && i < key.values.count {
+            var c = FieldValue.compare(values[i], key.values[i])
+            if case .field(_, let asc) = s, !asc { c = -c }
+            if c != 0 { return c }
+        }
+        return 0
     }
 
     /// −1, 0 or 1: `a` before, equal to, or after `b` in the query's order.
     func compare(_ a: OrderKey, _ b: OrderKey) -> Int {
-        for (i, s) in sorts.enumerated() where i < a.values.count && i < b.values.count {
-            var c = FieldValue.compare(a.values[i], b.values[i])
-            if case .field(_, let asc) = s, !asc { c = -c }
-            if c != 0 { return c }
-        }
+        let c = compareValues(a.values, b)
+        if c != 0 { return c }
         if a.recordID == b.recordID { return 0 }
         return a.recordID < b.recordID ? -1 : 1
     }

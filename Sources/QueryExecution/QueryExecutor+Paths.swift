@@ -380,8 +380,15 @@ extension Run {
                 guard inZone(row), reader.values(row, into: &values) else { continue }
                 if !residual.isEmpty, !matcher.matches(values: values) { continue }
                 passed += 1
-                guard let id = snapshot.recordID(row), let key = ordering.key(values, slots: sortSlots, recordID: id)
-                else { continue }
+                guard let sortValues = ordering.keyValues(values, slots: sortSlots) else { continue }
+                // A row placed by its sort values alone (after a full heap's largest key, or
+                // before the resume position) needs no id: ids are read only for rows that
+                // enter the heap or tie (building every candidate's id was 12% of equality +
+                // sort pages).
+                if let top = heap.fullTop, ordering.compareValues(sortValues, top) > 0 { continue }
+                if let after, ordering.compareValues(sortValues, after) < 0 { continue }
+                guard let id = snapshot.recordID(row) else { continue }
+                let key = OrderKey(values: sortValues, recordID: id)
                 if let after, ordering.compare(key, after) <= 0 { continue }
                 heap.insert(key, row)
             }
@@ -570,6 +577,9 @@ struct BoundedHeap {
             heap.replaceTop((key, row))
         }
     }
+
+    /// The largest kept key once `capacity` keys are kept (a key after it is not kept); nil before.
+    var fullTop: OrderKey? { capacity > 0 && heap.count >= capacity ? heap.top?.0 : nil }
 
     /// The kept items in the query's order.
     func sorted() -> [(OrderKey, RowID)] { heap.unordered.sorted { ordering.less($0.0, $1.0) } }

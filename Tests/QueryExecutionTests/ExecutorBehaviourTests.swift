@@ -197,6 +197,44 @@ import Testing
         }
     }
 
+    /// A sorted set plan (equality rows, then the first keys by sort value and id) over rows
+    /// whose later rows have earlier ids and tie on the sort value: a row level with the heap's
+    /// largest key must still be compared by id, in every page size.
+    @Test func sortedSetPagesOrderTiesByIDWhenLaterRowsHaveEarlierIDs() throws {
+        let records: [Record] = (0..<12_000).map { i in
+            var fields: RecordFields = [:]
+            fields["population"] = .int64(Int64(i / 600 % 2))
+            fields["kind"] = .string(i % 600 == 0 ? "cafe" : "shop")
+            return Record(
+                recordType: "Place", recordID: RecordID(recordName: "p\(10_000 - i)"), fields: fields)
+        }
+        let schema = ExecutorBehaviourTests.schema
+        let snap = MemorySnapshot(schema: schema, records: records)
+        let q = Query(
+            recordType: "Place", predicate: try QueryChecker.check("kind == 'cafe'").predicate,
+            sortDescriptors: [.field("population", ascending: true)])
+        let expected = FullScan.results(q, records: records, schema: schema, zone: nil).map(\.recordName)
+        #expect(expected.count == 20)
+        for size in [1, 2, 7, 40] {
+            let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: size)
+            guard case .topK = plan.root.op else {
+                Issue.record("expected a sorted set plan, got:\n\(plan.explain())")
+                return
+            }
+            var got: [String] = []
+            var after: OrderKey? = nil
+            while got.count <= expected.count {
+                let page = try QueryExecutor.run(
+                    QueryPlanner.plan(q, statistics: snap.statistics, limit: size), on: snap, after: after,
+                    pageSize: size)
+                got += page.records.map(\.recordID.recordName)
+                guard let next = page.next else { break }
+                after = next
+            }
+            #expect(got == expected, "page size \(size)")
+        }
+    }
+
     @Test func setPlansHaveNoContinuation() throws {
         let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
         let q = Query(recordType: "Place", predicate: try QueryChecker.check("kind == 'cafe'").predicate)
