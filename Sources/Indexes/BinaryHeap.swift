@@ -67,14 +67,19 @@ public struct BinaryHeap<Order: HeapOrder> {
     @inlinable
     public mutating func push(_ element: Order.Element) {
         items.append(element)
-        var i = items.count - 1
-        while i > 0 {
-            let p = (i - 1) >> 1
-            if !order.less(element, items[p]) { break }
-            items[i] = items[p]
-            i = p
+        let order = self.order
+        // Through the buffer: `items[i]` checked its bounds and the array's uniqueness at every
+        // step (a nearest-first page pushes a few hundred nodes and points).
+        items.withUnsafeMutableBufferPointer { b in
+            var i = b.count - 1
+            while i > 0 {
+                let p = (i - 1) >> 1
+                if !order.less(element, b[p]) { break }
+                b[i] = b[p]
+                i = p
+            }
+            b[i] = element
         }
-        items[i] = element
     }
 
     /// Removes and returns the least element.
@@ -103,19 +108,22 @@ public struct BinaryHeap<Order: HeapOrder> {
 
     @inlinable
     mutating func siftDown(from start: Int) {
-        let n = items.count
-        let moving = items[start]
-        var i = start
-        while true {
-            let l = 2 * i + 1
-            if l >= n { break }
-            var c = l
-            if l + 1 < n, order.less(items[l + 1], items[l]) { c = l + 1 }
-            if !order.less(items[c], moving) { break }
-            items[i] = items[c]
-            i = c
+        let order = self.order
+        items.withUnsafeMutableBufferPointer { b in
+            let n = b.count
+            let moving = b[start]
+            var i = start
+            while true {
+                let l = 2 * i + 1
+                if l >= n { break }
+                var c = l
+                if l + 1 < n, order.less(b[l + 1], b[l]) { c = l + 1 }
+                if !order.less(b[c], moving) { break }
+                b[i] = b[c]
+                i = c
+            }
+            b[i] = moving
         }
-        items[i] = moving
     }
 }
 
