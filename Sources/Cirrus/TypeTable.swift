@@ -281,9 +281,21 @@ struct TypeTable: Sendable {
         // A result the cache keeps is mostly read from it: the cached records' boxes are asked
         // for 8–15 rows ahead (the first 16 at once), their loads overlapping.
         let boxes = fill ? cache : nil
+        // A bulk read (one the cache does not keep) stops asking it when too few of the rows
+        // it asked for were there: see `bulkProbe`.
+        var asking = cache != nil
+        var asked = 0
+        var hits = 0
         rows.withUnsafeBufferPointer { rs in
             for k in 0..<rs.count {
-                if prefetching { ReadAhead.schedule(at: k, of: rs.count) { prefetch(rows[$0], payload: $1) } }
+                if prefetching {
+                    if asking {
+                        ReadAhead.schedule(at: k, of: rs.count) { prefetch(rows[$0], payload: $1) }
+                    } else {
+                        // Not the cache's sets: only the rows.
+                        ReadAhead.schedule(at: k, of: rs.count) { base.rows.prefetch(rows[$0], payload: $1) }
+                    }
+                }
                 if let boxes, k % 8 == 0 {
                     let from = k == 0 ? 0 : k + 8
                     let to = min(k + 16, rs.count)
@@ -299,10 +311,36 @@ struct TypeTable: Sendable {
                     body(k, r)
                     continue
                 }
-                if let r = Self.decoded(i, base, cache, fill: fill) { body(k, r) }
+                if fill {
+                    if let r = Self.decoded(i, base, cache, fill: true) { body(k, r) }
+                    continue
+                }
+                if asking, let cache {
+                    if let r = cache.record(i, fill: false, { nil }) {
+                        hits += 1
+                        body(k, r)
+                        continue
+                    }
+                    asked += 1
+                    if asked % Self.bulkProbe == 0 && hits * Self.bulkHitShare < asked { asking = false }
+                }
+                if let r = Self.decoded(i, base, nil, fill: false) { body(k, r) }
             }
         }
     }
+
+    /// A bulk read asks the record cache for its rows in rounds of this many, and stops after
+    /// a round when fewer than one in `bulkHitShare` of the rows asked so far were cached. A
+    /// bulk read neither fills the cache nor, in a table several times the cache's size, finds
+    /// much there (at 1M rows and the default 16 384, a row is cached with a chance of about
+    /// 1.6%), while every question costs the cache's lock and its set's cache line: at 1M
+    /// rows, radius 50 km (1 575 rows) and text ANY (515 rows) ran 8% and 7% faster without
+    /// them (docs/benchmarks.md). A read of rows that are mostly cached (the popular rows small
+    /// queries brought in) keeps asking: a hit saves a decode, worth several questions when the
+    /// row's bytes are cold, about two when they are at hand.
+    static let bulkProbe = 32
+    /// See `bulkProbe`: the least share of hits (one in this many) worth asking for.
+    static let bulkHitShare = 4
 
     /// Starts loading what `values(_:of:columns:into:)` will read of the base rows: the
     /// selected fields' column slots when every one has a column (`columns`), else the rows'

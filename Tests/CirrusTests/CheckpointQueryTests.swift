@@ -31,6 +31,34 @@ import Testing
         return (c, db)
     }
 
+    /// A bulk read of a table many times the record cache's size asks the cache for its first
+    /// rows and then stops (`TypeTable.bulkProbe`): the rows it found there and the rows it
+    /// decoded come back alike, every one, in order.
+    @Test func bulkReadsReturnCachedAndDecodedRowsAlike() async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        var options = env.options()
+        options.recordCacheSize = 16  // 300 rows: more than 4× the cache, so bulk reads do not fill it
+        let c = try Container.open(at: env.dir, environment: .development, options: options)
+        let db = c.publicDatabase(as: .user("_u"))
+        _ = try await db.modifyRecords(saving: (0..<300).map(place), deleting: [])
+        try c.checkpoint()
+        // Rows read one at a time come into the cache; among the first rows of the bulk read
+        // below, too few to keep it asking after its first round.
+        for i in [0, 1, 10, 100, 101, 299] { _ = try await db.record(for: RecordID(recordName: "p\(i)")) }
+        let q = RecordQuery(recordType: "Place", predicate: "n >= %@", arguments: [.value(.int64(0))])
+        for _ in 0..<2 {
+            let (results, cursor) = try await db.records(matching: q, resultsLimit: 400)
+            #expect(cursor == nil)
+            let got = try results.map { try $0.1.get() }
+            #expect(got.map(\.recordID.recordName) == (0..<300).map { "p\($0)" }.sorted())
+            for r in got {
+                let i = Int(r.recordID.recordName.dropFirst())!
+                #expect(r.fields == place(i).fields, "\(r.recordID.recordName)")
+            }
+        }
+    }
+
     func allPages(_ db: Database, _ q: RecordQuery, limit: Int, between: () throws -> Void) async throws -> [String] {
         var (page, cursor) = try await db.records(matching: q, resultsLimit: limit)
         var out = try page.map { try $0.1.get().recordID.recordName }
