@@ -316,13 +316,14 @@ struct TypeTable: Sendable {
                     continue
                 }
                 if asking, let cache {
-                    if let r = cache.record(i, fill: false, { nil }) {
-                        hits += 1
-                        body(k, r)
+                    asked += 1
+                    let hit = cache.record(i, fill: false, { nil })
+                    if hit != nil { hits += 1 }
+                    if asked % Self.bulkProbe == 0 && hits * Self.bulkHitShare < asked { asking = false }
+                    if let hit {
+                        body(k, hit)
                         continue
                     }
-                    asked += 1
-                    if asked % Self.bulkProbe == 0 && hits * Self.bulkHitShare < asked { asking = false }
                 }
                 if let r = Self.decoded(i, base, nil, fill: false) { body(k, r) }
             }
