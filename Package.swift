@@ -73,7 +73,7 @@ let package = Package(
             name: "Cirrus",
             dependencies: [
                 "RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution",
-                "PredicateSyntax", "CPrefetch",
+                "PredicateSyntax", "CPrefetch", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
@@ -137,7 +137,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
-        .target(name: "CirrusTestSupport", dependencies: ["Cirrus", "RecordModel"], swiftSettings: strict),
+        .target(
+            name: "CirrusTestSupport",
+            dependencies: ["Cirrus", "RecordModel", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
 
         .testTarget(
             name: "PredicateSyntaxTests", dependencies: ["PredicateSyntax", "CirrusTestSupport"],

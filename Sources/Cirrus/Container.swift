@@ -204,8 +204,15 @@ public final class Container: Sendable {
         }
     }
 
-    /// What opening the log found (torn tail, corruption).
-    public var openReport: OpenReport { embedded?.store.openReport ?? OpenReport() }
+    /// What opening the log found (torn tail, corruption) and the damaged derived data it rebuilt
+    /// (`warnings`: index segments and sections, row hashes, the façade's state — each naming its
+    /// file and offset; also logged through `ContainerOptions.logger`).
+    public var openReport: OpenReport {
+        guard let core = embedded else { return OpenReport() }
+        var r = core.store.openReport
+        r.warnings += core.openWarnings
+        return r
+    }
 
     /// Checks every table's indexes against its rows (tests and `verify`).
     public func checkInvariants() throws {

@@ -52,6 +52,7 @@ extension ContainerCore {
             return
         }
         tables = try baseTables(snap, schema: schema)
+        noteDamagedIndexSections()
         if let bytes = store.checkpointUserState, !bytes.isEmpty {
             do {
                 let u = try JSONDecoder().decode(CheckpointUserState.self, from: Data(bytes))
@@ -66,8 +67,13 @@ extension ContainerCore {
             } catch let e as CirrusError {
                 throw e
             } catch {
-                throw CirrusError(
-                    .internalError, "the checkpoint's façade state in \(storeDirectory) does not decode: \(error)")
+                // Derived from the rows (reverse references, asset counts): rebuilt, never load-bearing.
+                warn(
+                    OpenWarning(
+                        path: store.directory, offset: 0,
+                        reason: "the checkpoint's façade state does not decode: \(error)",
+                        consequence: "reverse references and asset counts are rebuilt from the rows"))
+                snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
             }
         } else {
             // No saved state (a store compacted by an older tool): rebuild it from the rows.
@@ -79,6 +85,22 @@ extension ContainerCore {
                 new: c.current.map { Self.apiForm($0.record) })
         }
         if !changes.isEmpty { apply(changes, newSchema: nil) }
+    }
+
+    /// Reports every mapped index section that failed its checks at open (each was rebuilt from
+    /// the rows, and its table is rewritten at the next checkpoint), naming its file and offset.
+    func noteDamagedIndexSections() {
+        for (key, t) in baseOnlyTables.sorted(by: { $0.key < $1.key }) {
+            for d in t.indexes.damaged {
+                let seg = t.base.flatMap { d.layer < $0.layers.count ? $0.layers[d.layer].indexes : nil }
+                let at = seg?.sections.first { $0.name == d.error.section }?.offset ?? 0
+                warn(
+                    OpenWarning(
+                        path: seg?.file.path ?? store.directory, offset: at + d.error.offset,
+                        reason: "index section '\(d.error.section)': \(d.error.reason)",
+                        consequence: "the index is rebuilt from the rows of \(key)"))
+            }
+        }
     }
 
     /// The façade's state as the checkpoint's `user` bytes.

@@ -16,6 +16,7 @@
 
 import Foundation
 import Indexes
+import Logging
 import RecordLog
 import RecordModel
 
@@ -90,6 +91,9 @@ final class ContainerCore: @unchecked Sendable {
 
     /// The container's user identities (`DIR/users.json`, shared by both environments).
     let users: UserDirectory
+    /// Damaged derived data the façade met at open and rebuilt (beside the store's own
+    /// `openReport.warnings`); written only while opening.
+    private(set) var openWarnings: [OpenWarning] = []
 
     init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
         users = UserDirectory(directory: directory, fileSystem: options.fileSystem, clock: options.clock)
@@ -130,6 +134,7 @@ final class ContainerCore: @unchecked Sendable {
         }
         let core = ContainerCore(
             directory: directory, environment: environment, options: options, store: store, schema: schema)
+        for w in store.openReport.warnings { core.log(w) }
         do throws(CirrusError) {
             try core.loadSecrets()
             try core.loadTables(snap, schema: schema)
@@ -140,6 +145,19 @@ final class ContainerCore: @unchecked Sendable {
             throw error
         }
         return core
+    }
+
+    /// Records damaged derived data met while opening, and logs it.
+    func warn(_ w: OpenWarning) {
+        openWarnings.append(w)
+        store.noteDamaged(w)
+        log(w)
+    }
+
+    func log(_ w: OpenWarning) {
+        options.logger.warning(
+            "\(w.description)",
+            metadata: ["container": .string(directory), "environment": .string(environment.rawValue)])
     }
 
     // MARK: forms

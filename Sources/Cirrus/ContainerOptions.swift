@@ -3,6 +3,7 @@
 // No global mutable state: tests pass an in-memory file system, a fixed clock and seeded bytes.
 
 import Foundation
+import Logging
 import RecordLog
 import RecordModel
 
@@ -122,6 +123,11 @@ public struct ContainerOptions: Sendable {
     /// nil: never (nor in a read-only container); 0: at the first query of a table in several
     /// layers.
     public var readMergeBudget: Double?
+    /// Where the container reports what it meets without failing: damaged derived data rebuilt at
+    /// open (an index segment, the façade's state; `Container.openReport.warnings` lists the
+    /// same), a background checkpoint that failed. By default swift-log's `Logger(label:
+    /// "cirrus")`, which writes to standard error unless the program bootstrapped another handler.
+    public var logger: Logger
 
     /// Options; the defaults: files on disk, the system clock and generator, an fsync per commit,
     /// writable, no record quota, B+tree nodes of 64, a background checkpoint every 100 000
@@ -131,8 +137,10 @@ public struct ContainerOptions: Sendable {
         fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,
         maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64, checkpointThreshold: Int = 100_000,
-        backgroundCheckpoints: Bool = true, recordCacheSize: Int = 16_384, readMergeBudget: Double? = 1
+        backgroundCheckpoints: Bool = true, recordCacheSize: Int = 16_384, readMergeBudget: Double? = 1,
+        logger: Logger = Logger(label: "cirrus")
     ) {
+        self.logger = logger
         self.recordCacheSize = recordCacheSize
         self.readMergeBudget = readMergeBudget
         self.checkpointThreshold = checkpointThreshold

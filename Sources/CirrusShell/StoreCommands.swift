@@ -299,6 +299,7 @@ public enum StoreCommands {
                 + "\(t.framesDropped) frames of an unfinished batch (a writable open truncates it)\n"
         }
         for c in o.corruptions { s += "corruption: \(c)\n" }
+        for w in o.warnings { s += "damaged derived data: \(w)\n" }
         s += v.isDamaged ? "status: DAMAGED\n" : "status: clean\n"
         return s
     }
@@ -360,6 +361,17 @@ public enum StoreCommands {
                             ("offset", .integer(Int64(c.offset))),
                             ("bytes", .integer(Int64(c.length))), ("reason", .string(c.reason)),
                             ("framesDropped", .integer(Int64(c.framesDropped))),
+                        ])
+                    })
+            ))
+        m.append(
+            (
+                "derivedDamage",
+                .array(
+                    o.warnings.map { w in
+                        .object([
+                            ("file", .string(w.path)), ("offset", .integer(Int64(w.offset))),
+                            ("reason", .string(w.reason)), ("consequence", .string(w.consequence)),
                         ])
                     })
             ))

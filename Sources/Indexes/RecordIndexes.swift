@@ -69,6 +69,7 @@ public struct RecordIndexes: Sendable {
         @exclusivity(unchecked) var spatial: [String: SpatialIndex] = [:]
         @exclusivity(unchecked) var rowCount = 0
         @exclusivity(unchecked) var rebuilt: [String] = []
+        @exclusivity(unchecked) var damaged: [DamagedIndexSection] = []
         @exclusivity(unchecked) var deadRowsRemoved = true
         /// Per column field, its mapped column in each base layer (nil where a layer has none).
         @exclusivity(unchecked) var columns: [(field: String, layers: [StaticColumn?])] = []
@@ -88,6 +89,7 @@ public struct RecordIndexes: Sendable {
             spatial = o.spatial
             rowCount = o.rowCount
             rebuilt = o.rebuilt
+            damaged = o.damaged
             deadRowsRemoved = o.deadRowsRemoved
             columns = o.columns
             baseLayers = o.baseLayers
@@ -135,6 +137,15 @@ public struct RecordIndexes: Sendable {
         _modify {
             unique()
             yield &parts.rowCount
+        }
+    }
+    /// The mapped sections that failed their structure checks (each also in `rebuilt`, or, for
+    /// columns and `dead/` sections, replaced by decoding the rows): which layer, and the error.
+    public private(set) var damaged: [DamagedIndexSection] {
+        _read { yield parts.damaged }
+        _modify {
+            unique()
+            yield &parts.damaged
         }
     }
     /// Sections that were missing or unreadable when mapping a checkpoint's indexes, built in
@@ -205,21 +216,35 @@ public struct RecordIndexes: Sendable {
             loaded = r
             return r
         }
-        // Every layer's section, or nil when one is missing or does not open (`try?`): that index
-        // is rebuilt from the rows and named in `rebuilt`, which the caller reports; `verify`
-        // reports the damage itself. Too many layers for the nearest iterator also rebuilds.
-        func mapped<T>(_ name: String, _ open: (SectionBytes) -> T?) -> [T]? {
+        // Every layer's section, or nil when one is missing or does not open: that index is
+        // rebuilt from the rows and named in `rebuilt` (and a section that fails its checks in
+        // `damaged`), which the caller reports. Too many layers for the nearest iterator also
+        // rebuilds.
+        var damaged: [DamagedIndexSection] = []
+        func mapped<T>(_ name: String, _ open: (SectionBytes) throws(IndexSectionError) -> T?) -> [T]? {
             guard layers.count <= NearestIterator.maxBaseLayers else { return nil }
             var out: [T] = []
-            for l in layers {
-                guard let s = l.sections[name], let t = open(s) else { return nil }
-                out.append(t)
+            for (k, l) in layers.enumerated() {
+                guard let s = l.sections[name] else { return nil }
+                do {
+                    guard let t = try open(s) else { return nil }
+                    out.append(t)
+                } catch {
+                    damaged.append(DamagedIndexSection(layer: k, error: error))
+                    return nil
+                }
             }
             return out
         }
         for (field, fam) in plan.ordered {
             let name = Self.sectionName(field)
-            if let bases = mapped(name, { s in (try? StaticOrdered(s)).flatMap { $0.family == fam ? $0 : nil } }) {
+            if let bases = mapped(
+                name,
+                { s throws(IndexSectionError) in
+                    let t = try StaticOrdered(s)
+                    return t.family == fam ? t : nil
+                })
+            {
                 ordered[field] = OrderedIndex(bases: bases, layers: starts, family: fam, nodeSize: nodeSize)
             } else {
                 rebuilt.append(name)
@@ -231,7 +256,7 @@ public struct RecordIndexes: Sendable {
         }
         if !plan.searchable.isEmpty {
             let name = Self.textSectionName(plan.searchable)
-            if let bases = mapped(name, { try? StaticText($0) }) {
+            if let bases = mapped(name, { s throws(IndexSectionError) in try StaticText(s) }) {
                 text = TextIndex(bases: bases, layers: starts)
             } else {
                 rebuilt.append(name)
@@ -240,7 +265,7 @@ public struct RecordIndexes: Sendable {
         }
         for field in plan.spatial {
             let name = "spatial:" + field
-            if let bases = mapped(name, { try? StaticRTree($0) }) {
+            if let bases = mapped(name, { s throws(IndexSectionError) in try StaticRTree(s) }) {
                 spatial[field] = SpatialIndex(bases: bases, layers: starts, nodeSize: nodeSize)
             } else {
                 rebuilt.append(name)
@@ -253,16 +278,24 @@ public struct RecordIndexes: Sendable {
         // damaged) has its rows' values decoded from their bytes instead.
         var columns: [(field: String, layers: [StaticColumn?])] = []
         for field in plan.columns {
-            let perLayer = layers.map { l -> StaticColumn? in
-                guard let s = l.sections[Self.columnSectionName(field)], let c = try? StaticColumn(s),
-                    c.count == l.rowCount
-                else { return nil }
-                return c
+            let perLayer = layers.enumerated().map { (k, l) -> StaticColumn? in
+                guard let s = l.sections[Self.columnSectionName(field)] else { return nil }
+                do throws(IndexSectionError) {
+                    let c = try StaticColumn(s)
+                    guard c.count == l.rowCount else {
+                        throw IndexSectionError(s.name, offset: 0, "\(c.count) values for \(l.rowCount) rows")
+                    }
+                    return c
+                } catch {
+                    damaged.append(DamagedIndexSection(layer: k, error: error))
+                    return nil
+                }
             }
             if perLayer.contains(where: { $0 != nil }) { columns.append((field, perLayer)) }
         }
         parts.columns = columns
         parts.baseLayers = starts
+        parts.damaged = damaged
         rowCount = starts.rowCount
         removeDeadRows(plan, layers)
     }
@@ -293,16 +326,24 @@ public struct RecordIndexes: Sendable {
     /// Takes the layers' dead rows out of the mapped indexes from their `dead/` sections, all
     /// or nothing (see `deadRowsRemoved`); indexes rebuilt from the live rows never had them.
     mutating func removeDeadRows(_ plan: IndexPlan, _ layers: [IndexLayer]) {
-        let killing = layers.filter { !$0.dead.isEmpty }
+        let killing = layers.enumerated().filter { !$0.element.dead.isEmpty }
         guard !killing.isEmpty else { return }
         var dead = RowBitmap()
-        for l in killing { for r in l.dead { dead.insert(Int(r)) } }
+        for (_, l) in killing { for r in l.dead { dead.insert(Int(r)) } }
         let skip = Set(rebuilt)
-        func sections<T>(_ name: String, _ open: (SectionBytes) -> T?) -> [T]? {
+        // A `dead/` section that fails its checks is reported (`damaged`); the dead rows are then
+        // decoded instead.
+        func sections<T>(_ name: String, _ open: (SectionBytes) throws(IndexSectionError) -> T?) -> [T]? {
             var out: [T] = []
-            for l in killing {
-                guard let s = l.deadSections[name], let t = open(s) else { return nil }
-                out.append(t)
+            for (k, l) in killing {
+                guard let s = l.deadSections[name] else { return nil }
+                do {
+                    guard let t = try open(s) else { return nil }
+                    out.append(t)
+                } catch {
+                    damaged.append(DamagedIndexSection(layer: k, error: error))
+                    return nil
+                }
             }
             return out
         }
@@ -310,7 +351,11 @@ public struct RecordIndexes: Sendable {
         for (field, fam) in plan.ordered where !skip.contains(Self.sectionName(field)) {
             guard
                 let d = sections(
-                    Self.sectionName(field), { s in (try? StaticOrdered(s)).flatMap { $0.family == fam ? $0 : nil } })
+                    Self.sectionName(field),
+                    { s throws(IndexSectionError) in
+                        let t = try StaticOrdered(s)
+                        return t.family == fam ? t : nil
+                    })
             else {
                 deadRowsRemoved = false
                 return
@@ -319,7 +364,10 @@ public struct RecordIndexes: Sendable {
         }
         var textDead: [StaticText]?
         if !plan.searchable.isEmpty, !skip.contains(Self.textSectionName(plan.searchable)) {
-            guard let d = sections(Self.textSectionName(plan.searchable), { try? StaticText($0) }) else {
+            guard
+                let d = sections(
+                    Self.textSectionName(plan.searchable), { s throws(IndexSectionError) in try StaticText(s) })
+            else {
                 deadRowsRemoved = false
                 return
             }
@@ -327,7 +375,7 @@ public struct RecordIndexes: Sendable {
         }
         var spatialDead: [(String, Int)] = []
         for field in plan.spatial where !skip.contains("spatial:" + field) {
-            guard let d = sections("spatial:" + field, { try? StaticRTree($0) }) else {
+            guard let d = sections("spatial:" + field, { s throws(IndexSectionError) in try StaticRTree(s) }) else {
                 deadRowsRemoved = false
                 return
             }
@@ -637,4 +685,14 @@ public final class RecordIndexStore: @unchecked Sendable {
         current = next
         lock.unlock()
     }
+}
+
+/// A mapped index section that failed its structure checks when a table's indexes were opened:
+/// the base layer it belongs to (oldest first) and what is wrong. The index is rebuilt from the
+/// rows instead (columns and `dead/` sections: the rows are decoded instead).
+public struct DamagedIndexSection: Sendable, Hashable {
+    /// The layer (0 = oldest) whose index segment holds the section.
+    public var layer: Int
+    /// The section, the offset inside it and the reason.
+    public var error: IndexSectionError
 }

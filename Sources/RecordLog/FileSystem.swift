@@ -67,6 +67,10 @@ public protocol FileSystem: Sendable {
     /// Atomically replaces `to` with `from` (durable after `syncDirectory`); `from` may be a
     /// directory, moved with everything under it (then `to` must not exist).
     func rename(_ from: String, to: String) throws
+    /// Gives the file at `from` a second name `to` (which must not exist), durable after
+    /// `syncDirectory` of `to`'s directory: both names then hold the same bytes. Where damaged
+    /// files are kept before the names that used them are switched (`cirrus repair`).
+    func link(_ from: String, to: String) throws
     /// Removes a file.
     func remove(_ path: String) throws
     /// Removes an empty directory (durable after `syncDirectory` of its parent).

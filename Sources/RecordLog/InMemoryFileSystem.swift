@@ -249,6 +249,21 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// A second name for the file at `from`, sharing its bytes; durable only after
+    /// ``syncDirectory(_:)`` of its directory. A mutating operation.
+    public func link(_ from: String, to: String) throws {
+        try lock.withLock {
+            try mutate("link", to)
+            guard let n = entries[from] else {
+                throw FileSystemError("link", path: from, code: 2, message: "no such file")
+            }
+            guard entries[to] == nil, !directories.contains(to) else {
+                throw FileSystemError("link", path: to, code: 17, message: "file exists")
+            }
+            entries[to] = n
+        }
+    }
+
     /// Removes the entry; durable only after ``syncDirectory(_:)``. A mutating operation.
     public func remove(_ path: String) throws {
         try lock.withLock {

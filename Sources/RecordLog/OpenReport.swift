@@ -53,6 +53,31 @@ public struct Corruption: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// Derived data — an index segment or section, a row hash table — that failed its checks at open:
+/// it is rebuilt from the rows it derives from (in memory; the next checkpoint of a writable store
+/// writes it anew). Nothing is lost and reads go on, but the file is damaged and `verify` says so.
+public struct OpenWarning: Sendable, Hashable, CustomStringConvertible {
+    /// The damaged file.
+    public var path: String
+    /// Byte offset in the file where the damage was found.
+    public var offset: Int
+    /// What is wrong, e.g. "no footer magic (a torn or truncated write)".
+    public var reason: String
+    /// What the open does instead, e.g. "the indexes of __defaultOwner__/Place are rebuilt from its rows".
+    public var consequence: String
+
+    /// A warning about `path` at `offset`.
+    public init(path: String, offset: Int, reason: String, consequence: String) {
+        self.path = path
+        self.offset = offset
+        self.reason = reason
+        self.consequence = consequence
+    }
+
+    /// One line: file, offset, reason and what is done instead.
+    public var description: String { "\(path) at byte \(offset): \(reason); \(consequence)" }
+}
+
 /// What opening the store found and did.
 public struct OpenReport: Sendable, Hashable {
     /// An empty report: nothing read, nothing found (a container on another engine).
@@ -64,6 +89,8 @@ public struct OpenReport: Sendable, Hashable {
     public var tornTail: TornTail?
     /// Damage other than a torn tail, in file order.
     public var corruptions: [Corruption] = []
+    /// Derived data that failed its checks and is rebuilt (nothing lost), in the order found.
+    public var warnings: [OpenWarning] = []
     /// Files removed because no manifest listed them (an unfinished compaction or rotation).
     public var removedFiles: [String] = []
     /// True when the store was created by this open.
@@ -75,8 +102,8 @@ public struct OpenReport: Sendable, Hashable {
     public var frames: Int { segments.reduce(0) { $0 + $1.frames } }
     /// Bytes read, over every segment.
     public var bytes: Int { segments.reduce(0) { $0 + $1.bytes } }
-    /// No torn tail and no corruption.
-    public var isClean: Bool { tornTail == nil && corruptions.isEmpty }
+    /// No torn tail, no corruption and no damaged derived data.
+    public var isClean: Bool { tornTail == nil && corruptions.isEmpty && warnings.isEmpty }
 }
 
 /// What `RecordStore.verify` reports: the files and the live content, without changing anything.

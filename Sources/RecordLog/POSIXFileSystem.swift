@@ -97,6 +97,11 @@ public struct POSIXFileSystem: FileSystem {
         guard Glibc.rename(from, to) == 0 else { throw Self.error("rename", from) }
     }
 
+    /// `link(2)`.
+    public func link(_ from: String, to: String) throws {
+        guard Glibc.link(from, to) == 0 else { throw Self.error("link", to) }
+    }
+
     /// `rmdir(2)`.
     public func removeDirectory(_ path: String) throws {
         guard rmdir(path) == 0 else { throw Self.error("rmdir", path) }

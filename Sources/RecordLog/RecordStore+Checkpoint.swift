@@ -605,11 +605,33 @@ extension RecordStore {
     /// Removes data segment files the manifest does not name and no checkpoint under way is
     /// writing (token held or opening).
     func removeUnnamedDataSegments() throws {
-        let named = cond.withLock { dataSegments.union(pendingDataSegments) }
+        let (named, damaged) = cond.withLock { (dataSegments.union(pendingDataSegments), damagedDataSegments) }
+        var area: DamagedArea?
         for name in try fileSystem.list(directory) {
-            if let n = DataSegmentFormat.number(fileName: name), !named.contains(n) {
+            guard let n = DataSegmentFormat.number(fileName: name), !named.contains(n) else { continue }
+            if let why = damaged[n] {
+                // Damaged, and replaced by this checkpoint: kept for inspection, never deleted.
+                if area == nil {
+                    area = try DamagedArea(
+                        storeDirectory: directory, fs: fileSystem, clock: options.clock,
+                        title: "Damaged data segments a checkpoint replaced (their data was rebuilt from the rows):")
+                }
+                try area?.keep(name, move: true, why: why)
+                cond.withLock { _ = damagedDataSegments.removeValue(forKey: n) }
+            } else {
                 try fileSystem.remove(joinPath(directory, name))
             }
         }
+        try area?.finish()
+    }
+
+    /// Records that a named data segment is damaged (derived data the open rebuilt, named by
+    /// `warning`), so that the checkpoint that replaces it moves it into `damaged/` instead of
+    /// removing it. Warnings about other files are ignored.
+    public func noteDamaged(_ warning: OpenWarning) {
+        guard parentDirectory(of: warning.path) == directory || parentDirectory(of: warning.path) == directory + "/",
+            let n = DataSegmentFormat.number(fileName: String(warning.path.split(separator: "/").last ?? ""))
+        else { return }
+        cond.withLock { damagedDataSegments[n] = "\(warning.reason) at byte \(warning.offset); \(warning.consequence)" }
     }
 }

@@ -101,6 +101,7 @@ extension RecordStore {
         store.dataSegments = manifest.dataSegments
         store.manifestCheckpoint = manifest.checkpoint
         store.userState = user
+        for w in report.warnings { store.noteDamaged(w) }
         return store
     }
 
@@ -314,13 +315,16 @@ extension RecordStore {
                     if case .failure(let e) = rows { lost = e }
                     break
                 }
+                if let e = rows.hashDamage {
+                    report.warn(e, "lookups by id in it binary-search its keys instead")
+                }
                 var indexes: DataSegment?
                 if let n = files.indexes {
                     switch openSegment(n, directory: directory, fs: fs) {
                     case .success(let s): indexes = s
                     case .failure(let e):
-                        // Indexes are derived: the façade rebuilds them from the rows.
-                        try report.salvage(e, "the indexes of \(key) are rebuilt from its rows", repair: repair)
+                        // Indexes are derived, never load-bearing: the façade rebuilds them from the rows.
+                        report.warn(e, "the indexes of \(key) are rebuilt from its rows")
                     }
                 }
                 layers.append(BaseLayer(files: files, rows: rows, indexes: indexes, start: start, dead: dead))
@@ -395,6 +399,15 @@ extension OpenReport {
     /// no place in a log segment: only its reason.
     fileprivate mutating func damage(_ reason: String) {
         corruptions.append(Corruption(segment: 0, offset: 0, length: 0, reason: reason, framesDropped: 0))
+    }
+
+    /// Records damaged derived data (`error` names the file and offset) and what is done instead.
+    mutating func warn(_ error: LogError, _ consequence: String) {
+        if case .badSegment(let path, let offset, let reason) = error {
+            warnings.append(OpenWarning(path: path, offset: offset, reason: reason, consequence: consequence))
+        } else {
+            warnings.append(OpenWarning(path: "", offset: 0, reason: "\(error)", consequence: consequence))
+        }
     }
 
     /// Under repair, records `error` with what it costs (`loss`) and lets the open go on;

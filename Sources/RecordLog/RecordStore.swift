@@ -69,6 +69,9 @@ public final class RecordStore: @unchecked Sendable {
     /// number handed out (so two writers never pick the same file).
     var pendingDataSegments: Set<UInt64> = []
     var lastDataSegment: UInt64 = 0
+    /// Named data segments found damaged (derived data the open rebuilt): when a checkpoint stops
+    /// naming one it is moved into `damaged/`, not removed. Number → what was wrong.
+    var damagedDataSegments: [UInt64: String] = [:]
     var userState: [UInt8]?
     /// The manifest's checkpoint lines, carried over when the log rotates.
     var manifestCheckpoint: ManifestCheckpoint?

@@ -191,19 +191,36 @@ public struct RowSection: @unchecked Sendable {
         entriesAt = at
         count = n
         names = nil
-        if let h = segment.section("rowhash"), let hs = segment.sections.first(where: { $0.name == "rowhash" }) {
-            hash = try RowHash.Table(h, rows: n) { r in
-                .badSegment(path: segment.file.path, offset: hs.offset, reason: "rowhash section: " + r)
-            }
-        } else {
-            hash = nil
-        }
+        // The hash table is derived from the rows: one that does not fit them is not used (lookups
+        // binary-search), and the open reports it (`hashDamage`) rather than fail.
+        hash = try? Self.hashTable(segment, rows: n)
         singleZoneName = nil
         singleZoneName = Self.singleZoneName(RowBytes(self))
         // Nine rows spread over the section (a page fault each, at open): their names together.
         let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
         let rows = sample.compactMap { i in payload(i).flatMap { try? RecordCodec.decode($0) } }
         if let first = rows.first { names = RecordCodec.NameTable(records: rows, recordType: first.recordType) }
+    }
+
+    /// The segment's `rowhash` section for a `rows` section of `rows` rows; nil when it has none,
+    /// throws naming the file and offset when it does not fit them.
+    static func hashTable(_ segment: DataSegment, rows n: Int) throws(LogError) -> RowHash.Table? {
+        guard let h = segment.section("rowhash"), let hs = segment.sections.first(where: { $0.name == "rowhash" })
+        else { return nil }
+        return try RowHash.Table(h, rows: n) { r in
+            .badSegment(path: segment.file.path, offset: hs.offset, reason: "rowhash section: " + r)
+        }
+    }
+
+    /// Why the segment's `rowhash` section is not used — it does not fit the rows — or nil when it
+    /// is sound or absent. The table is derived data: lookups binary-search without it.
+    public var hashDamage: LogError? {
+        do {
+            _ = try Self.hashTable(segment, rows: count)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     @inline(__always) func u64(_ o: Int) -> Int {

@@ -1,0 +1,164 @@
+// Derived data is never load-bearing (docs/storage-format.md, "Damage and repair"): an index
+// segment or section, or a row hash table, that fails its checks at open is rebuilt from the rows,
+// with a warning naming the file and offset (open report and logger); queries answer as before; a
+// read-only open writes nothing; the next checkpoint writes sound files and moves the damaged one
+// into `damaged/` instead of deleting it.
+
+import CirrusTestSupport
+import RecordLog
+import RecordModel
+import Testing
+
+@testable import Cirrus
+
+@Suite struct DerivedDataTests {
+    static let storeDir = "/c/development"
+    static let table = TableKey(owner: ZoneID.defaultOwnerName, recordType: "Place")
+
+    func place(_ i: Int) -> Record {
+        rec(
+            "p\(i)", "Place",
+            [
+                "n": .int64(Int64(i % 13)), "name": .string("place \(i) harbour"),
+                "loc": .location(Location(latitude: 48 + Double(i % 20) / 100, longitude: 2 + Double(i % 7) / 100)),
+            ])
+    }
+
+    /// 200 places saved and checkpointed into one layer, the container closed.
+    func checkpointed(_ env: TestEnv) async throws {
+        let c = try env.open()
+        _ = try await c.publicDatabase(as: .user("_u")).modifyRecords(saving: (0..<200).map(place), deleting: [])
+        try c.checkpoint()
+        try c.close()
+    }
+
+    func manifest(_ env: TestEnv) throws -> Manifest {
+        try Manifest.decode(try #require(env.fs.contents(Self.storeDir + "/CURRENT"))).get()
+    }
+
+    func indexSegment(_ env: TestEnv) throws -> String {
+        let files = try #require(try manifest(env).checkpoint?.tables[Self.table]?.last)
+        return Self.storeDir + "/" + DataSegmentFormat.fileName(try #require(files.indexes))
+    }
+
+    func rowsSegment(_ env: TestEnv) throws -> String {
+        let files = try #require(try manifest(env).checkpoint?.tables[Self.table]?.last)
+        return Self.storeDir + "/" + DataSegmentFormat.fileName(files.rows)
+    }
+
+    /// What the queries that use each index return, and every record fetched by id.
+    func answers(_ c: Container) async throws -> [String] {
+        let db = c.publicDatabase(as: .user("_u"))
+        var out: [String] = []
+        for (predicate, args) in [
+            ("n == %@", [PredicateArgument.value(.int64(3))]),
+            ("n > %@", [.value(.int64(10))]),
+            ("self CONTAINS 'harbour'", []),
+            (
+                "distanceToLocation:fromLocation:(loc, %@) < 3",
+                [.value(.location(Location(latitude: 48.05, longitude: 2.03)))]
+            ),
+        ] {
+            let q = RecordQuery(recordType: "Place", predicate: predicate, arguments: args)
+            out.append(predicate + ": " + (try await allPageNames(db, q, limit: 500)).sorted().joined(separator: ","))
+        }
+        for i in 0..<200 {
+            let r = try await db.record(for: RecordID(recordName: "p\(i)"))
+            out.append("\(i): \(r.fields == place(i).fields)")
+        }
+        return out
+    }
+
+    /// Every file of the store with its bytes.
+    func snapshot(_ env: TestEnv) throws -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        for name in try env.fs.list(Self.storeDir) {
+            if let b = env.fs.contents(Self.storeDir + "/" + name) { out[name] = b }
+        }
+        return out
+    }
+
+    /// The issue's report: an index segment that lost its last 7 bytes locked every record away.
+    @Test func anIndexSegmentMissingItsTailIsRebuiltFromTheRows() async throws {
+        let env = TestEnv()
+        try await checkpointed(env)
+        let expected = try await answers(try env.open())
+        let damaged = try indexSegment(env)
+        let size = try env.fs.size(damaged)
+        env.fs.damageTruncate(damaged, to: size - 7)
+
+        // Read-only: rebuilt in memory, the same answers, nothing written.
+        let before = try snapshot(env)
+        let log = LogCollector()
+        var ro = env.options(readOnly: true)
+        ro.logger = log.logger()
+        let r = try Container.open(at: env.dir, options: ro)
+        #expect(try await answers(r) == expected)
+        let warnings = r.openReport.warnings
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.path == damaged && warnings.first?.offset == size - 7 - 8)
+        #expect(warnings.first?.reason.contains("footer") == true)
+        #expect(warnings.first?.consequence.contains("rebuilt") == true)
+        #expect(log.messages.contains { $0.level == .warning && $0.message.contains(damaged) })
+        #expect(try snapshot(env) == before)
+
+        // Writable: the same; closing checkpoints the table with a sound index segment and moves
+        // the damaged one aside.
+        let w = try env.open()
+        #expect(try await answers(w) == expected)
+        try w.close()
+        #expect(try indexSegment(env) != damaged)
+        #expect(!env.fs.exists(damaged))
+        let kept = try env.fs.list(Self.storeDir + "/damaged")
+        #expect(kept.count == 1)
+        let folder = Self.storeDir + "/damaged/" + (kept.first ?? "")
+        #expect(env.fs.contents(folder + "/" + (damaged.split(separator: "/").last.map(String.init) ?? "")) != nil)
+        let report = String(decoding: env.fs.contents(folder + "/REPORT.txt") ?? [], as: UTF8.self)
+        #expect(report.contains("footer"))
+
+        let again = try env.open()
+        #expect(again.openReport.isClean)
+        #expect(try await answers(again) == expected)
+        try again.checkInvariants()
+        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged == false)
+    }
+
+    /// A byte of an index section's header flipped: the segment opens (its footer and directory
+    /// are sound), the section fails its structure check, and the index is rebuilt from the rows
+    /// — the warning names the index segment and the section's offset.
+    @Test func anIndexSectionFailingItsCheckIsRebuiltFromTheRows() async throws {
+        let env = TestEnv()
+        try await checkpointed(env)
+        let expected = try await answers(try env.open())
+        let path = try indexSegment(env)
+        let seg = try DataSegment.open(path, fileSystem: env.fs)
+        let section = try #require(seg.sections.first { $0.name.hasPrefix("spatial:") })
+        env.fs.flipBit(path, atByte: section.offset + 3)
+
+        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(try await answers(c) == expected)
+        let w = try #require(c.openReport.warnings.first)
+        #expect(c.openReport.warnings.count == 1)
+        #expect(w.path == path && w.offset == section.offset && w.reason.contains(section.name))
+    }
+
+    /// A rows segment's `rowhash` section that does not fit the rows: fetches by id binary-search
+    /// instead, with a warning; nothing is lost.
+    @Test func aDamagedRowHashIsNotUsedAndReported() async throws {
+        let env = TestEnv()
+        try await checkpointed(env)
+        let expected = try await answers(try env.open())
+        let path = try rowsSegment(env)
+        let seg = try DataSegment.open(path, fileSystem: env.fs)
+        let section = try #require(seg.sections.first { $0.name == "rowhash" })
+        // The slot count (u64 after the magic) no longer fits the rows; the block CRC fails too,
+        // which `verify` reports, but the open reads only the header.
+        env.fs.flipBit(path, atByte: section.offset + 8, bit: 6)
+
+        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(try await answers(c) == expected)
+        let w = try #require(c.openReport.warnings.first)
+        #expect(w.path == path && w.reason.contains("rowhash") && w.consequence.contains("binary-search"))
+        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
+    }
+}
