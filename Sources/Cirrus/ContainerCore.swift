@@ -94,6 +94,9 @@ final class ContainerCore: @unchecked Sendable {
     /// Damaged derived data the façade met at open and rebuilt (beside the store's own
     /// `openReport.warnings`); written only while opening.
     private(set) var openWarnings: [OpenWarning] = []
+    /// Saved subscriptions dropped at open because they no longer check, and those kept
+    /// (`ContainerOptions.dropsInvalidSubscriptions`, for repair); nil when none was dropped.
+    var droppedSubscriptions: (count: Int, kept: Int)?
 
     init(directory: String, environment: Environment, options: ContainerOptions, store: RecordStore, schema: Schema) {
         users = UserDirectory(directory: directory, fileSystem: options.fileSystem, clock: options.clock)
@@ -417,17 +420,38 @@ final class ContainerCore: @unchecked Sendable {
 
     /// Reads the cursor secrets. A missing file means none yet; an unreadable one fails the
     /// open (every cursor issued so far would otherwise stop being valid, silently).
+    /// Reads the cursor secrets. A damaged file costs only the cursors issued so far (they fail
+    /// as stale): the open goes on with new secrets and warns; a writable open keeps the damaged
+    /// file under `damaged/` (a new one is written with the next commit), a read-only one
+    /// leaves it.
     func loadSecrets() throws(CirrusError) {
         let path = secretsPath
         guard options.fileSystem.exists(path) else { return }
+        let bytes: [UInt8]
+        do { bytes = try options.fileSystem.read(path) } catch {
+            throw CirrusError(.internalError, "cannot read \(path): \(error)")
+        }
         do {
-            let bytes = try options.fileSystem.read(path)
             secrets = try JSONDecoder().decode([String: [UInt8]].self, from: Data(bytes))
+            guard secrets.values.allSatisfy({ $0.count == 32 }) else {
+                throw CirrusError(.internalError, "a secret is not 32 bytes")
+            }
         } catch {
-            throw CirrusError(
-                .internalError,
-                "\(path) is unreadable: \(error) (restore it from a backup, or delete it: every cursor issued so far then fails as stale)"
-            )
+            secrets = [:]
+            var consequence = "cursors issued before can no longer be resumed (they fail as stale)"
+            if !options.readOnly {
+                do {
+                    _ = try RecordStore.keepDamagedFiles(
+                        [("cursor-secrets.json", "damaged: \(error)")], in: storeDirectory,
+                        fileSystem: options.fileSystem,
+                        clock: options.clock, title: "Cursor secrets that did not read (new ones replace them):")
+                    try options.fileSystem.remove(path)
+                    consequence += "; the damaged file is kept under damaged/"
+                } catch {
+                    throw CirrusError(.internalError, "\(path) is damaged and cannot be set aside: \(error)")
+                }
+            }
+            warn(OpenWarning(path: path, offset: 0, reason: "does not read: \(error)", consequence: consequence))
         }
     }
 

@@ -128,6 +128,9 @@ public struct ContainerOptions: Sendable {
     /// same), a background checkpoint that failed. By default swift-log's `Logger(label:
     /// "cirrus")`, which writes to standard error unless the program bootstrapped another handler.
     public var logger: Logger
+    /// `Container.repair` only: a saved subscription that no longer checks is dropped at open
+    /// (and counted) instead of failing it.
+    var dropsInvalidSubscriptions = false
 
     /// Options; the defaults: files on disk, the system clock and generator, an fsync per commit,
     /// writable, no record quota, B+tree nodes of 64, a background checkpoint every 100 000

@@ -87,37 +87,52 @@ extension ContainerCore {
             throw bad("unreadable: \(error)")
         }
         guard case .array(let items) = json else { throw bad("not a JSON array") }
+        var dropped = 0
         for (n, item) in items.enumerated() {
-            guard let owner = item["owner"]?.stringValue, let id = item["id"]?.stringValue else {
-                throw bad("item \(n) has no owner or id")
-            }
-            let subscriber: Identity = item["subscriber"]?.stringValue.map { .user($0) } ?? .anonymous
-            let s: Subscription
-            if let zone = item["zone"]?.stringValue {
-                let z = ZoneID(zoneName: zone)
-                // Deleted with its zone (the file's write after the deletion may have failed).
-                if !zoneExists(owner: owner, z) { continue }
-                s = Subscription(id: id, zoneID: z)
-            } else if let type = item["recordType"]?.stringValue, let predicate = item["predicate"]?.stringValue,
-                let argsJSON = item["arguments"], let fires = item["firesOn"]?.int64Value
-            {
-                let args: [PredicateArgument]
-                do {
-                    args = try SubscriptionRules.arguments(fromJSON: argsJSON)
-                } catch {
-                    throw bad("subscription \"\(id)\": \(error.message)")
-                }
-                s = Subscription(
-                    id: id, recordType: type, predicate: predicate, arguments: args,
-                    firesOn: Subscription.FiresOn(rawValue: UInt8(truncatingIfNeeded: fires)))
-            } else {
-                throw bad("item \(n) (\"\(id)\") is neither a zone nor a query subscription")
-            }
-            do {
-                _ = try storeSubscription(s, owner: owner, identity: subscriber)
+            do throws(CirrusError) {
+                try loadSubscription(item, n, bad)
             } catch {
-                throw bad("subscription \"\(id)\" no longer checks: \(error)")
+                guard options.dropsInvalidSubscriptions else { throw error }
+                dropped += 1
             }
+        }
+        if dropped > 0 {
+            droppedSubscriptions = (dropped, items.count - dropped)
+            try persistSubscriptions()
+        }
+    }
+
+    /// Checks and stores one item of the subscriptions file.
+    func loadSubscription(_ item: JSONValue, _ n: Int, _ bad: (String) -> CirrusError) throws(CirrusError) {
+        guard let owner = item["owner"]?.stringValue, let id = item["id"]?.stringValue else {
+            throw bad("item \(n) has no owner or id")
+        }
+        let subscriber: Identity = item["subscriber"]?.stringValue.map { .user($0) } ?? .anonymous
+        let s: Subscription
+        if let zone = item["zone"]?.stringValue {
+            let z = ZoneID(zoneName: zone)
+            // Deleted with its zone (the file's write after the deletion may have failed).
+            if !zoneExists(owner: owner, z) { return }
+            s = Subscription(id: id, zoneID: z)
+        } else if let type = item["recordType"]?.stringValue, let predicate = item["predicate"]?.stringValue,
+            let argsJSON = item["arguments"], let fires = item["firesOn"]?.int64Value
+        {
+            let args: [PredicateArgument]
+            do {
+                args = try SubscriptionRules.arguments(fromJSON: argsJSON)
+            } catch {
+                throw bad("subscription \"\(id)\": \(error.message)")
+            }
+            s = Subscription(
+                id: id, recordType: type, predicate: predicate, arguments: args,
+                firesOn: Subscription.FiresOn(rawValue: UInt8(truncatingIfNeeded: fires)))
+        } else {
+            throw bad("item \(n) (\"\(id)\") is neither a zone nor a query subscription")
+        }
+        do {
+            _ = try storeSubscription(s, owner: owner, identity: subscriber)
+        } catch {
+            throw bad("subscription \"\(id)\" no longer checks: \(error)")
         }
     }
 }

@@ -25,14 +25,15 @@ struct CirrusCommand: AsyncParsableCommand {
               cirrus role create --db DIR Moderator && cirrus role grant --db DIR Moderator read --type Post
               cirrus reset --db DIR --environment development
               cirrus users add --db DIR _bob --email bob@example.com --discoverable
-              cirrus verify --db DIR
+              cirrus verify --db DIR || cirrus repair --db DIR
               cirrus coredata schema --dry-run Model.xcdatamodeld
               cirrus token create --db DIR && cirrus serve --db DIR --port 8080
               cirrus repl                  (the demo database; `help` at the prompt)
             """,
         subcommands: [
             Check.self, QueryCommand.self, ExplainCommand.self, Import.self, Export.self, Get.self, SchemaCommand.self,
-            Verify.self, RoleCommand.self, ResetCommand.self, UsersCommand.self, ReplCommand.self, CoreDataCommand.self,
+            Verify.self, Repair.self, RoleCommand.self, ResetCommand.self, UsersCommand.self, ReplCommand.self,
+            CoreDataCommand.self,
             ServeCommand.self,
             TokenCommand.self,
             KeyCommand.self,

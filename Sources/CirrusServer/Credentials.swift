@@ -19,6 +19,7 @@
 // of credentials. A running server re-reads the file when a token or key it does not know
 // arrives (at most once a second), so tokens created while it runs work at once.
 
+import Cirrus
 import Crypto
 import Foundation
 import RecordLog
@@ -289,5 +290,33 @@ final class CredentialStore: @unchecked Sendable {
 
     func serverKey(_ keyID: String) -> (P256.Signing.PublicKey, String)? {
         find { _, keys in keys[keyID] }
+    }
+}
+
+extension Credentials {
+    /// `cirrus repair` of `DIR/web-services.json`: when it does not read, every token and key
+    /// that still does is kept (the damaged file is kept under `DIR/damaged/`); nil when the
+    /// file is missing or sound.
+    public static func repair(directory: String, options: ContainerOptions) throws(CirrusError) -> SideFileRepair? {
+        try Container.repairJSONFile(
+            at: directory + "/" + fileName, options: options,
+            consequence: "the lost tokens and keys no longer authenticate: create them again (`cirrus token|key`)"
+        ) { json in
+            guard json["version"]?.int64Value == 1, case .object(let members) = json else { return nil }
+            var out: [(String, JSONValue)] = [("version", .integer(1))]
+            var dropped = 0
+            for (key, value) in members where key != "version" {
+                guard case .array(let items) = value else {
+                    dropped += 1
+                    continue
+                }
+                let kept = items.filter { item in
+                    (try? Credentials(json: .object([("version", .integer(1)), (key, .array([item]))]))) != nil
+                }
+                dropped += items.count - kept.count
+                out.append((key, .array(kept)))
+            }
+            return (.object(out), dropped)
+        }
     }
 }

@@ -81,3 +81,24 @@ struct DamagedArea {
         try fs.syncDirectory(storeDirectory)
     }
 }
+
+extension RecordStore {
+    /// Keeps damaged files of `directory` (a store's, or a container's for its own files) under
+    /// `directory/damaged/<stamp>/` by a second name, with a `REPORT.txt` of `title`, each file's
+    /// reason and `lines`; the caller then replaces or removes the original names. Returns the
+    /// folder. Nothing is deleted.
+    public static func keepDamagedFiles(
+        _ files: [(name: String, why: String)], in directory: String, fileSystem: any FileSystem,
+        clock: any LogClock = SystemClock(), title: String, lines: [String] = []
+    ) throws(LogError) -> String {
+        do {
+            var area = try DamagedArea(storeDirectory: directory, fs: fileSystem, clock: clock, title: title)
+            for f in files { try area.keep(f.name, move: false, why: f.why) }
+            area.note(lines)
+            try area.finish()
+            return area.path
+        } catch {
+            throw LogError.wrap(error)
+        }
+    }
+}

@@ -291,6 +291,15 @@ public struct DataSegment: Sendable {
         }
     }
 
+    /// A segment whose footer or directory is damaged, read as the salvage found it: `sections`
+    /// located by their own headers, no CRC table (`blockStatus` is nil: the bytes are checked by
+    /// decoding them). For `repair` only.
+    init(salvaging file: MappedFile, sections: [Section]) {
+        self.file = file
+        self.sections = sections
+        crcTableOffset = -1
+    }
+
     /// Opens the file at `path` through the file system (mapped on POSIX).
     public static func open(_ path: String, fileSystem: any FileSystem) throws(LogError) -> DataSegment {
         let f: MappedFile
@@ -306,9 +315,24 @@ public struct DataSegment: Sendable {
         return UnsafeRawBufferPointer(rebasing: file.bytes[s.offset..<(s.offset + s.length)])
     }
 
+    /// Whether each block of `section` matches its CRC (block `i` covers the section's bytes
+    /// `i * blockSize ..< (i + 1) * blockSize`); nil when the segment was salvaged without its CRC
+    /// table.
+    func blockStatus(_ section: Section) -> [Bool]? {
+        guard crcTableOffset >= 0 else { return nil }
+        let b = file.bytes
+        return (0..<section.blocks).map { i in
+            let start = section.offset + i * DataSegmentFormat.blockSize
+            let end = min(start + DataSegmentFormat.blockSize, section.offset + section.length)
+            let want = b.loadUnaligned(fromByteOffset: crcTableOffset + 4 * (section.firstBlock + i), as: UInt32.self)
+            return CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[start..<end])) == UInt32(littleEndian: want)
+        }
+    }
+
     /// Checks every block of every section against its CRC; the damaged blocks as
     /// (section, file offset) pairs, empty when the file is sound.
     public func verifyBlocks() -> [(section: String, offset: Int)] {
+        guard crcTableOffset >= 0 else { return [] }
         var damaged: [(String, Int)] = []
         let b = file.bytes
         for s in sections {

@@ -132,6 +132,31 @@ public struct Manifest: Sendable, Hashable {
         return Array((body + "crc " + String(crc, radix: 16) + "\n").utf8)
     }
 
+    /// A checkpoint's lines as a state segment's `tables` section: the manifest's `checkpoint`,
+    /// `state` and `table` lines and their `crc` line (no `cirrus-log` or `segments` line).
+    static func encodeCheckpoint(_ cp: ManifestCheckpoint) -> [UInt8] {
+        let full = String(decoding: Manifest(segments: [1], checkpoint: cp).encoded, as: UTF8.self)
+        let body = full.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).dropLast()
+            .filter { !$0.hasPrefix("crc ") }.map { $0 + "\n" }.joined()
+        return Array((body + "crc " + String(CRC32C.checksum(Array(body.utf8)), radix: 16) + "\n").utf8)
+    }
+
+    /// The checkpoint of a `tables` section, nil when it is damaged.
+    static func decodeCheckpoint(_ bytes: [UInt8]) -> ManifestCheckpoint? {
+        guard let text = String(validating: bytes, as: UTF8.self), let crcAt = text.range(of: "crc ") else {
+            return nil
+        }
+        let body = String(text[..<crcAt.lowerBound])
+        let crc = String(text[crcAt.upperBound...].filter { !$0.isWhitespace })
+        guard UInt32(crc, radix: 16) == CRC32C.checksum(Array(body.utf8)) else { return nil }
+        let whole = "cirrus-log 3\nsegments 1\n" + body
+        guard
+            case .success(let m) = decode(
+                Array((whole + "crc " + String(CRC32C.checksum(Array(whole.utf8)), radix: 16) + "\n").utf8))
+        else { return nil }
+        return m.checkpoint
+    }
+
     /// Parses the file; the reason when it is damaged.
     public static func decode(_ bytes: [UInt8]) -> Result<Manifest, CodecError> {
         guard let text = String(validating: bytes, as: UTF8.self) else {

@@ -46,9 +46,12 @@ public struct Corruption: Sendable, Hashable, CustomStringConvertible {
     /// Valid frames dropped because their batch was cut by the damage.
     public var framesDropped: Int
 
-    /// One line: segment file, offset, reason, bytes and frames dropped.
+    /// One line: segment file, offset, reason, bytes and frames dropped (damage outside the log's
+    /// segments — segment 0 — is its reason alone, which names the file and offset).
     public var description: String {
-        "segment \(Manifest.segmentFileName(segment)) at byte \(offset): \(reason) (\(length) bytes, "
+        if segment == 0 { return reason }
+        return
+            "segment \(Manifest.segmentFileName(segment)) at byte \(offset): \(reason) (\(length) bytes, "
             + "\(framesDropped) frames dropped)"
     }
 }

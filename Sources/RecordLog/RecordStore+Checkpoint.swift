@@ -322,7 +322,10 @@ extension RecordStore {
             // Compaction leaves every table in one layer with nothing dead.
             for (key, t) in snap.base where t.layers.count > 1 || t.rows.dead.count > 0 { changed.insert(key) }
         }
-        for key in merge where (snap.base[key]?.layers.count ?? 0) > 1 { changed.insert(key) }
+        // A table in one layer with dead rows (rows a repair dropped) is rewritten too.
+        for key in merge where (snap.base[key]?.layers.count ?? 0) > 1 || (snap.base[key]?.rows.dead.count ?? 0) > 0 {
+            changed.insert(key)
+        }
 
         var tables: [TableKey: [TableFiles]] = [:]
         var newTables: [BaseTable] = []
@@ -450,6 +453,11 @@ extension RecordStore {
             fileSystem: fileSystem, path: joinPath(directory, DataSegmentFormat.fileName(stateNumber)))
         try sw.addSection("state", st.encoded())
         try sw.addSection("user", user)
+        // The checkpoint's own manifest lines: a lost or damaged CURRENT is rebuilt from them.
+        try sw.addSection(
+            "tables",
+            Manifest.encodeCheckpoint(
+                ManifestCheckpoint(sequence: seq, horizon: st.horizon, state: stateNumber, tables: tables)))
         try sw.finish()
         try fileSystem.syncDirectory(directory)
         cond.withLock { pendingDataSegments.formUnion(Set(created).union([stateNumber])) }

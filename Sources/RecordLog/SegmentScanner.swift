@@ -19,11 +19,13 @@ struct SegmentScan {
 }
 
 enum SegmentScanner {
-    /// Scans `bytes` (segment `number`); calls `apply` for each complete batch in order.
+    /// Scans `bytes` (segment `number`); calls `apply` for each complete batch in order, and
+    /// `dropped` with the sound frames of each batch that damage cut (repair names what they held).
     /// Throws `.corruption` at the first damage unless `repair`.
     static func scan(
         _ bytes: UnsafeRawBufferPointer, number: UInt64, isLast: Bool, repair: Bool, minimumSequence: UInt64,
-        deep: Bool = false, apply: ([(UInt64, StateChange)]) -> Void
+        deep: Bool = false, apply: ([(UInt64, StateChange)]) -> Void,
+        dropped: ([(UInt64, StateChange)]) -> Void = { _ in }
     ) throws(LogError) -> SegmentScan {
         var s = SegmentScan()
         s.lastSequence = minimumSequence
@@ -74,6 +76,7 @@ enum SegmentScanner {
                         s.frames += 1
                         let first = h.flags & LogFormat.flagFirst != 0
                         if skippingToFirst && !first {
+                            dropped([(h.sequence, entry)])
                             s.corruptions[s.corruptions.count - 1].framesDropped += 1
                             p = h.end
                             s.validEnd = p
@@ -88,6 +91,7 @@ enum SegmentScanner {
                                     Corruption(
                                         segment: number, offset: pendingStart, length: p - pendingStart, reason: reason,
                                         framesDropped: pending.count))
+                                dropped(pending)
                                 pending = []
                             }
                             pendingStart = p
@@ -97,6 +101,7 @@ enum SegmentScanner {
                             s.corruptions.append(
                                 Corruption(
                                     segment: number, offset: p, length: h.end - p, reason: reason, framesDropped: 1))
+                            dropped([(h.sequence, entry)])
                             p = h.end
                             s.validEnd = p
                             continue
@@ -121,6 +126,7 @@ enum SegmentScanner {
                     Corruption(
                         segment: number, offset: p, length: next.offset - p, reason: reason,
                         framesDropped: pending.count))
+                dropped(pending)
                 pending = []
                 skippingToFirst = true
                 p = next.offset
@@ -132,6 +138,7 @@ enum SegmentScanner {
                     Corruption(
                         segment: number, offset: p, length: bytes.count - p, reason: reason + " (in a sealed segment)",
                         framesDropped: pending.count))
+                dropped(pending)
                 return s
             }
             let cut = pending.isEmpty ? p : pendingStart
@@ -155,6 +162,7 @@ enum SegmentScanner {
                     Corruption(
                         segment: number, offset: pendingStart, length: bytes.count - pendingStart, reason: reason,
                         framesDropped: pending.count))
+                dropped(pending)
             }
         }
         return s

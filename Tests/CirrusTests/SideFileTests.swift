@@ -1,6 +1,8 @@
 // The files kept beside the log — subscriptions.json and cursor-secrets.json — fail loudly: a
-// write that fails undoes the request and throws, a file that cannot be read fails the open with
-// its path, and nothing is dropped or replaced in silence.
+// write that fails undoes the request and throws; a subscriptions file that cannot be read fails
+// the open with its path (`cirrus repair` salvages it); a damaged cursor-secrets file, which only
+// signs cursors, is replaced with a warning naming it (the cursors issued so far fail as stale).
+// Nothing is dropped or replaced in silence.
 
 import CirrusTestSupport
 import RecordLog
@@ -89,12 +91,39 @@ private let secretsFile = "/c/development/cursor-secrets.json"
         #expect(try await env.open().privateDatabase(for: alice).allSubscriptions().map(\.id) == ["s"])
     }
 
-    @Test func aCorruptCursorSecretsFileFailsTheOpenNamingIt() async throws {
+    /// Cursor secrets only sign cursors: a damaged file costs the cursors issued so far (they
+    /// fail as stale), never the open. A read-only open warns and leaves the file; a writable one
+    /// warns, keeps the file under damaged/ and writes new secrets with the next commit.
+    @Test func aCorruptCursorSecretsFileIsReplacedWithAWarningNamingIt() async throws {
         let env = try await seeded()
-        #expect(env.fs.exists(secretsFile))
+        let c0 = try env.open()
+        let db0 = c0.privateDatabase(for: alice)
+        try await db0.save(rec("n2", "Note", ["title": "c"]))
+        let (_, cursor) = try await db0.records(
+            matching: RecordQuery(recordType: "Note", predicate: "TRUEPREDICATE"), resultsLimit: 1)
+        let token = db0.token(for: try #require(cursor))
+        try c0.close()
         try overwrite(env, secretsFile, "{\"_alice\": \"not bytes\"}")
-        let message = try #require(openError(env))
-        #expect(message.contains(secretsFile))
+
+        let ro = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(ro.openReport.warnings.contains { $0.path == secretsFile && $0.consequence.contains("stale") })
+        #expect(String(decoding: env.fs.contents(secretsFile) ?? [], as: UTF8.self).contains("not bytes"))
+
+        var reseeded = env  // the same files; new secrets from another seed (the test's generator repeats)
+        reseeded.seed = 2
+        let c = try reseeded.open()
+        #expect(c.openReport.warnings.contains { $0.path == secretsFile && $0.consequence.contains("damaged/") })
+        let db = c.privateDatabase(for: alice)
+        #expect(await code { try db.cursor(fromToken: token) } != nil)
+        try await db.save(rec("m", "Note", ["title": "b"]))
+        let kept = try env.fs.list("/c/development/damaged")
+        #expect(kept.count == 1)
+        #expect(env.fs.exists("/c/development/damaged/\(kept[0])/cursor-secrets.json"))
+        let secret = db.cursorSecret
+        try c.close()
+        let again = try reseeded.open()
+        #expect(again.openReport.isClean)
+        #expect(again.privateDatabase(for: alice).cursorSecret == secret)
     }
 
     @Test func aFailedSecretWriteFailsTheFirstCommitOfADatabase() async throws {
