@@ -19,6 +19,9 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
         case networkUnavailable = 3
         /// The connection to the storage server was lost, or it did not answer in time.
         case networkFailure = 4
+        /// The service cannot take the request now (its disk is full, an I/O error): nothing of the
+        /// request was done; retry after `retryAfterSeconds`.
+        case serviceUnavailable = 6
         case notAuthenticated = 9
         case permissionFailure = 10
         case unknownItem = 11
@@ -50,6 +53,7 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
         var zoneID: ZoneID?
         var serverRecord: Record?
         var partialErrors: [RecordID: CirrusError]
+        var retryAfterSeconds: Double?
 
         init(
             _ code: Code, _ message: String, _ recordID: RecordID?, _ zoneID: ZoneID?, _ serverRecord: Record?,
@@ -63,7 +67,11 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
             self.partialErrors = partialErrors
         }
 
-        func copy() -> Details { Details(code, message, recordID, zoneID, serverRecord, partialErrors) }
+        func copy() -> Details {
+            let d = Details(code, message, recordID, zoneID, serverRecord, partialErrors)
+            d.retryAfterSeconds = retryAfterSeconds
+            return d
+        }
     }
 
     private var details: Details
@@ -98,6 +106,12 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
     public var serverRecord: Record? {
         get { details.serverRecord }
         _modify { yield &unique().serverRecord }
+    }
+    /// For `serviceUnavailable`: how long to wait before retrying, in seconds (CloudKit's
+    /// `CKErrorRetryAfterKey`).
+    public var retryAfterSeconds: Double? {
+        get { details.retryAfterSeconds }
+        _modify { yield &unique().retryAfterSeconds }
     }
     /// For `partialFailure`: the error of each failed item, by record id.
     public var partialErrors: [RecordID: CirrusError] {

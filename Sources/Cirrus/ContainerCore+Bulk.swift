@@ -43,7 +43,7 @@ extension ContainerCore {
                 state.seen.insert(r.recordID)
             }
         }
-        do { try state.load.add(saved) } catch { throw CirrusError(.internalError, "the import failed: \(error)") }
+        do { try state.load.add(saved) } catch { throw CirrusError.storage(error, "the import") }
         var dropped: [String: Int] = [:]
         for c in plan.changes {
             if let o = c.old { removeRefs(owner: c.owner, o, dropped: &dropped) }
@@ -76,7 +76,7 @@ extension ContainerCore {
                 Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
             }
         } catch {
-            throw CirrusError(.internalError, "the import failed: \(error)")
+            throw CirrusError.storage(error, "the import")
         }
         bulk = nil
         rewriteAtCheckpoint = []

@@ -135,7 +135,7 @@ extension ContainerCore {
                     Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
                 })
         } catch {
-            throw CirrusError(.internalError, "the checkpoint failed: \(error)")
+            throw CirrusError.storage(error, "the checkpoint")
         }
         rewriteAtCheckpoint = []
         try remakeTables(schema: schema)
@@ -209,7 +209,7 @@ extension ContainerCore {
     func startBackgroundCheckpoint(merge: Set<TableKey> = []) throws(CirrusError) {
         let job: CheckpointJob
         do { job = try store.beginCheckpoint() } catch {
-            throw CirrusError(.internalError, "the checkpoint failed: \(error)")
+            throw CirrusError.storage(error, "the checkpoint")
         }
         let user = try userStateBytes()
         let schema = stateLock.withLock { publishedSchema }

@@ -262,11 +262,15 @@ final class ContainerCore: @unchecked Sendable {
         do {
             try store.commit(ops, validate: false)
         } catch {
-            throw CirrusError(.internalError, "the commit failed: \(error)")
+            throw CirrusError.storage(error, "the commit")
         }
         apply(changes, newSchema: newSchema)
         notify(changes)
-        try checkpointIfDue()
+        // The commit is done whatever the checkpoint does: a checkpoint that cannot start (a full
+        // disk) is logged and tried again at the next commit; the log keeps everything meanwhile.
+        do { try checkpointIfDue() } catch {
+            options.logger.error("\(error)", metadata: ["container": .string(directory)])
+        }
     }
 
     func apply(_ changes: [RecordChange], newSchema: Schema?) {

@@ -59,6 +59,8 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
     public var zoneID: ZoneID?
     /// For a CONFLICT on save: the server's version of the record.
     public var serverRecord: Record?
+    /// For TRY_AGAIN_LATER: seconds to wait before retrying (`retryAfter` in the JSON).
+    public var retryAfter: Double?
 
     /// An error with its code and reason.
     public init(_ code: Code, _ reason: String, recordName: String? = nil, zoneID: ZoneID? = nil) {
@@ -81,7 +83,7 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
         case .serverRecordChanged: code = .conflict
         case .constraintViolation: code = .exists
         case .batchRequestFailed: code = .atomicError
-        case .zoneBusy, .networkUnavailable, .networkFailure: code = .tryAgainLater
+        case .zoneBusy, .networkUnavailable, .networkFailure, .serviceUnavailable: code = .tryAgainLater
         case .quotaExceeded: code = .quotaExceeded
         case .zoneNotFound: code = .zoneNotFound
         case .referenceViolation: code = .validatingReferenceError
@@ -97,6 +99,7 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
         }
         self.init(code, reason, recordName: e.recordID?.recordName, zoneID: e.zoneID)
         serverRecord = e.serverRecord
+        retryAfter = e.retryAfterSeconds
     }
 
     /// `CODE: reason`.
@@ -111,6 +114,7 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
         if let recordName { m.append(("recordName", .string(recordName))) }
         if let zoneID { m.append(("zoneID", zoneID.webServicesJSON)) }
         if let serverRecord { m.append(("serverRecord", serverRecord.webServicesJSON)) }
+        if let retryAfter { m.append(("retryAfter", .number(retryAfter))) }
         return .object(m)
     }
 }

@@ -39,6 +39,12 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     var poweredOff = false
     var locks: [String: Int] = [:]
     var mutations = 0
+    /// Pending injected failures: (kind, operations of that kind to let pass first, errno).
+    var faults: [(kind: FaultKind, after: Int, code: Int32)] = []
+    /// Operations performed so far, by kind.
+    var counts: [FaultKind: Int] = [:]
+    /// Total bytes the files may hold; appends past it fail with ENOSPC (nil: no limit).
+    var capacity: Int?
     /// Mutating operations performed so far (appends, syncs, truncates, renames, removes).
     public var mutationCount: Int { lock.withLock { mutations } }
 
@@ -46,6 +52,59 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     public init() {}
 
     // MARK: faults
+
+    /// The kinds of mutating operation a fault can hit.
+    public enum FaultKind: Sendable, Hashable, CaseIterable {
+        /// Appending bytes to a file.
+        case write
+        /// fsync of a file or a directory.
+        case fsync
+        /// Renaming a file or directory.
+        case rename
+        /// Creating a file.
+        case create
+    }
+
+    /// The operation of `kind` after the next `after` ones fails with `errno` (28 ENOSPC, 5 EIO,
+    /// …) and does nothing — an append writes nothing of its bytes.
+    public func fail(_ kind: FaultKind, errno code: Int32, after: Int = 0) {
+        lock.withLock { faults.append((kind, after, code)) }
+    }
+
+    /// Forgets every pending injected failure.
+    public func clearFaults() { lock.withLock { faults = [] } }
+
+    /// How many operations of `kind` were performed (or failed) so far.
+    public func count(_ kind: FaultKind) -> Int { lock.withLock { counts[kind] ?? 0 } }
+
+    /// A full disk: the files together may hold at most `bytes` bytes; an append past it writes
+    /// what fits and fails with ENOSPC (28). nil: no limit.
+    public func setCapacity(_ bytes: Int?) { lock.withLock { capacity = bytes } }
+
+    /// The bytes every file holds together.
+    public var usedBytes: Int { lock.withLock { entries.values.reduce(0) { $0 + $1.data.count } } }
+
+    /// `strerror` of the codes tests inject.
+    static func message(_ code: Int32) -> String {
+        switch code {
+        case 28: "No space left on device"
+        case 5: "Input/output error"
+        case 122: "Disk quota exceeded"
+        default: "injected error \(code)"
+        }
+    }
+
+    /// Counts an operation of `kind` and throws the injected failure due now, if any.
+    func fault(_ kind: FaultKind, _ op: String, _ path: String) throws {
+        counts[kind, default: 0] += 1
+        guard let i = faults.firstIndex(where: { $0.kind == kind }) else { return }
+        if faults[i].after > 0 {
+            faults[i].after -= 1
+            return
+        }
+        let code = faults.remove(at: i).code
+        throw FileSystemError(op, path: path, code: code, message: Self.message(code))
+    }
 
     /// While true, every fsync (file or directory) fails with EIO and makes nothing durable.
     public func setFailSyncs(_ fail: Bool) { lock.withLock { failSyncs = fail } }
@@ -206,6 +265,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
             if let n = entries[path] { return MemoryFile(fs: self, node: n, path: path, generation: generation) }
             guard create else { throw FileSystemError("open", path: path, code: 2, message: "no such file") }
             try mutate("create", path)
+            try fault(.create, "open", path)
             let n = Node()
             entries[path] = n
             return MemoryFile(fs: self, node: n, path: path, generation: generation)
@@ -228,6 +288,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     public func rename(_ from: String, to: String) throws {
         try lock.withLock {
             try mutate("rename", from)
+            try fault(.rename, "rename", from)
             if entries[from] == nil, directories.contains(from) {
                 let prefix = from + "/"
                 guard entries[to] == nil, !directories.contains(to), !to.hasPrefix(prefix) else {
@@ -307,6 +368,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
     public func syncDirectory(_ path: String) throws {
         try lock.withLock {
             try mutate("fsync", path)
+            try fault(.fsync, "fsync", path)
             if failSyncs { throw FileSystemError("fsync", path: path, code: 5, message: "injected fsync failure") }
             let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
             pendingDirectoryRenames.removeAll { r in
@@ -346,6 +408,14 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
                 throw FileSystemError("append", path: path, code: 9, message: "stale file handle")
             }
             try mutate("append", path)
+            try fault(.write, "write", path)
+            if let capacity {
+                let used = entries.values.reduce(0) { $0 + $1.data.count }
+                if used + bytes.count > capacity {
+                    node.data.append(contentsOf: bytes.prefix(max(0, capacity - used)))
+                    throw FileSystemError("write", path: path, code: 28, message: Self.message(28))
+                }
+            }
             if let keep = tearNext {
                 tearNext = nil
                 node.data.append(contentsOf: bytes.prefix(keep))
@@ -361,6 +431,7 @@ public final class InMemoryFileSystem: FileSystem, @unchecked Sendable {
                 throw FileSystemError("fsync", path: path, code: 9, message: "stale file handle")
             }
             try mutate("fsync", path)
+            try fault(.fsync, "fsync", path)
             if failSyncs { throw FileSystemError("fsync", path: path, code: 5, message: "injected fsync failure") }
             node.durable = node.data
         }

@@ -53,9 +53,18 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     static func wrap(_ e: any Error) -> LogError {
+        if let i = e as? IntactFailure { return wrap(i.error) }
         if let l = e as? LogError { return l }
         if let f = e as? FileSystemError { return .io(f) }
         if let v = e as? RecordValidationError { return .invalidRecord(v) }
         return .failed(reason: "\(e)")
     }
+}
+
+/// A write that failed but left the store as it was — everything it wrote taken back, nothing
+/// acknowledged touched — so the store goes on accepting writes (a full disk, once space is back).
+/// Any other failure of a write poisons the store until it is reopened (`LogError.failed`).
+struct IntactFailure: Error {
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
 }

@@ -66,6 +66,21 @@ public final class BulkLoad {
 
     /// Sorts each table's buffer and writes it as a run.
     func spill() throws(LogError) {
+        do throws(SpillFailure) {
+            try spillRuns()
+        } catch {
+            throw LogError.wrap(error.error)
+        }
+        buffer = [:]
+        buffered = 0
+    }
+
+    /// A run that could not be written: the store is untouched (runs are named by no manifest).
+    struct SpillFailure: Error {
+        let error: any Error
+    }
+
+    func spillRuns() throws(SpillFailure) {
         do {
             for (key, var items) in buffer where !items.isEmpty {
                 items.sort { RowKeyOrder.less($0.id, $1.id) || ($0.id == $1.id && $0.sequence < $1.sequence) }
@@ -82,10 +97,8 @@ public final class BulkLoad {
                     try RowSection(segment: try DataSegment.open(path, fileSystem: store.fileSystem)))
             }
         } catch {
-            throw LogError.wrap(error)
+            throw SpillFailure(error: error)
         }
-        buffer = [:]
-        buffered = 0
     }
 
     /// Merges everything into new data segments and switches the manifest (a checkpoint); the
@@ -97,21 +110,35 @@ public final class BulkLoad {
         defer { store.releaseToken() }
         do {
             try spill()
+        } catch {
+            removeRuns()  // runs are named by no manifest: the store is as it was
+            throw error
+        }
+        do {
             return try store.checkpointHoldingToken(
                 userState: userState, raiseHorizon: false, rewrite: [], sections: sections, bulk: self)
         } catch {
+            // Nothing is named (the checkpoint took back what it wrote, or never switched): the
+            // runs go too, and the store is as it was before the load — unless the switch itself
+            // failed half-way, which poisons it.
+            removeRuns()
             let e = LogError.wrap(error)
-            store.cond.withLock { store.failure = e }
+            if !(error is IntactFailure) { store.cond.withLock { store.failure = e } }
             throw e
         }
+    }
+
+    /// Removes the runs written so far (and a run cut short by a failure).
+    func removeRuns() {
+        runs = [:]
+        try? store.removeUnnamedDataSegments()  // the store stays usable if this fails (open removes them)
     }
 
     /// Abandons the load: the store is as it was before it began.
     public func cancel() {
         guard !done else { return }
         done = true
-        runs = [:]
-        try? store.removeUnnamedDataSegments()  // the runs; the store stays usable if this fails (open removes them)
+        removeRuns()
         store.releaseToken()
     }
 }

@@ -233,7 +233,23 @@ extension RecordStore {
             snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge, sections: sections,
             runs: bulk?.runs ?? [:])
         let logNumber = (segments.last ?? 0) + 1
-        let newFile = try createSegment(logNumber, flags: 0)
+        let newFile: any AppendableFile
+        do {
+            newFile = try createSegment(logNumber, flags: 0)
+        } catch {
+            // Nothing is named yet: take back what this checkpoint wrote; the store is as it was.
+            try? fileSystem.remove(segmentPath(logNumber))
+            removeDataSegments(prepared.files)
+            throw IntactFailure(error)
+        }
+        do {
+            try switchManifest(prepared, logs: [logNumber])
+        } catch let e as IntactFailure {
+            try? newFile.close()
+            try? fileSystem.remove(segmentPath(logNumber))
+            removeDataSegments(prepared.files)
+            throw e
+        }
         try? file?.close()  // the old log segment was synced; new commits go to newFile
         file = newFile
         segmentSize = LogFormat.segmentHeaderSize
@@ -262,6 +278,8 @@ extension RecordStore {
         let tables: [TableKey: [TableFiles]]
         let newTables: [BaseTable]
         let userState: [UInt8]
+        /// Every data segment the checkpoint wrote (what a failed switch takes back).
+        let files: Set<UInt64>
         var report: CheckpointReport
         /// The base the checkpoint makes, one table per key (mapped, ready to read before the
         /// switch: a caller can build its own structures over them beside commits).
@@ -271,6 +289,28 @@ extension RecordStore {
     /// The most layers a table keeps; past it a checkpoint merges more of them.
     static let maximumLayers = 12
 
+    /// Writes a checkpoint of `snap` into data segments no manifest names yet (see
+    /// `writeCheckpointFiles`); when it fails, the files it wrote are removed and the error is an
+    /// `IntactFailure`: nothing the store reads has changed.
+    func writeCheckpoint(
+        _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
+        merge: Set<TableKey> = [], sections: SectionEncoder?,
+        runs: [TableKey: [RowSection]] = [:]
+    ) throws -> PreparedCheckpoint {
+        let before = Set(
+            ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) })
+        do {
+            return try writeCheckpointFiles(
+                snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge, sections: sections,
+                runs: runs)
+        } catch {
+            let now = Set(
+                ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) })
+            removeDataSegments(now.subtracting(before))
+            throw IntactFailure(error)
+        }
+    }
+
     /// Writes a checkpoint of `snap` into data segments no manifest names yet (no token needed:
     /// it reads only the snapshot and writes only new files).
     ///
@@ -278,7 +318,7 @@ extension RecordStore {
     /// newest layers while the layer before them holds no more live rows than they do (or when
     /// compacting, or past `maximumLayers`): BaseRows.swift. A table of `merge` with more than
     /// one layer is rewritten into one, changed or not.
-    func writeCheckpoint(
+    func writeCheckpointFiles(
         _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
         merge: Set<TableKey> = [], sections: SectionEncoder?,
         runs: [TableKey: [RowSection]] = [:]
@@ -463,10 +503,35 @@ extension RecordStore {
         cond.withLock { pendingDataSegments.formUnion(Set(created).union([stateNumber])) }
         return PreparedCheckpoint(
             sequence: seq, horizon: st.horizon, state: stateNumber, tables: tables, newTables: newTables,
-            userState: user,
+            userState: user, files: Set(created).union([stateNumber]),
             report: CheckpointReport(
                 sequence: seq, tablesWritten: written, tablesKept: tables.count - written, rowsWritten: rowsWritten,
                 bytesWritten: bytesWritten))
+    }
+
+    /// Replaces `CURRENT` with the manifest of checkpoint `p` and log segments `logs` — the
+    /// switch. A failure before the rename leaves the old manifest: `IntactFailure`. A failure
+    /// after it (the directory's fsync) leaves a new manifest that may not be durable: the store
+    /// cannot tell which one a crash would keep, so that error poisons it.
+    func switchManifest(_ p: PreparedCheckpoint, logs: [UInt64]) throws {
+        let manifest = Manifest(
+            segments: logs,
+            checkpoint: ManifestCheckpoint(sequence: p.sequence, horizon: p.horizon, state: p.state, tables: p.tables))
+        let path = joinPath(directory, Manifest.fileName)
+        do {
+            try fileSystem.writeAtomically(path, manifest.encoded)
+        } catch {
+            if (try? fileSystem.read(path)) == manifest.encoded { throw error }
+            try? fileSystem.remove(path + ".tmp")
+            throw IntactFailure(error)
+        }
+    }
+
+    /// Takes back the data segments a checkpoint wrote but could not name (best effort: a file
+    /// left behind is unnamed, and the next checkpoint or writable open removes it).
+    func removeDataSegments(_ numbers: Set<UInt64>) {
+        for n in numbers { try? fileSystem.remove(joinPath(directory, DataSegmentFormat.fileName(n))) }
+        cond.withLock { pendingDataSegments.subtract(numbers) }
     }
 
     /// Names a written checkpoint in the manifest (the switch), rebases the live state onto it
@@ -479,7 +544,9 @@ extension RecordStore {
         let manifest = Manifest(
             segments: logs,
             checkpoint: ManifestCheckpoint(sequence: p.sequence, horizon: p.horizon, state: p.state, tables: p.tables))
-        try fileSystem.writeAtomically(joinPath(directory, Manifest.fileName), manifest.encoded)
+        if (try? fileSystem.read(joinPath(directory, Manifest.fileName))) != manifest.encoded {
+            try switchManifest(p, logs: logs)
+        }
         cond.withLock {
             segments = logs
             dataSegments = manifest.dataSegments
@@ -488,9 +555,11 @@ extension RecordStore {
             userState = p.userState
             state = cur.rebased(onto: p.newTables, sequence: p.sequence, horizon: p.horizon)
         }
-        for o in removing where o < first { try fileSystem.remove(segmentPath(o)) }
-        try removeUnnamedDataSegments()
-        try fileSystem.syncDirectory(directory)
+        // The switch is done: the old files are garbage, and one left behind (a failed unlink)
+        // is unnamed and removed by the next checkpoint or writable open.
+        for o in removing where o < first { try? fileSystem.remove(segmentPath(o)) }
+        try? removeUnnamedDataSegments()
+        try? fileSystem.syncDirectory(directory)
         return p.report
     }
 
@@ -541,6 +610,9 @@ extension RecordStore {
         }
         do {
             return try installCheckpoint(p, keepingLogFrom: job.firstLogSegment, removing: Array(job.before))
+        } catch let e as IntactFailure {
+            removeDataSegments(p.files)
+            throw LogError.wrap(e)
         } catch {
             let e = LogError.wrap(error)
             cond.withLock { failure = e }

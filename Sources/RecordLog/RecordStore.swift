@@ -214,7 +214,7 @@ public final class RecordStore: @unchecked Sendable {
             counters.groups += 1
             for o in observers { o(committed) }
         case .failure(let e):
-            failure = e
+            if case .failed = e { failure = e }  // the group could not be taken back: poisoned
             for b in group { b.result = .failure(e) }
         }
         tokenHeld = false
@@ -275,7 +275,10 @@ public final class RecordStore: @unchecked Sendable {
         return Batch(entries: entries, payload: w.bytes, ranges: ranges, crcs: crcs, recordBytes: recordBytes)
     }
 
-    /// Frames and writes a group (token held). Any failure poisons the store.
+    /// Frames and writes a group (token held). A failure whose bytes can be taken back (a full
+    /// disk, an I/O error on the append or its fsync, with nothing acknowledged unsynced) truncates
+    /// the segment to where the group began and returns the cause: the store goes on. Any other
+    /// failure is returned as `.failed` and poisons the store.
     func writeGroup(_ group: [Batch]) -> Result<Void, LogError> {
         var out: [UInt8] = []
         out.reserveCapacity(group.reduce(0) { $0 + $1.payload.count + $1.entries.count * LogFormat.frameHeaderSize })
@@ -293,10 +296,41 @@ public final class RecordStore: @unchecked Sendable {
         }
         do {
             if segmentSize >= options.segmentSize { try rotate() }
+        } catch let e as IntactFailure {
+            return .failure(LogError.wrap(e))
+        } catch {
+            return .failure(.failed(reason: "\(LogError.wrap(error))"))
+        }
+        let start = segmentSize
+        let unsyncedBefore = unsyncedBytes
+        do {
             try appendDurably(out)
             return .success(())
         } catch {
-            return .failure(LogError.wrap(error))
+            let cause = LogError.wrap(error)
+            return takeBack(to: start, unsyncedBefore: unsyncedBefore)
+                ? .failure(cause) : .failure(.failed(reason: "\(cause)"))
+        }
+    }
+
+    /// After a failed append: cuts the segment back to `start` (where the failed group began) and
+    /// fsyncs it, when nothing acknowledged is waiting for an fsync (`.everyCommit`, or
+    /// `.batched` with everything before the group synced). True when the store can go on.
+    func takeBack(to start: Int, unsyncedBefore: Int) -> Bool {
+        segmentSize = start
+        switch options.durability {
+        case .none: return false  // the buffer holds acknowledged commits
+        case .batched where unsyncedBefore > 0: return false
+        default: break
+        }
+        guard let n = segments.last, let file else { return false }
+        do {
+            try fileSystem.truncate(segmentPath(n), to: start)
+            try file.sync()
+            unsyncedBytes = 0
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -335,19 +369,36 @@ public final class RecordStore: @unchecked Sendable {
     }
 
     /// Starts a new segment: seal the current one, create the next, list it in the manifest.
+    /// The new segment is created and named before the old one is let go: a failure to create or
+    /// name it (a full disk) takes it back and leaves the store writing the old one
+    /// (`IntactFailure`).
     func rotate() throws {
         try flushBuffer()
         try syncFile()
-        try file?.close()
-        file = nil
         let n = (segments.last ?? 0) + 1
-        file = try createSegment(n, flags: 0)
-        let (list, cp) = cond.withLock {
-            segments.append(n)
-            return (segments, manifestCheckpoint)
+        let newFile: any AppendableFile
+        do {
+            newFile = try createSegment(n, flags: 0)
+        } catch {
+            try? fileSystem.remove(segmentPath(n))
+            throw IntactFailure(error)
         }
-        try fileSystem.writeAtomically(
-            joinPath(directory, Manifest.fileName), Manifest(segments: list, checkpoint: cp).encoded)
+        let (list, cp) = cond.withLock { (segments + [n], manifestCheckpoint) }
+        let manifest = Manifest(segments: list, checkpoint: cp).encoded
+        let path = joinPath(directory, Manifest.fileName)
+        do {
+            try fileSystem.writeAtomically(path, manifest)
+        } catch {
+            // Renamed but perhaps not durable: which manifest a crash keeps is unknown (poison).
+            if (try? fileSystem.read(path)) == manifest { throw error }
+            try? newFile.close()
+            try? fileSystem.remove(segmentPath(n))
+            try? fileSystem.remove(path + ".tmp")
+            throw IntactFailure(error)
+        }
+        try? file?.close()  // synced above; a close error adds nothing
+        file = newFile
+        cond.withLock { segments.append(n) }
         segmentSize = LogFormat.segmentHeaderSize
     }
 
@@ -382,13 +433,16 @@ public final class RecordStore: @unchecked Sendable {
     }
 
     /// Runs `body` holding the writer token, on a store that has not failed (else `.failed`);
-    /// an error from `body` marks the store failed, so later writes report it too.
+    /// an error from `body` marks the store failed, so later writes report it too — unless it is
+    /// an `IntactFailure` (the store is as it was).
     func withWriterToken<T>(_ body: () throws -> T) throws(LogError) -> T {
         acquireToken()
         defer { releaseToken() }
         if let f = cond.withLock({ failure }) { throw .failed(reason: "\(f)") }
         do {
             return try body()
+        } catch let e as IntactFailure {
+            throw LogError.wrap(e)
         } catch {
             let e = LogError.wrap(error)
             cond.withLock { failure = e }

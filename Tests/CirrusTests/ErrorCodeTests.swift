@@ -27,7 +27,8 @@ private let alice = "_alice"
 @Suite struct ErrorCodeTests {
     @Test func codeNumbersAreCloudKits() {
         let expected: [CirrusError.Code: Int] = [
-            .internalError: 1, .partialFailure: 2, .networkUnavailable: 3, .networkFailure: 4, .notAuthenticated: 9,
+            .internalError: 1, .partialFailure: 2, .networkUnavailable: 3, .networkFailure: 4, .serviceUnavailable: 6,
+            .notAuthenticated: 9,
             .permissionFailure: 10, .unknownItem: 11,
             .invalidArguments: 12, .serverRecordChanged: 14, .serverRejectedRequest: 15, .constraintViolation: 19,
             .operationCancelled: 20, .changeTokenExpired: 21, .batchRequestFailed: 22, .zoneBusy: 23, .badDatabase: 24,
