@@ -201,7 +201,8 @@ let package = Package(
         .testTarget(
             name: "CirrusKitTests",
             dependencies: [
-                "CirrusKit", "CirrusServer", "Cirrus", "RecordModel",
+                "CirrusKit", "CirrusServer", "Cirrus", "RecordModel", "QueryChecker",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
