@@ -31,16 +31,22 @@ struct DatabaseChangePage: Sendable {
 
 /// One database of one container, on behalf of the configured user.
 protocol DatabaseBackend: Sendable {
-    func records(for ids: [RecordID], desiredKeys: [String]?) async throws(CKError) -> [(
+    func records(
+        for ids: [RecordID], desiredKeys: [String]?
+    ) async throws(CKError) -> [(
         RecordID, Result<Record, CKError>
     )]
-    func modify(_ operations: [RecordOperation], atomically: Bool) async throws(CKError) -> [(
+    func modify(
+        _ operations: [RecordOperation], atomically: Bool
+    ) async throws(CKError) -> [(
         RecordID, Result<Record?, CKError>
     )]
     func query(_ q: RecordQuery, zone: ZoneID?, desiredKeys: [String]?, limit: Int) async throws(CKError) -> QueryPage
     func query(continuing cursor: CKQueryCursor, desiredKeys: [String]?, limit: Int) async throws(CKError) -> QueryPage
     func allZones() async throws(CKError) -> [ZoneID]
-    func modifyZones(saving: [ZoneID], deleting: [ZoneID]) async throws(CKError) -> (
+    func modifyZones(
+        saving: [ZoneID], deleting: [ZoneID]
+    ) async throws(CKError) -> (
         saved: [(ZoneID, Result<ZoneID, CKError>)], deleted: [(ZoneID, Result<Void, CKError>)]
     )
     func zoneChanges(_ zone: ZoneID, since token: Data?, limit: Int?) async throws(CKError) -> ZoneChangePage
@@ -49,7 +55,9 @@ protocol DatabaseBackend: Sendable {
     func deleteSubscription(_ id: String) async throws(CKError)
     func allSubscriptions() async throws(CKError) -> [Subscription]
     /// Stores a file's bytes for `field` of `record`, returning the field value to save.
-    func storeAsset(_ bytes: [UInt8], record: RecordID, recordType: String, field: String) async throws(CKError)
+    func storeAsset(
+        _ bytes: [UInt8], record: RecordID, recordType: String, field: String
+    ) async throws(CKError)
         -> Asset
     /// A local file holding an asset of a fetched record (nil when it cannot be had).
     func assetFile(_ asset: Asset, of record: RecordID) async -> URL?
@@ -75,20 +83,28 @@ struct FoundUser: Sendable {
 struct FailingBackend: DatabaseBackend, ContainerBackend {
     let error: CKError
 
-    func records(for ids: [RecordID], desiredKeys: [String]?) async throws(CKError) -> [(
+    func records(
+        for ids: [RecordID], desiredKeys: [String]?
+    ) async throws(CKError) -> [(
         RecordID, Result<Record, CKError>
     )] { throw error }
-    func modify(_ operations: [RecordOperation], atomically: Bool) async throws(CKError) -> [(
+    func modify(
+        _ operations: [RecordOperation], atomically: Bool
+    ) async throws(CKError) -> [(
         RecordID, Result<Record?, CKError>
     )] { throw error }
     func query(_ q: RecordQuery, zone: ZoneID?, desiredKeys: [String]?, limit: Int) async throws(CKError) -> QueryPage {
         throw error
     }
-    func query(continuing cursor: CKQueryCursor, desiredKeys: [String]?, limit: Int) async throws(CKError)
+    func query(
+        continuing cursor: CKQueryCursor, desiredKeys: [String]?, limit: Int
+    ) async throws(CKError)
         -> QueryPage
     { throw error }
     func allZones() async throws(CKError) -> [ZoneID] { throw error }
-    func modifyZones(saving: [ZoneID], deleting: [ZoneID]) async throws(CKError) -> (
+    func modifyZones(
+        saving: [ZoneID], deleting: [ZoneID]
+    ) async throws(CKError) -> (
         saved: [(ZoneID, Result<ZoneID, CKError>)], deleted: [(ZoneID, Result<Void, CKError>)]
     ) { throw error }
     func zoneChanges(_ zone: ZoneID, since token: Data?, limit: Int?) async throws(CKError) -> ZoneChangePage {
@@ -98,7 +114,9 @@ struct FailingBackend: DatabaseBackend, ContainerBackend {
     func save(_ subscription: Subscription) async throws(CKError) -> Subscription { throw error }
     func deleteSubscription(_ id: String) async throws(CKError) { throw error }
     func allSubscriptions() async throws(CKError) -> [Subscription] { throw error }
-    func storeAsset(_ bytes: [UInt8], record: RecordID, recordType: String, field: String) async throws(CKError)
+    func storeAsset(
+        _ bytes: [UInt8], record: RecordID, recordType: String, field: String
+    ) async throws(CKError)
         -> Asset
     { throw error }
     func assetFile(_ asset: Asset, of record: RecordID) async -> URL? { nil }

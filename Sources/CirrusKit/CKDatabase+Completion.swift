@@ -32,8 +32,9 @@ extension CKDatabase {
     }
 
     /// Fetches the record with `recordID`.
-    public func fetch(withRecordID recordID: CKRecord.ID, completionHandler: @escaping (CKRecord?, (any Error)?) -> Void)
-    {
+    public func fetch(
+        withRecordID recordID: CKRecord.ID, completionHandler: @escaping (CKRecord?, (any Error)?) -> Void
+    ) {
         complete(completionHandler) { try await self.record(for: recordID) }
     }
 
@@ -61,7 +62,8 @@ extension CKDatabase {
     /// Runs `query` in `zoneID` (nil: the default zone) and hands over the records of its first
     /// page (as Apple's, without a cursor: use `CKQueryOperation` for more).
     public func perform(
-        _ query: CKQuery, inZoneWith zoneID: CKRecordZone.ID?, completionHandler: @escaping ([CKRecord]?, (any Error)?) -> Void
+        _ query: CKQuery, inZoneWith zoneID: CKRecordZone.ID?,
+        completionHandler: @escaping ([CKRecord]?, (any Error)?) -> Void
     ) {
         complete(completionHandler) {
             let page = try await self.records(matching: query, inZoneWith: zoneID)
@@ -73,12 +75,13 @@ extension CKDatabase {
     public func fetch(
         withQuery query: CKQuery, inZoneWith zoneID: CKRecordZone.ID? = nil, desiredKeys: [CKRecord.FieldKey]? = nil,
         resultsLimit: Int = CKQueryOperation.maximumResults,
-        completionHandler: @escaping (
-            Result<
-                (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?),
-                any Error
-            >
-        ) -> Void
+        completionHandler:
+            @escaping (
+                Result<
+                    (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?),
+                    any Error
+                >
+            ) -> Void
     ) {
         let page = UncheckedSendable(completionHandler)
         Task {
@@ -130,7 +133,8 @@ extension CKDatabase {
 
     /// Deletes the subscription with `subscriptionID`.
     public func delete(
-        withSubscriptionID subscriptionID: CKSubscription.ID, completionHandler: @escaping (String?, (any Error)?) -> Void
+        withSubscriptionID subscriptionID: CKSubscription.ID,
+        completionHandler: @escaping (String?, (any Error)?) -> Void
     ) {
         complete(completionHandler) { try await self.deleteSubscription(withID: subscriptionID) }
     }

@@ -52,7 +52,9 @@ extension CKDatabase {
     }
 
     /// The zones with `ids`, each as a result (zoneNotFound for a missing one).
-    public func recordZones(for ids: [CKRecordZone.ID]) async throws -> [CKRecordZone.ID: Result<CKRecordZone, any Error>] {
+    public func recordZones(
+        for ids: [CKRecordZone.ID]
+    ) async throws -> [CKRecordZone.ID: Result<CKRecordZone, any Error>] {
         let all = Set(try await backend.allZones().map { CKRecordZone.ID($0) })
         var out: [CKRecordZone.ID: Result<CKRecordZone, any Error>] = [:]
         for id in ids {
@@ -113,7 +115,9 @@ extension CKDatabase {
         var modifications: [CKRecord.ID: Result<CKDatabase.RecordZoneChange.Modification, any Error>] = [:]
         for r in page.changed {
             var p = r
-            if let keys = desiredKeys { p.fields = RecordFields(r.fields.filter { keys.contains($0.key) }.map { ($0.key, $0.value) }) }
+            if let keys = desiredKeys {
+                p.fields = RecordFields(r.fields.filter { keys.contains($0.key) }.map { ($0.key, $0.value) })
+            }
             let rec = await makeRecord(p)
             modifications[rec.recordID] = .success(RecordZoneChange.Modification(record: rec))
         }

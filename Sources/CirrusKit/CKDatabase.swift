@@ -188,7 +188,9 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     public func records(
         matching query: CKQuery, inZoneWith zoneID: CKRecordZone.ID? = nil, desiredKeys: [CKRecord.FieldKey]? = nil,
         resultsLimit: Int = CKQueryOperation.maximumResults
-    ) async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?) {
+    ) async throws -> (
+        matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?
+    ) {
         let q = try query.recordQuery()
         let page = try await backend.query(
             q, zone: (zoneID ?? .default).cirrus, desiredKeys: desiredKeys, limit: max(0, resultsLimit))
@@ -199,7 +201,9 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     public func records(
         continuingMatchFrom queryCursor: CKQueryOperation.Cursor, desiredKeys: [CKRecord.FieldKey]? = nil,
         resultsLimit: Int = CKQueryOperation.maximumResults
-    ) async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?) {
+    ) async throws -> (
+        matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?
+    ) {
         let page = try await backend.query(
             continuing: queryCursor, desiredKeys: desiredKeys, limit: max(0, resultsLimit))
         return (await matches(page), page.cursor)

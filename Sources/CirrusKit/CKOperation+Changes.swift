@@ -50,7 +50,9 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
         (
             (
                 CKRecordZone.ID,
-                Result<(serverChangeToken: CKServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>
+                Result<
+                    (serverChangeToken: CKServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error
+                >
             ) -> Void
         )?
     /// Called last: success, or the first zone's error.
@@ -82,8 +84,11 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
                 while true {
                     if isCancelled { throw cancelledError }
                     let page = try await db.recordZoneChanges(
-                        inZoneWith: zone, since: token, desiredKeys: config?.desiredKeys, resultsLimit: config?.resultsLimit)
-                    for (id, result) in page.modificationResultsByID.sorted(by: { $0.key.recordName < $1.key.recordName }) {
+                        inZoneWith: zone, since: token, desiredKeys: config?.desiredKeys,
+                        resultsLimit: config?.resultsLimit)
+                    for (id, result) in page.modificationResultsByID.sorted(by: {
+                        $0.key.recordName < $1.key.recordName
+                    }) {
                         let r = result.map(\.record)
                         recordWasChangedBlock?(id, r)
                         if case .success(let rec) = r { recordChangedBlock?(rec) }
@@ -141,7 +146,8 @@ open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Send
         do {
             while true {
                 if isCancelled { throw cancelledError }
-                let page = try await db.databaseChanges(since: token, resultsLimit: resultsLimit > 0 ? resultsLimit : nil)
+                let page = try await db.databaseChanges(
+                    since: token, resultsLimit: resultsLimit > 0 ? resultsLimit : nil)
                 for m in page.modifications { recordZoneWithIDChangedBlock?(m.zoneID) }
                 for d in page.deletions { recordZoneWithIDWasDeletedBlock?(d.zoneID) }
                 token = page.changeToken

@@ -124,7 +124,8 @@ open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
             if isCancelled { throw cancelledError }
             let page: (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: Cursor?)
             if let cursor {
-                page = try await db.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+                page = try await db.records(
+                    continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
             } else if let query {
                 page = try await db.records(
                     matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)

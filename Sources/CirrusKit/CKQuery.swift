@@ -62,9 +62,9 @@ open class CKQuery: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     }
     /// Reads what `encode(with:)` wrote.
     public required init?(coder: NSCoder) {
-        guard let t = coder.decodeObject(of: NSString.self, forKey: "recordType") else { return nil }
+        guard let t = coder.cirrusObject(of: NSString.self, forKey: "recordType") else { return nil }
         recordType = t as String
-        let format = coder.decodeObject(of: NSString.self, forKey: "predicateFormat") as String?
+        let format = coder.cirrusObject(of: NSString.self, forKey: "predicateFormat") as String?
         predicate = format.map { NSPredicate(format: $0, argumentArray: []) } ?? NSPredicate(value: true)
         super.init()
     }
@@ -97,7 +97,8 @@ extension CKQuery {
             guard let key = d.key else {
                 throw CKError(
                     .invalidArguments,
-                    "a sort descriptor needs a field name: use NSSortDescriptor(key:ascending:) or CKLocationSortDescriptor")
+                    "a sort descriptor needs a field name: use NSSortDescriptor(key:ascending:) or CKLocationSortDescriptor"
+                )
             }
             let field = key == "recordID" ? "recordName" : key
             if let l = d as? CKLocationSortDescriptor {

@@ -179,7 +179,8 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
         var r = Record(
             recordType: recordType, recordID: recordID.cirrus, creationDate: s.creationDate.map { Timestamp($0) },
             modificationDate: s.modificationDate.map { Timestamp($0) },
-            creatorUserRecordID: s.creatorUserRecordID?.cirrus, lastModifiedUserRecordID: s.lastModifiedUserRecordID?.cirrus,
+            creatorUserRecordID: s.creatorUserRecordID?.cirrus,
+            lastModifiedUserRecordID: s.lastModifiedUserRecordID?.cirrus,
             recordChangeTag: s.recordChangeTag)
         let keys = onlyChanged ? s.changed : Array(s.fields.keys)
         for key in keys {
@@ -240,9 +241,10 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// stored content's name, not its file).
     open func encode(with coder: NSCoder) {
         encodeSystemFields(with: coder)
-        let json = (try? cirrusRecord(asset: { (a) throws(CKError) in
-            throw CKError(.assetFileNotFound, "asset not stored: \(a)")
-        }))?.webServicesJSON
+        let json =
+            (try? cirrusRecord(asset: { (a) throws(CKError) in
+                throw CKError(.assetFileNotFound, "asset not stored: \(a)")
+            }))?.webServicesJSON
         if case .object(let members)? = json, let fields = members.first(where: { $0.0 == "fields" })?.1 {
             coder.encode(fields.jsonText as NSString, forKey: "fields")
         }
@@ -251,23 +253,23 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// A record from an archive made by `encodeSystemFields(with:)` or `encode(with:)`; nil
     /// when the archive is not one.
     public required init?(coder: NSCoder) {
-        guard let type = coder.decodeObject(of: NSString.self, forKey: "recordType"),
-            let id = coder.decodeObject(of: CKRecordID.self, forKey: "recordID")
+        guard let type = coder.cirrusObject(of: NSString.self, forKey: "recordType"),
+            let id = coder.cirrusObject(of: CKRecordID.self, forKey: "recordID")
         else { return nil }
         recordType = type as String
         recordID = id
         super.init()
         var s = State()
-        s.recordChangeTag = coder.decodeObject(of: NSString.self, forKey: "recordChangeTag") as String?
+        s.recordChangeTag = coder.cirrusObject(of: NSString.self, forKey: "recordChangeTag") as String?
         if coder.containsValue(forKey: "creationDate") {
             s.creationDate = Date(timeIntervalSince1970: coder.decodeDouble(forKey: "creationDate"))
         }
         if coder.containsValue(forKey: "modificationDate") {
             s.modificationDate = Date(timeIntervalSince1970: coder.decodeDouble(forKey: "modificationDate"))
         }
-        s.creatorUserRecordID = coder.decodeObject(of: CKRecordID.self, forKey: "creatorUserRecordID")
-        s.lastModifiedUserRecordID = coder.decodeObject(of: CKRecordID.self, forKey: "lastModifiedUserRecordID")
-        if let text = coder.decodeObject(of: NSString.self, forKey: "fields") as String?,
+        s.creatorUserRecordID = coder.cirrusObject(of: CKRecordID.self, forKey: "creatorUserRecordID")
+        s.lastModifiedUserRecordID = coder.cirrusObject(of: CKRecordID.self, forKey: "lastModifiedUserRecordID")
+        if let text = coder.cirrusObject(of: NSString.self, forKey: "fields") as String?,
             let json = try? JSONValue.parse(text), case .object(let members) = json
         {
             for (k, v) in members {

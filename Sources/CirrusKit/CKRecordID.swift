@@ -59,8 +59,8 @@ public final class CKRecordZoneID: NSObject, NSSecureCoding, NSCopying, Sendable
     }
     /// Reads what `encode(with:)` wrote.
     public init?(coder: NSCoder) {
-        guard let n = coder.decodeObject(of: NSString.self, forKey: "zoneName"),
-            let o = coder.decodeObject(of: NSString.self, forKey: "ownerName")
+        guard let n = coder.cirrusObject(of: NSString.self, forKey: "zoneName"),
+            let o = coder.cirrusObject(of: NSString.self, forKey: "ownerName")
         else { return nil }
         zoneName = n as String
         ownerName = o as String
@@ -126,8 +126,8 @@ public final class CKRecordID: NSObject, NSSecureCoding, NSCopying, Sendable {
     }
     /// Reads what `encode(with:)` wrote.
     public init?(coder: NSCoder) {
-        guard let n = coder.decodeObject(of: NSString.self, forKey: "recordName"),
-            let z = coder.decodeObject(of: CKRecordZoneID.self, forKey: "zoneID")
+        guard let n = coder.cirrusObject(of: NSString.self, forKey: "recordName"),
+            let z = coder.cirrusObject(of: CKRecordZoneID.self, forKey: "zoneID")
         else { return nil }
         recordName = n as String
         zoneID = z
@@ -186,7 +186,7 @@ public final class CKReference: NSObject, NSSecureCoding, NSCopying, Sendable {
     }
     /// Reads what `encode(with:)` wrote.
     public init?(coder: NSCoder) {
-        guard let id = coder.decodeObject(of: CKRecordID.self, forKey: "recordID"),
+        guard let id = coder.cirrusObject(of: CKRecordID.self, forKey: "recordID"),
             let action = CKRecord_Reference_Action(rawValue: UInt(max(0, coder.decodeInteger(forKey: "action"))))
         else { return nil }
         recordID = id

@@ -62,7 +62,7 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
     open func encode(with coder: NSCoder) { coder.encode(zoneID, forKey: "zoneID") }
     /// Reads what `encode(with:)` wrote.
     public required init?(coder: NSCoder) {
-        guard let id = coder.decodeObject(of: ID.self, forKey: "zoneID") else { return nil }
+        guard let id = coder.cirrusObject(of: ID.self, forKey: "zoneID") else { return nil }
         zoneID = id
         super.init()
     }
@@ -102,8 +102,8 @@ public final class CKQueryCursor: NSObject, NSSecureCoding, NSCopying, @unchecke
     }
     /// Reads what `encode(with:)` wrote.
     public init?(coder: NSCoder) {
-        guard let m = coder.decodeObject(of: NSString.self, forKey: "marker"),
-            let q = coder.decodeObject(of: NSString.self, forKey: "query"),
+        guard let m = coder.cirrusObject(of: NSString.self, forKey: "marker"),
+            let q = coder.cirrusObject(of: NSString.self, forKey: "query"),
             let (query, zone) = CursorArchive.read(q as String)
         else { return nil }
         marker = m as String
@@ -156,6 +156,8 @@ enum CursorArchive {
             sortBy.append(d)
         }
         let zone = j["zoneID"].flatMap { try? ZoneID(webServicesJSON: $0) }
-        return (RecordQuery(recordType: type, predicate: predicate, arguments: arguments, sortDescriptors: sortBy), zone)
+        return (
+            RecordQuery(recordType: type, predicate: predicate, arguments: arguments, sortDescriptors: sortBy), zone
+        )
     }
 }

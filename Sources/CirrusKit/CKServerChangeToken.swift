@@ -32,8 +32,18 @@ public final class CKServerChangeToken: NSObject, NSSecureCoding, NSCopying, Sen
     public func encode(with coder: NSCoder) { coder.encode(data as NSData, forKey: "token") }
     /// Reads what `encode(with:)` wrote.
     public init?(coder: NSCoder) {
-        guard let d = coder.decodeObject(of: NSData.self, forKey: "token") else { return nil }
+        guard let d = coder.cirrusObject(of: NSData.self, forKey: "token") else { return nil }
         data = d as Data
         super.init()
+    }
+}
+
+extension NSCoder {
+    /// The object of `type` under `key`, nil when there is none. swift-corelibs-foundation's
+    /// keyed unarchiver stops the process (its default failure policy) when a secure decode asks
+    /// for a missing key, so every optional member is looked for first.
+    func cirrusObject<T: NSObject & NSCoding>(of type: T.Type, forKey key: String) -> T? {
+        guard containsValue(forKey: key) else { return nil }
+        return decodeObject(of: type, forKey: key)
     }
 }

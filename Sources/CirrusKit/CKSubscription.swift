@@ -75,7 +75,7 @@ open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     }
     /// Reads what `encode(with:)` wrote.
     public required init?(coder: NSCoder) {
-        guard let id = coder.decodeObject(of: NSString.self, forKey: "subscriptionID"),
+        guard let id = coder.cirrusObject(of: NSString.self, forKey: "subscriptionID"),
             let type = SubscriptionType(rawValue: coder.decodeInteger(forKey: "subscriptionType"))
         else { return nil }
         subscriptionID = id as String

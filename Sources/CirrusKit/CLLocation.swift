@@ -101,7 +101,8 @@
 
         /// A location with altitude, accuracies and a timestamp; course and speed invalid.
         public convenience init(
-            coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy hAccuracy: CLLocationAccuracy,
+            coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance,
+            horizontalAccuracy hAccuracy: CLLocationAccuracy,
             verticalAccuracy vAccuracy: CLLocationAccuracy, timestamp: Date
         ) {
             self.init(
@@ -111,7 +112,8 @@
 
         /// A location with course and speed.
         public convenience init(
-            coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy hAccuracy: CLLocationAccuracy,
+            coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance,
+            horizontalAccuracy hAccuracy: CLLocationAccuracy,
             verticalAccuracy vAccuracy: CLLocationAccuracy, course: CLLocationDirection, speed: CLLocationSpeed,
             timestamp: Date
         ) {
@@ -122,7 +124,8 @@
 
         /// A location with every member.
         public init(
-            coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy hAccuracy: CLLocationAccuracy,
+            coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance,
+            horizontalAccuracy hAccuracy: CLLocationAccuracy,
             verticalAccuracy vAccuracy: CLLocationAccuracy, course: CLLocationDirection,
             courseAccuracy: CLLocationDirectionAccuracy, speed: CLLocationSpeed, speedAccuracy: CLLocationSpeedAccuracy,
             timestamp: Date

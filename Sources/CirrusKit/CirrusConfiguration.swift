@@ -61,7 +61,9 @@ public struct CirrusConfiguration: Sendable {
     /// and `CIRRUS_PRIVATE_KEY_FILE`; else `CIRRUS_CONTAINERS` (default
     /// `$XDG_DATA_HOME/cirrus/containers` or `~/.local/share/cirrus/containers`) and `CIRRUS_USER`;
     /// `CIRRUS_ENVIRONMENT` is `development` (default) or `production`.
-    public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment)
+    public static func fromEnvironment(
+        _ env: [String: String] = ProcessInfo.processInfo.environment
+    )
         -> CirrusConfiguration
     {
         let environment = Environment(rawValue: env["CIRRUS_ENVIRONMENT"]?.lowercased() ?? "") ?? .development

@@ -17,7 +17,9 @@ enum EmbeddedContainers {
 
     /// The open container of `directory` in `environment`, opening (and creating) it the
     /// first time.
-    static func container(directory: String, environment: Environment, options: ContainerOptions) throws(CKError)
+    static func container(
+        directory: String, environment: Environment, options: ContainerOptions
+    ) throws(CKError)
         -> Container
     {
         lock.lock()
@@ -75,7 +77,8 @@ struct EmbeddedContainer: ContainerBackend {
         do throws(CirrusError) {
             return try container.publicDatabase(as: user.map { .user($0) } ?? .anonymous)
                 .discoverUserIdentities([lookup]).first.map {
-                    FoundUser(userRecordName: $0.userRecordName, givenName: $0.name.givenName, familyName: $0.name.familyName)
+                    FoundUser(
+                        userRecordName: $0.userRecordName, givenName: $0.name.givenName, familyName: $0.name.familyName)
                 }
         } catch {
             throw CKError(error)
@@ -87,17 +90,23 @@ struct EmbeddedContainer: ContainerBackend {
 struct EmbeddedDatabase: DatabaseBackend {
     let db: Database
 
-    func records(for ids: [RecordID], desiredKeys: [String]?) async throws(CKError) -> [(
+    func records(
+        for ids: [RecordID], desiredKeys: [String]?
+    ) async throws(CKError) -> [(
         RecordID, Result<Record, CKError>
     )] {
         do throws(CirrusError) {
-            return try await db.records(for: ids).map { ($0.0, $0.1.map { project($0, desiredKeys) }.mapError(CKError.init)) }
+            return try await db.records(for: ids).map {
+                ($0.0, $0.1.map { project($0, desiredKeys) }.mapError(CKError.init))
+            }
         } catch {
             throw CKError(error)
         }
     }
 
-    func modify(_ operations: [RecordOperation], atomically: Bool) async throws(CKError) -> [(
+    func modify(
+        _ operations: [RecordOperation], atomically: Bool
+    ) async throws(CKError) -> [(
         RecordID, Result<Record?, CKError>
     )] {
         do throws(CirrusError) {
@@ -118,7 +127,9 @@ struct EmbeddedDatabase: DatabaseBackend {
         }
     }
 
-    func query(continuing cursor: CKQueryCursor, desiredKeys: [String]?, limit: Int) async throws(CKError)
+    func query(
+        continuing cursor: CKQueryCursor, desiredKeys: [String]?, limit: Int
+    ) async throws(CKError)
         -> QueryPage
     {
         do throws(CirrusError) {
@@ -138,7 +149,9 @@ struct EmbeddedDatabase: DatabaseBackend {
         do throws(CirrusError) { return try await db.allZones() } catch { throw CKError(error) }
     }
 
-    func modifyZones(saving: [ZoneID], deleting: [ZoneID]) async throws(CKError) -> (
+    func modifyZones(
+        saving: [ZoneID], deleting: [ZoneID]
+    ) async throws(CKError) -> (
         saved: [(ZoneID, Result<ZoneID, CKError>)], deleted: [(ZoneID, Result<Void, CKError>)]
     ) {
         var saved: [(ZoneID, Result<ZoneID, CKError>)] = []
@@ -198,7 +211,9 @@ struct EmbeddedDatabase: DatabaseBackend {
         do throws(CirrusError) { return try await db.allSubscriptions() } catch { throw CKError(error) }
     }
 
-    func storeAsset(_ bytes: [UInt8], record: RecordID, recordType: String, field: String) async throws(CKError)
+    func storeAsset(
+        _ bytes: [UInt8], record: RecordID, recordType: String, field: String
+    ) async throws(CKError)
         -> Asset
     {
         do throws(CirrusError) { return try await db.storeAsset(bytes) } catch { throw CKError(error) }

@@ -6,8 +6,9 @@
 
 import Cirrus
 import QueryChecker
-import struct QueryChecker.PredicateError
 import RecordModel
+
+import struct QueryChecker.PredicateError
 
 /// A container on a Web Services server.
 struct RemoteContainer: ContainerBackend {
@@ -26,7 +27,7 @@ struct RemoteContainer: ContainerBackend {
         do {
             _ = try await client.post("public", "users/caller", .object([]))
             return .available
-        } catch where error.code == .notAuthenticated && !client.hasUser {
+        } catch  where error.code == .notAuthenticated && !client.hasUser {
             return .noAccount
         }
     }
@@ -67,7 +68,9 @@ struct RemoteDatabase: DatabaseBackend {
         try await client.post(name, operation, .object(members))
     }
 
-    func records(for ids: [RecordID], desiredKeys: [String]?) async throws(CKError) -> [(
+    func records(
+        for ids: [RecordID], desiredKeys: [String]?
+    ) async throws(CKError) -> [(
         RecordID, Result<Record, CKError>
     )] {
         var out: [(RecordID, Result<Record, CKError>)] = []
@@ -76,7 +79,10 @@ struct RemoteDatabase: DatabaseBackend {
             var body: [(String, JSONValue)] = [
                 (
                     "records",
-                    .array(chunk.map { .object([("recordName", .string($0.recordName)), ("zoneID", $0.zoneID.webServicesJSON)]) })
+                    .array(
+                        chunk.map {
+                            .object([("recordName", .string($0.recordName)), ("zoneID", $0.zoneID.webServicesJSON)])
+                        })
                 )
             ]
             if let desiredKeys { body.append(("desiredKeys", .array(desiredKeys.map { .string($0) }))) }
@@ -98,7 +104,9 @@ struct RemoteDatabase: DatabaseBackend {
         }
     }
 
-    func modify(_ operations: [RecordOperation], atomically: Bool) async throws(CKError) -> [(
+    func modify(
+        _ operations: [RecordOperation], atomically: Bool
+    ) async throws(CKError) -> [(
         RecordID, Result<Record?, CKError>
     )] {
         var out: [(RecordID, Result<Record?, CKError>)] = []
@@ -106,7 +114,8 @@ struct RemoteDatabase: DatabaseBackend {
             let chunk = Array(operations[start..<min(operations.count, start + Self.batch)])
             let ops = chunk.map(Self.operationJSON)
             let items =
-                try await post("records/modify", [("operations", .array(ops)), ("atomic", .bool(atomically))])["records"]?
+                try await post("records/modify", [("operations", .array(ops)), ("atomic", .bool(atomically))])[
+                    "records"]?
                 .arrayValue ?? []
             for (i, op) in chunk.enumerated() {
                 let id: RecordID
@@ -125,7 +134,9 @@ struct RemoteDatabase: DatabaseBackend {
                     // A new record whose name is taken: CloudKit's serverRecordChanged, with the server's record.
                     var e = RemoteErrors.error(item)
                     if case .success(let server)? = try? await records(for: [id], desiredKeys: nil).first?.1 {
-                        e = e.adding(CKRecordChangedErrorServerRecordKey, CKRecord(server, asset: { CKAsset(stored: $0, file: nil) }))
+                        e = e.adding(
+                            CKRecordChangedErrorServerRecordKey,
+                            CKRecord(server, asset: { CKAsset(stored: $0, file: nil) }))
                     }
                     out.append((id, .failure(e)))
                 } else {
@@ -150,9 +161,13 @@ struct RemoteDatabase: DatabaseBackend {
                 }
             return .object([("operationType", .string(type)), ("record", r.webServicesJSON)])
         case .delete(let id, let tag):
-            var rec: [(String, JSONValue)] = [("recordName", .string(id.recordName)), ("zoneID", id.zoneID.webServicesJSON)]
+            var rec: [(String, JSONValue)] = [
+                ("recordName", .string(id.recordName)), ("zoneID", id.zoneID.webServicesJSON),
+            ]
             if let tag { rec.append(("recordChangeTag", .string(tag))) }
-            return .object([("operationType", .string(tag == nil ? "forceDelete" : "delete")), ("record", .object(rec))])
+            return .object([
+                ("operationType", .string(tag == nil ? "forceDelete" : "delete")), ("record", .object(rec)),
+            ])
         }
     }
 
@@ -162,7 +177,9 @@ struct RemoteDatabase: DatabaseBackend {
         return try await runQuery(q, filters: filters, zone: zone, desiredKeys: desiredKeys, limit: limit, marker: nil)
     }
 
-    func query(continuing cursor: CKQueryCursor, desiredKeys: [String]?, limit: Int) async throws(CKError)
+    func query(
+        continuing cursor: CKQueryCursor, desiredKeys: [String]?, limit: Int
+    ) async throws(CKError)
         -> QueryPage
     {
         let filters = try Self.check(cursor.query) ?? []
@@ -217,11 +234,15 @@ struct RemoteDatabase: DatabaseBackend {
         try await post("zones/list", []).zoneIDs
     }
 
-    func modifyZones(saving: [ZoneID], deleting: [ZoneID]) async throws(CKError) -> (
+    func modifyZones(
+        saving: [ZoneID], deleting: [ZoneID]
+    ) async throws(CKError) -> (
         saved: [(ZoneID, Result<ZoneID, CKError>)], deleted: [(ZoneID, Result<Void, CKError>)]
     ) {
         let ops: [JSONValue] =
-            saving.map { .object([("operationType", .string("create")), ("zone", .object([("zoneID", $0.webServicesJSON)]))]) }
+            saving.map {
+                .object([("operationType", .string("create")), ("zone", .object([("zoneID", $0.webServicesJSON)]))])
+            }
             + deleting.map {
                 .object([("operationType", .string("delete")), ("zone", .object([("zoneID", $0.webServicesJSON)]))])
             }
@@ -231,7 +252,9 @@ struct RemoteDatabase: DatabaseBackend {
             guard i < items.count else { return CKError(.internalError, "no result") }
             return items[i]["serverErrorCode"] == nil ? nil : RemoteErrors.error(items[i])
         }
-        let saved = saving.enumerated().map { i, z in (z, item(i).map { Result<ZoneID, CKError>.failure($0) } ?? .success(z)) }
+        let saved = saving.enumerated().map { i, z in
+            (z, item(i).map { Result<ZoneID, CKError>.failure($0) } ?? .success(z))
+        }
         let deleted = deleting.enumerated().map { j, z in
             (z, item(saving.count + j).map { Result<Void, CKError>.failure($0) } ?? .success(()))
         }
@@ -278,7 +301,8 @@ struct RemoteDatabase: DatabaseBackend {
         let json = try Self.subscriptionJSON(subscription)
         for type in ["create", "update"] {
             let op: JSONValue = .object([("operationType", .string(type)), ("subscription", json)])
-            let items = try await post("subscriptions/modify", [("operations", .array([op]))])["subscriptions"]?.arrayValue
+            let items = try await post("subscriptions/modify", [("operations", .array([op]))])["subscriptions"]?
+                .arrayValue
             guard let item = items?.first else { throw CKError(.internalError, "no result for the subscription") }
             if item["serverErrorCode"]?.stringValue == "EXISTS" && type == "create" { continue }
             if item["serverErrorCode"] != nil { throw RemoteErrors.error(item) }
@@ -323,12 +347,16 @@ struct RemoteDatabase: DatabaseBackend {
         var out: [Subscription] = []
         for s in try await post("subscriptions/list", [])["subscriptions"]?.arrayValue ?? [] {
             guard let id = s["subscriptionID"]?.stringValue else { continue }
-            if s["subscriptionType"]?.stringValue == "zone", let z = s["zoneID"], let zone = try? ZoneID(webServicesJSON: z) {
+            if s["subscriptionType"]?.stringValue == "zone", let z = s["zoneID"],
+                let zone = try? ZoneID(webServicesJSON: z)
+            {
                 out.append(Subscription(id: id, zoneID: zone))
                 continue
             }
             var filters: [QueryFilter] = []
-            for f in s["query"]?["filterBy"]?.arrayValue ?? [] { if let q = try? QueryFilter(webServicesJSON: f) { filters.append(q) } }
+            for f in s["query"]?["filterBy"]?.arrayValue ?? [] {
+                if let q = try? QueryFilter(webServicesJSON: f) { filters.append(q) }
+            }
             var firesOn: Subscription.FiresOn = []
             for e in s["firesOn"]?.arrayValue ?? [] {
                 switch e.stringValue {
@@ -348,11 +376,14 @@ struct RemoteDatabase: DatabaseBackend {
         return out
     }
 
-    func storeAsset(_ bytes: [UInt8], record: RecordID, recordType: String, field: String) async throws(CKError)
+    func storeAsset(
+        _ bytes: [UInt8], record: RecordID, recordType: String, field: String
+    ) async throws(CKError)
         -> Asset
     {
         let token: JSONValue = .object([
-            ("recordType", .string(recordType)), ("fieldName", .string(field)), ("recordName", .string(record.recordName)),
+            ("recordType", .string(recordType)), ("fieldName", .string(field)),
+            ("recordName", .string(record.recordName)),
         ])
         let j = try await post("assets/upload", [("tokens", .array([token]))])
         guard let url = j["tokens"]?.arrayValue.first?["url"]?.stringValue else {
@@ -366,7 +397,8 @@ struct RemoteDatabase: DatabaseBackend {
     }
 
     func assetFile(_ asset: Asset, of record: RecordID) async -> URL? {
-        var q = "recordName=\(WebServicesClient.escape(record.recordName))&fileChecksum=\(asset.contentHash)&size=\(asset.size)"
+        var q =
+            "recordName=\(WebServicesClient.escape(record.recordName))&fileChecksum=\(asset.contentHash)&size=\(asset.size)"
         if !record.zoneID.isDefaultZone { q += "&zoneName=\(WebServicesClient.escape(record.zoneID.zoneName))" }
         guard let bytes = await client.get(path: client.basePath(name) + "/assets/download?" + q) else { return nil }
         return try? CKAsset.localFile(for: asset, bytes: bytes)

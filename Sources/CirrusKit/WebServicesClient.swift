@@ -25,7 +25,9 @@ struct WebServicesClient: @unchecked Sendable {
     static let maximumResponseBytes = 256 << 20
     static let timeout: TimeAmount = .seconds(60)
 
-    init(server: URL, container: String, environment: String, credentials: CirrusConfiguration.Credentials)
+    init(
+        server: URL, container: String, environment: String, credentials: CirrusConfiguration.Credentials
+    )
         throws(CKError)
     {
         var s = server.absoluteString
@@ -80,7 +82,9 @@ struct WebServicesClient: @unchecked Sendable {
     }
 
     /// One request: the URL with its credentials, the signature headers when signing.
-    private func send(path: String, method: HTTPMethod, body: [UInt8]) async throws(CKError) -> (
+    private func send(
+        path: String, method: HTTPMethod, body: [UInt8]
+    ) async throws(CKError) -> (
         Int, HTTPHeaders, [UInt8]
     ) {
         let (pathOnly, query) = Self.split(path)

@@ -19,6 +19,12 @@ let package = Package(
         .executableTarget(
             name: "NotesCheck",
             dependencies: [.product(name: "CirrusKit", package: "Cirrus")],
-            swiftSettings: [.unsafeFlags(["-swift-version", "5"])])
+            swiftSettings: [.unsafeFlags(["-swift-version", "5"])]),
+        // The same names in Swift 6 language mode, beside `import Foundation`: does
+        // NSPredicate(format:) resolve to CirrusKit's and not corelibs' unavailable one?
+        .executableTarget(
+            name: "Swift6Check",
+            dependencies: [.product(name: "CirrusKit", package: "Cirrus")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]),
     ]
 )

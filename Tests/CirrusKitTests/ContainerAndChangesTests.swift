@@ -103,7 +103,8 @@ import Testing
             #expect(Set(first.modifications.map(\.zoneID.zoneName)) == ["Work", "Home"])
             let kept = try Self.archive(first.changeToken)
 
-            let note = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "w1", zoneID: .init(zoneName: "Work")))
+            let note = CKRecord(
+                recordType: "Note", recordID: CKRecord.ID(recordName: "w1", zoneID: .init(zoneName: "Work")))
             note["title"] = "memo"
             _ = try await db.save(note)
             try await db.deleteRecordZone(withID: .init(zoneName: "Home"))
@@ -138,7 +139,8 @@ import Testing
             #expect(q.recordType == "Place")
             #expect(q.querySubscriptionOptions == [.firesOnRecordCreation, .firesOnRecordUpdate])
             let bad = CKQuerySubscription(
-                recordType: "Place", predicate: NSPredicate(format: "kind == 'a' OR kind == 'b'"), options: [.firesOnRecordCreation])
+                recordType: "Place", predicate: NSPredicate(format: "kind == 'a' OR kind == 'b'"),
+                options: [.firesOnRecordCreation])
             let e = await ckError { _ = try await db.save(bad) }
             #expect(e?.code == .invalidArguments)
             try await db.deleteSubscription(withID: "cafes")

@@ -5,13 +5,16 @@
 import CirrusKit
 import Foundation
 import QueryChecker
-import struct QueryChecker.PredicateError
 import Testing
+
+import struct QueryChecker.PredicateError
 
 @Suite struct ErrorPathTests {
     @Test(arguments: Backend.allCases) func unknownItem(_ backend: Backend) async throws {
         try await withWorld(backend) { w in
-            let e = await ckError { _ = try await w.alice.privateCloudDatabase.record(for: CKRecord.ID(recordName: "nope")) }
+            let e = await ckError {
+                _ = try await w.alice.privateCloudDatabase.record(for: CKRecord.ID(recordName: "nope"))
+            }
             #expect(e?.code == .unknownItem)
             #expect(e?.errorCode == 11)
             let results = try await w.alice.publicCloudDatabase.records(for: [CKRecord.ID(recordName: "a")])
@@ -41,7 +44,8 @@ import Testing
             let db = w.alice.privateCloudDatabase
             let a = CKRecordZone.ID(zoneName: "A")
             let b = CKRecordZone.ID(zoneName: "B")
-            _ = try await db.modifyRecordZones(saving: [CKRecordZone(zoneID: a), CKRecordZone(zoneID: b)], deleting: [])
+            _ = try await db.modifyRecordZones(
+                saving: [CKRecordZone(zoneID: a), CKRecordZone(zoneID: b)], deleting: [])
             let tokenOfA = try await db.recordZoneChanges(inZoneWith: a, since: nil).changeToken
             let e = await ckError { _ = try await db.recordZoneChanges(inZoneWith: b, since: tokenOfA) }
             #expect(e?.code == .changeTokenExpired)
@@ -63,7 +67,8 @@ import Testing
             // part at fault, and its hint.
             var expected = ""
             do throws(PredicateError) {
-                _ = try QueryChecker.check(format, context: CheckContext(arguments: ["museum", "cafe"], source: format))
+                _ = try QueryChecker.check(
+                    format, context: CheckContext(arguments: ["museum", "cafe"], source: format))
             } catch {
                 expected = error.rendered(source: format)
             }
@@ -91,7 +96,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.allCases) func permissionFailureOnAnotherUsersPublicRecord(_ backend: Backend) async throws {
+    @Test(arguments: Backend.allCases) func permissionFailureOnAnotherUsersPublicRecord(_ backend: Backend) async throws
+    {
         try await withWorld(backend) { w in
             let post = CKRecord(recordType: "Post", recordID: CKRecord.ID(recordName: "p1"))
             post["text"] = "by alice"

@@ -36,7 +36,9 @@ import Testing
             let done: Bool? = fetched["done"]
             #expect(done == false)
             #expect(fetched["tags"] as? [String] == ["home", "p2"])
-            #expect((fetched["due"] as? Date)?.timeIntervalSince1970 == 1_800_000_000 + 2 * 86_400)
+            let due = try #require(fetched["due"] as? Date)
+            #expect(
+                abs(due.timeIntervalSince1970 - (1_800_000_000 + 2 * 86_400)) < 0.001, "\(due.timeIntervalSince1970)")
             #expect(fetched.recordChangeTag == saved.recordChangeTag)
             #expect(fetched.allKeys() == ["done", "due", "priority", "tags", "title"])
 
@@ -182,7 +184,8 @@ import Testing
         try await withWorld(backend) { w in
             let db = w.alice.privateCloudDatabase
             let note = Self.note("h1", title: "Handlers", priority: 5, zone: .default)
-            let saved: CKRecord? = await withCheckedContinuation { c in db.save(note) { r, _ in c.resume(returning: r) } }
+            let saved: CKRecord? = await withCheckedContinuation { c in db.save(note) { r, _ in c.resume(returning: r) }
+            }
             #expect(saved?["title"] as? String == "Handlers")
             let fetched: CKRecord? = await withCheckedContinuation { c in
                 db.fetch(withRecordID: note.recordID) { r, _ in c.resume(returning: r) }

@@ -11,7 +11,8 @@ import Testing
 @Suite struct ValueTests {
     @Test func formatPredicatesKeepTheirFormatAndArguments() throws {
         let ref = CKRecord.Reference(recordID: CKRecord.ID(recordName: "folder"), action: .deleteSelf)
-        let p = NSPredicate(format: "title == %@ AND priority > %d AND folder == %@ AND %K BEGINSWITH %@", "a", 3, ref, "name", "x")
+        let p = NSPredicate(
+            format: "title == %@ AND priority > %d AND folder == %@ AND %K BEGINSWITH %@", "a", 3, ref, "name", "x")
         let q = CKQuery(recordType: "Note", predicate: p)
         q.sortDescriptors = [NSSortDescriptor(key: "title", ascending: false)]
         let rq = try q.recordQuery()
@@ -25,7 +26,8 @@ import Testing
 
     @Test func compoundAndValuePredicatesFlatten() throws {
         let both = NSCompoundPredicate(andPredicateWithSubpredicates: [
-            NSPredicate(format: "a == %@", "x"), NSPredicate(value: true), NSPredicate(format: "recordID == %@", CKRecord.ID(recordName: "r")),
+            NSPredicate(format: "a == %@", "x"), NSPredicate(value: true),
+            NSPredicate(format: "recordID == %@", CKRecord.ID(recordName: "r")),
         ])
         let rq = try CKQuery(recordType: "T", predicate: both).recordQuery()
         #expect(rq.predicate == "(a == %@) AND (TRUEPREDICATE) AND (recordName == %@)")
@@ -33,7 +35,8 @@ import Testing
         let never = try CKQuery(recordType: "T", predicate: NSPredicate(value: false)).recordQuery()
         #expect(never.predicate == "FALSEPREDICATE")
         // recordID inside quotes or after a dot is left alone.
-        let quoted = try CKQuery(recordType: "T", predicate: NSPredicate(format: "a == 'recordID' AND b.recordID == 1")).recordQuery()
+        let quoted = try CKQuery(recordType: "T", predicate: NSPredicate(format: "a == 'recordID' AND b.recordID == 1"))
+            .recordQuery()
         #expect(quoted.predicate == "a == 'recordID' AND b.recordID == 1")
     }
 
@@ -75,7 +78,8 @@ import Testing
         let count: Int? = r["i"]
         #expect(count == 42)
         #expect(r["s"] as? String == "text")
-        #expect((r["date"] as? Date)?.timeIntervalSince1970 == 12.345)
+        // Dates keep milliseconds; Date itself holds seconds since 2001 in a Double.
+        #expect(abs(((r["date"] as? Date)?.timeIntervalSince1970 ?? 0) - 12.345) < 1e-6)
         #expect(r["data"] as? Data == Data([1, 2, 3]))
         #expect((r["loc"] as? CLLocation)?.coordinate.longitude == 2)
         #expect((r["ref"] as? CKRecord.Reference)?.recordID.recordName == "other")
@@ -90,14 +94,19 @@ import Testing
     @Test func unsupportedValuesFailTheSaveNotTheProcess() {
         let r = CKRecord(recordType: "Note")
         r["nested"] = [[1], [2]]
-        #expect(throws: CKError.self) { try r.cirrusRecord(asset: { (_) throws(CKError) in throw CKError(.internalError) }) }
+        #expect(throws: CKError.self) {
+            try r.cirrusRecord(asset: { (_) throws(CKError) in throw CKError(.internalError) })
+        }
         r["nested"] = nil
         r["nan"] = Double.nan
-        #expect(throws: CKError.self) { try r.cirrusRecord(asset: { (_) throws(CKError) in throw CKError(.internalError) }) }
+        #expect(throws: CKError.self) {
+            try r.cirrusRecord(asset: { (_) throws(CKError) in throw CKError(.internalError) })
+        }
     }
 
     @Test func systemFieldsArchiveAndRestore() throws {
-        let r = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "n1", zoneID: CKRecordZone.ID(zoneName: "Z")))
+        let r = CKRecord(
+            recordType: "Note", recordID: CKRecord.ID(recordName: "n1", zoneID: CKRecordZone.ID(zoneName: "Z")))
         r["title"] = "kept in the full archive only"
         let coder = NSKeyedArchiver(requiringSecureCoding: true)
         r.encodeSystemFields(with: coder)

@@ -47,7 +47,9 @@ func withWorld(_ backend: Backend, _ body: @Sendable (World) async throws -> Voi
                     backend: .embedded(containersDirectory: root, options: options), user: user))
         }
         try await body(
-            World(backend: backend, alice: container("_alice"), bob: container("_bob"), nobody: container(nil), directory: root))
+            World(
+                backend: backend, alice: container("_alice"), bob: container("_bob"), nobody: container(nil),
+                directory: root))
     case .remote:
         let dir = try temporaryDirectory("remote")
         defer { try? FileManager.default.removeItem(atPath: dir) }
