@@ -21,6 +21,15 @@ struct WebServicesClient: @unchecked Sendable {
     let credentials: CirrusConfiguration.Credentials
     let key: P256.Signing.PrivateKey?
 
+    /// The process's HTTP client (as async-http-client's own `HTTPClient.shared`, never shut
+    /// down), but failing at once when a connection cannot be made — as CloudKit answers
+    /// networkUnavailable when offline — instead of retrying until the request's deadline.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(60)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     /// The largest response read (a page of 200 records of up to 1 MB each is under this).
     static let maximumResponseBytes = 256 << 20
     static let timeout: TimeAmount = .seconds(60)
@@ -115,7 +124,7 @@ struct WebServicesClient: @unchecked Sendable {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: Self.timeout)
+            let response = try await Self.http.execute(request, timeout: Self.timeout)
             let buffer = try await response.body.collect(upTo: Self.maximumResponseBytes)
             return (Int(response.status.code), response.headers, Array(buffer: buffer))
         } catch let e as HTTPClientError where e == .connectTimeout || e == .deadlineExceeded {

@@ -5,6 +5,7 @@
 
 import Cirrus
 import CirrusKit
+import Crypto
 import CirrusServer
 import Foundation
 import HummingbirdTesting
@@ -21,6 +22,9 @@ struct World: Sendable {
     let alice: CKContainer
     let bob: CKContainer
     let nobody: CKContainer
+    /// Remote only: requests signed with a server-to-server key (acting as `_server`, public
+    /// database only).
+    let signed: CKContainer?
     /// The directory the records live in (the container directory of the server, or the
     /// containers directory embedded).
     let directory: String
@@ -49,13 +53,17 @@ func withWorld(_ backend: Backend, _ body: @Sendable (World) async throws -> Voi
         try await body(
             World(
                 backend: backend, alice: container("_alice"), bob: container("_bob"), nobody: container(nil),
-                directory: root))
+                signed: nil, directory: root))
     case .remote:
         let dir = try temporaryDirectory("remote")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let token = try CredentialCommands.createToken(directory: dir, user: nil)
         let aliceToken = try CredentialCommands.createToken(directory: dir, user: "_alice")
         let bobToken = try CredentialCommands.createToken(directory: dir, user: "_bob")
+        let key = P256.Signing.PrivateKey()
+        let keyID = try CredentialCommands.addKey(
+            directory: dir, pem: key.publicKey.pemRepresentation, user: "_server")
+        let keyPEM = key.pemRepresentation
         let api = try WebServicesAPI(directory: dir, containerIdentifier: World.identifier, options: options)
         defer { try? api.close() }
         let app = HTTPServer.application(api, host: "127.0.0.1", port: 0)
@@ -68,10 +76,14 @@ func withWorld(_ backend: Backend, _ body: @Sendable (World) async throws -> Voi
                     configuration: CirrusConfiguration(
                         backend: .remote(server: server, credentials: .apiToken(token, webAuthToken: web))))
             }
+            let signed = CKContainer(
+                identifier: World.identifier,
+                configuration: CirrusConfiguration(
+                    backend: .remote(server: server, credentials: .serverToServer(keyID: keyID, privateKeyPEM: keyPEM))))
             try await body(
                 World(
                     backend: backend, alice: container(aliceToken), bob: container(bobToken), nobody: container(nil),
-                    directory: dir))
+                    signed: signed, directory: dir))
         }
     }
 }
