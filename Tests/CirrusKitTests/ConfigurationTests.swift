@@ -43,7 +43,8 @@ import Testing
         let dead = CKContainer(
             identifier: "iCloud.x",
             configuration: CirrusConfiguration(
-                backend: .remote(server: URL(string: "http://127.0.0.1:9")!, credentials: .apiToken("t", webAuthToken: nil))))
+                backend: .remote(
+                    server: URL(string: "http://127.0.0.1:9")!, credentials: .apiToken("t", webAuthToken: nil))))
         let e = await ckError { _ = try await dead.publicCloudDatabase.record(for: CKRecord.ID(recordName: "a")) }
         #expect(e?.code == .networkUnavailable || e?.code == .networkFailure)
     }
@@ -72,7 +73,9 @@ import Testing
             notice["text"] = "Sunday 02:00"
             let saved = try await signed.publicCloudDatabase.save(notice)
             #expect(saved.creatorUserRecordID?.recordName == "_server")
-            #expect(try await w.nobody.publicCloudDatabase.record(for: notice.recordID)["text"] as? String == "Sunday 02:00")
+            #expect(
+                try await w.nobody.publicCloudDatabase.record(for: notice.recordID)["text"] as? String == "Sunday 02:00"
+            )
             // Signed requests reach the public database only.
             let e = await ckError { _ = try await signed.privateCloudDatabase.allRecordZones() }
             #expect(e?.code == .permissionFailure || e?.code == .notAuthenticated)

@@ -5,8 +5,8 @@
 
 import Cirrus
 import CirrusKit
-import Crypto
 import CirrusServer
+import Crypto
 import Foundation
 import HummingbirdTesting
 import Testing
@@ -79,7 +79,8 @@ func withWorld(_ backend: Backend, _ body: @Sendable (World) async throws -> Voi
             let signed = CKContainer(
                 identifier: World.identifier,
                 configuration: CirrusConfiguration(
-                    backend: .remote(server: server, credentials: .serverToServer(keyID: keyID, privateKeyPEM: keyPEM))))
+                    backend: .remote(server: server, credentials: .serverToServer(keyID: keyID, privateKeyPEM: keyPEM)))
+            )
             try await body(
                 World(
                     backend: backend, alice: container(aliceToken), bob: container(bobToken), nobody: container(nil),
