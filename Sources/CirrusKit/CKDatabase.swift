@@ -125,6 +125,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
         saving recordsToSave: [CKRecord], deleting recordIDsToDelete: [CKRecord.ID],
         savePolicy: CKModifyRecordsOperation.RecordSavePolicy, atomically: Bool
     ) async throws(CKError) -> ([Result<CKRecord, CKError>], [Result<Void, CKError>]) {
+        if recordsToSave.isEmpty && recordIDsToDelete.isEmpty { return ([], []) }
         let backend = self.backend
         let onlyChanged = savePolicy == .changedKeys
         var stored: [ObjectIdentifier: Asset] = [:]

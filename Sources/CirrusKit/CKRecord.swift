@@ -113,6 +113,19 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
         }
     }
 
+    /// The value of a field (key-value coding's spelling of `object(forKey:)`).
+    public func value(forKey key: String) -> Any? { object(forKey: key) }
+
+    /// Sets a field (key-value coding's spelling of `setObject(_:forKey:)`). A value that is not
+    /// a `CKRecordValueProtocol` is kept as given and fails the save with invalidArguments.
+    public func setValue(_ value: Any?, forKey key: String) {
+        switch value {
+        case nil: setObject(nil, forKey: key)
+        case let v as any CKRecordValueProtocol: setObject(v, forKey: key)
+        case let other?: setObject(UnsupportedValue(value: other), forKey: key)
+        }
+    }
+
     /// Reads or writes a field: `record["title"] = "Groceries"`, `record["title"] as? String`.
     public subscript(key: FieldKey) -> (any CKRecordValueProtocol)? {
         get { object(forKey: key) }
@@ -197,7 +210,8 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
             guard let f else {
                 throw CKError(
                     .invalidArguments,
-                    "field \"\(key)\" of record \"\(recordID.recordName)\": a value of type \(type(of: value)) "
+                    "field \"\(key)\" of record \"\(recordID.recordName)\": a value of type "
+                        + "\((value as? UnsupportedValue).map { "\(type(of: $0.value))" } ?? "\(type(of: value))") "
                         + "is not one CloudKit stores (strings, numbers, dates, data, locations, references, "
                         + "assets, and arrays of one of them)")
             }
@@ -279,4 +293,10 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
         }
         state = s
     }
+}
+
+/// A value set with `setValue(_:forKey:)` that CloudKit cannot store, kept so that the save
+/// fails naming its field.
+struct UnsupportedValue: CKRecordValueProtocol {
+    let value: Any
 }

@@ -91,6 +91,20 @@ import Testing
         #expect(r.changedKeys().contains("s"))
     }
 
+    @Test func keyValueCodingSpellings() {
+        let r = CKRecord(recordType: "Note")
+        r.setValue("kvc", forKey: "title")
+        r.setValue(7, forKey: "n")
+        #expect(r.value(forKey: "title") as? String == "kvc")
+        #expect(r.value(forKey: "n") as? Int == 7)
+        r.setValue(nil, forKey: "n")
+        #expect(r.value(forKey: "n") == nil)
+        r.setValue(URL(fileURLWithPath: "/"), forKey: "url")
+        #expect(throws: CKError.self) {
+            try r.cirrusRecord(asset: { (_) throws(CKError) in throw CKError(.internalError) })
+        }
+    }
+
     @Test func unsupportedValuesFailTheSaveNotTheProcess() {
         let r = CKRecord(recordType: "Note")
         r["nested"] = [[1], [2]]
