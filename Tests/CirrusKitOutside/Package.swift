@@ -26,5 +26,10 @@ let package = Package(
             name: "Swift6Check",
             dependencies: [.product(name: "CirrusKit", package: "Cirrus")],
             swiftSettings: [.unsafeFlags(["-swift-version", "6"])]),
+        // The README's example, as it is printed there.
+        .executableTarget(
+            name: "ReadmeExample",
+            dependencies: [.product(name: "CirrusKit", package: "Cirrus")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "5"])]),
     ]
 )

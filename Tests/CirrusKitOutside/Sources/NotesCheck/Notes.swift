@@ -28,7 +28,8 @@ struct Note {
     var priority: Int
 
     func record(in zone: CKRecordZone.ID) -> CKRecord {
-        let record = CKRecord(recordType: Note.recordType, recordID: CKRecord.ID(recordName: title, zoneID: zone))
+        let name = title.lowercased().replacingOccurrences(of: " ", with: "-")
+        let record = CKRecord(recordType: Note.recordType, recordID: CKRecord.ID(recordName: name, zoneID: zone))
         record["title"] = title as CKRecordValue
         record["body"] = body as CKRecordValue
         record["priority"] = priority as CKRecordValue

@@ -8,6 +8,18 @@ import Foundation
 func runChecks() async throws {
     let container = CKContainer.default()
     let status = try await container.accountStatus()
+    guard status == .available else {
+        // Without an account CloudKit refuses the private database: so must this.
+        try check(status == .noAccount, "no account")
+        do {
+            _ = try await container.privateCloudDatabase.save(CKRecord(recordType: "Note"))
+            try check(false, "a private save without an account fails")
+        } catch let error as CKError {
+            try check(error.code == .notAuthenticated, "a private save without an account is notAuthenticated")
+        }
+        print("\(checks) passed, 0 failed")
+        return
+    }
     try check(status == .available, "an account is available")
     let me = try await container.userRecordID()
     try check(!me.recordName.isEmpty, "the user record id is \(me.recordName)")
@@ -32,8 +44,8 @@ func runChecks() async throws {
     let titles = matches.compactMap { try? $0.1.get()["title"] as? String }
     try check(titles == ["Note 3", "Note 2", "Note 1"], "NSPredicate(format:) with %d and %@, sorted: \(titles)")
 
-    let first = try await database.record(for: CKRecord.ID(recordName: "Note 1", zoneID: zoneID))
-    let stale = try await database.record(for: CKRecord.ID(recordName: "Note 1", zoneID: zoneID))
+    let first = try await database.record(for: CKRecord.ID(recordName: "note-1", zoneID: zoneID))
+    let stale = try await database.record(for: CKRecord.ID(recordName: "note-1", zoneID: zoneID))
     first["body"] = "Edited" as CKRecordValue
     _ = try await database.save(first)
     stale["body"] = "Edited elsewhere" as CKRecordValue
@@ -52,12 +64,12 @@ func runChecks() async throws {
         try check(error.code == .invalidArguments, "an OR predicate is invalidArguments:\n\(error.localizedDescription)")
     }
 
-    try await database.deleteRecord(withID: CKRecord.ID(recordName: "Note 5", zoneID: zoneID))
+    try await database.deleteRecord(withID: CKRecord.ID(recordName: "note-5", zoneID: zoneID))
     let token = try NSKeyedUnarchiver.unarchivedObject(ofClass: CKServerChangeToken.self, from: archived)
     let changes = try await database.recordZoneChanges(inZoneWith: zoneID, since: token)
     try check(changes.modificationResultsByID.count == 4, "four notes changed since the archived token")
     try check(
-        !changes.modificationResultsByID.keys.contains { $0.recordName == "Note 5" },
+        !changes.modificationResultsByID.keys.contains { $0.recordName == "note-5" },
         "the deleted note is not among the changes (deletions: \(changes.deletions.map(\.recordID.recordName)))")
 
     let place = CKRecord(recordType: "Place")
@@ -78,6 +90,9 @@ do {
     try await runChecks()
 } catch {
     print("FAILED after \(checks) checks: \(error)")
+    if let items = (error as? CKError)?.partialErrorsByItemID {
+        for (id, e) in items { print("  \(id): \(e)") }
+    }
     print("\(checks) passed, 1 failed")
     exit(1)
 }
