@@ -157,8 +157,8 @@
         /// `<+48.8583,+2.3375> +/- 0.00m`, as CoreLocation prints it.
         open override var description: String {
             String(
-                format: "<%+.8f,%+.8f> +/- %.2fm (speed %.2f mps / course %.2f) @ %@", coordinate.latitude,
-                coordinate.longitude, horizontalAccuracy, speed, course, timestamp.description)
+                format: "<%+.8f,%+.8f> +/- %.2fm (speed %.2f mps / course %.2f) @ ", coordinate.latitude,
+                coordinate.longitude, horizontalAccuracy, speed, course) + timestamp.description
         }
 
         /// Equal when every member is.

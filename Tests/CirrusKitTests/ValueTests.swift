@@ -161,6 +161,7 @@ import Testing
         // Haversine on the mean sphere: 343.5 km (CoreLocation's ellipsoid gives about 343.9).
         #expect(abs(paris.distance(from: london) - 343_556) < 500)
         #expect(paris.distance(from: paris) == 0)
+        #expect(paris.description.hasPrefix("<+48.85660000,+2.35220000> +/- 0.00m"))
         #expect(CLLocationCoordinate2DIsValid(paris.coordinate))
         #expect(!CLLocationCoordinate2DIsValid(kCLLocationCoordinate2DInvalid))
     }
