@@ -127,10 +127,22 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     ) async throws(CKError) -> ([Result<CKRecord, CKError>], [Result<Void, CKError>]) {
         if recordsToSave.isEmpty && recordIDsToDelete.isEmpty { return ([], []) }
         let backend = self.backend
-        let onlyChanged = savePolicy == .changedKeys
+        // What each record sends: CloudKit uploads only the changed keys, and the server keeps
+        // the others (`mergingFields`) — for `.changedKeys`, and for `.ifServerRecordUnchanged`
+        // on a record the server has (it has a change tag) unless a key was removed, which a
+        // merge cannot say: such a record replaces the server's with every field it holds.
+        let plans = recordsToSave.map { rec -> (onlyChanged: Bool, merging: Bool) in
+            switch savePolicy {
+            case .changedKeys: return (true, false)
+            case .allKeys: return (false, false)
+            case .ifServerRecordUnchanged:
+                let merge = rec.recordChangeTag != nil && !rec.hasRemovedKeys
+                return (merge, merge)
+            }
+        }
         var stored: [ObjectIdentifier: Asset] = [:]
-        for rec in recordsToSave {
-            for (field, asset) in rec.assetsToSave(onlyChanged: onlyChanged) {
+        for (rec, plan) in zip(recordsToSave, plans) {
+            for (field, asset) in rec.assetsToSave(onlyChanged: plan.onlyChanged) {
                 guard let url = asset.fileURL, let bytes = try? Data(contentsOf: url) else {
                     throw CKError(
                         .assetFileNotFound,
@@ -147,14 +159,14 @@ open class CKDatabase: NSObject, @unchecked Sendable {
             case .allKeys: .allKeys
             }
         var operations: [RecordOperation] = []
-        for rec in recordsToSave {
-            let r = try rec.cirrusRecord(onlyChanged: onlyChanged) { (a) throws(CKError) in
+        for (rec, plan) in zip(recordsToSave, plans) {
+            let r = try rec.cirrusRecord(onlyChanged: plan.onlyChanged) { (a) throws(CKError) in
                 guard let s = stored[ObjectIdentifier(a)] else {
                     throw CKError(.assetFileNotFound, "an asset of \"\(rec.recordID.recordName)\" was not stored")
                 }
                 return s
             }
-            operations.append(.save(r, policy, mergingFields: false))
+            operations.append(.save(r, policy, mergingFields: plan.merging))
         }
         operations += recordIDsToDelete.map { .delete($0.cirrus, ifChangeTag: nil) }
         let results = try await backend.modify(operations, atomically: atomically)

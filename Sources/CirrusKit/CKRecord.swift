@@ -101,6 +101,9 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// The fields set or removed since the record was made, fetched or saved.
     public func changedKeys() -> [FieldKey] { withState { $0.changed } }
 
+    /// Whether a changed key was removed (set to nil).
+    var hasRemovedKeys: Bool { withState { s in s.changed.contains { s.fields[$0] == nil } } }
+
     /// The value of a field, nil when it has none.
     public func object(forKey key: FieldKey) -> (any CKRecordValueProtocol)? { withState { $0.fields[key] } }
 

@@ -148,14 +148,15 @@ struct RemoteDatabase: DatabaseBackend {
     }
 
     /// The Web Services operation of a façade operation: a new record is `create`, a fetched
-    /// one `replace` (both check the change tag), `.changedKeys` is `forceUpdate`, `.allKeys`
-    /// `forceReplace`; deletions are `forceDelete` (CloudKit deletes whatever the tag).
+    /// one `update` (its changed keys merged) or `replace` (when a key was removed) — all
+    /// check the change tag —, `.changedKeys` is `forceUpdate`, `.allKeys` `forceReplace`;
+    /// deletions are `forceDelete` (CloudKit deletes whatever the tag).
     static func operationJSON(_ op: RecordOperation) -> JSONValue {
         switch op {
-        case .save(let r, let policy, _):
+        case .save(let r, let policy, let merging):
             let type: String =
                 switch policy {
-                case .ifServerRecordUnchanged: r.recordChangeTag == nil ? "create" : "replace"
+                case .ifServerRecordUnchanged: r.recordChangeTag == nil ? "create" : merging ? "update" : "replace"
                 case .changedKeys: "forceUpdate"
                 case .allKeys: "forceReplace"
                 }

@@ -180,6 +180,45 @@ import Testing
         }
     }
 
+    @Test(arguments: Backend.allCases) func savingFromArchivedSystemFieldsSendsOnlyTheChanges(
+        _ backend: Backend
+    )
+        async throws
+    {
+        try await withWorld(backend) { w in
+            let db = w.alice.privateCloudDatabase
+            let saved = try await db.save(Self.note("sf1", title: "Kept", priority: 3, zone: .default))
+            // A sync engine keeps only the system fields, and makes a record of them to save a change.
+            let coder = NSKeyedArchiver(requiringSecureCoding: true)
+            saved.encodeSystemFields(with: coder)
+            coder.finishEncoding()
+            let unarchiver = try NSKeyedUnarchiver(forReadingFrom: coder.encodedData)
+            unarchiver.requiresSecureCoding = true
+            let edit = try #require(CKRecord(coder: unarchiver))
+            #expect(edit.recordChangeTag == saved.recordChangeTag)
+            edit["priority"] = 4
+            let after = try await db.save(edit)
+            #expect(after["priority"] as? Int == 4)
+            #expect(after["title"] as? String == "Kept")
+            let fetched = try await db.record(for: edit.recordID)
+            #expect(fetched["title"] as? String == "Kept")
+            #expect(fetched["tags"] as? [String] == ["home", "p3"])
+            // Removing a key of a whole record removes it on the server.
+            fetched["tags"] = nil
+            _ = try await db.save(fetched)
+            let again = try await db.record(for: edit.recordID)
+            #expect(again["tags"] == nil)
+            #expect(again["title"] as? String == "Kept")
+            // The archived system fields are stale now: saving from them again is a conflict.
+            let unarchiver2 = try NSKeyedUnarchiver(forReadingFrom: coder.encodedData)
+            unarchiver2.requiresSecureCoding = true
+            let stale = try #require(CKRecord(coder: unarchiver2))
+            stale["priority"] = 5
+            let e = await ckError { _ = try await db.save(stale) }
+            #expect(e?.code == .serverRecordChanged)
+        }
+    }
+
     @Test(arguments: Backend.allCases) func completionHandlerForms(_ backend: Backend) async throws {
         try await withWorld(backend) { w in
             let db = w.alice.privateCloudDatabase
