@@ -148,6 +148,50 @@ import Testing
         }
     }
 
+    @Test(arguments: Backend.allCases) func zoneAndSubscriptionOperations(_ backend: Backend) async throws {
+        try await withWorld(backend) { w in
+            let db = w.alice.privateCloudDatabase
+            let zones = CKModifyRecordZonesOperation(
+                recordZonesToSave: [CKRecordZone(zoneName: "Z1"), CKRecordZone(zoneName: "Z2")],
+                recordZoneIDsToDelete: nil)
+            let savedZones = Collected<String>()
+            zones.perRecordZoneSaveBlock = { id, r in if (try? r.get()) != nil { savedZones.append(id.zoneName) } }
+            await run(zones, on: db)
+            #expect(savedZones.all == ["Z1", "Z2"])
+
+            let fetch = CKFetchRecordZonesOperation(recordZoneIDs: [.init(zoneName: "Z2"), .init(zoneName: "Nope")])
+            let outcomes = Collected<(String, Bool)>()
+            let final = Collected<CKError.Code?>()
+            fetch.perRecordZoneResultBlock = { id, r in outcomes.append((id.zoneName, (try? r.get()) != nil)) }
+            fetch.fetchRecordZonesResultBlock = { r in
+                if case .failure(let e) = r { final.append((e as? CKError)?.code) } else { final.append(nil) }
+            }
+            await run(fetch, on: db)
+            #expect(outcomes.all.map(\.0) == ["Z2", "Nope"])
+            #expect(outcomes.all.map(\.1) == [true, false])
+            #expect(final.all == [.partialFailure])
+
+            let all = CKFetchRecordZonesOperation.fetchAllRecordZonesOperation()
+            let names = Collected<String>()
+            all.perRecordZoneResultBlock = { id, _ in names.append(id.zoneName) }
+            await run(all, on: db)
+            #expect(Set(names.all) == [CKRecordZone.ID.defaultZoneName, "Z1", "Z2"])
+
+            let sub = CKRecordZoneSubscription(zoneID: .init(zoneName: "Z1"), subscriptionID: "z1-changes")
+            let modify = CKModifySubscriptionsOperation(subscriptionsToSave: [sub], subscriptionIDsToDelete: nil)
+            let savedSubs = Collected<String>()
+            modify.perSubscriptionSaveBlock = { id, r in if (try? r.get()) != nil { savedSubs.append(id) } }
+            await run(modify, on: db)
+            #expect(savedSubs.all == ["z1-changes"])
+            let fetchSubs = CKFetchSubscriptionsOperation.fetchAllSubscriptionsOperation()
+            let found = Collected<(String, CKSubscription.SubscriptionType?)>()
+            fetchSubs.perSubscriptionResultBlock = { id, r in found.append((id, try? r.get().subscriptionType)) }
+            await run(fetchSubs, on: db)
+            #expect(found.all.map(\.0) == ["z1-changes"])
+            #expect(found.all.map(\.1) == [.recordZone])
+        }
+    }
+
     @Test(arguments: Backend.allCases) func assetsRoundTrip(_ backend: Backend) async throws {
         try await withWorld(backend) { w in
             let file = URL(fileURLWithPath: NSTemporaryDirectory() + "cirruskit-asset-\(UUID().uuidString).txt")
