@@ -51,7 +51,8 @@ struct Note {
 /// Saves notes with a CKModifyRecordsOperation, as the samples do.
 func saveNotes(_ notes: [Note], in zone: CKRecordZone.ID, database: CKDatabase) async throws -> [CKRecord] {
     try await withCheckedThrowingContinuation { continuation in
-        let operation = CKModifyRecordsOperation(recordsToSave: notes.map { $0.record(in: zone) }, recordIDsToDelete: nil)
+        let operation = CKModifyRecordsOperation(
+            recordsToSave: notes.map { $0.record(in: zone) }, recordIDsToDelete: nil)
         var saved: [CKRecord] = []
         operation.perRecordSaveBlock = { _, result in
             if case .success(let record) = result { saved.append(record) }

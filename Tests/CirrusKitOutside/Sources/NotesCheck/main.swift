@@ -61,7 +61,8 @@ func runChecks() async throws {
         _ = try await database.records(matching: bad, inZoneWith: zoneID)
         try check(false, "an OR predicate is refused")
     } catch let error as CKError {
-        try check(error.code == .invalidArguments, "an OR predicate is invalidArguments:\n\(error.localizedDescription)")
+        try check(
+            error.code == .invalidArguments, "an OR predicate is invalidArguments:\n\(error.localizedDescription)")
     }
 
     try await database.deleteRecord(withID: CKRecord.ID(recordName: "note-5", zoneID: zoneID))
@@ -78,7 +79,8 @@ func runChecks() async throws {
     let near = CKQuery(
         recordType: "Place",
         predicate: NSPredicate(
-            format: "distanceToLocation:fromLocation:(location, %@) < 1", CLLocation(latitude: 48.8583, longitude: 2.3375)))
+            format: "distanceToLocation:fromLocation:(location, %@) < 1",
+            CLLocation(latitude: 48.8583, longitude: 2.3375)))
     let (found, _) = try await container.publicCloudDatabase.records(matching: near)
     try check(found.contains { $0.0 == place.recordID }, "a place found within 1 km in the public database")
 

@@ -24,7 +24,7 @@ import CirrusKit
             let bad = CKQuery(recordType: "Note", predicate: NSPredicate(format: "priority == 1 OR priority == 2"))
             _ = try await db.records(matching: bad, inZoneWith: zone.zoneID)
         } catch let error as CKError where error.code == .invalidArguments {
-            print(error.localizedDescription)     // the checker's message, a caret under OR, a hint
+            print(error.localizedDescription)  // the checker's message, a caret under OR, a hint
         }
     }
 }

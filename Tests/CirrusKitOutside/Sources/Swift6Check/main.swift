@@ -8,7 +8,9 @@ let predicate = NSPredicate(format: "title == %@ AND priority > %d AND due < %@"
 let sort = NSSortDescriptor(key: "title", ascending: false)
 let both = NSCompoundPredicate(andPredicateWithSubpredicates: [predicate, NSPredicate(value: true)])
 let query = CKQuery(recordType: "Note", predicate: both)
-query.sortDescriptors = [sort, CKLocationSortDescriptor(key: "location", relativeLocation: CLLocation(latitude: 1, longitude: 2))]
+query.sortDescriptors = [
+    sort, CKLocationSortDescriptor(key: "location", relativeLocation: CLLocation(latitude: 1, longitude: 2)),
+]
 print("sort key:", sort.key ?? "nil", "ascending:", sort.ascending)
 
 let container = CKContainer.default()
