@@ -136,6 +136,24 @@ import Testing
         #expect(whole["title"] as? String == "kept in the full archive only")
     }
 
+    @Test func cursorsAndTokensArchive() throws {
+        let here = CLLocation(latitude: 48.8583, longitude: 2.3375)
+        let query = CKQuery(
+            recordType: "Place", predicate: NSPredicate(format: "kind == %@ AND %K IN %@", "cafe", "tag", ["a", "b"]))
+        query.sortDescriptors = [CKLocationSortDescriptor(key: "location", relativeLocation: here)]
+        let cursor = CKQueryCursor(
+            marker: "opaque-marker", query: try query.recordQuery(), zoneID: CKRecordZone.ID(zoneName: "Z").cirrus)
+        let data = try NSKeyedArchiver.archivedData(withRootObject: cursor, requiringSecureCoding: true)
+        let back = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKQueryCursor.self, from: data))
+        #expect(back == cursor)
+        #expect(back.query == cursor.query)
+        #expect(back.zoneID == cursor.zoneID)
+        // Bytes that are not an archive are an error, not a crash.
+        #expect(throws: (any Error).self) {
+            _ = try NSKeyedUnarchiver.unarchivedObject(ofClass: CKServerChangeToken.self, from: Data("junk".utf8))
+        }
+    }
+
     @Test func errorCodesAreApples() {
         let expected: [(CKError.Code, Int)] = [
             (.internalError, 1), (.partialFailure, 2), (.networkUnavailable, 3), (.notAuthenticated, 9),
