@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "CirrusKitTests",
             dependencies: [
-                "CirrusKit", "CirrusServer", "Cirrus", "RecordModel", "QueryChecker",
+                "CirrusKit", "CirrusServer", "CirrusShell", "Cirrus", "RecordModel", "QueryChecker",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,7 +1,9 @@
 // A container and its two databases; zone and database changes with their tokens archived by
 // NSKeyedArchiver and restored; subscriptions; assets — on both backends.
 
+import Cirrus
 import CirrusKit
+import CirrusShell
 import Foundation
 import Testing
 
@@ -26,6 +28,29 @@ import Testing
             #expect(e?.code == .unknownItem)
             let zones = try await w.bob.privateCloudDatabase.allRecordZones().map(\.zoneID.zoneName)
             #expect(zones == [CKRecordZone.ID.defaultZoneName])
+        }
+    }
+
+    @Test(arguments: Backend.allCases) func discoveryFindsOnlyUsersWhoAgreed(_ backend: Backend) async throws {
+        try await withWorld(backend) { w in
+            // The administrator's side (`cirrus users add`), on the directory of the container.
+            let dir = backend == .embedded ? w.directory + "/" + World.identifier : w.directory
+            let carol = UserAccount(
+                userRecordName: "_carol", emailAddress: "carol@example.com",
+                name: UserNameComponents(givenName: "Carol", familyName: "Jones"), discoverability: .granted)
+            let dave = UserAccount(userRecordName: "_dave", emailAddress: "dave@example.com")
+            #expect(UserCommands.run(db: dir, action: .add(carol)).exitCode == 0)
+            #expect(UserCommands.run(db: dir, action: .add(dave)).exitCode == 0)
+            try await Task.sleep(for: .milliseconds(1_100))  // readers look at users.json at most once a second
+            let found = try await w.alice.userIdentity(forEmailAddress: "Carol@Example.com")
+            #expect(found?.userRecordID?.recordName == "_carol")
+            #expect(found?.nameComponents?.givenName == "Carol")
+            #expect(found?.nameComponents?.familyName == "Jones")
+            #expect(try await w.alice.userIdentity(forEmailAddress: "dave@example.com") == nil)
+            let byID = try await w.alice.userIdentity(forUserRecordID: CKRecord.ID(recordName: "_carol"))
+            #expect(byID?.userRecordID?.recordName == "_carol")
+            let e = await ckError { _ = try await w.nobody.userIdentity(forEmailAddress: "carol@example.com") }
+            #expect(e?.code == .notAuthenticated)
         }
     }
 
