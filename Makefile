@@ -54,7 +54,7 @@ format:
 # DocC archives of every library module (swift-docc-plugin, added to the package only when
 # CIRRUS_DOCS is set); warnings are errors. Output: .build-docs/plugins/Swift-DocC/outputs/.
 DOC_TARGETS = PredicateSyntax RecordModel QueryChecker Indexes RecordLog QueryPlanner QueryExecution Cirrus \
-	CoreDataMirror CirrusShell CirrusPostgres
+	CoreDataMirror CirrusShell CirrusPostgres CirrusKit
 docs: deps
 	CIRRUS_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation \
 		$(foreach t,$(DOC_TARGETS),--target $(t)) --warnings-as-errors

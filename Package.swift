@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
         .library(name: "CirrusServer", targets: ["CirrusServer"]),
         .library(name: "CirrusPostgres", targets: ["CirrusPostgres"]),
+        .library(name: "CirrusKit", targets: ["CirrusKit"]),
         .executable(name: "cirrus", targets: ["CirrusCLI"]),
     ],
     dependencies: [
@@ -41,6 +42,8 @@ let package = Package(
         // The PostgreSQL backend's client (pure Swift, no libpq). docs/scale-out.md.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // CirrusKit's remote backend: Web Services requests over HTTP (docs/cirruskit.md).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Tokens, lexer, parser, SyntaxTree, printer. Depends on nothing.
@@ -136,6 +139,17 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict),
+        // CloudKit's own Swift API (CKContainer, CKDatabase, CKRecord, CKQuery, operations, CKError,
+        // NSPredicate(format:) on Linux) as an adapter over the façade (embedded) or over Web
+        // Services JSON (remote). docs/cirruskit.md.
+        .target(
+            name: "CirrusKit",
+            dependencies: [
+                "Cirrus", "RecordModel", "QueryChecker", "PredicateSyntax", "QueryExecution",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         // Shared test helpers: a seeded, printable random source.
         .target(
             name: "CirrusTestSupport",
@@ -185,6 +199,14 @@ let package = Package(
                 "Indexes",
                 "CirrusTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CirrusKitTests",
+            dependencies: [
+                "CirrusKit", "CirrusServer", "CirrusShell", "Cirrus", "RecordModel", "QueryChecker",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .testTarget(
