@@ -22,7 +22,7 @@ final class ServerFixture: @unchecked Sendable {
     let keyID: String
     let clock: Date
 
-    init(limits: ServerLimits = ServerLimits()) throws {
+    init(limits: ServerLimits = ServerLimits(), durability: Durability = .none) throws {
         try fs.createDirectory("/c")
         apiToken = try CredentialCommands.createToken(directory: "/c", user: nil, fileSystem: fs)
         alice = try CredentialCommands.createToken(directory: "/c", user: "_alice", fileSystem: fs)
@@ -34,7 +34,7 @@ final class ServerFixture: @unchecked Sendable {
         clock = now
         api = try WebServicesAPI(
             directory: "/c", containerIdentifier: Self.container, limits: limits,
-            options: ContainerOptions(fileSystem: fs, durability: .none), now: { now })
+            options: ContainerOptions(fileSystem: fs, durability: durability), now: { now })
     }
 
     static func path(_ op: String, db: String = "public", env: String = "development") -> String {
