@@ -136,11 +136,11 @@ extension Container {
     /// Repairs a JSON file of the container's (`cirrus repair` uses it for the server's
     /// `web-services.json`): when `path` does not read as `clean` wants it, its elements are
     /// salvaged, the damaged file is kept under `damaged/` beside it, and what was read back is
-    /// written. `clean` returns the sound value and how many entries it dropped (nil: nothing
-    /// usable). Nil when the file is missing or sound.
+    /// written. `clean` returns the sound value, how many entries it holds and how many it
+    /// dropped (nil: nothing usable). Nil when the file is missing or sound.
     public static func repairJSONFile(
         at path: String, options: ContainerOptions = ContainerOptions(), consequence: String,
-        clean: (JSONValue) -> (JSONValue, dropped: Int)?
+        clean: (JSONValue) -> (JSONValue, kept: Int, dropped: Int)?
     ) throws(CirrusError) -> SideFileRepair? {
         try SideFileRepairer(fs: options.fileSystem, clock: options.clock).repair(
             path, consequence: consequence, clean: clean
@@ -220,7 +220,7 @@ struct SideFileRepairer {
                 guard case .array(let bytes) = v, bytes.count == 32 else { return false }
                 return bytes.allSatisfy { ($0.int64Value ?? -1) >= 0 && ($0.int64Value ?? 256) < 256 }
             }
-            return (.object(kept), members.count - kept.count)
+            return (.object(kept), kept.count, members.count - kept.count)
         }
     }
 
@@ -230,7 +230,7 @@ struct SideFileRepairer {
         try repair(path, consequence: "the lost subscriptions no longer notify; save them again") { json in
             guard case .array(let items) = json else { return nil }
             let kept = items.filter { $0["owner"]?.stringValue != nil && $0["id"]?.stringValue != nil }
-            return (.array(kept), items.count - kept.count)
+            return (.array(kept), kept.count, items.count - kept.count)
         }
     }
 
@@ -241,15 +241,17 @@ struct SideFileRepairer {
             let kept = items.filter { u in
                 (try? JSONDecoder().decode(UserDirectory.File.User.self, from: Data(u.jsonText.utf8))) != nil
             }
-            return (.object([("version", .integer(1)), ("users", .array(kept))]), items.count - kept.count)
+            return (.object([("version", .integer(1)), ("users", .array(kept))]), kept.count, items.count - kept.count)
         }
     }
 
     /// When `path` exists and does not parse as JSON the way `clean` wants it: salvages its
     /// elements, keeps the damaged file under `damaged/`, writes what was read back. `clean`
-    /// returns the sound value and how many entries it dropped, nil when nothing can be used.
+    /// returns the sound value, how many entries it holds and how many it dropped; nil when
+    /// nothing can be used. Entries lost with the text that did not parse are not counted: the
+    /// loss is then "an unknown number".
     func repair(
-        _ path: String, consequence: String, clean: (JSONValue) -> (JSONValue, dropped: Int)?
+        _ path: String, consequence: String, clean: (JSONValue) -> (JSONValue, kept: Int, dropped: Int)?
     ) throws(CirrusError) -> [SideFileRepair] {
         guard fs.exists(path) else { return [] }
         let bytes: [UInt8]
@@ -257,7 +259,7 @@ struct SideFileRepairer {
         let reason: String
         do {
             let json = try JSONValue.parse(String(decoding: bytes, as: UTF8.self))
-            if let (_, dropped) = clean(json), dropped == 0 { return [] }
+            if let (_, _, dropped) = clean(json), dropped == 0 { return [] }
             reason = "entries of the wrong shape"
         } catch {
             reason = "\(error)"
@@ -265,10 +267,10 @@ struct SideFileRepairer {
         var value: JSONValue = .null
         var kept = 0
         var lost: Int?
-        if let (salvaged, cut) = JSONValue.salvage(bytes), let (v, dropped) = clean(salvaged) {
+        if let (salvaged, cut) = JSONValue.salvage(bytes), let (v, n, dropped) = clean(salvaged) {
             value = v
-            kept = Self.count(v)
-            lost = cut + dropped
+            kept = n
+            lost = cut > 0 ? nil : dropped
         }
         let dir = parentDirectory(of: path)
         let name = String(path.split(separator: "/").last ?? "")
@@ -290,12 +292,4 @@ struct SideFileRepairer {
         ]
     }
 
-    /// Entries of a salvaged file: an array's elements, an object's members (users: its users).
-    static func count(_ v: JSONValue) -> Int {
-        switch v {
-        case .array(let a): a.count
-        case .object(let m): m.count == 2 && m.first?.0 == "version" ? count(m[1].1) : m.count
-        default: 0
-        }
-    }
 }

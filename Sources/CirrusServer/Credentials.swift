@@ -305,18 +305,20 @@ extension Credentials {
             guard json["version"]?.int64Value == 1, case .object(let members) = json else { return nil }
             var out: [(String, JSONValue)] = [("version", .integer(1))]
             var dropped = 0
+            var kept = 0
             for (key, value) in members where key != "version" {
                 guard case .array(let items) = value else {
                     dropped += 1
                     continue
                 }
-                let kept = items.filter { item in
+                let sound = items.filter { item in
                     (try? Credentials(json: .object([("version", .integer(1)), (key, .array([item]))]))) != nil
                 }
-                dropped += items.count - kept.count
-                out.append((key, .array(kept)))
+                dropped += items.count - sound.count
+                kept += sound.count
+                out.append((key, .array(sound)))
             }
-            return (.object(out), dropped)
+            return (.object(out), kept, dropped)
         }
     }
 }

@@ -37,9 +37,9 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .io(let e): "I/O error: \(e)"
         case .corruption(let s, let o, let r):
-            "corrupt log: segment \(Manifest.segmentFileName(s)) at byte \(o): \(r) (open with repair to salvage the "
-                + "frames after it)"
-        case .badManifest(let p, let r): "bad manifest \(p): \(r)"
+            "corrupt log: segment \(Manifest.segmentFileName(s)) at byte \(o): \(r) (`cirrus repair` salvages every "
+                + "entry that checks out)"
+        case .badManifest(let p, let r): "bad manifest \(p): \(r) (`cirrus repair` rebuilds it from the segments)"
         case .notAStore(let d, let r): "\(d) is not a Cirrus store: \(r)"
         case .invalidRecord(let e): "invalid record: \(e)"
         case .failed(let r): "the store failed earlier and must be reopened: \(r)"
@@ -47,7 +47,8 @@ public enum LogError: Error, Sendable, Hashable, CustomStringConvertible {
         case .readOnly: "the store is open read-only"
         case .closed: "the store is closed"
         case .asset(let h, let r): "asset \(h): \(r)"
-        case .badSegment(let p, let o, let r): "damaged data segment \(p) at byte \(o): \(r)"
+        case .badSegment(let p, let o, let r):
+            "damaged data segment \(p) at byte \(o): \(r) (`cirrus repair` salvages every record that checks out)"
         case .unencodable(let r): "the batch cannot be encoded, nothing was written: \(r)"
         }
     }

@@ -152,7 +152,7 @@ extension RecordStore {
         guard options.repair else {
             throw LogError.notAStore(
                 directory: directory,
-                reason: "segment files but no \(Manifest.fileName); open with repair to adopt them")
+                reason: "segment files but no \(Manifest.fileName); `cirrus repair` rebuilds it from them")
         }
         report.damage("no CURRENT; adopting every segment file")
         return Manifest(segments: segFiles)
@@ -379,6 +379,14 @@ extension RecordStore {
         _ n: UInt64, directory: String, fs: any FileSystem
     ) -> Result<(CheckpointState, [UInt8]?), LogError> {
         openSegment(n, directory: directory, fs: fs).flatMap { seg in
+            // The state is small and read whole at open: its blocks are checked then (a damaged
+            // byte in a zone name or the schema would otherwise be read as if sound).
+            if let bad = seg.verifyBlocks().first {
+                return .failure(
+                    .badSegment(
+                        path: seg.file.path, offset: bad.offset,
+                        reason: "the block of section '\(bad.section)' there fails its CRC"))
+            }
             guard let b = seg.section("state") else {
                 return .failure(.badSegment(path: seg.file.path, offset: 0, reason: "no state section"))
             }
