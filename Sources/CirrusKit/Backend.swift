@@ -134,6 +134,7 @@ extension CKError {
         if let r = e.serverRecord {
             info[CKRecordChangedErrorServerRecordKey] = CKRecord(r, asset: { CKAsset(stored: $0, file: nil) })
         }
+        if let seconds = e.retryAfterSeconds { info[CKErrorRetryAfterKey] = seconds }
         if !e.partialErrors.isEmpty {
             var items: [AnyHashable: any Error] = [:]
             for (id, item) in e.partialErrors { items[CKRecordID(id)] = CKError(item) }

@@ -177,7 +177,7 @@ enum RemoteErrors {
         let code = json["serverErrorCode"]?.stringValue ?? "INTERNAL_ERROR"
         let reason = json["reason"]?.stringValue ?? code
         var info: [String: Any] = [NSLocalizedDescriptionKey: reason]
-        if let retryAfter { info[CKErrorRetryAfterKey] = retryAfter }
+        if let seconds = retryAfter ?? json["retryAfter"]?.doubleValue { info[CKErrorRetryAfterKey] = seconds }
         if let s = json["serverRecord"], let r = try? Record(webServicesJSON: s) {
             info[CKRecordChangedErrorServerRecordKey] = CKRecord(r, asset: { CKAsset(stored: $0, file: nil) })
         }
