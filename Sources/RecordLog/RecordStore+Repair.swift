@@ -26,10 +26,13 @@ import RecordModel
 extension RecordStore {
     /// Repairs the store in `directory` (see the file header): salvages every record whose bytes
     /// check out, writes them into a verified store in place, keeps every file it replaces in
-    /// `directory/damaged/<stamp>/`, and reports what was lost. Throws `.locked` when another
-    /// writable store has the directory, `.notAStore` when it is not a store.
+    /// `directory/damaged/<stamp>/`, and reports what was lost. `sections` gives, for the salvaged
+    /// schema, the index sections to write beside the rewritten rows (the façade's indexes; nil:
+    /// none, the façade builds them at its next open). Throws `.locked` when another writable store
+    /// has the directory, `.notAStore` when it is not a store.
     public static func repair(
-        directory: String, fileSystem fs: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock()
+        directory: String, fileSystem fs: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
+        sections: (Schema?) -> SectionEncoder? = { _ in nil }
     ) throws(LogError) -> RepairReport {
         do {
             guard fs.exists(directory) else {
@@ -38,7 +41,7 @@ extension RecordStore {
             let lock = try lockDirectory(directory, fs: fs)
             defer { lock.unlock() }
             var r = Repair(directory: directory, fs: fs, clock: clock)
-            return try r.run()
+            return try r.run(sections: sections)
         } catch {
             throw LogError.wrap(error)
         }
@@ -70,7 +73,7 @@ struct Repair {
 
     func path(_ name: String) -> String { joinPath(directory, name) }
 
-    mutating func run() throws -> RepairReport {
+    mutating func run(sections: (Schema?) -> SectionEncoder?) throws -> RepairReport {
         if let v = try? RecordStore.verify(directory: directory, fileSystem: fs), !v.isDamaged {
             report.wasClean = true
             return report
@@ -98,7 +101,7 @@ struct Repair {
         store.dataSegments = Set(dataFiles)
         let prepared = try store.writeCheckpoint(
             snap, userState: [], raiseHorizon: lossy, rewrite: [], merge: Set(snap.base.keys).union(runs.keys),
-            sections: nil, runs: runs)
+            sections: sections(snap.schema), runs: runs)
         report.changeTokensExpired = lossy
         let logNumber = (logFiles.max() ?? 0) + 1
         try store.createSegment(logNumber, flags: 0).close()
