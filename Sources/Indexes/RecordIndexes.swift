@@ -223,18 +223,7 @@ public struct RecordIndexes: Sendable {
         var damaged: [DamagedIndexSection] = []
         func mapped<T>(_ name: String, _ open: (SectionBytes) throws(IndexSectionError) -> T?) -> [T]? {
             guard layers.count <= NearestIterator.maxBaseLayers else { return nil }
-            var out: [T] = []
-            for (k, l) in layers.enumerated() {
-                guard let s = l.sections[name] else { return nil }
-                do {
-                    guard let t = try open(s) else { return nil }
-                    out.append(t)
-                } catch {
-                    damaged.append(DamagedIndexSection(layer: k, error: error))
-                    return nil
-                }
-            }
-            return out
+            return Self.openEvery(layers.enumerated().map { ($0, $1.sections[name]) }, &damaged, open)
         }
         for (field, fam) in plan.ordered {
             let name = Self.sectionName(field)
@@ -300,6 +289,26 @@ public struct RecordIndexes: Sendable {
         removeDeadRows(plan, layers)
     }
 
+    /// Every layer's section opened by `open`; nil when one is missing, of another kind (`open`
+    /// returns nil) or fails its checks (added to `damaged` with its layer).
+    static func openEvery<T>(
+        _ sections: [(layer: Int, section: SectionBytes?)], _ damaged: inout [DamagedIndexSection],
+        _ open: (SectionBytes) throws(IndexSectionError) -> T?
+    ) -> [T]? {
+        var out: [T] = []
+        for (k, section) in sections {
+            guard let s = section else { return nil }
+            do {
+                guard let t = try open(s) else { return nil }
+                out.append(t)
+            } catch {
+                damaged.append(DamagedIndexSection(layer: k, error: error))
+                return nil
+            }
+        }
+        return out
+    }
+
     /// Section name of a field's column.
     static func columnSectionName(_ field: String) -> String { "column:" + field }
 
@@ -334,18 +343,7 @@ public struct RecordIndexes: Sendable {
         // A `dead/` section that fails its checks is reported (`damaged`); the dead rows are then
         // decoded instead.
         func sections<T>(_ name: String, _ open: (SectionBytes) throws(IndexSectionError) -> T?) -> [T]? {
-            var out: [T] = []
-            for (k, l) in killing {
-                guard let s = l.deadSections[name] else { return nil }
-                do {
-                    guard let t = try open(s) else { return nil }
-                    out.append(t)
-                } catch {
-                    damaged.append(DamagedIndexSection(layer: k, error: error))
-                    return nil
-                }
-            }
-            return out
+            Self.openEvery(killing.map { ($0, $1.deadSections[name]) }, &damaged, open)
         }
         var orderedDead: [(IndexedField, [StaticOrdered])] = []
         for (field, fam) in plan.ordered where !skip.contains(Self.sectionName(field)) {
