@@ -106,6 +106,7 @@ class Writer:
         self.latencies = []
         self.unexpected = []
         self.last_failure = ""
+        self.in_flight_done = 0  # in flight at a kill, found done after it
 
     def fields(self, full):
         r = self.rng
@@ -224,6 +225,7 @@ class Writer:
             got = found.get(op["name"])
             if self.matches(op["before"], got):
                 continue
+            self.in_flight_done += 1
             if op["after"] is None and got is None:
                 self.known[op["name"]] = ("deleted",)
             elif op["after"] is not None and got is not None and typed(got.get("fields", {})) == op["after"]:
@@ -301,6 +303,7 @@ def main():
             for t in threads:
                 t.join()
             in_flight = sum(len(w.in_flight) for w in writers)
+            done = sum(w.in_flight_done for w in writers)
             started = time.perf_counter()
             server = Server(cirrus, db, log)
             restarts.append(time.perf_counter() - started)
@@ -314,7 +317,8 @@ def main():
             unexpected += len(odd)
             acknowledged = sum(w.acknowledged for w in writers)
             print(f"round {rnd + 1}: killed after {kill_after * 1000:.0f} ms; {acknowledged - before} operations "
-                  f"acknowledged ({acknowledged} in all), {in_flight} in flight; restarted in "
+                  f"acknowledged ({acknowledged} in all), {in_flight} in flight "
+                  f"({sum(w.in_flight_done for w in writers) - done} found done); restarted in "
                   f"{restarts[-1]:.2f} s; {len(names)} records checked, {len(problems)} lost", flush=True)
             for p in problems[:10] + odd[:10]:
                 print("  " + p)

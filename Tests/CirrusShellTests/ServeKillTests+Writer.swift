@@ -63,6 +63,10 @@ struct ServeKillWriter: Sendable {
     var unexpected: [String] = []
     /// Why the last request got no answer (the kill, normally).
     var lastFailure = ""
+    /// Operations in flight at a kill that the server turned out to have done, and not done: both
+    /// stay above zero when kills land in the middle of commits, as they should.
+    var inFlightDone = 0
+    var inFlightNotDone = 0
 
     init(index: Int, webAuthToken: String, seed: UInt64) {
         self.index = index
@@ -212,7 +216,11 @@ struct ServeKillWriter: Sendable {
         }
         for op in inFlight {
             let got = found[op.name] ?? .absent
-            if Self.matches(op.before, got) { continue }  // the write did not happen
+            if Self.matches(op.before, got) {  // the write did not happen
+                inFlightNotDone += 1
+                continue
+            }
+            inFlightDone += 1
             switch (op.after, got) {
             case (nil, .absent): known[op.name] = .deleted
             case (let after?, .present(let r)) where Self.fieldsJSON(r.fields) == Self.fieldsJSON(after):

@@ -68,6 +68,7 @@ import Testing
             server.killNow()
             writers = await written
             let inFlight = writers.reduce(0) { $0 + $1.inFlight.count }
+            let done = writers.reduce(0) { $0 + $1.inFlightDone }
             let restartStarted = ContinuousClock.now
             server = try start()
             let restart = ContinuousClock.now - restartStarted
@@ -78,10 +79,12 @@ import Testing
             var problems: [String] = []
             for i in writers.indices { problems += writers[i].check(found) }
             let acknowledged = writers.reduce(0) { $0 + $1.acknowledged }
+            let foundDone = writers.reduce(0) { $0 + $1.inFlightDone } - done
             print(
                 "ServeKillTests seed \(seed) round \(round): killed after \(killAfter) ms, "
-                    + "\(acknowledged - before) operations acknowledged (\(acknowledged) in all), \(inFlight) in flight, "
-                    + "restarted in \(restart), \(names.count) records checked, \(problems.count) lost")
+                    + "\(acknowledged - before) operations acknowledged (\(acknowledged) in all), "
+                    + "\(inFlight) in flight (\(foundDone) found done), restarted in \(restart), "
+                    + "\(names.count) records checked, \(problems.count) lost")
             #expect(problems.isEmpty, "seed \(seed) round \(round): \(problems.prefix(10))")
             let unexpected = writers.flatMap(\.unexpected)
             #expect(
