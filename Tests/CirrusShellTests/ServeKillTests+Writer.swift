@@ -9,6 +9,7 @@
 // or as the request asked, and the next check finds out which and carries on from there.
 
 import CirrusTestSupport
+import Foundation
 import RecordModel
 
 /// What a writer knows of one record name.
@@ -46,6 +47,20 @@ struct WriteOperation: Sendable {
     }
 }
 
+/// Which writers have had an answer in this round, so that the kill falls under load from all of
+/// them (a kill before the first answer would test nothing). Shared between the writers' threads
+/// and the task that kills.
+final class WriterProgress: @unchecked Sendable {
+    // @unchecked: `writers` is only touched under `lock`.
+    private let lock = NSLock()
+    private var writers: Set<Int> = []
+
+    func answered(by writer: Int) { _ = lock.withLock { writers.insert(writer) } }
+
+    /// How many writers have had an answer.
+    var count: Int { lock.withLock { writers.count } }
+}
+
 /// A client writing its own records (`w<index>-<n>`) as one user, and what was acknowledged.
 struct ServeKillWriter: Sendable {
     let index: Int
@@ -75,8 +90,10 @@ struct ServeKillWriter: Sendable {
     }
 
     /// Sends batches to `modifyPath` on `port` until one gets no answer (the server was killed)
-    /// or `deadline` passes.
-    mutating func write(port: Int, modifyPath: String, until deadline: ContinuousClock.Instant) {
+    /// or `deadline` passes; each answer is counted in `progress`.
+    mutating func write(
+        port: Int, modifyPath: String, until deadline: ContinuousClock.Instant, progress: WriterProgress
+    ) {
         while ContinuousClock.now < deadline {
             let batch = nextBatch()
             let body = JSONValue.object([("operations", .array(batch.map(\.json)))]).jsonText
@@ -97,6 +114,7 @@ struct ServeKillWriter: Sendable {
                     return
                 }
                 answered += 1
+                progress.answered(by: index)
                 for (op, item) in zip(batch, items) { acknowledge(op, item) }
             }
         }
@@ -211,7 +229,7 @@ struct ServeKillWriter: Sendable {
         for (name, state) in known.sorted(by: { $0.key < $1.key }) where !pending.contains(name) {
             let got = found[name] ?? .absent
             if !Self.matches(state, got) {
-                problems.append("acknowledged \(Self.describe(state)), found \(Self.describe(got)): \(name)")
+                problems.append("\(name): acknowledged \(Self.describe(state)), found \(Self.describe(got))")
             }
         }
         for op in inFlight {
@@ -231,8 +249,8 @@ struct ServeKillWriter: Sendable {
                 }
             default:
                 problems.append(
-                    "\(op.kind.rawValue) in flight, found \(Self.describe(got)), neither "
-                        + "\(op.before.map(Self.describe) ?? "absent") nor what was asked: \(op.name)")
+                    "\(op.name): \(op.kind.rawValue) in flight, found \(Self.describe(got)), neither "
+                        + "\(op.before.map(Self.describe) ?? "absent") nor what was asked")
             }
         }
         inFlight = []
@@ -256,7 +274,7 @@ struct ServeKillWriter: Sendable {
 
     static func describe(_ state: KnownState) -> String {
         switch state {
-        case .live(let fields, let tag): "tag \(tag) \(fieldsJSON(fields).jsonText.prefix(200))"
+        case .live(let fields, let tag): "tag \(tag) \(fieldsJSON(fields).jsonText.prefix(120))"
         case .deleted: "deleted"
         }
     }
@@ -264,7 +282,7 @@ struct ServeKillWriter: Sendable {
     static func describe(_ state: FoundState) -> String {
         switch state {
         case .absent: "absent"
-        case .present(let r): "tag \(r.recordChangeTag ?? "none") \(fieldsJSON(r.fields).jsonText.prefix(200))"
+        case .present(let r): "tag \(r.recordChangeTag ?? "none") \(fieldsJSON(r.fields).jsonText.prefix(120))"
         }
     }
 }

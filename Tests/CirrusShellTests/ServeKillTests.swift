@@ -52,7 +52,7 @@ import Testing
         defer { server.killNow() }  // whatever fails, no server outlives the test
 
         for round in 0..<rounds {
-            let killAfter = 200 + g.below(1_300)
+            let killAfter = g.below(1_300)
             let port = server.port
             let paths = writers.map {
                 server.path(
@@ -62,8 +62,14 @@ import Testing
             let before = writers.reduce(0) { $0 + $1.acknowledged }
             let current = writers
             // A writer that never sees the kill still stops: the test must end.
+            let progress = WriterProgress()
             async let written = Self.writeConcurrently(
-                current, port: port, paths: paths, until: .now + .seconds(30))
+                current, port: port, paths: paths, until: .now + .seconds(30), progress: progress)
+            // The kill falls at a random moment once every writer has had an answer.
+            let loaded = ContinuousClock.now + .seconds(30)
+            while progress.count < current.count && ContinuousClock.now < loaded {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             try await Task.sleep(for: .milliseconds(killAfter))
             server.killNow()
             writers = await written
@@ -81,7 +87,7 @@ import Testing
             let acknowledged = writers.reduce(0) { $0 + $1.acknowledged }
             let foundDone = writers.reduce(0) { $0 + $1.inFlightDone } - done
             print(
-                "ServeKillTests seed \(seed) round \(round): killed after \(killAfter) ms, "
+                "ServeKillTests seed \(seed) round \(round): killed \(killAfter) ms into the load, "
                     + "\(acknowledged - before) operations acknowledged (\(acknowledged) in all), "
                     + "\(inFlight) in flight (\(foundDone) found done), restarted in \(restart), "
                     + "\(names.count) records checked, \(problems.count) lost")
@@ -108,14 +114,15 @@ import Testing
 
     /// Each writer on its own thread until the server is killed; the writers, with what they learnt.
     static func writeConcurrently(
-        _ writers: [ServeKillWriter], port: Int, paths: [String], until deadline: ContinuousClock.Instant
+        _ writers: [ServeKillWriter], port: Int, paths: [String], until deadline: ContinuousClock.Instant,
+        progress: WriterProgress
     ) async -> [ServeKillWriter] {
         await withTaskGroup(of: ServeKillWriter.self) { group in
             for (writer, path) in zip(writers, paths) {
                 group.addTask {
                     await onThread {
                         var w = writer
-                        w.write(port: port, modifyPath: path, until: deadline)
+                        w.write(port: port, modifyPath: path, until: deadline, progress: progress)
                         return w
                     }
                 }
