@@ -107,6 +107,7 @@ class Writer:
         self.unexpected = []
         self.last_failure = ""
         self.in_flight_done = 0  # in flight at a kill, found done after it
+        self.answered = threading.Event()  # set at this round's first answer
 
     def fields(self, full):
         r = self.rng
@@ -169,6 +170,7 @@ class Writer:
                 self.last_failure = repr(e)
                 return
             self.latencies.append(time.perf_counter() - started)
+            self.answered.set()
             items = answer.get("records") if isinstance(answer, dict) else None
             if status != 200 or not isinstance(items, list) or len(items) != len(ops):
                 self.unexpected.append(f"HTTP {status}: {json.dumps(answer)[:300]}")
@@ -267,7 +269,8 @@ def main():
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--cirrus", help="the cirrus binary (default: the debug build's)")
     parser.add_argument("--seed", type=int, help="replay a run (default: from the clock)")
-    parser.add_argument("--kill-after", default="300-2500", help="kill between these milliseconds of load")
+    parser.add_argument("--kill-after", default="0-2000",
+                        help="kill between these milliseconds after every client's first answer")
     parser.add_argument("--keep", action="store_true", help="keep the container directory")
     args = parser.parse_args()
     cirrus = cirrus_binary(args.cirrus)
@@ -296,8 +299,14 @@ def main():
             threads = [threading.Thread(target=w.write, args=(
                 server.port, server.path("records/modify", f"ckAPIToken={api}&ckWebAuthToken={w.token}"), deadline))
                 for w in writers]
+            for w in writers:
+                w.answered.clear()
             for t in threads:
                 t.start()
+            # The kill falls at a random moment once every client has had an answer: a kill before
+            # the load would test nothing.
+            for w in writers:
+                w.answered.wait(timeout=max(0.0, deadline - time.time()))
             time.sleep(kill_after)
             server.kill()
             for t in threads:
@@ -316,7 +325,7 @@ def main():
             lost += len(problems)
             unexpected += len(odd)
             acknowledged = sum(w.acknowledged for w in writers)
-            print(f"round {rnd + 1}: killed after {kill_after * 1000:.0f} ms; {acknowledged - before} operations "
+            print(f"round {rnd + 1}: killed {kill_after * 1000:.0f} ms into the load; {acknowledged - before} operations "
                   f"acknowledged ({acknowledged} in all), {in_flight} in flight "
                   f"({sum(w.in_flight_done for w in writers) - done} found done); restarted in "
                   f"{restarts[-1]:.2f} s; {len(names)} records checked, {len(problems)} lost", flush=True)
