@@ -214,7 +214,8 @@ class Writer:
     def matches(state, got):
         if state is None or state[0] == "deleted":
             return got is None
-        return got is not None and got.get("recordChangeTag") == state[2] and typed(got.get("fields", {})) == state[1]
+        return (got is not None and got.get("recordType") == "Item" and got.get("recordChangeTag") == state[2]
+                and typed(got.get("fields", {})) == state[1])
 
     def check(self, found):
         """Problems with what the server kept (found: name -> record or None); settles the in-flight."""

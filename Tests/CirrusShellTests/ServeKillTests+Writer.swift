@@ -261,7 +261,8 @@ struct ServeKillWriter: Sendable {
         switch (state, got) {
         case (nil, .absent), (.deleted?, .absent): return true
         case (.live(let fields, let tag)?, .present(let r)):
-            return r.recordChangeTag == tag && fieldsJSON(r.fields) == fieldsJSON(fields)
+            return r.recordType == "Item" && r.recordChangeTag == tag
+                && fieldsJSON(r.fields) == fieldsJSON(fields)
         default: return false
         }
     }
