@@ -11,6 +11,11 @@ Acknowledged: HTTP 200, the whole body, and the record's item in `records` not a
 Standard library only; one connection per request (http.client never resends one).
 
     scripts/serve-kill.py [--rounds 10] [--clients 4] [--cirrus .build/release/cirrus] [--seed S]
+                          [--kill-after 0-2000] [--interrupt 0.5 --interrupt-ms 1000]
+
+The kill falls --kill-after milliseconds after every client has had its first answer. With
+--interrupt, that share of the rounds sends SIGINT first and SIGKILL up to --interrupt-ms later, so
+that the kill can cut a clean stop short — while it closes the container and writes a checkpoint.
 
 Exit status 0 when no acknowledged record was lost and nothing unexpected was answered, 1 otherwise.
 Tests/CirrusShellTests/ServeKillTests.swift is the same check in the test suite (three rounds).
@@ -65,7 +70,13 @@ class Server:
         with open(self.log_path, errors="replace") as f:
             return f.read()
 
-    def kill(self):
+    def kill(self, interrupt_first=None):
+        """SIGKILL; with `interrupt_first` seconds, SIGINT that long before it, so that the kill
+        can fall while the server closes its container (a checkpoint at close, when the log holds
+        1,000 or more changed records) — as a service manager's stop timeout would."""
+        if interrupt_first is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            time.sleep(interrupt_first)
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
         self.process.wait()
@@ -272,6 +283,9 @@ def main():
     parser.add_argument("--seed", type=int, help="replay a run (default: from the clock)")
     parser.add_argument("--kill-after", default="0-2000",
                         help="kill between these milliseconds after every client's first answer")
+    parser.add_argument("--interrupt", type=float, default=0.0,
+                        help="the share of rounds whose SIGKILL follows a SIGINT (a clean stop cut short)")
+    parser.add_argument("--interrupt-ms", type=int, default=1000, help="at most this long between SIGINT and SIGKILL")
     parser.add_argument("--keep", action="store_true", help="keep the container directory")
     args = parser.parse_args()
     cirrus = cirrus_binary(args.cirrus)
@@ -309,7 +323,8 @@ def main():
             for w in writers:
                 w.answered.wait(timeout=max(0.0, deadline - time.time()))
             time.sleep(kill_after)
-            server.kill()
+            interrupt = rng.randrange(args.interrupt_ms + 1) / 1000 if rng.random() < args.interrupt else None
+            server.kill(interrupt)
             for t in threads:
                 t.join()
             in_flight = sum(len(w.in_flight) for w in writers)
@@ -326,7 +341,8 @@ def main():
             lost += len(problems)
             unexpected += len(odd)
             acknowledged = sum(w.acknowledged for w in writers)
-            print(f"round {rnd + 1}: killed {kill_after * 1000:.0f} ms into the load; {acknowledged - before} operations "
+            how = "" if interrupt is None else f", {interrupt * 1000:.0f} ms after a SIGINT"
+            print(f"round {rnd + 1}: killed {kill_after * 1000:.0f} ms into the load{how}; {acknowledged - before} operations "
                   f"acknowledged ({acknowledged} in all), {in_flight} in flight "
                   f"({sum(w.in_flight_done for w in writers) - done} found done); restarted in "
                   f"{restarts[-1]:.2f} s; {len(names)} records checked, {len(problems)} lost", flush=True)
