@@ -277,8 +277,8 @@ def create_token(cirrus, db, *args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=10, help="kills (default 10)")
+    parser.add_argument("--clients", type=int, default=4, help="writing clients (default 4)")
     parser.add_argument("--cirrus", help="the cirrus binary (default: the debug build's)")
     parser.add_argument("--seed", type=int, help="replay a run (default: from the clock)")
     parser.add_argument("--kill-after", default="0-2000",
