@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),
+        .library(name: "CirrusIO", targets: ["CirrusIO"]),
         .library(name: "RecordLog", targets: ["RecordLog"]),
         .library(name: "QueryChecker", targets: ["QueryChecker"]),
         .library(name: "Indexes", targets: ["Indexes"]),
@@ -54,20 +55,29 @@ let package = Package(
         .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
         // OrderedIndex (counted B+tree), TextIndex (tokenizer + postings), SpatialIndex (geohash, R-tree).
         .target(name: "Indexes", dependencies: ["RecordModel", "CGEOS", "CPrefetch"], swiftSettings: strict),
-        // The record store: append-only log, codec, group-commit writer, recovery, compaction,
-        // import/export. Format: docs/log-format.md.
+        // The I/O seam and byte coding, below the store: the FileSystem protocol (POSIX, and the
+        // fault-injecting in-memory fake), mapped files, the clock, ByteReader/ByteWriter, CRC-32C
+        // and the record codec. What the shell, the server and the query layers need of the disk
+        // and of bytes, without the store.
+        .target(name: "CirrusIO", dependencies: ["RecordModel"], swiftSettings: strict),
+        // The record store: append-only log, group-commit writer, recovery, compaction, data
+        // segments, checkpoints, repair, import/export. Format: docs/log-format.md.
         .target(
             name: "RecordLog",
-            dependencies: ["RecordModel", "CZlib", "CPrefetch", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CirrusIO", "RecordModel", "CZlib", "CPrefetch", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         // The compiler's prefetch hint (a header-only C function), for reading mapped rows ahead.
         .target(name: "CPrefetch"),
         // zlib (system library) for gzip-compressed imports.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
-        .executableTarget(name: "cirrus-logwriter", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
+        .executableTarget(
+            name: "cirrus-logwriter", dependencies: ["CirrusIO", "RecordLog", "RecordModel"], swiftSettings: strict),
         // Measurements of the log (bulk append, reopen, commit latency, group commit).
-        .executableTarget(name: "cirrus-logbench", dependencies: ["RecordLog", "RecordModel"], swiftSettings: strict),
+        .executableTarget(
+            name: "cirrus-logbench", dependencies: ["CirrusIO", "RecordLog", "RecordModel"], swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
         // The façade: Container → Database (public / private per user) → zones, records, schema
@@ -75,7 +85,7 @@ let package = Package(
         .target(
             name: "Cirrus",
             dependencies: [
-                "RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution",
+                "CirrusIO", "RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution",
                 "PredicateSyntax", "CPrefetch", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -83,7 +93,7 @@ let package = Package(
         .target(
             name: "CirrusShell",
             dependencies: [
-                "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "RecordLog", "Cirrus",
+                "PredicateSyntax", "RecordModel", "QueryChecker", "QueryExecution", "CirrusIO", "RecordLog", "Cirrus",
                 "CoreDataMirror",
             ],
             swiftSettings: strict),
@@ -92,7 +102,7 @@ let package = Package(
         .target(
             name: "CirrusServer",
             dependencies: [
-                "Cirrus", "RecordModel", "QueryChecker", "QueryPlanner", "QueryExecution", "RecordLog",
+                "Cirrus", "RecordModel", "QueryChecker", "QueryPlanner", "QueryExecution", "CirrusIO",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -122,7 +132,7 @@ let package = Package(
         .target(
             name: "QueryExecution",
             dependencies: [
-                "RecordModel", "Indexes", "QueryPlanner", "RecordLog",
+                "RecordModel", "Indexes", "QueryPlanner", "CirrusIO",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -131,7 +141,7 @@ let package = Package(
         .target(
             name: "CirrusPostgres",
             dependencies: [
-                "Cirrus", "QueryExecution", "RecordModel", "QueryChecker", "PredicateSyntax", "RecordLog", "Indexes",
+                "Cirrus", "QueryExecution", "RecordModel", "QueryChecker", "PredicateSyntax", "CirrusIO", "Indexes",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -161,7 +171,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "IndexesTests", dependencies: ["Indexes", "CirrusTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "RecordLogTests", dependencies: ["RecordLog", "RecordModel", "CirrusTestSupport"],
+            name: "RecordLogTests", dependencies: ["CirrusIO", "RecordLog", "RecordModel", "CirrusTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RecordModelTests", dependencies: ["RecordModel", "CirrusTestSupport"], swiftSettings: strict),
@@ -177,7 +187,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CirrusTests",
-            dependencies: ["Cirrus", "CirrusPostgres", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport"],
+            dependencies: [
+                "Cirrus", "CirrusPostgres", "CirrusIO", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "CoreDataMirrorTests", dependencies: ["CoreDataMirror", "RecordModel"], exclude: ["Models"],
@@ -185,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "CirrusServerTests",
             dependencies: [
-                "CirrusServer", "Cirrus", "RecordModel", "RecordLog",
+                "CirrusServer", "Cirrus", "RecordModel", "CirrusIO",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -193,7 +205,7 @@ let package = Package(
         .testTarget(
             name: "CirrusPostgresTests",
             dependencies: [
-                "CirrusPostgres", "Cirrus", "CirrusServer", "RecordLog", "QueryExecution", "QueryChecker",
+                "CirrusPostgres", "Cirrus", "CirrusServer", "CirrusIO", "RecordLog", "QueryExecution", "QueryChecker",
                 "PredicateSyntax",
                 "RecordModel",
                 "Indexes",
@@ -211,7 +223,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CirrusShellTests",
-            dependencies: ["CirrusShell", "Cirrus", "RecordLog", "RecordModel", "CirrusTestSupport"],
+            dependencies: ["CirrusShell", "Cirrus", "CirrusIO", "RecordLog", "RecordModel", "CirrusTestSupport"],
             exclude: ["Transcripts"], swiftSettings: strict),
     ]
 )

@@ -26,6 +26,7 @@ let package = Package(
                 .product(name: "Cirrus", package: "Cirrus"),
                 .product(name: "QueryChecker", package: "Cirrus"),
                 .product(name: "RecordLog", package: "Cirrus"),
+                .product(name: "CirrusIO", package: "Cirrus"),
                 .product(name: "QueryExecution", package: "Cirrus"),
                 .product(name: "CirrusPostgres", package: "Cirrus"),
                 "CSQLite",

@@ -9,6 +9,7 @@
 // verification of everything. Damaged files are kept under `damaged/<stamp>/` with a report: the
 // store's under `DIR/ENV/damaged/`, the container's own under `DIR/damaged/`. Nothing is deleted.
 
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

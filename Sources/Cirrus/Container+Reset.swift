@@ -10,6 +10,7 @@
 // (the next open or reset removes a leftover DIR/development.reset). DIR/production and the
 // container's other files (tokens, keys) are neither read nor written.
 
+import CirrusIO
 import RecordLog
 import RecordModel
 

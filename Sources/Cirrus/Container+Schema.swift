@@ -3,6 +3,7 @@
 // exists it is never removed or retyped (index options and grants may change). A schema change
 // rebuilds the indexes of every type whose schema changed, in every database.
 
+import CirrusIO
 import RecordLog
 import RecordModel
 

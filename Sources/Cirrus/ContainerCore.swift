@@ -14,6 +14,7 @@
 // database of the container and no id of one database can name a record of another. Records
 // handed out use the API form (owner `__defaultOwner__`).
 
+import CirrusIO
 import Foundation
 import Indexes
 import Logging

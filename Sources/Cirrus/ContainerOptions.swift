@@ -2,6 +2,7 @@
 // randomness, durability, limits — and Identity, on whose behalf every call is made.
 // No global mutable state: tests pass an in-memory file system, a fixed clock and seeded bytes.
 
+import CirrusIO
 import Foundation
 import Logging
 import RecordLog

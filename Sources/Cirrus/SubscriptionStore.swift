@@ -19,6 +19,7 @@
 // grows, so this passes unless the file was edited: then opening fails, naming it). A zone
 // subscription whose zone is gone was deleted with its zone and is dropped.
 
+import CirrusIO
 import RecordLog
 import RecordModel
 

@@ -8,6 +8,7 @@
 // page/shard (64 references) and the small page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
 // open and then from a counter (freed rows are not reused until the next open or rebuild).
 
+import CirrusIO
 import Indexes
 import QueryExecution
 import RecordLog

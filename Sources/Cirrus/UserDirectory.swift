@@ -16,6 +16,7 @@
 // Privacy (Database+Users.swift): discovery returns only users whose discoverability is
 // `granted`; anyone else is absent from the answer, exactly as an unknown address is.
 
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

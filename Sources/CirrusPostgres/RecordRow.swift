@@ -1,8 +1,8 @@
 // RecordRow: a record as a row — its key, its encoded bytes (RecordLog's codec, so every field
 // type round-trips exactly), and the typed column values derived from it.
 
+import CirrusIO
 import Indexes
-import RecordLog
 import RecordModel
 
 enum RecordRow {

@@ -2,9 +2,9 @@
 // DIR/web-services.json (Credentials.swift). Each returns the text to print or throws with a
 // message naming what is wrong.
 
+import CirrusIO
 import Crypto
 import Foundation
-import RecordLog
 
 /// Creating and removing API tokens, web auth tokens and server-to-server keys.
 public enum CredentialCommands {

@@ -20,9 +20,9 @@
 // arrives (at most once a second), so tokens created while it runs work at once.
 
 import Cirrus
+import CirrusIO
 import Crypto
 import Foundation
-import RecordLog
 import RecordModel
 
 /// An unreadable or unwritable credentials file.

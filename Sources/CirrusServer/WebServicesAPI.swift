@@ -17,8 +17,8 @@
 // Nothing a client sends may crash the server: every failure is a CloudKit error object.
 
 import Cirrus
+import CirrusIO
 import Foundation
-import RecordLog
 import RecordModel
 
 /// One HTTP request, as the API sees it.

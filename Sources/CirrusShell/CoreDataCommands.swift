@@ -3,6 +3,7 @@
 // `--dry-run` (print only) or `--db DIR` (add it to the container's development schema).
 
 import Cirrus
+import CirrusIO
 import CoreDataMirror
 import PredicateSyntax
 import QueryChecker

@@ -11,6 +11,7 @@
 // then every record bulk-inserted with durability `.none` and one sync at the end.
 
 import Cirrus
+import CirrusIO
 import CoreDataMirror
 import Foundation
 import RecordLog

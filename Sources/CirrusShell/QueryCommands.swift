@@ -5,6 +5,7 @@
 // Exit codes: 0 ok, 1 rejected predicate / query error / unreadable container, 2 usage.
 
 import Cirrus
+import CirrusIO
 import CoreDataMirror
 import Foundation
 import QueryChecker

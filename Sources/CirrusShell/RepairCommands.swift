@@ -6,6 +6,7 @@
 // (another process has the container open, it is not a container), 2 usage.
 
 import Cirrus
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

@@ -4,6 +4,7 @@
 // reset. Exit codes: 0 ok, 1 refused or failed (nothing changed unless it says so), 2 usage.
 
 import Cirrus
+import CirrusIO
 import RecordLog
 import RecordModel
 

@@ -5,6 +5,7 @@
 // 1 rejected / unreadable, 2 usage.
 
 import Cirrus
+import CirrusIO
 import RecordLog
 import RecordModel
 

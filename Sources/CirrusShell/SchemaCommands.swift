@@ -4,6 +4,7 @@
 // production. Exit codes: 0 ok, 1 rejected / unreadable, 2 usage.
 
 import Cirrus
+import CirrusIO
 import RecordLog
 import RecordModel
 

@@ -6,6 +6,7 @@
 // Exit codes: 0 ok, 1 rejected records / not found / damaged store, 2 usage (the CLI's).
 
 import Cirrus
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

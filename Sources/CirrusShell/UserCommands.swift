@@ -4,6 +4,7 @@
 // an unknown address is. Exit codes: 0 ok, 1 refused / not found / unreadable, 2 usage.
 
 import Cirrus
+import CirrusIO
 import RecordLog
 import RecordModel
 

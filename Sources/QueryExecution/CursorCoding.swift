@@ -1,7 +1,7 @@
 // The binary pieces of a cursor token: queries, field values and record IDs
 // (docs/cursor-format.md).
 
-import RecordLog
+import CirrusIO
 import RecordModel
 
 enum CursorCoding {

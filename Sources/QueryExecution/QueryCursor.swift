@@ -2,10 +2,10 @@
 // record — as an opaque, signed, printable token. Format: docs/cursor-format.md (never change
 // the meaning of a field; add a version).
 
+import CirrusIO
 import Crypto
 import Foundation
 import QueryPlanner
-import RecordLog
 import RecordModel
 
 /// A continuation of a query, returned with a page when more records may follow.

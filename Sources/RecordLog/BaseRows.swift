@@ -18,6 +18,7 @@
 //
 // Every accessor bounds-checks: a damaged section yields nil or an error, never a bad read.
 
+import CirrusIO
 import RecordModel
 
 /// One layer of a table's base: its data segments, mapped, and the rows it covers.

@@ -10,6 +10,7 @@
 // The façade's own state (reverse references, asset counts) travels beside it as an opaque
 // `user` section.
 
+import CirrusIO
 import Foundation
 import RecordModel
 

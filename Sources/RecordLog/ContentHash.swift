@@ -1,5 +1,6 @@
 // ContentHash: the SHA-256 (swift-crypto) name of an asset file, in lower-case hex.
 
+import CirrusIO
 import Crypto
 
 /// Content hashes of asset files.

@@ -7,6 +7,7 @@
 // must stay until a later switch (repair: the old manifest still names them until the new one is
 // written), or moved (`rename`) when nothing names them any more.
 
+import CirrusIO
 import RecordModel
 
 /// One folder under `DIR/damaged/` holding the damaged files of one occasion and their report.

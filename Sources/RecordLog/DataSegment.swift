@@ -17,6 +17,8 @@
 // segment). What this type does not know: what a section means (RowSection, CheckpointState,
 // the index sections of the Indexes module).
 
+import CirrusIO
+
 /// Wire constants of data segments.                                          never change
 public enum DataSegmentFormat {
     /// Header magic, "CIRRUSDS".

@@ -1,6 +1,7 @@
 // LogEntry: what one frame means — a record version, a deletion, a zone or schema change, or a
 // compaction checkpoint — and its payload encoding (docs/log-format.md, "Entry kinds").
 
+import CirrusIO
 import Foundation
 import RecordModel
 

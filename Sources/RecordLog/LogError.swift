@@ -1,6 +1,7 @@
 // LogError: everything that can go wrong in the record store, with where it happened, rendered
 // to text in one place (`description`).
 
+import CirrusIO
 import RecordModel
 
 /// An error of the record store.

@@ -13,6 +13,7 @@
 // The sync word + length bound + CRC let a reader resynchronise after a damaged frame (scan for
 // the sync word, accept only a CRC-valid frame). FIRST/LAST make a batch all-or-nothing on replay.
 
+import CirrusIO
 import RecordModel
 
 /// Wire constants of the log.                                                never change

@@ -16,6 +16,7 @@
 // Replaced only by write-tmp → fsync → rename → fsync(dir) (FileSystem.writeAtomically), so a
 // crash leaves the old or the new list, never a mix.
 
+import CirrusIO
 import Foundation
 
 /// Which database and record type a table's data segment holds: the zone owner as stored

@@ -1,6 +1,7 @@
 // OpenReport and VerifyReport: what open/verify found in the files — per segment, torn tail,
 // corruption, what repair dropped — as plain values (rendered by the CLI).
 
+import CirrusIO
 import RecordModel
 
 /// One segment as read on open.

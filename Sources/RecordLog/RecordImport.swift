@@ -4,6 +4,7 @@
 // over this. Format detection: gzip magic → decompress; "bplist", "<?xml" or "<plist" → plist;
 // otherwise JSON Lines (blank lines ignored).
 
+import CirrusIO
 import Foundation
 import RecordModel
 

@@ -7,6 +7,7 @@
 // record. `willWrite` lets it pin an asset before its file is checked or written, so a removal
 // running beside `storeAsset` cannot take the file away from the record about to use it.
 
+import CirrusIO
 import RecordModel
 
 extension RecordStore {

@@ -10,6 +10,7 @@
 // the store exactly as it was (the next writable open removes the unnamed runs), and a failed
 // load can be cancelled the same way.
 
+import CirrusIO
 import RecordModel
 
 /// A bulk load into a store; see `RecordStore.beginBulkLoad()`.

@@ -18,6 +18,7 @@
 // A crash before 5 leaves the old manifest, whose files are all still there (the new ones are
 // unnamed and removed by the next writable open); after 5, the new one.
 
+import CirrusIO
 import Foundation
 import RecordModel
 

@@ -6,6 +6,7 @@
 // manifest (the new file is unlisted and removed on open); after it, the new one. Commits wait
 // while compaction holds the writer token.
 
+import CirrusIO
 import RecordModel
 
 /// What a compaction did.

@@ -5,6 +5,7 @@
 // truncates a torn tail and fsyncs the truncation before accepting writes; a read-only open
 // changes nothing. Repair salvages, then compacts so the damaged bytes are gone.
 
+import CirrusIO
 import Foundation
 import RecordModel
 

@@ -21,6 +21,7 @@
 //     crash anywhere leaves either the old store or the new one, and the old files are never lost.
 //  8. `verify` of the result.
 
+import CirrusIO
 import RecordModel
 
 extension RecordStore {

@@ -10,6 +10,7 @@
 // Readers take the lock only to copy the state (copy-on-write), so they never see half a batch.
 // Open/recovery: RecordStore+Open.swift; compaction: RecordStore+Compaction.swift.
 
+import CirrusIO
 import Foundation
 import RecordModel
 

@@ -1,11 +1,8 @@
 // Options of a RecordStore: durability, read-only, repair, segment size, the injected clock,
 // and the operations a commit is made of.
 
+import CirrusIO
 import RecordModel
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// When a commit is acknowledged relative to fsync.
 public enum Durability: Sendable, Hashable {
@@ -17,32 +14,6 @@ public enum Durability: Sendable, Hashable {
     /// Buffered in memory, written in 1 MiB pieces, fsynced only on `sync()`, compaction and
     /// close. For bulk loads and benchmarks.
     case none
-}
-
-/// Time, injected so tests can fix it.
-public protocol LogClock: Sendable {
-    /// Wall-clock milliseconds since 1970 (segment creation info).
-    func wallMilliseconds() -> Int64
-    /// A monotonic time in nanoseconds (batched durability).
-    func monotonicNanoseconds() -> UInt64
-}
-
-/// The system clock.
-public struct SystemClock: LogClock {
-    /// The clock of the machine.
-    public init() {}
-    /// `CLOCK_REALTIME`, in milliseconds.
-    public func wallMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
-    /// `CLOCK_MONOTONIC`, in nanoseconds.
-    public func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
 }
 
 /// How a store is opened.

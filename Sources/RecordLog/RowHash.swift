@@ -15,6 +15,8 @@
 // slot naming a row outside the section is skipped, and a found row's key is always compared
 // with the one asked for, so a damaged table can miss an id but never return another's row.
 
+import CirrusIO
+
 /// A `rowhash` section's hash and probing, shared by its writer and reader.
 public enum RowHash {
     static let magic: [UInt8] = Array("CRHASH01".utf8)  //                         never change

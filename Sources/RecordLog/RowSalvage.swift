@@ -17,6 +17,7 @@
 // Every other row is a loss, named by its key when that is readable, else counted and bounded by
 // the neighbouring ids.
 
+import CirrusIO
 import RecordModel
 
 /// A record salvaged out of a damaged layer, for a run.

@@ -17,6 +17,7 @@
 // it follows, so a damaged section yields nil or an error, never a read outside the file.
 
 import CPrefetch
+import CirrusIO
 import RecordModel
 
 #if canImport(Glibc)

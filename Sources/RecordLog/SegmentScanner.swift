@@ -4,6 +4,8 @@
 //
 // It never touches files: the caller reads the bytes, then truncates or fails as the result says.
 
+import CirrusIO
+
 /// The result of scanning one segment.
 struct SegmentScan {
     var header: SegmentHeader?

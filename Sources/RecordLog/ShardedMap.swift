@@ -6,6 +6,7 @@
 // that copy one shard (n/512 entries) plus the 512-element shard array. Shards are chosen by
 // the id's hash, which is seeded per process: iteration order is not stable across runs.
 
+import CirrusIO
 import RecordModel
 
 /// Values by record id, sharded so copy-on-write after a snapshot copies one shard.

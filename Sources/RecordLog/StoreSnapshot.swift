@@ -11,6 +11,7 @@
 // the batches committed before it, never half of one. Indexes and change tracking are built on
 // top (Cirrus façade); this type only knows "what is live and since when".
 
+import CirrusIO
 import RecordModel
 
 /// A record version as stored: the record and the sequence number of the entry that wrote it.

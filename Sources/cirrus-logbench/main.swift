@@ -8,6 +8,7 @@
 // cirrus-logbench commits DIR N THREADS              N single-record .none commits over THREADS threads (lock/queue
 // overhead)
 
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

@@ -5,6 +5,7 @@
 // Requests go straight to WebServicesAPI.handle (no socket).
 
 import Cirrus
+import CirrusIO
 import CirrusPostgres
 import CirrusServer
 import Foundation

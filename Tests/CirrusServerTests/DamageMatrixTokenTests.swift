@@ -5,6 +5,7 @@
 // until tokens are created again); an unknown extra file → ignored.
 
 import Cirrus
+import CirrusIO
 import CirrusServer
 import Crypto
 import Foundation

@@ -2,6 +2,7 @@
 // a server-to-server key and a management token, and a way to call it with JSON text.
 
 import Cirrus
+import CirrusIO
 import CirrusServer
 import Crypto
 import Foundation

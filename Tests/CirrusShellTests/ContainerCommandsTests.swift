@@ -2,6 +2,7 @@
 // chosen database with --database / --as.
 
 import Cirrus
+import CirrusIO
 import CirrusShell
 import Foundation
 import RecordLog

@@ -3,6 +3,7 @@
 // (keeping what the container had), and `cirrus schema --export` then shows it.
 
 import Cirrus
+import CirrusIO
 import CirrusShell
 import Foundation
 import RecordLog

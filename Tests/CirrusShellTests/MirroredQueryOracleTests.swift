@@ -4,6 +4,7 @@
 // answer is compared with the objects filtered directly in Swift.
 
 import Cirrus
+import CirrusIO
 import CirrusShell
 import CirrusTestSupport
 import Foundation

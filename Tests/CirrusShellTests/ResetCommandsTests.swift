@@ -3,6 +3,7 @@
 // environment, a missing directory, an open development container — that change nothing.
 
 import Cirrus
+import CirrusIO
 import CirrusShell
 import Foundation
 import RecordLog

@@ -4,6 +4,7 @@
 // are byte for byte what they were, and the opening leaves no half-removed tree behind.
 
 import Cirrus
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordLog

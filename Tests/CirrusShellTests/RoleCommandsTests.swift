@@ -2,6 +2,7 @@
 // environment's own assignments, and refusals that change nothing.
 
 import Cirrus
+import CirrusIO
 import CirrusShell
 import RecordLog
 import RecordModel

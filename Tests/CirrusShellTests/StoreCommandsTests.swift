@@ -1,5 +1,6 @@
 // The store commands (`cirrus import/export/verify/get`) as a library: outputs and exit codes.
 
+import CirrusIO
 import CirrusShell
 import Foundation
 import RecordLog

@@ -3,6 +3,7 @@
 // change nothing, and a container held open (as by `cirrus serve`) that does not stop them.
 
 import Cirrus
+import CirrusIO
 import CirrusShell
 import RecordLog
 import RecordModel

@@ -6,6 +6,7 @@
 // One named test per cell, as LevelDB's and SQLite's corruption tests are named.
 // (web-services.json, the server's tokens and keys: Tests/CirrusServerTests/DamageMatrixTokenTests.)
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordLog

@@ -9,6 +9,7 @@
 // - after a crash, every acknowledged record is there, unchanged, the failed call's records are
 //   there all together or not at all, and the container verifies.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordLog

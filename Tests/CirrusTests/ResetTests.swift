@@ -3,6 +3,7 @@
 // every step of the reset leaves development either reset or exactly as it was; bad input and
 // an open development container are refused and change nothing.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordLog

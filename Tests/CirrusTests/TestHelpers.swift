@@ -2,6 +2,7 @@
 // seeded randomness, paging through every page of a query (the record constructors and error
 // probes: CirrusTestSupport's FacadeProbes).
 
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

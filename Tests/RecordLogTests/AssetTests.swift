@@ -1,5 +1,6 @@
 // SHA-256 test vectors and content-addressed asset files.
 
+import CirrusIO
 import Foundation
 import RecordModel
 import Testing

@@ -1,5 +1,6 @@
 // CRC-32C check values.
 
+import CirrusIO
 import Testing
 
 @testable import RecordLog

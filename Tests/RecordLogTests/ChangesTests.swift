@@ -1,6 +1,7 @@
 // Change fetching: records changed and deleted after a sequence number, surviving reopen,
 // expiring at compaction.
 
+import CirrusIO
 import Foundation
 import RecordModel
 import Testing

@@ -1,6 +1,7 @@
 // Checkpoints and data segments: round trips through reopen, the delta over the base, and one
 // named test per damage case (docs/storage-format.md).
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

@@ -1,6 +1,7 @@
 // Compaction: content is preserved, sequence numbers survive, and a crash at every single
 // file-system step of a compaction leaves a store that opens with nothing lost.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

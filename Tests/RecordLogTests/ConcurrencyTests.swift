@@ -1,6 +1,7 @@
 // Group commit and snapshots under concurrency: concurrent committers get distinct, monotonic
 // sequence numbers and share fsyncs; readers never observe half a batch.
 
+import CirrusIO
 import Foundation
 import RecordModel
 import Synchronization

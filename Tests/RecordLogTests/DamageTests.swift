@@ -1,6 +1,7 @@
 // One named test per damage case (LevelDB log_test style): torn header, torn frame, bad CRC in
 // the last frame, bad CRC mid-log, truncated segment, zero-filled tail, failed fsync, torn batch.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

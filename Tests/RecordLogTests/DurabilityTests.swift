@@ -1,6 +1,7 @@
 // Durability policies with an injected clock: when .batched and .none fsync, and that a
 // read-only open (verify) never changes a file.
 
+import CirrusIO
 import Foundation
 import RecordModel
 import Synchronization

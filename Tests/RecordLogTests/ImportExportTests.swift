@@ -1,6 +1,7 @@
 // Import/export: JSON Lines with bad lines reported by number, gzip, XML and binary property
 // lists, and import → export → import losslessness on random records.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

@@ -3,6 +3,7 @@
 // them, checked against a model after every step; the number of layers stays logarithmic,
 // every dead row is accounted for, and an id's lookup finds its one live row or none.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

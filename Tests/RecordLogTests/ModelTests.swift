@@ -3,6 +3,7 @@
 // model. Acknowledged commits must survive; a commit that failed may or may not be there, but
 // only whole. Seed printed; replay with CIRRUS_SEED=<seed>.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

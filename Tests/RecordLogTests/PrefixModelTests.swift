@@ -2,6 +2,7 @@
 // must hold the last explicitly synced state plus a *prefix* of the batches committed after it
 // (never a hole, never part of a batch). Seed printed; replay with CIRRUS_SEED=<seed>.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

@@ -6,6 +6,7 @@ import Foundation
 import RecordModel
 import Testing
 
+@testable import CirrusIO
 @testable import RecordLog
 
 @Suite struct RecordCodecTests {

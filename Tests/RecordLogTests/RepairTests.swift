@@ -2,6 +2,7 @@
 // named, nothing is deleted (the replaced files are kept under damaged/), and the result verifies.
 // One named test per kind of damage (docs/storage-format.md, "Damage and repair").
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

@@ -1,3 +1,4 @@
+import CirrusIO
 import RecordModel
 import Testing
 

@@ -1,5 +1,6 @@
 // Helpers for store tests on the in-memory file system.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel

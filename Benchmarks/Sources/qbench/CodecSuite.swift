@@ -5,6 +5,7 @@
 // "Smaller field values, schemas behind one reference, one user id per row").
 
 import ArgumentParser
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

@@ -152,7 +152,7 @@ public enum RecordCodec {
         }
     }
 
-    static func decodeRecord(
+    package static func decodeRecord(
         _ r: inout ByteReader, keeping keep: Set<String>? = nil, names table: NameTable? = nil
     ) throws(CodecError) -> Record {
         let v = try r.u8()
