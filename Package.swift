@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "Indexes", targets: ["Indexes"]),
         .library(name: "QueryPlanner", targets: ["QueryPlanner"]),
         .library(name: "QueryExecution", targets: ["QueryExecution"]),
+        .library(name: "CirrusFacade", targets: ["CirrusFacade"]),
+        .library(name: "CirrusEmbedded", targets: ["CirrusEmbedded"]),
         .library(name: "Cirrus", targets: ["Cirrus"]),
         .library(name: "CoreDataMirror", targets: ["CoreDataMirror"]),
         .library(name: "CirrusShell", targets: ["CirrusShell"]),
@@ -80,15 +82,25 @@ let package = Package(
             name: "cirrus-logbench", dependencies: ["CirrusIO", "RecordLog", "RecordModel"], swiftSettings: strict),
         // SyntaxTree + arguments + Schema → checked predicate (the CKQuery subset).
         .target(name: "QueryChecker", dependencies: ["PredicateSyntax", "RecordModel"], swiftSettings: strict),
-        // The façade: Container → Database (public / private per user) → zones, records, schema
-        // lifecycle, changes, access, subscriptions, index maintenance. docs/database.md.
+        // The façade: Container → Database (public / private per user) → zones, records, changes,
+        // subscriptions, user discovery; the backend protocols every engine implements, the one
+        // CloudKit error type, access and subscription rules. No storage. docs/database.md.
         .target(
-            name: "Cirrus",
+            name: "CirrusFacade",
+            dependencies: ["RecordModel", "QueryChecker", "QueryPlanner", "QueryExecution", "PredicateSyntax"],
+            swiftSettings: strict),
+        // The embedded engine: a container directory — the record log and segments, Cirrus's own
+        // indexes, planner and executor, caches, read merges, the write path, subscriptions and
+        // user accounts on disk, checkpoints, import, repair — as the façade's backend.
+        .target(
+            name: "CirrusEmbedded",
             dependencies: [
-                "CirrusIO", "RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner", "QueryExecution",
-                "PredicateSyntax", "CPrefetch", .product(name: "Logging", package: "swift-log"),
+                "CirrusFacade", "CirrusIO", "RecordModel", "RecordLog", "Indexes", "QueryChecker", "QueryPlanner",
+                "QueryExecution", "PredicateSyntax", "CPrefetch", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // What users import: the façade and the embedded engine, re-exported (`Container.open(at:)`).
+        .target(name: "Cirrus", dependencies: ["CirrusFacade", "CirrusEmbedded"], swiftSettings: strict),
         // The command line and REPL as a library, so tests drive it without a terminal.
         .target(
             name: "CirrusShell",
@@ -141,7 +153,7 @@ let package = Package(
         .target(
             name: "CirrusPostgres",
             dependencies: [
-                "Cirrus", "QueryExecution", "RecordModel", "QueryChecker", "PredicateSyntax", "CirrusIO", "Indexes",
+                "CirrusFacade", "QueryExecution", "RecordModel", "QueryChecker", "PredicateSyntax", "CirrusIO", "Indexes",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -188,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "CirrusTests",
             dependencies: [
-                "Cirrus", "CirrusPostgres", "CirrusIO", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport",
+                "Cirrus", "CirrusEmbedded", "CirrusFacade", "CirrusPostgres", "CirrusIO", "RecordLog", "RecordModel", "Indexes", "CirrusTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -197,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "CirrusServerTests",
             dependencies: [
-                "CirrusServer", "Cirrus", "RecordModel", "CirrusIO",
+                "CirrusServer", "Cirrus", "CirrusEmbedded", "CirrusFacade", "RecordModel", "CirrusIO",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -205,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "CirrusPostgresTests",
             dependencies: [
-                "CirrusPostgres", "Cirrus", "CirrusServer", "CirrusIO", "RecordLog", "QueryExecution", "QueryChecker",
+                "CirrusPostgres", "Cirrus", "CirrusEmbedded", "CirrusFacade", "CirrusServer", "CirrusIO", "RecordLog", "QueryExecution", "QueryChecker",
                 "PredicateSyntax",
                 "RecordModel",
                 "Indexes",
@@ -216,14 +228,14 @@ let package = Package(
         .testTarget(
             name: "CirrusKitTests",
             dependencies: [
-                "CirrusKit", "CirrusServer", "CirrusShell", "Cirrus", "RecordModel", "QueryChecker",
+                "CirrusKit", "CirrusServer", "CirrusShell", "Cirrus", "CirrusEmbedded", "CirrusFacade", "RecordModel", "QueryChecker",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "CirrusShellTests",
-            dependencies: ["CirrusShell", "Cirrus", "CirrusIO", "RecordLog", "RecordModel", "CirrusTestSupport"],
+            dependencies: ["CirrusShell", "Cirrus", "CirrusEmbedded", "CirrusFacade", "CirrusIO", "RecordLog", "RecordModel", "CirrusTestSupport"],
             exclude: ["Transcripts"], swiftSettings: strict),
     ]
 )

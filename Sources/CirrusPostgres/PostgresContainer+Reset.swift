@@ -11,7 +11,7 @@
 // internalError naming them, after waiting a moment for sessions that are closing. The next
 // open creates a fresh environment whose schema holds only `Users`, with a new cursor secret.
 
-import Cirrus
+import CirrusFacade
 import Foundation
 import Logging
 import PostgresNIO

@@ -5,7 +5,7 @@
 // transaction under the namespace's advisory lock, where the add-only rule is checked again
 // against the stored schema (another process may have changed it since).
 
-import Cirrus
+import CirrusFacade
 import RecordModel
 
 extension PostgresContainer {

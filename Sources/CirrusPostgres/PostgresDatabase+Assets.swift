@@ -3,7 +3,7 @@
 // read that holds the asset (else that record's error, or unknownItem). Storage and the sweep of
 // unreferenced assets: PostgresStore+Assets.swift.
 
-import Cirrus
+import CirrusFacade
 import RecordModel
 
 extension PostgresDatabase {

@@ -15,7 +15,7 @@
 // Like the embedded engine's database token, it carries the zone names it has seen, so a zone
 // deleted since is reported without keeping zone tombstones.
 
-import Cirrus
+import CirrusFacade
 import RecordModel
 
 /// The bytes of a PostgreSQL change token: a magic, a position, then NUL-terminated strings.

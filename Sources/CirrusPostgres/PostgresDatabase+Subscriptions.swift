@@ -9,7 +9,7 @@
 // engine fires nothing, and keeps it, while no stream of the container is open; across
 // processes no one knows whether a stream is open somewhere).
 
-import Cirrus
+import CirrusFacade
 import RecordModel
 
 extension PostgresDatabase {

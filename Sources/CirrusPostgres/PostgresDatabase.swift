@@ -22,7 +22,7 @@
 // is the container's: a save that grows it (development) publishes the new schema to the
 // container, and every tenant's store adopts it before its next call.
 
-import Cirrus
+import CirrusFacade
 import Crypto
 import Logging
 import NIOConcurrencyHelpers

@@ -23,7 +23,7 @@
 // stream ends when its consumer stops iterating and when the container closes. A stream that
 // falls more than the outbox's retention behind (ten minutes) misses the rows pruned meanwhile.
 
-import Cirrus
+import CirrusFacade
 import Foundation
 import Logging
 import NIOConcurrencyHelpers

@@ -34,7 +34,7 @@
 // of a tenant deletes its outbox rows older than ten minutes, so the outbox holds roughly ten
 // minutes of notifications of each tenant that still writes.
 
-import Cirrus
+import CirrusFacade
 import Foundation
 import Logging
 import NIOCore

@@ -7,7 +7,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct BulkImportTests {
     func jsonLines(_ range: Range<Int>, type: String = "Note") -> [UInt8] {

@@ -8,7 +8,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct CheckpointQueryTests {
     func place(_ i: Int) -> Record {

@@ -10,7 +10,8 @@ import Indexes
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct ColumnQueryTests {
     func record(_ i: Int, v: Int, rng: inout SeededRandom) -> Record {

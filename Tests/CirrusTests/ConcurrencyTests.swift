@@ -8,7 +8,8 @@ import Indexes
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct ConcurrencyTests {
     @Test func snapshotsSeeWholeCommits() async throws {

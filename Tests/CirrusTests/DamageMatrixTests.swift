@@ -13,7 +13,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct DamageMatrixTests {
     enum FileKind: String, Sendable {

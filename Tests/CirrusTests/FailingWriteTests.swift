@@ -16,7 +16,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct FailingWriteTests {
     enum Operation: String, CaseIterable, Sendable {

@@ -6,7 +6,8 @@ import Indexes
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 enum IndexConsistency {
     static func check(_ snap: RecordTypeSnapshot, against expected: [Record], seed: UInt64) throws {

@@ -21,7 +21,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 /// The engines the model tests run on.
 enum ModelEngine: String, CaseIterable, CustomStringConvertible {

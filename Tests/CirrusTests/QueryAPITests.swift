@@ -11,7 +11,8 @@ import QueryPlanner
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct QueryAPITests {
     /// Saves `records` (zones created as needed); returns how many saves succeeded.

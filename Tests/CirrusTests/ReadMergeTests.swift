@@ -8,7 +8,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct ReadMergeTests {
     func place(_ i: Int, v: Int = 0) -> Record {

@@ -6,7 +6,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 private let alice = "_alice"
 private let bob = "_bob"

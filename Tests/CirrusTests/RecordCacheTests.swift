@@ -4,7 +4,8 @@
 import CirrusTestSupport
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 @testable import RecordModel
 
 @Suite struct RecordCacheTests {

@@ -10,7 +10,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 private func durableOptions(_ env: TestEnv) -> ContainerOptions {
     ContainerOptions(

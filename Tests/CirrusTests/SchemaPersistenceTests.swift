@@ -2,7 +2,8 @@ import CirrusTestSupport
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct SchemaPersistenceTests {
     /// Regression: just-in-time schema changes were applied but not logged, so a reopened

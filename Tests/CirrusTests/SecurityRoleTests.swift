@@ -9,7 +9,8 @@ import CirrusTestSupport
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 private let owner = "_owner"
 private let outsider = "_outsider"

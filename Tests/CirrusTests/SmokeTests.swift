@@ -5,7 +5,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct SmokeTests {
     @Test func saveFetchDeleteReopen() async throws {

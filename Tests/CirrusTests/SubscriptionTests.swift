@@ -7,7 +7,8 @@ import CirrusTestSupport
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 private let alice = "_alice"
 

@@ -7,7 +7,8 @@ import Foundation
 import RecordLog
 import RecordModel
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 /// A clock tests can set and advance.
 final class TestClock: LogClock, @unchecked Sendable {

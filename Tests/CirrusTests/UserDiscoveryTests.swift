@@ -9,7 +9,8 @@ import RecordLog
 import RecordModel
 import Testing
 
-@testable import Cirrus
+@testable import CirrusEmbedded
+@testable import CirrusFacade
 
 @Suite struct UserDiscoveryTests {
     @Test func accountStatusAsCirrusCanKnowIt() async throws {

@@ -1,0 +1,327 @@
+// ContainerCore+Checkpoint: opening tables from the checkpoint's data segments plus the log
+// tail, and writing checkpoints (docs/storage-format.md).
+//
+// Open: a table per base table (mapped, nothing decoded), then the delta — every record changed
+// since the checkpoint — applied as one commit through the normal write path, so tables,
+// indexes, reverse references and asset counts come out exactly as if the process had never
+// stopped. The façade's own state (reverse deleteSelf references, asset reference counts) is
+// saved with each checkpoint in the store's `user` section so it need not be rebuilt from
+// every record. A store never checkpointed (or written by an older version) is bulk-built from
+// its log as before.
+//
+// Checkpoint: the store writes each changed table's delta as a new layer (merging layers
+// tiered) and asks for the layer's index sections; the tables are then re-made over the new
+// layers (a table whose layers did not change is reused). In the background (the usual case)
+// that happens beside commits: the new tables are caught up with the commits made meanwhile
+// (StoreSnapshot.changes(since:)) and only the manifest switch and the last few commits hold
+// the write lock.
+
+import CirrusFacade
+import Foundation
+import Indexes
+import RecordLog
+import RecordModel
+
+/// The façade's state saved with a checkpoint.
+struct CheckpointUserState: Codable {
+    static let version = 1
+    var version = CheckpointUserState.version
+    /// owner → target (API form) → records holding a deleteSelf reference to it.
+    var backrefs: [String: [RecordID: Set<RecordID>]]
+    var assetRefs: [String: Int]
+}
+
+extension ContainerCore {
+    /// Builds the published tables from a store snapshot (at open).
+    func loadTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) {
+        guard snap.checkpointSequence > 0 else {
+            // Never checkpointed: bulk-build every table from the replayed log.
+            var grouped: [String: [String: [Record]]] = [:]
+            snap.forEachRecord { stored in
+                let owner = stored.record.recordID.zoneID.ownerName
+                let r = Self.apiForm(stored.record)
+                grouped[owner, default: [:]][r.recordType, default: []].append(r)
+                addRefs(owner: owner, r)
+            }
+            for (owner, types) in grouped {
+                for (type, records) in types {
+                    tables[owner, default: [:]][type] = TypeTable(
+                        recordType: type, owner: owner, schema: schema.recordTypes[type], records: records,
+                        nodeSize: options.indexNodeSize)
+                }
+            }
+            return
+        }
+        tables = try baseTables(snap, schema: schema)
+        noteDamagedIndexSections()
+        if let bytes = store.checkpointUserState, !bytes.isEmpty {
+            do {
+                let u = try JSONDecoder().decode(CheckpointUserState.self, from: Data(bytes))
+                guard u.version == CheckpointUserState.version else {
+                    throw CirrusError(
+                        .internalError,
+                        "the checkpoint's façade state has version \(u.version); this build reads \(CheckpointUserState.version)"
+                    )
+                }
+                backrefs = u.backrefs
+                assetRefs = u.assetRefs
+            } catch let e as CirrusError {
+                throw e
+            } catch {
+                // Derived from the rows (reverse references, asset counts): rebuilt, never load-bearing.
+                warn(
+                    OpenWarning(
+                        path: store.directory, offset: 0,
+                        reason: "the checkpoint's façade state does not decode: \(error)",
+                        consequence: "reverse references and asset counts are rebuilt from the rows"))
+                snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
+            }
+        } else {
+            // No saved state (a store compacted by an older tool): rebuild it from the rows.
+            snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
+        }
+        let changes = snap.deltaChanges().map { c in
+            RecordChange(
+                owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) },
+                new: c.current.map { Self.apiForm($0.record) })
+        }
+        if !changes.isEmpty { apply(changes, newSchema: nil) }
+    }
+
+    /// Reports every mapped index section that failed its checks at open (each was rebuilt from
+    /// the rows, and its table is rewritten at the next checkpoint), naming its file and offset.
+    func noteDamagedIndexSections() {
+        for (key, t) in baseOnlyTables.sorted(by: { $0.key < $1.key }) {
+            for d in t.indexes.damaged {
+                let seg = t.base.flatMap { d.layer < $0.layers.count ? $0.layers[d.layer].indexes : nil }
+                let at = seg?.sections.first { $0.name == d.error.section }?.offset ?? 0
+                warn(
+                    OpenWarning(
+                        path: seg?.file.path ?? store.directory, offset: at + d.error.offset,
+                        reason: "index section '\(d.error.section)': \(d.error.reason)",
+                        consequence: "the index is rebuilt from the rows of \(key)"))
+            }
+        }
+    }
+
+    /// The façade's state as the checkpoint's `user` bytes.
+    func userStateBytes() throws(CirrusError) -> [UInt8] {
+        do {
+            let enc = JSONEncoder()
+            enc.outputFormatting = .sortedKeys
+            return Array(try enc.encode(CheckpointUserState(backrefs: backrefs, assetRefs: assetRefs)))
+        } catch {
+            throw CirrusError(.internalError, "cannot encode the façade state for a checkpoint: \(error)")
+        }
+    }
+
+    /// Writes a checkpoint and re-makes the tables over the new segments (write lock held).
+    /// `raiseHorizon` also forgets deletions, as compaction does; the tables of `merge` end in
+    /// one layer each.
+    @discardableResult
+    func checkpointHoldingLock(
+        raiseHorizon: Bool = false, merge: Set<TableKey> = []
+    ) throws(CirrusError) -> CheckpointReport {
+        if let e = checkpointError {
+            checkpointError = nil
+            throw e
+        }
+        let schema = stateLock.withLock { publishedSchema }
+        let nodeSize = options.indexNodeSize
+        let report: CheckpointReport
+        do {
+            report = try store.checkpoint(
+                userState: try userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint, merge: merge,
+                sections: { rows in
+                    Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
+                })
+        } catch {
+            throw CirrusError.storage(error, "the checkpoint")
+        }
+        rewriteAtCheckpoint = []
+        try remakeTables(schema: schema)
+        return report
+    }
+
+    /// A table over each of the snapshot's base tables, with an empty delta (nothing decoded); a
+    /// table whose layers and schema did not change since the last call is reused.
+    ///
+    /// A table with an index its segments lack (added to the schema since they were written, or
+    /// damaged) has it built from its rows, at every open until the segments hold it: such a table
+    /// is rewritten at the next checkpoint, which `close()` then writes.
+    func baseTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) -> [String: [String: TypeTable]] {
+        let (out, made) = try Self.baseTables(
+            Array(snap.base.values), schema: schema, reusing: baseOnlyTables, options: options)
+        baseOnlyTables = made
+        if !options.readOnly {
+            for (key, t) in made where !t.indexes.rebuilt.isEmpty { rewriteAtCheckpoint.insert(key) }
+        }
+        return out
+    }
+
+    /// Tables over `base` with empty deltas, reusing those of `reusing` whose layers and schema
+    /// are the same; also returns them by key (the next call's `reusing`). Touches no state.
+    static func baseTables(
+        _ base: [BaseTable], schema: Schema, reusing: [TableKey: TypeTable], options: ContainerOptions
+    ) throws(CirrusError) -> (tables: [String: [String: TypeTable]], byKey: [TableKey: TypeTable]) {
+        var out: [String: [String: TypeTable]] = [:]
+        var made: [TableKey: TypeTable] = [:]
+        for b in base {
+            let key = b.key
+            let typeSchema = schema.recordTypes[key.recordType]
+            let table: TypeTable
+            if let old = reusing[key], old.base?.files == b.files, old.schema == typeSchema {
+                table = old
+            } else {
+                table = try TypeTable(
+                    base: b, schema: typeSchema, nodeSize: options.indexNodeSize, cacheSize: options.recordCacheSize,
+                    readMergeBudget: options.readOnly ? nil : options.readMergeBudget)
+            }
+            made[key] = table
+            out[key.owner, default: [:]][key.recordType] = table
+        }
+        return (out, made)
+    }
+
+    /// Re-makes every table over the store's base (after a checkpoint or bulk load: the delta
+    /// is empty) and publishes them with `schema`.
+    func remakeTables(schema: Schema) throws(CirrusError) {
+        let snap = store.snapshot()
+        let next = try baseTables(snap, schema: schema)
+        stateLock.withLock {
+            tables = next
+            publishedSchema = schema
+            publishedVersion &+= 1
+        }
+    }
+
+    /// Checkpoints when the delta has grown past the threshold (write lock held): in the
+    /// background when `options.backgroundCheckpoints`, so commits go on while segments are written.
+    func checkpointIfDue() throws(CirrusError) {
+        guard !options.readOnly, !checkpointRunning, bulk == nil, store.deltaCount >= options.checkpointThreshold else {
+            return
+        }
+        if options.backgroundCheckpoints { try startBackgroundCheckpoint() } else { try checkpointHoldingLock() }
+    }
+
+    /// Starts a checkpoint beside commits (write lock held): snapshot now, segments written on
+    /// another thread, new tables built over them and caught up beside commits, then the switch
+    /// and the last few commits under the write lock. The tables of `merge` end in one layer each.
+    func startBackgroundCheckpoint(merge: Set<TableKey> = []) throws(CirrusError) {
+        let job: CheckpointJob
+        do { job = try store.beginCheckpoint() } catch {
+            throw CirrusError.storage(error, "the checkpoint")
+        }
+        let user = try userStateBytes()
+        let schema = stateLock.withLock { publishedSchema }
+        let rewrite = rewriteAtCheckpoint
+        let reusable = baseOnlyTables
+        rewriteAtCheckpoint = []
+        checkpointRunning = true
+        checkpoints.enter()
+        let nodeSize = options.indexNodeSize
+        let thread = Thread { [self] in
+            defer { checkpoints.leave() }
+            let written = Result { () throws(LogError) in
+                try store.writeCheckpoint(job, userState: user, rewrite: rewrite, merge: merge) { rows in
+                    Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
+                }
+            }
+            // The new tables are built and caught up with the commits made meanwhile here,
+            // beside commits; the write lock is held only for the switch and the last few.
+            var pre: PreparedRebase?
+            if case .success(let p) = written {
+                // A failure here leaves the whole rebase to the lock, as before.
+                pre = try? prepareRebase(p, since: job.snapshot, schema: schema, reusing: reusable)
+            }
+            writeLock.withLock {
+                checkpointRunning = false
+                do {
+                    let prepared = try written.get()
+                    try store.installCheckpoint(prepared, job: job)
+                    let schema = stateLock.withLock { publishedSchema }
+                    if let pre, pre.schema == schema {
+                        finishRebase(pre)
+                    } else {
+                        // The schema changed meanwhile (or building failed): all under the lock.
+                        finishRebase(
+                            try prepareRebase(
+                                prepared, since: job.snapshot, schema: schema, reusing: baseOnlyTables, rounds: 0))
+                    }
+                    checkpointError = nil
+                } catch {
+                    // The commits are safe in the log; the next checkpoint tries again, and the
+                    // failure is reported by close() and checkpoint().
+                    rewriteAtCheckpoint.formUnion(rewrite)
+                    checkpointError = CirrusError(.internalError, "a background checkpoint failed: \(error)")
+                }
+            }
+        }
+        thread.name = "cirrus-checkpoint"
+        thread.start()
+    }
+
+    /// Waits until no background checkpoint is running (call without the write lock).
+    func waitForCheckpoints() { checkpoints.wait() }
+
+    /// Tables over a background checkpoint's new base, with the changes committed since the
+    /// checkpoint's snapshot applied (caught up a few times while commits go on), built without
+    /// the write lock: only `finishRebase` needs it.
+    struct PreparedRebase {
+        var tables: [String: [String: TypeTable]]
+        let byKey: [TableKey: TypeTable]
+        /// The store state the tables are caught up to.
+        var caughtUp: StoreSnapshot
+        let schema: Schema
+        /// Changes applied so far.
+        var applied = 0
+    }
+
+    /// `rounds` catch-ups at most, stopping early once one applies fewer than 256 changes (the
+    /// rest is left to `finishRebase`).
+    func prepareRebase(
+        _ p: RecordStore.PreparedCheckpoint, since snapshot: StoreSnapshot, schema: Schema,
+        reusing: [TableKey: TypeTable], rounds: Int = 4
+    ) throws(CirrusError) -> PreparedRebase {
+        let (tables, byKey) = try Self.baseTables(p.baseTables, schema: schema, reusing: reusing, options: options)
+        var pre = PreparedRebase(tables: tables, byKey: byKey, caughtUp: snapshot, schema: schema)
+        for _ in 0..<rounds {
+            if catchUp(&pre, to: store.snapshot()) < 256 { break }
+        }
+        return pre
+    }
+
+    /// Applies to `pre`'s tables the changes from its state to `now`; returns how many.
+    @discardableResult
+    func catchUp(_ pre: inout PreparedRebase, to now: StoreSnapshot) -> Int {
+        let changes = now.changes(since: pre.caughtUp).map { c in
+            RecordChange(
+                owner: c.id.zoneID.ownerName, old: c.old.map { Self.apiForm($0.record) },
+                new: c.new.map { Self.apiForm($0.record) })
+        }
+        for (owner, types) in Self.byTable(changes) {
+            for (type, list) in types {
+                pre.tables[owner, default: [:]][type] = applying(
+                    list, to: pre.tables[owner]?[type], owner: owner, type: type, schema: pre.schema)
+            }
+        }
+        pre.caughtUp = now
+        pre.applied += changes.count
+        return changes.count
+    }
+
+    /// After a background checkpoint's switch (write lock held): the prepared tables, caught up
+    /// with the last commits, are published.
+    func finishRebase(_ pre: PreparedRebase) {
+        var pre = pre
+        let beside = pre.applied
+        let last = catchUp(&pre, to: store.snapshot())
+        rebaseChanges.besideCommits += beside
+        rebaseChanges.underLock += last
+        baseOnlyTables = pre.byKey
+        stateLock.withLock {
+            tables = pre.tables
+            publishedVersion &+= 1
+        }
+    }
+}

@@ -1,0 +1,251 @@
+// Queries on a database, shaped like CloudKit's async API:
+// `records(matching:inZoneWith:desiredKeys:resultsLimit:)` and
+// `records(continuingMatchFrom:desiredKeys:resultsLimit:)`, plus `explain` and the index advisor.
+//
+// A query is checked by the CKQuery checker against this database's schema (production enforces
+// index options exactly; development answers anything the schema can type), planned on the
+// statistics of one consistent snapshot of the record type, executed on that same snapshot, and
+// returns a page with a cursor when more may follow. Access rules apply before anything runs.
+
+import CirrusFacade
+import Dispatch
+import Indexes
+import PredicateSyntax
+import QueryChecker
+import QueryExecution
+import QueryPlanner
+import RecordModel
+
+extension RecordTypeSnapshot: QuerySnapshot {
+    /// The type's schema, as `schema` (nil if the type has no schema yet).
+    public var typeSchema: RecordTypeSchema? { schema }
+
+    /// Whether row order is record-id order (see `TypeTable.rowsInIDOrder`).
+    public var rowsInIDOrder: Bool { storage.table?.rowsInIDOrder ?? false }
+
+    /// Whether each base layer lists its rows in record-id order and no row was added since
+    /// (see `TypeTable.layersInIDOrder`).
+    public var layersInIDOrder: Bool { storage.table?.layersInIDOrder ?? false }
+
+    /// Whether row `a`'s record id comes before row `b`'s, from their key bytes when both are
+    /// base rows (`BaseRows.compareIDs`), else from their ids.
+    public func rowPrecedes(_ a: RowID, _ b: RowID) -> Bool {
+        if let base = storage.table?.base, Int(a) < base.rows.count, Int(b) < base.rows.count {
+            return base.rows.compareIDs(Int(a), Int(b)) < 0
+        }
+        guard let y = recordID(b) else { return false }
+        guard let x = recordID(a) else { return true }
+        return x < y
+    }
+
+    /// The record of `row` with at least the user fields in `fields`; base rows are decoded
+    /// partly (see `TypeTable.record(_:fields:)`).
+    public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }
+
+    /// Starts loading the base rows' mapped entries or bytes (`TypeTable.prefetch`).
+    public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) { storage.table?.prefetch(rows, payload: payload) }
+
+    /// Starts loading the records of `rows`: cached boxes, or mapped bytes (`TypeTable.prefetchRecords`).
+    public func prefetchRecords(_ rows: ArraySlice<RowID>) { storage.table?.prefetchRecords(rows) }
+
+    /// A reader of the selected fields: base rows are read from the layers' columns or their
+    /// mapped bytes without building a record (see `TypeTable.values(_:of:columns:into:)`).
+    public func valueReader(_ selection: FieldSelection) -> any RowValueReader {
+        TableValueReader(table: storage.table, selection: selection)
+    }
+
+    /// The first `limit` live rows of `rows` (ascending) in record-id order, in `zone` (all when
+    /// nil), after `after` (from the start when nil); base rows are read in place (see
+    /// `TypeTable.firstRowsByID`).
+    public func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID] {
+        guard let table = storage.table else { return [] }
+        return table.firstRowsByID(rows, after: after, zone: zone, limit: limit) {
+            idOrderedRows(rows, after: after, zone: zone, limit: limit)
+        }
+    }
+}
+
+/// `RecordTypeSnapshot`'s `RowValueReader`: the selection's columns are found once, when the
+/// reader is made (`RecordIndexes.columnReader`), not for every row.
+public struct TableValueReader: RowValueReader {
+    let table: TypeTable?
+    let selection: FieldSelection
+    let columns: ColumnReader?
+
+    init(table: TypeTable?, selection: FieldSelection) {
+        self.table = table
+        self.selection = selection
+        columns = table?.indexes.columnReader(selection)
+    }
+
+    /// The selected fields of `row` (see `TypeTable.values(_:of:columns:into:)`).
+    public func values(_ row: RowID, into out: inout [FieldValue?]) -> Bool {
+        table?.values(row, of: selection, columns: columns, into: &out) ?? false
+    }
+
+    /// Starts loading the selected fields' column slots (or the rows' entries).
+    public func prefetch(_ rows: ArraySlice<RowID>) { table?.prefetch(rows, columns: columns) }
+}
+
+extension EmbeddedDatabase {
+    /// The page size when `resultsLimit` is 0 ("the engine chooses").
+    static var defaultResultsLimit: Int { Database.defaultResultsLimit }
+
+    /// Records of `query`, in its order: the first page of at most `resultsLimit` records (0: the
+    /// engine chooses) and a cursor when more may follow. `zoneID` nil means every zone of this
+    /// database. `desiredKeys` nil returns whole records, `[]` only the system fields.
+    public func records(
+        matching query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, desiredKeys: [String]? = nil,
+        resultsLimit: Int = 0
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
+        // One schema for the whole query: the check and the run see the same one (a schema
+        // change between them cannot mix two), and it is read (under the state lock) once, with
+        // whether everyone may read each of its types.
+        let (schema, worldReadable) = core.schemaAndWorldReadable
+        let everyone = worldReadable[query.recordType] ?? false
+        let (checked, _) = try check(query, schema: schema, worldReadable: everyone)
+        let zone = try resolveQueryZone(zoneID)
+        return try page(
+            checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit, schema: schema,
+            worldReadable: everyone)
+    }
+
+    /// The next page of the query a cursor came from. The query is checked again against the
+    /// current schema; a cursor of another database is rejected.
+    public func records(
+        continuingMatchFrom cursor: QueryCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 0
+    ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
+    {
+        guard cursor.scope == cursorScope else {
+            throw CirrusError(.invalidArguments, "the cursor was issued by another database (\(cursor.scope))")
+        }
+        try checkCanRead(recordType: cursor.query.recordType)
+        try recheck(cursor.query)
+        return try page(
+            cursor.query, zone: cursor.zone, desiredKeys: desiredKeys, after: cursor.position,
+            resultsLimit: resultsLimit, from: cursor)
+    }
+
+    /// The printable token of a cursor, signed with this database's secret (docs/cursor-format.md).
+    public func token(for cursor: QueryCursor) -> String { cursor.token(secret: cursorSecret) }
+
+    /// The cursor of a token issued by this database; with `expecting`, it must belong to that query.
+    public func cursor(fromToken token: String, expecting query: RecordQuery? = nil) throws(CirrusError) -> QueryCursor
+    {
+        let expected = try query.map { (q) throws(CirrusError) in try check(q).0 }
+        do {
+            return try QueryCursor(token: token, secret: cursorSecret, expecting: expected)
+        } catch {
+            throw CirrusError(.invalidArguments, "\(error)")
+        }
+    }
+
+    /// Plans `query` (and, with `execute`, runs its first page) and describes what happened.
+    public func explain(
+        _ query: RecordQuery, inZoneWith zoneID: ZoneID? = nil, resultsLimit: Int = 0, execute: Bool = true
+    ) async throws(CirrusError) -> QueryExplanation {
+        let (checked, warnings) = try check(query)
+        let zone = try resolveQueryZone(zoneID)
+        let snap = querySnapshot(recordType: checked.recordType)
+        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
+        // Planned as `page` plans (small circles counted by finding their rows), so the plan
+        // explained is the plan a query runs.
+        let found = Self.keepsFoundRows(checked) ? FoundRows() : nil
+        let plan = QueryPlanner.plan(
+            checked, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit)
+        var actual: [Int: Int] = [:]
+        var returned: Int? = nil
+        if execute {
+            let result = try run(plan, snap, zone: zone, desiredKeys: [], after: nil, limit: limit, found: found)
+            actual = result.actual
+            returned = result.records.count
+        }
+        let required = QueryPlanner.requiredIndexes(checked)
+        return QueryExplanation(
+            plan: plan, actual: actual, requiredIndexes: required,
+            missingIndexes: QueryExplanation.missing(required, in: schema.recordTypes[checked.recordType]),
+            warnings: warnings, returned: returned)
+    }
+
+    /// The index options `query` needs in production (the development index advisor).
+    public func requiredIndexes(for query: RecordQuery) throws(CirrusError) -> [IndexRequirement] {
+        QueryPlanner.requiredIndexes(try check(query).0)
+    }
+
+    // MARK: - internals
+
+    /// Whether planning `q` may find rows for its execution (a circle: a NEAR filter); other
+    /// queries make no `FoundRows` (an object and a lock each).
+    static func keepsFoundRows(_ q: Query) -> Bool { q.predicate.filters.contains { $0.comparator == .near } }
+
+    var cursorScope: String { scope.cursorScope }
+
+    /// Checks a query against the schema: access, predicate (parsed through the container's
+    /// cache), sort descriptors. `worldReadable`: the schema lets everyone read the type.
+    func check(
+        _ q: RecordQuery, schema: Schema? = nil, worldReadable: Bool = false
+    ) throws(CirrusError) -> (Query, [String]) {
+        let schema = schema ?? self.schema
+        try AccessRules.checkCanRead(
+            recordType: q.recordType, scope: scope, identity: identity, schema: schema, worldReadable: worldReadable)
+        return try DatabaseRules.check(q, schema: schema, now: { now }, cache: core.predicates)
+    }
+
+    /// Checks a cursor's query against the current schema (it may have changed since).
+    func recheck(_ q: Query) throws(CirrusError) { try DatabaseRules.recheck(q, schema: schema, now: now) }
+
+    func page(
+        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int,
+        from previous: QueryCursor? = nil, schema: Schema? = nil, worldReadable: Bool = false
+    ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
+        let snap = querySnapshot(recordType: q.recordType)
+        // A table in several layers is charged for them (ReadMerge.swift): the query is timed.
+        let meter = snap.table?.mergeMeter
+        let began = meter == nil ? 0 : DispatchTime.now().uptimeNanoseconds
+        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
+        // Small circles are counted by finding their rows, which the execution then reads (FoundRows).
+        let found = Self.keepsFoundRows(q) ? FoundRows() : nil
+        let plan = QueryPlanner.plan(
+            q, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit, withRejected: false)
+        let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
+        let result = try run(
+            consume plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
+            found: found, schema: schema, worldReadable: worldReadable)
+        if let meter, meter.charge(elapsedNanoseconds: DispatchTime.now().uptimeNanoseconds &- began) {
+            core.startReadMerge(meter)
+        }
+        let cursor = result.next.map {
+            QueryCursor(scope: cursorScope, query: q, zone: zone, desiredKeys: desiredKeys, position: $0)
+        }
+        if let cursor, let c = result.continuation { core.continuations.put(cursor, version: snap.version, c) }
+        return (result.records.map { ($0.recordID, .success($0)) }, cursor)
+    }
+
+    func run(
+        _ plan: consuming QueryPlan, _ snap: RecordTypeSnapshot, zone: ZoneID?, desiredKeys: [String]?,
+        after: OrderKey?,
+        limit: Int,
+        resume: StreamContinuation? = nil, found: FoundRows? = nil, schema: Schema? = nil,
+        worldReadable: Bool = false
+    ) throws(CirrusError) -> QueryPage {
+        var visible: (@Sendable (Record) -> Bool)? = nil
+        if case .public = scope, !worldReadable {
+            // One schema for the whole query (the caller's when it has read it); and when the
+            // type's grants let this identity read every record (world or signed-in READ), no
+            // per-row test at all.
+            let schema = schema ?? self.schema, owner = self.owner, identity = self.identity
+            if !Access.allows(.read, type: plan.query.recordType, creator: nil, identity: identity, schema: schema) {
+                visible = { r in Access.canRead(r, owner: owner, identity: identity, schema: schema) }
+            }
+        }
+        do {
+            return try QueryExecutor.run(
+                consume plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys,
+                visible: visible,
+                resume: resume, found: found)
+        } catch {
+            throw CirrusError(.internalError, "query execution failed: \(error.message)")
+        }
+    }
+}

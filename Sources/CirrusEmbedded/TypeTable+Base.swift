@@ -1,0 +1,81 @@
+// TypeTable+Base: the indexes of a table whose rows live in a checkpoint's data segments — mapped
+// from its index segment, each missing one built from the rows — and the sections a checkpoint
+// writes for a table.
+
+import CirrusFacade
+import Indexes
+import RecordLog
+import RecordModel
+
+extension TypeTable {
+    /// The indexes of a base table: each layer's index segment mapped (nothing decoded); an
+    /// index some layer lacks (added to the schema since, or damaged) is built from the live rows.
+    /// The layers' entries of dead rows are still in the mapped sections: `tombstoneDeadRows`
+    /// removes them.
+    static func baseIndexes(
+        _ base: BaseTable, schema: RecordTypeSchema, nodeSize: Int
+    ) throws(CirrusError) -> RecordIndexes {
+        var layers: [IndexLayer] = []
+        for l in base.layers {
+            var sections: [String: SectionBytes] = [:]
+            var dead: [String: SectionBytes] = [:]
+            if let seg = l.indexes {
+                for s in seg.sections {
+                    guard let b = seg.section(s.name) else { continue }
+                    if s.name.hasPrefix(BaseLayer.deadSectionPrefix) {
+                        let name = String(s.name.dropFirst(BaseLayer.deadSectionPrefix.count))
+                        dead[name] = SectionBytes(b, keepAlive: seg.file, name: s.name)
+                    } else {
+                        sections[s.name] = SectionBytes(b, keepAlive: seg.file, name: s.name)
+                    }
+                }
+            }
+            layers.append(IndexLayer(rowCount: l.rows.count, sections: sections, dead: l.dead, deadSections: dead))
+        }
+        return RecordIndexes(schema: schema, layers: layers, nodeSize: nodeSize) {
+            var rows: [(RowID, Record)] = []
+            rows.reserveCapacity(base.rows.liveCount)
+            for l in base.layers {
+                for (i, r) in CheckpointRows(key: base.key, rows: l.rows, start: l.start) where base.rows.isLive(i) {
+                    rows.append((RowID(truncatingIfNeeded: i), ContainerCore.apiForm(r)))
+                }
+            }
+            return rows
+        }
+    }
+
+    /// Marks the base's dead rows (superseded or deleted in a newer layer) removed, in the row
+    /// table and in the indexes (whose mapped layers still hold their entries). The layers'
+    /// `dead/` index sections say what those rows had indexed, so nothing is decoded; layers
+    /// written without them (an older version) have each dead row decoded once instead.
+    mutating func tombstoneDeadRows() {
+        guard let base, base.rows.dead.count > 0 else { return }
+        if indexes.deadRowsRemoved {
+            baseRemoved = base.rows.dead
+            return
+        }
+        var changes: [RowChange] = []
+        var seen = RowBitmap()
+        for l in base.layers {
+            for r in l.dead where !seen.contains(Int(r)) {
+                seen.insert(Int(r))
+                baseRemoved.insert(Int(r))
+                // A dead row that does not decode has nothing to un-index that `verify` would not name.
+                if let rec = try? base.rows.record(Int(r)) { changes.append(.delete(r, ContainerCore.apiForm(rec))) }
+            }
+        }
+        indexes.apply(changes)
+    }
+}
+
+extension ContainerCore {
+    /// The index sections of a table being checkpointed, built from its rows in row order.
+    static func indexSections(
+        _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int
+    ) -> [(name: String, bytes: [UInt8])] {
+        guard let schema else { return [] }
+        return RecordIndexes.encodeSections(
+            schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) },
+            columnsFrom: rows.layerStart)
+    }
+}

@@ -1,0 +1,832 @@
+// TypeTable: the rows of one record type in one database — compact RowIDs, the current record
+// of each row, RecordID → RowID — and the type's RecordIndexes, kept together so a snapshot of
+// the table is a snapshot of rows and indexes from the same commit. Rows below `baseCount` live
+// in the last checkpoint's mapped data segment; the rest (the delta) in memory.
+//
+// Copy-on-write throughout: records live boxed in pages of 64 rows (PagedArray) and the id map in
+// 512 shards (ShardedMap), so the first write after a reader took a snapshot copies the touched
+// page/shard (64 references) and the small page/shard tables, not every row. RowIDs are assigned in RecordID order by the bulk build at
+// open and then from a counter (freed rows are not reused until the next open or rebuild).
+
+import CirrusFacade
+import CirrusIO
+import Indexes
+import QueryExecution
+import RecordLog
+import RecordModel
+
+/// A delta row's record behind one reference: a page copied after a snapshot (copy-on-write)
+/// retains each of its rows once, instead of every string and dictionary of every record.
+final class DeltaRecord: Sendable {
+    let record: Record
+    init(_ record: Record) { self.record = record }
+}
+
+/// The rows and indexes of one record type in one database.
+///
+/// Rows `0..<baseCount` are the checkpoint's (`base`, mapped, decoded on demand); rows from
+/// `baseCount` on are the delta's (decoded records in `pages`, at `row - baseCount`). A base row
+/// that is deleted is marked in `baseRemoved`; one that is updated comes back as a new delta row,
+/// or — when the update changes only ordered-index fields — keeps its row with the new record
+/// in `overlay` (the ordered indexes hide its mapped entries and hold the new ones in their
+/// delta), so the indexes never need to change a mapped entry.
+struct TypeTable: Sendable {
+    /// The table's parts behind one reference, copied on write: snapshots and fetches copy
+    /// tables all the time, and copying the parts themselves retained every index, map and page
+    /// table in them (a fifth of a point lookup). The first change to a shared table copies the
+    /// parts, as copying the struct did.
+    final class Storage: @unchecked Sendable {
+        // @unchecked: the vars change only through `TypeTable`'s accessors, after `unique()`
+        // made this object the table's own; shared, it is never written.
+        let recordType: String
+        let owner: String
+        let nodeSize: Int
+        @exclusivity(unchecked) var schema: RecordTypeSchema?
+        @exclusivity(unchecked) var base: BaseTable?
+        @exclusivity(unchecked) var cache: RecordCache?
+        @exclusivity(unchecked) var baseRemoved = RowBitmap()
+        @exclusivity(unchecked) var overlay = ShardedMap<DeltaRecord>()
+        @exclusivity(unchecked) var overlaid = RowBitmap()
+        @exclusivity(unchecked) var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
+        @exclusivity(unchecked) var deltaByID = ShardedMap<RowID>()
+        @exclusivity(unchecked) var indexes: RecordIndexes
+        @exclusivity(unchecked) var nextRow: RowID = 0
+        @exclusivity(unchecked) var deltaCount = 0
+        /// Charges of reads against this base's extra layers (nil: one layer, or no merges).
+        @exclusivity(unchecked) var mergeMeter: ReadMergeMeter?
+
+        init(recordType: String, owner: String, nodeSize: Int, schema: RecordTypeSchema?, indexes: RecordIndexes) {
+            self.recordType = recordType
+            self.owner = owner
+            self.nodeSize = nodeSize
+            self.schema = schema
+            self.indexes = indexes
+        }
+
+        init(copying o: Storage) {
+            recordType = o.recordType
+            owner = o.owner
+            nodeSize = o.nodeSize
+            schema = o.schema
+            base = o.base
+            cache = o.cache
+            baseRemoved = o.baseRemoved
+            overlay = o.overlay
+            overlaid = o.overlaid
+            pages = o.pages
+            deltaByID = o.deltaByID
+            indexes = o.indexes
+            nextRow = o.nextRow
+            deltaCount = o.deltaCount
+            mergeMeter = o.mergeMeter
+        }
+    }
+
+    private var parts: Storage
+
+    /// Makes the parts this table's own before a change (copy-on-write).
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&parts) { parts = Storage(copying: parts) }
+    }
+
+    var recordType: String { parts.recordType }
+    /// The zone owner as stored (the database).
+    var owner: String { parts.owner }
+    var nodeSize: Int { parts.nodeSize }
+    var schema: RecordTypeSchema? {
+        _read { yield parts.schema }
+        _modify {
+            unique()
+            yield &parts.schema
+        }
+    }
+    var base: BaseTable? {
+        _read { yield parts.base }
+        _modify {
+            unique()
+            yield &parts.base
+        }
+    }
+    /// Charges of reads against the base's extra layers (nil: one layer, or no merges).
+    var mergeMeter: ReadMergeMeter? { parts.mergeMeter }
+    /// Decoded base rows (shared by every snapshot of this base).
+    var cache: RecordCache? {
+        _read { yield parts.cache }
+        _modify {
+            unique()
+            yield &parts.cache
+        }
+    }
+    var baseRemoved: RowBitmap {
+        _read { yield parts.baseRemoved }
+        _modify {
+            unique()
+            yield &parts.baseRemoved
+        }
+    }
+    /// Base rows updated in place (the update changed only ordered-index fields): their
+    /// current record by id, and the rows that have one. The row keeps its id and its text and
+    /// spatial entries; `RecordIndexes.canUpdateInPlace` decides.
+    var overlay: ShardedMap<DeltaRecord> {
+        _read { yield parts.overlay }
+        _modify {
+            unique()
+            yield &parts.overlay
+        }
+    }
+    var overlaid: RowBitmap {
+        _read { yield parts.overlaid }
+        _modify {
+            unique()
+            yield &parts.overlaid
+        }
+    }
+    /// Delta records by `row - baseCount`.
+    var pages: PagedArray<DeltaRecord?> {
+        _read { yield parts.pages }
+        _modify {
+            unique()
+            yield &parts.pages
+        }
+    }
+    var deltaByID: ShardedMap<RowID> {
+        _read { yield parts.deltaByID }
+        _modify {
+            unique()
+            yield &parts.deltaByID
+        }
+    }
+    var indexes: RecordIndexes {
+        _read { yield parts.indexes }
+        _modify {
+            unique()
+            yield &parts.indexes
+        }
+    }
+    var nextRow: RowID {
+        _read { yield parts.nextRow }
+        _modify {
+            unique()
+            yield &parts.nextRow
+        }
+    }
+    var deltaCount: Int {
+        _read { yield parts.deltaCount }
+        _modify {
+            unique()
+            yield &parts.deltaCount
+        }
+    }
+
+    var baseCount: Int { parts.base?.rows.count ?? 0 }
+    var liveCount: Int { baseCount - parts.baseRemoved.count + parts.deltaCount }
+
+    /// Whether ascending rows are ascending record ids: the rows are one base layer in one zone
+    /// (a layer is sorted by zone, then record name: record-id order within a zone) and no row
+    /// was added since.
+    var rowsInIDOrder: Bool {
+        guard let b = parts.base, b.rows.layers.count == 1, Int(parts.nextRow) == b.rows.count else { return false }
+        return b.rows.singleZoneName != nil
+    }
+
+    /// Whether every base layer lists its rows in record-id order (all of a layer's rows in one
+    /// zone: a layer sorts by zone, then record name) and no row was added since.
+    var layersInIDOrder: Bool {
+        guard let b = parts.base, Int(parts.nextRow) == b.rows.count else { return false }
+        return b.rows.layers.allSatisfy { $0.rows.singleZoneName != nil }
+    }
+
+    /// Builds the table from every live record of the type (bulk, sorted by record id).
+    init(recordType: String, owner: String, schema: RecordTypeSchema?, records: [Record], nodeSize: Int) {
+        // Sort positions, not records: moving a Record is many retains.
+        let order = records.indices.sorted { records[$0].recordID < records[$1].recordID }
+        var rows: [(RowID, Record)] = []
+        rows.reserveCapacity(order.count)
+        var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
+        var deltaByID = ShardedMap<RowID>()
+        for (i, k) in order.enumerated() {
+            let r = records[k]
+            let row = RowID(truncatingIfNeeded: i)
+            pages.ensure(i)
+            pages[i] = DeltaRecord(r)
+            deltaByID[r.recordID] = row
+            rows.append((row, r))
+        }
+        parts = Storage(
+            recordType: recordType, owner: owner, nodeSize: nodeSize, schema: schema,
+            indexes: RecordIndexes(
+                schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize))
+        parts.pages = pages
+        parts.deltaByID = deltaByID
+        parts.nextRow = RowID(truncatingIfNeeded: order.count)
+        parts.deltaCount = order.count
+    }
+
+    /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here. With
+    /// `readMergeBudget` and more than one layer, its reads are charged for the extra layers
+    /// (`ReadMergeMeter`).
+    init(
+        base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0, readMergeBudget: Double? = nil
+    ) throws(CirrusError) {
+        parts = Storage(
+            recordType: base.key.recordType, owner: base.key.owner, nodeSize: nodeSize, schema: schema,
+            indexes: try Self.baseIndexes(
+                base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize))
+        parts.cache = RecordCache(capacity: min(cacheSize, base.rows.count), tableRows: base.rows.count)
+        parts.base = base
+        parts.nextRow = RowID(truncatingIfNeeded: base.rows.count)
+        parts.mergeMeter = ReadMergeMeter(
+            key: base.key, layers: base.layers.count, rows: base.rows.count, factor: readMergeBudget)
+        tombstoneDeadRows()
+    }
+
+    /// The record of `row` (API form), nil if the row is deleted or never existed; a base row
+    /// decoded now is offered to the record cache unless it is read for a result of
+    /// `resultRows` records that the cache leaves out (`RecordCache.fills(resultRows:)`).
+    func record(_ row: RowID, resultRows: Int = 1) -> Record? {
+        let i = Int(row)
+        if i < baseCount {
+            guard !baseRemoved.contains(i), let base else { return nil }
+            if overlaid.contains(i), let r = overlaidRecord(i) { return r }
+            return Self.decoded(i, base, cache, fill: cache?.fills(resultRows: resultRows) ?? false)
+        }
+        let d = i - baseCount
+        return pages.contains(d) ? pages[d]?.record : nil
+    }
+
+    /// Base row `i`'s record (API form) from `cache`, or decoded and offered to it when `fill`.
+    /// Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row that
+    /// does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
+    @inline(__always)
+    static func decoded(_ i: Int, _ base: BaseTable, _ cache: RecordCache?, fill: Bool) -> Record? {
+        guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+        return cache.record(i, fill: fill) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+    }
+
+    /// `record(_:resultRows:)` of each of `rows`, in order, passed to `body` with its position;
+    /// rows without a record are skipped. Base rows' entries and then bytes are prefetched ahead
+    /// of the reads (`ReadAhead`), and the table's parts — base, cache, removed and overlaid
+    /// rows — are read once for all the rows: read per row, they were retained and released per
+    /// row (4% of a radius query returning 1,500 rows).
+    func forEachRecord(_ rows: [RowID], resultRows: Int, _ body: (Int, Record) -> Void) {
+        let parts = self.parts
+        guard let base = parts.base else {
+            for (k, row) in rows.enumerated() { if let r = record(row, resultRows: resultRows) { body(k, r) } }
+            return
+        }
+        let baseCount = base.rows.count
+        let cache = parts.cache
+        let fill = cache?.fills(resultRows: resultRows) ?? false
+        let anyRemoved = parts.baseRemoved.count > 0
+        let anyOverlaid = parts.overlaid.count > 0
+        let prefetching = base.rows.worthPrefetching
+        // A result the cache keeps is mostly read from it: the cached records' boxes are asked
+        // for 8–15 rows ahead (the first 16 at once), their loads overlapping.
+        let boxes = fill ? cache : nil
+        // A bulk read (one the cache does not keep) stops asking it when too few of the rows
+        // it asked for were there: see `bulkProbe`.
+        var asking = cache != nil
+        var asked = 0
+        var hits = 0
+        rows.withUnsafeBufferPointer { rs in
+            for k in 0..<rs.count {
+                if prefetching {
+                    if asking {
+                        ReadAhead.schedule(at: k, of: rs.count) { prefetch(rows[$0], payload: $1) }
+                    } else {
+                        // Not the cache's sets: only the rows.
+                        ReadAhead.schedule(at: k, of: rs.count) { base.rows.prefetch(rows[$0], payload: $1) }
+                    }
+                }
+                if let boxes, k % 8 == 0 {
+                    let from = k == 0 ? 0 : k + 8
+                    let to = min(k + 16, rs.count)
+                    if from < to { Self.prefetchBoxes(rs[from..<to], below: baseCount, boxes) }
+                }
+                let i = Int(rs[k])
+                guard i < baseCount else {
+                    if let r = record(rs[k]) { body(k, r) }
+                    continue
+                }
+                if anyRemoved && parts.baseRemoved.contains(i) { continue }
+                if anyOverlaid, parts.overlaid.contains(i), let r = overlaidRecord(i) {
+                    body(k, r)
+                    continue
+                }
+                if fill {
+                    if let r = Self.decoded(i, base, cache, fill: true) { body(k, r) }
+                    continue
+                }
+                if asking, let cache {
+                    asked += 1
+                    let hit = cache.record(i, fill: false, { nil })
+                    if hit != nil { hits += 1 }
+                    if asked % Self.bulkProbe == 0 && hits * Self.bulkHitShare < asked { asking = false }
+                    if let hit {
+                        body(k, hit)
+                        continue
+                    }
+                }
+                if let r = Self.decoded(i, base, nil, fill: false) { body(k, r) }
+            }
+        }
+    }
+
+    /// A bulk read asks the record cache for its rows in rounds of this many, and stops after
+    /// a round when fewer than one in `bulkHitShare` of the rows asked so far were cached. A
+    /// bulk read neither fills the cache nor, in a table several times the cache's size, finds
+    /// much there (at 1M rows and the default 16 384, a row is cached with a chance of about
+    /// 1.6%), while every question costs the cache's lock and its set's cache line: at 1M
+    /// rows, radius 50 km (1 575 rows) and text ANY (515 rows) ran 8% and 7% faster without
+    /// them (docs/benchmarks.md). A read of rows that are mostly cached (the popular rows small
+    /// queries brought in) keeps asking: a hit saves a decode, worth several questions when the
+    /// row's bytes are cold, about two when they are at hand.
+    static let bulkProbe = 32
+    /// See `bulkProbe`: the least share of hits (one in this many) worth asking for.
+    static let bulkHitShare = 4
+
+    /// Starts loading what `values(_:of:columns:into:)` will read of the base rows: the
+    /// selected fields' column slots when every one has a column (`columns`), else the rows'
+    /// entries; nothing when the base is not `worthPrefetching`.
+    func prefetch(_ rows: ArraySlice<RowID>, columns: ColumnReader?) {
+        guard parts.base?.rows.worthPrefetching == true else { return }
+        if let columns {
+            for row in rows where Int(row) < baseCount { columns.prefetch(Int(row)) }
+        } else {
+            parts.base?.rows.prefetch(rows, payload: false)
+        }
+    }
+
+    /// Starts loading the base rows' entries or bytes (`BaseRows.prefetch`), and with the
+    /// entries the record cache's sets, for reads that follow; nothing when the base is not
+    /// `worthPrefetching`.
+    func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
+        guard parts.base?.rows.worthPrefetching == true else { return }
+        parts.base?.rows.prefetch(rows, payload: payload)
+        // With the entries (the first hint for a row), the record cache's set the read asks first.
+        if !payload, let cache = parts.cache {
+            for row in rows where Int(row) < baseCount { cache.prefetch(Int(row)) }
+        }
+    }
+
+    /// Starts loading the cached records of the base rows among `rows` (below `baseCount`):
+    /// every set first, so that their loads overlap (`prefetchRecord` reads a row's set to find
+    /// its box, and would otherwise wait for each set in turn), then the box of each record
+    /// found — or, for a row not cached, its bytes in `base` when given.
+    static func prefetchBoxes<C: Collection>(
+        _ rows: C, below baseCount: Int, _ cache: RecordCache, orBytesOf base: BaseRows? = nil
+    ) where C.Element == RowID {
+        for row in rows where Int(row) < baseCount { cache.prefetch(Int(row)) }
+        for row in rows where Int(row) < baseCount {
+            if !cache.prefetchRecord(Int(row)), let base { base.prefetch(row: Int(row), payload: true) }
+        }
+    }
+
+    /// Starts loading the records of `rows` that the reads that follow build or take whole:
+    /// the box of each one the record cache holds, the bytes of the others (when the base is
+    /// `worthPrefetching`). For a stream that has its page's rows before it reads their
+    /// records: one cold cache line after another, read in turn, was most of what fetching a
+    /// nearest-first page's records cost.
+    func prefetchRecords(_ rows: ArraySlice<RowID>) {
+        guard let base = parts.base else { return }
+        let n = base.rows.count
+        let bytes = base.rows.worthPrefetching
+        guard let cache = parts.cache else {
+            if bytes { base.rows.prefetch(rows, payload: true) }
+            return
+        }
+        Self.prefetchBoxes(rows, below: n, cache, orBytesOf: bytes ? base.rows : nil)
+    }
+
+    /// The record of `row` with at least the user fields in `fields` (and every system field),
+    /// for filters and sort keys: a base row comes whole from the cache or is decoded partly,
+    /// skipping the other fields, and is not cached; a delta row is whole.
+    func record(_ row: RowID, fields: Set<String>) -> Record? {
+        let i = Int(row)
+        guard i < baseCount else { return record(row) }
+        guard !baseRemoved.contains(i), let base else { return nil }
+        if overlaid.contains(i), let r = overlaidRecord(i) { return r }
+        if let hit = cache?.cached(i) { return hit }
+        guard let p = base.rows.payload(i) else { return nil }
+        // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
+        return (try? RecordCodec.decode(p, onlyFields: fields)).map(ContainerCore.apiForm)
+    }
+
+    /// `RowValueReader.values(_:into:)`: a base row's selected fields read from the layer's
+    /// columns (`columns`, the selection's `indexes.columnReader`) or its mapped bytes (or its
+    /// overlaid record), no record built; a delta row's from its record.
+    func values(
+        _ row: RowID, of selection: FieldSelection, columns: ColumnReader?, into out: inout [FieldValue?]
+    ) -> Bool {
+        let i = Int(row)
+        guard i < baseCount else {
+            guard let r = record(row) else { return false }
+            selection.values(of: r, into: &out)
+            return true
+        }
+        guard !baseRemoved.contains(i) else { return false }
+        // The record cache is not asked: a few values read from the row's bytes cost less than
+        // the cache's lock and its slot's memory (4% of a radius + equality query's samples).
+        if overlaid.contains(i), let r = overlaidRecord(i) {
+            selection.values(of: r, into: &out)
+            return true
+        }
+        // Values come from the layer's columns when every selected field has one:
+        // the row's bytes are not touched (nor the base retained).
+        if let columns, columns.values(i, into: &out) { return true }
+        guard let p = parts.base?.rows.payload(i) else { return false }
+        // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
+        do {
+            try RecordCodec.values(p, of: selection, into: &out)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// The current record of a base row updated in place.
+    func overlaidRecord(_ i: Int) -> Record? {
+        guard let id = base?.rows.recordID(i, owner: ZoneID.defaultOwnerName) else { return nil }
+        return overlay[id]?.record
+    }
+
+    /// The record id of `row` (API form), nil if the row is deleted or never existed; a base row's
+    /// id comes from its key, without decoding the record.
+    func recordID(_ row: RowID) -> RecordID? {
+        let i = Int(row)
+        if i < baseCount {
+            guard !baseRemoved.contains(i), let base else { return nil }
+            return base.rows.recordID(i, owner: ZoneID.defaultOwnerName)
+        }
+        let d = i - baseCount
+        return pages.contains(d) ? pages[d]?.record.recordID : nil
+    }
+
+    /// The row of a record (API-form id), nil if none.
+    func row(for id: RecordID) -> RowID? {
+        // An empty delta (the state after a checkpoint or bulk load) costs no hashing.
+        if deltaByID.count > 0, let r = deltaByID[id] { return r }
+        // The base finds a row by its zone and record names (the owner is the table's).
+        guard let b = base, let i = b.rows.row(of: id), !baseRemoved.contains(i) else { return nil }
+        return RowID(truncatingIfNeeded: i)
+    }
+
+    /// `QuerySnapshot.firstRowsByID`: the base rows of a one-zone layer are already in id order
+    /// (sections sort by zone, then name), so each layer's candidates are walked in row order from
+    /// a binary search for `after`, merged across layers and with the delta rows sorted by id;
+    /// ids are compared as key bytes. A layer of several zones falls back to reading every id.
+    func firstRowsByID(
+        _ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int, fallback: () -> [RowID]
+    ) -> [RowID] {
+        guard limit > 0 else { return [] }
+        // Rows are ascending: base rows first, each layer's a contiguous run.
+        func firstIndex(atLeast row: Int, from lo: Int) -> Int {
+            var lo = lo
+            var hi = rows.count
+            while lo < hi {
+                let m = (lo + hi) / 2
+                if Int(rows[m]) < row { lo = m + 1 } else { hi = m }
+            }
+            return lo
+        }
+        /// The first `limit` rows of `run` (in id order already) that are not removed.
+        func firstLive(_ run: ArraySlice<RowID>) -> [RowID] {
+            var out: [RowID] = []
+            out.reserveCapacity(min(limit, run.count))
+            for r in run where !baseRemoved.contains(Int(r)) {
+                out.append(r)
+                if out.count == limit { break }
+            }
+            return out
+        }
+        let split = firstIndex(atLeast: baseCount, from: 0)
+        guard split > 0, let base else { return fallback() }
+        if split == rows.count, after == nil, let layerZone = base.rows.singleZoneName {
+            // One layer in one zone (`singleZoneName` is nil otherwise) and no delta row: the
+            // rows are in id order already; no run to merge (and no layer or run copied, each a
+            // handful of retains: reading the zone through `base.layers[0]` copied the layer).
+            if let zone, zone != ZoneID(zoneName: layerZone) { return [] }
+            return firstLive(rows[...])
+        }
+        // Per layer, the candidates still to walk (after `after`, in the asked zone). The layers
+        // are read in place: a copy of one retains and releases its files and sections (copies
+        // per layer were two thirds of this function in a one-row radius query).
+        let layers = base.rows.layers
+        var candidates: [(layer: Int, run: ArraySlice<RowID>)] = []
+        let several: Bool? = layers.withUnsafeBufferPointer { ls in
+            var from = 0
+            for k in ls.indices {
+                let start = ls[k].start
+                let end = firstIndex(atLeast: start + ls[k].rows.count, from: from)
+                defer { from = end }
+                guard from < end else { continue }
+                guard let layerZone = ls[k].rows.singleZoneName else { return nil }
+                var run = rows[from..<end]
+                if let zone, zone != ZoneID(zoneName: layerZone) { continue }
+                if let after {
+                    // The first candidate whose id is after `after`.
+                    var lo = run.startIndex
+                    var hi = run.endIndex
+                    while lo < hi {
+                        let m = (lo + hi) / 2
+                        if ls[k].rows.compareID(Int(rows[m]) - start, after) <= 0 { lo = m + 1 } else { hi = m }
+                    }
+                    run = rows[lo..<run.endIndex]
+                }
+                if !run.isEmpty { candidates.append((k, run)) }
+            }
+            return candidates.count > 1
+        }
+        guard let several else { return fallback() }
+        if !several, split == rows.count {
+            // One layer's rows and no delta: already in id order, nothing to compare.
+            return candidates.first.map { firstLive($0.run) } ?? []
+        }
+        var runs: [MergeRun] = []
+        for (k, run) in candidates {
+            var r = MergeRun(rows: run, section: layers[k].rows, start: layers[k].start)
+            r.settle(removed: baseRemoved)
+            if r.head != nil { runs.append(r) }
+        }
+        var deltaIDs: [RecordID] = []
+        var deltaRows: [RowID] = []
+        for row in rows[split...] {
+            let d = Int(row) - baseCount
+            guard pages.contains(d), let id = pages[d]?.record.recordID else { continue }
+            if let zone, id.zoneID != zone { continue }
+            if let after, !(after < id) { continue }
+            deltaIDs.append(id)
+            deltaRows.append(row)
+        }
+        if runs.count == 1, deltaRows.isEmpty {
+            // One layer's rows and no delta: already in id order, nothing to compare.
+            return firstLive(runs[0].rows)
+        }
+        let delta = RecordID.orderedByID(deltaIDs).map { (deltaIDs[$0], deltaRows[$0]) }
+        // A k-way merge over the layers' runs (each head's key bytes read once, compared with
+        // memcmp) and the delta's rows.
+        var out: [RowID] = []
+        out.reserveCapacity(min(limit, runs.reduce(0) { $0 + $1.rows.count } + delta.count))
+        var j = 0
+        while out.count < limit {
+            var best = -1
+            for k in runs.indices where runs[k].head != nil {
+                if best < 0 || runs[k].precedes(runs[best]) { best = k }
+            }
+            guard best >= 0, let row = runs[best].head else { break }
+            while j < delta.count, runs[best].section.compareID(Int(row) - runs[best].start, delta[j].0) > 0 {
+                out.append(delta[j].1)
+                j += 1
+                if out.count == limit { return out }
+            }
+            out.append(row)
+            runs[best].rows.removeFirst()
+            runs[best].settle(removed: baseRemoved)
+        }
+        while j < delta.count, out.count < limit {
+            out.append(delta[j].1)
+            j += 1
+        }
+        return out
+    }
+
+    /// Every live row, ascending.
+    func allRows() -> [RowID] {
+        var out: [RowID] = []
+        out.reserveCapacity(liveCount)
+        for i in 0..<baseCount where !baseRemoved.contains(i) { out.append(RowID(truncatingIfNeeded: i)) }
+        for (offset, page) in pages.pagesWithOffsets {
+            for (i, r) in page.enumerated() where r != nil {
+                out.append(RowID(truncatingIfNeeded: baseCount + offset + i))
+            }
+        }
+        return out
+    }
+
+    /// Every live record (row order).
+    var liveRecords: [Record] { allRows().compactMap { record($0) } }
+
+    /// Takes `new` as the type's schema. Only what the indexes are built from (fields and their
+    /// options, system-field options) needs a rebuild; a change of grants alone is adopted in
+    /// place. Returns whether the table was rebuilt.
+    mutating func adopt(schema new: RecordTypeSchema?) -> Bool {
+        if schema == new { return false }
+        if Self.sameIndexing(schema, new) {
+            schema = new
+            return false
+        }
+        rebuild(schema: new)
+        return true
+    }
+
+    /// Whether two schemas of a type ask for the same indexes (they differ at most in grants).
+    static func sameIndexing(_ a: RecordTypeSchema?, _ b: RecordTypeSchema?) -> Bool {
+        guard var a, var b else { return a == nil && b == nil }
+        a.grants = []
+        b.grants = []
+        return a == b
+    }
+
+    /// Rebuilds with a new schema (new field in development, promotion, import): compacts rows
+    /// into an in-memory table until the next checkpoint writes it back to a segment.
+    mutating func rebuild(schema: RecordTypeSchema?) {
+        self = TypeTable(recordType: recordType, owner: owner, schema: schema, records: liveRecords, nodeSize: nodeSize)
+    }
+
+    mutating func setDelta(_ row: RowID, _ r: Record?) {
+        let d = Int(row) - baseCount
+        pages.ensure(d)
+        pages[d] = r.map(DeltaRecord.init)
+    }
+
+    /// Applies saves (old, new) and deletions (old, nil) of this type; returns the changes.
+    mutating func apply(_ changes: [(old: Record?, new: Record?)]) {
+        var rowChanges: [RowChange] = []
+        rowChanges.reserveCapacity(changes.count)
+        for c in changes {
+            // The row table is the truth about what the indexes hold: an update of a row it does
+            // not have is an insert, an insert of a row it has is an update.
+            var change = c
+            let oldRow = (c.old ?? c.new).flatMap { row(for: $0.recordID) }
+            if c.old != nil, oldRow == nil { change.old = nil }
+            if c.old == nil, let row = oldRow { change.old = record(row) }
+            switch (change.old, change.new, oldRow) {
+            case (let old?, let new?, let row?) where Int(row) >= baseCount:
+                setDelta(row, new)
+                rowChanges.append(.update(row, old: old, new: new))
+            case (let old?, let new?, let row?) where indexes.canUpdateInPlace(old, new):
+                // A base row whose update changes only ordered-index fields keeps its row.
+                overlay[new.recordID] = DeltaRecord(new)
+                overlaid.insert(Int(row))
+                rowChanges.append(.update(row, old: old, new: new))
+            case (let old?, nil, let row?):
+                remove(row, old.recordID)
+                rowChanges.append(.delete(row, old))
+            case (let old, let new?, let row):
+                if let old, let row {
+                    // A base row cannot change in place: it leaves, the new version gets a delta row.
+                    remove(row, old.recordID)
+                    rowChanges.append(.delete(row, old))
+                }
+                if nextRow == RowID.max {
+                    // Row ids exhausted by churn: compact now (rare; ids are dense after a rebuild).
+                    indexes.apply(rowChanges)
+                    rowChanges = []
+                    rebuild(schema: schema)
+                }
+                let row = nextRow
+                nextRow += 1
+                setDelta(row, new)
+                deltaByID[new.recordID] = row
+                deltaCount += 1
+                rowChanges.append(.insert(row, new))
+            default: break
+            }
+        }
+        indexes.apply(rowChanges)
+    }
+
+    /// Forgets a row (base: marked removed; delta: cleared).
+    mutating func remove(_ row: RowID, _ id: RecordID) {
+        if Int(row) < baseCount {
+            baseRemoved.insert(Int(row))
+            if overlaid.contains(Int(row)) { overlay[id] = nil }
+        } else {
+            setDelta(row, nil)
+            deltaByID[id] = nil
+            deltaCount -= 1
+        }
+    }
+}
+
+/// A consistent view of one record type in one database, for query execution: the indexes and
+/// the rows come from the same commit.
+///
+/// RowIDs are valid within a snapshot. A record usually keeps its row from commit to commit,
+/// but a rebuild (schema change of the type) or reopening renumbers rows: anything that
+/// outlives the snapshot (a cursor) must hold record ids, not rows.
+///
+/// ```swift
+/// let snap = db.querySnapshot(recordType: "Place")
+/// for row in snap.allRows() { if let r = snap.record(row) { print(r.recordID.recordName) } }
+/// snap.indexes.catalog.kinds(for: .user("name"))   // [.ordered, .text]
+/// ```
+public struct RecordTypeSnapshot: Sendable {
+    /// The snapshot's parts behind one reference: executors copy the snapshot freely (it is
+    /// passed and captured per row), which must cost one retain, not one per field.
+    final class Storage: Sendable {
+        let recordType: String
+        let schema: RecordTypeSchema?
+        let environment: Environment
+        let indexes: RecordIndexes
+        let table: TypeTable?
+
+        init(
+            recordType: String, schema: RecordTypeSchema?, environment: Environment, indexes: RecordIndexes,
+            table: TypeTable?
+        ) {
+            self.recordType = recordType
+            self.schema = schema
+            self.environment = environment
+            self.indexes = indexes
+            self.table = table
+        }
+    }
+    let storage: Storage
+    /// The container's publish version this snapshot was taken at (equal versions, equal data).
+    var version: UInt64 = 0
+
+    /// The record type whose rows this snapshot holds.
+    public var recordType: String { storage.recordType }
+    /// The type's schema in this environment; nil if the type has no schema yet.
+    public var schema: RecordTypeSchema? { storage.schema }
+    /// The container's environment (development answers any query the schema can type;
+    /// production requires the index options).
+    public var environment: Environment { storage.environment }
+    /// Every index the schema asks for, over exactly the rows of this snapshot.
+    public var indexes: RecordIndexes { storage.indexes }
+    var table: TypeTable? { storage.table }
+
+    init(recordType: String, environment: Environment, table: TypeTable?, schema: RecordTypeSchema?, nodeSize: Int) {
+        storage = Storage(
+            recordType: recordType, schema: table?.schema ?? schema, environment: environment,
+            indexes: table?.indexes
+                ?? RecordIndexes(
+                    schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: [], nodeSize: nodeSize),
+            table: table)
+    }
+
+    /// Number of live records of the type in the database.
+    public var rowCount: Int { storage.table?.liveCount ?? 0 }
+
+    /// The current version of the record in `row`; nil if the row was deleted or never existed.
+    /// Record ids use the API form (zone owner `__defaultOwner__`).
+    public func record(_ row: RowID) -> Record? { storage.table?.record(row) }
+
+    /// `record(row)`; a result of more than 1/256 of the record cache's capacity is a bulk
+    /// read, whose rows are not added to the cache of a table more than four times its size
+    /// (`RecordCache.fills(resultRows:)`).
+    public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? {
+        storage.table?.record(row, resultRows: resultRows)
+    }
+
+    /// `record(row, inResultOf: resultRows)` of each of `rows` in order, with its position,
+    /// skipping rows without a record; the table's parts are read once, not per row.
+    public func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void) {
+        storage.table?.forEachRecord(rows, resultRows: resultRows, body)
+    }
+
+    /// The record id of `row` (API form), read from the row's key without decoding the record.
+    public func recordID(_ row: RowID) -> RecordID? { storage.table?.recordID(row) }
+
+    /// The row of a record of this type, nil if none.
+    public func row(for id: RecordID) -> RowID? {
+        storage.table?.row(for: id.zoneID.ownerName == ZoneID.defaultOwnerName ? id : ContainerCore.apiID(id))
+    }
+
+    /// Every live row, sorted ascending.
+    public func allRows() -> [RowID] { storage.table?.allRows() ?? [] }
+}
+
+/// One layer's candidate rows in a merge by record id, with the key bytes of its first live row.
+struct MergeRun {
+    var rows: ArraySlice<RowID>
+    let section: RowSection
+    /// The table row of the section's first row.
+    let start: Int
+    /// The first live row and its zone and name bytes (nil when the run is exhausted).
+    var head: RowID?
+    var zone = UnsafeRawBufferPointer(start: nil, count: 0)
+    var name = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    init(rows: ArraySlice<RowID>, section: RowSection, start: Int) {
+        self.rows = rows
+        self.section = section
+        self.start = start
+    }
+
+    /// Drops removed rows from the front and reads the new head's key (a damaged key is empty,
+    /// so it sorts first, as `BaseRows.compareIDs` orders it).
+    mutating func settle(removed: RowBitmap) {
+        while let r = rows.first, removed.contains(Int(r)) { rows.removeFirst() }
+        head = rows.first
+        // The heads to come: entries 8 rows ahead, then key bytes 4 rows ahead, so comparing a
+        // new head does not wait for memory (a candidate set's rows are scattered over the file).
+        let i = rows.startIndex
+        if rows.count > 8 { section.prefetch(Int(rows[i + 8]) - start, key: false) }
+        if rows.count > 4 { section.prefetch(Int(rows[i + 4]) - start, key: true) }
+        guard let h = head, let (z, n) = section.keyBytes(Int(h) - start) else {
+            zone = UnsafeRawBufferPointer(start: nil, count: 0)
+            name = zone
+            return
+        }
+        zone = z
+        name = n
+    }
+
+    /// Whether this head's id comes before `other`'s: record name, then zone name.
+    func precedes(_ other: MergeRun) -> Bool {
+        let c = RowKeyOrder.compare(name, other.name)
+        return c != 0 ? c < 0 : RowKeyOrder.compare(zone, other.zone) < 0
+    }
+}

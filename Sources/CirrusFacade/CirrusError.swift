@@ -1,0 +1,172 @@
+// CirrusError: the one error type of the Cirrus façade, numbered like CloudKit's CKError so code
+// ported from CloudKit reads naturally (CKQUERY.md §4). Every error says what went wrong and,
+// when it concerns one record or zone, which one. Rendered to text in one place (`description`).
+
+import RecordModel
+
+/// An error of a Cirrus database call, with CloudKit's `CKError` code numbers.
+///
+/// ```swift
+/// do { _ = try await db.record(for: RecordID(recordName: "missing")) }
+/// catch let e as CirrusError where e.code == .unknownItem { print(e) }   // unknownItem (11): record "missing" …
+/// ```
+public struct CirrusError: Error, Sendable, CustomStringConvertible {
+    /// CloudKit's error codes (`CKError.Code` raw values). Never change the numbers.
+    public enum Code: Int, Sendable, Hashable, CaseIterable {
+        case internalError = 1
+        case partialFailure = 2
+        /// The storage server cannot be reached (a backend over the network: refused, timed out).
+        case networkUnavailable = 3
+        /// The connection to the storage server was lost, or it did not answer in time.
+        case networkFailure = 4
+        /// The service cannot take the request now (its disk is full, an I/O error): nothing of the
+        /// request was done; retry after `retryAfterSeconds`.
+        case serviceUnavailable = 6
+        case notAuthenticated = 9
+        case permissionFailure = 10
+        case unknownItem = 11
+        case invalidArguments = 12
+        case serverRecordChanged = 14
+        case serverRejectedRequest = 15
+        case constraintViolation = 19
+        case operationCancelled = 20
+        case changeTokenExpired = 21
+        case batchRequestFailed = 22
+        case zoneBusy = 23
+        case badDatabase = 24
+        case quotaExceeded = 25
+        case zoneNotFound = 26
+        case limitExceeded = 27
+        case referenceViolation = 31
+    }
+
+    // The details live in one shared, copy-on-write box, so the error is one reference wide: a
+    // query's `matchResults` hold a `(RecordID, Result<Record, CirrusError>)` per record, and
+    // with the details inline an element was about 176 bytes (a 1,500-row result a fresh 260 KiB,
+    // faulted in page by page, and copied through value witnesses); boxed, 64.
+    private final class Details: @unchecked Sendable {
+        // @unchecked: written only through `CirrusError`'s setters after `unique()` made the box
+        // the error's own; a shared box is never written.
+        var code: Code
+        var message: String
+        var recordID: RecordID?
+        var zoneID: ZoneID?
+        var serverRecord: Record?
+        var partialErrors: [RecordID: CirrusError]
+        var retryAfterSeconds: Double?
+
+        init(
+            _ code: Code, _ message: String, _ recordID: RecordID?, _ zoneID: ZoneID?, _ serverRecord: Record?,
+            _ partialErrors: [RecordID: CirrusError]
+        ) {
+            self.code = code
+            self.message = message
+            self.recordID = recordID
+            self.zoneID = zoneID
+            self.serverRecord = serverRecord
+            self.partialErrors = partialErrors
+        }
+
+        func copy() -> Details {
+            let d = Details(code, message, recordID, zoneID, serverRecord, partialErrors)
+            d.retryAfterSeconds = retryAfterSeconds
+            return d
+        }
+    }
+
+    private var details: Details
+
+    /// The box, copied first when another error shares it.
+    private mutating func unique() -> Details {
+        if !isKnownUniquelyReferenced(&details) { details = details.copy() }
+        return details
+    }
+
+    /// What kind of error; `errorCode` is its CloudKit number.
+    public var code: Code {
+        get { details.code }
+        _modify { yield &unique().code }
+    }
+    /// A sentence saying what went wrong.
+    public var message: String {
+        get { details.message }
+        _modify { yield &unique().message }
+    }
+    /// The record concerned, when the error is about one record.
+    public var recordID: RecordID? {
+        get { details.recordID }
+        _modify { yield &unique().recordID }
+    }
+    /// The zone concerned, when the error is about one zone.
+    public var zoneID: ZoneID? {
+        get { details.zoneID }
+        _modify { yield &unique().zoneID }
+    }
+    /// For `serverRecordChanged`: the record as the server has it now (merge and retry with its tag).
+    public var serverRecord: Record? {
+        get { details.serverRecord }
+        _modify { yield &unique().serverRecord }
+    }
+    /// For `serviceUnavailable`: how long to wait before retrying, in seconds (CloudKit's
+    /// `CKErrorRetryAfterKey`).
+    public var retryAfterSeconds: Double? {
+        get { details.retryAfterSeconds }
+        _modify { yield &unique().retryAfterSeconds }
+    }
+    /// For `partialFailure`: the error of each failed item, by record id.
+    public var partialErrors: [RecordID: CirrusError] {
+        get { details.partialErrors }
+        _modify { yield &unique().partialErrors }
+    }
+
+    /// An error of `code` saying `message`, about the record, zone or failed items given.
+    public init(
+        _ code: Code, _ message: String, recordID: RecordID? = nil, zoneID: ZoneID? = nil, serverRecord: Record? = nil,
+        partialErrors: [RecordID: CirrusError] = [:]
+    ) {
+        details = Details(code, message, recordID, zoneID, serverRecord, partialErrors)
+    }
+
+    /// CloudKit's number for the code.
+    public var errorCode: Int { code.rawValue }
+
+    /// `code (number): record "name" in zone "z": message`.
+    public var description: String {
+        var s = "\(code) (\(code.rawValue)): "
+        if let r = recordID {
+            s +=
+                "record \"\(r.recordName)\"" + (r.zoneID.isDefaultZone ? "" : " in zone \"\(r.zoneID.zoneName)\"")
+                + ": "
+        } else if let z = zoneID {
+            s += "zone \"\(z.zoneName)\": "
+        }
+        s += message
+        if !partialErrors.isEmpty {
+            for (id, e) in partialErrors.sorted(by: { $0.key < $1.key }) { s += "\n  \(id.recordName): \(e)" }
+        }
+        return s
+    }
+}
+
+extension CirrusError {
+    package static func record(_ code: Code, _ id: RecordID, _ message: String) -> CirrusError {
+        CirrusError(code, message, recordID: id)
+    }
+
+    package static func zone(_ code: Code, _ z: ZoneID, _ message: String) -> CirrusError {
+        CirrusError(code, message, zoneID: z)
+    }
+
+    package static func cancelled() -> CirrusError {
+        CirrusError(.operationCancelled, "the task was cancelled before the call ran")
+    }
+
+    /// Wraps a store failure (I/O, closed store) as internalError; a record rule as invalidArguments.
+    package static func from(_ e: any Error, recordID: RecordID? = nil) -> CirrusError {
+        if let c = e as? CirrusError { return c }
+        if let v = e as? RecordValidationError {
+            return CirrusError(.invalidArguments, v.message, recordID: v.recordID ?? recordID)
+        }
+        return CirrusError(.internalError, "\(e)", recordID: recordID)
+    }
+}
