@@ -31,3 +31,14 @@ extension CirrusError {
     }
 
 }
+
+extension CirrusError {
+    /// A stored record whose bytes do not decode (`e` names the file and offset): the call that
+    /// met it fails rather than leave the record out.
+    static func unreadable(_ e: any Error) -> CirrusError {
+        CirrusError(
+            .internalError,
+            "a stored record could not be read (\(e)); `cirrus verify` names every damaged record and "
+                + "`cirrus repair` salvages the rest")
+    }
+}

@@ -173,7 +173,7 @@ extension Container {
             let snap = store.snapshot()
             guard snap.schema == nil, snap.recordCount > 0 else { return false }
             var types: [String: RecordTypeSchema] = [:]
-            snap.forEachRecord { stored in
+            try snap.forEachRecord { stored in
                 let r = stored.record
                 var t = types[r.recordType] ?? RecordTypeSchema(name: r.recordType)
                 for (name, v) in r.fields where t.fields[name] == nil {

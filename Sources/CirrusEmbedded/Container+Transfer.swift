@@ -163,13 +163,13 @@ extension Container {
     public func exportRecords(
         from scope: Database.Scope, type: String? = nil, zone: ZoneID? = nil, readableBy reader: Identity? = nil,
         write: (String) throws -> Void
-    ) rethrows -> Int {
+    ) throws -> Int {
         guard let core = embedded else { return 0 }  // another engine's records are not in files here
         let owner = scope.owner
         var n = 0
         let storageZone = zone.map { ZoneID(zoneName: $0.zoneName, ownerName: owner) }
         let schema = core.schema
-        for s in core.store.snapshot().records(ofType: type, in: storageZone)
+        for s in try core.store.snapshot().records(ofType: type, in: storageZone)
         where s.record.recordID.zoneID.ownerName == owner {
             let api = ContainerCore.apiForm(s.record)
             if let reader, !Access.canRead(api, owner: owner, identity: reader, schema: schema) { continue }

@@ -32,12 +32,23 @@ struct CheckpointUserState: Codable {
 }
 
 extension ContainerCore {
-    /// Builds the published tables from a store snapshot (at open).
+    /// Builds the published tables from a store snapshot (at open). A stored record that does
+    /// not decode fails the open, naming it (`cirrus repair` salvages the rest).
     func loadTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) {
+        do {
+            try loadTablesUnchecked(snap, schema: schema)
+        } catch let e as CirrusError {
+            throw e
+        } catch {
+            throw .unreadable(error)
+        }
+    }
+
+    private func loadTablesUnchecked(_ snap: StoreSnapshot, schema: Schema) throws {
         guard snap.checkpointSequence > 0 else {
             // Never checkpointed: bulk-build every table from the replayed log.
             var grouped: [String: [String: [Record]]] = [:]
-            snap.forEachRecord { stored in
+            try snap.forEachRecord { stored in
                 let owner = stored.record.recordID.zoneID.ownerName
                 let r = Self.apiForm(stored.record)
                 grouped[owner, default: [:]][r.recordType, default: []].append(r)
@@ -74,13 +85,13 @@ extension ContainerCore {
                         path: store.directory, offset: 0,
                         reason: "the checkpoint's façade state does not decode: \(error)",
                         consequence: "reverse references and asset counts are rebuilt from the rows"))
-                snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
+                try snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
             }
         } else {
             // No saved state (a store compacted by an older tool): rebuild it from the rows.
-            snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
+            try snap.forEachRecord { addRefs(owner: $0.record.recordID.zoneID.ownerName, Self.apiForm($0.record)) }
         }
-        let changes = snap.deltaChanges().map { c in
+        let changes = try snap.deltaChanges().map { c in
             RecordChange(
                 owner: c.id.zoneID.ownerName, old: c.base.map { Self.apiForm($0.record) },
                 new: c.current.map { Self.apiForm($0.record) })
@@ -236,15 +247,17 @@ extension ContainerCore {
             }
             writeLock.withLock {
                 checkpointRunning = false
+                var installed = false
                 do {
                     let prepared = try written.get()
                     try store.installCheckpoint(prepared, job: job)
+                    installed = true
                     let schema = stateLock.withLock { publishedSchema }
                     if let pre, pre.schema == schema {
-                        finishRebase(pre)
+                        try finishRebase(pre)
                     } else {
                         // The schema changed meanwhile (or building failed): all under the lock.
-                        finishRebase(
+                        try finishRebase(
                             try prepareRebase(
                                 prepared, since: job.snapshot, schema: schema, reusing: baseOnlyTables, rounds: 0))
                     }
@@ -254,6 +267,12 @@ extension ContainerCore {
                     // failure is reported by close() and checkpoint().
                     rewriteAtCheckpoint.formUnion(rewrite)
                     checkpointError = CirrusError(.internalError, "a background checkpoint failed: \(error)")
+                    options.logger.error(
+                        "\(checkpointError.map { "\($0)" } ?? "")", metadata: ["container": .string(directory)])
+                    // Installed but not published (a record met on the way did not decode): the
+                    // tables readers see are the old ones; writes stop until the container is
+                    // reopened, which builds them from the store.
+                    if installed { writePoison = checkpointError }
                 }
             }
         }
@@ -286,15 +305,17 @@ extension ContainerCore {
         let (tables, byKey) = try Self.baseTables(p.baseTables, schema: schema, reusing: reusing, options: options)
         var pre = PreparedRebase(tables: tables, byKey: byKey, caughtUp: snapshot, schema: schema)
         for _ in 0..<rounds {
-            if catchUp(&pre, to: store.snapshot()) < 256 { break }
+            if try catchUp(&pre, to: store.snapshot()) < 256 { break }
         }
         return pre
     }
 
     /// Applies to `pre`'s tables the changes from its state to `now`; returns how many.
     @discardableResult
-    func catchUp(_ pre: inout PreparedRebase, to now: StoreSnapshot) -> Int {
-        let changes = now.changes(since: pre.caughtUp).map { c in
+    func catchUp(_ pre: inout PreparedRebase, to now: StoreSnapshot) throws(CirrusError) -> Int {
+        let changed: [(id: RecordID, old: StoredRecord?, new: StoredRecord?)]
+        do { changed = try now.changes(since: pre.caughtUp) } catch { throw .unreadable(error) }
+        let changes = changed.map { c in
             RecordChange(
                 owner: c.id.zoneID.ownerName, old: c.old.map { Self.apiForm($0.record) },
                 new: c.new.map { Self.apiForm($0.record) })
@@ -312,10 +333,10 @@ extension ContainerCore {
 
     /// After a background checkpoint's switch (write lock held): the prepared tables, caught up
     /// with the last commits, are published.
-    func finishRebase(_ pre: PreparedRebase) {
+    func finishRebase(_ pre: PreparedRebase) throws(CirrusError) {
         var pre = pre
         let beside = pre.applied
-        let last = catchUp(&pre, to: store.snapshot())
+        let last = try catchUp(&pre, to: store.snapshot())
         rebaseChanges.besideCommits += beside
         rebaseChanges.underLock += last
         baseOnlyTables = pre.byKey

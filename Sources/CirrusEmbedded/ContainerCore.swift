@@ -79,6 +79,9 @@ final class ContainerCore: @unchecked Sendable {
     var checkpointRunning = false
     let checkpoints = DispatchGroup()
     var checkpointError: CirrusError?
+    /// Set when a checkpoint was installed but its tables could not be published: every later
+    /// write fails with it (the container must be reopened). Guarded by writeLock.
+    var writePoison: CirrusError?
     /// Read-triggered merges started since open (stateLock).
     var readMerges = 0
     /// Changes a background checkpoint's rebase applied beside commits / under the write lock
@@ -206,7 +209,7 @@ final class ContainerCore: @unchecked Sendable {
     }
 
     /// The live record (API form) of a database, or nil.
-    func current(owner: String, _ id: RecordID) -> Record? {
+    func current(owner: String, _ id: RecordID) throws(CirrusError) -> Record? {
         // The published type tables hold every live record already decoded (API form): a few
         // dictionary lookups instead of decoding the log's stored bytes on every fetch.
         let key = id.zoneID.ownerName == ZoneID.defaultOwnerName ? id : Self.apiID(id)
@@ -224,7 +227,11 @@ final class ContainerCore: @unchecked Sendable {
                 }
             }
         }
-        return store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }
+        do {
+            return try store.record(Self.storageID(id, owner: owner)).map { Self.apiForm($0.record) }
+        } catch {
+            throw CirrusError.unreadable(error)
+        }
     }
 
     /// Custom zones of a database (storage form) with their creation sequence.
@@ -255,6 +262,9 @@ final class ContainerCore: @unchecked Sendable {
             ops.insert(.setSchema(newSchema), at: 0)
         }
         if ops.isEmpty { return }
+        if let writePoison {
+            throw CirrusError(.internalError, "the container must be reopened: \(writePoison.message)")
+        }
         // A database that holds data has its cursor secret on disk (`ensureSecrets`).
         var owners = Set(changes.map(\.owner))
         for op in ops {

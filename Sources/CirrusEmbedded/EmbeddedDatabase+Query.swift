@@ -239,13 +239,23 @@ extension EmbeddedDatabase {
                 visible = { r in Access.canRead(r, owner: owner, identity: identity, schema: schema) }
             }
         }
+        // A row that does not decode is never left out of a result in silence (RowDamage.swift).
+        let damage = snap.table?.damage
+        let damaged = damage?.count ?? 0
+        let page: QueryPage
         do {
-            return try QueryExecutor.run(
+            page = try QueryExecutor.run(
                 consume plan, on: snap, after: after, pageSize: limit, zone: zone, desiredKeys: desiredKeys,
                 visible: visible,
                 resume: resume, found: found)
         } catch {
             throw CirrusError(.internalError, "query execution failed: \(error.message)")
         }
+        if let damage, damage.count > damaged {
+            let error = damage.error(snap.recordType, since: damaged)
+            core.options.logger.error("\(error)", metadata: ["container": .string(core.directory)])
+            throw error
+        }
+        return page
     }
 }

@@ -47,9 +47,9 @@ extension EmbeddedDatabase {
         let storage = ZoneID(zoneName: z.zoneName, ownerName: owner)
         try core.withWriteLock { () throws(CirrusError) in
             guard core.zoneExists(owner: owner, z) else { throw .zone(.zoneNotFound, zone, "no such zone") }
-            let gone = core.store.snapshot().records(in: storage).map {
-                RecordChange(owner: owner, old: ContainerCore.apiForm($0.record), new: nil)
-            }
+            let stored: [StoredRecord]
+            do { stored = try core.store.snapshot().records(in: storage) } catch { throw .unreadable(error) }
+            let gone = stored.map { RecordChange(owner: owner, old: ContainerCore.apiForm($0.record), new: nil) }
             try core.commitHoldingLock([.deleteZone(storage)], changes: gone, newSchema: nil)
             // Zone subscriptions of the zone go with it.
             let dropped = core.stateLock.withLock { () -> Bool in
@@ -132,7 +132,9 @@ extension EmbeddedDatabase {
         for (_, item) in page {
             switch item {
             case .saved(let id):
-                if let s = snap.record(id) { out.changed.append(ContainerCore.apiForm(s.record)) }
+                let stored: StoredRecord?
+                do { stored = try snap.record(id) } catch { throw .unreadable(error) }
+                if let s = stored { out.changed.append(ContainerCore.apiForm(s.record)) }
             case .deleted(let id, let type): out.deleted.append((ContainerCore.apiID(id), recordType: type))
             }
         }

@@ -129,7 +129,7 @@ final class EmbeddedDatabase: DatabaseBackend {
         if !api.zoneID.isDefaultZone && !core.zoneExists(owner: owner, api.zoneID) {
             throw .record(.zoneNotFound, id, "zone \"\(api.zoneID.zoneName)\" does not exist")
         }
-        guard let r = core.current(owner: owner, api) else {
+        guard let r = try core.current(owner: owner, api) else {
             throw .record(.unknownItem, id, "record not found")
         }
         if !Access.canRead(r, owner: owner, identity: identity, schema: schema, worldReadable: worldReadable) {

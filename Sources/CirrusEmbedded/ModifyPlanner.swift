@@ -49,9 +49,9 @@ struct ModifyPlanner {
 
     var core: ContainerCore { db.core }
 
-    func current(_ id: RecordID) -> Record? {
+    func current(_ id: RecordID) throws(CirrusError) -> Record? {
         if let o = overlay[id] { return o }
-        return core.current(owner: db.owner, id)
+        return try core.current(owner: db.owner, id)
     }
 
     mutating func run(saving: [Record], deleting: [RecordID]) {
@@ -114,7 +114,7 @@ struct ModifyPlanner {
                     "a Users record can only be saved by its user, in the public database")
             }
         }
-        let server = current(id)
+        let server = try current(id)
         if let server, server.recordType != r.recordType {
             throw .record(
                 .constraintViolation, given.recordID,
@@ -239,7 +239,7 @@ struct ModifyPlanner {
                     "a deleteSelf reference must stay in its zone; \"\(target.recordName)\" is in zone \"\(target.zoneID.zoneName)\""
                 )
             }
-            if target != id && current(target) == nil {
+            if target != id, try current(target) == nil {
                 throw .record(
                     .referenceViolation, id, "the deleteSelf reference target \"\(target.recordName)\" does not exist")
             }
@@ -273,7 +273,7 @@ struct ModifyPlanner {
         if !id.zoneID.isDefaultZone && !core.zoneExists(owner: db.owner, id.zoneID) {
             throw .record(.zoneNotFound, given, "zone \"\(id.zoneID.zoneName)\" does not exist")
         }
-        guard let server = current(id) else { throw .record(.unknownItem, given, "record not found") }
+        guard let server = try current(id) else { throw .record(.unknownItem, given, "record not found") }
         if let tag, tag != server.recordChangeTag {
             throw CirrusError(
                 .serverRecordChanged,
@@ -292,7 +292,7 @@ struct ModifyPlanner {
             var sources = core.backrefs[db.owner]?[victim.recordID] ?? []
             sources.formUnion(addedRefs[victim.recordID] ?? [])
             for s in sources.sorted() where !done.contains(s) {
-                guard let rec = current(s), deleteSelfTargets(rec).contains(victim.recordID),
+                guard let rec = try current(s), deleteSelfTargets(rec).contains(victim.recordID),
                     s.zoneID.zoneName == victim.recordID.zoneID.zoneName
                 else { continue }
                 done.insert(s)

@@ -60,8 +60,13 @@ extension TypeTable {
             for r in l.dead where !seen.contains(Int(r)) {
                 seen.insert(Int(r))
                 baseRemoved.insert(Int(r))
-                // A dead row that does not decode has nothing to un-index that `verify` would not name.
-                if let rec = try? base.rows.record(Int(r)) { changes.append(.delete(r, ContainerCore.apiForm(rec))) }
+                // A dead row that does not decode cannot be taken out of the indexes by its values:
+                // its entries stay, pointing at a row every read skips (it is removed); counted.
+                do {
+                    changes.append(.delete(r, ContainerCore.apiForm(try base.rows.record(Int(r)))))
+                } catch {
+                    damage.note(error)
+                }
             }
         }
         indexes.apply(changes)

@@ -54,6 +54,8 @@ struct TypeTable: Sendable {
         @exclusivity(unchecked) var deltaCount = 0
         /// Charges of reads against this base's extra layers (nil: one layer, or no merges).
         @exclusivity(unchecked) var mergeMeter: ReadMergeMeter?
+        /// Rows of the base that did not decode when read, shared by every copy of the table.
+        var damage = RowDamage()
 
         init(recordType: String, owner: String, nodeSize: Int, schema: RecordTypeSchema?, indexes: RecordIndexes) {
             self.recordType = recordType
@@ -79,6 +81,7 @@ struct TypeTable: Sendable {
             nextRow = o.nextRow
             deltaCount = o.deltaCount
             mergeMeter = o.mergeMeter
+            damage = o.damage
         }
     }
 
@@ -100,6 +103,9 @@ struct TypeTable: Sendable {
             yield &parts.schema
         }
     }
+    /// The undecodable rows this table's reads met (shared by its copies).
+    var damage: RowDamage { parts.damage }
+
     var base: BaseTable? {
         _read { yield parts.base }
         _modify {
@@ -248,7 +254,7 @@ struct TypeTable: Sendable {
         if i < baseCount {
             guard !baseRemoved.contains(i), let base else { return nil }
             if overlaid.contains(i), let r = overlaidRecord(i) { return r }
-            return Self.decoded(i, base, cache, fill: cache?.fills(resultRows: resultRows) ?? false)
+            return Self.decoded(i, base, cache, parts.damage, fill: cache?.fills(resultRows: resultRows) ?? false)
         }
         let d = i - baseCount
         return pages.contains(d) ? pages[d]?.record : nil
@@ -256,11 +262,21 @@ struct TypeTable: Sendable {
 
     /// Base row `i`'s record (API form) from `cache`, or decoded and offered to it when `fill`.
     /// Mapped rows are trusted (block CRCs are checked by `verify`, not on every read): a row that
-    /// does not decode is absent, as in StoreSnapshot.record(_:), and `verify` names it.
+    /// does not decode is counted in `damage`, which makes the call that read it fail.
     @inline(__always)
-    static func decoded(_ i: Int, _ base: BaseTable, _ cache: RecordCache?, fill: Bool) -> Record? {
-        guard let cache else { return (try? base.rows.record(i)).map(ContainerCore.apiForm) }
-        return cache.record(i, fill: fill) { (try? base.rows.record(i)).map(ContainerCore.apiForm) }
+    static func decoded(_ i: Int, _ base: BaseTable, _ cache: RecordCache?, _ damage: RowDamage, fill: Bool) -> Record?
+    {
+        guard let cache else { return decode(i, base, damage) }
+        return cache.record(i, fill: fill) { decode(i, base, damage) }
+    }
+
+    static func decode(_ i: Int, _ base: BaseTable, _ damage: RowDamage) -> Record? {
+        do {
+            return ContainerCore.apiForm(try base.rows.record(i))
+        } catch {
+            damage.note(error)
+            return nil
+        }
     }
 
     /// `record(_:resultRows:)` of each of `rows`, in order, passed to `body` with its position;
@@ -314,7 +330,7 @@ struct TypeTable: Sendable {
                     continue
                 }
                 if fill {
-                    if let r = Self.decoded(i, base, cache, fill: true) { body(k, r) }
+                    if let r = Self.decoded(i, base, cache, parts.damage, fill: true) { body(k, r) }
                     continue
                 }
                 if asking, let cache {
@@ -327,7 +343,7 @@ struct TypeTable: Sendable {
                         continue
                     }
                 }
-                if let r = Self.decoded(i, base, nil, fill: false) { body(k, r) }
+                if let r = Self.decoded(i, base, nil, parts.damage, fill: false) { body(k, r) }
             }
         }
     }
@@ -407,9 +423,17 @@ struct TypeTable: Sendable {
         guard !baseRemoved.contains(i), let base else { return nil }
         if overlaid.contains(i), let r = overlaidRecord(i) { return r }
         if let hit = cache?.cached(i) { return hit }
-        guard let p = base.rows.payload(i) else { return nil }
-        // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
-        return (try? RecordCodec.decode(p, onlyFields: fields)).map(ContainerCore.apiForm)
+        guard let p = base.rows.payload(i) else {
+            parts.damage.note(base.rows.damage(i, "row payload lies outside the section"))
+            return nil
+        }
+        // As in record(_:): a mapped row that does not decode is counted and fails the call.
+        do {
+            return ContainerCore.apiForm(try RecordCodec.decode(p, onlyFields: fields))
+        } catch {
+            parts.damage.note(base.rows.damage(i, "row does not decode: \(error)"))
+            return nil
+        }
     }
 
     /// `RowValueReader.values(_:into:)`: a base row's selected fields read from the layer's
@@ -434,12 +458,13 @@ struct TypeTable: Sendable {
         // Values come from the layer's columns when every selected field has one:
         // the row's bytes are not touched (nor the base retained).
         if let columns, columns.values(i, into: &out) { return true }
-        guard let p = parts.base?.rows.payload(i) else { return false }
-        // As in record(_:): a mapped row that does not decode is absent; `verify` names it.
+        guard let base = parts.base, let p = base.rows.payload(i) else { return false }
+        // As in record(_:): a mapped row that does not decode is counted and fails the call.
         do {
             try RecordCodec.values(p, of: selection, into: &out)
             return true
         } catch {
+            parts.damage.note(base.rows.damage(i, "row does not decode: \(error)"))
             return false
         }
     }

@@ -210,7 +210,7 @@ public enum StoreCommands {
         }
         do {
             let c = try openContainer(db, target, readOnly: true, fileSystem: fileSystem)
-            let n = c.exportRecords(from: scope, type: type, zone: target.zoneID, write: write)
+            let n = try c.exportRecords(from: scope, type: type, zone: target.zoneID, write: write)
             out.stderr = "exported \(n) records\n"
         } catch {
             out.stderr = "cirrus export: \(error)\n"

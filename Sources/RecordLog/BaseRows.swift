@@ -211,6 +211,14 @@ public struct BaseRows: Sendable {
         }
     }
 
+    /// Damage found in row `i`: its file and the offset of its entry, and `reason`.
+    public func damage(_ i: Int, _ reason: String) -> LogError {
+        guard let (k, j) = locate(i) else {
+            return .badSegment(path: "table row \(i)", offset: 0, reason: reason)
+        }
+        return parts.layers[k].rows.damage(j, reason)
+    }
+
     /// The record id of row `i` with the given zone owner.
     public func recordID(_ i: Int, owner: String) -> RecordID? {
         guard let (k, j) = locate(i) else { return nil }

@@ -353,18 +353,19 @@ public enum RecordTransfer {
     }
 
     /// Writes the live records (optionally of one type) as Web Services JSON Lines, in commit
-    /// order, through `write` (one call per line, newline included). Returns the count.
+    /// order, through `write` (one call per line, newline included). Returns the count. A record
+    /// that does not decode throws (naming its file and offset) rather than be left out.
     @discardableResult
     public static func exportJSONLines(
         _ snapshot: StoreSnapshot, type: String? = nil, write: (String) throws -> Void
-    ) rethrows -> Int {
+    ) throws -> Int {
         // Order by sequence using ids only, then decode one record at a time: exporting a
         // million records never holds a million decoded records.
         let order = snapshot.orderedIDs(ofType: type)
         var n = 0
         var line = ""
         for id in order {
-            guard let r = snapshot.record(id) else { continue }
+            guard let r = try snapshot.record(id) else { continue }
             line.removeAll(keepingCapacity: true)
             r.record.webServicesJSON.write(to: &line)
             line += "\n"

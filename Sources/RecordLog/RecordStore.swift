@@ -108,9 +108,11 @@ public final class RecordStore: @unchecked Sendable {
     /// A consistent snapshot of the live state: every batch committed before the call, whole.
     public func snapshot() -> StoreSnapshot { cond.withLock { state } }
 
-    /// The live version of a record and the sequence number that wrote it.
-    public func record(_ id: RecordID) -> StoredRecord? {
-        cond.withLock { state.record(id) }
+    /// The live version of a record and the sequence number that wrote it; throws, naming the
+    /// file and offset, when its stored bytes do not decode.
+    public func record(_ id: RecordID) throws(LogError) -> StoredRecord? {
+        let snap = snapshot()
+        return try snap.record(id)
     }
 
     /// Whether `close()` has run.

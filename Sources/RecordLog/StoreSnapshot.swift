@@ -228,30 +228,44 @@ public struct StoreSnapshot: Sendable {
         return t.key.recordType
     }
 
-    /// The live version of a record (decoded now). Nil if absent, or if its bytes do not decode
-    /// (impossible for a CRC-checked frame unless the codec has a bug; `verify` decodes all).
-    public func record(_ id: RecordID) -> StoredRecord? {
+    /// The live version of a record (decoded now), nil if absent. Throws, naming the file and
+    /// offset, when its bytes do not decode (a mapped row is not checked against its block CRC on
+    /// every read): a damaged record is an error, never absent.
+    public func record(_ id: RecordID) throws(LogError) -> StoredRecord? {
         if let l = live[id] {
-            guard let r = try? RecordCodec.decode(l.payload) else { return nil }
-            return StoredRecord(record: r, sequence: l.sequence)
+            do {
+                return StoredRecord(record: try RecordCodec.decode(l.payload), sequence: l.sequence)
+            } catch {
+                throw .badSegment(
+                    path: "the log's record \(id.recordName)", offset: error.offset, reason: error.message)
+            }
         }
-        guard removed[id] == nil, let (t, i) = baseLocation(id), let r = try? t.rows.record(i) else { return nil }
-        return StoredRecord(record: r, sequence: t.rows.sequence(i))
+        guard removed[id] == nil, let (t, i) = baseLocation(id) else { return nil }
+        return StoredRecord(record: try t.rows.record(i), sequence: t.rows.sequence(i))
     }
 
-    /// Every live record, decoded (O(n); prefer `records(ofType:in:)` or `record(_:)`).
+    /// Every live record, decoded (O(n); prefer `records(ofType:in:)` or `record(_:)`). Throws
+    /// when one does not decode.
     public var records: [RecordID: StoredRecord] {
-        var out = [RecordID: StoredRecord](minimumCapacity: recordCount)
-        forEachRecord { out[$0.record.recordID] = $0 }
-        return out
+        get throws {
+            var out = [RecordID: StoredRecord](minimumCapacity: recordCount)
+            try forEachRecord { out[$0.record.recordID] = $0 }
+            return out
+        }
     }
 
     /// Calls `body` with every live record, decoded one at a time, in no particular order —
-    /// the way to bulk-load indexes without holding every decoded record at once.
-    public func forEachRecord(_ body: (StoredRecord) throws -> Void) rethrows {
-        try forEachEncoded { _, seq, _, p in
-            // As in record(_:): a payload that does not decode is skipped here; `verify` names it.
-            if let r = try? RecordCodec.decode(p) { try body(StoredRecord(record: r, sequence: seq)) }
+    /// the way to bulk-load indexes without holding every decoded record at once. A record that
+    /// does not decode throws (a `LogError` naming the record), never skipped in silence.
+    public func forEachRecord(_ body: (StoredRecord) throws -> Void) throws {
+        try forEachEncoded { id, seq, _, p in
+            let r: Record
+            do throws(CodecError) { r = try RecordCodec.decode(p) } catch {
+                throw LogError.badSegment(
+                    path: "the stored record \(id.recordName) (\(id.zoneID.ownerName))", offset: error.offset,
+                    reason: "does not decode: \(error.message)")
+            }
+            try body(StoredRecord(record: r, sequence: seq))
         }
     }
 
@@ -293,8 +307,10 @@ public struct StoreSnapshot: Sendable {
 
     /// Live records, optionally only of one type and/or zone, in sequence order, decoded.
     /// O(n) with a decode per result; for change tracking use `changes(since:in:limit:)`.
-    public func records(ofType type: String? = nil, in zone: ZoneID? = nil) -> [StoredRecord] {
-        orderedIDs(ofType: type, in: zone).compactMap { record($0) }
+    public func records(ofType type: String? = nil, in zone: ZoneID? = nil) throws(LogError) -> [StoredRecord] {
+        var out: [StoredRecord] = []
+        for id in orderedIDs(ofType: type, in: zone) { if let r = try record(id) { out.append(r) } }
+        return out
     }
 
     /// Live record counts per record type.
@@ -313,16 +329,15 @@ public struct StoreSnapshot: Sendable {
 
     /// Every record changed since the checkpoint: its checkpoint version (nil if it is new
     /// since) and its current version (nil if deleted since). Empty right after a checkpoint.
-    public func deltaChanges() -> [(id: RecordID, base: StoredRecord?, current: StoredRecord?)] {
+    public func deltaChanges() throws(LogError) -> [(id: RecordID, base: StoredRecord?, current: StoredRecord?)] {
         var out: [(RecordID, StoredRecord?, StoredRecord?)] = []
         out.reserveCapacity(live.count + removed.count)
-        func baseVersion(_ id: RecordID) -> StoredRecord? {
-            // As in record(_:): a row that does not decode is absent here; `verify` names it.
-            guard removed[id] != nil, let (t, i) = baseLocation(id), let r = try? t.rows.record(i) else { return nil }
-            return StoredRecord(record: r, sequence: t.rows.sequence(i))
+        func baseVersion(_ id: RecordID) throws(LogError) -> StoredRecord? {
+            guard removed[id] != nil, let (t, i) = baseLocation(id) else { return nil }
+            return StoredRecord(record: try t.rows.record(i), sequence: t.rows.sequence(i))
         }
-        for (id, _) in live { out.append((id, baseVersion(id), record(id))) }
-        for (id, _) in removed where live[id] == nil { out.append((id, baseVersion(id), nil)) }
+        for (id, _) in live { out.append((id, try baseVersion(id), try record(id))) }
+        for (id, _) in removed where live[id] == nil { out.append((id, try baseVersion(id), nil)) }
         return out
     }
 
@@ -330,7 +345,9 @@ public struct StoreSnapshot: Sendable {
     /// after a checkpoint between them), each with its version there and here (nil: absent) —
     /// what a checkpoint written beside commits applies to structures built over its new base.
     /// O(delta + changes); a zone deleted since adds every record `earlier` had in it.
-    public func changes(since earlier: StoreSnapshot) -> [(id: RecordID, old: StoredRecord?, new: StoredRecord?)] {
+    public func changes(
+        since earlier: StoreSnapshot
+    ) throws(LogError) -> [(id: RecordID, old: StoredRecord?, new: StoredRecord?)] {
         let s = earlier.lastSequence
         guard lastSequence > s else { return [] }
         var ids = Set<RecordID>()
@@ -342,8 +359,8 @@ public struct StoreSnapshot: Sendable {
         var out: [(id: RecordID, old: StoredRecord?, new: StoredRecord?)] = []
         out.reserveCapacity(ids.count)
         for id in ids {
-            let old = earlier.record(id)
-            let new = record(id)
+            let old = try earlier.record(id)
+            let new = try record(id)
             if old != nil || new != nil { out.append((id, old, new)) }
         }
         return out

@@ -204,7 +204,7 @@ import Testing
         for (name, r) in model {
             let owner = r.recordType == "Note" ? "_alice" : ZoneID.defaultOwnerName
             let id = RecordID(recordName: name, zoneID: ZoneID(zoneName: r.recordID.zoneID.zoneName, ownerName: owner))
-            if let got = c.embedded?.store.record(id)?.record {
+            if let got = try c.embedded?.store.record(id)?.record {
                 #expect(got.fields == r.fields, "\(label): \(name) changed")
                 present += 1
             } else {

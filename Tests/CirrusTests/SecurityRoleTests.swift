@@ -110,7 +110,7 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
                 }
                 #expect(sub == (canRead ? nil : denial(who)), "subscription: \(ctx)")
                 var exported = 0
-                c.exportRecords(from: .public, type: type, readableBy: who) { line in
+                try c.exportRecords(from: .public, type: type, readableBy: who) { line in
                     if line.contains("\"t\(m)-") { exported += 1 }
                 }
                 #expect(exported == (canRead ? seeded : 0), "export: \(ctx)")
@@ -196,9 +196,9 @@ private func succeeded(_ r: ModifyResult?) -> Bool { r.map { $0.partialFailure =
                 await code { try await theirs.records(matching: RecordQuery(recordType: "T7")) } == .permissionFailure)
             #expect(await code { try await theirs.save(rec("q", "T7", zone: z)) } == .permissionFailure)
             #expect(await code { try await theirs.changes(in: z, since: nil) } == .permissionFailure)
-            #expect(c.exportRecords(from: .private(owner: owner), readableBy: .user(who)) { _ in } == 0)
+            #expect(try c.exportRecords(from: .private(owner: owner), readableBy: .user(who)) { _ in } == 0)
         }
-        #expect(c.exportRecords(from: .private(owner: owner), readableBy: .user(owner)) { _ in } == 1)
+        #expect(try c.exportRecords(from: .private(owner: owner), readableBy: .user(owner)) { _ in } == 1)
     }
 
     @Test func rolesGrantsAndAssignmentsSurviveReopening() async throws {

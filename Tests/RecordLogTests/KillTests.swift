@@ -99,7 +99,7 @@ enum KillHarness {
             }
             // Reopen (truncates a torn tail), then check.
             let store = try RecordStore.open(directory: dir)
-            let live = Set(store.snapshot().records.keys.map(\.recordName))
+            let live = Set(try store.snapshot().records.keys.map(\.recordName))
             try store.close()
             for name in acked where !live.contains(name) {
                 out.failures.append("round \(round): acknowledged \(name) is missing")

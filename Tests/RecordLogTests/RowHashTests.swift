@@ -140,8 +140,8 @@ import Testing
             }
         }
         for fine in [0, 3] {
-            #expect(try rows.payload(fine).map { Array($0) } == Array("payload \(fine)".utf8))
-            #expect(try layers.payload(fine).map { Array($0) } == Array("payload \(fine)".utf8))
+            #expect(rows.payload(fine).map { Array($0) } == Array("payload \(fine)".utf8))
+            #expect(layers.payload(fine).map { Array($0) } == Array("payload \(fine)".utf8))
         }
     }
 
