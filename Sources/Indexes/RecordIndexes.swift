@@ -96,17 +96,17 @@ public struct RecordIndexes: Sendable {
         }
     }
 
-    private var parts: Storage
+    var parts: Storage
 
     /// Makes the storage this value's own before a change (copy-on-write).
-    private mutating func unique() {
+    mutating func unique() {
         if !isKnownUniquelyReferenced(&parts) { parts = Storage(copying: parts) }
     }
 
     /// The record type these indexes belong to.
     public var recordType: String { parts.recordType }
     /// Ordered indexes by field.
-    public private(set) var ordered: [IndexedField: OrderedIndex] {
+    public internal(set) var ordered: [IndexedField: OrderedIndex] {
         _read { yield parts.ordered }
         _modify {
             unique()
@@ -114,7 +114,7 @@ public struct RecordIndexes: Sendable {
         }
     }
     /// The record type's text index, when any field is SEARCHABLE.
-    public private(set) var text: TextIndex? {
+    public internal(set) var text: TextIndex? {
         _read { yield parts.text }
         _modify {
             unique()
@@ -122,7 +122,7 @@ public struct RecordIndexes: Sendable {
         }
     }
     /// Spatial indexes by Location field name.
-    public private(set) var spatial: [String: SpatialIndex] {
+    public internal(set) var spatial: [String: SpatialIndex] {
         _read { yield parts.spatial }
         _modify {
             unique()
@@ -132,7 +132,7 @@ public struct RecordIndexes: Sendable {
     /// SEARCHABLE string fields, sorted by name.
     public var searchableFields: [String] { parts.searchableFields }
     /// Number of rows applied.
-    public private(set) var rowCount: Int {
+    public internal(set) var rowCount: Int {
         _read { yield parts.rowCount }
         _modify {
             unique()
@@ -141,7 +141,7 @@ public struct RecordIndexes: Sendable {
     }
     /// The mapped sections that failed their structure checks (each also in `rebuilt`, or, for
     /// columns and `dead/` sections, replaced by decoding the rows): which layer, and the error.
-    public private(set) var damaged: [DamagedIndexSection] {
+    public internal(set) var damaged: [DamagedIndexSection] {
         _read { yield parts.damaged }
         _modify {
             unique()
@@ -150,7 +150,7 @@ public struct RecordIndexes: Sendable {
     }
     /// Sections that were missing or unreadable when mapping a checkpoint's indexes, built in
     /// memory instead (the next checkpoint writes them).
-    public private(set) var rebuilt: [String] {
+    public internal(set) var rebuilt: [String] {
         _read { yield parts.rebuilt }
         _modify {
             unique()
@@ -162,7 +162,7 @@ public struct RecordIndexes: Sendable {
     /// for each mapped index, the `dead/` section of what those rows had indexed. When false
     /// (layers written before those sections existed), the caller removes each dead row with
     /// its decoded record (`apply([.delete(row, record)])`).
-    public private(set) var deadRowsRemoved: Bool {
+    public internal(set) var deadRowsRemoved: Bool {
         _read { yield parts.deadRowsRemoved }
         _modify {
             unique()
@@ -198,245 +198,6 @@ public struct RecordIndexes: Sendable {
         self.init(
             schema: schema, layers: [IndexLayer(rowCount: baseRowCount, sections: sections)], nodeSize: nodeSize,
             rows: rows)
-    }
-
-    /// Builds the indexes of a table whose base rows live in a checkpoint's layers (oldest first,
-    /// each layer's rows numbered after the previous one's): each index maps its section from
-    /// every layer (by name, see `sectionNames`); an index whose section is missing or unreadable
-    /// in any layer (added to the schema after the checkpoint, or damaged) is built in memory
-    /// from `rows()` instead, and listed in `rebuilt`.
-    public init(schema: RecordTypeSchema, layers: [IndexLayer], nodeSize: Int = 64, rows: () -> [(RowID, Record)]) {
-        let plan = IndexPlan(schema)
-        parts = Storage(recordType: schema.name, searchableFields: plan.searchable)
-        let starts = BaseLayers(rowCounts: layers.map(\.rowCount))
-        var loaded: [(RowID, Record)]?
-        func all() -> [(RowID, Record)] {
-            if let loaded { return loaded }
-            let r = rows()
-            loaded = r
-            return r
-        }
-        // Every layer's section, or nil when one is missing or does not open: that index is
-        // rebuilt from the rows and named in `rebuilt` (and a section that fails its checks in
-        // `damaged`), which the caller reports. Too many layers for the nearest iterator also
-        // rebuilds.
-        var damaged: [DamagedIndexSection] = []
-        func mapped<T>(_ name: String, _ open: (SectionBytes) throws(IndexSectionError) -> T?) -> [T]? {
-            guard layers.count <= NearestIterator.maxBaseLayers else { return nil }
-            return Self.openEvery(layers.enumerated().map { ($0, $1.sections[name]) }, &damaged, open)
-        }
-        for (field, fam) in plan.ordered {
-            let name = Self.sectionName(field)
-            if let bases = mapped(
-                name,
-                { s throws(IndexSectionError) in
-                    let t = try StaticOrdered(s)
-                    return t.family == fam ? t : nil
-                })
-            {
-                ordered[field] = OrderedIndex(bases: bases, layers: starts, family: fam, nodeSize: nodeSize)
-            } else {
-                rebuilt.append(name)
-                ordered[field] = OrderedIndex(
-                    family: fam,
-                    entries: all().lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } },
-                    nodeSize: nodeSize)
-            }
-        }
-        if !plan.searchable.isEmpty {
-            let name = Self.textSectionName(plan.searchable)
-            if let bases = mapped(name, { s throws(IndexSectionError) in try StaticText(s) }) {
-                text = TextIndex(bases: bases, layers: starts)
-            } else {
-                rebuilt.append(name)
-                text = TextIndex(rows: all().lazy.map { (row, rec) in (row, Self.texts(plan.searchable, rec)) })
-            }
-        }
-        for field in plan.spatial {
-            let name = "spatial:" + field
-            if let bases = mapped(name, { s throws(IndexSectionError) in try StaticRTree(s) }) {
-                spatial[field] = SpatialIndex(bases: bases, layers: starts, nodeSize: nodeSize)
-            } else {
-                rebuilt.append(name)
-                spatial[field] = SpatialIndex(
-                    points: all().lazy.compactMap { (row, rec) in Self.location(field, rec).map { (row, $0) } },
-                    nodeSize: nodeSize)
-            }
-        }
-        // Columns are read per layer: a layer without one (written before columns existed, or
-        // damaged) has its rows' values decoded from their bytes instead.
-        var columns: [(field: String, layers: [StaticColumn?])] = []
-        for field in plan.columns {
-            let perLayer = layers.enumerated().map { (k, l) -> StaticColumn? in
-                guard let s = l.sections[Self.columnSectionName(field)] else { return nil }
-                do throws(IndexSectionError) {
-                    let c = try StaticColumn(s)
-                    guard c.count == l.rowCount else {
-                        throw IndexSectionError(s.name, offset: 0, "\(c.count) values for \(l.rowCount) rows")
-                    }
-                    return c
-                } catch {
-                    damaged.append(DamagedIndexSection(layer: k, error: error))
-                    return nil
-                }
-            }
-            if perLayer.contains(where: { $0 != nil }) { columns.append((field, perLayer)) }
-        }
-        parts.columns = columns
-        parts.baseLayers = starts
-        parts.damaged = damaged
-        rowCount = starts.rowCount
-        removeDeadRows(plan, layers)
-    }
-
-    /// Every layer's section opened by `open`; nil when one is missing, of another kind (`open`
-    /// returns nil) or fails its checks (added to `damaged` with its layer).
-    static func openEvery<T>(
-        _ sections: [(layer: Int, section: SectionBytes?)], _ damaged: inout [DamagedIndexSection],
-        _ open: (SectionBytes) throws(IndexSectionError) -> T?
-    ) -> [T]? {
-        var out: [T] = []
-        for (k, section) in sections {
-            guard let s = section else { return nil }
-            do {
-                guard let t = try open(s) else { return nil }
-                out.append(t)
-            } catch {
-                damaged.append(DamagedIndexSection(layer: k, error: error))
-                return nil
-            }
-        }
-        return out
-    }
-
-    /// Section name of a field's column.
-    static func columnSectionName(_ field: String) -> String { "column:" + field }
-
-    /// The fields with a column in at least one base layer.
-    public var columnFields: [String] { parts.columns.map(\.field) }
-
-    /// The share of the rows (0–1) whose values of `field` come from columns: the base rows'
-    /// share when every base layer has a column of the field, else 0 (a planner estimate:
-    /// removed and overlaid base rows are not told apart).
-    public func columnShare(_ field: String) -> Double {
-        let columns = parts.columns
-        guard rowCount > 0, columns.contains(where: { $0.field == field && !$0.layers.contains { $0 == nil } })
-        else { return 0 }
-        return min(1, Double(parts.baseLayers.rowCount) / Double(rowCount))
-    }
-
-    /// A reader of `selection`'s values from the base layers' columns, the columns found once
-    /// for every row read after; nil when some selected field has no column in any layer (the
-    /// values then come from the rows' bytes).
-    public func columnReader(_ selection: FieldSelection) -> ColumnReader? {
-        parts.columns.isEmpty ? nil : ColumnReader(selection, columns: parts.columns, baseLayers: parts.baseLayers)
-    }
-
-    /// Takes the layers' dead rows out of the mapped indexes from their `dead/` sections, all
-    /// or nothing (see `deadRowsRemoved`); indexes rebuilt from the live rows never had them.
-    mutating func removeDeadRows(_ plan: IndexPlan, _ layers: [IndexLayer]) {
-        let killing = layers.enumerated().filter { !$0.element.dead.isEmpty }
-        guard !killing.isEmpty else { return }
-        var dead = RowBitmap()
-        for (_, l) in killing { for r in l.dead { dead.insert(Int(r)) } }
-        let skip = Set(rebuilt)
-        // A `dead/` section that fails its checks is reported (`damaged`); the dead rows are then
-        // decoded instead.
-        func sections<T>(_ name: String, _ open: (SectionBytes) throws(IndexSectionError) -> T?) -> [T]? {
-            Self.openEvery(killing.map { ($0, $1.deadSections[name]) }, &damaged, open)
-        }
-        var orderedDead: [(IndexedField, [StaticOrdered])] = []
-        for (field, fam) in plan.ordered where !skip.contains(Self.sectionName(field)) {
-            guard
-                let d = sections(
-                    Self.sectionName(field),
-                    { s throws(IndexSectionError) in
-                        let t = try StaticOrdered(s)
-                        return t.family == fam ? t : nil
-                    })
-            else {
-                deadRowsRemoved = false
-                return
-            }
-            orderedDead.append((field, d))
-        }
-        var textDead: [StaticText]?
-        if !plan.searchable.isEmpty, !skip.contains(Self.textSectionName(plan.searchable)) {
-            guard
-                let d = sections(
-                    Self.textSectionName(plan.searchable), { s throws(IndexSectionError) in try StaticText(s) })
-            else {
-                deadRowsRemoved = false
-                return
-            }
-            textDead = d
-        }
-        var spatialDead: [(String, Int)] = []
-        for field in plan.spatial where !skip.contains("spatial:" + field) {
-            guard let d = sections("spatial:" + field, { s throws(IndexSectionError) in try StaticRTree(s) }) else {
-                deadRowsRemoved = false
-                return
-            }
-            spatialDead.append((field, d.reduce(0) { $0 + $1.count }))
-        }
-        for (field, d) in orderedDead { ordered[field]?.setDead(rows: dead, entries: d) }
-        if let textDead { text?.setDead(rows: dead, postings: textDead) }
-        for (field, n) in spatialDead { spatial[field]?.setDead(rows: dead, points: n) }
-        rowCount -= dead.count
-    }
-
-    /// The index sections of a table's rows (given in row order), for a checkpoint's index segment.
-    public static func encodeSections<S: Sequence>(
-        schema: RecordTypeSchema, rows: S, columnsFrom start: Int? = nil
-    ) -> [(name: String, bytes: [UInt8])]
-    where S.Element == (RowID, Record) {
-        let plan = IndexPlan(schema)
-        if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return [] }
-        // One pass over the rows (they may be decoded from a mapped file on the fly).
-        var values: [[(FieldValue, RowID)]] = Array(repeating: [], count: plan.ordered.count)
-        var texts: [(RowID, [String])] = []
-        var points: [[(RowID, Location)]] = Array(repeating: [], count: plan.spatial.count)
-        // Columns hold a layer's rows in order from `start`; rows that are not consecutive
-        // from there (not a layer) get none.
-        var columnValues: [[FieldValue?]] = Array(repeating: [], count: start == nil ? 0 : plan.columns.count)
-        var next = start ?? 0
-        for (row, rec) in rows {
-            for (i, (field, _)) in plan.ordered.enumerated() {
-                if let v = value(field, rec) { values[i].append((v, row)) }
-            }
-            if !columnValues.isEmpty {
-                if Int(row) == next {
-                    for (i, name) in plan.columns.enumerated() { columnValues[i].append(rec.fields[name]) }
-                    next += 1
-                } else {
-                    columnValues = []
-                }
-            }
-            if !plan.searchable.isEmpty { texts.append((row, Self.texts(plan.searchable, rec))) }
-            for (i, name) in plan.spatial.enumerated() { if let l = location(name, rec) { points[i].append((row, l)) } }
-        }
-        // The sections are independent: build them on all cores (each sorts its own entries).
-        var jobs: [(name: String, build: @Sendable () -> [UInt8])] = []
-        for (i, (field, fam)) in plan.ordered.enumerated() {
-            let v = values[i]
-            jobs.append((sectionName(field), { StaticOrdered.encode(family: fam, entries: v) }))
-        }
-        if !plan.searchable.isEmpty {
-            let t = texts
-            jobs.append((textSectionName(plan.searchable), { StaticText.encode(rows: t) }))
-        }
-        for (i, name) in plan.spatial.enumerated() {
-            let p = points[i]
-            jobs.append(("spatial:" + name, { StaticRTree.encode(points: p) }))
-        }
-        let results = SectionResults(count: jobs.count)
-        let builds = jobs.map(\.build)
-        DispatchQueue.concurrentPerform(iterations: builds.count) { i in results.set(i, builds[i]()) }
-        var out = jobs.indices.map { (name: jobs[$0].name, bytes: results.get($0)) }
-        for (i, values) in columnValues.enumerated() {
-            if let bytes = StaticColumn.encode(values) { out.append((columnSectionName(plan.columns[i]), bytes)) }
-        }
-        return out
     }
 
     /// Section name of an ordered index (user and system fields apart: a user field may not
@@ -683,14 +444,4 @@ public final class RecordIndexStore: @unchecked Sendable {
         current = next
         lock.unlock()
     }
-}
-
-/// A mapped index section that failed its structure checks when a table's indexes were opened:
-/// the base layer it belongs to (oldest first) and what is wrong. The index is rebuilt from the
-/// rows instead (columns and `dead/` sections: the rows are decoded instead).
-public struct DamagedIndexSection: Sendable, Hashable {
-    /// The layer (0 = oldest) whose index segment holds the section.
-    public var layer: Int
-    /// The section, the offset inside it and the reason.
-    public var error: IndexSectionError
 }
