@@ -285,47 +285,73 @@ extension TypeTable {
     ) -> [RowID] {
         guard limit > 0 else { return [] }
         // Rows are ascending: base rows first, each layer's a contiguous run.
-        func firstIndex(atLeast row: Int, from lo: Int) -> Int {
-            var lo = lo
-            var hi = rows.count
-            while lo < hi {
-                let m = (lo + hi) / 2
-                if Int(rows[m]) < row { lo = m + 1 } else { hi = m }
-            }
-            return lo
-        }
-        /// The first `limit` rows of `run` (in id order already) that are not removed.
-        func firstLive(_ run: ArraySlice<RowID>) -> [RowID] {
-            var out: [RowID] = []
-            out.reserveCapacity(min(limit, run.count))
-            for r in run where !baseRemoved.contains(Int(r)) {
-                out.append(r)
-                if out.count == limit { break }
-            }
-            return out
-        }
-        let split = firstIndex(atLeast: baseCount, from: 0)
+        let split = Self.firstIndex(of: rows, atLeast: baseCount, from: 0)
         guard split > 0, let base else { return fallback() }
         if split == rows.count, after == nil, let layerZone = base.rows.singleZoneName {
             // One layer in one zone (`singleZoneName` is nil otherwise) and no delta row: the
             // rows are in id order already; no run to merge (and no layer or run copied, each a
             // handful of retains: reading the zone through `base.layers[0]` copied the layer).
             if let zone, zone != ZoneID(zoneName: layerZone) { return [] }
-            return firstLive(rows[...])
+            return firstLive(rows[...], limit)
         }
-        // Per layer, the candidates still to walk (after `after`, in the asked zone). The layers
-        // are read in place: a copy of one retains and releases its files and sections (copies
-        // per layer were two thirds of this function in a one-row radius query).
+        guard let candidates = layerCandidates(rows, split, base, after: after, zone: zone) else { return fallback() }
+        if candidates.count <= 1, split == rows.count {
+            // One layer's rows and no delta: already in id order, nothing to compare.
+            return candidates.first.map { firstLive($0.run, limit) } ?? []
+        }
         let layers = base.rows.layers
+        var runs: [MergeRun] = []
+        for (k, run) in candidates {
+            var r = MergeRun(rows: run, section: layers[k].rows, start: layers[k].start)
+            r.settle(removed: baseRemoved)
+            if r.head != nil { runs.append(r) }
+        }
+        let delta = deltaByID(rows[split...], after: after, zone: zone)
+        if runs.count == 1, delta.isEmpty {
+            // One layer's rows and no delta: already in id order, nothing to compare.
+            return firstLive(runs[0].rows, limit)
+        }
+        return merged(&runs, delta, limit)
+    }
+
+    /// The first index of `rows` (ascending) at `from` or after whose row is at least `row`.
+    static func firstIndex(of rows: [RowID], atLeast row: Int, from lo: Int) -> Int {
+        var lo = lo
+        var hi = rows.count
+        while lo < hi {
+            let m = (lo + hi) / 2
+            if Int(rows[m]) < row { lo = m + 1 } else { hi = m }
+        }
+        return lo
+    }
+
+    /// The first `limit` rows of `run` (in id order already) that are not removed.
+    func firstLive(_ run: ArraySlice<RowID>, _ limit: Int) -> [RowID] {
+        var out: [RowID] = []
+        out.reserveCapacity(min(limit, run.count))
+        for r in run where !baseRemoved.contains(Int(r)) {
+            out.append(r)
+            if out.count == limit { break }
+        }
+        return out
+    }
+
+    /// Per layer, the base rows of `rows[..<split]` still to walk: after `after`, in the asked
+    /// zone. Nil when a layer holds several zones (its rows are not in id order). The layers are
+    /// read in place: a copy of one retains and releases its files and sections (copies per layer
+    /// were two thirds of `firstRowsByID` in a one-row radius query).
+    func layerCandidates(
+        _ rows: [RowID], _ split: Int, _ base: BaseTable, after: RecordID?, zone: ZoneID?
+    ) -> [(layer: Int, run: ArraySlice<RowID>)]? {
         var candidates: [(layer: Int, run: ArraySlice<RowID>)] = []
-        let several: Bool? = layers.withUnsafeBufferPointer { ls in
+        let found: Bool = base.rows.layers.withUnsafeBufferPointer { ls in
             var from = 0
             for k in ls.indices {
                 let start = ls[k].start
-                let end = firstIndex(atLeast: start + ls[k].rows.count, from: from)
+                let end = Self.firstIndex(of: rows, atLeast: start + ls[k].rows.count, from: from)
                 defer { from = end }
                 guard from < end else { continue }
-                guard let layerZone = ls[k].rows.singleZoneName else { return nil }
+                guard let layerZone = ls[k].rows.singleZoneName else { return false }
                 var run = rows[from..<end]
                 if let zone, zone != ZoneID(zoneName: layerZone) { continue }
                 if let after {
@@ -340,36 +366,29 @@ extension TypeTable {
                 }
                 if !run.isEmpty { candidates.append((k, run)) }
             }
-            return candidates.count > 1
+            return true
         }
-        guard let several else { return fallback() }
-        if !several, split == rows.count {
-            // One layer's rows and no delta: already in id order, nothing to compare.
-            return candidates.first.map { firstLive($0.run) } ?? []
-        }
-        var runs: [MergeRun] = []
-        for (k, run) in candidates {
-            var r = MergeRun(rows: run, section: layers[k].rows, start: layers[k].start)
-            r.settle(removed: baseRemoved)
-            if r.head != nil { runs.append(r) }
-        }
-        var deltaIDs: [RecordID] = []
-        var deltaRows: [RowID] = []
-        for row in rows[split...] {
+        return found ? candidates : nil
+    }
+
+    /// The delta rows among `rows` after `after` in the asked zone, with their ids, in id order.
+    func deltaByID(_ rows: ArraySlice<RowID>, after: RecordID?, zone: ZoneID?) -> [(RecordID, RowID)] {
+        var ids: [RecordID] = []
+        var found: [RowID] = []
+        for row in rows {
             let d = Int(row) - baseCount
             guard pages.contains(d), let id = pages[d]?.record.recordID else { continue }
             if let zone, id.zoneID != zone { continue }
             if let after, !(after < id) { continue }
-            deltaIDs.append(id)
-            deltaRows.append(row)
+            ids.append(id)
+            found.append(row)
         }
-        if runs.count == 1, deltaRows.isEmpty {
-            // One layer's rows and no delta: already in id order, nothing to compare.
-            return firstLive(runs[0].rows)
-        }
-        let delta = RecordID.orderedByID(deltaIDs).map { (deltaIDs[$0], deltaRows[$0]) }
-        // A k-way merge over the layers' runs (each head's key bytes read once, compared with
-        // memcmp) and the delta's rows.
+        return RecordID.orderedByID(ids).map { (ids[$0], found[$0]) }
+    }
+
+    /// The first `limit` rows of a k-way merge over the layers' runs (each head's key bytes read
+    /// once, compared with memcmp) and the delta's rows.
+    func merged(_ runs: inout [MergeRun], _ delta: [(RecordID, RowID)], _ limit: Int) -> [RowID] {
         var out: [RowID] = []
         out.reserveCapacity(min(limit, runs.reduce(0) { $0 + $1.rows.count } + delta.count))
         var j = 0
