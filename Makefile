@@ -53,7 +53,8 @@ format:
 
 # DocC archives of every library module (swift-docc-plugin, added to the package only when
 # CIRRUS_DOCS is set); warnings are errors. Output: .build-docs/plugins/Swift-DocC/outputs/.
-DOC_TARGETS = PredicateSyntax RecordModel QueryChecker Indexes RecordLog QueryPlanner QueryExecution Cirrus \
+DOC_TARGETS = PredicateSyntax RecordModel CirrusIO QueryChecker Indexes RecordLog QueryPlanner QueryExecution \
+	CirrusFacade CirrusEmbedded Cirrus CirrusServer \
 	CoreDataMirror CirrusShell CirrusPostgres CirrusKit
 docs: deps
 	CIRRUS_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation \
