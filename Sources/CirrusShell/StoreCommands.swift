@@ -358,7 +358,7 @@ public enum StoreCommands {
                 .array(
                     o.corruptions.map { c in
                         .object([
-                            ("file", .string(Manifest.segmentFileName(c.segment))),
+                            ("file", .string(c.file ?? (c.segment == 0 ? "" : Manifest.segmentFileName(c.segment)))),
                             ("offset", .integer(Int64(c.offset))),
                             ("bytes", .integer(Int64(c.length))), ("reason", .string(c.reason)),
                             ("framesDropped", .integer(Int64(c.framesDropped))),

@@ -46,6 +46,21 @@ public struct Corruption: Sendable, Hashable, CustomStringConvertible {
     public var reason: String
     /// Valid frames dropped because their batch was cut by the damage.
     public var framesDropped: Int
+    /// The damaged file when it is not a log segment (a data segment, the manifest); nil for a
+    /// log segment (`segment` names it).
+    public var file: String?
+
+    /// Damage in log segment `segment` (or, with `file`, in that file), at `offset`.
+    public init(
+        segment: UInt64, offset: Int, length: Int, reason: String, framesDropped: Int, file: String? = nil
+    ) {
+        self.segment = segment
+        self.offset = offset
+        self.length = length
+        self.reason = reason
+        self.framesDropped = framesDropped
+        self.file = file
+    }
 
     /// One line: segment file, offset, reason, bytes and frames dropped (damage outside the log's
     /// segments — segment 0 — is its reason alone, which names the file and offset).

@@ -356,7 +356,7 @@ extension RecordStore {
                     Corruption(
                         segment: 0, offset: offset, length: DataSegmentFormat.blockSize,
                         reason: "\(seg.file.path): block at byte \(offset) of section '\(section)' fails its CRC",
-                        framesDropped: 0))
+                        framesDropped: 0, file: seg.file.path))
             }
         }
         for t in state.base.values {
