@@ -164,7 +164,7 @@ extension Container {
             in: UserDirectory(directory: directory, fileSystem: options.fileSystem, clock: options.clock))
     }
 
-    /// What a signed-in caller's ``Database/discoverUserIdentities(_:)`` answers, for the
+    /// What a signed-in caller's `Database.discoverUserIdentities(_:)` answers, for the
     /// container in `directory`, without opening it (`cirrus users lookup`).
     public static func discoverUserIdentities(
         _ lookups: [UserLookupInfo], at directory: String, options: ContainerOptions = ContainerOptions()

@@ -95,17 +95,17 @@ extension Container {
 /// One change to a container's security roles (``Container/changeSecurityRoles(_:)``): the
 /// rules of each case are those of the container call of the same name.
 public enum SecurityRoleChange: Sendable, Hashable {
-    /// ``Container/createRole(_:)``.
+    /// `Container.createRole(_:)`.
     case createRole(String)
-    /// ``Container/deleteRole(_:)``.
+    /// `Container.deleteRole(_:)`.
     case deleteRole(String)
-    /// ``Container/grant(_:on:to:)``.
+    /// `Container.grant(_:on:to:)`.
     case grant(Set<Permission>, on: String, to: String)
-    /// ``Container/revoke(_:on:from:)``.
+    /// `Container.revoke(_:on:from:)`.
     case revoke(Set<Permission>, on: String, from: String)
-    /// ``Container/assign(user:to:)``.
+    /// `Container.assign(user:to:)`.
     case assign(user: String, to: String)
-    /// ``Container/unassign(user:from:)``.
+    /// `Container.unassign(user:from:)`.
     case unassign(user: String, from: String)
 
     /// Whether it changes roles or grants (part of the schema: development only), rather than

@@ -16,7 +16,7 @@ extension Container {
     /// ```
     public func exportSchema() -> String { schema.schemaLanguage }
 
-    /// ``importSchema(_:)`` on any engine: on a container directory the same call; on another
+    /// `importSchema(_:)` (CirrusEmbedded's) on any engine: on a container directory the same call; on another
     /// engine (PostgreSQL) the same rules — add-only against the current schema, this
     /// environment's role assignments kept — applied by the engine (DDL in one transaction).
     ///
@@ -31,7 +31,7 @@ extension Container {
         return try await backend.replaceSchema(new)
     }
 
-    /// ``promoteSchema()`` on any engine: the development schema becomes production's, with its
+    /// `promoteSchema()` on any engine: the development schema becomes production's, with its
     /// roles and grants; production keeps its own role assignments. Add-only against what
     /// production has.
     ///
