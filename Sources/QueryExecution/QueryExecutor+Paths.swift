@@ -192,10 +192,11 @@ extension Run {
 /// What an ordered scan does with each row it meets (``Run/executeStream()``): the intersected
 /// sets, the zone, the read rule and the residual filter, then the page's order — rows level on
 /// their first sort value are grouped and ordered among themselves (`flush`). Its state lives in a
-/// class (`StreamState`): captured `var`s cost a dynamic exclusivity check on every access (10% of
-/// a 20-row stream's samples); its other parts are constants read through this value (a field of
-/// the generic `Run` read per row looked up its metadata for the field's offset).
-struct StreamTaker<S: QuerySnapshot> {
+/// class (`StreamState`): captured `var`s cost a dynamic exclusivity check on every access; its
+/// other parts are constants. A class, not a struct: `Run` is called unspecialized from other
+/// modules, and a closure calling a method of a generic struct instantiates the struct's metadata
+/// on every call (every row scanned), where a class instance carries its own.
+final class StreamTaker<S: QuerySnapshot> {
     let st: StreamState
     /// The intersected sets, as a constant: a captured `var` cost a dynamic exclusivity check on
     /// every row `take` tested (a quarter of a list CONTAINS + sort page).
@@ -207,10 +208,30 @@ struct StreamTaker<S: QuerySnapshot> {
     let want: Int
     let ordering: Ordering
     let after: OrderKey?
-    let snapshot: S
     let pageSize: Int
     let zone: ZoneID?
     let visible: (@Sendable (Record) -> Bool)?
+    /// Last: the fields before it are at fixed offsets.
+    let snapshot: S
+
+    init(
+        st: StreamState, sets: [RowMembership], residual: [QueryFilter], matcher: RecordMatcher,
+        filter: (any RowValueReader)?, want: Int, ordering: Ordering, after: OrderKey?, snapshot: S,
+        pageSize: Int, zone: ZoneID?, visible: (@Sendable (Record) -> Bool)?
+    ) {
+        self.st = st
+        self.sets = sets
+        self.residual = residual
+        self.matcher = matcher
+        self.filter = filter
+        self.want = want
+        self.ordering = ordering
+        self.after = after
+        self.pageSize = pageSize
+        self.zone = zone
+        self.visible = visible
+        self.snapshot = snapshot
+    }
 
     func flush() {
         if !st.rowGroup.isEmpty { return flushTies() }
