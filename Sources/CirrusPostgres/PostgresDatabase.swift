@@ -15,8 +15,8 @@
 // engine each position value is the sort key's text as PostgreSQL prints it); `explain` shows
 // PostgreSQL's plan. Change tokens: PostgresDatabase+Changes.swift; assets:
 // PostgresDatabase+Assets.swift; subscriptions and notifications across processes:
-// PostgresDatabase+Subscriptions.swift. What it does not do yet (docs/scale-out.md "Not done
-// yet"): user discovery (DatabaseBackend's defaults refuse it with serverRejectedRequest).
+// PostgresDatabase+Subscriptions.swift; user identities (the async user calls):
+// PostgresContainer+Users.swift.
 //
 // One PostgresClient (connection pool) per container; a store per tenant shares it. The schema
 // is the container's: a save that grows it (development) publishes the new schema to the
@@ -126,6 +126,7 @@ public final class PostgresContainer: ContainerBackend {
             try await root.prepare()
             try await root.prepareZones()
             try await root.prepareSubscriptions()
+            try await root.prepareUsers()
             secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
         } catch {
             await root.close()
@@ -706,7 +707,7 @@ extension PostgresStore {
     nonisolated func sibling(for tenant: PostgresTenant) -> PostgresStore {
         let s = PostgresStore(
             client: client, runTask: runTask, tenant: tenant, address: address, clock: clock, timeout: timeout,
-            layout: layout)
+            layout: layout, statements: statements)
         return s
     }
 

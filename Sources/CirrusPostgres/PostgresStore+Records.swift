@@ -76,6 +76,10 @@ extension PostgresStore {
     /// CloudKit's limit on items per modify request.
     public static let maximumItemsPerRequest = 400
 
+    /// Most record types whose tables a fetch by id reads in one statement (see
+    /// ``records(for:)``).
+    public static let maximumTypesPerFetch = 16
+
     /// Saves one record and returns it as stored.
     public func save(
         _ record: Record, policy: PostgresSavePolicy = .ifServerRecordUnchanged, by user: String? = nil
@@ -152,14 +156,8 @@ extension PostgresStore {
         }
         let cached = schema
         let tables = self.tables
-        let namespace = tenant.namespace
-        let tenantKey = tenant.key
         let environment = tenant.environment
-        let now = clock()
-        let logger = self.logger
         let address = self.address
-        let citus = self.citus
-        let userID = user.map { RecordID(recordName: $0) }
         // Development grows the schema just in time, as the façade does: new types and fields
         // (automatic index options) are DDL in the request's own transaction.
         let grows = environment == .development && saving.contains { Self.grown(cached, by: [$0]) != cached }
@@ -170,6 +168,43 @@ extension PostgresStore {
                 "a save cannot grow the schema of a hash-partitioned layout (its DDL is made outside the store)",
                 location: address)
         }
+        let registry = statements
+        // Saves only, of the schema's types: a few statements for the whole request
+        // (PostgresStore+Batch.swift); a batch PostgreSQL refuses runs again item by item.
+        var batch = !grows && !partitioned && Self.batchable(items, tables: tables)
+        while true {
+            do {
+                let r = try await modifyOnce(
+                    items, atomically: atomically, by: user, quota: quota, zones: zones, atomicZones: atomicZones,
+                    failedZones: failedZones, authorize: authorize, afterWrites: afterWrites, batch: batch,
+                    grows: grows, registry: registry)
+                return r
+            } catch where error.batchRefused && batch {
+                batch = false
+            }
+        }
+    }
+
+    /// One run of ``modify(_:atomically:by:quota:zones:atomicZones:failedZones:authorize:afterWrites:)``:
+    /// batched (`batch`) or item by item.
+    private func modifyOnce(
+        _ items: [PostgresItem], atomically: Bool, by user: String?, quota: Int?, zones: Bool, atomicZones: Bool,
+        failedZones: Set<String>, authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)?,
+        afterWrites: PostgresAfterWrites?, batch: Bool, grows: Bool, registry: PreparedSQL.Registry
+    ) async throws(PostgresStoreError) -> [Result<Record?, PostgresStoreError>] {
+        let saving = items.compactMap(\.record)
+        let count = items.count
+        let cached = schema
+        let tables = self.tables
+        let namespace = tenant.namespace
+        let tenantKey = tenant.key
+        let environment = tenant.environment
+        let now = clock()
+        let logger = self.logger
+        let address = self.address
+        let citus = self.citus
+        let userID = user.map { RecordID(recordName: $0) }
+        let partitioned = layout == .hashPartitioned
         let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
             try await client.withTransaction(logger: logger) {
                 conn -> ([Result<Record?, PostgresStoreError>], Schema?) in
@@ -193,13 +228,32 @@ extension PostgresStore {
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
                     environment: environment, now: now, user: userID, partitioned: partitioned)
                 ctx.quota = quota
+                ctx.registry = registry
                 ctx.sequence = try await ctx.nextSequence()
                 let tag = String(ctx.sequence, radix: 36)
                 var changes: [PostgresChange] = []
                 var result: [Result<Record?, PostgresStoreError>] = []
                 var failed: (RecordID, PostgresStoreError)? = nil
                 var current = cached
-                for item in items {
+                if batch {
+                    let saves = items.compactMap { item -> (record: Record, policy: PostgresSavePolicy, merging: Bool)? in
+                        if case .save(let r, let p, let m) = item { return (r, p, m) }
+                        return nil
+                    }
+                    let outcome = try await ctx.saveBatch(
+                        saves, tag: tag, atomically: atomically, zones: zones, authorize: authorize)
+                    for (item, o) in zip(items, outcome) {
+                        switch o {
+                        case .success(let (stored, server)):
+                            result.append(.success(stored))
+                            changes.append(PostgresChange(old: server, new: stored))
+                        case .failure(let e):
+                            if atomically && failed == nil { failed = (item.recordID, e) }
+                            result.append(.failure(e))
+                        }
+                    }
+                }
+                for item in items where !batch {
                     let id = item.recordID
                     if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
                     let before = ctx.tables
@@ -321,11 +375,46 @@ extension PostgresStore {
     }
 
     /// The records of `ids` that exist (absent ids are missing from the answer).
+    ///
+    /// One statement, one round trip: the rows of every record type's table with those keys
+    /// (`UNION ALL`; a name is in its type's table only), as a prepared statement whose text
+    /// depends on the schema's types and on whether one id or several are asked. A schema of
+    /// more than ``maximumTypesPerFetch`` types reads the names' types first (two statements).
     public func records(for ids: [RecordID]) async throws(PostgresStoreError) -> [RecordID: Record] {
+        if ids.isEmpty { return [:] }
         let tables = self.tables
         let tenantKey = tenant.key
         let namespace = tenant.namespace
         let logger = self.logger
+        if tables.count <= Self.maximumTypesPerFetch {
+            let layouts = tables.values.sorted { $0.table < $1.table }
+            if layouts.isEmpty { return [:] }
+            var b = SQLBuilder()
+            let t = b.param(tenantKey)
+            let keys: String
+            if ids.count == 1, let id = ids.first {
+                keys =
+                    "tenant = \(t) AND zone_name = \(b.param(id.zoneID.zoneName)) AND zone_owner = "
+                    + "\(b.param(id.zoneID.ownerName)) AND record_name = \(b.param(id.recordName))"
+            } else {
+                keys =
+                    "tenant = \(t) AND (zone_name, zone_owner, record_name) IN (SELECT * FROM unnest("
+                    + "\(b.param(ids.map(\.zoneID.zoneName)))::text[], \(b.param(ids.map(\.zoneID.ownerName)))::text[], "
+                    + "\(b.param(ids.map(\.recordName)))::text[]))"
+            }
+            let sql = layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(separator: " UNION ALL ")
+            let binds = b.binds
+            let registry = statements
+            return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
+                var out: [RecordID: Record] = [:]
+                for row in try await client.run(sql, binds, registry: registry, logger: logger) {
+                    let data = try row.decode(ByteBuffer.self)
+                    let r = try RecordRow.decode(Array(data.readableBytesView))
+                    out[r.recordID] = r
+                }
+                return out
+            }
+        }
         return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
             try await client.withConnection { conn in
                 let ctx = WriteContext(
@@ -354,6 +443,11 @@ struct WriteContext {
     var sequence: Int64 = 0
     /// Most records the tenant may hold (nil: no quota); a new record past it → quotaExceeded.
     var quota: Int? = nil
+    /// The statements prepared on the store's sessions (PreparedSQL.swift).
+    var registry = PreparedSQL.Registry()
+    /// An administrator's import (PostgresStore+Import.swift): saves keep the system fields the
+    /// records carry (the embedded engine's administrative saves).
+    var administrative = false
 
     /// Runs a statement and drains its rows.
     func exec(_ sql: String, _ b: SQLBuilder = SQLBuilder()) async throws {
@@ -544,11 +638,15 @@ struct WriteContext {
         }
         try await checkReferences(r)
         try await claimAssets(r)
-        r.creationDate = server?.creationDate ?? now
-        r.creatorUserRecordID = server?.creatorUserRecordID ?? user
-        r.modificationDate = now
-        r.lastModifiedUserRecordID = user
-        r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
+        if administrative {
+            r = PostgresImporter.stored(given, over: server, now: now, tag: tag)
+        } else {
+            r.creationDate = server?.creationDate ?? now
+            r.creatorUserRecordID = server?.creatorUserRecordID ?? user
+            r.modificationDate = now
+            r.lastModifiedUserRecordID = user
+            r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
+        }
         try await write(r, layout, isNew: server == nil)
         // The references it holds now, unless it holds none and held none.
         let targets = Self.deleteSelfTargets(r)

@@ -301,13 +301,22 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// Refreshes PostgreSQL's statistics of the container's tables (`ANALYZE`), so that the
-    /// planner sees their sizes and value distributions — after a bulk load, before autovacuum
-    /// gets to them.
+    /// Refreshes PostgreSQL's statistics of the container's tables and merges their GIN
+    /// indexes' pending lists (`VACUUM ANALYZE`), so that the planner sees their sizes and value
+    /// distributions and costs the text and list indexes as what they are — after a bulk load,
+    /// before autovacuum gets to them. (Right after a load the rows of a GIN index are in its
+    /// pending list, which the planner costs as expensive: token searches were planned as
+    /// sequential scans until VACUUM ran.) The base tables (names, tombstones) are vacuumed too.
     public func analyze() async throws(PostgresStoreError) {
-        let tables = self.tables.values.map(\.qualifiedTable).sorted()
-        try await run("analyzing the tables of \(tenant.namespace)") { client in
-            for t in tables { try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(t)")) }
+        let namespace = tenant.namespace
+        let tables =
+            self.tables.values.map(\.qualifiedTable).sorted()
+            + ["cirrus_names", "cirrus_tombstones"].map { SQLName.qualified(namespace, $0) }
+        // Foreign tables (a hash-partitioned layout's shards) cannot be vacuumed: ANALYZE only.
+        let command = layout == .singleNode ? "VACUUM (ANALYZE)" : "ANALYZE"
+        try await run("vacuuming and analyzing the tables of \(tenant.namespace)") { client in
+            // VACUUM cannot run in a transaction: each is a statement of its own.
+            for t in tables { try await client.query(PostgresQuery(unsafeSQL: "\(command) \(t)")) }
         }
     }
 }

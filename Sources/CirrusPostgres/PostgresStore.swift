@@ -54,6 +54,9 @@ public actor PostgresStore {
 
     let client: PostgresClient
     let runTask: Task<Void, Never>
+    /// The statement texts prepared on the pool's sessions (shared with the stores of the same
+    /// pool: PreparedSQL.swift).
+    let statements: PreparedSQL.Registry
     let clock: @Sendable () -> Timestamp
     let timeout: Duration
     let logger: Logger
@@ -63,9 +66,11 @@ public actor PostgresStore {
 
     init(
         client: PostgresClient, runTask: Task<Void, Never>, tenant: PostgresTenant, address: String,
-        clock: @escaping @Sendable () -> Timestamp, timeout: Duration, layout: Layout
+        clock: @escaping @Sendable () -> Timestamp, timeout: Duration, layout: Layout,
+        statements: PreparedSQL.Registry = PreparedSQL.Registry()
     ) {
         self.layout = layout
+        self.statements = statements
         self.client = client
         self.runTask = runTask
         self.tenant = tenant

@@ -70,6 +70,9 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
     /// For a rolled-back request with atomic zones: each failed item's error by its position in
     /// the request (a record may appear twice, so ids do not say which item failed).
     var itemErrors: [Int: PostgresStoreError] = [:]
+    /// A batched write (PostgresStore+Batch.swift) that PostgreSQL refused: the request was
+    /// rolled back and runs again item by item, so that each item gets its own outcome.
+    var batchRefused = false
 
     /// An error; `location`, `recordID` and `serverRecord` when known.
     public init(

@@ -13,7 +13,12 @@
 // Order: the sort keys (records lacking one are not in the results), then the record id
 // (record_name, zone_name, zone_owner, byte order). A distance sort orders by the squared chord
 // from the centre, computed from the stored unit vector exactly as the executor computes it;
-// nearest-first on an indexed location first bounds the page with a KNN scan (`<->`).
+// nearest-first on an indexed location is the GiST index's KNN scan (`<->`, PostGIS's sphere
+// distance) for a few rows more than the page, re-sorted by the exact key in Swift and checked
+// (PostgresStore+Query.swift: the page is exact when the last row fetched is farther than the
+// page's last row by more than the two distances can differ); when the check fails, or with more
+// sort keys after the distance, the page first bounds the rows with a KNN scan (`knn` CTE) and
+// sorts every row within that bound by the exact key.
 // A cursor is the last row's keys as PostgreSQL printed them: the next page adds a keyset
 // condition `(keys, id) > (last keys, last id)` — no OFFSET.
 
@@ -26,6 +31,9 @@ struct TranslatedQuery {
     var sql: String
     /// How many sort-key columns follow `data` in each row (as a text array).
     var keyCount: Int
+    /// Rows come in the KNN scan's order (PostGIS's sphere distance, a third column, metres),
+    /// not the query's: the caller sorts them by the exact key and checks the page.
+    var knn = false
 }
 
 /// Where a page starts: the previous page's last row.
@@ -36,9 +44,15 @@ struct KeysetPosition: Sendable, Hashable {
 }
 
 enum QueryTranslator {
+    /// Rows a nearest-first KNN scan fetches beyond the page, for the check that the page is exact.
+    static let defaultKNNExtra = 8
+
     /// The page query: rows of `tenant` (in `zone` when given) after `after`, at most `limit`.
+    /// `exact`: a nearest-first page sorted on the server (the `knn` CTE form), never the plain
+    /// KNN scan (`knn` in the result) that fetches `limit + knnExtra` rows in KNN order.
     static func translate(
-        _ q: Query, layout: TableLayout, tenant: String, zone: ZoneID?, after: KeysetPosition?, limit: Int
+        _ q: Query, layout: TableLayout, tenant: String, zone: ZoneID?, after: KeysetPosition?, limit: Int,
+        exact: Bool = false, knnExtra: Int = QueryTranslator.defaultKNNExtra
     ) throws(PostgresStoreError) -> TranslatedQuery {
         var b = SQLBuilder()
         var conditions = ["tenant = \(b.param(tenant))"]
@@ -83,6 +97,20 @@ enum QueryTranslator {
         let keyList =
             keys.isEmpty
             ? "ARRAY[]::text[]" : "ARRAY[" + keys.map { "(\($0.expr))::text" }.joined(separator: ", ") + "]"
+        if !exact, q.sortDescriptors.count == 1, case .distance(let name, let from)? = q.sortDescriptors.first,
+            let c = layout.columns[name], c.options.contains(.queryable)
+        {
+            // The KNN scan alone: the GiST index yields rows nearest first; a few more than the
+            // page, so that the caller can check that no row beyond them belongs to it.
+            let point = try b.value(.location(from), .location)
+            let sql = """
+                SELECT data, \(keyList), (\(c.sql) <-> \(point)) FROM \(layout.qualifiedTable)
+                WHERE \(conditions.joined(separator: "\n  AND "))
+                ORDER BY \(c.sql) <-> \(point)
+                LIMIT \(b.param(String(limit + knnExtra)))::bigint
+                """
+            return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count, knn: true)
+        }
         let limitParam = b.param(String(limit))
         var with = ""
         if case .distance(let name, let from)? = q.sortDescriptors.first, let c = layout.columns[name],

@@ -224,7 +224,7 @@ struct Compare: AsyncParsableCommand {
     func ingestAll(
         _ data: PlaceSet, work: String, report: inout RunReport, progress: Progress
     ) async throws -> (
-        CirrusPeer, SQLitePeer, PostgresPeer?
+        CirrusPeer, SQLitePeer, PostgresPeer?, PostgresSQLPeer?
     ) {
         let n = data.places.count
         let (cirrusDurability, sync) = storeDurability
@@ -272,9 +272,13 @@ struct Compare: AsyncParsableCommand {
                 "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"
         )
         let pg = try await postgresIngest(records, schema: cirrus.container.schema, into: &ingest, progress: progress)
-        if let pg { report.postgres = "\(pg.address), container \(pg.tenant.containerID)" }
+        var sql: PostgresSQLPeer? = nil
+        if let pg {
+            sql = try await sqlIngest(data.places, into: &ingest, progress: progress)
+            report.postgres = "\(pg.address), container \(pg.tenant.containerID), hand-written SQL in schema \(sql?.namespace ?? "–")"
+        }
         add(&report, ingest)
-        return (cirrus, sqlite, pg)
+        return (cirrus, sqlite, pg, sql)
     }
 
     func runGenerated(size n: Int) async throws -> RunReport {
@@ -306,6 +310,7 @@ struct Compare: AsyncParsableCommand {
         let cirrus: CirrusPeer
         var sqlite: SQLitePeer
         var pg: PostgresPeer? = nil
+        var sqlPeer: PostgresSQLPeer? = nil
         if reused {
             cirrus = try CirrusPeer(
                 directory: work + "/cirrus", durability: cirrusDurability, schema: nil, recordCache: recordCache,
@@ -316,7 +321,8 @@ struct Compare: AsyncParsableCommand {
             for f in ["qbench-ingest.json", "cirrus", "places.sqlite", "places.sqlite-wal", "places.sqlite-shm"] {
                 try? FileManager.default.removeItem(atPath: work + "/" + f)
             }
-            (cirrus, sqlite, pg) = try await ingestAll(data, work: work, report: &report, progress: progress)
+            (cirrus, sqlite, pg, sqlPeer) = try await ingestAll(
+                data, work: work, report: &report, progress: progress)
             try stamp.write(toFile: marker, atomically: true, encoding: .utf8)
         }
         if compact {
@@ -376,7 +382,8 @@ struct Compare: AsyncParsableCommand {
         if wants("parse") && !verify { add(&report, try parseSuite(cirrus, sqlite, data)) }
 
         var builder = SuiteBuilder(
-            data: data, cirrus: cirrus, sqlite: sqlite, postgres: pg, rng: Rng(state: seed ^ 0x5EED), count: caseCount
+            data: data, cirrus: cirrus, sqlite: sqlite, postgres: pg, sql: sqlPeer, rng: Rng(state: seed ^ 0x5EED),
+            count: caseCount
         )
         let makers: [(String, (inout SuiteBuilder) async throws -> ReadSuite)] = [
             ("point", { $0.point() }), ("eq-sort", { $0.equalitySort() }), ("range-sort", { $0.rangeSort() }),
@@ -402,6 +409,7 @@ struct Compare: AsyncParsableCommand {
         print("Cirrus: \(stats.tableLayers) table layers at the end, \(stats.readMerges) read-triggered merges")
         try cirrus.close()
         await pg?.close()
+        await sqlPeer?.close()
         report.loadAverageAtEnd = Machine.current().loadAverage
         report.memory["peakRSSBytes"] = Memory.status("VmHWM")
         print("peak RSS \(Memory.status("VmHWM") >> 20) MiB; load average at end \(report.loadAverageAtEnd)")
@@ -452,5 +460,35 @@ struct Compare: AsyncParsableCommand {
         if let s = row.sqlite?.opsPerSecond, s > 0 { row.postgresVsSQLite = f.opsPerSecond / s }
         row.postgresNote = "\(Measure.format(total)) + ANALYZE \(Measure.format(analyze)) (modify, 1 transaction each)"
         return pg
+    }
+
+    /// With `--postgres`: the hand-written SQL yardstick's table of places, loaded in statements of
+    /// `batch` rows (timed per statement) and VACUUM ANALYZEd; its figures go into `row`.
+    func sqlIngest(_ places: [Place], into row: inout SuiteResult, progress: Progress) async throws -> PostgresSQLPeer? {
+        guard let postgres else { return nil }
+        let sql = try await PostgresSQLPeer(url: postgres)
+        try await sql.createPlaces()
+        var times: [Double] = []
+        var last = Measure.now()
+        let t0 = last
+        try await sql.ingest(places, batch: batch) { done in
+            let t = Measure.now()
+            times.append(Double(t - last))
+            last = t
+            progress.show("ingest hand-written SQL \(done)/\(places.count)")
+        }
+        let total = Double(Measure.now() - t0)
+        progress.show("hand-written SQL VACUUM ANALYZE")
+        let a0 = Measure.now()
+        try await sql.analyze()
+        let analyze = Double(Measure.now() - a0)
+        progress.done()
+        var f = Figures(times: times)
+        f.opsPerSecond = Double(places.count) / (total / 1e9)
+        row.postgresSQL = f
+        if let pg = row.postgres, pg.opsPerSecond > 0 { row.postgresVsSQL = f.opsPerSecond / pg.opsPerSecond }
+        row.postgresSQLNote =
+            "\(Measure.format(total)) + VACUUM ANALYZE \(Measure.format(analyze)) (INSERT … SELECT FROM unnest, \(batch) rows each)"
+        return sql
     }
 }

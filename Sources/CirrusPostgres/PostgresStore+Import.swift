@@ -1,0 +1,567 @@
+// Bulk import and export of a tenant's records: `cirrus import --postgres` / `cirrus export
+// --postgres`, `PostgresContainer.importFile` / `exportRecords`.
+//
+// An import is the container administrator's save of many records (as the embedded engine's
+// `Container.importRecords`): no grant checks, the system fields the input carries kept (creation
+// and modification dates, creator, change tag; missing ones filled in as a save fills them),
+// development's schema grown by the records (DDL in the import's transaction), production's
+// refusing unknown types and fields, custom zones created as needed (private databases only),
+// a record id at most once per import. The whole import is one transaction — a failure (or a
+// killed process) leaves the tenant as it was — and one request of the tenant: one sequence
+// number, so its records' change history is one step.
+//
+// Per batch (the reader's, 4 096 records by default):
+//   1. checks in Swift (duplicates, validation, schema, zones), DDL when the schema grows;
+//   2. the names' rows, locked FOR UPDATE: which records exist (and with which type);
+//   3. new records: `COPY … FROM STDIN` (text format) into the type's table and into
+//      `cirrus_names`, then one statement dropping their tombstones and adding to the count;
+//   4. records that exist: the batched upsert (PostgresStore+Batch.swift), after reading them;
+//   5. records holding deleteSelf references or assets: the item-by-item save (their rules
+//      read other rows), each under a savepoint, so a refused one is reported and skipped.
+//
+// Export reads a tenant's records in commit order (`cirrus_names.seq`, then the record id),
+// a page of 1 000 at a time, through keyset positions: memory follows the page, not the data.
+
+import Foundation
+import Indexes
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PostgresNIO
+import RecordLog
+import RecordModel
+
+/// One record of an import refused, and why.
+public struct PostgresImportRejection: Sendable {
+    /// The record's position in the batch it came in.
+    public var index: Int
+    /// Why it was refused.
+    public var error: PostgresStoreError
+}
+
+/// An import under way (``PostgresStore/importing(_:)``): hand it batches of records.
+public final class PostgresImporter: Sendable {
+    let state: NIOLockedValueBox<State>
+    let connection: PostgresConnection
+    let store: PostgresStoreSnapshot
+
+    struct State: Sendable {
+        var schema: Schema
+        var tables: [String: TableLayout]
+        var seen = Set<RecordID>()
+        var zones = Set<String>()
+        var imported = 0
+        var sequence: Int64 = 0
+        var grown = false
+    }
+
+    init(connection: PostgresConnection, store: PostgresStoreSnapshot, schema: Schema, tables: [String: TableLayout]) {
+        self.connection = connection
+        self.store = store
+        self.state = NIOLockedValueBox(State(schema: schema, tables: tables))
+    }
+
+    /// Records imported so far (not counting refused ones).
+    public var imported: Int { state.withLockedValue { $0.imported } }
+
+    /// Imports `records` (in this order); returns the refused ones by position in `records`.
+    /// Throws (and the whole import is rolled back) when PostgreSQL fails.
+    public func add(_ records: [Record]) async throws(PostgresStoreError) -> [PostgresImportRejection] {
+        do {
+            let r = try await addBatch(records)
+            Deadline.answered()
+            return r
+        } catch {
+            throw PostgresStore.mapError(error, what: "importing records", address: store.address)
+        }
+    }
+}
+
+/// What an import needs of its store, read once at its start.
+struct PostgresStoreSnapshot: Sendable {
+    var tenant: PostgresTenant
+    var address: String
+    var citus: Bool
+    var logger: Logger
+    var now: Timestamp
+    var registry: PreparedSQL.Registry
+}
+
+extension PostgresStore {
+    /// Runs one import into this tenant: `body` hands the importer batches; when it returns, the
+    /// import commits (the store then follows the schema it grew), and when it throws, nothing
+    /// of it remains. Every batch's answer moves the store's deadline.
+    ///
+    /// ```swift
+    /// let n = try await store.importing { importer in
+    ///     for batch in batches { _ = try await importer.add(batch) }
+    ///     return importer.imported
+    /// }
+    /// ```
+    public func importing<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresImporter) async throws -> T
+    ) async throws(PostgresStoreError) -> T {
+        if layout == .hashPartitioned {
+            throw PostgresStoreError(
+                .invalidArguments, "imports into a hash-partitioned layout are not supported (use records/modify)",
+                location: address)
+        }
+        let snapshot = PostgresStoreSnapshot(
+            tenant: tenant, address: address, citus: citus, logger: logger, now: clock(), registry: statements)
+        let schema = self.schema
+        let tables = self.tables
+        let (value, grown) = try await run("importing into \(tenant.key)") { client in
+            try await client.withTransaction(logger: snapshot.logger) { conn in
+                let importer = PostgresImporter(connection: conn, store: snapshot, schema: schema, tables: tables)
+                let v = try await body(importer)
+                let s = importer.state.withLockedValue { $0.grown ? $0.schema : nil }
+                return (v, s)
+            }
+        }
+        if let grown { setSchema(grown) }
+        return value
+    }
+
+    /// Imports a file of Web Services JSON Lines (gzip accepted) or a property list as one import
+    /// (see ``importing(_:)``): read on a thread of its own in batches of `options.batchSize`,
+    /// each batch imported as it arrives. Records without a zone go into `zone` when given.
+    /// Rejected records are reported in the summary with their line and reason.
+    public func importFile(
+        _ path: String, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
+    ) async throws -> ImportSummary {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (stream, continuation) = AsyncStream.makeStream(of: ImportHandoff.self)
+        let outcome = NIOLockedValueBox<Result<ImportSummary, any Error>?>(nil)
+        let reader = Thread {
+            let r = Result {
+                try RecordTransfer.readRecords(file: path, options: options) { batch in
+                    let handoff = ImportHandoff(batch: batch)
+                    continuation.yield(handoff)
+                    return try handoff.wait()
+                }
+            }
+            outcome.withLockedValue { $0 = r }
+            continuation.finish()
+        }
+        reader.start()
+        do {
+            try await importing { importer in
+                for await handoff in stream {
+                    let records = handoff.batch.map { item -> Record in
+                        var r = item.record
+                        if let zone, r.recordID.zoneID.isDefaultZone { r.recordID.zoneID = zone }
+                        return r
+                    }
+                    do {
+                        let refused = try await importer.add(records)
+                        handoff.answer(.success(refused.map { (handoff.batch[$0.index].line, "\($0.error)") }))
+                    } catch {
+                        handoff.answer(.failure(error))
+                        throw error
+                    }
+                }
+                // The reader could not read the file: nothing of it stays.
+                if case .failure(let e)? = outcome.withLockedValue({ $0 }) { throw e }
+            }
+        } catch {
+            // The reader may wait for an answer nobody will give: refuse its batches until it stops.
+            for await handoff in stream { handoff.answer(.failure(error)) }
+            if case .failure(let e)? = outcome.withLockedValue({ $0 }) { throw e }
+            throw error
+        }
+        guard case .success(var s)? = outcome.withLockedValue({ $0 }) else {
+            throw PostgresStoreError(.internalError, "the reader of \(path) ended without a summary", location: address)
+        }
+        s.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return s
+    }
+}
+
+/// A batch handed from the file reader's thread to the import, and the import's answer.
+final class ImportHandoff: Sendable {
+    let batch: [(line: Int, record: Record)]
+    private let done = DispatchSemaphore(value: 0)
+    private let result = NIOLockedValueBox<Result<[(line: Int, reason: String)], any Error>?>(nil)
+
+    init(batch: [(line: Int, record: Record)]) { self.batch = batch }
+
+    /// Blocks the reader's thread until the import answered (its rejections, or its failure).
+    func wait() throws -> [(line: Int, reason: String)] {
+        done.wait()
+        return try result.withLockedValue { $0 ?? .success([]) }.get()
+    }
+
+    func answer(_ r: Result<[(line: Int, reason: String)], any Error>) {
+        result.withLockedValue { $0 = r }
+        done.signal()
+    }
+}
+
+extension PostgresImporter {
+    /// A write context of the import's transaction over `tables`.
+    func context(_ st: State) -> WriteContext {
+        var ctx = WriteContext(
+            conn: connection, logger: store.logger, tables: st.tables, namespace: store.tenant.namespace,
+            tenant: store.tenant.key, environment: store.tenant.environment, now: store.now, user: nil,
+            partitioned: false)
+        ctx.registry = store.registry
+        ctx.sequence = st.sequence
+        ctx.administrative = true
+        return ctx
+    }
+
+    /// `given` as an administrator stores it over `server` (the embedded engine's rules): the
+    /// system fields it carries are kept.
+    static func stored(_ given: Record, over server: Record?, now: Timestamp, tag: String) -> Record {
+        var r = given
+        r.creationDate = given.creationDate ?? server?.creationDate ?? now
+        r.creatorUserRecordID = given.creatorUserRecordID ?? server?.creatorUserRecordID
+        r.modificationDate = given.modificationDate ?? now
+        r.recordChangeTag = given.recordChangeTag ?? (tag == server?.recordChangeTag ? tag + "." : tag)
+        return r
+    }
+
+    func addBatch(_ input: [Record]) async throws -> [PostgresImportRejection] {
+        // The tenant is the database: ids are kept in the API's form (the default zone owner).
+        let records = input.map { r -> Record in
+            var r = r
+            r.recordID.zoneID.ownerName = ZoneID.defaultOwnerName
+            return r
+        }
+        var st = state.withLockedValue { $0 }
+        let tenant = store.tenant
+        let namespace = tenant.namespace
+        var rejected: [PostgresImportRejection] = []
+        func reject(_ i: Int, _ e: PostgresStoreError) {
+            var e = e
+            if e.recordID == nil { e.recordID = records[i].recordID }
+            rejected.append(PostgresImportRejection(index: i, error: e))
+        }
+        if st.sequence == 0 {
+            // The import is one request of the tenant: one sequence number (its counter row stays
+            // locked to the commit), and the search path COPY's table names resolve in.
+            var b = PostgresBindings()
+            b.append(namespace)
+            for try await _ in try await connection.query(
+                PostgresQuery(
+                    unsafeSQL:
+                        "SELECT set_config('search_path', quote_ident($1) || ',' || current_setting('search_path'), true)",
+                    binds: b), logger: store.logger)
+            {}
+            st.sequence = try await context(st).nextSequence()
+        }
+        let tag = String(st.sequence, radix: 36)
+        // 1. Checks in Swift.
+        var accepted: [Int] = []
+        for (i, r) in records.enumerated() {
+            guard st.seen.insert(r.recordID).inserted else {
+                reject(i, PostgresStoreError(.invalidArguments, "the record appears more than once in this import"))
+                continue
+            }
+            do {
+                try r.validate()
+            } catch {
+                reject(i, PostgresStoreError(.invalidArguments, error.message))
+                continue
+            }
+            if case .public = tenant.database, !r.recordID.zoneID.isDefaultZone {
+                reject(
+                    i,
+                    PostgresStoreError(
+                        .zoneNotFound,
+                        "zone \"\(r.recordID.zoneID.zoneName)\": the public database has only the default zone"))
+                continue
+            }
+            accepted.append(i)
+        }
+        if tenant.environment == .development {
+            let grown = PostgresStore.grown(st.schema, by: accepted.map { records[$0] })
+            if grown != st.schema {
+                let base = st.schema
+                let adding = accepted.map { records[$0] }
+                let s = try await PostgresStore.applyDDL(
+                    connection, namespace: namespace, citus: store.citus, logger: store.logger, address: store.address
+                ) { old in PostgresStore.grown(old ?? base, by: adding) }
+                st.schema = s
+                st.tables = Dictionary(
+                    uniqueKeysWithValues: s.recordTypes.values.map {
+                        ($0.name, TableLayout(namespace: namespace, schema: $0))
+                    })
+                st.grown = true
+            }
+        }
+        accepted = accepted.filter { i in
+            let r = records[i]
+            guard let layout = st.tables[r.recordType] else {
+                reject(
+                    i,
+                    PostgresStoreError(
+                        .serverRejectedRequest,
+                        "Cannot create new type \(r.recordType) in \(tenant.environment.rawValue) schema"))
+                return false
+            }
+            if let name = r.fields.keys.sorted(by: { compareUTF8($0, $1) < 0 }).first(where: {
+                !layout.fieldNames.contains($0)
+            }) {
+                reject(
+                    i,
+                    tenant.environment == .production
+                        ? PostgresStoreError(
+                            .serverRejectedRequest,
+                            "Cannot create new field '\(name)' of type \(r.recordType) in production schema")
+                        : PostgresStoreError(
+                            .invalidArguments, "field '\(name)': an empty list does not say its type; save a value first"))
+                return false
+            }
+            return true
+        }
+        // Custom zones of a private database are created as needed.
+        let zones = Set(accepted.map { records[$0].recordID.zoneID }.filter { !$0.isDefaultZone }.map(\.zoneName))
+            .subtracting(st.zones)
+        if !zones.isEmpty {
+            var b = PostgresBindings()
+            b.append(tenant.key)
+            b.append(String(st.sequence))
+            b.append(zones.sorted())
+            for try await _ in try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(SQLName.qualified(namespace, "cirrus_zones")) (tenant, zone_name, created_seq) "
+                        + "SELECT $1, z, $2::bigint FROM unnest($3::text[]) AS z ON CONFLICT DO NOTHING", binds: b),
+                logger: store.logger)
+            {}
+            st.zones.formUnion(zones)
+        }
+        let ctx = context(st)
+        // 2. The names, locked.
+        var serverTypes: [RecordID: String] = [:]
+        if !accepted.isEmpty {
+            var b = PostgresBindings()
+            b.append(tenant.key)
+            let keys = WriteContext.keys(accepted.map { records[$0].recordID }, &b)
+            for row in try await ctx.prepared(
+                "SELECT zone_name, zone_owner, record_name, record_type FROM "
+                    + "\(SQLName.qualified(namespace, "cirrus_names")) WHERE \(keys) FOR UPDATE", b)
+            {
+                let (zone, owner, name, type) = try row.decode((String, String, String, String).self)
+                serverTypes[RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner))] = type
+            }
+        }
+        var special: [Int] = []
+        var existing: [String: [Int]] = [:]
+        var fresh: [String: [Int]] = [:]
+        for i in accepted {
+            let r = records[i]
+            if let type = serverTypes[r.recordID], type != r.recordType {
+                reject(
+                    i,
+                    PostgresStoreError(
+                        .constraintViolation,
+                        "a \(type) record with this name exists; its type cannot change to \(r.recordType)"))
+            } else if !WriteContext.deleteSelfTargets(r).isEmpty || !RecordRow.assetHashes(r).isEmpty {
+                special.append(i)
+            } else if serverTypes[r.recordID] != nil {
+                existing[r.recordType, default: []].append(i)
+            } else {
+                fresh[r.recordType, default: []].append(i)
+            }
+        }
+        var imported = 0
+        // 3. New records: COPY into their tables and into the names.
+        var newIDs: [RecordID] = []
+        var names = ""
+        for (type, indices) in fresh.sorted(by: { $0.key < $1.key }) {
+            guard let layout = st.tables[type] else { continue }
+            let columns = BatchColumns(layout)
+            var text = ""
+            var ok: [Int] = []
+            for i in indices {
+                let r = Self.stored(records[i], over: nil, now: store.now, tag: tag)
+                do {
+                    CopyText.line(try columns.row(r), columns, tenant: tenant.key, into: &text)
+                    ok.append(i)
+                } catch {
+                    reject(i, error)
+                }
+            }
+            if ok.isEmpty { continue }
+            try await copy(layout.table, columns: columns.columns.map { Self.unquoted($0.0) }, text)
+            for i in ok {
+                let id = records[i].recordID
+                newIDs.append(id)
+                for (k, v) in [tenant.key, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].enumerated() {
+                    if k > 0 { names += "\t" }
+                    CopyText.escape(v, into: &names)
+                }
+                names += "\t\(st.sequence)\n"
+            }
+            imported += ok.count
+        }
+        if !newIDs.isEmpty {
+            try await copy(
+                "cirrus_names", columns: ["tenant", "zone_name", "zone_owner", "record_name", "record_type", "seq"], names)
+            var b = PostgresBindings()
+            b.append(tenant.key)
+            let keys = WriteContext.keys(newIDs, &b)
+            b.append(String(newIDs.count))
+            _ = try await ctx.prepared(
+                "WITH t AS (DELETE FROM \(SQLName.qualified(namespace, "cirrus_tombstones")) WHERE \(keys)) "
+                    + "UPDATE \(SQLName.qualified(namespace, "cirrus_tenants")) SET records = records + "
+                    + "$\(b.count)::bigint WHERE tenant = $1", b)
+        }
+        // 4. Records that exist: read, then the batched upsert.
+        if !existing.isEmpty {
+            var rowsByType: [String: BatchRows] = [:]
+            var columnsByType: [String: BatchColumns] = [:]
+            var oldIDs: [RecordID] = []
+            var unreferencing: [RecordID] = []
+            for (type, indices) in existing.sorted(by: { $0.key < $1.key }) {
+                guard let layout = st.tables[type] else { continue }
+                var servers: [RecordID: Record] = [:]
+                var b = PostgresBindings()
+                b.append(tenant.key)
+                let keys = WriteContext.keys(indices.map { records[$0].recordID }, &b)
+                for row in try await ctx.prepared(
+                    "SELECT data FROM \(layout.qualifiedTable) WHERE \(keys) FOR UPDATE", b)
+                {
+                    let data = try row.decode(ByteBuffer.self)
+                    let r = try RecordRow.decode(Array(data.readableBytesView))
+                    servers[r.recordID] = r
+                }
+                let columns = BatchColumns(layout)
+                var rows = BatchRows(width: columns.inputs.count)
+                for i in indices {
+                    let server = servers[records[i].recordID]
+                    let r = Self.stored(records[i], over: server, now: store.now, tag: tag)
+                    do {
+                        rows.append(try columns.row(r))
+                        oldIDs.append(r.recordID)
+                        if let server, !WriteContext.deleteSelfTargets(server).isEmpty {
+                            unreferencing.append(r.recordID)
+                        }
+                        imported += 1
+                    } catch {
+                        reject(i, error)
+                    }
+                }
+                rowsByType[type] = rows
+                columnsByType[type] = columns
+            }
+            try await ctx.writeBatch(
+                rowsByType, columnsByType, newIDs: [], newTypes: [], oldIDs: oldIDs, unreferencing: unreferencing,
+                newCount: 0)
+        }
+        // 5. Records with deleteSelf references or assets: item by item, each under a savepoint.
+        for i in special {
+            try await ctx.exec("SAVEPOINT cirrus_import")
+            do {
+                _ = try await ctx.save(records[i], policy: .allKeys, tag: tag)
+                try await ctx.exec("RELEASE SAVEPOINT cirrus_import")
+                imported += 1
+            } catch {
+                try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_import")
+                reject(i, PostgresStore.itemError(error, records[i].recordID))
+            }
+        }
+        st.imported += imported
+        let final = st
+        state.withLockedValue { $0 = final }
+        return rejected.sorted { $0.index < $1.index }
+    }
+
+    /// `COPY table (columns) FROM STDIN` of `text` (lines in COPY's text format), in pieces of
+    /// 1 MiB (COPY's data messages need not end at a line's end).
+    func copy(_ table: String, columns: [String], _ text: String) async throws {
+        let bytes = Array(text.utf8)
+        try await connection.copyFrom(table: table, columns: columns, logger: store.logger) { writer in
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + (1 << 20))
+                try await writer.write(ByteBuffer(bytes: bytes[start..<end]))
+                start = end
+            }
+        }
+        Deadline.answered()
+    }
+
+    /// A column name without its double quotes (COPY's column list quotes them itself; the names
+    /// the layout makes hold no quote).
+    static func unquoted(_ name: String) -> String {
+        guard name.hasPrefix("\""), name.hasSuffix("\""), name.count >= 2 else { return name }
+        return String(name.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+    }
+}
+
+extension PostgresStore {
+    /// Every record of this tenant (of `type`, in `zone` when given) in commit order — by the
+    /// sequence of the request that last wrote it, then by record id — handed to `write` a page
+    /// of `pageSize` at a time (read with keyset positions, so memory follows the page). Returns
+    /// how many were written.
+    ///
+    /// ```swift
+    /// let n = try await store.exportRecords { record in print(record.webServicesJSON.jsonText) }
+    /// ```
+    @discardableResult
+    public nonisolated func exportRecords(
+        type: String? = nil, zone: ZoneID? = nil, pageSize: Int = 1000, write: (Record) throws -> Void
+    ) async throws -> Int {
+        let key = tenant.key
+        let namespace = tenant.namespace
+        let registry = statements
+        let logger = self.logger
+        var zones: [String]
+        if let zone {
+            zones = [zone.zoneName]
+        } else {
+            zones = [ZoneID.defaultZoneName]
+            var b = PostgresBindings()
+            b.append(key)
+            let binds = b
+            let custom = try await run("listing the zones of \(key)", retryRead: true) { client in
+                try await client.run(
+                    "SELECT zone_name FROM \(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = $1 "
+                        + "ORDER BY zone_name", binds, registry: registry, logger: logger
+                ).map { try $0.decode(String.self) }
+            }
+            zones += custom.filter { $0 != ZoneID.defaultZoneName }
+        }
+        var count = 0
+        for zoneName in zones {
+            var after: (Int64, String, String) = (-1, "", "")
+            while true {
+                var b = PostgresBindings()
+                b.append(key)
+                b.append(zoneName)
+                b.append(String(after.0))
+                b.append(after.1)
+                b.append(after.2)
+                b.append(String(pageSize))
+                var sql =
+                    "SELECT seq, zone_owner, record_name FROM \(SQLName.qualified(namespace, "cirrus_names")) "
+                    + "WHERE tenant = $1 AND zone_name = $2 AND (seq, zone_owner, record_name) > ($3::bigint, $4, $5)"
+                if let type {
+                    b.append(type)
+                    sql += " AND record_type = $7"
+                }
+                sql += " ORDER BY seq, zone_owner, record_name LIMIT $6::bigint"
+                let binds = b
+                let statement = sql
+                let page = try await run("exporting the records of \(key)", retryRead: true) { client in
+                    try await client.run(statement, binds, registry: registry, logger: logger).map {
+                        try $0.decode((Int64, String, String).self)
+                    }
+                }
+                if page.isEmpty { break }
+                let ids = page.map { RecordID(recordName: $0.2, zoneID: ZoneID(zoneName: zoneName, ownerName: $0.1)) }
+                let found = try await records(for: ids)
+                for id in ids {
+                    guard let r = found[id] else { continue }
+                    try write(r)
+                    count += 1
+                }
+                guard let last = page.last, page.count == pageSize else { break }
+                after = last
+            }
+        }
+        return count
+    }
+}
