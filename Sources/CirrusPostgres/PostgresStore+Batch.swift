@@ -140,7 +140,12 @@ struct BatchColumns {
             if c.isList {
                 let (i, v) = input()
                 switch c.family {
-                case .bytes: add(c.sql, "ARRAY(SELECT decode(e, 'hex') FROM unnest(\(v)::text[]) AS e)", .byteaList(i))
+                case .bytes:
+                    // NULL (a missing field) stays NULL: ARRAY(…) of nothing would be an empty list.
+                    add(
+                        c.sql,
+                        "CASE WHEN \(v) IS NULL THEN NULL ELSE ARRAY(SELECT decode(e, 'hex') FROM unnest(\(v)::text[]) AS e) END",
+                        .byteaList(i))
                 case .number: add(c.sql, "\(v)::numeric[]", .text(i))
                 case .date: add(c.sql, "\(v)::bigint[]", .text(i))
                 default: add(c.sql, "\(v)::text[]", .text(i))
