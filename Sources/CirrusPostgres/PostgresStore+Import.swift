@@ -19,8 +19,9 @@
 //   5. records holding deleteSelf references or assets: the item-by-item save (their rules
 //      read other rows), each under a savepoint, so a refused one is reported and skipped.
 //
-// Export reads a tenant's records in commit order (`cirrus_names.seq`, then the record id),
-// a page of 1 000 at a time, through keyset positions: memory follows the page, not the data.
+// Export reads a tenant's records zone by zone, each in commit order (`cirrus_names.seq`, then
+// the record id), a page of 1 000 at a time, through keyset positions on the names' index
+// (tenant, zone_name, seq, …): memory follows the page, not the data.
 
 import Foundation
 import Indexes
@@ -106,6 +107,9 @@ extension PostgresStore {
                 .invalidArguments, "imports into a hash-partitioned layout are not supported (use records/modify)",
                 location: address)
         }
+        // A private database's records may bring custom zones (a container's stores have the
+        // zones table already; a store used on its own may not).
+        if case .private = tenant.database { try await prepareZones() }
         let snapshot = PostgresStoreSnapshot(
             tenant: tenant, address: address, citus: citus, logger: logger, now: clock(), registry: statements)
         let schema = self.schema
@@ -492,10 +496,11 @@ extension PostgresImporter {
 }
 
 extension PostgresStore {
-    /// Every record of this tenant (of `type`, in `zone` when given) in commit order — by the
-    /// sequence of the request that last wrote it, then by record id — handed to `write` a page
-    /// of `pageSize` at a time (read with keyset positions, so memory follows the page). Returns
-    /// how many were written.
+    /// Every record of this tenant (of `type`, in `zone` when given), zone by zone (the default
+    /// zone first, then the custom zones by name), each zone in commit order — by the sequence of
+    /// the request that last wrote a record, then by record id — handed to `write` a page of
+    /// `pageSize` at a time (read with keyset positions on the names' index, so memory follows
+    /// the page). Returns how many were written.
     ///
     /// ```swift
     /// let n = try await store.exportRecords { record in print(record.webServicesJSON.jsonText) }
