@@ -92,8 +92,6 @@ struct BatchColumns {
         case text(Int)
         /// Lower-case hex → bytea (`\x…`).
         case bytea(Int)
-        /// An array literal of hex texts → an array literal of bytea.
-        case byteaList(Int)
         /// Longitude and latitude → EWKT `SRID=4326;POINT(lon lat)`.
         case geography(Int, Int)
         /// An array literal of tokens → tsvector text (`'a' 'b'`).
@@ -140,12 +138,7 @@ struct BatchColumns {
             if c.isList {
                 let (i, v) = input()
                 switch c.family {
-                case .bytes:
-                    // NULL (a missing field) stays NULL: ARRAY(…) of nothing would be an empty list.
-                    add(
-                        c.sql,
-                        "CASE WHEN \(v) IS NULL THEN NULL ELSE ARRAY(SELECT decode(e, 'hex') FROM unnest(\(v)::text[]) AS e) END",
-                        .byteaList(i))
+                case .bytes: add(c.sql, "\(v)::bytea[]", .text(i))  // elements `\x…` (see row(_:))
                 case .number: add(c.sql, "\(v)::numeric[]", .text(i))
                 case .date: add(c.sql, "\(v)::bigint[]", .text(i))
                 default: add(c.sql, "\(v)::text[]", .text(i))
@@ -209,7 +202,10 @@ struct BatchColumns {
                     throw mismatch
                 }
                 var texts: [String?] = []
-                for e in items { texts.append(try SQLText.text(e)) }  // bytes: hex
+                for e in items {
+                    // Bytes as bytea's text form (`\x` and hex), so the literal casts to bytea[].
+                    if case .bytes(let b) = e { texts.append("\\x" + SQLText.hex(b)) } else { texts.append(try SQLText.text(e)) }
+                }
                 out.append(ArrayLiteral.make(texts))
             } else {
                 guard ColumnFamily(of: v) == c.family else { throw mismatch }
@@ -545,13 +541,6 @@ enum CopyText {
                 if let v = inputs[i] { escape(v, into: &out) } else { out += "\\N" }
             case .bytea(let i):
                 if let v = inputs[i] { out += "\\\\x" + v } else { out += "\\N" }
-            case .byteaList(let i):
-                // The elements are hex; as bytea array elements they are `\x…` (quoted, escaped).
-                guard let v = inputs[i] else {
-                    out += "\\N"
-                    continue
-                }
-                escape(v.replacingOccurrences(of: "{\"", with: "{\"\\\\x").replacingOccurrences(of: ",\"", with: ",\"\\\\x"), into: &out)
             case .geography(let lon, let lat):
                 if let x = inputs[lon], let y = inputs[lat] { out += "SRID=4326;POINT(\(x) \(y))" } else { out += "\\N" }
             case .tsvector(let i):

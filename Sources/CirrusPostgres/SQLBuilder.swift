@@ -51,13 +51,21 @@ struct SQLBuilder {
 
     /// The SQL expression of an array of values of `family` (each must be of that family).
     mutating func array(_ vs: [FieldValue], _ family: ColumnFamily) throws(PostgresStoreError) -> String {
-        var texts: [String] = []
-        for v in vs {
-            if case .bytes(let b) = v { texts.append(SQLText.hex(b)) } else { texts.append(try SQLText.text(v)) }
+        if family == .bytes {
+            // bytea[] from one array literal of `\x…` elements: no subquery (Citus refuses
+            // subqueries in INSERTs, and a scalar expression plans more simply everywhere).
+            var hex: [String?] = []
+            for v in vs {
+                guard case .bytes(let b) = v else { throw PostgresStoreError(.invalidArguments, "\(v.typeName) in a list of bytes") }
+                hex.append("\\x" + SQLText.hex(b))
+            }
+            return "\(param(ArrayLiteral.make(hex)))::bytea[]"
         }
+        var texts: [String] = []
+        for v in vs { texts.append(try SQLText.text(v)) }
         let p = param(texts)
         switch family {
-        case .bytes: return "ARRAY(SELECT decode(x, 'hex') FROM unnest(\(p)::text[]) AS x)"
+        case .bytes: return "\(p)::text[]::bytea[]"
         case .number: return "\(p)::text[]::numeric[]"
         case .date: return "\(p)::text[]::bigint[]"
         case .string, .reference: return "\(p)::text[]"
