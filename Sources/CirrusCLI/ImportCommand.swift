@@ -78,14 +78,19 @@ extension Import {
         }
         let files = self.files
         return await pg.withContainer(t.environment, command: "import") { c in
-            guard let postgres = c.postgres else { return CommandOutput(stderr: "cirrus import: not PostgreSQL\n", exitCode: 1) }
+            guard let postgres = c.postgres else {
+                return CommandOutput(stderr: "cirrus import: not PostgreSQL\n", exitCode: 1)
+            }
             var out = CommandOutput()
             var total = ImportSummary()
             var o = ImportOptions()
             o.batchSize = 4096
             if let progress {
                 o.progress = { s in
-                    progress(String(format: "%d records, %.1f MB, %.0f records/s", s.records, Double(s.bytes) / 1e6, s.recordsPerSecond))
+                    progress(
+                        String(
+                            format: "%d records, %.1f MB, %.0f records/s", s.records, Double(s.bytes) / 1e6,
+                            s.recordsPerSecond))
                 }
             }
             do {
@@ -95,7 +100,8 @@ extension Import {
                     total.add(s, options: o)
                 }
             } catch {
-                return CommandOutput(stderr: "cirrus import: \(error) (nothing of this file was imported)\n", exitCode: 1)
+                return CommandOutput(
+                    stderr: "cirrus import: \(error) (nothing of this file was imported)\n", exitCode: 1)
             }
             for r in total.rejections { out.stderr += "rejected \(r)\n" }
             if total.rejected > total.rejections.count {

@@ -66,7 +66,8 @@ struct ResetCommand: AsyncParsableCommand {
             do {
                 try await Container.resetDevelopment(postgres: url, containerID: pg.containerID)
                 out = CommandOutput(
-                    stdout: "reset the development environment of \(pg.containerID) on PostgreSQL (production untouched)\n")
+                    stdout:
+                        "reset the development environment of \(pg.containerID) on PostgreSQL (production untouched)\n")
             } catch {
                 out = CommandOutput(stderr: "cirrus reset: \(error)\n", exitCode: 1)
             }

@@ -49,7 +49,9 @@ struct RoleTarget: ParsableArguments {
         let env = Environment(rawValue: environment) ?? .development
         let out =
             pg.postgres != nil
-            ? await pg.withContainer(env, command: "role") { c in await ContainerCommands.role(c, action: action, json: json) }
+            ? await pg.withContainer(env, command: "role") { c in
+                await ContainerCommands.role(c, action: action, json: json)
+            }
             : RoleCommands.run(db: db, action: action, environment: env, json: json)
         if out.exitCode == 2 {
             throw ValidationError(

@@ -66,7 +66,10 @@ struct Verify: AsyncParsableCommand {
                             ("databases", .integer(Int64(r.tenants))), ("rowsChecked", .integer(Int64(r.rowsChecked))),
                             (
                                 "recordsByType",
-                                .object(r.recordsByType.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) })
+                                .object(
+                                    r.recordsByType.sorted { $0.key < $1.key }.map {
+                                        ($0.key, .integer(Int64($0.value)))
+                                    })
                             ),
                             ("problems", .array(r.problems.map { .string($0) })),
                         ])
@@ -77,7 +80,8 @@ struct Verify: AsyncParsableCommand {
             }
         }
         if !found && out.stderr.isEmpty {
-            out.stderr = "cirrus verify: no container \(pg.containerID) at \(url) (no development or production tables)\n"
+            out.stderr =
+                "cirrus verify: no container \(pg.containerID) at \(url) (no development or production tables)\n"
             out.exitCode = 1
             return out
         }

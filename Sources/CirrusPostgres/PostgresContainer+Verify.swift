@@ -58,7 +58,9 @@ extension PostgresStore {
         var report = PostgresVerifyReport(namespace: namespace)
         let names = SQLName.qualified(namespace, "cirrus_names")
         let logger = self.logger
-        func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws(PostgresStoreError)
+        func rows(
+            _ sql: String, _ binds: PostgresBindings = PostgresBindings()
+        ) async throws(PostgresStoreError)
             -> [PostgresRow]
         {
             try await run("verifying \(namespace)", retryRead: true) { client in
@@ -123,7 +125,9 @@ extension PostgresStore {
                     "SELECT \(key), record_type, data FROM \(table) WHERE (\(key)) > ($1, $2, $3, $4) "
                         + "ORDER BY \(key) LIMIT $5", p)
                 for r in page {
-                    let (t, z, o, n, type, data) = try decoding { try r.decode((String, String, String, String, String, ByteBuffer).self) }
+                    let (t, z, o, n, type, data) = try decoding {
+                        try r.decode((String, String, String, String, String, ByteBuffer).self)
+                    }
                     after = (t, z, o, n)
                     report.rowsChecked += 1
                     let where_ = "database \(t): \(layout.recordType) \(n) in zone \(z)"
@@ -133,7 +137,8 @@ extension PostgresStore {
                     }
                     let id = record.recordID
                     if id.recordName != n || id.zoneID.zoneName != z || id.zoneID.ownerName != o {
-                        report.problems.append("\(where_): its stored record is \(id.recordName) in zone \(id.zoneID.zoneName)")
+                        report.problems.append(
+                            "\(where_): its stored record is \(id.recordName) in zone \(id.zoneID.zoneName)")
                     }
                     if record.recordType != layout.recordType || type != layout.recordType {
                         report.problems.append("\(where_): its stored record is a \(record.recordType)")

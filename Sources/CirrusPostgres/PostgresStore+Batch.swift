@@ -204,7 +204,11 @@ struct BatchColumns {
                 var texts: [String?] = []
                 for e in items {
                     // Bytes as bytea's text form (`\x` and hex), so the literal casts to bytea[].
-                    if case .bytes(let b) = e { texts.append("\\x" + SQLText.hex(b)) } else { texts.append(try SQLText.text(e)) }
+                    if case .bytes(let b) = e {
+                        texts.append("\\x" + SQLText.hex(b))
+                    } else {
+                        texts.append(try SQLText.text(e))
+                    }
                 }
                 out.append(ArrayLiteral.make(texts))
             } else {
@@ -322,7 +326,8 @@ extension WriteContext {
                             "Cannot create new field '\(name)' of type \(given.recordType) in production schema",
                             recordID: id)
                         : PostgresStoreError(
-                            .invalidArguments, "field '\(name)': an empty list does not say its type; save a value first",
+                            .invalidArguments,
+                            "field '\(name)': an empty list does not say its type; save a value first",
                             recordID: id))
             }
         }
@@ -542,7 +547,11 @@ enum CopyText {
             case .bytea(let i):
                 if let v = inputs[i] { out += "\\\\x" + v } else { out += "\\N" }
             case .geography(let lon, let lat):
-                if let x = inputs[lon], let y = inputs[lat] { out += "SRID=4326;POINT(\(x) \(y))" } else { out += "\\N" }
+                if let x = inputs[lon], let y = inputs[lat] {
+                    out += "SRID=4326;POINT(\(x) \(y))"
+                } else {
+                    out += "\\N"
+                }
             case .tsvector(let i):
                 guard let v = inputs[i] else {
                     out += "\\N"

@@ -314,7 +314,8 @@ extension PostgresImporter {
                             .serverRejectedRequest,
                             "Cannot create new field '\(name)' of type \(r.recordType) in production schema")
                         : PostgresStoreError(
-                            .invalidArguments, "field '\(name)': an empty list does not say its type; save a value first"))
+                            .invalidArguments,
+                            "field '\(name)': an empty list does not say its type; save a value first"))
                 return false
             }
             return true
@@ -329,7 +330,8 @@ extension PostgresImporter {
             b.append(zones.sorted())
             for try await _ in try await connection.query(
                 PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(SQLName.qualified(namespace, "cirrus_zones")) (tenant, zone_name, created_seq) "
+                    unsafeSQL:
+                        "INSERT INTO \(SQLName.qualified(namespace, "cirrus_zones")) (tenant, zone_name, created_seq) "
                         + "SELECT $1, z, $2::bigint FROM unnest($3::text[]) AS z ON CONFLICT DO NOTHING", binds: b),
                 logger: store.logger)
             {}
@@ -402,7 +404,8 @@ extension PostgresImporter {
         }
         if !newIDs.isEmpty {
             try await copy(
-                "cirrus_names", columns: ["tenant", "zone_name", "zone_owner", "record_name", "record_type", "seq"], names)
+                "cirrus_names", columns: ["tenant", "zone_name", "zone_owner", "record_name", "record_type", "seq"],
+                names)
             var b = PostgresBindings()
             b.append(tenant.key)
             let keys = WriteContext.keys(newIDs, &b)

@@ -186,7 +186,9 @@ extension PostgresStore {
         }
         var rows: [PageRow] = []
         rows.reserveCapacity(raw.count)
-        for (data, keys, metres) in raw { rows.append(PageRow(record: try RecordRow.decode(data), keys: keys, knnMetres: metres)) }
+        for (data, keys, metres) in raw {
+            rows.append(PageRow(record: try RecordRow.decode(data), keys: keys, knnMetres: metres))
+        }
         return rows
     }
 

@@ -179,7 +179,7 @@ extension PostgresStore {
                     failedZones: failedZones, authorize: authorize, afterWrites: afterWrites, batch: batch,
                     grows: grows, registry: registry)
                 return r
-            } catch where error.batchRefused && batch {
+            } catch  where error.batchRefused && batch {
                 batch = false
             }
         }
@@ -189,7 +189,8 @@ extension PostgresStore {
     /// batched (`batch`) or item by item.
     private func modifyOnce(
         _ items: [PostgresItem], atomically: Bool, by user: String?, quota: Int?, zones: Bool, atomicZones: Bool,
-        failedZones: Set<String>, authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)?,
+        failedZones: Set<String>,
+        authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)?,
         afterWrites: PostgresAfterWrites?, batch: Bool, grows: Bool, registry: PreparedSQL.Registry
     ) async throws(PostgresStoreError) -> [Result<Record?, PostgresStoreError>] {
         let saving = items.compactMap(\.record)
@@ -236,7 +237,8 @@ extension PostgresStore {
                 var failed: (RecordID, PostgresStoreError)? = nil
                 var current = cached
                 if batch {
-                    let saves = items.compactMap { item -> (record: Record, policy: PostgresSavePolicy, merging: Bool)? in
+                    let saves = items.compactMap {
+                        item -> (record: Record, policy: PostgresSavePolicy, merging: Bool)? in
                         if case .save(let r, let p, let m) = item { return (r, p, m) }
                         return nil
                     }
@@ -402,7 +404,8 @@ extension PostgresStore {
                     + "\(b.param(ids.map(\.zoneID.zoneName)))::text[], \(b.param(ids.map(\.zoneID.ownerName)))::text[], "
                     + "\(b.param(ids.map(\.recordName)))::text[]))"
             }
-            let sql = layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(separator: " UNION ALL ")
+            let sql = layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(
+                separator: " UNION ALL ")
             let binds = b.binds
             let registry = statements
             return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in

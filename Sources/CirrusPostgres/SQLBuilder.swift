@@ -56,7 +56,9 @@ struct SQLBuilder {
             // subqueries in INSERTs, and a scalar expression plans more simply everywhere).
             var hex: [String?] = []
             for v in vs {
-                guard case .bytes(let b) = v else { throw PostgresStoreError(.invalidArguments, "\(v.typeName) in a list of bytes") }
+                guard case .bytes(let b) = v else {
+                    throw PostgresStoreError(.invalidArguments, "\(v.typeName) in a list of bytes")
+                }
                 hex.append("\\x" + SQLText.hex(b))
             }
             return "\(param(ArrayLiteral.make(hex)))::bytea[]"

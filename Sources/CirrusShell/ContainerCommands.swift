@@ -73,14 +73,16 @@ public enum ContainerCommands {
         case .delete(let role): (change, done) = (.deleteRole(role), "deleted role \(role)")
         case .grant(let role, _, let type):
             (change, done) = (
-                .grant(permissions, on: type, to: role), "granted \(RoleCommands.names(permissions)) on \(type) to \(role)"
+                .grant(permissions, on: type, to: role),
+                "granted \(RoleCommands.names(permissions)) on \(type) to \(role)"
             )
         case .revoke(let role, _, let type):
             (change, done) = (
                 .revoke(permissions, on: type, from: role),
                 "revoked \(RoleCommands.names(permissions)) on \(type) from \(role)"
             )
-        case .assign(let role, let user): (change, done) = (.assign(user: user, to: role), "assigned \(user) to \(role)")
+        case .assign(let role, let user):
+            (change, done) = (.assign(user: user, to: role), "assigned \(user) to \(role)")
         case .unassign(let role, let user):
             (change, done) = (.unassign(user: user, from: role), "removed \(user) from \(role)")
         case .list: return CommandOutput()

@@ -34,7 +34,8 @@ struct PostgresBatchAndImportTests {
     }
 
     static func spot(_ name: String, _ n: Int64, at: Location? = nil) -> Record {
-        var r = Record(recordType: "Spot", recordID: RecordID(recordName: name), fields: ["name": .string(name), "n": .int64(n)])
+        var r = Record(
+            recordType: "Spot", recordID: RecordID(recordName: name), fields: ["name": .string(name), "n": .int64(n)])
         if let at { r["at"] = .location(at) }
         return r
     }

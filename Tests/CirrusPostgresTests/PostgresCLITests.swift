@@ -49,7 +49,9 @@ struct PostgresCLITests {
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return Run(stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self), status: p.terminationStatus)
+        return Run(
+            stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self),
+            status: p.terminationStatus)
     }
 
     /// Places with every kind of value the import writes (strings, numbers, a location, a list, a
@@ -64,7 +66,9 @@ struct PostgresCLITests {
                     "name": .string("place \(i) é"), "kind": .string(kinds[i % kinds.count]),
                     "population": .int64(Int64(rng.below(100_000))),
                     "location": .location(
-                        Location(latitude: 48 + Double(rng.below(1000)) / 1000, longitude: 2 + Double(rng.below(1000)) / 1000)),
+                        Location(
+                            latitude: 48 + Double(rng.below(1000)) / 1000, longitude: 2 + Double(rng.below(1000)) / 1000
+                        )),
                     "tags": .list([.string("t\(i % 3)"), .string("all")]),
                     "opened": .date(Timestamp(millisecondsSince1970: 1_600_000_000_000 + Int64(i) * 1000)),
                 ])
@@ -90,7 +94,9 @@ struct PostgresCLITests {
         let records = Self.places(300)
         let file = dir + "/places.jsonl"
         // One bad line (a record without a type) is rejected with its line; the rest goes in.
-        try (Self.jsonLines(Array(records[..<150])) + "{\"recordName\": \"bad\"}\n" + Self.jsonLines(Array(records[150...])))
+        try
+            (Self.jsonLines(Array(records[..<150])) + "{\"recordName\": \"bad\"}\n"
+            + Self.jsonLines(Array(records[150...])))
             .write(toFile: file, atomically: true, encoding: .utf8)
 
         let imported = try Self.run(["import"] + pg + [file])
@@ -111,7 +117,8 @@ struct PostgresCLITests {
         let byName = Dictionary(uniqueKeysWithValues: back.map { ($0.recordID.recordName, $0) })
         for r in records {
             let b = try #require(byName[r.recordID.recordName])
-            #expect(b.fields == r.fields && b.creationDate == r.creationDate && b.modificationDate == r.modificationDate)
+            #expect(
+                b.fields == r.fields && b.creationDate == r.creationDate && b.modificationDate == r.modificationDate)
             #expect(b.recordChangeTag == r.recordChangeTag && b.creatorUserRecordID == r.creatorUserRecordID)
         }
         // Lossless: the export imported into another container exports the same bytes.
@@ -120,10 +127,13 @@ struct PostgresCLITests {
         #expect(try Self.run(["import"] + copy + [dir + "/export.jsonl"]).status == 0)
         #expect(try Self.run(["export"] + copy).stdout == exported.stdout)
         // Importing again updates the records in place (nothing rejected, nothing doubled).
-        #expect(try Self.run(["import"] + pg + [dir + "/export.jsonl"]).stdout.hasPrefix("imported 300 records (0 rejected)"))
+        #expect(
+            try Self.run(["import"] + pg + [dir + "/export.jsonl"]).stdout.hasPrefix(
+                "imported 300 records (0 rejected)"))
 
         // Query: the first page of museums by population, as the data says.
-        let q = try Self.run(["query"] + pg + ["--type", "Place", "kind == 'museum'", "--sort", "-population", "--limit", "5", "--json"])
+        let q = try Self.run(
+            ["query"] + pg + ["--type", "Place", "kind == 'museum'", "--sort", "-population", "--limit", "5", "--json"])
         #expect(q.status == 0, "\(q.stderr)")
         let museums = records.filter { $0["kind"] == .string("museum") }.sorted {
             guard case .int64(let a)? = $0["population"], case .int64(let b)? = $1["population"] else { return false }
@@ -156,7 +166,9 @@ struct PostgresCLITests {
         let roles = try Self.run(["role", "list"] + pg + ["--json"])
         #expect(roles.stdout.contains("Moderator") && roles.stdout.contains("_alice"), "\(roles.stdout)")
         let added = try Self.run(
-            ["users", "add"] + pg + ["_alice", "--email", "alice@example.com", "--given-name", "Alice", "--discoverable"])
+            ["users", "add"] + pg + [
+                "_alice", "--email", "alice@example.com", "--given-name", "Alice", "--discoverable",
+            ])
         #expect(added.status == 0, "\(added.stderr)")
         let found = try Self.run(["users", "lookup"] + pg + ["--email", "ALICE@example.com"])
         #expect(found.status == 0 && found.stdout.contains("_alice (Alice)"), "\(found.stdout)\(found.stderr)")
@@ -183,7 +195,8 @@ struct PostgresCLITests {
         let pg = ["--db", dir, "--postgres", url, "--container", PG.freshContainer("clizone")]
         let notes = (0..<20).map { i in
             Record(
-                recordType: "Note", recordID: RecordID(recordName: "n\(i)", zoneID: ZoneID(zoneName: i % 2 == 0 ? "Work" : "Home")),
+                recordType: "Note",
+                recordID: RecordID(recordName: "n\(i)", zoneID: ZoneID(zoneName: i % 2 == 0 ? "Work" : "Home")),
                 fields: ["title": .string("note \(i)")])
         }
         try Self.jsonLines(notes).write(toFile: dir + "/notes.jsonl", atomically: true, encoding: .utf8)
@@ -196,6 +209,7 @@ struct PostgresCLITests {
         #expect(get.status == 0 && get.stdout.contains("note 3"), "\(get.stdout)\(get.stderr)")
         // The public database has no custom zones: such records are rejected there.
         let pub = try Self.run(["import"] + pg + [dir + "/notes.jsonl"])
-        #expect(pub.status == 1 && pub.stdout.hasPrefix("imported 0 records (20 rejected)"), "\(pub.stdout)\(pub.stderr)")
+        #expect(
+            pub.status == 1 && pub.stdout.hasPrefix("imported 0 records (20 rejected)"), "\(pub.stdout)\(pub.stderr)")
     }
 }

@@ -66,7 +66,8 @@ import Testing
                     switch info {
                     case .userRecordName(let n): model[n]
                     case .emailAddress(let e): model.values.first { $0.emailAddress == e.lowercased() }
-                    case .phoneNumber(let p): model.values.first { $0.phoneNumber == p.filter { $0 == "+" || $0.isNumber } }
+                    case .phoneNumber(let p):
+                        model.values.first { $0.phoneNumber == p.filter { $0 == "+" || $0.isNumber } }
                     }
                 return hit?.discoverability == .granted ? hit?.userRecordName : nil
             }
@@ -79,7 +80,9 @@ import Testing
                     default: .phoneNumber("+33 (6) 00-00-\(String(format: "%02d", i))-00")
                     }
                 let found = try await caller.lookUpUserIdentities([info])
-                #expect(found.map(\.userRecordName) == [expected(info)].compactMap { $0 }, "seed \(seed) round \(round) \(info)")
+                #expect(
+                    found.map(\.userRecordName) == [expected(info)].compactMap { $0 },
+                    "seed \(seed) round \(round) \(info)")
                 if let u = found.first {
                     #expect(u.lookupInfo == info && u.name == model[u.userRecordName]?.name, "seed \(seed)")
                 }

@@ -141,7 +141,9 @@ extension Compare {
         }
         progress.done()
         if !sqlDisagreements.isEmpty {
-            print("\n  note: hand-written SQL differs from Cirrus on \(sqlDisagreements.count) of \(s.cases.count) queries")
+            print(
+                "\n  note: hand-written SQL differs from Cirrus on \(sqlDisagreements.count) of \(s.cases.count) queries"
+            )
             for d in sqlDisagreements.prefix(3) { print("    " + d) }
         }
         let sqlNote =

@@ -275,7 +275,8 @@ struct Compare: AsyncParsableCommand {
         var sql: PostgresSQLPeer? = nil
         if let pg {
             sql = try await sqlIngest(data.places, into: &ingest, progress: progress)
-            report.postgres = "\(pg.address), container \(pg.tenant.containerID), hand-written SQL in schema \(sql?.namespace ?? "–")"
+            report.postgres =
+                "\(pg.address), container \(pg.tenant.containerID), hand-written SQL in schema \(sql?.namespace ?? "–")"
         }
         add(&report, ingest)
         return (cirrus, sqlite, pg, sql)
@@ -464,7 +465,8 @@ struct Compare: AsyncParsableCommand {
 
     /// With `--postgres`: the hand-written SQL yardstick's table of places, loaded in statements of
     /// `batch` rows (timed per statement) and VACUUM ANALYZEd; its figures go into `row`.
-    func sqlIngest(_ places: [Place], into row: inout SuiteResult, progress: Progress) async throws -> PostgresSQLPeer? {
+    func sqlIngest(_ places: [Place], into row: inout SuiteResult, progress: Progress) async throws -> PostgresSQLPeer?
+    {
         guard let postgres else { return nil }
         let sql = try await PostgresSQLPeer(url: postgres)
         try await sql.createPlaces()

@@ -62,7 +62,8 @@ final class PostgresSQLPeer {
     func exec(_ statements: [String]) async throws {
         for s in statements {
             do { try await client.query(PostgresQuery(unsafeSQL: s)) } catch {
-                throw GenericError(message: "PostgreSQL (hand-written SQL) refused: \(String(reflecting: error))\n  \(s)")
+                throw GenericError(
+                    message: "PostgreSQL (hand-written SQL) refused: \(String(reflecting: error))\n  \(s)")
             }
         }
     }
@@ -172,7 +173,8 @@ final class PostgresSQLPeer {
     }
 
     struct CountryByName: PostgresPreparedStatement {
-        static let sql = "SELECT \(PostgresSQLPeer.columns) FROM place WHERE country = $1 ORDER BY name, record_name LIMIT 20"
+        static let sql =
+            "SELECT \(PostgresSQLPeer.columns) FROM place WHERE country = $1 ORDER BY name, record_name LIMIT 20"
         typealias Row = PlaceRow
         var country: String
         func makeBindings() -> PostgresBindings {
@@ -228,7 +230,8 @@ final class PostgresSQLPeer {
     }
 
     struct Prefix: PostgresPreparedStatement {
-        static let sql = "SELECT \(PostgresSQLPeer.columns) FROM place WHERE name >= $1 AND name < $2 ORDER BY name, record_name LIMIT 20"
+        static let sql =
+            "SELECT \(PostgresSQLPeer.columns) FROM place WHERE name >= $1 AND name < $2 ORDER BY name, record_name LIMIT 20"
         typealias Row = PlaceRow
         var lo: String
         var hi: String

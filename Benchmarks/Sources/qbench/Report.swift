@@ -175,7 +175,8 @@ enum Table {
             ? "PG median | PG p99 | PG ops/s | Cirrus vs PG | PG vs SQLite | SQL median | SQL p99 | PG vs SQL | note | PG note |\n"
             : "note |\n"
         out +=
-            "|---|--:|--:|--:|--:|--:|--:|--:|---|" + (postgres ? "--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n" : "---|\n")
+            "|---|--:|--:|--:|--:|--:|--:|--:|---|"
+            + (postgres ? "--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n" : "---|\n")
         for r in rs {
             func f(_ x: Figures?) -> String {
                 guard let x else { return "– | – | –" }

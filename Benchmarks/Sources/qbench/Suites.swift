@@ -211,7 +211,8 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT id FROM place_tag WHERE tag = ?) ORDER BY p.population DESC, p.recordName LIMIT 20",
-                    [.text(tag)]), postgres: pgPage(q, 20), postgresSQL: hand(PostgresSQLPeer.TagByPopulation(tag: tag)))
+                    [.text(tag)]), postgres: pgPage(q, 20), postgresSQL: hand(PostgresSQLPeer.TagByPopulation(tag: tag))
+            )
         }
         return ReadSuite(name: "list-contains", title: "list CONTAINS + sort + limit 20", target: nil, cases: cases)
     }
@@ -276,7 +277,8 @@ struct SuiteBuilder {
             return Case(
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
                 sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: km)) }, postgres: pgAll(q),
-                postgresSQL: hand(PostgresSQLPeer.Radius(longitude: c.longitude, latitude: c.latitude, metres: km * 1000)))
+                postgresSQL: hand(
+                    PostgresSQLPeer.Radius(longitude: c.longitude, latitude: c.latitude, metres: km * 1000)))
         }
         return ReadSuite(
             name: "radius-\(Int(km))", title: "radius \(Int(km)) km (all matches)", target: km == 10 ? 4 : nil,
@@ -300,7 +302,8 @@ struct SuiteBuilder {
                             extraArgs: [.text(kind)]))
                 }, postgres: pgAll(q),
                 postgresSQL: hand(
-                    PostgresSQLPeer.RadiusKind(longitude: c.longitude, latitude: c.latitude, metres: 10_000, kind: kind)))
+                    PostgresSQLPeer.RadiusKind(longitude: c.longitude, latitude: c.latitude, metres: 10_000, kind: kind)
+                ))
         }
         return ReadSuite(name: "radius-eq", title: "radius 10 km + equality", target: nil, cases: cases)
     }
