@@ -158,13 +158,16 @@ extension PostgresContainer {
         url: String, containerID: String, environment: Environment, timeout: Duration = .seconds(15)
     ) async throws(CirrusError) -> Bool {
         let tenant = PostgresTenant(containerID: containerID, environment: environment, database: .public)
+        let store: PostgresStore
         do {
-            let store = try await PostgresStore.connect(url: url, tenant: tenant, timeout: timeout)
-            defer { Task { await store.close() } }
-            return try await store.hasStoredSchema()
+            store = try await PostgresStore.connect(url: url, tenant: tenant, timeout: timeout)
         } catch {
             throw CirrusError(error)
         }
+        let found: Result<Bool, PostgresStoreError>
+        do { found = .success(try await store.hasStoredSchema()) } catch { found = .failure(error) }
+        await store.close()
+        do { return try found.get() } catch { throw CirrusError(error) }
     }
 }
 

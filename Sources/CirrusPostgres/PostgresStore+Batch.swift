@@ -49,21 +49,23 @@ struct BatchFallback: Error {
 /// A PostgreSQL array literal (`{"a",NULL,"b"}`) of texts, for a text parameter cast to an array.
 enum ArrayLiteral {
     static func make(_ items: [String?]) -> String {
-        var out = "{"
+        var out: [UInt8] = [0x7B]
+        out.reserveCapacity(items.count * 16 + 2)
         for (i, item) in items.enumerated() {
-            if i > 0 { out += "," }
+            if i > 0 { out.append(0x2C) }
             guard let item else {
-                out += "NULL"
+                out += [0x4E, 0x55, 0x4C, 0x4C]  // NULL
                 continue
             }
-            out += "\""
-            for ch in item.unicodeScalars {
-                if ch == "\"" || ch == "\\" { out += "\\" }
-                out.unicodeScalars.append(ch)
+            out.append(0x22)
+            for b in item.utf8 {
+                if b == 0x22 || b == 0x5C { out.append(0x5C) }  // " and \ escaped
+                out.append(b)
             }
-            out += "\""
+            out.append(0x22)
         }
-        return out + "}"
+        out.append(0x7D)
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
@@ -71,13 +73,23 @@ enum ArrayLiteral {
 /// ``BatchColumns``.
 struct BatchRows {
     var inputs: [[String?]]
-    var count: Int { inputs.first?.count ?? 0 }
+    /// Each row's record bytes (the `data` column, bound as one bytea[] in its binary form).
+    var data: [[UInt8]] = []
+    var count: Int { data.count }
 
     init(width: Int) { inputs = Array(repeating: [], count: width) }
 
-    mutating func append(_ row: [String?]) {
-        for (i, v) in row.enumerated() { inputs[i].append(v) }
+    mutating func append(_ row: BatchRow) {
+        for (i, v) in row.texts.enumerated() { inputs[i].append(v) }
+        data.append(row.data)
     }
+}
+
+/// One row as ``BatchColumns/row(_:)`` makes it: a text per input (nil: NULL; the `data`
+/// input's is nil, its bytes are `data`) and the record's bytes.
+struct BatchRow {
+    var texts: [String?]
+    var data: [UInt8]
 }
 
 /// How a record type's rows are written from arrays: the unnest inputs and, per column, its
@@ -92,6 +104,8 @@ struct BatchColumns {
         case text(Int)
         /// Lower-case hex → bytea (`\x…`).
         case bytea(Int)
+        /// The record's bytes (``BatchRow/data``) → bytea (`\x…`).
+        case data
         /// Longitude and latitude → EWKT `SRID=4326;POINT(lon lat)`.
         case geography(Int, Int)
         /// An array literal of tokens → tsvector text (`'a' 'b'`).
@@ -102,6 +116,8 @@ struct BatchColumns {
 
     /// The inputs' aliases in `unnest(…) AS u(…)`, in order.
     var inputs: [String] = []
+    /// The input of the record bytes (bound as bytea[], not as a text array).
+    var dataInput = 0
     /// (quoted column, expression over `u.<input>`).
     var columns: [(String, String)] = []
     /// Per column (as `columns`), its `COPY` text.
@@ -133,7 +149,8 @@ struct BatchColumns {
             add(name, v, .text(i))
         }
         let (d, data) = input()
-        add("data", "decode(\(data), 'hex')", .bytea(d))
+        dataInput = d
+        add("data", data, .data)
         for c in layout.sortedColumns {
             if c.isList {
                 let (i, v) = input()
@@ -178,14 +195,14 @@ struct BatchColumns {
 
     /// The texts of `r`'s row, one per input; a value of another family or list-ness than its
     /// field's column → invalidArguments (as `RecordRow.typedValues`).
-    func row(_ r: Record) throws(PostgresStoreError) -> [String?] {
+    func row(_ r: Record) throws(PostgresStoreError) -> BatchRow {
         let id = r.recordID
         var out: [String?] = [
             id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, r.recordType, r.recordChangeTag ?? "",
             r.creationDate.map { String($0.millisecondsSince1970) },
             r.modificationDate.map { String($0.millisecondsSince1970) },
             r.creatorUserRecordID.map(SQLText.referenceKey), r.lastModifiedUserRecordID.map(SQLText.referenceKey),
-            SQLText.hex(RecordRow.encode(r)),
+            nil,  // the data input: `BatchRow.data`
         ]
         for c in layout.sortedColumns {
             guard let v = r.fields[c.field] else {
@@ -226,13 +243,13 @@ struct BatchColumns {
         }
         if !layout.searchableFields.isEmpty { out.append(ArrayLiteral.make(RecordRow.tokens(r, layout))) }
         if layout.hasAssets { out.append(ArrayLiteral.make(RecordRow.assetHashes(r))) }
-        return out
+        return BatchRow(texts: out, data: RecordRow.encode(r))
     }
 
     /// The CTE (or statement) upserting this type's rows from the parameters starting at `first`.
     func upsert(first: Int) -> String {
         let names = columns.map(\.0)
-        let params = inputs.indices.map { "$\(first + $0)::text[]" }
+        let params = inputs.indices.map { "$\(first + $0)::\($0 == dataInput ? "bytea" : "text")[]" }
         let updates = names.dropFirst(4).map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
         return "INSERT INTO \(layout.qualifiedTable) (\(names.joined(separator: ", "))) SELECT "
             + columns.map(\.1).joined(separator: ", ") + " FROM unnest(\(params.joined(separator: ", "))) AS u("
@@ -505,7 +522,13 @@ extension WriteContext {
         for (k, (type, rows)) in rowsByType.sorted(by: { $0.key < $1.key }).enumerated() {
             guard let columns = columnsByType[type] else { continue }
             let first = b.count + 1
-            for input in rows.inputs { b.append(ArrayLiteral.make(input)) }
+            for (i, input) in rows.inputs.enumerated() {
+                if i == columns.dataInput {
+                    b.append(rows.data.map { ByteBuffer(bytes: $0) })
+                } else {
+                    b.append(ArrayLiteral.make(input))
+                }
+            }
             ctes.append("w\(k) AS (\(columns.upsert(first: first)))")
         }
         do {
@@ -535,8 +558,9 @@ enum CopyText {
         }
     }
 
-    /// Appends the COPY line of a row (`inputs` as ``BatchColumns/row(_:)`` made them).
-    static func line(_ inputs: [String?], _ columns: BatchColumns, tenant: String, into out: inout String) {
+    /// Appends the COPY line of a row (as ``BatchColumns/row(_:)`` made it).
+    static func line(_ row: BatchRow, _ columns: BatchColumns, tenant: String, into out: inout String) {
+        let inputs = row.texts
         for (k, cell) in columns.cells.enumerated() {
             if k > 0 { out += "\t" }
             switch cell {
@@ -546,6 +570,7 @@ enum CopyText {
                 if let v = inputs[i] { escape(v, into: &out) } else { out += "\\N" }
             case .bytea(let i):
                 if let v = inputs[i] { out += "\\\\x" + v } else { out += "\\N" }
+            case .data: out += "\\\\x" + SQLText.hex(row.data)
             case .geography(let lon, let lat):
                 if let x = inputs[lon], let y = inputs[lat] {
                     out += "SRID=4326;POINT(\(x) \(y))"
