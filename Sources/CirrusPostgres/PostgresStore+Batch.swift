@@ -118,6 +118,9 @@ struct BatchColumns {
     var inputs: [String] = []
     /// The input of the record bytes (bound as bytea[], not as a text array).
     var dataInput = 0
+    /// The typed columns in the layout's order (sorted once: `TableLayout.sortedColumns` sorts
+    /// at every call).
+    let sortedColumns: [Column]
     /// (quoted column, expression over `u.<input>`).
     var columns: [(String, String)] = []
     /// Per column (as `columns`), its `COPY` text.
@@ -126,6 +129,7 @@ struct BatchColumns {
 
     init(_ layout: TableLayout) {
         self.layout = layout
+        sortedColumns = layout.sortedColumns
         var next = 0
         func input() -> (Int, String) {
             defer { next += 1 }
@@ -151,7 +155,7 @@ struct BatchColumns {
         let (d, data) = input()
         dataInput = d
         add("data", data, .data)
-        for c in layout.sortedColumns {
+        for c in sortedColumns {
             if c.isList {
                 let (i, v) = input()
                 switch c.family {
@@ -204,19 +208,24 @@ struct BatchColumns {
             r.creatorUserRecordID.map(SQLText.referenceKey), r.lastModifiedUserRecordID.map(SQLText.referenceKey),
             nil,  // the data input: `BatchRow.data`
         ]
-        for c in layout.sortedColumns {
+        out.reserveCapacity(inputs.count)
+        for c in sortedColumns {
             guard let v = r.fields[c.field] else {
                 out.append(nil)
                 if !c.isList && c.family == .location { out += [nil, nil, nil, nil] }
                 continue
             }
-            let mismatch = PostgresStoreError(
-                .invalidArguments,
-                "field \(c.field) holds a \(v.typeName) value; the schema of \(layout.recordType) says "
-                    + "\(c.isList ? "a list of " : "")\(c.family)", recordID: id)
+            // Made only when thrown: building its text for every column of every row cost more
+            // than the row's other texts together.
+            func mismatch() -> PostgresStoreError {
+                PostgresStoreError(
+                    .invalidArguments,
+                    "field \(c.field) holds a \(v.typeName) value; the schema of \(layout.recordType) says "
+                        + "\(c.isList ? "a list of " : "")\(c.family)", recordID: id)
+            }
             if c.isList {
                 guard case .list(let items) = v, items.allSatisfy({ ColumnFamily(of: $0) == c.family }) else {
-                    throw mismatch
+                    throw mismatch()
                 }
                 var texts: [String?] = []
                 for e in items {
@@ -229,7 +238,7 @@ struct BatchColumns {
                 }
                 out.append(ArrayLiteral.make(texts))
             } else {
-                guard ColumnFamily(of: v) == c.family else { throw mismatch }
+                guard ColumnFamily(of: v) == c.family else { throw mismatch() }
                 if case .location(let l) = v {
                     let u = UnitVector(latitude: l.latitude, longitude: l.longitude)
                     out += [
@@ -332,8 +341,9 @@ extension WriteContext {
                         "Cannot create new type \(given.recordType) in \(environment.rawValue) schema", recordID: id))
                 continue
             }
-            if let name = given.fields.keys.sorted(by: { compareUTF8($0, $1) < 0 }).first(where: {
-                !layout.fieldNames.contains($0)
+            // The first unknown field by name (sorted only when there is one).
+            if let name = given.fields.keys.filter({ !layout.fieldNames.contains($0) }).min(by: {
+                compareUTF8($0, $1) < 0
             }) {
                 fail(
                     i,

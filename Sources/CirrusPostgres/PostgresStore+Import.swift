@@ -304,9 +304,9 @@ extension PostgresImporter {
                         "Cannot create new type \(r.recordType) in \(tenant.environment.rawValue) schema"))
                 return false
             }
-            if let name = r.fields.keys.sorted(by: { compareUTF8($0, $1) < 0 }).first(where: {
-                !layout.fieldNames.contains($0)
-            }) {
+            // The first unknown field by name (sorted only when there is one).
+            if let name = r.fields.keys.filter({ !layout.fieldNames.contains($0) }).min(by: { compareUTF8($0, $1) < 0 })
+            {
                 reject(
                     i,
                     tenant.environment == .production

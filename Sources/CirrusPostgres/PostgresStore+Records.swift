@@ -160,7 +160,7 @@ extension PostgresStore {
         let address = self.address
         // Development grows the schema just in time, as the façade does: new types and fields
         // (automatic index options) are DDL in the request's own transaction.
-        let grows = environment == .development && saving.contains { Self.grown(cached, by: [$0]) != cached }
+        let grows = environment == .development && saving.contains { Self.grows(cached, by: $0) }
         let partitioned = layout == .hashPartitioned
         if grows && partitioned {
             throw PostgresStoreError(
@@ -358,6 +358,17 @@ extension PostgresStore {
             if s.recordTypes[r.recordType] != type { s.recordTypes[r.recordType] = type }
         }
         return s
+    }
+
+    /// Whether `record` would grow `schema` (`grown(schema, by: [record]) != schema`, without
+    /// copying and comparing schemas: a request checks each of its records).
+    static func grows(_ schema: Schema, by r: Record) -> Bool {
+        if let type = schema.recordTypes[r.recordType],
+            !r.fields.contains(where: { type.fields[$0.key] == nil && $0.value.fieldType != nil })
+        {
+            return false
+        }
+        return (try? r.validateContent()) != nil
     }
 
     /// An item's error with its record id.
