@@ -96,7 +96,6 @@ struct Compare: AsyncParsableCommand {
 
     /// Why a suite that is not a read suite has no Cirrus-on-PostgreSQL figures.
     static let postgresNotApplicable: [String: String] = [
-        "bulk": "n/a: CirrusPostgres has no bulk-import path (its ingest is the ingest row)",
         "reopen": "n/a: a server keeps running; there is no database to reopen",
         "reopen-process": "n/a: a server keeps running; there is no database to open in a fresh process",
         "parse": "n/a: PostgresStore.query runs the same QueryChecker (and each read below includes it)",
@@ -333,7 +332,13 @@ struct Compare: AsyncParsableCommand {
         }
         let cirrusRSS = Memory.status("VmRSS") - rssBefore
 
-        if wants("bulk") && !verify { add(&report, try bulkSuite(data, work: work, progress: progress)) }
+        if wants("bulk") && !verify {
+            var row = try bulkSuite(data, work: work, progress: progress)
+            if postgres != nil {
+                try await postgresBulk(data, schema: cirrus.container.schema, into: &row, progress: progress)
+            }
+            add(&report, row)
+        }
 
         if let export {
             var out = ""
@@ -461,6 +466,38 @@ struct Compare: AsyncParsableCommand {
         if let s = row.sqlite?.opsPerSecond, s > 0 { row.postgresVsSQLite = f.opsPerSecond / s }
         row.postgresNote = "\(Measure.format(total)) + ANALYZE \(Measure.format(analyze)) (modify, 1 transaction each)"
         return pg
+    }
+
+    /// With `--postgres`: the bulk load on PostgreSQL — Cirrus-on-PostgreSQL's import (COPY, one
+    /// transaction, into a fresh container) and the hand-written COPY into a table of its own —
+    /// timed once each, into `row` (ops/s = records/s).
+    func postgresBulk(_ data: PlaceSet, schema: Schema, into row: inout SuiteResult, progress: Progress) async throws {
+        guard let postgres else { return }
+        let records = data.places.map(\.record)
+        let n = Double(records.count)
+        progress.show("bulk load Cirrus-on-PostgreSQL \(records.count)")
+        let pg = try await PostgresPeer(url: postgres)
+        try await pg.apply(schema)
+        let p0 = Measure.now()
+        try await pg.bulkImport(records)
+        let pt = Double(Measure.now() - p0)
+        let analyze = try await pg.analyze()
+        await pg.close()
+        progress.show("bulk load hand-written SQL \(records.count)")
+        let sql = try await PostgresSQLPeer(url: postgres)
+        let s0 = Measure.now()
+        try await sql.copyPlaces(data.places)
+        let st = Double(Measure.now() - s0)
+        await sql.close()
+        progress.done()
+        row.postgres = Figures(medianNs: pt, p99Ns: pt, opsPerSecond: n / (pt / 1e9), samples: 1)
+        row.postgresSQL = Figures(medianNs: st, p99Ns: st, opsPerSecond: n / (st / 1e9), samples: 1)
+        row.postgresVsSQL = pt / st
+        if let c = row.cirrus { row.cirrusVsPostgres = c.opsPerSecond / (n / (pt / 1e9)) }
+        if let s = row.sqlite { row.postgresVsSQLite = (n / (pt / 1e9)) / s.opsPerSecond }
+        row.postgresNote =
+            "import (COPY, 1 transaction) \(Measure.format(pt)), then VACUUM ANALYZE \(Measure.format(analyze))"
+        row.postgresSQLNote = "COPY into an indexed table, tsvector a generated column, 1 transaction"
     }
 
     /// With `--postgres`: the hand-written SQL yardstick's table of places, loaded in statements of
