@@ -83,6 +83,7 @@ extension Import {
             }
             var out = CommandOutput()
             var total = ImportSummary()
+            var rejections: [String] = []
             var o = ImportOptions()
             o.batchSize = 4096
             if let progress {
@@ -97,15 +98,16 @@ extension Import {
                 for file in files {
                     let s = try await postgres.importFile(
                         file, into: scope, zone: t.zone.map { ZoneID(zoneName: $0) }, options: o)
-                    total.add(s, options: o)
+                    total.add(s.summary, options: o)
+                    rejections += s.rejections
                 }
             } catch {
                 return CommandOutput(
                     stderr: "cirrus import: \(error) (nothing of this file was imported)\n", exitCode: 1)
             }
-            for r in total.rejections { out.stderr += "rejected \(r)\n" }
-            if total.rejected > total.rejections.count {
-                out.stderr += "… \(total.rejected - total.rejections.count) more rejected\n"
+            for r in rejections.prefix(o.maximumReportedRejections) { out.stderr += "rejected \(r)\n" }
+            if total.rejected > min(rejections.count, o.maximumReportedRejections) {
+                out.stderr += "… \(total.rejected - min(rejections.count, o.maximumReportedRejections)) more rejected\n"
             }
             out.stdout = String(
                 format: "imported %d records (%d rejected), %d bytes in %.2f s, %.0f records/s\n", total.records,

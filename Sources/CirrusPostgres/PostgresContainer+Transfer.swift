@@ -20,12 +20,12 @@ extension PostgresContainer {
     /// rejected ones are in the summary with their line and reason.
     ///
     /// ```swift
-    /// let summary = try await container.postgres!.importFile("cities.jsonl", into: .public)
-    /// print(summary.records, summary.recordsPerSecond)
+    /// let done = try await container.postgres!.importFile("cities.jsonl", into: .public)
+    /// print(done.summary.records, done.summary.recordsPerSecond, done.rejections)
     /// ```
     public func importFile(
         _ path: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
-    ) async throws -> ImportSummary {
+    ) async throws -> PostgresImportSummary {
         let store = await store(for: scope)
         let summary = try await store.importFile(path, zone: zone, options: options)
         publish(await store.schema)

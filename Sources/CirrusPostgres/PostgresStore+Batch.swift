@@ -108,7 +108,8 @@ struct BatchColumns {
         case data
         /// Longitude and latitude → EWKT `SRID=4326;POINT(lon lat)`.
         case geography(Int, Int)
-        /// An array literal of tokens → tsvector text (`'a' 'b'`).
+        /// The tokens: an array literal for the batched statement, tsvector text for COPY
+        /// (``BatchColumns/row(_:copy:)``).
         case tsvector(Int)
         /// Always NULL.
         case null
@@ -199,7 +200,8 @@ struct BatchColumns {
 
     /// The texts of `r`'s row, one per input; a value of another family or list-ness than its
     /// field's column → invalidArguments (as `RecordRow.typedValues`).
-    func row(_ r: Record) throws(PostgresStoreError) -> BatchRow {
+    /// `copy`: the tokens as tsvector text (a COPY line's), not as an array literal.
+    func row(_ r: Record, copy: Bool = false) throws(PostgresStoreError) -> BatchRow {
         let id = r.recordID
         var out: [String?] = [
             id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, r.recordType, r.recordChangeTag ?? "",
@@ -250,7 +252,10 @@ struct BatchColumns {
                 }
             }
         }
-        if !layout.searchableFields.isEmpty { out.append(ArrayLiteral.make(RecordRow.tokens(r, layout))) }
+        if !layout.searchableFields.isEmpty {
+            let tokens = RecordRow.tokens(r, layout)
+            out.append(copy ? CopyText.tsvector(tokens) : ArrayLiteral.make(tokens))
+        }
         if layout.hasAssets { out.append(ArrayLiteral.make(RecordRow.assetHashes(r))) }
         return BatchRow(texts: out, data: RecordRow.encode(r))
     }
@@ -553,76 +558,73 @@ extension WriteContext {
 }
 
 /// `COPY … FROM STDIN` in text format: one line per row, columns separated by tabs, `\N` for
-/// NULL, backslash, tab, newline and carriage return escaped.
+/// NULL, backslash, tab, newline and carriage return escaped. Built as UTF-8 bytes (an import
+/// writes a few hundred bytes per record).
 enum CopyText {
     /// `v` escaped for a column of a COPY text line.
-    static func escape(_ v: String, into out: inout String) {
-        for ch in v.unicodeScalars {
-            switch ch {
-            case "\\": out += "\\\\"
-            case "\t": out += "\\t"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default: out.unicodeScalars.append(ch)
+    static func escape(_ v: String, into out: inout [UInt8]) {
+        for b in v.utf8 {
+            switch b {
+            case 0x5C: out += [0x5C, 0x5C]  // \
+            case 0x09: out += [0x5C, 0x74]  // \t
+            case 0x0A: out += [0x5C, 0x6E]  // \n
+            case 0x0D: out += [0x5C, 0x72]  // \r
+            default: out.append(b)
             }
         }
     }
 
-    /// Appends the COPY line of a row (as ``BatchColumns/row(_:)`` made it).
-    static func line(_ row: BatchRow, _ columns: BatchColumns, tenant: String, into out: inout String) {
+    static let null: [UInt8] = [0x5C, 0x4E]  // \N
+    static let hexPrefix: [UInt8] = [0x5C, 0x5C, 0x78]  // \\x: bytea's `\x`, its backslash escaped
+    static let digits = Array("0123456789abcdef".utf8)
+
+    /// Appends the COPY line of a row (as ``BatchColumns/row(_:copy:)`` made it, `copy: true`).
+    static func line(_ row: BatchRow, _ columns: BatchColumns, tenant: [UInt8], into out: inout [UInt8]) {
         let inputs = row.texts
         for (k, cell) in columns.cells.enumerated() {
-            if k > 0 { out += "\t" }
+            if k > 0 { out.append(0x09) }
             switch cell {
-            case .tenant: escape(tenant, into: &out)
-            case .null: out += "\\N"
-            case .text(let i):
-                if let v = inputs[i] { escape(v, into: &out) } else { out += "\\N" }
+            case .tenant: out += tenant
+            case .null: out += null
+            case .text(let i), .tsvector(let i):
+                if let v = inputs[i] { escape(v, into: &out) } else { out += null }
             case .bytea(let i):
-                if let v = inputs[i] { out += "\\\\x" + v } else { out += "\\N" }
-            case .data: out += "\\\\x" + SQLText.hex(row.data)
+                if let v = inputs[i] {
+                    out += hexPrefix
+                    out += v.utf8
+                } else {
+                    out += null
+                }
+            case .data:
+                out += hexPrefix
+                out.reserveCapacity(out.count + row.data.count * 2)
+                for b in row.data {
+                    out.append(digits[Int(b >> 4)])
+                    out.append(digits[Int(b & 15)])
+                }
             case .geography(let lon, let lat):
                 if let x = inputs[lon], let y = inputs[lat] {
-                    out += "SRID=4326;POINT(\(x) \(y))"
+                    out += "SRID=4326;POINT(\(x) \(y))".utf8
                 } else {
-                    out += "\\N"
+                    out += null
                 }
-            case .tsvector(let i):
-                guard let v = inputs[i] else {
-                    out += "\\N"
-                    continue
-                }
-                escape(tsvector(fromArrayLiteral: v), into: &out)
             }
         }
-        out += "\n"
+        out.append(0x0A)
     }
 
-    /// A tsvector's text (`'a' 'b'`) from an array literal of tokens made by ``ArrayLiteral``.
-    static func tsvector(fromArrayLiteral literal: String) -> String {
-        // Undo ArrayLiteral.make: elements are "…" with \" and \\ escaped, separated by commas.
-        var tokens: [String] = []
-        var current = ""
-        var inQuotes = false
-        var escaped = false
-        for ch in literal.unicodeScalars.dropFirst().dropLast() {
-            if escaped {
-                current.unicodeScalars.append(ch)
-                escaped = false
-            } else if ch == "\\" {
-                escaped = true
-            } else if ch == "\"" {
-                inQuotes.toggle()
-                if !inQuotes {
-                    tokens.append(current)
-                    current = ""
-                }
-            } else if inQuotes {
-                current.unicodeScalars.append(ch)
+    /// A tsvector's text (`'a' 'b'`) of tokens: each quoted, `'` doubled and `\` escaped.
+    static func tsvector(_ tokens: [String]) -> String {
+        var out: [UInt8] = []
+        for (i, t) in tokens.enumerated() {
+            if i > 0 { out.append(0x20) }
+            out.append(0x27)
+            for b in t.utf8 {
+                if b == 0x27 { out.append(0x27) } else if b == 0x5C { out.append(0x5C) }
+                out.append(b)
             }
+            out.append(0x27)
         }
-        return tokens.map { t in
-            "'" + t.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
-        }.joined(separator: " ")
+        return String(decoding: out, as: UTF8.self)
     }
 }

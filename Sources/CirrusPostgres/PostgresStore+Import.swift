@@ -54,6 +54,10 @@ public final class PostgresImporter: Sendable {
         var imported = 0
         var sequence: Int64 = 0
         var grown = false
+        /// Tables whose emptiness was checked: empty ones had their secondary indexes dropped,
+        /// to be made again after the last batch (``finish()``), by table.
+        var checked = Set<String>()
+        var deferred: [String: [String]] = [:]
     }
 
     init(connection: PostgresConnection, store: PostgresStoreSnapshot, schema: Schema, tables: [String: TableLayout]) {
@@ -114,10 +118,16 @@ extension PostgresStore {
             tenant: tenant, address: address, citus: citus, logger: logger, now: clock(), registry: statements)
         let schema = self.schema
         let tables = self.tables
-        let (value, grown) = try await run("importing into \(tenant.key)") { client in
+        // An import is the administrator's long transaction: its statements (a large COPY, the
+        // index builds at its end) may run longer than the store's deadline, which guards
+        // interactive requests. It waits up to an hour for each answer, and its session has no
+        // statement_timeout (set in its transaction).
+        let (value, grown) = try await run("importing into \(tenant.key)", timeout: max(timeout, .seconds(3600))) {
+            client in
             try await client.withTransaction(logger: snapshot.logger) { conn in
                 let importer = PostgresImporter(connection: conn, store: snapshot, schema: schema, tables: tables)
                 let v = try await body(importer)
+                try await importer.finish()
                 let s = importer.state.withLockedValue { $0.grown ? $0.schema : nil }
                 return (v, s)
             }
@@ -128,76 +138,110 @@ extension PostgresStore {
 
     /// Imports a file of Web Services JSON Lines (gzip accepted) or a property list as one import
     /// (see ``importing(_:)``): read on a thread of its own in batches of `options.batchSize`,
-    /// each batch imported as it arrives. Records without a zone go into `zone` when given.
-    /// Rejected records are reported in the summary with their line and reason.
+    /// each batch imported as it arrives while the reader parses the next two (a bounded queue:
+    /// memory follows three batches, not the file). Records without a zone go into `zone` when
+    /// given. Rejected records are reported in the summary with their line and reason.
     public func importFile(
         _ path: String, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
-    ) async throws -> ImportSummary {
+    ) async throws -> PostgresImportSummary {
         let start = DispatchTime.now().uptimeNanoseconds
-        let (stream, continuation) = AsyncStream.makeStream(of: ImportHandoff.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: [(line: Int, record: Record)].self)
+        let queue = ImportQueue(depth: 2)
         let outcome = NIOLockedValueBox<Result<ImportSummary, any Error>?>(nil)
         let reader = Thread {
             let r = Result {
                 try RecordTransfer.readRecords(file: path, options: options) { batch in
-                    let handoff = ImportHandoff(batch: batch)
-                    continuation.yield(handoff)
-                    return try handoff.wait()
+                    // The import's rejections are counted when it ends (it runs behind the reader).
+                    try queue.enter()
+                    continuation.yield(batch)
+                    return []
                 }
             }
             outcome.withLockedValue { $0 = r }
             continuation.finish()
         }
         reader.start()
+        let refused: [(line: Int, reason: String)]
         do {
-            try await importing { importer in
-                for await handoff in stream {
-                    let records = handoff.batch.map { item -> Record in
+            refused = try await importing { importer in
+                var refused: [(line: Int, reason: String)] = []
+                for await batch in stream {
+                    let records = batch.map { item -> Record in
                         var r = item.record
                         if let zone, r.recordID.zoneID.isDefaultZone { r.recordID.zoneID = zone }
                         return r
                     }
-                    do {
-                        let refused = try await importer.add(records)
-                        handoff.answer(.success(refused.map { (handoff.batch[$0.index].line, "\($0.error)") }))
-                    } catch {
-                        handoff.answer(.failure(error))
-                        throw error
-                    }
+                    refused += try await importer.add(records).map { (batch[$0.index].line, "\($0.error)") }
+                    queue.leave()
                 }
                 // The reader could not read the file: nothing of it stays.
                 if case .failure(let e)? = outcome.withLockedValue({ $0 }) { throw e }
+                return refused
             }
         } catch {
-            // The reader may wait for an answer nobody will give: refuse its batches until it stops.
-            for await handoff in stream { handoff.answer(.failure(error)) }
-            if case .failure(let e)? = outcome.withLockedValue({ $0 }) { throw e }
+            // Stop the reader (it may wait for room in the queue) and let it end.
+            queue.fail()
+            for await _ in stream {}
+            if case .failure(let e)? = outcome.withLockedValue({ $0 }), !(e is ImportQueue.Stopped) { throw e }
             throw error
         }
         guard case .success(var s)? = outcome.withLockedValue({ $0 }) else {
             throw PostgresStoreError(.internalError, "the reader of \(path) ended without a summary", location: address)
         }
+        s.records -= refused.count
+        s.rejected += refused.count
         s.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        return s
+        let all =
+            s.rejections.map { (line: $0.line, text: $0.description) }
+            + refused.map { (line: $0.line, text: "\(path):\($0.line): \($0.reason)") }
+        return PostgresImportSummary(
+            summary: s,
+            rejections: all.sorted { $0.line < $1.line }.prefix(options.maximumReportedRejections).map(\.text))
     }
 }
 
-/// A batch handed from the file reader's thread to the import, and the import's answer.
-final class ImportHandoff: Sendable {
-    let batch: [(line: Int, record: Record)]
-    private let done = DispatchSemaphore(value: 0)
-    private let result = NIOLockedValueBox<Result<[(line: Int, reason: String)], any Error>?>(nil)
+/// What ``PostgresStore/importFile(_:zone:options:)`` did: the counts (records imported,
+/// rejected, bytes read, seconds) and the rejections, each `file:line: reason`, in line order
+/// (at most `ImportOptions.maximumReportedRejections`).
+public struct PostgresImportSummary: Sendable {
+    /// Records imported and rejected, bytes read, seconds (its own `rejections` are the reader's
+    /// only: the file's lines that did not parse).
+    public var summary: ImportSummary
+    /// Every reported rejection — the reader's and the import's — as `file:line: reason`.
+    public var rejections: [String]
+}
 
-    init(batch: [(line: Int, record: Record)]) { self.batch = batch }
+/// The bounded queue between an import's file reader (a thread) and the import: the reader
+/// waits while `depth` batches are ahead of the import; a failed import stops it.
+final class ImportQueue: Sendable {
+    /// Thrown in the reader when the import failed.
+    struct Stopped: Error {}
 
-    /// Blocks the reader's thread until the import answered (its rejections, or its failure).
-    func wait() throws -> [(line: Int, reason: String)] {
-        done.wait()
-        return try result.withLockedValue { $0 ?? .success([]) }.get()
+    private let slots: DispatchSemaphore
+    private let failed = NIOLockedValueBox(false)
+    private let depth: Int
+
+    init(depth: Int) {
+        self.depth = depth
+        slots = DispatchSemaphore(value: depth)
     }
 
-    func answer(_ r: Result<[(line: Int, reason: String)], any Error>) {
-        result.withLockedValue { $0 = r }
-        done.signal()
+    /// Waits for room (the reader's thread); throws once the import failed.
+    func enter() throws {
+        slots.wait()
+        if failed.withLockedValue({ $0 }) {
+            slots.signal()
+            throw Stopped()
+        }
+    }
+
+    /// A batch was imported: room for the next.
+    func leave() { slots.signal() }
+
+    /// The import failed: the reader stops at its next batch.
+    func fail() {
+        failed.withLockedValue { $0 = true }
+        for _ in 0..<depth { slots.signal() }
     }
 }
 
@@ -249,7 +293,8 @@ extension PostgresImporter {
             for try await _ in try await connection.query(
                 PostgresQuery(
                     unsafeSQL:
-                        "SELECT set_config('search_path', quote_ident($1) || ',' || current_setting('search_path'), true)",
+                        "SELECT set_config('search_path', quote_ident($1) || ',' || current_setting('search_path'), true), "
+                        + "set_config('statement_timeout', '0', true)",
                     binds: b), logger: store.logger)
             {}
             st.sequence = try await context(st).nextSequence()
@@ -374,16 +419,19 @@ extension PostgresImporter {
         var imported = 0
         // 3. New records: COPY into their tables and into the names.
         var newIDs: [RecordID] = []
-        var names = ""
+        var names: [UInt8] = []
+        var tenantText: [UInt8] = []
+        CopyText.escape(tenant.key, into: &tenantText)
         for (type, indices) in fresh.sorted(by: { $0.key < $1.key }) {
             guard let layout = st.tables[type] else { continue }
+            try await deferIndexes(layout, &st)
             let columns = BatchColumns(layout)
-            var text = ""
+            var text: [UInt8] = []
             var ok: [Int] = []
             for i in indices {
                 let r = Self.stored(records[i], over: nil, now: store.now, tag: tag)
                 do {
-                    CopyText.line(try columns.row(r), columns, tenant: tenant.key, into: &text)
+                    CopyText.line(try columns.row(r, copy: true), columns, tenant: tenantText, into: &text)
                     ok.append(i)
                 } catch {
                     reject(i, error)
@@ -395,10 +443,10 @@ extension PostgresImporter {
                 let id = records[i].recordID
                 newIDs.append(id)
                 for (k, v) in [tenant.key, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].enumerated() {
-                    if k > 0 { names += "\t" }
+                    if k > 0 { names.append(0x09) }
                     CopyText.escape(v, into: &names)
                 }
-                names += "\t\(st.sequence)\n"
+                names += "\t\(st.sequence)\n".utf8
             }
             imported += ok.count
         }
@@ -477,8 +525,7 @@ extension PostgresImporter {
 
     /// `COPY table (columns) FROM STDIN` of `text` (lines in COPY's text format), in pieces of
     /// 1 MiB (COPY's data messages need not end at a line's end).
-    func copy(_ table: String, columns: [String], _ text: String) async throws {
-        let bytes = Array(text.utf8)
+    func copy(_ table: String, columns: [String], _ bytes: [UInt8]) async throws {
         try await connection.copyFrom(table: table, columns: columns, logger: store.logger) { writer in
             var start = 0
             while start < bytes.count {
@@ -488,6 +535,43 @@ extension PostgresImporter {
             }
         }
         Deadline.answered()
+    }
+
+    /// A bulk load into an empty table is faster without its secondary indexes, built once at
+    /// the end (PostgreSQL's own advice for bulk loads): when `layout`'s table holds no row at
+    /// all (a new container's, or a type no tenant has used), its B-tree, GIN and GiST indexes
+    /// are dropped in the import's transaction and made again by ``finish()`` before the
+    /// commit. The drop locks the table until then (other sessions' reads of the empty table
+    /// wait for the import); a failed import rolls the drop back with the rest.
+    func deferIndexes(_ layout: TableLayout, _ st: inout State) async throws {
+        guard st.checked.insert(layout.table).inserted else { return }
+        var empty = false
+        for try await e in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(layout.qualifiedTable))"), logger: store.logger
+        ).decode(Bool.self) { empty = e }
+        guard empty else { return }
+        let indexes = layout.indexes.sorted { $0.key < $1.key }
+        for (name, _) in indexes {
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(SQLName.qualified(layout.namespace, name))"),
+                logger: store.logger)
+        }
+        st.deferred[layout.table] = indexes.map(\.value)
+    }
+
+    /// Makes the indexes ``deferIndexes(_:_:)`` dropped (after the last batch, in the import's
+    /// transaction).
+    func finish() async throws {
+        let deferred = state.withLockedValue { s in
+            defer { s.deferred = [:] }
+            return s.deferred
+        }
+        for (_, statements) in deferred.sorted(by: { $0.key < $1.key }) {
+            for sql in statements {
+                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: store.logger)
+                Deadline.answered()
+            }
+        }
     }
 
     /// A column name without its double quotes (COPY's column list quotes them itself; the names

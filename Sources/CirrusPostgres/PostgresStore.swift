@@ -218,12 +218,14 @@ public actor PostgresStore {
     /// ``PostgresStoreError`` naming `what` and this server. A read (`retryRead`) whose session
     /// turns out to be closed — the pool can hand out a session the server has just ended —
     /// runs again (at most three times in all); writes never run twice (their outcome is reported).
+    /// `timeout`: another deadline than the store's (an import's index builds).
     func run<T: Sendable>(
-        _ what: String, retryRead: Bool = false, _ body: @escaping @Sendable (PostgresClient) async throws -> T
+        _ what: String, retryRead: Bool = false, timeout: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresClient) async throws -> T
     ) async throws(PostgresStoreError) -> T {
         let client = self.client
         let address = self.address
-        let timeout = self.timeout
+        let timeout = timeout ?? self.timeout
         var attempt = 0
         while true {
             attempt += 1

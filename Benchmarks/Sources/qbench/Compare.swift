@@ -497,7 +497,7 @@ struct Compare: AsyncParsableCommand {
         if let s = row.sqlite { row.postgresVsSQLite = (n / (pt / 1e9)) / s.opsPerSecond }
         row.postgresNote =
             "import (COPY, 1 transaction) \(Measure.format(pt)), then VACUUM ANALYZE \(Measure.format(analyze))"
-        row.postgresSQLNote = "COPY into an indexed table, tsvector a generated column, 1 transaction"
+        row.postgresSQLNote = "COPY into a new table (tsvector a generated column), then its indexes, 1 transaction"
     }
 
     /// With `--postgres`: the hand-written SQL yardstick's table of places, loaded in statements of

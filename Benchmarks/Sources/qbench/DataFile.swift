@@ -148,6 +148,24 @@ struct DataFileRun {
                 "\(pg.address), container \(pg.tenant.containerID), hand-written SQL in schema \(hand?.peer.namespace ?? "–")"
         }
         command.add(&report, ingest)
+        if let url = command.postgres {
+            // The administrator's import (COPY, one transaction) into a fresh container: what
+            // `cirrus import --postgres` runs, without the file reader.
+            progress.show("import Cirrus-on-PostgreSQL (COPY) \(records.count)")
+            let fresh = try await PostgresPeer(url: url)
+            try await fresh.apply(schema)
+            let i0 = Measure.now()
+            try await fresh.bulkImport(records)
+            let it = Double(Measure.now() - i0)
+            await fresh.close()
+            progress.done()
+            let n = Double(records.count)
+            var bulk = SuiteResult(suite: "bulk", title: "import (COPY; ops/s = records/s)")
+            bulk.postgres = Figures(medianNs: it, p99Ns: it, opsPerSecond: n / (it / 1e9), samples: 1)
+            bulk.postgresNote = "PostgresStore.importing, batches of 4096, one transaction, indexes built at the end"
+            bulk.postgresSQLNote = "hand-written load: the ingest row"
+            command.add(&report, bulk)
+        }
 
         for (i, line) in qtext.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let text = line.trimmingCharacters(in: .whitespaces)
