@@ -54,6 +54,9 @@ public final class PostgresImporter: Sendable {
         var imported = 0
         var sequence: Int64 = 0
         var grown = false
+        /// The tenant held no record when the import began: with the import's own duplicates
+        /// rejected, every record is new and no name needs looking up.
+        var startedEmpty = false
         /// Tables whose emptiness was checked: empty ones had their secondary indexes dropped,
         /// to be made again after the last batch (``finish()``), by table.
         var checked = Set<String>()
@@ -298,6 +301,13 @@ extension PostgresImporter {
                     binds: b), logger: store.logger)
             {}
             st.sequence = try await context(st).nextSequence()
+            var t = PostgresBindings()
+            t.append(tenant.key)
+            for try await e in try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(SQLName.qualified(namespace, "cirrus_names")) "
+                        + "WHERE tenant = $1)", binds: t), logger: store.logger
+            ).decode(Bool.self) { st.startedEmpty = e }
         }
         let tag = String(st.sequence, radix: 36)
         // 1. Checks in Swift.
@@ -385,14 +395,13 @@ extension PostgresImporter {
         let ctx = context(st)
         // 2. The names, locked.
         var serverTypes: [RecordID: String] = [:]
-        if !accepted.isEmpty {
+        if !accepted.isEmpty && !st.startedEmpty {
             var b = PostgresBindings()
             b.append(tenant.key)
-            let keys = WriteContext.keys(accepted.map { records[$0].recordID }, &b)
-            for row in try await ctx.prepared(
-                "SELECT zone_name, zone_owner, record_name, record_type FROM "
-                    + "\(SQLName.qualified(namespace, "cirrus_names")) WHERE \(keys) FOR UPDATE", b)
-            {
+            let sql = WriteContext.lookup(
+                "zone_name, zone_owner, record_name, record_type", from: SQLName.qualified(namespace, "cirrus_names"),
+                accepted.map { records[$0].recordID }, lock: true, &b)
+            for row in try await ctx.prepared(sql, b) {
                 let (zone, owner, name, type) = try row.decode((String, String, String, String).self)
                 serverTypes[RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner))] = type
             }
@@ -474,10 +483,9 @@ extension PostgresImporter {
                 var servers: [RecordID: Record] = [:]
                 var b = PostgresBindings()
                 b.append(tenant.key)
-                let keys = WriteContext.keys(indices.map { records[$0].recordID }, &b)
-                for row in try await ctx.prepared(
-                    "SELECT data FROM \(layout.qualifiedTable) WHERE \(keys) FOR UPDATE", b)
-                {
+                let sql = WriteContext.lookup(
+                    "data", from: layout.qualifiedTable, indices.map { records[$0].recordID }, lock: true, &b)
+                for row in try await ctx.prepared(sql, b) {
                     let data = try row.decode(ByteBuffer.self)
                     let r = try RecordRow.decode(Array(data.readableBytesView))
                     servers[r.recordID] = r

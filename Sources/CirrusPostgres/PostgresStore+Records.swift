@@ -404,19 +404,25 @@ extension PostgresStore {
             if layouts.isEmpty { return [:] }
             var b = SQLBuilder()
             let t = b.param(tenantKey)
-            let keys: String
+            let sql: String
             if ids.count == 1, let id = ids.first {
-                keys =
+                let keys =
                     "tenant = \(t) AND zone_name = \(b.param(id.zoneID.zoneName)) AND zone_owner = "
                     + "\(b.param(id.zoneID.ownerName)) AND record_name = \(b.param(id.recordName))"
+                sql = layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(
+                    separator: " UNION ALL ")
             } else {
-                keys =
-                    "tenant = \(t) AND (zone_name, zone_owner, record_name) IN (SELECT * FROM unnest("
-                    + "\(b.param(ids.map(\.zoneID.zoneName)))::text[], \(b.param(ids.map(\.zoneID.ownerName)))::text[], "
-                    + "\(b.param(ids.map(\.recordName)))::text[]))"
+                // Per id a LATERAL probe of each type's primary key (WriteContext.lookup's form).
+                let z = b.param(ids.map(\.zoneID.zoneName))
+                let o = b.param(ids.map(\.zoneID.ownerName))
+                let r = b.param(ids.map(\.recordName))
+                let keys = "tenant = \(t) AND zone_name = u.z AND zone_owner = u.o AND record_name = u.r"
+                sql =
+                    "SELECT l.data FROM unnest(\(z)::text[], \(o)::text[], \(r)::text[]) AS u(z, o, r) CROSS JOIN LATERAL ("
+                    + layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(
+                        separator: " UNION ALL ")
+                    + ") l"
             }
-            let sql = layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(
-                separator: " UNION ALL ")
             let binds = b.binds
             let registry = statements
             return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
