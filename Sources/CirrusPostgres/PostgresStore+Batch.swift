@@ -620,10 +620,19 @@ enum CopyText {
                     out.append(digits[Int(b & 15)])
                 }
             case .geography(let lon, let lat):
-                if let x = inputs[lon], let y = inputs[lat] {
-                    out += "SRID=4326;POINT(\(x) \(y))".utf8
-                } else {
+                // Hex EWKB (little-endian point with SRID 4326): PostGIS reads it faster than
+                // EWKT's decimal text, and the doubles travel exactly.
+                guard let x = inputs[lon].flatMap(Double.init), let y = inputs[lat].flatMap(Double.init) else {
                     out += null
+                    continue
+                }
+                var wkb: [UInt8] = [0x01, 0x01, 0x00, 0x00, 0x20, 0xE6, 0x10, 0x00, 0x00]
+                for v in [x, y] {
+                    withUnsafeBytes(of: v.bitPattern.littleEndian) { wkb += $0 }
+                }
+                for b in wkb {
+                    out.append(digits[Int(b >> 4)])
+                    out.append(digits[Int(b & 15)])
                 }
             }
         }
