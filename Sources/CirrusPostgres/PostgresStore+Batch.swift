@@ -281,6 +281,19 @@ extension WriteContext {
         return rows
     }
 
+    /// Runs a statement unprepared — planned for its values and the tables as they are now —
+    /// and returns its rows. For the lookups by id (``lookup(_:from:_:lock:_:)``): a prepared
+    /// statement keeps the plan made for the table's first, small state (a sequential scan per
+    /// id), which a bulk load outgrows before any ANALYZE (41 → 180 ms a batch over 4 000 rows).
+    func planned(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
+        var out: [PostgresRow] = []
+        for try await r in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+            out.append(r)
+        }
+        Deadline.answered()
+        return out
+    }
+
     /// `SELECT <columns> FROM <table> WHERE <key> [FOR UPDATE]` for each record id of `ids`, as one
     /// statement: the ids' three text arrays unnested, and per id a LATERAL subquery on the
     /// primary key — always one index probe per id, whatever the table's statistics say (an
@@ -390,7 +403,7 @@ extension WriteContext {
             let sql = Self.lookup(
                 "zone_name, zone_owner, record_name, record_type", from: SQLName.qualified(namespace, "cirrus_names"),
                 asked.map { items[$0].record.recordID }, lock: true, &b)
-            for row in try await prepared(sql, b) {
+            for row in try await planned(sql, b) {
                 let (zone, owner, name, type) = try row.decode((String, String, String, String).self)
                 serverTypes[RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner))] = type
             }
@@ -417,7 +430,7 @@ extension WriteContext {
             var b = PostgresBindings()
             b.append(tenant)
             let sql = Self.lookup("data", from: layout.qualifiedTable, ids, lock: true, &b)
-            for row in try await prepared(sql, b) {
+            for row in try await planned(sql, b) {
                 let data = try row.decode(ByteBuffer.self)
                 let r = try RecordRow.decode(Array(data.readableBytesView))
                 servers[r.recordID] = r

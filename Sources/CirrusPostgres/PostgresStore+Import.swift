@@ -424,7 +424,7 @@ extension PostgresImporter {
             let sql = WriteContext.lookup(
                 "zone_name, zone_owner, record_name, record_type", from: SQLName.qualified(namespace, "cirrus_names"),
                 accepted.map { records[$0].recordID }, lock: true, &b)
-            for row in try await ctx.prepared(sql, b) {
+            for row in try await ctx.planned(sql, b) {
                 let (zone, owner, name, type) = try row.decode((String, String, String, String).self)
                 serverTypes[RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner))] = type
             }
@@ -508,7 +508,7 @@ extension PostgresImporter {
                 b.append(tenant.key)
                 let sql = WriteContext.lookup(
                     "data", from: layout.qualifiedTable, indices.map { records[$0].recordID }, lock: true, &b)
-                for row in try await ctx.prepared(sql, b) {
+                for row in try await ctx.planned(sql, b) {
                     let data = try row.decode(ByteBuffer.self)
                     let r = try RecordRow.decode(Array(data.readableBytesView))
                     servers[r.recordID] = r

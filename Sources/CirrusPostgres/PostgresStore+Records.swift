@@ -424,10 +424,22 @@ extension PostgresStore {
                     + ") l"
             }
             let binds = b.binds
-            let registry = statements
+            // One id: a prepared primary-key probe. Several: planned at each call (see
+            // WriteContext.planned), through the unnamed statement.
+            let registry = ids.count == 1 ? statements : nil
             return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
                 var out: [RecordID: Record] = [:]
-                for row in try await client.run(sql, binds, registry: registry, logger: logger) {
+                var rows: [PostgresRow] = []
+                if let registry {
+                    rows = try await client.run(sql, binds, registry: registry, logger: logger)
+                } else {
+                    for try await r in try await client.query(
+                        PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                    {
+                        rows.append(r)
+                    }
+                }
+                for row in rows {
                     let data = try row.decode(ByteBuffer.self)
                     let r = try RecordRow.decode(Array(data.readableBytesView))
                     out[r.recordID] = r
