@@ -60,19 +60,20 @@ let package = Package(
         // The I/O seam and byte coding, below the store: the FileSystem protocol (POSIX, and the
         // fault-injecting in-memory fake), mapped files, the clock, ByteReader/ByteWriter, CRC-32C
         // and the record codec. What the shell, the server and the query layers need of the disk
-        // and of bytes, without the store.
-        .target(name: "CirrusIO", dependencies: ["RecordModel"], swiftSettings: strict),
+        // and of bytes, without the store; and the record reader both engines' imports use (JSON
+        // Lines, gzip, property lists).
+        .target(name: "CirrusIO", dependencies: ["RecordModel", "CZlib"], swiftSettings: strict),
         // The record store: append-only log, group-commit writer, recovery, compaction, data
         // segments, checkpoints, repair, import/export. Format: docs/log-format.md.
         .target(
             name: "RecordLog",
             dependencies: [
-                "CirrusIO", "RecordModel", "CZlib", "CPrefetch", .product(name: "Crypto", package: "swift-crypto"),
+                "CirrusIO", "RecordModel", "CPrefetch", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         // The compiler's prefetch hint (a header-only C function), for reading mapped rows ahead.
         .target(name: "CPrefetch"),
-        // zlib (system library) for gzip-compressed imports.
+        // zlib (system library) for gzip-compressed imports (CirrusIO's RecordTransfer).
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Kill-test child: writes with .everyCommit and prints every acknowledged commit.
         .executableTarget(

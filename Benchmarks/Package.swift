@@ -14,6 +14,9 @@ let package = Package(
         // `name:` pins the identity, which otherwise follows the checkout directory's name.
         .package(name: "Cirrus", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The hand-written SQL yardstick of `--postgres` (PostgresSQLPeer): the client CirrusPostgres uses.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // SQLite 3 (Debian's libsqlite3 has FTS5 and R*Tree compiled in).
@@ -31,6 +34,8 @@ let package = Package(
                 .product(name: "CirrusPostgres", package: "Cirrus"),
                 "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

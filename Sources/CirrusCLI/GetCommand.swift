@@ -15,6 +15,7 @@ struct Get: AsyncParsableCommand {
             Example:
               cirrus get --db places --type Place louvre --json
               cirrus get --db notes --database private --as _alice --zone Work --type Note n1
+              cirrus get --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus --type Place louvre
             """)
 
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
@@ -34,8 +35,18 @@ struct Get: AsyncParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
+    @OptionGroup var pg: PostgresOptions
+
     func run() async throws {
         let z = zone.map { ZoneID(zoneName: $0) } ?? .default
+        if pg.postgres != nil {
+            let (type, name, json) = (recordType, recordName, json)
+            try finish(
+                await pg.withDatabase(target.target(zone: nil), command: "get") { db in
+                    await StoreCommands.get(db, type: type, recordName: name, zone: z, json: json)
+                })
+            return
+        }
         try finish(
             await StoreCommands.get(
                 db: db, type: recordType, recordName: recordName, zone: z, json: json, target: target.target(zone: nil))

@@ -1,14 +1,19 @@
 // `cirrus import`: load Web Services JSON Lines (gzip accepted) or property lists into a store.
 
 import ArgumentParser
+import Cirrus
+import CirrusIO
+import CirrusPostgres
 import CirrusShell
 import Foundation
+import RecordLog
+import RecordModel
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-struct Import: ParsableCommand {
+struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import records into a container.",
         discussion: """
@@ -20,8 +25,12 @@ struct Import: ParsableCommand {
             (production). A bad record is reported with its line and \
             reason and the rest goes on. Exit status: 0 all imported, 1 some rejected or failed, 2 usage.
 
-            Example:
+            With --postgres URL the records go into the container on PostgreSQL + PostGIS \
+            (--container ID): one transaction, new records through COPY (docs/scale-out.md).
+
+            Examples:
               cirrus import --db places places.jsonl.gz
+              cirrus import --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus places.jsonl
             """)
 
     @Option(help: ArgumentHelp("The container directory (created if missing).", valueName: "DIR"))
@@ -38,18 +47,75 @@ struct Import: ParsableCommand {
             valueName: "ZONE"))
     var zone: String?
 
+    @OptionGroup var pg: PostgresOptions
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one FILE to import") }
     }
 
-    func run() throws {
+    func run() async throws {
         // Progress (records/s, ETA) only on a terminal: redirected output stays clean.
         let tty = isatty(1) != 0 && isatty(2) != 0
         let progress: (@Sendable (String) -> Void)? =
             tty ? { @Sendable line in printError("\r" + line + "\u{1B}[K", newline: false) } : nil
-        let out = StoreCommands.importFiles(db: db, files: files, target: target.target(zone: zone), progress: progress)
+        let out =
+            pg.postgres != nil
+            ? await importPostgres(progress: progress)
+            : StoreCommands.importFiles(db: db, files: files, target: target.target(zone: zone), progress: progress)
         if tty { printError("", newline: true) }
         try finish(out)
+    }
+}
+
+extension Import {
+    /// The import into the PostgreSQL container: each file one transaction (COPY), reported as
+    /// the directory's import reports.
+    func importPostgres(progress: (@Sendable (String) -> Void)?) async -> CommandOutput {
+        let t = target.target(zone: zone)
+        let scope: Database.Scope
+        switch t.scope() {
+        case .success(let s): scope = s
+        case .failure(let e): return CommandOutput(stderr: "cirrus import: \(e)\n", exitCode: 2)
+        }
+        let files = self.files
+        return await pg.withContainer(t.environment, command: "import") { c in
+            guard let postgres = c.postgres else {
+                return CommandOutput(stderr: "cirrus import: not PostgreSQL\n", exitCode: 1)
+            }
+            var out = CommandOutput()
+            var total = ImportSummary()
+            var rejections: [String] = []
+            var o = ImportOptions()
+            o.batchSize = 4096
+            if let progress {
+                o.progress = { s in
+                    progress(
+                        String(
+                            format: "%d records, %.1f MB, %.0f records/s", s.records, Double(s.bytes) / 1e6,
+                            s.recordsPerSecond))
+                }
+            }
+            do {
+                for file in files {
+                    let s = try await postgres.importFile(
+                        file, into: scope, zone: t.zone.map { ZoneID(zoneName: $0) }, options: o)
+                    total.add(s.summary, options: o)
+                    rejections += s.rejections
+                }
+            } catch {
+                return CommandOutput(
+                    stderr: "cirrus import: \(error) (nothing of this file was imported)\n", exitCode: 1)
+            }
+            for r in rejections.prefix(o.maximumReportedRejections) { out.stderr += "rejected \(r)\n" }
+            if total.rejected > min(rejections.count, o.maximumReportedRejections) {
+                out.stderr += "… \(total.rejected - min(rejections.count, o.maximumReportedRejections)) more rejected\n"
+            }
+            out.stdout = String(
+                format: "imported %d records (%d rejected), %d bytes in %.2f s, %.0f records/s\n", total.records,
+                total.rejected, total.bytes, total.seconds, total.recordsPerSecond)
+            out.exitCode = total.rejected > 0 ? 1 : 0
+            return out
+        }
     }
 }
 

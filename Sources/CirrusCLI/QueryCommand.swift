@@ -10,6 +10,8 @@ struct QueryOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
     var db: String
 
+    @OptionGroup var pg: PostgresOptions
+
     @Option(name: .customLong("type"), help: ArgumentHelp("The record type to query.", valueName: "TYPE"))
     var recordType: String
 
@@ -117,10 +119,18 @@ struct QueryCommand: AsyncParsableCommand {
     func run() async throws {
         let (r, rewritten) = try options.resolvedRequest()
         if let rewritten { printError(rewritten) }
+        let target = options.target.target(zone: nil)
+        if options.pg.postgres != nil {
+            let (cursor, json, width) = (cursor, json, terminalWidth())
+            try finish(
+                await options.pg.withDatabase(target, command: "query") { db in
+                    await QueryCommands.query(db, request: r, cursor: cursor, json: json, width: width)
+                })
+            return
+        }
         try finish(
             await QueryCommands.query(
-                db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(),
-                target: options.target.target(zone: nil)))
+                db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(), target: target))
     }
 }
 
@@ -143,7 +153,13 @@ struct ExplainCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (r, rewritten) = try options.resolvedRequest()
-        var out = await QueryCommands.explain(db: options.db, request: r, target: options.target.target(zone: nil))
+        let target = options.target.target(zone: nil)
+        var out =
+            options.pg.postgres != nil
+            ? await options.pg.withDatabase(target, command: "explain") { db in
+                await QueryCommands.explain(db, request: r)
+            }
+            : await QueryCommands.explain(db: options.db, request: r, target: target)
         if let rewritten { out.stdout = rewritten + "\n" + out.stdout }
         try finish(out)
     }

@@ -1,6 +1,8 @@
 // `cirrus reset`: reset a container's development environment (asks on a terminal, --yes otherwise).
 
 import ArgumentParser
+import Cirrus
+import CirrusPostgres
 import CirrusShell
 import Foundation
 
@@ -8,7 +10,7 @@ import Foundation
     import Glibc
 #endif
 
-struct ResetCommand: ParsableCommand {
+struct ResetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reset",
         abstract: "Reset the development environment: delete its schema, records, zones and subscriptions.",
@@ -22,6 +24,11 @@ struct ResetCommand: ParsableCommand {
             Examples:
               cirrus reset --db places --environment development
               cirrus reset --db places --environment development --yes
+              cirrus reset --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus --environment development --yes
+
+            With --postgres URL, the development namespace of the container on PostgreSQL \
+            (--container ID) is dropped in one transaction (refused while another process uses it); \
+            the confirmation word is then the container identifier.
             """)
 
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
@@ -33,19 +40,38 @@ struct ResetCommand: ParsableCommand {
     @Flag(help: "Do not ask for confirmation.")
     var yes = false
 
-    func run() throws {
+    @OptionGroup var pg: PostgresOptions
+
+    func run() async throws {
+        let word = pg.postgres != nil ? pg.containerID : ResetCommands.confirmationWord(db: db)
         if environment == "development", !yes {
             guard isatty(0) == 1 else {
                 throw ValidationError("standard input is not a terminal: pass --yes to reset without confirmation")
             }
-            FileHandle.standardError.write(Data(ResetCommands.warning(db: db).utf8))
+            FileHandle.standardError.write(
+                Data(
+                    (pg.postgres != nil
+                        ? "This deletes the development schema and every record, zone, subscription and change of "
+                            + "the development environment of \(word) on PostgreSQL. Production is not touched.\n"
+                            + "Type \(word) to confirm: "
+                        : ResetCommands.warning(db: db)).utf8))
             let answer = readLine(strippingNewline: true) ?? ""
-            guard answer == ResetCommands.confirmationWord(db: db) else {
+            guard answer == word else {
                 printError("cirrus reset: not confirmed; nothing was changed")
                 throw ExitCode(1)
             }
         }
-        let out = ResetCommands.run(db: db, environment: environment)
+        var out = ResetCommands.run(db: db, environment: environment, checkOnly: pg.postgres != nil)
+        if let url = pg.postgres, out.exitCode == 0 {
+            do {
+                try await Container.resetDevelopment(postgres: url, containerID: pg.containerID)
+                out = CommandOutput(
+                    stdout:
+                        "reset the development environment of \(pg.containerID) on PostgreSQL (production untouched)\n")
+            } catch {
+                out = CommandOutput(stderr: "cirrus reset: \(error)\n", exitCode: 1)
+            }
+        }
         if out.exitCode == 2 {
             throw ValidationError(
                 out.stderr.trimmingCharacters(in: .newlines).replacingOccurrences(of: "cirrus reset: ", with: ""))

@@ -5,7 +5,7 @@ import CirrusShell
 import Foundation
 import RecordModel
 
-struct RoleCommand: ParsableCommand {
+struct RoleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "role",
         abstract: "Custom security roles: their grants on record types and the users who hold them.",
@@ -21,6 +21,7 @@ struct RoleCommand: ParsableCommand {
               cirrus role assign --db DIR Moderator _alice
               cirrus role assign --db DIR --environment production Moderator _alice
               cirrus role list --db DIR
+              cirrus role create --db DIR --postgres postgres://cirrus@127.0.0.1:5432/cirrus Moderator
             """,
         subcommands: [
             RoleCreate.self, RoleDelete.self, RoleGrant.self, RoleRevoke.self, RoleAssign.self, RoleUnassign.self,
@@ -42,9 +43,16 @@ struct RoleTarget: ParsableArguments {
         }
     }
 
-    func run(_ action: RoleCommands.Action, json: Bool = false) throws {
+    @OptionGroup var pg: PostgresOptions
+
+    func run(_ action: RoleCommands.Action, json: Bool = false) async throws {
         let env = Environment(rawValue: environment) ?? .development
-        let out = RoleCommands.run(db: db, action: action, environment: env, json: json)
+        let out =
+            pg.postgres != nil
+            ? await pg.withContainer(env, command: "role") { c in
+                await ContainerCommands.role(c, action: action, json: json)
+            }
+            : RoleCommands.run(db: db, action: action, environment: env, json: json)
         if out.exitCode == 2 {
             throw ValidationError(
                 out.stderr.trimmingCharacters(in: .newlines).replacingOccurrences(of: "cirrus role: ", with: ""))
@@ -53,19 +61,19 @@ struct RoleTarget: ParsableArguments {
     }
 }
 
-struct RoleCreate: ParsableCommand {
+struct RoleCreate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a custom role.")
     @OptionGroup var target: RoleTarget
     @Argument(help: "The role's name: a letter, then letters, digits or '_'.") var role: String
-    func run() throws { try target.run(.create(role: role)) }
+    func run() async throws { try await target.run(.create(role: role)) }
 }
 
-struct RoleDelete: ParsableCommand {
+struct RoleDelete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete", abstract: "Delete a custom role with its grants and assignments.")
     @OptionGroup var target: RoleTarget
     @Argument(help: "The role.") var role: String
-    func run() throws { try target.run(.delete(role: role)) }
+    func run() async throws { try await target.run(.delete(role: role)) }
 }
 
 /// What a grant or a revocation names: role, permissions, record type.
@@ -75,48 +83,48 @@ struct RolePermissions: ParsableArguments {
     @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
 }
 
-struct RoleGrant: ParsableCommand {
+struct RoleGrant: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant", abstract: "Grant permissions on a record type to a role.")
     @OptionGroup var target: RoleTarget
     @OptionGroup var what: RolePermissions
-    func run() throws {
-        try target.run(.grant(role: what.role, permissions: what.permissions, recordType: what.recordType))
+    func run() async throws {
+        try await target.run(.grant(role: what.role, permissions: what.permissions, recordType: what.recordType))
     }
 }
 
-struct RoleRevoke: ParsableCommand {
+struct RoleRevoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke", abstract: "Take permissions on a record type away from a role.")
     @OptionGroup var target: RoleTarget
     @OptionGroup var what: RolePermissions
-    func run() throws {
-        try target.run(.revoke(role: what.role, permissions: what.permissions, recordType: what.recordType))
+    func run() async throws {
+        try await target.run(.revoke(role: what.role, permissions: what.permissions, recordType: what.recordType))
     }
 }
 
-struct RoleAssign: ParsableCommand {
+struct RoleAssign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "assign", abstract: "Assign a user to a custom role in an environment.")
     @OptionGroup var target: RoleTarget
     @Argument(help: "The role.") var role: String
     @Argument(help: "The user record name.") var user: String
-    func run() throws { try target.run(.assign(role: role, user: user)) }
+    func run() async throws { try await target.run(.assign(role: role, user: user)) }
 }
 
-struct RoleUnassign: ParsableCommand {
+struct RoleUnassign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unassign", abstract: "Remove a user from a custom role in an environment.")
     @OptionGroup var target: RoleTarget
     @Argument(help: "The role.") var role: String
     @Argument(help: "The user record name.") var user: String
-    func run() throws { try target.run(.unassign(role: role, user: user)) }
+    func run() async throws { try await target.run(.unassign(role: role, user: user)) }
 }
 
-struct RoleList: ParsableCommand {
+struct RoleList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List the roles, their grants and their members.")
     @OptionGroup var target: RoleTarget
     @Flag(help: "Print JSON.") var json = false
-    func run() throws { try target.run(.list, json: json) }
+    func run() async throws { try await target.run(.list, json: json) }
 }

@@ -4,7 +4,7 @@ import ArgumentParser
 import CirrusShell
 import RecordModel
 
-struct SchemaCommand: ParsableCommand {
+struct SchemaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema",
         abstract: "Print, import or promote a container's schema.",
@@ -19,6 +19,7 @@ struct SchemaCommand: ParsableCommand {
               cirrus schema --db places --export > schema.ckdb
               cirrus schema --db places --import schema.ckdb
               cirrus schema --db places --promote
+              cirrus schema --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus --import schema.ckdb
             """)
 
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
@@ -45,9 +46,19 @@ struct SchemaCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    @OptionGroup var pg: PostgresOptions
+
+    func run() async throws {
         let env = Environment(rawValue: environment) ?? .development
         let action: SchemaCommands.Action = importFile.map { .importFile($0) } ?? (promote ? .promote : .export)
+        if pg.postgres != nil {
+            // Promotion runs on the development container (it copies development's schema).
+            try finish(
+                await pg.withContainer(promote ? .development : env, command: "schema") { c in
+                    await ContainerCommands.schema(c, action: action)
+                })
+            return
+        }
         try finish(SchemaCommands.run(db: db, action: action, environment: env))
     }
 }

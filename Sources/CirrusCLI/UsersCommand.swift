@@ -5,7 +5,7 @@ import Cirrus
 import CirrusShell
 import Foundation
 
-struct UsersCommand: ParsableCommand {
+struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users",
         abstract: "User identities: email, phone, name and whether others may discover them.",
@@ -21,13 +21,25 @@ struct UsersCommand: ParsableCommand {
               cirrus users set-discoverable --db DIR _alice no
               cirrus users lookup --db DIR --email alice@example.com --phone "+33 6 12 34 56 78"
               cirrus users list --db DIR --json
+              cirrus users add --db DIR --postgres postgres://cirrus@127.0.0.1:5432/cirrus _alice --email alice@example.com
+
+            With --postgres URL (--container ID) the identities are the PostgreSQL container's \
+            (one table shared by both environments, kept by a reset of development).
             """,
         subcommands: [UsersAdd.self, UsersList.self, UsersSetDiscoverable.self, UsersLookup.self])
 }
 
-/// Runs a users action and maps exit 2 to a usage error.
-private func runUsers(_ db: String, _ action: UserCommands.Action, json: Bool = false) throws {
-    let out = UserCommands.run(db: db, action: action, json: json)
+/// Runs a users action (on the PostgreSQL container with `--postgres`) and maps exit 2 to a
+/// usage error.
+private func runUsers(
+    _ db: String, _ pg: PostgresOptions, _ action: UserCommands.Action, json: Bool = false
+) async throws {
+    let out =
+        pg.postgres != nil
+        ? await pg.withContainer(.development, command: "users") { c in
+            await ContainerCommands.users(c, action: action, json: json)
+        }
+        : UserCommands.run(db: db, action: action, json: json)
     if out.exitCode == 2 {
         throw ValidationError(
             out.stderr.trimmingCharacters(in: .newlines).replacingOccurrences(of: "cirrus users: ", with: ""))
@@ -35,9 +47,10 @@ private func runUsers(_ db: String, _ action: UserCommands.Action, json: Bool = 
     try finish(out)
 }
 
-struct UsersAdd: ParsableCommand {
+struct UsersAdd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Add or replace a user.")
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
+    @OptionGroup var pg: PostgresOptions
     @Argument(help: "The user record name.") var user: String
     @Option(help: "The email address.") var email: String?
     @Option(help: "The phone number (digits, an optional leading +).") var phone: String?
@@ -45,36 +58,39 @@ struct UsersAdd: ParsableCommand {
     @Option(help: "The family (last) name.") var familyName: String?
     @Flag(help: "The user has agreed to be discoverable.") var discoverable = false
 
-    func run() throws {
+    func run() async throws {
         let account = UserAccount(
             userRecordName: user, emailAddress: email, phoneNumber: phone,
             name: UserNameComponents(givenName: givenName, familyName: familyName),
             discoverability: discoverable ? .granted : .initialState)
-        try runUsers(db, .add(account))
+        try await runUsers(db, pg, .add(account))
     }
 }
 
-struct UsersList: ParsableCommand {
+struct UsersList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List every user, discoverable or not.")
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
+    @OptionGroup var pg: PostgresOptions
     @Flag(help: "Print JSON.") var json = false
-    func run() throws { try runUsers(db, .list, json: json) }
+    func run() async throws { try await runUsers(db, pg, .list, json: json) }
 }
 
-struct UsersSetDiscoverable: ParsableCommand {
+struct UsersSetDiscoverable: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-discoverable", abstract: "Record a user's answer: discoverable or not.")
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
+    @OptionGroup var pg: PostgresOptions
     @Argument(help: "The user record name.") var user: String
     @Argument(help: "yes (granted), no (denied) or initialState.") var answer: String
-    func run() throws { try runUsers(db, .setDiscoverable(user: user, answer)) }
+    func run() async throws { try await runUsers(db, pg, .setDiscoverable(user: user, answer)) }
 }
 
-struct UsersLookup: ParsableCommand {
+struct UsersLookup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookup", abstract: "Find users as discovery does (only those who opted in).")
     @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
+    @OptionGroup var pg: PostgresOptions
     @Option(help: "An email address (repeatable).") var email: [String] = []
     @Option(help: "A phone number (repeatable).") var phone: [String] = []
     @Option(help: "A user record name (repeatable).") var user: [String] = []
@@ -86,10 +102,10 @@ struct UsersLookup: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let lookups =
             email.map(UserLookupInfo.emailAddress) + phone.map(UserLookupInfo.phoneNumber)
             + user.map(UserLookupInfo.userRecordName)
-        try runUsers(db, .lookup(lookups), json: json)
+        try await runUsers(db, pg, .lookup(lookups), json: json)
     }
 }

@@ -5,6 +5,7 @@
 // development grows the schema, production rejects unknown types and fields.
 
 import CirrusFacade
+import CirrusIO
 import Foundation
 import RecordLog
 import RecordModel

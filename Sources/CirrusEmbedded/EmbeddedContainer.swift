@@ -56,6 +56,21 @@ final class EmbeddedContainer: ContainerBackend {
         }
     }
 
+    /// `Container.fetchUserAccounts()`: the container's `users.json`, read in-process.
+    func userAccounts() async throws(CirrusError) -> [UserAccount] {
+        try Container.userAccounts(in: core.users)
+    }
+
+    /// `Container.storeUserAccount(_:)`.
+    func saveUserAccount(_ account: UserAccount) async throws(CirrusError) -> UserAccount {
+        try Container.saveUserAccount(account, in: core.users)
+    }
+
+    /// `Container.changeDiscoverability(_:ofUser:)`.
+    func setDiscoverability(_ status: DiscoverabilityStatus, ofUser user: String) async throws(CirrusError) {
+        try Container.setDiscoverability(status, ofUser: user, in: core.users)
+    }
+
     /// `Container.applySchema(_:)`: checked again against the current schema under the write lock.
     func replaceSchema(_ schema: Schema) async throws(CirrusError) -> Schema {
         try updateSchemaNow { (current) throws(CirrusError) in try Container.schemaToImport(schema, over: current) }

@@ -26,7 +26,7 @@ import RecordModel
 final class UserDirectory: @unchecked Sendable {
     static let fileName = "users.json"
     /// The most lookups one `discoverUserIdentities` call may ask for.
-    static let maximumLookups = 1_000
+    static let maximumLookups = UserAccount.maximumLookups
 
     let directory: String
     let fs: any FileSystem

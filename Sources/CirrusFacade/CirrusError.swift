@@ -54,10 +54,13 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
         var serverRecord: Record?
         var partialErrors: [RecordID: CirrusError]
         var retryAfterSeconds: Double?
+        var location: String?
+        var itemErrors: [Int: CirrusError] = [:]
+        var batchRefused = false
 
         init(
             _ code: Code, _ message: String, _ recordID: RecordID?, _ zoneID: ZoneID?, _ serverRecord: Record?,
-            _ partialErrors: [RecordID: CirrusError]
+            _ partialErrors: [RecordID: CirrusError], _ location: String?
         ) {
             self.code = code
             self.message = message
@@ -65,11 +68,14 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
             self.zoneID = zoneID
             self.serverRecord = serverRecord
             self.partialErrors = partialErrors
+            self.location = location
         }
 
         func copy() -> Details {
-            let d = Details(code, message, recordID, zoneID, serverRecord, partialErrors)
+            let d = Details(code, message, recordID, zoneID, serverRecord, partialErrors, location)
             d.retryAfterSeconds = retryAfterSeconds
+            d.itemErrors = itemErrors
+            d.batchRefused = batchRefused
             return d
         }
     }
@@ -113,24 +119,45 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
         get { details.retryAfterSeconds }
         _modify { yield &unique().retryAfterSeconds }
     }
-    /// For `partialFailure`: the error of each failed item, by record id.
+    /// For `partialFailure` and `batchRequestFailed`: the error of each failed item, by record id.
     public var partialErrors: [RecordID: CirrusError] {
         get { details.partialErrors }
         _modify { yield &unique().partialErrors }
     }
+    /// Where it happened, when the engine is a server: its address (`host:port/database`) and,
+    /// for a statement it refused, the statement's first line. Nil for the embedded engine, whose
+    /// errors name their files in the message.
+    public var location: String? {
+        get { details.location }
+        _modify { yield &unique().location }
+    }
+    /// For a rolled-back request with atomic zones: each failed item's error by its position in
+    /// the request (a record may appear twice, so ids do not say which item failed). Engines'
+    /// bookkeeping; callers read `partialErrors`.
+    package var itemErrors: [Int: CirrusError] {
+        get { details.itemErrors }
+        _modify { yield &unique().itemErrors }
+    }
+    /// A batched write the engine refused as a whole: it is run again item by item, so that
+    /// each item gets its own outcome (CirrusPostgres's batched saves).
+    package var batchRefused: Bool {
+        get { details.batchRefused }
+        _modify { yield &unique().batchRefused }
+    }
 
-    /// An error of `code` saying `message`, about the record, zone or failed items given.
+    /// An error of `code` saying `message`, about the record, zone or failed items given, and
+    /// where it happened (`location`) when the engine is a server.
     public init(
-        _ code: Code, _ message: String, recordID: RecordID? = nil, zoneID: ZoneID? = nil, serverRecord: Record? = nil,
-        partialErrors: [RecordID: CirrusError] = [:]
+        _ code: Code, _ message: String, location: String? = nil, recordID: RecordID? = nil, zoneID: ZoneID? = nil,
+        serverRecord: Record? = nil, partialErrors: [RecordID: CirrusError] = [:]
     ) {
-        details = Details(code, message, recordID, zoneID, serverRecord, partialErrors)
+        details = Details(code, message, recordID, zoneID, serverRecord, partialErrors, location)
     }
 
     /// CloudKit's number for the code.
     public var errorCode: Int { code.rawValue }
 
-    /// `code (number): record "name" in zone "z": message`.
+    /// `code (number): record "name" in zone "z": message (at location)`.
     public var description: String {
         var s = "\(code) (\(code.rawValue)): "
         if let r = recordID {
@@ -141,6 +168,7 @@ public struct CirrusError: Error, Sendable, CustomStringConvertible {
             s += "zone \"\(z.zoneName)\": "
         }
         s += message
+        if let location { s += " (at \(location))" }
         if !partialErrors.isEmpty {
             for (id, e) in partialErrors.sorted(by: { $0.key < $1.key }) { s += "\n  \(id.recordName): \(e)" }
         }

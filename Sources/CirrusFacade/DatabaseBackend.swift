@@ -111,6 +111,39 @@ public protocol DatabaseBackend: Sendable {
     func discoverUserIdentities(_ lookups: [UserLookupInfo]) throws(CirrusError) -> [UserIdentity]
     /// The caller's own account.
     func callerAccount() throws(CirrusError) -> UserAccount?
+
+    // The user calls as async calls, for engines whose user directory is not in-process (the
+    // defaults call the synchronous forms above). Database+AsyncUsers.swift.
+
+    /// ``accountStatus()`` on any engine.
+    func fetchAccountStatus() async -> AccountStatus
+    /// ``discoverabilityStatus()`` on any engine.
+    func fetchDiscoverabilityStatus() async throws(CirrusError) -> DiscoverabilityStatus
+    /// ``requestDiscoverability(granted:)`` on any engine.
+    func setDiscoverability(granted: Bool) async throws(CirrusError) -> DiscoverabilityStatus
+    /// ``discoverUserIdentities(_:)`` on any engine.
+    func lookUpUserIdentities(_ lookups: [UserLookupInfo]) async throws(CirrusError) -> [UserIdentity]
+    /// ``callerAccount()`` on any engine.
+    func fetchCallerAccount() async throws(CirrusError) -> UserAccount?
+}
+
+extension DatabaseBackend {
+    /// The synchronous ``accountStatus()``.
+    public func fetchAccountStatus() async -> AccountStatus { accountStatus() }
+    /// The synchronous ``discoverabilityStatus()``.
+    public func fetchDiscoverabilityStatus() async throws(CirrusError) -> DiscoverabilityStatus {
+        try discoverabilityStatus()
+    }
+    /// The synchronous ``requestDiscoverability(granted:)``.
+    public func setDiscoverability(granted: Bool) async throws(CirrusError) -> DiscoverabilityStatus {
+        try requestDiscoverability(granted: granted)
+    }
+    /// The synchronous ``discoverUserIdentities(_:)``.
+    public func lookUpUserIdentities(_ lookups: [UserLookupInfo]) async throws(CirrusError) -> [UserIdentity] {
+        try discoverUserIdentities(lookups)
+    }
+    /// The synchronous ``callerAccount()``.
+    public func fetchCallerAccount() async throws(CirrusError) -> UserAccount? { try callerAccount() }
 }
 
 extension CirrusError {
@@ -256,9 +289,27 @@ public protocol ContainerBackend: Sendable {
         _ body: @escaping @Sendable (Schema) throws(CirrusError) -> Schema
     ) async throws(CirrusError)
         -> Schema
+    /// Every user account of the container, sorted by user record name (``Container/fetchUserAccounts()``).
+    func userAccounts() async throws(CirrusError) -> [UserAccount]
+    /// Adds or replaces a user account (``Container/storeUserAccount(_:)``); returns it as kept.
+    func saveUserAccount(_ account: UserAccount) async throws(CirrusError) -> UserAccount
+    /// Sets a user's discoverability (``Container/changeDiscoverability(_:ofUser:)``).
+    func setDiscoverability(_ status: DiscoverabilityStatus, ofUser user: String) async throws(CirrusError)
 }
 
 extension ContainerBackend {
+    /// Refuses: the engine keeps no user directory.
+    public func userAccounts() async throws(CirrusError) -> [UserAccount] {
+        throw .unsupported("user accounts", on: engineName)
+    }
+    /// Refuses: the engine keeps no user directory.
+    public func saveUserAccount(_ account: UserAccount) async throws(CirrusError) -> UserAccount {
+        throw .unsupported("user accounts", on: engineName)
+    }
+    /// Refuses: the engine keeps no user directory.
+    public func setDiscoverability(_ status: DiscoverabilityStatus, ofUser user: String) async throws(CirrusError) {
+        throw .unsupported("user accounts", on: engineName)
+    }
     /// Refuses: the engine does not change schemas through the container.
     public func replaceSchema(_ schema: Schema) async throws(CirrusError) -> Schema {
         throw .unsupported("schema imports", on: engineName)

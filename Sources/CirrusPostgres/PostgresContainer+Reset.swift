@@ -58,7 +58,7 @@ extension PostgresContainer {
         do {
             connection = try await PostgresConnection.connect(configuration: config, id: 0, logger: logger)
         } catch {
-            throw CirrusError(PostgresStore.mapError(error, what: "connecting to reset development", address: at))
+            throw PostgresStore.mapError(error, what: "connecting to reset development", address: at)
         }
         func exec(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws {
             for try await _ in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
@@ -114,7 +114,7 @@ extension PostgresContainer {
         } catch let e as CirrusError {
             failure = e
         } catch {
-            failure = CirrusError(PostgresStore.mapError(error, what: "resetting development", address: at))
+            failure = PostgresStore.mapError(error, what: "resetting development", address: at)
         }
         try? await connection.close()
         if let failure { throw failure }

@@ -25,12 +25,12 @@ extension PostgresContainer {
                 do throws(CirrusError) {
                     return try body(old)
                 } catch {
-                    throw PostgresStoreError(
-                        PostgresStoreError.Code(rawValue: error.code.rawValue) ?? .internalError, error.message)
+                    throw CirrusError(
+                        CirrusError.Code(rawValue: error.code.rawValue) ?? .internalError, error.message)
                 }
             }
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         publish(await root.schema)
         return schema
@@ -52,8 +52,6 @@ extension PostgresContainer {
             if promoted == stored { return stored }
             try await production.apply(schema: promoted)
             return await production.schema
-        } catch let e as PostgresStoreError {
-            throw CirrusError(e)
         } catch let e as CirrusError {
             throw e
         } catch {

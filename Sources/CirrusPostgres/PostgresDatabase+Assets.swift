@@ -17,7 +17,7 @@ extension PostgresDatabase {
         do {
             return try await store.storeAsset(bytes)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
     }
 
@@ -33,7 +33,7 @@ extension PostgresDatabase {
         do {
             return try await store.assetBytes(asset.contentHash)
         } catch {
-            var e = CirrusError(error)
+            var e = error
             if e.code == .unknownItem {
                 e = CirrusError(
                     .internalError, "asset \(asset.contentHash) of the record is missing", recordID: recordID)

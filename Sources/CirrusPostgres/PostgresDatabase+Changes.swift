@@ -87,7 +87,7 @@ extension PostgresDatabase {
         do {
             page = try await container.current(store).zoneChanges(z.zoneName, since: since, limit: limit)
         } catch {
-            var e = CirrusError(error)
+            var e = error
             e.zoneID = zone
             throw e
         }
@@ -117,7 +117,7 @@ extension PostgresDatabase {
         do {
             history = try await container.current(store).zoneHistory()
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         var after: (Int64, String?) = (0, nil)
         var known: Set<String> = []

@@ -31,7 +31,7 @@ extension PostgresDatabase {
         do {
             outcome = try await container.current(store).saveSubscription(checked, subscriber: user)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         switch outcome {
         case .saved: return checked
@@ -50,7 +50,7 @@ extension PostgresDatabase {
         do {
             deleted = try await store.deleteSubscription(id: id, subscriber: identity.userRecordName ?? "")
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         if !deleted { throw CirrusError(.unknownItem, "no subscription \"\(id)\"") }
     }
@@ -62,7 +62,7 @@ extension PostgresDatabase {
         do {
             return try await store.subscriptions(of: user)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
     }
 

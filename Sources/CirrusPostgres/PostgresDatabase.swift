@@ -15,8 +15,8 @@
 // engine each position value is the sort key's text as PostgreSQL prints it); `explain` shows
 // PostgreSQL's plan. Change tokens: PostgresDatabase+Changes.swift; assets:
 // PostgresDatabase+Assets.swift; subscriptions and notifications across processes:
-// PostgresDatabase+Subscriptions.swift. What it does not do yet (docs/scale-out.md "Not done
-// yet"): user discovery (DatabaseBackend's defaults refuse it with serverRejectedRequest).
+// PostgresDatabase+Subscriptions.swift; user identities (the async user calls):
+// PostgresContainer+Users.swift.
 //
 // One PostgresClient (connection pool) per container; a store per tenant shares it. The schema
 // is the container's: a save that grows it (development) publishes the new schema to the
@@ -119,17 +119,18 @@ public final class PostgresContainer: ContainerBackend {
         do {
             root = try await PostgresStore.connect(url: url, tenant: tenant, timeout: timeout)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         do {
             // Creates what is missing (a new container; tables a newer version added).
             try await root.prepare()
             try await root.prepareZones()
             try await root.prepareSubscriptions()
+            try await root.prepareUsers()
             secret = try await root.secret(named: "\(containerID)/\(environment.rawValue)")
         } catch {
             await root.close()
-            throw CirrusError(error)
+            throw error
         }
         return PostgresContainer(
             containerID: containerID, environment: environment, root: root, schema: await root.schema,
@@ -152,7 +153,7 @@ public final class PostgresContainer: ContainerBackend {
         do {
             try await root.apply(schema: schema)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         publish(await root.schema)
     }
@@ -162,7 +163,7 @@ public final class PostgresContainer: ContainerBackend {
         do {
             try await root.reloadSchema()
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         publish(await root.schema)
     }
@@ -280,7 +281,7 @@ public final class PostgresDatabase: DatabaseBackend {
         do {
             found = try await container.current(store).records(for: Array(Set(checked.values)))
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         let schema = self.schema
         for (i, id) in ids.enumerated() {
@@ -393,8 +394,8 @@ public final class PostgresDatabase: DatabaseBackend {
                     try AccessRules.checkWrite(
                         type: type, current: server, id: id, scope: scope, identity: identity, schema: schema)
                 } catch {
-                    throw PostgresStoreError(
-                        PostgresStoreError.Code(rawValue: error.code.rawValue) ?? .permissionFailure, error.message,
+                    throw CirrusError(
+                        CirrusError.Code(rawValue: error.code.rawValue) ?? .permissionFailure, error.message,
                         recordID: id)
                 }
             }
@@ -428,7 +429,7 @@ public final class PostgresDatabase: DatabaseBackend {
                         zones: true, atomicZones: atomically,
                         failedZones: forced.subtracting(excluded), authorize: authorize,
                         afterWrites: notifyingAfterWrites())
-                    for (k, r) in zip(run, outcome) { results[positions[k]] = r.mapError { CirrusError($0) } }
+                    for (k, r) in zip(run, outcome) { results[positions[k]] = r }
                     break
                 } catch  where error.code == .batchRequestFailed && atomically && rounds < 8 {
                     rounds += 1
@@ -436,10 +437,10 @@ public final class PostgresDatabase: DatabaseBackend {
                     for (j, e) in error.itemErrors {
                         let k = run[j]
                         excluded.insert(zoneName(items[k].recordID))
-                        if firstErrors[k] == nil { firstErrors[k] = CirrusError(e) }
+                        if firstErrors[k] == nil { firstErrors[k] = e }
                     }
                 } catch {
-                    throw CirrusError(error)
+                    throw error
                 }
             }
             for k in items.indices where excluded.contains(zoneName(items[k].recordID)) {
@@ -489,7 +490,7 @@ public final class PostgresDatabase: DatabaseBackend {
         do {
             try await store.createZone(z.zoneName)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         return z
     }
@@ -506,7 +507,7 @@ public final class PostgresDatabase: DatabaseBackend {
         do {
             existed = try await container.current(store).deleteZone(z.zoneName)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         if !existed { throw CirrusError(.zoneNotFound, "no such zone", zoneID: zone) }
     }
@@ -529,7 +530,7 @@ public final class PostgresDatabase: DatabaseBackend {
         do {
             return Set(try await store.zoneNames())
         } catch {
-            throw CirrusError(error)
+            throw error
         }
     }
 
@@ -614,7 +615,7 @@ public final class PostgresDatabase: DatabaseBackend {
             e = try await container.current(store).explain(
                 checked, inZone: zone, resultsLimit: resultsLimit, analyze: execute)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         var returned: Int? = nil
         if execute {
@@ -660,7 +661,7 @@ public final class PostgresDatabase: DatabaseBackend {
             p = try await container.current(store).page(
                 q, zone: zone, after: after, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         } catch {
-            throw CirrusError(error)
+            throw error
         }
         var records = p.records
         if !AccessRules.readsEveryRecord(of: q.recordType, scope: scope, identity: identity, schema: schema) {
@@ -686,19 +687,6 @@ extension PostgresSavePolicy {
     }
 }
 
-extension CirrusError {
-    /// The façade's error for a PostgreSQL backend error: the same CloudKit number, the message
-    /// with where it happened, the record, the server's record and the per-item errors.
-    public init(_ e: PostgresStoreError) {
-        var message = e.message
-        if let l = e.location { message += " (at \(l))" }
-        self.init(
-            CirrusError.Code(rawValue: e.code.rawValue) ?? .internalError, message, recordID: e.recordID,
-            serverRecord: e.serverRecord,
-            partialErrors: e.partialErrors.mapValues { CirrusError($0) })
-    }
-}
-
 extension PostgresStore {
     /// A store for another tenant of the same container, sharing this store's connections,
     /// Citus flag and schema. Closing it would close the shared pool: only the container's
@@ -706,14 +694,14 @@ extension PostgresStore {
     nonisolated func sibling(for tenant: PostgresTenant) -> PostgresStore {
         let s = PostgresStore(
             client: client, runTask: runTask, tenant: tenant, address: address, clock: clock, timeout: timeout,
-            layout: layout)
+            layout: layout, statements: statements)
         return s
     }
 
     /// Creates the container's base tables (names, counters, the stored schema) when they are
     /// missing, keeping any schema stored already: a new container answers fetches and
     /// deletions with unknownItem instead of a missing relation. Single-node layout only.
-    func prepare() async throws(PostgresStoreError) {
+    func prepare() async throws(CirrusError) {
         guard layout == .singleNode else { return }
         try await update { stored in
             // Every container has the Users type, as a container directory does.
@@ -727,7 +715,7 @@ extension PostgresStore {
 
     /// Creates `cirrus_zones` (tenant, zone name, the sequence it was created at) when missing,
     /// under the namespace's DDL lock.
-    func prepareZones() async throws(PostgresStoreError) {
+    func prepareZones() async throws(CirrusError) {
         let namespace = tenant.namespace
         let logger = self.logger
         let table = SQLName.qualified(namespace, "cirrus_zones")
@@ -771,7 +759,7 @@ extension PostgresStore {
     }
 
     /// This tenant's custom zones, by name.
-    func zoneNames() async throws(PostgresStoreError) -> [String] {
+    func zoneNames() async throws(CirrusError) -> [String] {
         let table = SQLName.qualified(tenant.namespace, "cirrus_zones")
         let key = tenant.key
         return try await run("listing the zones of \(key)", retryRead: true) { client in
@@ -788,7 +776,7 @@ extension PostgresStore {
 
     /// Creates the custom zone `name` of this tenant at the tenant's next sequence (nothing when
     /// it exists).
-    func createZone(_ name: String) async throws(PostgresStoreError) {
+    func createZone(_ name: String) async throws(CirrusError) {
         let table = SQLName.qualified(tenant.namespace, "cirrus_zones")
         let key = tenant.key
         let context = writeContext
@@ -828,7 +816,7 @@ extension PostgresStore {
 
     /// Deletes the custom zone `name`, every record in it and its zone subscriptions (the
     /// records' deletions notify first), in one transaction; false when there is no such zone.
-    func deleteZone(_ name: String) async throws(PostgresStoreError) -> Bool {
+    func deleteZone(_ name: String) async throws(CirrusError) -> Bool {
         let (schema, now) = (self.schema, clock())
         let namespace = tenant.namespace
         let key = tenant.key
@@ -879,7 +867,7 @@ extension PostgresStore {
 
     /// The secret `name`: 32 random bytes made by the first process that asked and kept in
     /// `cirrus_secrets`, so every process reads the same.
-    func secret(named name: String) async throws(PostgresStoreError) -> [UInt8] {
+    func secret(named name: String) async throws(CirrusError) -> [UInt8] {
         var fresh = [UInt8](repeating: 0, count: 32)
         var rng = SystemRandomNumberGenerator()
         for i in fresh.indices { fresh[i] = UInt8.random(in: 0...255, using: &rng) }
@@ -933,7 +921,7 @@ extension PostgresStore {
             }
         }
         guard secret.count == 32 else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .internalError, "the secret \(key) has \(secret.count) bytes, not 32", location: address)
         }
         return secret

@@ -8,6 +8,7 @@
 // renews it. The sweep runs, at most once a minute per store, when an asset is stored and after
 // a request that deleted or replaced a record holding assets.
 
+import CirrusFacade
 import Crypto
 import Foundation
 import NIOCore
@@ -19,7 +20,7 @@ extension PostgresStore {
     public static let assetRetention: Duration = .seconds(3600)
 
     /// Stores `bytes` as an asset of this tenant (nothing new when the same bytes are stored).
-    public func storeAsset(_ bytes: [UInt8]) async throws(PostgresStoreError) -> Asset {
+    public func storeAsset(_ bytes: [UInt8]) async throws(CirrusError) -> Asset {
         let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         let table = SQLName.qualified(tenant.namespace, "cirrus_assets")
         let key = tenant.key
@@ -56,7 +57,7 @@ extension PostgresStore {
     }
 
     /// The bytes of this tenant's asset `hash`; unknownItem when it has none.
-    public func assetBytes(_ hash: String) async throws(PostgresStoreError) -> [UInt8] {
+    public func assetBytes(_ hash: String) async throws(CirrusError) -> [UInt8] {
         let table = SQLName.qualified(tenant.namespace, "cirrus_assets")
         let key = tenant.key
         let found: [UInt8]? = try await run("reading an asset of \(key)", retryRead: true) { client in
@@ -71,7 +72,7 @@ extension PostgresStore {
             return out
         }
         guard let found else {
-            throw PostgresStoreError(.unknownItem, "no asset \(hash) in \(key)", location: address)
+            throw CirrusError(.unknownItem, "no asset \(hash) in \(key)", location: address)
         }
         return found
     }
@@ -81,7 +82,7 @@ extension PostgresStore {
     @discardableResult
     public func sweepAssets(
         force: Bool = false, retention: Duration = PostgresStore.assetRetention
-    ) async throws(PostgresStoreError) -> Int {
+    ) async throws(CirrusError) -> Int {
         let now = ContinuousClock.now
         if !force, let last = lastAssetSweep, now - last < .seconds(60) { return 0 }
         lastAssetSweep = now

@@ -11,6 +11,7 @@
 // Every read here runs in one REPEATABLE READ transaction: the counter, the zone and the rows
 // come from one snapshot. Tombstones are kept until their zone is deleted (no compaction).
 
+import CirrusFacade
 import Logging
 import NIOCore
 import PostgresNIO
@@ -55,7 +56,7 @@ extension PostgresStore {
     /// the tenant's history or older than the zone (a zone of that name deleted since).
     func zoneChanges(
         _ zone: String, since: ChangePosition?, limit: Int
-    ) async throws(PostgresStoreError) -> PostgresZoneChangePage {
+    ) async throws(CirrusError) -> PostgresZoneChangePage {
         let namespace = tenant.namespace
         let key = tenant.key
         let logger = self.logger
@@ -77,10 +78,10 @@ extension PostgresStore {
                         + "\(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = \(t) AND zone_name = \(z))", b
                 ).decode((Int64, Int64?).self) { state = (current, created) }
                 guard let created = state.created else {
-                    throw PostgresStoreError(.zoneNotFound, "zone \"\(zone)\" does not exist")
+                    throw CirrusError(.zoneNotFound, "zone \"\(zone)\" does not exist")
                 }
                 if let since, since.sequence > state.current || since.sequence < created {
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .changeTokenExpired,
                         "the change token is \(since.sequence > state.current ? "ahead of" : "older than") zone "
                             + "\"\(zone)\"; fetch the zone from the beginning")
@@ -133,7 +134,7 @@ extension PostgresStore {
 
     /// The tenant's custom zones with the sequence of their latest change (creation, or a
     /// record saved or deleted in them), and the tenant's current sequence — one snapshot.
-    func zoneHistory() async throws(PostgresStoreError) -> (zones: [(name: String, latest: Int64)], current: Int64) {
+    func zoneHistory() async throws(CirrusError) -> (zones: [(name: String, latest: Int64)], current: Int64) {
         let namespace = tenant.namespace
         let key = tenant.key
         let logger = self.logger

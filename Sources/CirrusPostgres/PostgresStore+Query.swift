@@ -1,11 +1,18 @@
 // Queries: a checked `Query` → QueryTranslator's SELECT → a page of records and a keyset cursor.
 // `explain` shows PostgreSQL's plan of the very statement a page runs.
 
+import CirrusFacade
 import NIOCore
 import PostgresNIO
 import PredicateSyntax
 import QueryChecker
 import RecordModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Where the next page of a query starts. Not a snapshot (as CloudKit's cursors are not): the
 /// next page runs on the rows as they are then, after the last row returned.
@@ -60,7 +67,7 @@ extension PostgresStore {
     public func query(
         _ recordType: String, _ format: String, _ arguments: [PredicateArgument] = [],
         sortDescriptors: [SortDescriptor] = []
-    ) throws(PostgresStoreError) -> Query {
+    ) throws(CirrusError) -> Query {
         let ctx = CheckContext(
             arguments: arguments, schema: schema, recordType: recordType, now: clock(), source: format)
         do throws(PredicateError) {
@@ -68,7 +75,7 @@ extension PostgresStore {
             try QueryChecker.checkSort(sortDescriptors, context: ctx)
             return Query(recordType: recordType, predicate: checked.predicate, sortDescriptors: sortDescriptors)
         } catch {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .invalidArguments, error.range == .none ? error.message : error.rendered(source: format))
         }
     }
@@ -77,16 +84,16 @@ extension PostgresStore {
     /// returns whole records, `[]` system fields only.
     public func records(
         matching query: Query, inZone zone: ZoneID? = nil, desiredKeys: [String]? = nil, resultsLimit: Int = 0
-    ) async throws(PostgresStoreError) -> PostgresQueryPage {
+    ) async throws(CirrusError) -> PostgresQueryPage {
         try await page(query, zone: zone, after: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// The page after `cursor`'s.
     public func records(
         continuingFrom cursor: PostgresCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 0
-    ) async throws(PostgresStoreError) -> PostgresQueryPage {
+    ) async throws(CirrusError) -> PostgresQueryPage {
         guard cursor.tenantKey == tenant.key else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .invalidArguments, "the cursor was issued for another tenant (\(cursor.tenantKey))")
         }
         return try await page(
@@ -99,7 +106,7 @@ extension PostgresStore {
     public func explain(
         _ query: Query, inZone zone: ZoneID? = nil, resultsLimit: Int = 0, analyze: Bool = false,
         verbose: Bool = false
-    ) async throws(PostgresStoreError) -> PostgresExplanation {
+    ) async throws(CirrusError) -> PostgresExplanation {
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
         let t = try QueryTranslator.translate(
             query, layout: try layout(query.recordType), tenant: tenant.key, zone: zone, after: nil, limit: limit + 1)
@@ -119,23 +126,25 @@ extension PostgresStore {
 
     func page(
         _ query: Query, zone: ZoneID?, after: KeysetPosition?, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws(PostgresStoreError) -> PostgresQueryPage {
+    ) async throws(CirrusError) -> PostgresQueryPage {
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
-        let t = try QueryTranslator.translate(
-            query, layout: try layout(query.recordType), tenant: tenant.key, zone: zone, after: after, limit: limit + 1)
-        let sql = t.sql
-        let binds = t.builder.binds
-        let rows = try await run("querying \(query.recordType) of \(tenant.key)", retryRead: true) { client in
-            var out: [([UInt8], [String])] = []
-            let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds))
-            for try await (data, keys) in rows.decode((ByteBuffer, [String]).self) {
-                out.append((Array(data.readableBytesView), keys))
+        let layout = try layout(query.recordType)
+        var t = try QueryTranslator.translate(
+            query, layout: layout, tenant: tenant.key, zone: zone, after: after, limit: limit + 1)
+        var rows = try await fetch(t, query.recordType)
+        if t.knn {
+            if let exact = Self.knnPage(rows, fetched: limit + 1 + QueryTranslator.defaultKNNExtra, page: limit + 1) {
+                rows = exact
+            } else {
+                // Rows at (nearly) the same distance straddle the fetched ones: sort on the server.
+                t = try QueryTranslator.translate(
+                    query, layout: layout, tenant: tenant.key, zone: zone, after: after, limit: limit + 1, exact: true)
+                rows = try await fetch(t, query.recordType)
             }
-            return out
         }
         var records: [Record] = []
-        for (data, _) in rows.prefix(limit) {
-            var r = try RecordRow.decode(data)
+        for row in rows.prefix(limit) {
+            var r = row.record
             if let desiredKeys { r.fields = r.fields.filter { desiredKeys.contains($0.key) } }
             records.append(r)
         }
@@ -143,8 +152,73 @@ extension PostgresStore {
         if rows.count > limit, let last = records.last {
             cursor = PostgresCursor(
                 query: query, zone: zone, tenantKey: tenant.key,
-                position: KeysetPosition(keys: rows[limit - 1].1, recordID: last.recordID))
+                position: KeysetPosition(keys: rows[limit - 1].keys, recordID: last.recordID))
         }
         return PostgresQueryPage(records: records, cursor: cursor)
+    }
+
+    /// One row of a page's statement: the record, its sort keys as PostgreSQL printed them, and
+    /// (KNN scans) PostGIS's distance in metres.
+    struct PageRow: Sendable {
+        var record: Record
+        var keys: [String]
+        var knnMetres: Double?
+    }
+
+    /// Runs a page's statement (prepared) and decodes its rows.
+    func fetch(_ t: TranslatedQuery, _ recordType: String) async throws(CirrusError) -> [PageRow] {
+        let sql = t.sql
+        let binds = t.builder.binds
+        let registry = statements
+        let logger = self.logger
+        let knn = t.knn
+        let raw = try await run("querying \(recordType) of \(tenant.key)", retryRead: true) { client in
+            var out: [([UInt8], [String], Double?)] = []
+            for row in try await client.run(sql, binds, registry: registry, logger: logger) {
+                if knn {
+                    let (data, keys, metres) = try row.decode((ByteBuffer, [String], Double?).self)
+                    out.append((Array(data.readableBytesView), keys, metres))
+                } else {
+                    let (data, keys) = try row.decode((ByteBuffer, [String]).self)
+                    out.append((Array(data.readableBytesView), keys, nil))
+                }
+            }
+            return out
+        }
+        var rows: [PageRow] = []
+        rows.reserveCapacity(raw.count)
+        for (data, keys, metres) in raw {
+            rows.append(PageRow(record: try RecordRow.decode(data), keys: keys, knnMetres: metres))
+        }
+        return rows
+    }
+
+    /// The first `page` rows in the query's order (squared chord, then record id) of rows a KNN
+    /// scan returned nearest first (PostGIS's sphere distance), when they are certainly the
+    /// query's: fewer rows than `fetched` (the scan returned every row), or the last row fetched
+    /// is farther than the page's last row by more than the two distances can differ (1e-6
+    /// relative and 1 m: PostGIS's sphere radius differs from Cirrus's by 5e-9 relative) — no row
+    /// the scan did not return can then belong to the page. nil otherwise.
+    static func knnPage(_ rows: [PageRow], fetched: Int, page: Int) -> [PageRow]? {
+        var keyed: [(chord: Double, row: PageRow)] = []
+        keyed.reserveCapacity(rows.count)
+        for r in rows {
+            guard let k = r.keys.first, let c = Double(k) else { return nil }
+            keyed.append((c, r))
+        }
+        keyed.sort { a, b in
+            if a.chord != b.chord { return a.chord < b.chord }
+            let x = a.row.record.recordID, y = b.row.record.recordID
+            if x.recordName != y.recordName { return compareUTF8(x.recordName, y.recordName) < 0 }
+            if x.zoneID.zoneName != y.zoneID.zoneName { return compareUTF8(x.zoneID.zoneName, y.zoneID.zoneName) < 0 }
+            return compareUTF8(x.zoneID.ownerName, y.zoneID.ownerName) < 0
+        }
+        if rows.count >= fetched {
+            guard let farthest = rows.last?.knnMetres, page > 0, page <= keyed.count else { return nil }
+            let chord = keyed[page - 1].chord
+            let metres = 2 * 6_371_008.8 * asin(min(1, max(0, chord).squareRoot() / 2))
+            guard farthest > metres * 1.000001 + 1 else { return nil }
+        }
+        return keyed.prefix(page).map(\.row)
     }
 }

@@ -13,6 +13,7 @@
 //   PostgresStore+Changes.swift).
 // - A record name keeps its record type (`cirrus_names`): another type → constraintViolation.
 
+import CirrusFacade
 import Logging
 import NIOCore
 import PostgresNIO
@@ -35,7 +36,7 @@ public struct PostgresModifyResult: Sendable {
     /// The deleted record ids, in request order.
     public var deleted: [RecordID]
     /// Items that failed (non-atomic requests only; an atomic request throws instead).
-    public var failures: [RecordID: PostgresStoreError]
+    public var failures: [RecordID: CirrusError]
 }
 
 /// One item of a request with a rule per item (what the façade's `modify` sends).
@@ -76,11 +77,15 @@ extension PostgresStore {
     /// CloudKit's limit on items per modify request.
     public static let maximumItemsPerRequest = 400
 
+    /// Most record types whose tables a fetch by id reads in one statement (see
+    /// ``records(for:)``).
+    public static let maximumTypesPerFetch = 16
+
     /// Saves one record and returns it as stored.
     public func save(
         _ record: Record, policy: PostgresSavePolicy = .ifServerRecordUnchanged, by user: String? = nil
     )
-        async throws(PostgresStoreError) -> Record
+        async throws(CirrusError) -> Record
     {
         do {
             return try await modify(saving: [record], policy: policy, atomically: true, by: user).saved[0]
@@ -90,7 +95,7 @@ extension PostgresStore {
     }
 
     /// Deletes one record; unknownItem (11) when there is none.
-    public func delete(_ id: RecordID) async throws(PostgresStoreError) {
+    public func delete(_ id: RecordID) async throws(CirrusError) {
         do {
             _ = try await modify(deleting: [id], atomically: true)
         } catch {
@@ -106,7 +111,7 @@ extension PostgresStore {
     public func modify(
         saving: [Record] = [], deleting: [RecordID] = [], policy: PostgresSavePolicy = .ifServerRecordUnchanged,
         atomically: Bool = true, by user: String? = nil
-    ) async throws(PostgresStoreError) -> PostgresModifyResult {
+    ) async throws(CirrusError) -> PostgresModifyResult {
         let items =
             saving.map { PostgresItem.save($0, policy, mergingFields: false) }
             + deleting.map {
@@ -134,7 +139,7 @@ extension PostgresStore {
     /// `cirrus_zones` (locked FOR SHARE, so a zone deletion waits) or fails with zoneNotFound.
     /// `atomicZones`: when any item of a custom zone fails (or the request has an item of one of
     /// `failedZones`, whose other items the caller refused), the whole request is rolled back and
-    /// ``PostgresStoreError/Code/batchRequestFailed`` is thrown with the failed items' errors in
+    /// ``CirrusError/Code/batchRequestFailed`` is thrown with the failed items' errors in
     /// `partialErrors` — the caller runs it again without that zone's items (CloudKit's atomic
     /// zones; default-zone items stay independent).
     func modify(
@@ -143,13 +148,54 @@ extension PostgresStore {
         failedZones: Set<String> = [],
         authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)? = nil,
         afterWrites: PostgresAfterWrites? = nil
-    ) async throws(PostgresStoreError) -> [Result<Record?, PostgresStoreError>] {
+    ) async throws(CirrusError) -> [Result<Record?, CirrusError>] {
         let saving = items.compactMap(\.record)
         let count = items.count
         guard count <= Self.maximumItemsPerRequest else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .limitExceeded, "\(count) items in one request; the limit is \(Self.maximumItemsPerRequest)")
         }
+        let cached = schema
+        let tables = self.tables
+        let environment = tenant.environment
+        let address = self.address
+        // Development grows the schema just in time, as the façade does: new types and fields
+        // (automatic index options) are DDL in the request's own transaction.
+        let grows = environment == .development && saving.contains { Self.grows(cached, by: $0) }
+        let partitioned = layout == .hashPartitioned
+        if grows && partitioned {
+            throw CirrusError(
+                .invalidArguments,
+                "a save cannot grow the schema of a hash-partitioned layout (its DDL is made outside the store)",
+                location: address)
+        }
+        let registry = statements
+        // Saves only, of the schema's types: a few statements for the whole request
+        // (PostgresStore+Batch.swift); a batch PostgreSQL refuses runs again item by item.
+        var batch = !grows && !partitioned && Self.batchable(items, tables: tables)
+        while true {
+            do {
+                let r = try await modifyOnce(
+                    items, atomically: atomically, by: user, quota: quota, zones: zones, atomicZones: atomicZones,
+                    failedZones: failedZones, authorize: authorize, afterWrites: afterWrites, batch: batch,
+                    grows: grows, registry: registry)
+                return r
+            } catch  where error.batchRefused && batch {
+                batch = false
+            }
+        }
+    }
+
+    /// One run of ``modify(_:atomically:by:quota:zones:atomicZones:failedZones:authorize:afterWrites:)``:
+    /// batched (`batch`) or item by item.
+    private func modifyOnce(
+        _ items: [PostgresItem], atomically: Bool, by user: String?, quota: Int?, zones: Bool, atomicZones: Bool,
+        failedZones: Set<String>,
+        authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)?,
+        afterWrites: PostgresAfterWrites?, batch: Bool, grows: Bool, registry: PreparedSQL.Registry
+    ) async throws(CirrusError) -> [Result<Record?, CirrusError>] {
+        let saving = items.compactMap(\.record)
+        let count = items.count
         let cached = schema
         let tables = self.tables
         let namespace = tenant.namespace
@@ -160,19 +206,10 @@ extension PostgresStore {
         let address = self.address
         let citus = self.citus
         let userID = user.map { RecordID(recordName: $0) }
-        // Development grows the schema just in time, as the façade does: new types and fields
-        // (automatic index options) are DDL in the request's own transaction.
-        let grows = environment == .development && saving.contains { Self.grown(cached, by: [$0]) != cached }
         let partitioned = layout == .hashPartitioned
-        if grows && partitioned {
-            throw PostgresStoreError(
-                .invalidArguments,
-                "a save cannot grow the schema of a hash-partitioned layout (its DDL is made outside the store)",
-                location: address)
-        }
         let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
             try await client.withTransaction(logger: logger) {
-                conn -> ([Result<Record?, PostgresStoreError>], Schema?) in
+                conn -> ([Result<Record?, CirrusError>], Schema?) in
                 var tables = tables
                 var grown: Schema? = nil
                 func layouts(_ s: Schema) -> [String: TableLayout] {
@@ -193,13 +230,33 @@ extension PostgresStore {
                     conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
                     environment: environment, now: now, user: userID, partitioned: partitioned)
                 ctx.quota = quota
+                ctx.registry = registry
                 ctx.sequence = try await ctx.nextSequence()
                 let tag = String(ctx.sequence, radix: 36)
                 var changes: [PostgresChange] = []
-                var result: [Result<Record?, PostgresStoreError>] = []
-                var failed: (RecordID, PostgresStoreError)? = nil
+                var result: [Result<Record?, CirrusError>] = []
+                var failed: (RecordID, CirrusError)? = nil
                 var current = cached
-                for item in items {
+                if batch {
+                    let saves = items.compactMap {
+                        item -> (record: Record, policy: PostgresSavePolicy, merging: Bool)? in
+                        if case .save(let r, let p, let m) = item { return (r, p, m) }
+                        return nil
+                    }
+                    let outcome = try await ctx.saveBatch(
+                        saves, tag: tag, atomically: atomically, zones: zones, authorize: authorize)
+                    for (item, o) in zip(items, outcome) {
+                        switch o {
+                        case .success(let (stored, server)):
+                            result.append(.success(stored))
+                            changes.append(PostgresChange(old: server, new: stored))
+                        case .failure(let e):
+                            if atomically && failed == nil { failed = (item.recordID, e) }
+                            result.append(.failure(e))
+                        }
+                    }
+                }
+                for item in items where !batch {
                     let id = item.recordID
                     if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
                     let before = ctx.tables
@@ -249,8 +306,8 @@ extension PostgresStore {
                 }
                 if atomicZones {
                     // An atomic custom zone with a failed item: nothing of this request commits.
-                    var zoneFailures: [RecordID: PostgresStoreError] = [:]
-                    var byItem: [Int: PostgresStoreError] = [:]
+                    var zoneFailures: [RecordID: CirrusError] = [:]
+                    var byItem: [Int: CirrusError] = [:]
                     for (i, (item, r)) in zip(items, result).enumerated() where !item.recordID.zoneID.isDefaultZone {
                         if case .failure(let e) = r {
                             zoneFailures[item.recordID] = e
@@ -260,7 +317,7 @@ extension PostgresStore {
                     if !zoneFailures.isEmpty
                         || items.contains(where: { failedZones.contains($0.recordID.zoneID.zoneName) })
                     {
-                        var e = PostgresStoreError(
+                        var e = CirrusError(
                             .batchRequestFailed, "an item of an atomic zone failed; the request was rolled back",
                             partialErrors: zoneFailures)
                         e.itemErrors = byItem
@@ -268,14 +325,14 @@ extension PostgresStore {
                     }
                 }
                 if let (id, e) = failed {
-                    var all: [RecordID: PostgresStoreError] = [:]
+                    var all: [RecordID: CirrusError] = [:]
                     for other in items.map(\.recordID) where other != id {
-                        all[other] = PostgresStoreError(
+                        all[other] = CirrusError(
                             .batchRequestFailed, "not written: another item of the atomic request failed",
                             recordID: other)
                     }
                     all[id] = e
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .batchRequestFailed, "the atomic request was rolled back: \(e.message)", recordID: id,
                         serverRecord: e.serverRecord, partialErrors: all)
                 }
@@ -304,28 +361,93 @@ extension PostgresStore {
         return s
     }
 
+    /// Whether `record` would grow `schema` (`grown(schema, by: [record]) != schema`, without
+    /// copying and comparing schemas: a request checks each of its records).
+    static func grows(_ schema: Schema, by r: Record) -> Bool {
+        if let type = schema.recordTypes[r.recordType],
+            !r.fields.contains(where: { type.fields[$0.key] == nil && $0.value.fieldType != nil })
+        {
+            return false
+        }
+        return (try? r.validateContent()) != nil
+    }
+
     /// An item's error with its record id.
-    static func itemError(_ error: any Error, _ id: RecordID) -> PostgresStoreError {
-        var e = (error as? PostgresStoreError) ?? mapError(error, what: "writing a record", address: "")
+    static func itemError(_ error: any Error, _ id: RecordID) -> CirrusError {
+        var e = (error as? CirrusError) ?? mapError(error, what: "writing a record", address: "")
         if e.recordID == nil { e.recordID = id }
         if e.location == "" { e.location = nil }
         return e
     }
 
     /// The record with `id`; unknownItem (11) when there is none.
-    public func record(for id: RecordID) async throws(PostgresStoreError) -> Record {
+    public func record(for id: RecordID) async throws(CirrusError) -> Record {
         guard let r = try await records(for: [id])[id] else {
-            throw PostgresStoreError(.unknownItem, "no such record", location: address, recordID: id)
+            throw CirrusError(.unknownItem, "no such record", location: address, recordID: id)
         }
         return r
     }
 
     /// The records of `ids` that exist (absent ids are missing from the answer).
-    public func records(for ids: [RecordID]) async throws(PostgresStoreError) -> [RecordID: Record] {
+    ///
+    /// One statement, one round trip: the rows of every record type's table with those keys
+    /// (`UNION ALL`; a name is in its type's table only), as a prepared statement whose text
+    /// depends on the schema's types and on whether one id or several are asked. A schema of
+    /// more than ``maximumTypesPerFetch`` types reads the names' types first (two statements).
+    public func records(for ids: [RecordID]) async throws(CirrusError) -> [RecordID: Record] {
+        if ids.isEmpty { return [:] }
         let tables = self.tables
         let tenantKey = tenant.key
         let namespace = tenant.namespace
         let logger = self.logger
+        if tables.count <= Self.maximumTypesPerFetch {
+            let layouts = tables.values.sorted { $0.table < $1.table }
+            if layouts.isEmpty { return [:] }
+            var b = SQLBuilder()
+            let t = b.param(tenantKey)
+            let sql: String
+            if ids.count == 1, let id = ids.first {
+                let keys =
+                    "tenant = \(t) AND zone_name = \(b.param(id.zoneID.zoneName)) AND zone_owner = "
+                    + "\(b.param(id.zoneID.ownerName)) AND record_name = \(b.param(id.recordName))"
+                sql = layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(
+                    separator: " UNION ALL ")
+            } else {
+                // Per id a LATERAL probe of each type's primary key (WriteContext.lookup's form).
+                let z = b.param(ids.map(\.zoneID.zoneName))
+                let o = b.param(ids.map(\.zoneID.ownerName))
+                let r = b.param(ids.map(\.recordName))
+                let keys = "tenant = \(t) AND zone_name = u.z AND zone_owner = u.o AND record_name = u.r"
+                sql =
+                    "SELECT l.data FROM unnest(\(z)::text[], \(o)::text[], \(r)::text[]) AS u(z, o, r) CROSS JOIN LATERAL ("
+                    + layouts.map { "SELECT data FROM \($0.qualifiedTable) WHERE \(keys)" }.joined(
+                        separator: " UNION ALL ")
+                    + ") l"
+            }
+            let binds = b.binds
+            // One id: a prepared primary-key probe. Several: planned at each call (see
+            // WriteContext.planned), through the unnamed statement.
+            let registry = ids.count == 1 ? statements : nil
+            return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
+                var out: [RecordID: Record] = [:]
+                var rows: [PostgresRow] = []
+                if let registry {
+                    rows = try await client.run(sql, binds, registry: registry, logger: logger)
+                } else {
+                    for try await r in try await client.query(
+                        PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                    {
+                        rows.append(r)
+                    }
+                }
+                for row in rows {
+                    let data = try row.decode(ByteBuffer.self)
+                    let r = try RecordRow.decode(Array(data.readableBytesView))
+                    out[r.recordID] = r
+                }
+                return out
+            }
+        }
         return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
             try await client.withConnection { conn in
                 let ctx = WriteContext(
@@ -354,6 +476,11 @@ struct WriteContext {
     var sequence: Int64 = 0
     /// Most records the tenant may hold (nil: no quota); a new record past it → quotaExceeded.
     var quota: Int? = nil
+    /// The statements prepared on the store's sessions (PreparedSQL.swift).
+    var registry = PreparedSQL.Registry()
+    /// An administrator's import (PostgresStore+Import.swift): saves keep the system fields the
+    /// records carry (the embedded engine's administrative saves).
+    var administrative = false
 
     /// Runs a statement and drains its rows.
     func exec(_ sql: String, _ b: SQLBuilder = SQLBuilder()) async throws {
@@ -392,7 +519,7 @@ struct WriteContext {
                 + "DO UPDATE SET sequence = t.sequence + 1 RETURNING sequence", b)
         var sequence: Int64? = nil
         for try await n in rows.decode(Int64.self) { sequence = n }
-        guard let sequence else { throw PostgresStoreError(.internalError, "the tenant counter returned no row") }
+        guard let sequence else { throw CirrusError(.internalError, "the tenant counter returned no row") }
         return sequence
     }
 
@@ -406,7 +533,7 @@ struct WriteContext {
                 + "\(b.param(String(delta)))::bigint WHERE tenant = \(b.param(tenant)) RETURNING records", b
         ).decode(Int64.self) { count = n }
         if delta > 0, let quota, count > quota {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .quotaExceeded, "the database holds \(count - 1) records; its quota is \(quota)", recordID: id)
         }
     }
@@ -423,7 +550,7 @@ struct WriteContext {
                 + "FOR SHARE", b)
         { found = true }
         if !found {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .zoneNotFound, "zone \"\(id.zoneID.zoneName)\" does not exist", recordID: id)
         }
     }
@@ -493,25 +620,25 @@ struct WriteContext {
         do {
             try given.validate()
         } catch {
-            throw PostgresStoreError(.invalidArguments, error.message, recordID: id)
+            throw CirrusError(.invalidArguments, error.message, recordID: id)
         }
         guard let layout = tables[given.recordType] else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .serverRejectedRequest, "Cannot create new type \(given.recordType) in \(environment.rawValue) schema",
                 recordID: id)
         }
         for name in given.fields.keys where !layout.fieldNames.contains(name) {  // in name order
             throw environment == .production
-                ? PostgresStoreError(
+                ? CirrusError(
                     .serverRejectedRequest,
                     "Cannot create new field '\(name)' of type \(given.recordType) in production schema", recordID: id)
-                : PostgresStoreError(
+                : CirrusError(
                     .invalidArguments, "field '\(name)': an empty list does not say its type; save a value first",
                     recordID: id)
         }
         let serverType = try await recordType(of: id, lock: true)
         if let serverType, serverType != given.recordType {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .constraintViolation,
                 "a \(serverType) record with this name exists; its type cannot change to \(given.recordType)",
                 recordID: id)
@@ -523,7 +650,7 @@ struct WriteContext {
         case .ifServerRecordUnchanged:
             if let server {
                 if r.recordChangeTag != server.recordChangeTag {
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .serverRecordChanged,
                         r.recordChangeTag == nil
                             ? "the record already exists; fetch it and save with its recordChangeTag"
@@ -532,7 +659,7 @@ struct WriteContext {
                         recordID: id, serverRecord: server)
                 }
             } else if r.recordChangeTag != nil {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .unknownItem, "the record was deleted on the server (it has a change tag but no server version)",
                     recordID: id)
             }
@@ -544,11 +671,15 @@ struct WriteContext {
         }
         try await checkReferences(r)
         try await claimAssets(r)
-        r.creationDate = server?.creationDate ?? now
-        r.creatorUserRecordID = server?.creatorUserRecordID ?? user
-        r.modificationDate = now
-        r.lastModifiedUserRecordID = user
-        r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
+        if administrative {
+            r = PostgresImporter.stored(given, over: server, now: now, tag: tag)
+        } else {
+            r.creationDate = server?.creationDate ?? now
+            r.creatorUserRecordID = server?.creatorUserRecordID ?? user
+            r.modificationDate = now
+            r.lastModifiedUserRecordID = user
+            r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
+        }
         try await write(r, layout, isNew: server == nil)
         // The references it holds now, unless it holds none and held none.
         let targets = Self.deleteSelfTargets(r)
@@ -573,7 +704,7 @@ struct WriteContext {
         ).decode(String.self) { found.insert(h) }
         for (name, value) in r.fields {
             for case .asset(let a) in value.elements where !found.contains(a.contentHash) {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .invalidArguments, "field '\(name)': asset \(a.contentHash) was not stored (use storeAsset first)",
                     recordID: r.recordID)
             }
@@ -600,14 +731,14 @@ struct WriteContext {
         let id = r.recordID
         for target in Self.deleteSelfTargets(r) {
             if target.zoneID.zoneName != id.zoneID.zoneName {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .referenceViolation,
                     "a deleteSelf reference must stay in its zone; \"\(target.recordName)\" is in zone "
                         + "\"\(target.zoneID.zoneName)\"", recordID: id)
             }
             let local = RecordID(recordName: target.recordName, zoneID: id.zoneID)
             if local != id, try await recordType(of: local, lock: false) == nil {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .referenceViolation, "the deleteSelf reference target \"\(target.recordName)\" does not exist",
                     recordID: id)
             }
@@ -619,7 +750,7 @@ struct WriteContext {
                     + "AND source_name <> \(b.param(id.recordName))", b
             ).decode(Int64.self) { others = Int(n) }
             if others + 1 > Self.maximumCascadingReferences {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .limitExceeded,
                     "record \"\(target.recordName)\" already has \(others) deleteSelf references; the limit is "
                         + "\(Self.maximumCascadingReferences)", recordID: id)
@@ -758,12 +889,12 @@ struct WriteContext {
     ) async throws -> Record? {
         guard let type = try await recordType(of: id, lock: true) else {
             if cascading { return nil }
-            throw PostgresStoreError(.unknownItem, "no such record to delete", recordID: id)
+            throw CirrusError(.unknownItem, "no such record to delete", recordID: id)
         }
         let server = try await current(id, lock: true)
         try authorize?(type, server, id)
         if let ifChangeTag, let server, server.recordChangeTag != ifChangeTag {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .serverRecordChanged,
                 "recordChangeTag \"\(ifChangeTag)\" is stale; the server has \"\(server.recordChangeTag ?? "")\"",
                 recordID: id, serverRecord: server)

@@ -7,6 +7,7 @@
 // When a type's searchable fields change, its existing rows' tokens are re-derived from their
 // stored records in the same transaction.
 
+import CirrusFacade
 import Foundation
 import Logging
 import PostgresNIO
@@ -23,11 +24,11 @@ extension PostgresStore {
     /// try await store.apply(schema: schema)
     /// ```
     ///
-    /// Throws ``PostgresStoreError/Code/serverRejectedRequest`` when a type or field of the
+    /// Throws ``CirrusError/Code/serverRejectedRequest`` when a type or field of the
     /// stored schema is missing or retyped in `newSchema`.
-    public func apply(schema newSchema: Schema) async throws(PostgresStoreError) {
+    public func apply(schema newSchema: Schema) async throws(CirrusError) {
         guard newSchema.environment == tenant.environment else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .invalidArguments,
                 "a \(newSchema.environment.rawValue) schema cannot be applied to the \(tenant.environment.rawValue) tables"
             )
@@ -40,9 +41,9 @@ extension PostgresStore {
     /// `body` throws is thrown as is, and nothing changes.
     public func update(
         schema body: @escaping @Sendable (Schema) throws -> Schema
-    ) async throws(PostgresStoreError) {
+    ) async throws(CirrusError) {
         guard layout == .singleNode else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .invalidArguments,
                 "the tables of a hash-partitioned layout are created on the workers and the coordinator outside the "
                     + "store (docs/scale-out.md \"Multi-node\")", location: address)
@@ -254,21 +255,21 @@ extension PostgresStore {
     }
 
     /// Refuses a schema that drops or retypes what `old` has.
-    static func checkAddOnly(_ old: Schema, _ new: Schema, address: String) throws(PostgresStoreError) {
+    static func checkAddOnly(_ old: Schema, _ new: Schema, address: String) throws(CirrusError) {
         for t in old.sortedRecordTypes {
             guard let n = new.recordTypes[t.name] else {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .serverRejectedRequest, "record type \(t.name) cannot be removed (schemas are add-only)",
                     location: address)
             }
             for f in t.sortedFields {
                 guard let g = n.fields[f.name] else {
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .serverRejectedRequest, "field \(t.name).\(f.name) cannot be removed (schemas are add-only)",
                         location: address)
                 }
                 if g.type != f.type {
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .serverRejectedRequest,
                         "field \(t.name).\(f.name) cannot change type from \(f.type) to \(g.type)", location: address)
                 }
@@ -301,13 +302,22 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// Refreshes PostgreSQL's statistics of the container's tables (`ANALYZE`), so that the
-    /// planner sees their sizes and value distributions — after a bulk load, before autovacuum
-    /// gets to them.
-    public func analyze() async throws(PostgresStoreError) {
-        let tables = self.tables.values.map(\.qualifiedTable).sorted()
-        try await run("analyzing the tables of \(tenant.namespace)") { client in
-            for t in tables { try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(t)")) }
+    /// Refreshes PostgreSQL's statistics of the container's tables and merges their GIN
+    /// indexes' pending lists (`VACUUM ANALYZE`), so that the planner sees their sizes and value
+    /// distributions and costs the text and list indexes as what they are — after a bulk load,
+    /// before autovacuum gets to them. (Right after a load the rows of a GIN index are in its
+    /// pending list, which the planner costs as expensive: token searches were planned as
+    /// sequential scans until VACUUM ran.) The base tables (names, tombstones) are vacuumed too.
+    public func analyze() async throws(CirrusError) {
+        let namespace = tenant.namespace
+        let tables =
+            self.tables.values.map(\.qualifiedTable).sorted()
+            + ["cirrus_names", "cirrus_tombstones"].map { SQLName.qualified(namespace, $0) }
+        // Foreign tables (a hash-partitioned layout's shards) cannot be vacuumed: ANALYZE only.
+        let command = layout == .singleNode ? "VACUUM (ANALYZE)" : "ANALYZE"
+        try await run("vacuuming and analyzing the tables of \(tenant.namespace)") { client in
+            // VACUUM cannot run in a transaction: each is a statement of its own.
+            for t in tables { try await client.query(PostgresQuery(unsafeSQL: "\(command) \(t)")) }
         }
     }
 }

@@ -84,7 +84,7 @@ extension PostgresStore {
 
     /// Creates `cirrus_subscriptions` and `cirrus_notifications` when missing, under the
     /// namespace's DDL lock.
-    func prepareSubscriptions() async throws(PostgresStoreError) {
+    func prepareSubscriptions() async throws(CirrusError) {
         let namespace = tenant.namespace
         let logger = self.logger
         let subs = SQLName.qualified(namespace, "cirrus_subscriptions")
@@ -146,7 +146,7 @@ extension PostgresStore {
     /// row is locked FOR SHARE, so a deletion of the zone waits for this save and then drops it).
     func saveSubscription(
         _ s: Subscription, subscriber: String
-    ) async throws(PostgresStoreError)
+    ) async throws(CirrusError)
         -> PostgresSubscriptionSave
     {
         let namespace = tenant.namespace
@@ -197,7 +197,7 @@ extension PostgresStore {
     }
 
     /// Deletes the subscription `id` of `subscriber`; false when it has none by that id.
-    func deleteSubscription(id: String, subscriber: String) async throws(PostgresStoreError) -> Bool {
+    func deleteSubscription(id: String, subscriber: String) async throws(CirrusError) -> Bool {
         let table = SQLName.qualified(tenant.namespace, "cirrus_subscriptions")
         let key = tenant.key
         let logger = self.logger
@@ -214,7 +214,7 @@ extension PostgresStore {
     }
 
     /// The subscriptions `subscriber` saved in this tenant, by id (not checked).
-    func subscriptions(of subscriber: String) async throws(PostgresStoreError) -> [Subscription] {
+    func subscriptions(of subscriber: String) async throws(CirrusError) -> [Subscription] {
         let table = SQLName.qualified(tenant.namespace, "cirrus_subscriptions")
         let key = tenant.key
         let logger = self.logger
@@ -239,12 +239,12 @@ extension PostgresStore {
     /// A stored subscription and its subscriber; internalError when the row does not decode.
     static func subscription(
         _ row: SubscriptionRow, address: String
-    ) throws(PostgresStoreError) -> (
+    ) throws(CirrusError) -> (
         Subscription, String
     ) {
         let (id, subscriber, kind, type, predicate, arguments, firesOn, zone) = row
-        func bad(_ what: String) -> PostgresStoreError {
-            PostgresStoreError(.internalError, "the stored subscription \"\(id)\" \(what)", location: address)
+        func bad(_ what: String) -> CirrusError {
+            CirrusError(.internalError, "the stored subscription \"\(id)\" \(what)", location: address)
         }
         switch kind {
         case "zone":
@@ -395,7 +395,7 @@ extension PostgresStore {
 
     /// The tenant's last committed sequence (0 before its first request): a stream opened now
     /// starts after it.
-    func currentSequence() async throws(PostgresStoreError) -> Int64 {
+    func currentSequence() async throws(CirrusError) -> Int64 {
         let table = SQLName.qualified(tenant.namespace, "cirrus_tenants")
         let key = tenant.key
         let logger = self.logger
@@ -416,7 +416,7 @@ extension PostgresStore {
     /// rules decide on (for a deletion, the record as it was; the notification carries none).
     func outbox(
         subscriber: String, after position: OutboxPosition
-    ) async throws(PostgresStoreError) -> [(
+    ) async throws(CirrusError) -> [(
         OutboxPosition, RecordNotification, Record
     )] {
         let table = SQLName.qualified(tenant.namespace, "cirrus_notifications")
@@ -440,7 +440,7 @@ extension PostgresStore {
                 case 2: why = .recordUpdated
                 case 3: why = .recordDeleted
                 default:
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .internalError, "a notification of \(key) has reason \(reason)", location: address)
                 }
                 out.append(

@@ -7,6 +7,7 @@
 // tokens (the façade's, see docs/scale-out.md "Not done yet"). Subscriptions' tables and
 // outbox: PostgresStore+Subscriptions.swift.
 
+import CirrusFacade
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -54,6 +55,9 @@ public actor PostgresStore {
 
     let client: PostgresClient
     let runTask: Task<Void, Never>
+    /// The statement texts prepared on the pool's sessions (shared with the stores of the same
+    /// pool: PreparedSQL.swift).
+    let statements: PreparedSQL.Registry
     let clock: @Sendable () -> Timestamp
     let timeout: Duration
     let logger: Logger
@@ -63,9 +67,11 @@ public actor PostgresStore {
 
     init(
         client: PostgresClient, runTask: Task<Void, Never>, tenant: PostgresTenant, address: String,
-        clock: @escaping @Sendable () -> Timestamp, timeout: Duration, layout: Layout
+        clock: @escaping @Sendable () -> Timestamp, timeout: Duration, layout: Layout,
+        statements: PreparedSQL.Registry = PreparedSQL.Registry()
     ) {
         self.layout = layout
+        self.statements = statements
         self.client = client
         self.runTask = runTask
         self.tenant = tenant
@@ -84,16 +90,16 @@ public actor PostgresStore {
     /// how the tables are laid out (``Layout/singleNode`` unless the server is a coordinator of
     /// hash-partitioned foreign tables).
     ///
-    /// Throws ``PostgresStoreError/Code/invalidArguments`` for a malformed URL,
-    /// ``PostgresStoreError/Code/networkUnavailable`` when the server cannot be reached.
+    /// Throws ``CirrusError/Code/invalidArguments`` for a malformed URL,
+    /// ``CirrusError/Code/networkUnavailable`` when the server cannot be reached.
     public static func connect(
         url: String, tenant: PostgresTenant, timeout: Duration = .seconds(15),
         clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }, layout: Layout = .singleNode
-    ) async throws(PostgresStoreError) -> PostgresStore {
+    ) async throws(CirrusError) -> PostgresStore {
         guard let c = URLComponents(string: url), c.scheme == "postgres" || c.scheme == "postgresql",
             let host = c.host, !host.isEmpty, let user = c.user, !user.isEmpty
         else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .invalidArguments, "expected postgres://user[:password]@host[:port]/database, got \(url)")
         }
         let port = c.port ?? 5432
@@ -145,7 +151,7 @@ public actor PostgresStore {
         return store
     }
 
-    /// Stops the connection pool; later calls fail with ``PostgresStoreError/Code/networkFailure``.
+    /// Stops the connection pool; later calls fail with ``CirrusError/Code/networkFailure``.
     public func close() async {
         runTask.cancel()
         _ = await runTask.value
@@ -153,9 +159,9 @@ public actor PostgresStore {
 
     /// Reads the schema stored in the database again (another process may have applied or
     /// grown it since this store read it).
-    public func reloadSchema() async throws(PostgresStoreError) { try await start() }
+    public func reloadSchema() async throws(CirrusError) { try await start() }
 
-    func start() async throws(PostgresStoreError) {
+    func start() async throws(CirrusError) {
         let namespace = tenant.namespace
         let (extensions, stored) = try await run("reading extensions and the stored schema", retryRead: true) {
             client in
@@ -173,7 +179,7 @@ public actor PostgresStore {
             return (extensions, stored)
         }
         guard extensions.contains("postgis") else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .invalidArguments, "PostGIS is not installed in this database (CREATE EXTENSION postgis)",
                 location: address)
         }
@@ -182,7 +188,7 @@ public actor PostgresStore {
             do {
                 setSchema(try JSONDecoder().decode(Schema.self, from: Data(stored.utf8)))
             } catch {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .internalError, "the stored schema of \(tenant.namespace) does not decode: \(error)",
                     location: address)
             }
@@ -198,9 +204,9 @@ public actor PostgresStore {
     }
 
     /// The layout of a record type the schema has.
-    func layout(_ recordType: String) throws(PostgresStoreError) -> TableLayout {
+    func layout(_ recordType: String) throws(CirrusError) -> TableLayout {
         guard let t = tables[recordType] else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .serverRejectedRequest, "the schema of \(tenant.namespace) has no record type \(recordType)",
                 location: address)
         }
@@ -210,15 +216,17 @@ public actor PostgresStore {
     // MARK: - running statements
 
     /// Runs `body` with the client; fails after the store's timeout, and maps every error to a
-    /// ``PostgresStoreError`` naming `what` and this server. A read (`retryRead`) whose session
+    /// ``CirrusError`` naming `what` and this server. A read (`retryRead`) whose session
     /// turns out to be closed — the pool can hand out a session the server has just ended —
     /// runs again (at most three times in all); writes never run twice (their outcome is reported).
+    /// `timeout`: another deadline than the store's (an import's index builds).
     func run<T: Sendable>(
-        _ what: String, retryRead: Bool = false, _ body: @escaping @Sendable (PostgresClient) async throws -> T
-    ) async throws(PostgresStoreError) -> T {
+        _ what: String, retryRead: Bool = false, timeout: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresClient) async throws -> T
+    ) async throws(CirrusError) -> T {
         let client = self.client
         let address = self.address
-        let timeout = self.timeout
+        let timeout = timeout ?? self.timeout
         var attempt = 0
         while true {
             attempt += 1
@@ -228,7 +236,7 @@ public actor PostgresStore {
                 } onTimeout: {
                     // The statement is not cancelled on the server: a write may still commit
                     // (seen when a worker that hung for longer than the deadline answered again).
-                    PostgresStoreError(
+                    CirrusError(
                         .networkFailure,
                         "no answer from PostgreSQL within \(timeout) while \(what)"
                             + (retryRead ? "" : " (the request may still be applied on the server)"),
@@ -274,9 +282,9 @@ public actor PostgresStore {
         p.serverInfo?[.locationContext]?.contains("remote SQL command") ?? false
     }
 
-    /// A ``PostgresStoreError`` for anything a statement threw.
-    static func mapError(_ error: any Error, what: String, address: String) -> PostgresStoreError {
-        if var e = error as? PostgresStoreError {
+    /// A ``CirrusError`` for anything a statement threw.
+    static func mapError(_ error: any Error, what: String, address: String) -> CirrusError {
+        if var e = error as? CirrusError {
             if e.location == nil { e.location = address }
             return e
         }
@@ -298,7 +306,7 @@ public actor PostgresStore {
                     // postgres_fdw could not reach a worker (`could not connect to server "shard1"`,
                     // refused or `timeout expired`: 08001), or found its connection to it gone
                     // (`connection to server "shard1" was lost`: 08000): name it, and where it is.
-                    return PostgresStoreError(
+                    return CirrusError(
                         .networkUnavailable,
                         "the worker \(server) holding this tenant's rows cannot be reached from the coordinator while "
                             + "\(what): \(message)\(detail ?? "") (SQLSTATE \(state))",
@@ -311,7 +319,7 @@ public actor PostgresStore {
                     // message is libpq's or the worker's, and names no server): the coordinator's
                     // own session is fine.
                     let text = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-                    return PostgresStoreError(
+                    return CirrusError(
                         .networkFailure,
                         "the coordinator's connection to the worker holding this tenant's rows was lost while "
                             + "\(what): \(text.joined(separator: " "))\(detail ?? "") (SQLSTATE \(state))",
@@ -320,7 +328,7 @@ public actor PostgresStore {
                 if state == "57014", message.contains("statement timeout") {
                     // The session's statement_timeout (80 % of the store's deadline): the server
                     // cancelled the statement and the transaction was rolled back.
-                    return PostgresStoreError(
+                    return CirrusError(
                         .networkFailure,
                         "no answer from PostgreSQL in time while \(what): \(message) (the session's "
                             + "statement_timeout, SQLSTATE 57014: the server cancelled the statement)",
@@ -328,33 +336,33 @@ public actor PostgresStore {
                 }
                 if state.hasPrefix("08") || state.hasPrefix("57P") {
                     // Connection exceptions, and the server shutting down or terminating the session.
-                    return PostgresStoreError(
+                    return CirrusError(
                         .networkFailure,
                         "the connection to PostgreSQL was lost while \(what): \(message) (SQLSTATE \(state))",
                         location: address)
                 }
                 let statement = p.query.map { " in: " + ($0.sql.split(separator: "\n").first.map(String.init) ?? "") }
-                return PostgresStoreError(
+                return CirrusError(
                     .internalError, "PostgreSQL refused \(what): \(message) (SQLSTATE \(state))\(statement ?? "")",
                     location: address)
             case .connectionError:
-                return PostgresStoreError(
+                return CirrusError(
                     .networkUnavailable,
                     "cannot connect to PostgreSQL while \(what): \(p.underlying.map { "\($0)" } ?? "connection failed")",
                     location: address)
             case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
-                return PostgresStoreError(
+                return CirrusError(
                     .networkFailure, "the connection to PostgreSQL was lost while \(what) (\(p.code))",
                     location: address)
             default:
-                return PostgresStoreError(
+                return CirrusError(
                     .internalError, "PostgreSQL client error while \(what): \(p.code)", location: address)
             }
         }
         if error is CancellationError {
-            return PostgresStoreError(.networkFailure, "cancelled while \(what)", location: address)
+            return CirrusError(.networkFailure, "cancelled while \(what)", location: address)
         }
-        return PostgresStoreError(
+        return CirrusError(
             .networkUnavailable, "cannot reach PostgreSQL while \(what): \(String(describing: error))",
             location: address)
     }
@@ -391,7 +399,7 @@ enum Deadline {
 
     static func race<T: Sendable>(
         _ timeout: Duration, _ work: @escaping @Sendable () async throws -> T,
-        onTimeout: @escaping @Sendable () -> PostgresStoreError
+        onTimeout: @escaping @Sendable () -> CirrusError
     ) async throws -> T {
         let done = NIOLockedValueBox(false)
         let first: @Sendable () -> Bool = {

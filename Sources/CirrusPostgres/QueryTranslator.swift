@@ -13,10 +13,19 @@
 // Order: the sort keys (records lacking one are not in the results), then the record id
 // (record_name, zone_name, zone_owner, byte order). A distance sort orders by the squared chord
 // from the centre, computed from the stored unit vector exactly as the executor computes it;
-// nearest-first on an indexed location first bounds the page with a KNN scan (`<->`).
+// nearest-first on an indexed location is the GiST index's KNN scan (`<->`, PostGIS's sphere
+// distance) for a few rows more than the page, re-sorted by the exact key in Swift and checked
+// (PostgresStore+Query.swift: the page is exact when the last row fetched is farther than the
+// page's last row by more than the two distances can differ); when the check fails, or with more
+// sort keys after the distance, the page first bounds the rows with a KNN scan (`knn` CTE) and
+// sorts every row within that bound by the exact key.
 // A cursor is the last row's keys as PostgreSQL printed them: the next page adds a keyset
 // condition `(keys, id) > (last keys, last id)` — no OFFSET.
+// The page size is the one number written into the text (an Int, never a user's string): the
+// statements are prepared, and a generic plan made for `LIMIT $n` assumes a tenth of the table,
+// which chose a full sort over an index scan that stops after the page (a 2× slower page).
 
+import CirrusFacade
 import Indexes
 import RecordModel
 
@@ -26,6 +35,9 @@ struct TranslatedQuery {
     var sql: String
     /// How many sort-key columns follow `data` in each row (as a text array).
     var keyCount: Int
+    /// Rows come in the KNN scan's order (PostGIS's sphere distance, a third column, metres),
+    /// not the query's: the caller sorts them by the exact key and checks the page.
+    var knn = false
 }
 
 /// Where a page starts: the previous page's last row.
@@ -36,10 +48,16 @@ struct KeysetPosition: Sendable, Hashable {
 }
 
 enum QueryTranslator {
+    /// Rows a nearest-first KNN scan fetches beyond the page, for the check that the page is exact.
+    static let defaultKNNExtra = 2
+
     /// The page query: rows of `tenant` (in `zone` when given) after `after`, at most `limit`.
+    /// `exact`: a nearest-first page sorted on the server (the `knn` CTE form), never the plain
+    /// KNN scan (`knn` in the result) that fetches `limit + knnExtra` rows in KNN order.
     static func translate(
-        _ q: Query, layout: TableLayout, tenant: String, zone: ZoneID?, after: KeysetPosition?, limit: Int
-    ) throws(PostgresStoreError) -> TranslatedQuery {
+        _ q: Query, layout: TableLayout, tenant: String, zone: ZoneID?, after: KeysetPosition?, limit: Int,
+        exact: Bool = false, knnExtra: Int = QueryTranslator.defaultKNNExtra
+    ) throws(CirrusError) -> TranslatedQuery {
         var b = SQLBuilder()
         var conditions = ["tenant = \(b.param(tenant))"]
         if let zone {
@@ -57,7 +75,7 @@ enum QueryTranslator {
             switch s {
             case .field(let name, let asc):
                 guard let (expr, type, isList) = try sortColumn(name, layout: layout) else {
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .invalidArguments,
                         "cannot sort by \(name): the record type \(layout.recordType) has no such field")
                 }
@@ -65,7 +83,7 @@ enum QueryTranslator {
                 keys.append((expr, type, asc))
             case .distance(let name, let from):
                 guard let c = layout.columns[name], c.family == .location else {
-                    throw PostgresStoreError(
+                    throw CirrusError(
                         .invalidArguments, "cannot sort by distance on \(name): not a location field")
                 }
                 keys.append((chord2(c, from, &b), "float8", true))
@@ -74,7 +92,7 @@ enum QueryTranslator {
         for k in keys { conditions.append("\(k.expr) IS NOT NULL") }
         if let after {
             guard after.keys.count == keys.count else {
-                throw PostgresStoreError(.invalidArguments, "the cursor does not belong to this query")
+                throw CirrusError(.invalidArguments, "the cursor does not belong to this query")
             }
             conditions.append(keyset(keys, after, &b))
         }
@@ -83,7 +101,20 @@ enum QueryTranslator {
         let keyList =
             keys.isEmpty
             ? "ARRAY[]::text[]" : "ARRAY[" + keys.map { "(\($0.expr))::text" }.joined(separator: ", ") + "]"
-        let limitParam = b.param(String(limit))
+        if !exact, q.sortDescriptors.count == 1, case .distance(let name, let from)? = q.sortDescriptors.first,
+            let c = layout.columns[name], c.options.contains(.queryable)
+        {
+            // The KNN scan alone: the GiST index yields rows nearest first; a few more than the
+            // page, so that the caller can check that no row beyond them belongs to it.
+            let point = try b.value(.location(from), .location)
+            let sql = """
+                SELECT data, \(keyList), (\(c.sql) <-> \(point)) FROM \(layout.qualifiedTable)
+                WHERE \(conditions.joined(separator: "\n  AND "))
+                ORDER BY \(c.sql) <-> \(point)
+                LIMIT \(limit + knnExtra)
+                """
+            return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count, knn: true)
+        }
         var with = ""
         if case .distance(let name, let from)? = q.sortDescriptors.first, let c = layout.columns[name],
             c.options.contains(.queryable)
@@ -97,7 +128,7 @@ enum QueryTranslator {
             let all = conditions.joined(separator: " AND ")
             with = """
                 WITH knn AS (SELECT (\(c.sql) <-> \(point)) AS d FROM \(layout.qualifiedTable) WHERE \(all)
-                    ORDER BY \(c.sql) <-> \(point) LIMIT 1 OFFSET \(limitParam)::bigint - 1)
+                    ORDER BY \(c.sql) <-> \(point) LIMIT 1 OFFSET \(limit - 1))
 
                 """
             // One ST_DWithin whose radius is an init-plan parameter, so the GiST index bounds
@@ -111,7 +142,7 @@ enum QueryTranslator {
             \(with)SELECT data, \(keyList) FROM \(layout.qualifiedTable)
             WHERE \(conditions.joined(separator: "\n  AND "))
             ORDER BY \(order.joined(separator: ", "))
-            LIMIT \(limitParam)::bigint
+            LIMIT \(limit)
             """
         return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count)
     }
@@ -143,10 +174,10 @@ enum QueryTranslator {
     }
 
     /// The sort expression of a field or system field, its SQL type, and whether it is a list.
-    static func sortColumn(_ name: String, layout: TableLayout) throws(PostgresStoreError) -> (String, String, Bool)? {
+    static func sortColumn(_ name: String, layout: TableLayout) throws(CirrusError) -> (String, String, Bool)? {
         if let c = layout.columns[name] {
             if c.family == .location {
-                throw PostgresStoreError(.invalidArguments, "sort by the distance of \(name) from a location instead")
+                throw CirrusError(.invalidArguments, "sort by the distance of \(name) from a location instead")
             }
             return (c.sql, SQLBuilder.castType(c.family), c.isList)
         }
@@ -174,7 +205,7 @@ enum QueryTranslator {
 
     static func filter(
         _ f: QueryFilter, layout: TableLayout, _ b: inout SQLBuilder
-    ) throws(PostgresStoreError)
+    ) throws(CirrusError)
         -> String
     {
         if f.comparator.isTokenSearch {
@@ -187,13 +218,13 @@ enum QueryTranslator {
         if let c = layout.columns[f.fieldName] {
             if f.comparator == .near { return try near(c, f, &b) }
             if c.family == .location {
-                throw PostgresStoreError(
+                throw CirrusError(
                     .invalidArguments, "\(f.comparator.rawValue) on the location field \(f.fieldName) is not supported")
             }
             return c.isList ? try listFilter(c.sql, c.family, f, &b) : try scalarFilter(c.sql, c.family, f, &b)
         }
         guard let s = SystemField.named(f.fieldName) else {
-            throw PostgresStoreError(
+            throw CirrusError(
                 .invalidArguments, "the record type \(layout.recordType) has no field \(f.fieldName) in its schema")
         }
         if s == .recordName, case .string = f.fieldValue.elements.first {
@@ -213,7 +244,7 @@ enum QueryTranslator {
     static func scalarFilter(
         _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
     )
-        throws(PostgresStoreError) -> String
+        throws(CirrusError) -> String
     {
         let t = f.fieldValue
         let same = ColumnFamily(of: t) == fam
@@ -260,7 +291,7 @@ enum QueryTranslator {
     static func listFilter(
         _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
     )
-        throws(PostgresStoreError) -> String
+        throws(CirrusError) -> String
     {
         let t = f.fieldValue
         let present = "\(c) IS NOT NULL"
@@ -304,7 +335,7 @@ enum QueryTranslator {
     static func prefix(
         _ c: String, _ fam: ColumnFamily, _ t: FieldValue, _ b: inout SQLBuilder
     )
-        throws(PostgresStoreError) -> String?
+        throws(CirrusError) -> String?
     {
         switch (fam, t) {
         case (.string, .string(let p)):
@@ -321,7 +352,7 @@ enum QueryTranslator {
     }
 
     /// NEAR: the GiST prefilter, then the matcher's exact test.
-    static func near(_ c: Column, _ f: QueryFilter, _ b: inout SQLBuilder) throws(PostgresStoreError) -> String {
+    static func near(_ c: Column, _ f: QueryFilter, _ b: inout SQLBuilder) throws(CirrusError) -> String {
         guard !c.isList, case .location(let centre) = f.fieldValue, let metres = f.distance, metres.isFinite else {
             return "FALSE"
         }

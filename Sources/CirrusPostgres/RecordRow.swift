@@ -1,6 +1,7 @@
 // RecordRow: a record as a row — its key, its encoded bytes (RecordLog's codec, so every field
 // type round-trips exactly), and the typed column values derived from it.
 
+import CirrusFacade
 import CirrusIO
 import Indexes
 import RecordModel
@@ -10,11 +11,11 @@ enum RecordRow {
     static func encode(_ r: Record) -> [UInt8] { RecordCodec.encode(r) }
 
     /// A record from its stored bytes.
-    static func decode(_ bytes: [UInt8]) throws(PostgresStoreError) -> Record {
+    static func decode(_ bytes: [UInt8]) throws(CirrusError) -> Record {
         do {
             return try RecordCodec.decode(bytes)
         } catch {
-            throw PostgresStoreError(.internalError, "a stored record does not decode: \(error)")
+            throw CirrusError(.internalError, "a stored record does not decode: \(error)")
         }
     }
 
@@ -50,7 +51,7 @@ enum RecordRow {
     /// whose family or list-ness differs from its field's schema type is refused.
     static func typedValues(
         _ r: Record, _ layout: TableLayout, _ b: inout SQLBuilder
-    ) throws(PostgresStoreError)
+    ) throws(CirrusError)
         -> [(String, String)]
     {
         var out: [(String, String)] = []
@@ -60,7 +61,7 @@ enum RecordRow {
                 if c.family == .location { out += c.vectorColumns.map { ($0, "NULL") } }
                 continue
             }
-            let mismatch = PostgresStoreError(
+            let mismatch = CirrusError(
                 .invalidArguments,
                 "field \(c.field) holds a \(v.typeName) value; the schema of \(layout.recordType) says "
                     + "\(c.isList ? "a list of " : "")\(c.family)", recordID: r.recordID)

@@ -12,6 +12,7 @@
 //   reference  record name, U+0001, zone name, U+0001, zone owner → $n::text COLLATE "C"
 //   location   longitude and latitude                           → ST_MakePoint(...)::geography
 
+import CirrusFacade
 import Foundation
 import PostgresNIO
 import RecordModel
@@ -37,7 +38,7 @@ struct SQLBuilder {
     }
 
     /// The SQL expression of one scalar value of `family` (the value must be of that family).
-    mutating func value(_ v: FieldValue, _ family: ColumnFamily) throws(PostgresStoreError) -> String {
+    mutating func value(_ v: FieldValue, _ family: ColumnFamily) throws(CirrusError) -> String {
         switch (family, v) {
         case (.location, .location(let l)):
             return "ST_SetSRID(ST_MakePoint(\(param(SQLText.double(l.longitude)))::float8, "
@@ -50,18 +51,28 @@ struct SQLBuilder {
     }
 
     /// The SQL expression of an array of values of `family` (each must be of that family).
-    mutating func array(_ vs: [FieldValue], _ family: ColumnFamily) throws(PostgresStoreError) -> String {
-        var texts: [String] = []
-        for v in vs {
-            if case .bytes(let b) = v { texts.append(SQLText.hex(b)) } else { texts.append(try SQLText.text(v)) }
+    mutating func array(_ vs: [FieldValue], _ family: ColumnFamily) throws(CirrusError) -> String {
+        if family == .bytes {
+            // bytea[] from one array literal of `\x…` elements: no subquery (Citus refuses
+            // subqueries in INSERTs, and a scalar expression plans more simply everywhere).
+            var hex: [String?] = []
+            for v in vs {
+                guard case .bytes(let b) = v else {
+                    throw CirrusError(.invalidArguments, "\(v.typeName) in a list of bytes")
+                }
+                hex.append("\\x" + SQLText.hex(b))
+            }
+            return "\(param(ArrayLiteral.make(hex)))::bytea[]"
         }
+        var texts: [String] = []
+        for v in vs { texts.append(try SQLText.text(v)) }
         let p = param(texts)
         switch family {
-        case .bytes: return "ARRAY(SELECT decode(x, 'hex') FROM unnest(\(p)::text[]) AS x)"
+        case .bytes: return "\(p)::text[]::bytea[]"
         case .number: return "\(p)::text[]::numeric[]"
         case .date: return "\(p)::text[]::bigint[]"
         case .string, .reference: return "\(p)::text[]"
-        case .location: throw PostgresStoreError(.invalidArguments, "lists of locations have no column in PostgreSQL")
+        case .location: throw CirrusError(.invalidArguments, "lists of locations have no column in PostgreSQL")
         }
     }
 
@@ -80,13 +91,13 @@ struct SQLBuilder {
 /// The text forms of values (see the header).
 enum SQLText {
     /// The text form of a scalar value other than bytes and locations.
-    static func text(_ v: FieldValue) throws(PostgresStoreError) -> String {
+    static func text(_ v: FieldValue) throws(CirrusError) -> String {
         switch v {
         case .int64(let i): return String(i)
         case .double(let d): return try number(d)
         case .string(let s):
             if s.utf8.contains(0) {
-                throw PostgresStoreError(.invalidArguments, "a string with U+0000 cannot be stored in PostgreSQL text")
+                throw CirrusError(.invalidArguments, "a string with U+0000 cannot be stored in PostgreSQL text")
             }
             return s
         case .date(let t): return String(t.millisecondsSince1970)
@@ -94,13 +105,13 @@ enum SQLText {
         case .reference(let r): return referenceKey(r.recordID)
         case .location(let l): return "\(double(l.longitude)) \(double(l.latitude))"
         case .asset, .list:
-            throw PostgresStoreError(.invalidArguments, "a \(v.typeName) value has no column form in PostgreSQL")
+            throw CirrusError(.invalidArguments, "a \(v.typeName) value has no column form in PostgreSQL")
         }
     }
 
     /// A Double as numeric text (exact against Int64, see the header).
-    static func number(_ d: Double) throws(PostgresStoreError) -> String {
-        guard d.isFinite else { throw PostgresStoreError(.invalidArguments, "\(d) is not a finite number") }
+    static func number(_ d: Double) throws(CirrusError) -> String {
+        guard d.isFinite else { throw CirrusError(.invalidArguments, "\(d) is not a finite number") }
         let m = d.magnitude
         if m < 9_007_199_254_740_992 { return double(d) }
         if d >= -9_223_372_036_854_775_808.0 && d < 9_223_372_036_854_775_808.0 { return String(Int64(d)) }

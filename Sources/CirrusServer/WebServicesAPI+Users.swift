@@ -56,13 +56,14 @@ final class LookupLimiter: @unchecked Sendable {
 extension WebServicesAPI {
     /// `users/caller`: the signed-in caller, with what is kept about them (their own name and
     /// addresses, discoverable or not).
-    func caller(db: Database) throws(WebServicesError) -> JSONValue {
+    func caller(db: Database) async throws(WebServicesError) -> JSONValue {
         guard let user = db.identity.userRecordName else {
             throw WebServicesError(.authenticationRequired, "no user is signed in: pass ckWebAuthToken")
         }
         var m: [(String, JSONValue)] = [("userRecordName", .string(user))]
         let account: UserAccount?
-        do throws(CirrusError) { account = try db.callerAccount() } catch { throw WebServicesError(error) }
+        // The async form: on PostgreSQL the identities are the server's (both engines answer it).
+        do throws(CirrusError) { account = try await db.fetchCallerAccount() } catch { throw WebServicesError(error) }
         if let account {
             if let n = Self.nameJSON(account.name) { m.append(("nameComponents", n)) }
             var info: [(String, JSONValue)] = []
@@ -74,7 +75,9 @@ extension WebServicesAPI {
     }
 
     /// `users/discover`, `users/lookup/email`, `users/lookup/id`.
-    func discoverUsers(_ operation: String, _ body: JSONBody, db: Database) throws(WebServicesError) -> JSONValue {
+    func discoverUsers(
+        _ operation: String, _ body: JSONBody, db: Database
+    ) async throws(WebServicesError) -> JSONValue {
         guard let user = db.identity.userRecordName else {
             throw WebServicesError(
                 .authenticationRequired, "discovering users needs a signed-in user: pass ckWebAuthToken")
@@ -110,7 +113,7 @@ extension WebServicesAPI {
                     + (wait == Int.max ? "a request may ask for at most that many" : "retry in \(wait) s"))
         }
         let found: [UserIdentity]
-        do throws(CirrusError) { found = try db.discoverUserIdentities(lookups) } catch {
+        do throws(CirrusError) { found = try await db.lookUpUserIdentities(lookups) } catch {
             throw WebServicesError(error)
         }
         return .object([("users", .array(found.map(Self.identityJSON)))])

@@ -301,9 +301,9 @@ public final class WebServicesAPI: Sendable {
         case "subscriptions/lookup": return try await lookupSubscriptions(body, db: db)
         case "subscriptions/modify": return try await modifySubscriptions(body, db: db)
         case "assets/upload": return try assetUploadURLs(body, base: route.base)
-        case "users/caller": return try caller(db: db)
+        case "users/caller": return try await caller(db: db)
         case "users/discover", "users/lookup/email", "users/lookup/id":
-            return try discoverUsers(operation, body, db: db)
+            return try await discoverUsers(operation, body, db: db)
         case "cirrus/schema": return schemaJSON(db: db)
         case "cirrus/check": return try checkPredicate(body, db: db)
         case "cirrus/explain": return try await explainQuery(body, db: db)

@@ -147,10 +147,21 @@ public enum QueryCommands {
         db: String, request unresolved: QueryRequest, cursor token: String? = nil, json: Bool, width: Int = 100,
         target: DatabaseTarget = DatabaseTarget(), fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
-        let database: Database
+        switch open(db, target, fileSystem, "query") {
+        case .database(let d): return await query(d, request: unresolved, cursor: token, json: json, width: width)
+        case .failed(let out): return out
+        }
+    }
+
+    /// ``query(db:request:cursor:json:width:target:fileSystem:)`` on a database of a container
+    /// the caller opened (a directory's, or PostgreSQL's: `cirrus query --postgres`).
+    public static func query(
+        _ database: Database, request unresolved: QueryRequest, cursor token: String? = nil, json: Bool,
+        width: Int = 100
+    ) async -> CommandOutput {
         let request: QueryRequest
-        switch await prepare(unresolved, db, target, fileSystem, "query") {
-        case .ready(let d, let r): (database, request) = (d, r)
+        switch await prepare(unresolved, database, "query") {
+        case .ready(_, let r): request = r
         case .failed(let out): return out
         }
         do {
@@ -185,10 +196,17 @@ public enum QueryCommands {
         db: String, request unresolved: QueryRequest, target: DatabaseTarget = DatabaseTarget(),
         fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
-        let database: Database
+        switch open(db, target, fileSystem, "explain") {
+        case .database(let d): return await explain(d, request: unresolved)
+        case .failed(let out): return out
+        }
+    }
+
+    /// ``explain(db:request:target:fileSystem:)`` on a database of a container the caller opened.
+    public static func explain(_ database: Database, request unresolved: QueryRequest) async -> CommandOutput {
         let request: QueryRequest
-        switch await prepare(unresolved, db, target, fileSystem, "explain") {
-        case .ready(let d, let r): (database, request) = (d, r)
+        switch await prepare(unresolved, database, "explain") {
+        case .ready(_, let r): request = r
         case .failed(let out): return out
         }
         do {
@@ -220,16 +238,10 @@ public enum QueryCommands {
         case failed(CommandOutput)
     }
 
-    /// The steps `query` and `explain` share before they run: open the store read-only, resolve
-    /// the request's Core Data lookups, check its predicate. `name` prefixes each error message.
-    static func prepare(
-        _ unresolved: QueryRequest, _ db: String, _ target: DatabaseTarget, _ fs: any FileSystem, _ name: String
-    ) async -> Prepared {
-        let database: Database
-        switch open(db, target, fs, name) {
-        case .database(let d): database = d
-        case .failed(let out): return .failed(out)
-        }
+    /// The steps `query` and `explain` share before they run (on the database opened read-only):
+    /// resolve the request's Core Data lookups, check its predicate. `name` prefixes each error
+    /// message.
+    static func prepare(_ unresolved: QueryRequest, _ database: Database, _ name: String) async -> Prepared {
         let request: QueryRequest
         do {
             request = try await unresolved.resolvingLookups(in: database)

@@ -30,8 +30,9 @@ public enum ResetCommands {
 
     /// Resets the development environment of the container `db`. `environment` is the text of
     /// `--environment`: anything but `development` is refused (exit 2), production by name.
+    /// `checkOnly`: only the checks of `environment` (another engine's reset follows).
     public static func run(
-        db: String, environment: String, fileSystem: any FileSystem = POSIXFileSystem()
+        db: String, environment: String, checkOnly: Bool = false, fileSystem: any FileSystem = POSIXFileSystem()
     ) -> CommandOutput {
         switch environment {
         case Environment.development.rawValue: break
@@ -44,6 +45,7 @@ public enum ResetCommands {
             return CommandOutput(
                 stderr: "cirrus reset: --environment \(environment): expected development\n", exitCode: 2)
         }
+        if checkOnly { return CommandOutput() }
         guard fileSystem.exists(db) else {
             return CommandOutput(stderr: "cirrus reset: \(db): no such container directory\n", exitCode: 1)
         }

@@ -166,18 +166,30 @@ public enum StoreCommands {
         target: DatabaseTarget = DatabaseTarget(),
         fileSystem: any FileSystem = POSIXFileSystem()
     ) async -> CommandOutput {
-        var out = CommandOutput()
         let scope: Database.Scope
         switch target.scope() {
         case .success(let s): scope = s
         case .failure(let e):
             return CommandOutput(stderr: "cirrus get: \(e)\n", exitCode: 2)
         }
-        let where_ = zone.isDefaultZone ? "" : " in zone \(zone.zoneName)"
         do {
             let c = try openContainer(db, target, readOnly: true, fileSystem: fileSystem)
-            let r = try await c.database(scope, as: target.identity).record(
-                for: RecordID(recordName: recordName, zoneID: zone))
+            return await get(
+                c.database(scope, as: target.identity), type: type, recordName: recordName, zone: zone, json: json)
+        } catch {
+            return CommandOutput(stderr: "cirrus get: \(error)\n", exitCode: 1)
+        }
+    }
+
+    /// ``get(db:type:recordName:zone:json:target:fileSystem:)`` on a database of a container the
+    /// caller opened (a directory's, or PostgreSQL's: `cirrus get --postgres`).
+    public static func get(
+        _ database: Database, type: String, recordName: String, zone: ZoneID = .default, json: Bool
+    ) async -> CommandOutput {
+        var out = CommandOutput()
+        let where_ = zone.isDefaultZone ? "" : " in zone \(zone.zoneName)"
+        do {
+            let r = try await database.record(for: RecordID(recordName: recordName, zoneID: zone))
             guard r.recordType == type else {
                 out.stderr =
                     "cirrus get: no \(type) record named \"\(recordName)\"\(where_) (it is a \(r.recordType))\n"

@@ -62,23 +62,28 @@ public enum UserCommands {
             case .lookup(let lookups):
                 // The same privacy rule as any caller's discovery.
                 let found = try Container.discoverUserIdentities(lookups, at: db, options: options)
-                var out = CommandOutput()
-                for l in lookups {
-                    if let u = found.first(where: { $0.lookupInfo == l }) {
-                        let name = [u.name.givenName, u.name.familyName].compactMap { $0 }.joined(separator: " ")
-                        out.stdout +=
-                            json ? "" : "\(describe(l)): \(u.userRecordName)\(name.isEmpty ? "" : " (\(name))")\n"
-                    } else if !json {
-                        out.stdout += "\(describe(l)): not found\n"
-                    }
-                }
-                if json { out.stdout = identitiesJSON(found) }
-                if found.isEmpty { out.exitCode = 1 }
-                return out
+                return lookupOutput(lookups, found, json: json)
             }
         } catch {
             return CommandOutput(stderr: "cirrus users: \(error)\n", exitCode: 1)
         }
+    }
+
+    /// What `lookup` prints: each lookup and the user it found (or "not found"), or the found
+    /// identities as JSON; exit 1 when nobody was found.
+    static func lookupOutput(_ lookups: [UserLookupInfo], _ found: [UserIdentity], json: Bool) -> CommandOutput {
+        var out = CommandOutput()
+        for l in lookups {
+            if let u = found.first(where: { $0.lookupInfo == l }) {
+                let name = [u.name.givenName, u.name.familyName].compactMap { $0 }.joined(separator: " ")
+                out.stdout += json ? "" : "\(describe(l)): \(u.userRecordName)\(name.isEmpty ? "" : " (\(name))")\n"
+            } else if !json {
+                out.stdout += "\(describe(l)): not found\n"
+            }
+        }
+        if json { out.stdout = identitiesJSON(found) }
+        if found.isEmpty { out.exitCode = 1 }
+        return out
     }
 
     static func parseStatus(_ text: String) -> DiscoverabilityStatus? {

@@ -2,6 +2,7 @@
 // server's address and what was being done; reads after that run on new sessions; writes either
 // succeed or fail with that same clear error, never anything else.
 
+import CirrusFacade
 import PostgresNIO
 import RecordModel
 import Testing
@@ -27,7 +28,7 @@ struct PostgresConnectionTests {
                 for try await _ in try await client.query("SELECT pg_terminate_backend(pg_backend_pid())") {}
             }
         } throws: { e in
-            let e = e as! PostgresStoreError
+            let e = e as! CirrusError
             return e.code == .networkFailure && e.location == store.address
                 && e.message.contains("terminating the session")
         }
@@ -36,7 +37,7 @@ struct PostgresConnectionTests {
         await store.close()
         // A closed store fails clearly too.
         await #expect { try await store.record(for: RecordID(recordName: "p")) } throws: { e in
-            let code = (e as! PostgresStoreError).code
+            let code = (e as! CirrusError).code
             return code == .networkFailure || code == .networkUnavailable
         }
     }
@@ -60,7 +61,7 @@ struct PostgresConnectionTests {
             }
             // Each call succeeds (reads are retried on a new session) or fails as a lost
             // connection naming the server — never another error, never a hang past the deadline.
-            func check(_ what: String, _ call: () async throws(PostgresStoreError) -> Void) async {
+            func check(_ what: String, _ call: () async throws(CirrusError) -> Void) async {
                 do {
                     try await call()
                     succeeded += 1
@@ -70,14 +71,14 @@ struct PostgresConnectionTests {
                         "round \(round), \(what): \(error)")
                 }
             }
-            await check("fetch") { () throws(PostgresStoreError) in
+            await check("fetch") { () throws(CirrusError) in
                 #expect(try await store.record(for: RecordID(recordName: "p")).recordType == "Pin")
             }
-            await check("query") { () throws(PostgresStoreError) in
+            await check("query") { () throws(CirrusError) in
                 let q = try await store.query("Pin", "a == 1")
                 #expect(try await store.records(matching: q).records.map(\.recordID.recordName) == ["p"])
             }
-            await check("save") { () throws(PostgresStoreError) in
+            await check("save") { () throws(CirrusError) in
                 _ = try await store.save(
                     Record(recordType: "Pin", recordID: RecordID(recordName: "w\(round)")), policy: .allKeys)
             }
@@ -101,7 +102,7 @@ struct PostgresLoginTests {
             await #expect {
                 try await PostgresStore.connect(url: bad, tenant: tenant, timeout: .seconds(5))
             } throws: { e in
-                let e = e as! PostgresStoreError
+                let e = e as! CirrusError
                 return e.code == .internalError && e.message.contains(words) && e.message.contains("SQLSTATE")
                     && e.location != nil
             }

@@ -5,6 +5,7 @@
 // (which delays the deadline's own task, seen at 19 s) can only make the deadline fire later,
 // never turn an answered request into a lost one.
 
+import CirrusFacade
 import Foundation
 import Testing
 
@@ -13,8 +14,8 @@ import Testing
 @Suite struct DeadlineTests {
     static let timeout = Duration.milliseconds(1500)
 
-    static func timedOut() -> PostgresStoreError {
-        PostgresStoreError(.networkFailure, "no answer within the test's timeout")
+    static func timedOut() -> CirrusError {
+        CirrusError(.networkFailure, "no answer within the test's timeout")
     }
 
     /// `count` answers 0.1 s apart, noted on the current deadline from an OS thread.
@@ -46,7 +47,7 @@ import Testing
 
     @Test func workThatStopsBeingAnsweredLosesATimeoutAfterItsLastAnswer() async throws {
         let start = ContinuousClock.now
-        await #expect(throws: PostgresStoreError.self) {
+        await #expect(throws: CirrusError.self) {
             try await Deadline.race(Self.timeout) {
                 await Self.answers(10)  // answered for 1 s, then silent
                 try await Task.sleep(for: .seconds(60))

@@ -1,6 +1,7 @@
 // Records on PostgreSQL: every field type round-trips, save policies and change tags, atomic
 // batches, tenant isolation, and errors (never crashes) for bad input and unreachable servers.
 
+import CirrusFacade
 import CirrusPostgres
 import RecordModel
 import Testing
@@ -96,7 +97,7 @@ struct PostgresRecordTests {
         let v1 = try await store.save(r)
         // A new save without the tag: the server's record exists.
         await #expect { try await store.save(r) } throws: { e in
-            let e = e as! PostgresStoreError
+            let e = e as! CirrusError
             return e.code == .serverRecordChanged && e.serverRecord == v1 && e.recordID == id
         }
         // With the server's tag: accepted, a new tag.
@@ -107,8 +108,8 @@ struct PostgresRecordTests {
         #expect(v2.creationDate == v1.creationDate && v2.modificationDate! > v1.modificationDate!)
         // A stale tag.
         await #expect { try await store.save(edit) } throws: { e in
-            (e as! PostgresStoreError).code == .serverRecordChanged
-                && (e as! PostgresStoreError).serverRecord?.recordChangeTag == v2.recordChangeTag
+            (e as! CirrusError).code == .serverRecordChanged
+                && (e as! CirrusError).serverRecord?.recordChangeTag == v2.recordChangeTag
         }
         // changedKeys merges over the server's fields; allKeys replaces them. Both ignore the tag.
         r = Record(recordType: "Note", recordID: id, fields: ["count": 5])
@@ -120,15 +121,15 @@ struct PostgresRecordTests {
         // A tag for a record the server does not have.
         var ghost = Record(recordType: "Note", recordID: RecordID(recordName: "ghost"))
         ghost.recordChangeTag = "zz"
-        await #expect { try await store.save(ghost) } throws: { ($0 as! PostgresStoreError).code == .unknownItem }
+        await #expect { try await store.save(ghost) } throws: { ($0 as! CirrusError).code == .unknownItem }
         // A name keeps its type.
         await #expect { try await store.save(Record(recordType: "Other", recordID: id), policy: .allKeys) } throws: {
-            ($0 as! PostgresStoreError).code == .constraintViolation
+            ($0 as! CirrusError).code == .constraintViolation
         }
         // Deleting.
         try await store.delete(id)
-        await #expect { try await store.record(for: id) } throws: { ($0 as! PostgresStoreError).code == .unknownItem }
-        await #expect { try await store.delete(id) } throws: { ($0 as! PostgresStoreError).code == .unknownItem }
+        await #expect { try await store.record(for: id) } throws: { ($0 as! CirrusError).code == .unknownItem }
+        await #expect { try await store.delete(id) } throws: { ($0 as! CirrusError).code == .unknownItem }
         await store.close()
     }
 
@@ -144,7 +145,7 @@ struct PostgresRecordTests {
         await #expect {
             try await store.modify(saving: [a, stale, b], deleting: [existing.recordID], atomically: true)
         } throws: { e in
-            let e = e as! PostgresStoreError
+            let e = e as! CirrusError
             return e.code == .batchRequestFailed && e.partialErrors[stale.recordID]?.code == .serverRecordChanged
                 && e.partialErrors[a.recordID]?.code == .batchRequestFailed && e.partialErrors.count == 3
         }
@@ -156,7 +157,7 @@ struct PostgresRecordTests {
         var bad = b
         bad["title"] = "nul \u{0} inside"
         await #expect { try await store.modify(saving: [a, bad], atomically: true) } throws: { e in
-            (e as! PostgresStoreError).partialErrors[bad.recordID]?.code == .invalidArguments
+            (e as! CirrusError).partialErrors[bad.recordID]?.code == .invalidArguments
         }
         #expect(try await store.records(for: [a.recordID]).isEmpty)
         // Not atomic: the good items are written, the bad one is reported.
@@ -167,7 +168,7 @@ struct PostgresRecordTests {
         // More than 400 items.
         let many = (0..<401).map { Record(recordType: "Note", recordID: RecordID(recordName: "m\($0)")) }
         await #expect { try await store.modify(saving: many) } throws: {
-            ($0 as! PostgresStoreError).code == .limitExceeded
+            ($0 as! CirrusError).code == .limitExceeded
         }
         await store.close()
     }
@@ -198,7 +199,7 @@ struct PostgresRecordTests {
         #expect(b.records.count == 4 && b.records.allSatisfy { ($0["title"].map { "\($0)" } ?? "").contains("bob") })
         // A cursor of one tenant is refused by the other.
         await #expect { try await bob.records(continuingFrom: a.cursor!) } throws: {
-            ($0 as! PostgresStoreError).code == .invalidArguments
+            ($0 as! CirrusError).code == .invalidArguments
         }
         let text = try await alice.records(matching: alice.query("Note", "self CONTAINS 'bob'"))
         #expect(text.records.isEmpty)
@@ -212,35 +213,35 @@ struct PostgresRecordTests {
         await #expect {
             try await store.save(
                 Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["count": "text"]))
-        } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
+        } throws: { ($0 as! CirrusError).code == .invalidArguments }
         // A scalar in a list field.
         await #expect {
             try await store.save(
                 Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["tags": "one"]))
-        } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
+        } throws: { ($0 as! CirrusError).code == .invalidArguments }
         // An empty list cannot create a field (its type is unknown).
         await #expect {
             try await store.save(
                 Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["fresh": .list([])]))
-        } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
+        } throws: { ($0 as! CirrusError).code == .invalidArguments }
         // Names CloudKit refuses.
         await #expect {
             try await store.save(Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["_bad": 1]))
-        } throws: { ($0 as! PostgresStoreError).code == .invalidArguments }
+        } throws: { ($0 as! CirrusError).code == .invalidArguments }
         // Predicates the checker refuses.
         await #expect { try await store.query("Note", "title == 'a' OR title == 'b'") } throws: {
-            ($0 as! PostgresStoreError).code == .invalidArguments
+            ($0 as! CirrusError).code == .invalidArguments
         }
         // A schema change that is not add-only.
         var smaller = Self.noteSchema
         smaller.recordTypes["Note"]?.fields["count"] = nil
         await #expect { try await store.apply(schema: smaller) } throws: {
-            ($0 as! PostgresStoreError).code == .serverRejectedRequest
+            ($0 as! CirrusError).code == .serverRejectedRequest
         }
         var retyped = Self.noteSchema
         retyped.recordTypes["Note"]?.fields["count"]?.type = .string
         await #expect { try await store.apply(schema: retyped) } throws: {
-            ($0 as! PostgresStoreError).code == .serverRejectedRequest
+            ($0 as! CirrusError).code == .serverRejectedRequest
         }
         await store.close()
     }
@@ -252,21 +253,21 @@ struct PostgresRecordTests {
         var schema = Self.noteSchema
         schema.environment = .production
         await #expect { try await store.apply(schema: Self.noteSchema) } throws: {
-            ($0 as! PostgresStoreError).code == .invalidArguments  // a development schema
+            ($0 as! CirrusError).code == .invalidArguments  // a development schema
         }
         try await store.apply(schema: schema)
         await #expect {
             try await store.save(Record(recordType: "Nope", recordID: RecordID(recordName: "x")))
         } throws: {
-            ($0 as! PostgresStoreError).code == .serverRejectedRequest
+            ($0 as! CirrusError).code == .serverRejectedRequest
         }
         await #expect {
             try await store.save(Record(recordType: "Note", recordID: RecordID(recordName: "x"), fields: ["new": 1]))
-        } throws: { ($0 as! PostgresStoreError).code == .serverRejectedRequest }
+        } throws: { ($0 as! CirrusError).code == .serverRejectedRequest }
         // Other.title is QUERYABLE but not SORTABLE.
         _ = try await store.query("Other", "title == 'a'")
         await #expect { try await store.query("Other", "title < 'a'") } throws: {
-            ($0 as! PostgresStoreError).code == .invalidArguments
+            ($0 as! CirrusError).code == .invalidArguments
         }
         #expect(await store.schema == schema)
         await store.close()
@@ -303,7 +304,7 @@ struct PostgresRecordTests {
                 Record(recordType: "Pin", recordID: RecordID(recordName: "q"), fields: ["c": 1]),
                 Record(recordType: "Pin", recordID: RecordID(recordName: "p"), fields: ["a": "no tag"]),
             ])
-        } throws: { ($0 as! PostgresStoreError).code == .batchRequestFailed }
+        } throws: { ($0 as! CirrusError).code == .batchRequestFailed }
         #expect(await store.schema.recordTypes["Pin"]?.fields["c"] == nil)
         // A second store on the same container reads the stored schema.
         let again = try await PG.store(container)
@@ -334,7 +335,7 @@ struct PostgresRecordTests {
             try await PostgresStore.connect(
                 url: "postgres://cirrus@127.0.0.1:1/cirrus", tenant: tenant, timeout: .seconds(5))
         } throws: { e in
-            let e = e as! PostgresStoreError
+            let e = e as! CirrusError
             return (e.code == .networkUnavailable || e.code == .networkFailure) && e.location == "127.0.0.1:1/cirrus"
         }
     }
@@ -342,7 +343,7 @@ struct PostgresRecordTests {
     @Test func malformedURLIsRefused() async throws {
         let tenant = PostgresTenant(containerID: "c", environment: .development, database: .public)
         await #expect { try await PostgresStore.connect(url: "mysql://x", tenant: tenant) } throws: {
-            ($0 as! PostgresStoreError).code == .invalidArguments
+            ($0 as! CirrusError).code == .invalidArguments
         }
     }
 }
@@ -424,21 +425,21 @@ struct PostgresConcurrencyTests {
                 recordTypes: [RecordTypeSchema(name: "Pin", fields: [FieldSchema(name: "n", type: .int64)])]))
         // b read the schema before a applied it.
         await #expect { try await b.query("Pin", "TRUEPREDICATE") } throws: {
-            ($0 as! PostgresStoreError).code == .invalidArguments
+            ($0 as! CirrusError).code == .invalidArguments
         }
         try await b.reloadSchema()
         _ = try await b.query("Pin", "TRUEPREDICATE")
         for round in 0..<10 {
             let id = RecordID(recordName: "r\(round)", zoneID: ZoneID(zoneName: "Z"))
-            async let x = Result { () async throws(PostgresStoreError) in
+            async let x = Result { () async throws(CirrusError) in
                 try await a.save(Record(recordType: "Pin", recordID: id, fields: ["n": 1]))
             }
-            async let y = Result { () async throws(PostgresStoreError) in
+            async let y = Result { () async throws(CirrusError) in
                 try await b.save(Record(recordType: "Pin", recordID: id, fields: ["n": 2]))
             }
             let results = await [x, y]
             let wins = results.compactMap { try? $0.get() }
-            let losses = results.compactMap { r -> PostgresStoreError? in
+            let losses = results.compactMap { r -> CirrusError? in
                 if case .failure(let e) = r { return e }
                 return nil
             }
@@ -450,9 +451,9 @@ struct PostgresConcurrencyTests {
     }
 }
 
-extension Result where Failure == PostgresStoreError {
+extension Result where Failure == CirrusError {
     /// The outcome of an async throwing call.
-    init(_ body: () async throws(PostgresStoreError) -> Success) async {
+    init(_ body: () async throws(CirrusError) -> Success) async {
         do {
             self = .success(try await body())
         } catch {

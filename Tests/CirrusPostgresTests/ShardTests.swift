@@ -7,6 +7,7 @@
 // requests within the foreign server's connect_timeout. Serialized: two tests stop a worker.
 // On failure the message has the seed: CIRRUS_SEED=<seed> make test-postgres-shards replays it.
 
+import CirrusFacade
 import CirrusPostgres
 import CirrusTestSupport
 import QueryChecker
@@ -207,7 +208,7 @@ struct PostgresShardTests {
         let pid = try await Shards.postmaster(of: Shards.workers[1])
         let clock = ContinuousClock()
         try #require(kill(pid, SIGSTOP) == 0, "SIGSTOP \(pid)")
-        var failures: [(String, PostgresStoreError?, Duration)] = []
+        var failures: [(String, CirrusError?, Duration)] = []
         for what in ["fetch", "save"] {
             let started = clock.now
             let f = await Self.failure {
@@ -259,7 +260,7 @@ struct PostgresShardTests {
         }
         let (store, record, worker) = try #require(chosen)
         let clock = ContinuousClock()
-        let (error, took): (PostgresStoreError?, Duration) = try await Shards.withConnection(Shards.workers[worker]) {
+        let (error, took): (CirrusError?, Duration) = try await Shards.withConnection(Shards.workers[worker]) {
             c in
             try await Shards.exec(c, "BEGIN")
             let table = "\(Shards.quote(store.tenant.namespace)).cirrus_tenants"
@@ -302,15 +303,15 @@ struct PostgresShardTests {
         return r
     }
 
-    /// The error `body` throws, if any (a non-PostgresStoreError is recorded as an issue).
-    static func failure(_ body: () async throws -> Void) async -> PostgresStoreError? {
+    /// The error `body` throws, if any (a non-CirrusError is recorded as an issue).
+    static func failure(_ body: () async throws -> Void) async -> CirrusError? {
         do {
             try await body()
             return nil
         } catch {
-            guard let e = error as? PostgresStoreError else {
-                Issue.record("not a PostgresStoreError: \(error)")
-                return PostgresStoreError(.internalError, "\(error)")
+            guard let e = error as? CirrusError else {
+                Issue.record("not a CirrusError: \(error)")
+                return CirrusError(.internalError, "\(error)")
             }
             return e
         }

@@ -64,6 +64,31 @@ private func names(_ json: JSONValue) -> [String] {
 }
 
 @Suite(.serialized) struct WebServicesEngineTests {
+    /// users/caller and users/discover answer from each engine's identities (on PostgreSQL the
+    /// container's `cirrus_users`): only users who opted in are found.
+    @Test(arguments: Engine.available)
+    func usersAreAnsweredOnEitherEngine(_ engine: Engine) async throws {
+        let s = try await Served(engine)
+        let container = s.api.container(.development)
+        _ = try await container.storeUserAccount(
+            UserAccount(
+                userRecordName: "_alice", emailAddress: "alice@example.com",
+                name: UserNameComponents(givenName: "Alice"), discoverability: .granted))
+        _ = try await container.storeUserAccount(UserAccount(userRecordName: "_bob", emailAddress: "bob@example.com"))
+        let caller = await s.call("users/caller", "{}")
+        #expect(caller.status == 200, "\(caller.json.jsonText)")
+        #expect(caller.json["lookupInfo"]?["emailAddress"]?.stringValue == "alice@example.com")
+        let found = await s.call(
+            "users/discover",
+            #"{"lookupInfos": [{"emailAddress": "BOB@example.com"}, {"emailAddress": "alice@example.com"}]}"#)
+        #expect(found.status == 200, "\(found.json.jsonText)")
+        guard case .array(let users)? = found.json["users"] else {
+            Issue.record("no users in \(found.json.jsonText)")
+            return
+        }
+        #expect(users.compactMap { $0["userRecordName"]?.stringValue } == ["_alice"])
+    }
+
     /// The dashboard's Deployment pane on each engine: the schema promoted to production, then
     /// development reset (its records gone, production's kept).
     @Test(arguments: Engine.available)

@@ -1,6 +1,7 @@
 // Bulk import through the façade: records land in data segments with one manifest switch,
 // queries and indexes see them, a kill before the switch leaves the container as it was.
 
+import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordLog

@@ -1,12 +1,12 @@
 // Import/export: JSON Lines with bad lines reported by number, gzip, XML and binary property
 // lists, and import → export → import losslessness on random records.
 
-import CirrusIO
 import CirrusTestSupport
 import Foundation
 import RecordModel
 import Testing
 
+@testable import CirrusIO
 @testable import RecordLog
 
 @Suite struct ImportExportTests {

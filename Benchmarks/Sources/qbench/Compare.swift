@@ -96,7 +96,6 @@ struct Compare: AsyncParsableCommand {
 
     /// Why a suite that is not a read suite has no Cirrus-on-PostgreSQL figures.
     static let postgresNotApplicable: [String: String] = [
-        "bulk": "n/a: CirrusPostgres has no bulk-import path (its ingest is the ingest row)",
         "reopen": "n/a: a server keeps running; there is no database to reopen",
         "reopen-process": "n/a: a server keeps running; there is no database to open in a fresh process",
         "parse": "n/a: PostgresStore.query runs the same QueryChecker (and each read below includes it)",
@@ -224,7 +223,7 @@ struct Compare: AsyncParsableCommand {
     func ingestAll(
         _ data: PlaceSet, work: String, report: inout RunReport, progress: Progress
     ) async throws -> (
-        CirrusPeer, SQLitePeer, PostgresPeer?
+        CirrusPeer, SQLitePeer, PostgresPeer?, PostgresSQLPeer?
     ) {
         let n = data.places.count
         let (cirrusDurability, sync) = storeDurability
@@ -272,9 +271,14 @@ struct Compare: AsyncParsableCommand {
                 "Cirrus \(Measure.format(cTotal)), SQLite \(Measure.format(sTotal)) + ANALYZE \(Measure.format(analyze))"
         )
         let pg = try await postgresIngest(records, schema: cirrus.container.schema, into: &ingest, progress: progress)
-        if let pg { report.postgres = "\(pg.address), container \(pg.tenant.containerID)" }
+        var sql: PostgresSQLPeer? = nil
+        if let pg {
+            sql = try await sqlIngest(data.places, into: &ingest, progress: progress)
+            report.postgres =
+                "\(pg.address), container \(pg.tenant.containerID), hand-written SQL in schema \(sql?.namespace ?? "–")"
+        }
         add(&report, ingest)
-        return (cirrus, sqlite, pg)
+        return (cirrus, sqlite, pg, sql)
     }
 
     func runGenerated(size n: Int) async throws -> RunReport {
@@ -306,6 +310,7 @@ struct Compare: AsyncParsableCommand {
         let cirrus: CirrusPeer
         var sqlite: SQLitePeer
         var pg: PostgresPeer? = nil
+        var sqlPeer: PostgresSQLPeer? = nil
         if reused {
             cirrus = try CirrusPeer(
                 directory: work + "/cirrus", durability: cirrusDurability, schema: nil, recordCache: recordCache,
@@ -316,7 +321,8 @@ struct Compare: AsyncParsableCommand {
             for f in ["qbench-ingest.json", "cirrus", "places.sqlite", "places.sqlite-wal", "places.sqlite-shm"] {
                 try? FileManager.default.removeItem(atPath: work + "/" + f)
             }
-            (cirrus, sqlite, pg) = try await ingestAll(data, work: work, report: &report, progress: progress)
+            (cirrus, sqlite, pg, sqlPeer) = try await ingestAll(
+                data, work: work, report: &report, progress: progress)
             try stamp.write(toFile: marker, atomically: true, encoding: .utf8)
         }
         if compact {
@@ -326,7 +332,13 @@ struct Compare: AsyncParsableCommand {
         }
         let cirrusRSS = Memory.status("VmRSS") - rssBefore
 
-        if wants("bulk") && !verify { add(&report, try bulkSuite(data, work: work, progress: progress)) }
+        if wants("bulk") && !verify {
+            var row = try bulkSuite(data, work: work, progress: progress)
+            if postgres != nil {
+                try await postgresBulk(data, schema: cirrus.container.schema, into: &row, progress: progress)
+            }
+            add(&report, row)
+        }
 
         if let export {
             var out = ""
@@ -376,7 +388,8 @@ struct Compare: AsyncParsableCommand {
         if wants("parse") && !verify { add(&report, try parseSuite(cirrus, sqlite, data)) }
 
         var builder = SuiteBuilder(
-            data: data, cirrus: cirrus, sqlite: sqlite, postgres: pg, rng: Rng(state: seed ^ 0x5EED), count: caseCount
+            data: data, cirrus: cirrus, sqlite: sqlite, postgres: pg, sql: sqlPeer, rng: Rng(state: seed ^ 0x5EED),
+            count: caseCount
         )
         let makers: [(String, (inout SuiteBuilder) async throws -> ReadSuite)] = [
             ("point", { $0.point() }), ("eq-sort", { $0.equalitySort() }), ("range-sort", { $0.rangeSort() }),
@@ -402,6 +415,7 @@ struct Compare: AsyncParsableCommand {
         print("Cirrus: \(stats.tableLayers) table layers at the end, \(stats.readMerges) read-triggered merges")
         try cirrus.close()
         await pg?.close()
+        await sqlPeer?.close()
         report.loadAverageAtEnd = Machine.current().loadAverage
         report.memory["peakRSSBytes"] = Memory.status("VmHWM")
         print("peak RSS \(Memory.status("VmHWM") >> 20) MiB; load average at end \(report.loadAverageAtEnd)")
@@ -452,5 +466,68 @@ struct Compare: AsyncParsableCommand {
         if let s = row.sqlite?.opsPerSecond, s > 0 { row.postgresVsSQLite = f.opsPerSecond / s }
         row.postgresNote = "\(Measure.format(total)) + ANALYZE \(Measure.format(analyze)) (modify, 1 transaction each)"
         return pg
+    }
+
+    /// With `--postgres`: the bulk load on PostgreSQL — Cirrus-on-PostgreSQL's import (COPY, one
+    /// transaction, into a fresh container) and the hand-written COPY into a table of its own —
+    /// timed once each, into `row` (ops/s = records/s).
+    func postgresBulk(_ data: PlaceSet, schema: Schema, into row: inout SuiteResult, progress: Progress) async throws {
+        guard let postgres else { return }
+        let records = data.places.map(\.record)
+        let n = Double(records.count)
+        progress.show("bulk load Cirrus-on-PostgreSQL \(records.count)")
+        let pg = try await PostgresPeer(url: postgres)
+        try await pg.apply(schema)
+        let p0 = Measure.now()
+        try await pg.bulkImport(records)
+        let pt = Double(Measure.now() - p0)
+        let analyze = try await pg.analyze()
+        await pg.close()
+        progress.show("bulk load hand-written SQL \(records.count)")
+        let sql = try await PostgresSQLPeer(url: postgres)
+        let s0 = Measure.now()
+        try await sql.copyPlaces(data.places)
+        let st = Double(Measure.now() - s0)
+        await sql.close()
+        progress.done()
+        row.postgres = Figures(medianNs: pt, p99Ns: pt, opsPerSecond: n / (pt / 1e9), samples: 1)
+        row.postgresSQL = Figures(medianNs: st, p99Ns: st, opsPerSecond: n / (st / 1e9), samples: 1)
+        row.postgresVsSQL = pt / st
+        if let c = row.cirrus { row.cirrusVsPostgres = c.opsPerSecond / (n / (pt / 1e9)) }
+        if let s = row.sqlite { row.postgresVsSQLite = (n / (pt / 1e9)) / s.opsPerSecond }
+        row.postgresNote =
+            "import (COPY, 1 transaction) \(Measure.format(pt)), then VACUUM ANALYZE \(Measure.format(analyze))"
+        row.postgresSQLNote = "COPY into a new table (tsvector a generated column), then its indexes, 1 transaction"
+    }
+
+    /// With `--postgres`: the hand-written SQL yardstick's table of places, loaded in statements of
+    /// `batch` rows (timed per statement) and VACUUM ANALYZEd; its figures go into `row`.
+    func sqlIngest(_ places: [Place], into row: inout SuiteResult, progress: Progress) async throws -> PostgresSQLPeer?
+    {
+        guard let postgres else { return nil }
+        let sql = try await PostgresSQLPeer(url: postgres)
+        try await sql.createPlaces()
+        var times: [Double] = []
+        var last = Measure.now()
+        let t0 = last
+        try await sql.ingest(places, batch: batch) { done in
+            let t = Measure.now()
+            times.append(Double(t - last))
+            last = t
+            progress.show("ingest hand-written SQL \(done)/\(places.count)")
+        }
+        let total = Double(Measure.now() - t0)
+        progress.show("hand-written SQL VACUUM ANALYZE")
+        let a0 = Measure.now()
+        try await sql.analyze()
+        let analyze = Double(Measure.now() - a0)
+        progress.done()
+        var f = Figures(times: times)
+        f.opsPerSecond = Double(places.count) / (total / 1e9)
+        row.postgresSQL = f
+        if let pg = row.postgres, pg.opsPerSecond > 0 { row.postgresVsSQL = f.opsPerSecond / pg.opsPerSecond }
+        row.postgresSQLNote =
+            "\(Measure.format(total)) + VACUUM ANALYZE \(Measure.format(analyze)) (INSERT … SELECT FROM unnest, \(batch) rows each)"
+        return sql
     }
 }

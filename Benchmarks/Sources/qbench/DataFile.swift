@@ -12,6 +12,7 @@
 // them applied first) and each query runs there as well, checked against Cirrus.
 
 import Cirrus
+import CirrusIO
 import CirrusPostgres
 import Foundation
 import QueryChecker
@@ -141,8 +142,31 @@ struct DataFileRun {
             suite: "ingest", title: "import, \(command.batch)/commit (ops/s = records/s)", cirrus: ci, sqlite: si,
             speedup: ci.opsPerSecond / si.opsPerSecond)
         let pg = try await command.postgresIngest(records, schema: schema, into: &ingest, progress: progress)
-        if let pg { report.postgres = "\(pg.address), container \(pg.tenant.containerID)" }
+        var hand: PostgresSQLGeneric? = nil
+        if let pg, let url = command.postgres {
+            hand = try await handIngest(records, schema: schema, url: url, into: &ingest, progress: progress)
+            report.postgres =
+                "\(pg.address), container \(pg.tenant.containerID), hand-written SQL in schema \(hand?.peer.namespace ?? "–")"
+        }
         command.add(&report, ingest)
+        if let url = command.postgres {
+            // The administrator's import (COPY, one transaction) into a fresh container: what
+            // `cirrus import --postgres` runs, without the file reader.
+            progress.show("import Cirrus-on-PostgreSQL (COPY) \(records.count)")
+            let fresh = try await PostgresPeer(url: url)
+            try await fresh.apply(schema)
+            let i0 = Measure.now()
+            try await fresh.bulkImport(records)
+            let it = Double(Measure.now() - i0)
+            await fresh.close()
+            progress.done()
+            let n = Double(records.count)
+            var bulk = SuiteResult(suite: "bulk", title: "import (COPY; ops/s = records/s)")
+            bulk.postgres = Figures(medianNs: it, p99Ns: it, opsPerSecond: n / (it / 1e9), samples: 1)
+            bulk.postgresNote = "PostgresStore.importing, batches of 4096, one transaction, indexes built at the end"
+            bulk.postgresSQLNote = "hand-written load: the ingest row"
+            command.add(&report, bulk)
+        }
 
         for (i, line) in qtext.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let text = line.trimmingCharacters(in: .whitespaces)
@@ -181,12 +205,17 @@ struct DataFileRun {
                 q.recordType, checked.predicate, sort: sorts, limit: ordered ? limit : nil)
             if page > 1 { sql += " OFFSET \((page - 1) * limit)" }
             var cursor: QueryCursor? = nil
+            var lastBefore: Record? = nil
             if page > 1 {
-                // The cursor of the page before, obtained before timing.
-                cursor = try await cirrus.page(rq, limit: limit).1
+                // The cursor of the page before (and its last row, for the hand-written SQL's
+                // keyset), obtained before timing.
+                var rows: [Record]
+                (rows, cursor) = try await cirrus.page(rq, limit: limit)
+                lastBefore = rows.last
                 for _ in 2..<page {
                     guard let c = cursor else { break }
-                    cursor = try await cirrus.next(c, limit: limit).1
+                    (rows, cursor) = try await cirrus.next(c, limit: limit)
+                    lastBefore = rows.last
                 }
             }
             let resume = cursor
@@ -229,19 +258,61 @@ struct DataFileRun {
                     }
                 }
             }
+            var h: (() async throws -> [String])? = nil
+            if let hand {
+                let nearest = sorts.contains { if case .distance = $0 { true } else { false } }
+                let statement = try hand.translate(
+                    q.recordType, checked.predicate, sort: sorts, limit: ordered ? limit : nil,
+                    after: page > 1 && !nearest ? lastBefore : nil, offset: page > 1 && nearest ? (page - 1) * limit : 0
+                )
+                h = { try await hand.run(statement) }
+            }
             let suite = ReadSuite(
                 name: "q\(i + 1)",
                 title: "q\(i + 1): " + String(q.predicate.prefix(34)) + (page > 1 ? " p\(page)" : ""), target: nil,
                 cases: [
                     Case(
                         label: SuiteBuilder.label(rq) + "\n    SQL: " + sql, ordered: ordered, cirrus: c, sqlite: s,
-                        postgres: p)
+                        postgres: p, postgresSQL: h)
                 ])
             for r in try await command.runRead(suite, progress: progress, report: &report) { command.add(&report, r) }
         }
         try cirrus.close()
         await pg?.close()
+        await hand?.peer.close()
         report.loadAverageAtEnd = Machine.current().loadAverage
         return report
+    }
+
+    /// The hand-written SQL yardstick's tables for the data's schema, loaded (timed, into the
+    /// ingest row's `postgresSQL`) and VACUUM ANALYZEd.
+    func handIngest(
+        _ records: [Record], schema: Schema, url: String, into row: inout SuiteResult, progress: Progress
+    ) async throws -> PostgresSQLGeneric {
+        let hand = PostgresSQLGeneric(peer: try await PostgresSQLPeer(url: url), schema: schema)
+        try await hand.createTables()
+        var times: [Double] = []
+        let t0 = Measure.now()
+        for start in stride(from: 0, to: records.count, by: command.batch) {
+            let s0 = Measure.now()
+            try await hand.insert(Array(records[start..<min(records.count, start + command.batch)]))
+            times.append(Double(Measure.now() - s0))
+            progress.show("insert hand-written SQL \(start)/\(records.count)")
+        }
+        let total = Double(Measure.now() - t0)
+        let a0 = Measure.now()
+        try await hand.peer.exec(
+            schema.recordTypes.keys.sorted().filter { $0 != Schema.usersRecordType }.map {
+                "VACUUM ANALYZE \(PostgresSQLGeneric.table($0))"
+            })
+        let analyze = Double(Measure.now() - a0)
+        progress.done()
+        var f = Figures(times: times)
+        f.opsPerSecond = Double(records.count) / (total / 1e9)
+        row.postgresSQL = f
+        if let pg = row.postgres, pg.opsPerSecond > 0 { row.postgresVsSQL = f.opsPerSecond / pg.opsPerSecond }
+        row.postgresSQLNote =
+            "\(Measure.format(total)) + VACUUM ANALYZE \(Measure.format(analyze)) (INSERT … SELECT FROM unnest)"
+        return hand
     }
 }

@@ -41,6 +41,22 @@ final class PostgresPeer {
         }
     }
 
+    /// The administrator's import of `records` (COPY, one transaction; PostgresStore+Import.swift)
+    /// in batches of 4 096; throws when any record is rejected.
+    func bulkImport(_ records: [Record]) async throws {
+        let rejected = try await store.importing { importer in
+            var refused = 0
+            var i = 0
+            while i < records.count {
+                let end = min(records.count, i + 4096)
+                refused += try await importer.add(Array(records[i..<end])).count
+                i = end
+            }
+            return refused
+        }
+        if rejected > 0 { throw GenericError(message: "the PostgreSQL import rejected \(rejected) records") }
+    }
+
     /// Nanoseconds of `ANALYZE` on the container's tables.
     func analyze() async throws -> Double {
         let t0 = Measure.now()

@@ -51,6 +51,12 @@ struct SuiteResult: Codable {
     var cirrusVsPostgres: Double? = nil
     var postgresVsSQLite: Double? = nil
     var postgresNote: String? = nil
+    /// The same work in hand-written SQL on the same server (PostgresSQLPeer, with `--postgres`),
+    /// Cirrus-on-PostgreSQL's median / its median (for ingest: its rate / Cirrus-on-PostgreSQL's;
+    /// the target is ≤ 1.5×), and what its agreement check found.
+    var postgresSQL: Figures? = nil
+    var postgresVsSQL: Double? = nil
+    var postgresSQLNote: String? = nil
 }
 
 struct Machine: Codable {
@@ -117,11 +123,18 @@ enum Table {
             + pad("speedup", 10, right: true) + "  " + pad("target", 8)
             + (postgres
                 ? pad("PG med", 11, right: true) + pad("p99", 10, right: true) + pad("ops/s", 10, right: true)
-                    + pad("vs PG", 10, right: true) + pad("PG/SQLite", 11, right: true) + "  " : "")
+                    + pad("vs PG", 10, right: true) + pad("PG/SQLite", 11, right: true)
+                    + pad("SQL med", 11, right: true) + pad("PG/SQL", 9, right: true) + "  " : "")
             + "note"
     }
 
     static func ratio(_ x: Double?) -> String { x.map { String(format: "%.2f×", $0) } ?? "–" }
+
+    /// Cirrus-on-PostgreSQL against hand-written SQL, marked against the 1.5× target.
+    static func sqlRatio(_ r: SuiteResult) -> String {
+        guard let x = r.postgresVsSQL else { return "–" }
+        return String(format: "%.2f×", x) + (x <= 1.5 ? " ✓" : " ✗")
+    }
 
     static func rate(_ x: Double) -> String {
         if x >= 1e6 { return String(format: "%.2fM", x / 1e6) }
@@ -141,8 +154,13 @@ enum Table {
         let pg =
             postgres
             ? cols(r.postgres) + pad(ratio(r.cirrusVsPostgres), 10, right: true)
-                + pad(ratio(r.postgresVsSQLite), 11, right: true) + "  " : ""
-        let note = postgres ? [r.note, r.postgresNote.map { "PG: " + $0 } ?? ""].filter { !$0.isEmpty } : [r.note]
+                + pad(ratio(r.postgresVsSQLite), 11, right: true)
+                + pad(r.postgresSQL.map { Measure.format($0.medianNs) } ?? "–", 11, right: true)
+                + pad(sqlRatio(r), 9, right: true) + "  " : ""
+        let note =
+            postgres
+            ? [r.note, r.postgresNote.map { "PG: " + $0 } ?? "", r.postgresSQLNote.map { "SQL: " + $0 } ?? ""]
+                .filter { !$0.isEmpty } : [r.note]
         return pad(r.title, 40) + cols(r.cirrus) + " " + cols(r.sqlite) + pad(speed, 10, right: true) + "  "
             + pad(target, 8) + pg + note.joined(separator: "; ")
     }
@@ -153,8 +171,12 @@ enum Table {
         var out =
             "| suite | Cirrus median | Cirrus p99 | Cirrus ops/s | SQLite median | SQLite p99 | SQLite ops/s | speedup | target | "
         out +=
-            postgres ? "PG median | PG p99 | PG ops/s | Cirrus vs PG | PG vs SQLite | note | PG note |\n" : "note |\n"
-        out += "|---|--:|--:|--:|--:|--:|--:|--:|---|" + (postgres ? "--:|--:|--:|--:|--:|---|---|\n" : "---|\n")
+            postgres
+            ? "PG median | PG p99 | PG ops/s | Cirrus vs PG | PG vs SQLite | SQL median | SQL p99 | PG vs SQL | note | PG note |\n"
+            : "note |\n"
+        out +=
+            "|---|--:|--:|--:|--:|--:|--:|--:|---|"
+            + (postgres ? "--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n" : "---|\n")
         for r in rs {
             func f(_ x: Figures?) -> String {
                 guard let x else { return "– | – | –" }
@@ -164,7 +186,11 @@ enum Table {
             out += "| \(r.title) | \(f(r.cirrus)) | \(f(r.sqlite)) | \(ratio(r.speedup)) | \(t) | "
             if postgres {
                 out +=
-                    "\(f(r.postgres)) | \(ratio(r.cirrusVsPostgres)) | \(ratio(r.postgresVsSQLite)) | \(r.note) | \(r.postgresNote ?? "") |\n"
+                    "\(f(r.postgres)) | \(ratio(r.cirrusVsPostgres)) | \(ratio(r.postgresVsSQLite)) | "
+                    + "\(r.postgresSQL.map { Measure.format($0.medianNs) } ?? "–") | "
+                    + "\(r.postgresSQL.map { Measure.format($0.p99Ns) } ?? "–") | \(sqlRatio(r)) | \(r.note) | "
+                    + [r.postgresNote, r.postgresSQLNote.map { "SQL: " + $0 }].compactMap { $0 }.joined(separator: "; ")
+                    + " |\n"
             } else {
                 out += "\(r.note) |\n"
             }

@@ -56,7 +56,10 @@ extension SuiteBuilder {
                     sqlite: {
                         namesOf(try s.nearest(lat: centre.latitude, lon: centre.longitude, offset: offset, limit: 20))
                     },
-                    postgres: pgNext(pgCursor)))
+                    postgres: pgNext(pgCursor),
+                    postgresSQL: hand(
+                        PostgresSQLPeer.Nearest(
+                            longitude: centre.longitude, latitude: centre.latitude, offset: Int64(offset)))))
         }
         return ReadSuite(
             name: "nearest-page", title: "nearest-first, page \(page) via cursor", target: 10, cases: cases)
@@ -99,7 +102,9 @@ extension SuiteBuilder {
                                 "WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20 OFFSET ?",
                                 [.text(kind), .int(Int64(offset))]))
                     },
-                    postgres: pgNext(pgCursor)))
+                    postgres: pgNext(pgCursor),
+                    postgresSQL: hand(
+                        PostgresSQLPeer.KindAfter(kind: kind, population: lastPop, recordName: lastName))))
             keyset.append({
                 namesOf(
                     try s.places(

@@ -7,6 +7,7 @@
 
 import Cirrus
 import Foundation
+import PostgresNIO
 import RecordModel
 
 /// One query on both engines.
@@ -17,6 +18,8 @@ struct Case {
     var sqlite: () throws -> [String]
     /// The same query on Cirrus-on-PostgreSQL; nil without `--postgres`.
     var postgres: (() async throws -> [String])? = nil
+    /// The same query in hand-written SQL on the same server (PostgresSQLPeer); nil without `--postgres`.
+    var postgresSQL: (() async throws -> [String])? = nil
 }
 
 /// A read suite: its cases, its target (the least speedup, SQLite time / Cirrus time), and an
@@ -36,6 +39,8 @@ struct SuiteBuilder {
     let cirrus: CirrusPeer
     let sqlite: SQLitePeer
     let postgres: PostgresPeer?
+    /// The hand-written SQL yardstick on the same server (with `--postgres`).
+    let sql: PostgresSQLPeer?
     var rng: Rng
     let count: Int  // cases per suite
 
@@ -76,6 +81,13 @@ struct SuiteBuilder {
         return { namesOf(try await p.all(q, pageSize: 1_000_000)) }
     }
 
+    /// A hand-written SQL statement on PostgreSQL; nil without `--postgres`.
+    func hand<S: PostgresPreparedStatement>(_ s: S) -> (() async throws -> [String])?
+    where S.Row == PostgresSQLPeer.PlaceRow {
+        guard let p = sql else { return nil }
+        return { namesOf(try await p.places(s)) }
+    }
+
     func sql(_ tail: String, _ args: [SQLValue]) -> () throws -> [String] {
         let s = sqlite
         return { namesOf(try s.places(tail, args)) }
@@ -107,7 +119,8 @@ struct SuiteBuilder {
                 label: "record(for: \(name))", ordered: true,
                 cirrus: { [try await c.point(name).recordID.recordName] },
                 sqlite: { try s.point(name).map(\.recordName) },
-                postgres: postgres.map { p in { try await p.point(name) } })
+                postgres: postgres.map { p in { try await p.point(name) } },
+                postgresSQL: hand(PostgresSQLPeer.Point(name: name)))
         }
         return ReadSuite(name: "point", title: "point lookup by record name", target: 4, cases: cases)
     }
@@ -120,13 +133,13 @@ struct SuiteBuilder {
                 return Case(
                     label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                     sqlite: sql("WHERE p.kind = ? ORDER BY p.population DESC, p.recordName LIMIT 20", [.text(p.kind)]),
-                    postgres: pgPage(q, 20))
+                    postgres: pgPage(q, 20), postgresSQL: hand(PostgresSQLPeer.KindByPopulation(kind: p.kind)))
             }
             let q = query("country == %@", [.string(p.country)], sort: [.field("name", ascending: true)])
             return Case(
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql("WHERE p.country = ? ORDER BY p.name, p.recordName LIMIT 20", [.text(p.country)]),
-                postgres: pgPage(q, 20))
+                postgres: pgPage(q, 20), postgresSQL: hand(PostgresSQLPeer.CountryByName(country: p.country)))
         }
         return ReadSuite(name: "eq-sort", title: "equality + sort + limit 20", target: 3, cases: cases)
     }
@@ -143,7 +156,8 @@ struct SuiteBuilder {
                     label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                     sqlite: sql(
                         "WHERE p.population >= ? AND p.population < ? ORDER BY p.population DESC, p.recordName LIMIT 20",
-                        [.int(lo), .int(hi)]), postgres: pgPage(q, 20))
+                        [.int(lo), .int(hi)]), postgres: pgPage(q, 20),
+                    postgresSQL: hand(PostgresSQLPeer.RangeByPopulation(lo: lo, hi: hi)))
             }
             let q = query(
                 "population >= %@ AND population < %@", [.int64(lo), .int64(hi)],
@@ -152,7 +166,8 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.population >= ? AND p.population < ? ORDER BY p.name, p.recordName LIMIT 20",
-                    [.int(lo), .int(hi)]), postgres: pgPage(q, 20))
+                    [.int(lo), .int(hi)]), postgres: pgPage(q, 20),
+                postgresSQL: hand(PostgresSQLPeer.RangeByName(lo: lo, hi: hi)))
         }
         return ReadSuite(name: "range-sort", title: "range + sort + limit 20", target: 3, cases: cases)
     }
@@ -166,7 +181,7 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.kind IN (\(marks)) ORDER BY p.population DESC, p.recordName LIMIT 20", ks.map { .text($0) }
-                ), postgres: pgPage(q, 20))
+                ), postgres: pgPage(q, 20), postgresSQL: hand(PostgresSQLPeer.KindsByPopulation(kinds: ks)))
         }
         return ReadSuite(name: "in", title: "IN (3 kinds) + sort + limit 20", target: nil, cases: cases)
     }
@@ -182,7 +197,8 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.name >= ? AND p.name < ? ORDER BY p.name, p.recordName LIMIT 20",
-                    [.text(prefix), .text(upper)]), postgres: pgPage(q, 20))
+                    [.text(prefix), .text(upper)]), postgres: pgPage(q, 20),
+                postgresSQL: hand(PostgresSQLPeer.Prefix(lo: prefix, hi: upper)))
         }
         return ReadSuite(name: "beginswith", title: "BEGINSWITH + sort + limit 20", target: nil, cases: cases)
     }
@@ -195,7 +211,8 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT id FROM place_tag WHERE tag = ?) ORDER BY p.population DESC, p.recordName LIMIT 20",
-                    [.text(tag)]), postgres: pgPage(q, 20))
+                    [.text(tag)]), postgres: pgPage(q, 20), postgresSQL: hand(PostgresSQLPeer.TagByPopulation(tag: tag))
+            )
         }
         return ReadSuite(name: "list-contains", title: "list CONTAINS + sort + limit 20", target: nil, cases: cases)
     }
@@ -215,7 +232,8 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)",
-                    [.text("\"\(a)\" OR \"\(b)\"")]), postgres: pgAll(q))
+                    [.text("\"\(a)\" OR \"\(b)\"")]), postgres: pgAll(q),
+                postgresSQL: hand(PostgresSQLPeer.Text(query: "\(a) | \(b)")))
         }
         return ReadSuite(name: "text-any", title: "text: any of 2 words (all matches)", target: nil, cases: cases)
     }
@@ -229,7 +247,8 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?)",
-                    [.text("\"\(a)\" AND \"\(b)\"")]), postgres: pgAll(q))
+                    [.text("\"\(a)\" AND \"\(b)\"")]), postgres: pgAll(q),
+                postgresSQL: hand(PostgresSQLPeer.Text(query: "\(a) & \(b)")))
         }
         return ReadSuite(name: "text-all", title: "text: all of 2 words (all matches)", target: nil, cases: cases)
     }
@@ -244,7 +263,8 @@ struct SuiteBuilder {
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
                 sqlite: sql(
                     "WHERE p.id IN (SELECT rowid FROM place_fts WHERE place_fts MATCH ?) AND p.population BETWEEN ? AND ?",
-                    [.text("\"\(w)\""), .int(lo), .int(hi)]), postgres: pgAll(q))
+                    [.text("\"\(w)\""), .int(lo), .int(hi)]), postgres: pgAll(q),
+                postgresSQL: hand(PostgresSQLPeer.TextRange(query: w, lo: lo, hi: hi)))
         }
         return ReadSuite(name: "text-range", title: "text + numeric range (all matches)", target: 5, cases: cases)
     }
@@ -256,7 +276,9 @@ struct SuiteBuilder {
             let q = query("distanceToLocation:fromLocation:(location, %@) < %@", [.location(c), .double(km)])
             return Case(
                 label: Self.label(q), ordered: false, cirrus: cirrusAll(q),
-                sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: km)) }, postgres: pgAll(q))
+                sqlite: { namesOf(try s.within(lat: c.latitude, lon: c.longitude, km: km)) }, postgres: pgAll(q),
+                postgresSQL: hand(
+                    PostgresSQLPeer.Radius(longitude: c.longitude, latitude: c.latitude, metres: km * 1000)))
         }
         return ReadSuite(
             name: "radius-\(Int(km))", title: "radius \(Int(km)) km (all matches)", target: km == 10 ? 4 : nil,
@@ -278,7 +300,10 @@ struct SuiteBuilder {
                         try s.within(
                             lat: c.latitude, lon: c.longitude, km: 10, extra: " AND p.kind = ?",
                             extraArgs: [.text(kind)]))
-                }, postgres: pgAll(q))
+                }, postgres: pgAll(q),
+                postgresSQL: hand(
+                    PostgresSQLPeer.RadiusKind(longitude: c.longitude, latitude: c.latitude, metres: 10_000, kind: kind)
+                ))
         }
         return ReadSuite(name: "radius-eq", title: "radius 10 km + equality", target: nil, cases: cases)
     }
@@ -291,7 +316,8 @@ struct SuiteBuilder {
             return Case(
                 label: Self.label(q), ordered: true, cirrus: cirrusPage(q, 20),
                 sqlite: { namesOf(try s.nearest(lat: c.latitude, lon: c.longitude, offset: 0, limit: 20)) },
-                postgres: pgPage(q, 20))
+                postgres: pgPage(q, 20),
+                postgresSQL: hand(PostgresSQLPeer.Nearest(longitude: c.longitude, latitude: c.latitude, offset: 0)))
         }
         return ReadSuite(name: "nearest-first", title: "nearest-first, first page of 20", target: 10, cases: cases)
     }
