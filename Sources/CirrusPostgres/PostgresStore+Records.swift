@@ -139,7 +139,7 @@ extension PostgresStore {
     /// `cirrus_zones` (locked FOR SHARE, so a zone deletion waits) or fails with zoneNotFound.
     /// `atomicZones`: when any item of a custom zone fails (or the request has an item of one of
     /// `failedZones`, whose other items the caller refused), the whole request is rolled back and
-    /// ``CirrusError/Code/batchRequestFailed`` is thrown with the failed items' errors in
+    /// `batchRequestFailed` is thrown with the failed items' errors in
     /// `partialErrors` — the caller runs it again without that zone's items (CloudKit's atomic
     /// zones; default-zone items stay independent).
     func modify(

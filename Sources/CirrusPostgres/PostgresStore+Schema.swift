@@ -24,7 +24,7 @@ extension PostgresStore {
     /// try await store.apply(schema: schema)
     /// ```
     ///
-    /// Throws ``CirrusError/Code/serverRejectedRequest`` when a type or field of the
+    /// Throws `serverRejectedRequest` when a type or field of the
     /// stored schema is missing or retyped in `newSchema`.
     public func apply(schema newSchema: Schema) async throws(CirrusError) {
         guard newSchema.environment == tenant.environment else {

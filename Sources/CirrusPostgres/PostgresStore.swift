@@ -90,8 +90,8 @@ public actor PostgresStore {
     /// how the tables are laid out (``Layout/singleNode`` unless the server is a coordinator of
     /// hash-partitioned foreign tables).
     ///
-    /// Throws ``CirrusError/Code/invalidArguments`` for a malformed URL,
-    /// ``CirrusError/Code/networkUnavailable`` when the server cannot be reached.
+    /// Throws `invalidArguments` for a malformed URL,
+    /// `networkUnavailable` when the server cannot be reached.
     public static func connect(
         url: String, tenant: PostgresTenant, timeout: Duration = .seconds(15),
         clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }, layout: Layout = .singleNode
@@ -151,7 +151,7 @@ public actor PostgresStore {
         return store
     }
 
-    /// Stops the connection pool; later calls fail with ``CirrusError/Code/networkFailure``.
+    /// Stops the connection pool; later calls fail with `networkFailure`.
     public func close() async {
         runTask.cancel()
         _ = await runTask.value
@@ -216,7 +216,7 @@ public actor PostgresStore {
     // MARK: - running statements
 
     /// Runs `body` with the client; fails after the store's timeout, and maps every error to a
-    /// ``CirrusError`` naming `what` and this server. A read (`retryRead`) whose session
+    /// `CirrusError` naming `what` and this server. A read (`retryRead`) whose session
     /// turns out to be closed — the pool can hand out a session the server has just ended —
     /// runs again (at most three times in all); writes never run twice (their outcome is reported).
     /// `timeout`: another deadline than the store's (an import's index builds).
@@ -282,7 +282,7 @@ public actor PostgresStore {
         p.serverInfo?[.locationContext]?.contains("remote SQL command") ?? false
     }
 
-    /// A ``CirrusError`` for anything a statement threw.
+    /// A `CirrusError` for anything a statement threw.
     static func mapError(_ error: any Error, what: String, address: String) -> CirrusError {
         if var e = error as? CirrusError {
             if e.location == nil { e.location = address }

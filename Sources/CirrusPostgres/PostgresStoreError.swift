@@ -5,7 +5,7 @@
 
 import CirrusFacade
 
-/// The PostgreSQL backend's errors are ``CirrusFacade/CirrusError``s, as the embedded engine's are.
+/// The PostgreSQL backend's errors are `CirrusError`s, as the embedded engine's are.
 ///
 /// ```swift
 /// do {
