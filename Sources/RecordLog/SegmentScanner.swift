@@ -29,145 +29,166 @@ enum SegmentScanner {
         deep: Bool = false, apply: ([(UInt64, StateChange)]) -> Void,
         dropped: ([(UInt64, StateChange)]) -> Void = { _ in }
     ) throws(LogError) -> SegmentScan {
-        var s = SegmentScan()
-        s.lastSequence = minimumSequence
-        var p = LogFormat.segmentHeaderSize
-        switch SegmentHeader.decode(bytes) {
-        case .success(let h):
-            guard h.segmentNumber == number else {
-                if !repair {
-                    throw .corruption(segment: number, offset: 0, reason: "header names segment \(h.segmentNumber)")
-                }
-                s.corruptions.append(
-                    Corruption(
-                        segment: number, offset: 0, length: 0, reason: "header names segment \(h.segmentNumber)",
-                        framesDropped: 0))
-                break
-            }
-            s.header = h
-        case .failure(let e):
-            if isLast && Frame.resync(in: bytes, from: 0, minimumSequence: 0) == nil {
-                s.tornHeader = true
-                s.validEnd = 0
-                if bytes.count > 0 {
-                    s.tornTail = TornTail(
-                        segment: number, offset: 0, bytesDropped: bytes.count, framesDropped: 0, truncated: false)
-                }
-                return s
-            }
-            if !repair { throw .corruption(segment: number, offset: 0, reason: "segment header: \(e.message)") }
-            s.corruptions.append(
-                Corruption(
-                    segment: number, offset: 0, length: LogFormat.segmentHeaderSize,
-                    reason: "segment header: \(e.message)", framesDropped: 0))
-        }
-
-        var pending: [(UInt64, StateChange)] = []
-        var pendingStart = p
-        var skippingToFirst = false
-        while p < bytes.count {
+        var r = Reader(bytes: bytes, number: number, repair: repair)
+        r.s.lastSequence = minimumSequence
+        if try !r.readHeader(isLast: isLast) { return r.s }
+        while r.p < bytes.count {
             var problem: String?
-            if let h = Frame.validFrame(in: bytes, at: p) {
-                if h.sequence < s.lastSequence {
-                    problem = "sequence \(h.sequence) goes backwards (after \(s.lastSequence))"
+            if let h = Frame.validFrame(in: bytes, at: r.p) {
+                if h.sequence < r.s.lastSequence {
+                    problem = "sequence \(h.sequence) goes backwards (after \(r.s.lastSequence))"
                 } else {
                     switch decodeChange(bytes, h, deep: deep) {
                     case .failure(let error):
                         problem = "entry does not decode: \(error)"
                     case .success(let entry):
-                        s.frames += 1
-                        let first = h.flags & LogFormat.flagFirst != 0
-                        if skippingToFirst && !first {
-                            dropped([(h.sequence, entry)])
-                            s.corruptions[s.corruptions.count - 1].framesDropped += 1
-                            p = h.end
-                            s.validEnd = p
-                            continue
-                        }
-                        skippingToFirst = false
-                        if first {
-                            if !pending.isEmpty {
-                                let reason = "batch at byte \(pendingStart) has no last frame"
-                                if !repair { throw .corruption(segment: number, offset: pendingStart, reason: reason) }
-                                s.corruptions.append(
-                                    Corruption(
-                                        segment: number, offset: pendingStart, length: p - pendingStart, reason: reason,
-                                        framesDropped: pending.count))
-                                dropped(pending)
-                                pending = []
-                            }
-                            pendingStart = p
-                        } else if pending.isEmpty {
-                            let reason = "frame is not the first of a batch but no batch is open"
-                            if !repair { throw .corruption(segment: number, offset: p, reason: reason) }
-                            s.corruptions.append(
-                                Corruption(
-                                    segment: number, offset: p, length: h.end - p, reason: reason, framesDropped: 1))
-                            dropped([(h.sequence, entry)])
-                            p = h.end
-                            s.validEnd = p
-                            continue
-                        }
-                        pending.append((h.sequence, entry))
-                        s.lastSequence = h.sequence
-                        p = h.end
-                        if h.flags & LogFormat.flagLast != 0 {
-                            apply(pending)
-                            pending = []
-                            s.batches += 1
-                            s.validEnd = p
-                        }
+                        try r.take(h, entry, apply: apply, dropped: dropped)
                         continue
                     }
                 }
             }
-            let reason = problem ?? diagnose(bytes, at: p)
-            if let next = Frame.resync(in: bytes, from: p + 1, minimumSequence: s.lastSequence) {
-                if !repair { throw .corruption(segment: number, offset: p, reason: reason) }
-                s.corruptions.append(
-                    Corruption(
-                        segment: number, offset: p, length: next.offset - p, reason: reason,
-                        framesDropped: pending.count))
-                dropped(pending)
-                pending = []
-                skippingToFirst = true
-                p = next.offset
+            // Damage at `p`: skip to the next sound frame, or end the segment here.
+            let reason = problem ?? diagnose(bytes, at: r.p)
+            if let next = Frame.resync(in: bytes, from: r.p + 1, minimumSequence: r.s.lastSequence) {
+                try r.damaged(at: r.p, length: next.offset - r.p, reason, framesDropped: r.pending.count)
+                r.dropPending(dropped)
+                r.skippingToFirst = true
+                r.p = next.offset
                 continue
             }
             if !isLast {
-                if !repair { throw .corruption(segment: number, offset: p, reason: reason + " (in a sealed segment)") }
-                s.corruptions.append(
-                    Corruption(
-                        segment: number, offset: p, length: bytes.count - p, reason: reason + " (in a sealed segment)",
-                        framesDropped: pending.count))
-                dropped(pending)
-                return s
+                let reason = reason + " (in a sealed segment)"
+                try r.damaged(at: r.p, length: bytes.count - r.p, reason, framesDropped: r.pending.count)
+                r.dropPending(dropped)
+                return r.s
             }
-            let cut = pending.isEmpty ? p : pendingStart
+            r.tornTail(at: r.pending.isEmpty ? r.p : r.pendingStart)
+            return r.s
+        }
+        if !r.pending.isEmpty {
+            // The log ends on a frame boundary inside a batch: the batch never finished.
+            if isLast {
+                r.tornTail(at: r.pendingStart)
+            } else {
+                try r.damaged(
+                    at: r.pendingStart, length: bytes.count - r.pendingStart, "sealed segment ends inside a batch",
+                    framesDropped: r.pending.count)
+                r.dropPending(dropped)
+            }
+        }
+        return r.s
+    }
+
+    /// One scan's position and findings: `p` is the next byte to read, `pending` the frames of
+    /// the batch being gathered (from `pendingStart`), `skippingToFirst` set after damage until a
+    /// batch's first frame comes.
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        let number: UInt64
+        let repair: Bool
+        var s = SegmentScan()
+        var p = LogFormat.segmentHeaderSize
+        var pending: [(UInt64, StateChange)] = []
+        var pendingStart = LogFormat.segmentHeaderSize
+        var skippingToFirst = false
+
+        init(bytes: UnsafeRawBufferPointer, number: UInt64, repair: Bool) {
+            self.bytes = bytes
+            self.number = number
+            self.repair = repair
+        }
+
+        /// Damage: thrown unless repairing, noted as a corruption when repairing.
+        mutating func damaged(at offset: Int, length: Int, _ reason: String, framesDropped: Int) throws(LogError) {
+            if !repair { throw .corruption(segment: number, offset: offset, reason: reason) }
+            s.corruptions.append(
+                Corruption(
+                    segment: number, offset: offset, length: length, reason: reason, framesDropped: framesDropped))
+        }
+
+        /// The gathered batch, cut by damage: handed to `dropped`.
+        mutating func dropPending(_ dropped: ([(UInt64, StateChange)]) -> Void) {
+            if !pending.isEmpty { dropped(pending) }
+            pending = []
+        }
+
+        /// The last segment ends in a torn tail from `cut`: nothing after it is kept.
+        mutating func tornTail(at cut: Int) {
             s.tornTail = TornTail(
                 segment: number, offset: cut, bytesDropped: bytes.count - cut, framesDropped: pending.count,
                 truncated: false)
             s.validEnd = cut
-            return s
         }
-        if !pending.isEmpty {
-            // The log ends on a frame boundary inside a batch: the batch never finished.
-            if isLast {
-                s.tornTail = TornTail(
-                    segment: number, offset: pendingStart, bytesDropped: bytes.count - pendingStart,
-                    framesDropped: pending.count, truncated: false)
-                s.validEnd = pendingStart
-            } else {
-                let reason = "sealed segment ends inside a batch"
-                if !repair { throw .corruption(segment: number, offset: pendingStart, reason: reason) }
-                s.corruptions.append(
-                    Corruption(
-                        segment: number, offset: pendingStart, length: bytes.count - pendingStart, reason: reason,
-                        framesDropped: pending.count))
-                dropped(pending)
+
+        /// Reads the segment header; false when the last segment's header is torn with no frame
+        /// after it (the scan ends: the header is recreated).
+        mutating func readHeader(isLast: Bool) throws(LogError) -> Bool {
+            switch SegmentHeader.decode(bytes) {
+            case .success(let h):
+                guard h.segmentNumber == number else {
+                    try damaged(at: 0, length: 0, "header names segment \(h.segmentNumber)", framesDropped: 0)
+                    return true
+                }
+                s.header = h
+            case .failure(let e):
+                if isLast && Frame.resync(in: bytes, from: 0, minimumSequence: 0) == nil {
+                    s.tornHeader = true
+                    s.validEnd = 0
+                    if bytes.count > 0 {
+                        s.tornTail = TornTail(
+                            segment: number, offset: 0, bytesDropped: bytes.count, framesDropped: 0, truncated: false)
+                    }
+                    return false
+                }
+                try damaged(
+                    at: 0, length: LogFormat.segmentHeaderSize, "segment header: \(e.message)", framesDropped: 0)
+            }
+            return true
+        }
+
+        /// A sound frame at `p`: gathered into its batch (the batch applied at its last frame),
+        /// or dropped when it cannot belong to one.
+        mutating func take(
+            _ h: Frame.Header, _ entry: StateChange, apply: ([(UInt64, StateChange)]) -> Void,
+            dropped: ([(UInt64, StateChange)]) -> Void
+        ) throws(LogError) {
+            s.frames += 1
+            let first = h.flags & LogFormat.flagFirst != 0
+            if skippingToFirst && !first {
+                dropped([(h.sequence, entry)])
+                s.corruptions[s.corruptions.count - 1].framesDropped += 1
+                p = h.end
+                s.validEnd = p
+                return
+            }
+            skippingToFirst = false
+            if first {
+                if !pending.isEmpty {
+                    try damaged(
+                        at: pendingStart, length: p - pendingStart, "batch at byte \(pendingStart) has no last frame",
+                        framesDropped: pending.count)
+                    dropPending(dropped)
+                }
+                pendingStart = p
+            } else if pending.isEmpty {
+                try damaged(
+                    at: p, length: h.end - p, "frame is not the first of a batch but no batch is open", framesDropped: 1
+                )
+                dropped([(h.sequence, entry)])
+                p = h.end
+                s.validEnd = p
+                return
+            }
+            pending.append((h.sequence, entry))
+            s.lastSequence = h.sequence
+            p = h.end
+            if h.flags & LogFormat.flagLast != 0 {
+                apply(pending)
+                pending = []
+                s.batches += 1
+                s.validEnd = p
             }
         }
-        return s
     }
 
     /// Record versions are decoded only as far as their key unless `deep` (verify); other
