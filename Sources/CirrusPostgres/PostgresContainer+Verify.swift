@@ -54,100 +54,122 @@ extension PostgresContainer {
 extension PostgresStore {
     /// The checks of ``PostgresContainer/verify(pageSize:)`` on this store's namespace.
     func verify(pageSize: Int) async throws(CirrusError) -> PostgresVerifyReport {
-        let namespace = tenant.namespace
-        var report = PostgresVerifyReport(namespace: namespace)
-        let names = SQLName.qualified(namespace, "cirrus_names")
+        var report = PostgresVerifyReport(namespace: tenant.namespace)
+        try await verifyCounts(&report)
+        for layout in tables.values.sorted(by: { $0.table < $1.table }) {
+            try await verifyNames(layout, &report)
+            try await verifyRecords(layout, pageSize: pageSize, &report)
+        }
+        return report
+    }
+
+    /// The rows of a read-only statement of the check (retried as a read when the session fails).
+    private func verifyRows(
+        _ sql: String, _ binds: PostgresBindings = PostgresBindings()
+    ) async throws(CirrusError) -> [PostgresRow] {
         let logger = self.logger
-        func rows(
-            _ sql: String, _ binds: PostgresBindings = PostgresBindings()
-        ) async throws(CirrusError)
-            -> [PostgresRow]
-        {
-            try await run("verifying \(namespace)", retryRead: true) { client in
-                var out: [PostgresRow] = []
-                for try await r in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-                    out.append(r)
-                }
-                return out
+        return try await run("verifying \(tenant.namespace)", retryRead: true) { client in
+            var out: [PostgresRow] = []
+            for try await r in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+                out.append(r)
             }
+            return out
         }
-        func decoding<T>(_ body: () throws -> T) throws(CirrusError) -> T {
-            do { return try body() } catch {
-                throw CirrusError(.internalError, "verify: an unexpected column in \(namespace): \(error)")
-            }
+    }
+
+    /// `body`'s value; a column that does not decode is an internal error naming the namespace.
+    private func verifyDecoding<T>(_ body: () throws -> T) throws(CirrusError) -> T {
+        do { return try body() } catch {
+            throw CirrusError(.internalError, "verify: an unexpected column in \(tenant.namespace): \(error)")
         }
-        for r in try await rows("SELECT record_type, count(*) FROM \(names) GROUP BY record_type") {
-            let (type, n) = try decoding { try r.decode((String, Int64).self) }
+    }
+
+    /// The records per type, and each tenant's record count against its names.
+    private func verifyCounts(_ report: inout PostgresVerifyReport) async throws(CirrusError) {
+        let namespace = tenant.namespace
+        let names = SQLName.qualified(namespace, "cirrus_names")
+        for r in try await verifyRows("SELECT record_type, count(*) FROM \(names) GROUP BY record_type") {
+            let (type, n) = try verifyDecoding { try r.decode((String, Int64).self) }
             report.recordsByType[type] = Int(n)
         }
-        for r in try await rows(
+        for r in try await verifyRows(
             "SELECT t.tenant, t.records, (SELECT count(*) FROM \(names) n WHERE n.tenant = t.tenant) FROM "
                 + "\(SQLName.qualified(namespace, "cirrus_tenants")) t")
         {
-            let (tenantKey, counted, actual) = try decoding { try r.decode((String, Int64, Int64).self) }
+            let (tenantKey, counted, actual) = try verifyDecoding { try r.decode((String, Int64, Int64).self) }
             if actual > 0 { report.tenants += 1 }
             if counted != actual {
                 report.problems.append(
                     "database \(tenantKey): its record count says \(counted), it has \(actual) records")
             }
         }
-        for layout in tables.values.sorted(by: { $0.table < $1.table }) {
-            let table = layout.qualifiedTable
-            let key = "tenant, zone_name, zone_owner, record_name"
-            var b = PostgresBindings()
-            b.append(layout.recordType)
-            for r in try await rows(
-                "SELECT tenant, zone_name, record_name FROM \(names) n WHERE record_type = $1 AND NOT EXISTS "
-                    + "(SELECT 1 FROM \(table) d WHERE (d.\(key.replacingOccurrences(of: ", ", with: ", d."))) = "
-                    + "(n.\(key.replacingOccurrences(of: ", ", with: ", n."))))", b)
-            {
-                let (t, z, n) = try decoding { try r.decode((String, String, String).self) }
-                report.problems.append("database \(t): \(layout.recordType) \(n) in zone \(z) has a name but no row")
-            }
-            for r in try await rows(
-                "SELECT tenant, zone_name, record_name FROM \(table) d WHERE NOT EXISTS (SELECT 1 FROM \(names) n "
-                    + "WHERE (n.\(key.replacingOccurrences(of: ", ", with: ", n."))) = "
-                    + "(d.\(key.replacingOccurrences(of: ", ", with: ", d."))) AND n.record_type = $1)", b)
-            {
-                let (t, z, n) = try decoding { try r.decode((String, String, String).self) }
-                report.problems.append("database \(t): \(layout.recordType) \(n) in zone \(z) has a row but no name")
-            }
-            // Every row's stored record, a page at a time.
-            var after = ("", "", "", "")
-            while true {
-                var p = PostgresBindings()
-                p.append(after.0)
-                p.append(after.1)
-                p.append(after.2)
-                p.append(after.3)
-                p.append(Int64(pageSize))
-                let page = try await rows(
-                    "SELECT \(key), record_type, data FROM \(table) WHERE (\(key)) > ($1, $2, $3, $4) "
-                        + "ORDER BY \(key) LIMIT $5", p)
-                for r in page {
-                    let (t, z, o, n, type, data) = try decoding {
-                        try r.decode((String, String, String, String, String, ByteBuffer).self)
-                    }
-                    after = (t, z, o, n)
-                    report.rowsChecked += 1
-                    let where_ = "database \(t): \(layout.recordType) \(n) in zone \(z)"
-                    guard let record = try? RecordRow.decode(Array(data.readableBytesView)) else {
-                        report.problems.append("\(where_): its stored record does not decode")
-                        continue
-                    }
-                    let id = record.recordID
-                    if id.recordName != n || id.zoneID.zoneName != z || id.zoneID.ownerName != o {
-                        report.problems.append(
-                            "\(where_): its stored record is \(id.recordName) in zone \(id.zoneID.zoneName)")
-                    }
-                    if record.recordType != layout.recordType || type != layout.recordType {
-                        report.problems.append("\(where_): its stored record is a \(record.recordType)")
-                    }
-                }
-                if page.count < pageSize { break }
-            }
+    }
+
+    /// Every name of `layout`'s type has its row, and every row of its table its name.
+    private func verifyNames(_ layout: TableLayout, _ report: inout PostgresVerifyReport) async throws(CirrusError) {
+        let names = SQLName.qualified(tenant.namespace, "cirrus_names")
+        let table = layout.qualifiedTable
+        let key = "tenant, zone_name, zone_owner, record_name"
+        var b = PostgresBindings()
+        b.append(layout.recordType)
+        for r in try await verifyRows(
+            "SELECT tenant, zone_name, record_name FROM \(names) n WHERE record_type = $1 AND NOT EXISTS "
+                + "(SELECT 1 FROM \(table) d WHERE (d.\(key.replacingOccurrences(of: ", ", with: ", d."))) = "
+                + "(n.\(key.replacingOccurrences(of: ", ", with: ", n."))))", b)
+        {
+            let (t, z, n) = try verifyDecoding { try r.decode((String, String, String).self) }
+            report.problems.append("database \(t): \(layout.recordType) \(n) in zone \(z) has a name but no row")
         }
-        return report
+        for r in try await verifyRows(
+            "SELECT tenant, zone_name, record_name FROM \(table) d WHERE NOT EXISTS (SELECT 1 FROM \(names) n "
+                + "WHERE (n.\(key.replacingOccurrences(of: ", ", with: ", n."))) = "
+                + "(d.\(key.replacingOccurrences(of: ", ", with: ", d."))) AND n.record_type = $1)", b)
+        {
+            let (t, z, n) = try verifyDecoding { try r.decode((String, String, String).self) }
+            report.problems.append("database \(t): \(layout.recordType) \(n) in zone \(z) has a row but no name")
+        }
+    }
+
+    /// Every row's stored record of `layout`'s table decodes to a record of the row's key and
+    /// type; read a page of `pageSize` rows at a time (keyset on the primary key).
+    private func verifyRecords(
+        _ layout: TableLayout, pageSize: Int, _ report: inout PostgresVerifyReport
+    ) async throws(CirrusError) {
+        let table = layout.qualifiedTable
+        let key = "tenant, zone_name, zone_owner, record_name"
+        var after = ("", "", "", "")
+        while true {
+            var p = PostgresBindings()
+            p.append(after.0)
+            p.append(after.1)
+            p.append(after.2)
+            p.append(after.3)
+            p.append(Int64(pageSize))
+            let page = try await verifyRows(
+                "SELECT \(key), record_type, data FROM \(table) WHERE (\(key)) > ($1, $2, $3, $4) "
+                    + "ORDER BY \(key) LIMIT $5", p)
+            for r in page {
+                let (t, z, o, n, type, data) = try verifyDecoding {
+                    try r.decode((String, String, String, String, String, ByteBuffer).self)
+                }
+                after = (t, z, o, n)
+                report.rowsChecked += 1
+                let where_ = "database \(t): \(layout.recordType) \(n) in zone \(z)"
+                guard let record = try? RecordRow.decode(Array(data.readableBytesView)) else {
+                    report.problems.append("\(where_): its stored record does not decode")
+                    continue
+                }
+                let id = record.recordID
+                if id.recordName != n || id.zoneID.zoneName != z || id.zoneID.ownerName != o {
+                    report.problems.append(
+                        "\(where_): its stored record is \(id.recordName) in zone \(id.zoneID.zoneName)")
+                }
+                if record.recordType != layout.recordType || type != layout.recordType {
+                    report.problems.append("\(where_): its stored record is a \(record.recordType)")
+                }
+            }
+            if page.count < pageSize { break }
+        }
     }
 }
 

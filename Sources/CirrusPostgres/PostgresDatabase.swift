@@ -199,15 +199,49 @@ public final class PostgresDatabase: DatabaseBackend {
             throw CirrusError(.notAuthenticated, "saving and deleting records needs a signed-in user")
         }
         // Items whose ids this database refuses fail on their own; the rest go to the server.
+        var (results, items, positions) = serverItems(operations)
+        if !items.isEmpty {
+            let schema = self.schema
+            let authorize = writeAuthorizer(schema)
+            let store = await container.current(store)
+            try await runAtomicZones(
+                items, positions: positions, operations: operations, atomically: atomically, user: user,
+                store: store, authorize: authorize, results: &results)
+            container.publish(await store.schema)
+            // Assets the deleted records held may be unreferenced now (swept at most once a minute).
+            if operations.contains(where: { if case .delete = $0 { return true } else { return false } }),
+                schema.recordTypes.values.contains(where: { $0.fields.values.contains { $0.type.scalar == .asset } })
+            {
+                _ = try? await store.sweepAssets()
+            }
+        }
+        return operations.enumerated().map { i, op in
+            let id = Self.recordID(of: op)
+            return (id, results[i] ?? .failure(CirrusError(.internalError, "no result", recordID: id)))
+        }
+    }
+
+    /// The record id an operation names.
+    private static func recordID(of op: RecordOperation) -> RecordID {
+        switch op {
+        case .save(let r, _, _): r.recordID
+        case .delete(let d, _): d
+        }
+    }
+
+    /// The items of `operations` this database sends to the server — saves first, then
+    /// deletions (the embedded engine's order) — with each one's position in `operations`;
+    /// `results` holds the failures of the others (an id of another database, a record saved
+    /// twice in one request: refused after its first save, as there), nil elsewhere.
+    private func serverItems(
+        _ operations: [RecordOperation]
+    ) -> (results: [Result<Record?, CirrusError>?], items: [PostgresItem], positions: [Int]) {
         var results: [Result<Record?, CirrusError>?] = Array(repeating: nil, count: operations.count)
         var items: [PostgresItem] = []
         var positions: [Int] = []
-        // Saves first, then deletions (the embedded engine's order); a record saved twice in one
-        // request is refused after its first save, as there.
         let saves = operations.indices.filter { if case .save = operations[$0] { return true } else { return false } }
         let order = saves + operations.indices.filter { !saves.contains($0) }
         var saved = Set<RecordID>()
-        let deleting = saves.count < operations.count
         for i in order {
             let op = operations[i]
             do throws(CirrusError) {
@@ -235,86 +269,80 @@ public final class PostgresDatabase: DatabaseBackend {
                 results[i] = .failure(error)
             }
         }
-        if !items.isEmpty {
-            let scope = self.scope, identity = self.identity, schema = self.schema
-            let authorize: @Sendable (String, Record?, RecordID) throws -> Void = { type, server, id in
-                do throws(CirrusError) {
-                    try AccessRules.checkWrite(
-                        type: type, current: server, id: id, scope: scope, identity: identity, schema: schema)
-                } catch {
-                    throw CirrusError(
-                        CirrusError.Code(rawValue: error.code.rawValue) ?? .permissionFailure, error.message,
-                        recordID: id)
-                }
-            }
-            let store = await container.current(store)
-            // Atomic custom zones (CloudKit's rule): a request in which an item of such a zone
-            // fails is rolled back and runs again without that zone's items, which all fail —
-            // with their own error, or batchRequestFailed.
-            // Custom zone names only ("" never fails atomically); a zone with an item refused
-            // before the server (a record saved twice, an id of another database) fails whole.
-            // Their items still run once (rolled back), so each gets its own error, as on the
-            // embedded engine, whose first planning round sees every item.
-            var excluded = Set<String>()
-            var forced = Set<String>()
-            if atomically {
-                for (i, op) in operations.enumerated() where results[i] != nil {
-                    let id: RecordID
-                    switch op {
-                    case .save(let r, _, _): id = r.recordID
-                    case .delete(let d, _): id = d
-                    }
-                    if !id.zoneID.isDefaultZone { forced.insert(id.zoneID.zoneName) }
-                }
-            }
-            var firstErrors: [Int: CirrusError] = [:]
-            var rounds = 0
-            while true {
-                let run = items.indices.filter { !excluded.contains(zoneName(items[$0].recordID)) }
-                do {
-                    let outcome = try await store.modify(
-                        run.map { items[$0] }, atomically: false, by: user, quota: container.maximumRecordsPerDatabase,
-                        zones: true, atomicZones: atomically,
-                        failedZones: forced.subtracting(excluded), authorize: authorize,
-                        afterWrites: notifyingAfterWrites())
-                    for (k, r) in zip(run, outcome) { results[positions[k]] = r }
-                    break
-                } catch  where error.code == .batchRequestFailed && atomically && rounds < 8 {
-                    rounds += 1
-                    excluded.formUnion(forced)
-                    for (j, e) in error.itemErrors {
-                        let k = run[j]
-                        excluded.insert(zoneName(items[k].recordID))
-                        if firstErrors[k] == nil { firstErrors[k] = e }
-                    }
-                } catch {
-                    throw error
-                }
-            }
-            for k in items.indices where excluded.contains(zoneName(items[k].recordID)) {
-                let id = items[k].recordID
-                results[positions[k]] = .failure(
-                    firstErrors[k]
-                        ?? CirrusError(
-                            .batchRequestFailed,
-                            "another item of this atomic zone batch failed; nothing in zone \"\(id.zoneID.zoneName)\" was saved",
-                            recordID: id))
-            }
-            container.publish(await store.schema)
-            // Assets the deleted records held may be unreferenced now (swept at most once a minute).
-            if deleting,
-                schema.recordTypes.values.contains(where: { $0.fields.values.contains { $0.type.scalar == .asset } })
-            {
-                _ = try? await store.sweepAssets()
+        return (results, items, positions)
+    }
+
+    /// The write grant of `schema` for this identity, checked by the store for every item after
+    /// the server's version is read and locked; its error fails that item.
+    private func writeAuthorizer(_ schema: Schema) -> @Sendable (String, Record?, RecordID) throws -> Void {
+        let scope = self.scope, identity = self.identity
+        return { type, server, id in
+            do throws(CirrusError) {
+                try AccessRules.checkWrite(
+                    type: type, current: server, id: id, scope: scope, identity: identity, schema: schema)
+            } catch {
+                throw CirrusError(
+                    CirrusError.Code(rawValue: error.code.rawValue) ?? .permissionFailure, error.message,
+                    recordID: id)
             }
         }
-        return operations.enumerated().map { i, op in
-            let id: RecordID
-            switch op {
-            case .save(let r, _, _): id = r.recordID
-            case .delete(let d, _): id = d
+    }
+
+    /// Runs `items` (at `positions` of `operations`) on `store`, each checked by `authorize`, and
+    /// sets their `results`.
+    ///
+    /// Atomic custom zones (CloudKit's rule): a request in which an item of such a zone
+    /// fails is rolled back and runs again without that zone's items, which all fail —
+    /// with their own error, or batchRequestFailed.
+    /// Custom zone names only ("" never fails atomically); a zone with an item refused
+    /// before the server (a record saved twice, an id of another database) fails whole.
+    /// Their items still run once (rolled back), so each gets its own error, as on the
+    /// embedded engine, whose first planning round sees every item.
+    private func runAtomicZones(
+        _ items: [PostgresItem], positions: [Int], operations: [RecordOperation], atomically: Bool, user: String,
+        store: PostgresStore, authorize: @escaping @Sendable (String, Record?, RecordID) throws -> Void,
+        results: inout [Result<Record?, CirrusError>?]
+    ) async throws(CirrusError) {
+        var excluded = Set<String>()
+        var forced = Set<String>()
+        if atomically {
+            for (i, op) in operations.enumerated() where results[i] != nil {
+                let id = Self.recordID(of: op)
+                if !id.zoneID.isDefaultZone { forced.insert(id.zoneID.zoneName) }
             }
-            return (id, results[i] ?? .failure(CirrusError(.internalError, "no result", recordID: id)))
+        }
+        var firstErrors: [Int: CirrusError] = [:]
+        var rounds = 0
+        while true {
+            let run = items.indices.filter { !excluded.contains(zoneName(items[$0].recordID)) }
+            do {
+                let outcome = try await store.modify(
+                    run.map { items[$0] }, atomically: false, by: user, quota: container.maximumRecordsPerDatabase,
+                    zones: true, atomicZones: atomically,
+                    failedZones: forced.subtracting(excluded), authorize: authorize,
+                    afterWrites: notifyingAfterWrites())
+                for (k, r) in zip(run, outcome) { results[positions[k]] = r }
+                break
+            } catch  where error.code == .batchRequestFailed && atomically && rounds < 8 {
+                rounds += 1
+                excluded.formUnion(forced)
+                for (j, e) in error.itemErrors {
+                    let k = run[j]
+                    excluded.insert(zoneName(items[k].recordID))
+                    if firstErrors[k] == nil { firstErrors[k] = e }
+                }
+            } catch {
+                throw error
+            }
+        }
+        for k in items.indices where excluded.contains(zoneName(items[k].recordID)) {
+            let id = items[k].recordID
+            results[positions[k]] = .failure(
+                firstErrors[k]
+                    ?? CirrusError(
+                        .batchRequestFailed,
+                        "another item of this atomic zone batch failed; nothing in zone \"\(id.zoneID.zoneName)\" was saved",
+                        recordID: id))
         }
     }
 

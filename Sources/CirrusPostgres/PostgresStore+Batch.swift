@@ -4,7 +4,8 @@
 // name, read the row, count, claim the name, drop a tombstone, upsert — each a round trip, so a
 // request of 400 saves was ~2 400 round trips (1.2 s on loopback). A request whose items are all
 // saves of distinct records, with no deleteSelf references and no assets, of types the schema
-// has (no growth), runs here instead, with the same rules in the same order and the same results:
+// has (no growth), runs here instead, with the same rules in the same order and the same results
+// (steps 1–4: WriteContext+BatchSave.swift):
 //
 //   1. (custom zones) the zones' rows, locked FOR SHARE                  one statement
 //   2. the names' rows, locked FOR UPDATE (their record types)            one statement
@@ -331,206 +332,31 @@ extension WriteContext {
         _ items: [(record: Record, policy: PostgresSavePolicy, merging: Bool)], tag: String, atomically: Bool,
         zones: Bool, authorize: (@Sendable (String, Record?, RecordID) throws -> Void)?
     ) async throws -> [Result<(stored: Record, server: Record?), CirrusError>] {
-        var outcome = [Result<(stored: Record, server: Record?), CirrusError>?](
-            repeating: nil, count: items.count)
-        func fail(_ i: Int, _ e: CirrusError) { outcome[i] = .failure(e) }
-
+        var batch = BatchSave(ctx: self, items: items, tag: tag)
         // 1. Custom zones exist (locked FOR SHARE, so a deletion of the zone waits).
-        if zones {
-            let custom = Set(items.map(\.record.recordID.zoneID).filter { !$0.isDefaultZone }.map(\.zoneName))
-            if !custom.isEmpty {
-                var b = PostgresBindings()
-                b.append(tenant)
-                b.append(custom.sorted())
-                var found = Set<String>()
-                for row in try await prepared(
-                    "SELECT zone_name FROM \(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = $1 AND "
-                        + "zone_name = ANY($2::text[]) FOR SHARE", b)
-                {
-                    found.insert(try row.decode(String.self))
-                }
-                for (i, item) in items.enumerated() {
-                    let z = item.record.recordID.zoneID
-                    if !z.isDefaultZone && !found.contains(z.zoneName) {
-                        fail(
-                            i,
-                            CirrusError(
-                                .zoneNotFound, "zone \"\(z.zoneName)\" does not exist", recordID: item.record.recordID))
-                    }
-                }
-            }
-        }
+        if zones { try await batch.checkZones() }
         // The checks a save makes before it reads the server (WriteContext.save).
-        for (i, item) in items.enumerated() where outcome[i] == nil {
-            let given = item.record
-            let id = given.recordID
-            do {
-                try given.validate()
-            } catch {
-                fail(i, CirrusError(.invalidArguments, error.message, recordID: id))
-                continue
-            }
-            guard let layout = tables[given.recordType] else {
-                fail(
-                    i,
-                    CirrusError(
-                        .serverRejectedRequest,
-                        "Cannot create new type \(given.recordType) in \(environment.rawValue) schema", recordID: id))
-                continue
-            }
-            // The first unknown field by name (sorted only when there is one).
-            if let name = given.fields.keys.filter({ !layout.fieldNames.contains($0) }).min(by: {
-                compareUTF8($0, $1) < 0
-            }) {
-                fail(
-                    i,
-                    environment == .production
-                        ? CirrusError(
-                            .serverRejectedRequest,
-                            "Cannot create new field '\(name)' of type \(given.recordType) in production schema",
-                            recordID: id)
-                        : CirrusError(
-                            .invalidArguments,
-                            "field '\(name)': an empty list does not say its type; save a value first",
-                            recordID: id))
-            }
-        }
+        batch.checkItems()
         // 2. The names, locked: which exist, and with which type.
-        let asked = items.indices.filter { outcome[$0] == nil }
-        var serverTypes: [RecordID: String] = [:]
-        if !asked.isEmpty {
-            var b = PostgresBindings()
-            b.append(tenant)
-            let sql = Self.lookup(
-                "zone_name, zone_owner, record_name, record_type", from: SQLName.qualified(namespace, "cirrus_names"),
-                asked.map { items[$0].record.recordID }, lock: true, &b)
-            for row in try await planned(sql, b) {
-                let (zone, owner, name, type) = try row.decode((String, String, String, String).self)
-                serverTypes[RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner))] = type
-            }
-        }
+        let asked = items.indices.filter { batch.outcome[$0] == nil }
+        let serverTypes = try await batch.lockNames(asked)
         // 3. The current rows of the names that exist, locked, per type.
-        var existing: [String: [RecordID]] = [:]
-        for i in asked {
-            let r = items[i].record
-            guard let type = serverTypes[r.recordID] else { continue }
-            if type != r.recordType {
-                fail(
-                    i,
-                    CirrusError(
-                        .constraintViolation,
-                        "a \(type) record with this name exists; its type cannot change to \(r.recordType)",
-                        recordID: r.recordID))
-                continue
-            }
-            existing[type, default: []].append(r.recordID)
-        }
-        var servers: [RecordID: Record] = [:]
-        for (type, ids) in existing.sorted(by: { $0.key < $1.key }) {
-            guard let layout = tables[type] else { continue }
-            var b = PostgresBindings()
-            b.append(tenant)
-            let sql = Self.lookup("data", from: layout.qualifiedTable, ids, lock: true, &b)
-            for row in try await planned(sql, b) {
-                let data = try row.decode(ByteBuffer.self)
-                let r = try RecordRow.decode(Array(data.readableBytesView))
-                servers[r.recordID] = r
-            }
-        }
+        let servers = try await batch.readServers(asked, serverTypes)
         // 4. Each item as the item-by-item path would save it.
-        var rowsByType: [String: BatchRows] = [:]
-        var columnsByType: [String: BatchColumns] = [:]
-        var newIDs: [RecordID] = []
-        var newTypes: [String] = []
-        var oldIDs: [RecordID] = []
-        var unreferencing: [RecordID] = []
-        var newCount = 0
-        var recordsBefore: Int? = nil
-        if quota != nil, asked.contains(where: { serverTypes[items[$0].record.recordID] == nil }) {
-            var b = PostgresBindings()
-            b.append(tenant)
-            for row in try await prepared(
-                "SELECT records FROM \(SQLName.qualified(namespace, "cirrus_tenants")) WHERE tenant = $1", b)
-            {
-                recordsBefore = Int(try row.decode(Int64.self))
-            }
+        let recordsBefore = try await batch.recordsBefore(asked, serverTypes)
+        for i in asked where batch.outcome[i] == nil {
+            try batch.stage(
+                i, server: servers[items[i].record.recordID], recordsBefore: recordsBefore, authorize: authorize)
         }
-        for i in asked where outcome[i] == nil {
-            let (given, policy, merging) = items[i]
-            let id = given.recordID
-            guard let layout = tables[given.recordType] else { continue }
-            let server = servers[id]
-            do {
-                try authorize?(given.recordType, server, id)
-                var r = given
-                switch policy {
-                case .ifServerRecordUnchanged:
-                    if let server {
-                        if r.recordChangeTag != server.recordChangeTag {
-                            throw CirrusError(
-                                .serverRecordChanged,
-                                r.recordChangeTag == nil
-                                    ? "the record already exists; fetch it and save with its recordChangeTag"
-                                    : "recordChangeTag \"\(r.recordChangeTag ?? "")\" is stale; the server has "
-                                        + "\"\(server.recordChangeTag ?? "")\"",
-                                recordID: id, serverRecord: server)
-                        }
-                    } else if r.recordChangeTag != nil {
-                        throw CirrusError(
-                            .unknownItem,
-                            "the record was deleted on the server (it has a change tag but no server version)",
-                            recordID: id)
-                    }
-                    if merging, let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
-                case .changedKeys:
-                    if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
-                case .allKeys: break
-                }
-                if !WriteContext.deleteSelfTargets(r).isEmpty || !RecordRow.assetHashes(r).isEmpty {
-                    // The server's fields it keeps hold references or assets: their rules are the
-                    // item-by-item path's.
-                    var e = CirrusError(.internalError, "a merged record holds references or assets")
-                    e.batchRefused = true
-                    throw BatchFallback(error: e)
-                }
-                r.creationDate = server?.creationDate ?? now
-                r.creatorUserRecordID = server?.creatorUserRecordID ?? user
-                r.modificationDate = now
-                r.lastModifiedUserRecordID = user
-                r.recordChangeTag = tag == server?.recordChangeTag ? tag + "." : tag
-                if server == nil, let quota, let before = recordsBefore, before + newCount + 1 > quota {
-                    throw CirrusError(
-                        .quotaExceeded, "the database holds \(before + newCount) records; its quota is \(quota)",
-                        recordID: id)
-                }
-                let columns = columnsByType[r.recordType] ?? BatchColumns(layout)
-                let row = try columns.row(r)
-                columnsByType[r.recordType] = columns
-                rowsByType[r.recordType, default: BatchRows(width: columns.inputs.count)].append(row)
-                if server == nil {
-                    newCount += 1
-                    newIDs.append(id)
-                    newTypes.append(r.recordType)
-                } else {
-                    oldIDs.append(id)
-                    if let server, !WriteContext.deleteSelfTargets(server).isEmpty { unreferencing.append(id) }
-                }
-                outcome[i] = .success((r, server))
-            } catch let f as BatchFallback {
-                throw f.error
-            } catch {
-                outcome[i] = .failure(PostgresStore.itemError(error, id))
-            }
-        }
-        let results = outcome.enumerated().map { i, o in
+        let results = batch.outcome.enumerated().map { i, o in
             o ?? .failure(CirrusError(.internalError, "no outcome", recordID: items[i].record.recordID))
         }
         if atomically && results.contains(where: { if case .failure = $0 { true } else { false } }) { return results }
-        if rowsByType.isEmpty { return results }
+        if batch.rowsByType.isEmpty { return results }
         // 5. Every write in one statement.
         try await writeBatch(
-            rowsByType, columnsByType, newIDs: newIDs, newTypes: newTypes, oldIDs: oldIDs, unreferencing: unreferencing,
-            newCount: newCount)
+            batch.rowsByType, batch.columnsByType, newIDs: batch.newIDs, newTypes: batch.newTypes,
+            oldIDs: batch.oldIDs, unreferencing: batch.unreferencing, newCount: batch.newCount)
         return results
     }
 

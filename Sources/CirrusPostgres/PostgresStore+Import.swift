@@ -10,7 +10,7 @@
 // killed process) leaves the tenant as it was — and one request of the tenant: one sequence
 // number, so its records' change history is one step.
 //
-// Per batch (the reader's, 4 096 records by default):
+// Per batch (the reader's, 4 096 records by default; the steps: PostgresImporter+Batch.swift):
 //   1. checks in Swift (duplicates, validation, schema, zones), DDL when the schema grows;
 //   2. the names' rows, locked FOR UPDATE: which records exist (and with which type);
 //   3. new records: `COPY … FROM STDIN` (text format) into the type's table and into
@@ -239,6 +239,8 @@ extension PostgresImporter {
         return r
     }
 
+    /// Imports one batch (see the file header's steps; `ImportBatch` holds them) and returns
+    /// the refused records by position in `input`.
     func addBatch(_ input: [Record]) async throws -> [PostgresImportRejection] {
         // The tenant is the database: ids are kept in the API's form (the default zone owner).
         let records = input.map { r -> Record in
@@ -246,279 +248,29 @@ extension PostgresImporter {
             r.recordID.zoneID.ownerName = ZoneID.defaultOwnerName
             return r
         }
-        var st = state.withLockedValue { $0 }
-        let tenant = store.tenant
-        let namespace = tenant.namespace
-        var rejected: [PostgresImportRejection] = []
-        func reject(_ i: Int, _ e: CirrusError) {
-            var e = e
-            if e.recordID == nil { e.recordID = records[i].recordID }
-            rejected.append(PostgresImportRejection(index: i, error: e))
-        }
-        if st.sequence == 0 {
-            // The import is one request of the tenant: one sequence number (its counter row stays
-            // locked to the commit), and the search path COPY's table names resolve in.
-            var b = PostgresBindings()
-            b.append(namespace)
-            for try await _ in try await connection.query(
-                PostgresQuery(
-                    unsafeSQL:
-                        "SELECT set_config('search_path', quote_ident($1) || ',' || current_setting('search_path'), true), "
-                        + "set_config('statement_timeout', '0', true), "
-                        // Index builds (GIN above all) are faster in memory; PostgreSQL's 64 MB default
-                        // made the alternate-names GIN of 235 000 cities a third of the import.
-                        + "set_config('maintenance_work_mem', '256MB', true)",
-                    binds: b), logger: store.logger)
-            {}
-            st.sequence = try await context(st).nextSequence()
-            var t = PostgresBindings()
-            t.append(tenant.key)
-            for try await e in try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(SQLName.qualified(namespace, "cirrus_names")) "
-                        + "WHERE tenant = $1)", binds: t), logger: store.logger
-            ).decode(Bool.self) { st.startedEmpty = e }
-            // The names' secondary index (change history by sequence) is built at the end too when
-            // the container has no name at all.
-            if st.checked.insert("cirrus_names").inserted {
-                var empty = false
-                for try await e in try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(SQLName.qualified(namespace, "cirrus_names")))"),
-                    logger: store.logger
-                ).decode(Bool.self) { empty = e }
-                if empty {
-                    try await connection.query(
-                        PostgresQuery(
-                            unsafeSQL: "DROP INDEX IF EXISTS \(SQLName.qualified(namespace, "cirrus_names_seq"))"),
-                        logger: store.logger)
-                    st.deferred["cirrus_names"] = [
-                        "CREATE INDEX IF NOT EXISTS cirrus_names_seq ON \(SQLName.qualified(namespace, "cirrus_names")) "
-                            + "(tenant, zone_name, seq, zone_owner, record_name)"
-                    ]
-                }
-            }
-        }
-        let tag = String(st.sequence, radix: 36)
+        var batch = ImportBatch(importer: self, records: records, st: state.withLockedValue { $0 })
+        if batch.st.sequence == 0 { try await batch.begin() }
+        let tag = String(batch.st.sequence, radix: 36)
         // 1. Checks in Swift.
-        var accepted: [Int] = []
-        for (i, r) in records.enumerated() {
-            guard st.seen.insert(r.recordID).inserted else {
-                reject(i, CirrusError(.invalidArguments, "the record appears more than once in this import"))
-                continue
-            }
-            do {
-                try r.validate()
-            } catch {
-                reject(i, CirrusError(.invalidArguments, error.message))
-                continue
-            }
-            if case .public = tenant.database, !r.recordID.zoneID.isDefaultZone {
-                reject(
-                    i,
-                    CirrusError(
-                        .zoneNotFound,
-                        "zone \"\(r.recordID.zoneID.zoneName)\": the public database has only the default zone"))
-                continue
-            }
-            accepted.append(i)
-        }
-        if tenant.environment == .development {
-            let grown = PostgresStore.grown(st.schema, by: accepted.map { records[$0] })
-            if grown != st.schema {
-                let base = st.schema
-                let adding = accepted.map { records[$0] }
-                let s = try await PostgresStore.applyDDL(
-                    connection, namespace: namespace, citus: store.citus, logger: store.logger, address: store.address
-                ) { old in PostgresStore.grown(old ?? base, by: adding) }
-                st.schema = s
-                st.tables = Dictionary(
-                    uniqueKeysWithValues: s.recordTypes.values.map {
-                        ($0.name, TableLayout(namespace: namespace, schema: $0))
-                    })
-                st.grown = true
-            }
-        }
-        accepted = accepted.filter { i in
-            let r = records[i]
-            guard let layout = st.tables[r.recordType] else {
-                reject(
-                    i,
-                    CirrusError(
-                        .serverRejectedRequest,
-                        "Cannot create new type \(r.recordType) in \(tenant.environment.rawValue) schema"))
-                return false
-            }
-            // The first unknown field by name (sorted only when there is one).
-            if let name = r.fields.keys.filter({ !layout.fieldNames.contains($0) }).min(by: { compareUTF8($0, $1) < 0 })
-            {
-                reject(
-                    i,
-                    tenant.environment == .production
-                        ? CirrusError(
-                            .serverRejectedRequest,
-                            "Cannot create new field '\(name)' of type \(r.recordType) in production schema")
-                        : CirrusError(
-                            .invalidArguments,
-                            "field '\(name)': an empty list does not say its type; save a value first"))
-                return false
-            }
-            return true
-        }
+        var accepted = batch.checkRecords()
+        if store.tenant.environment == .development { try await batch.growSchema(accepted) }
+        accepted = batch.checkSchema(accepted)
         // Custom zones of a private database are created as needed.
-        let zones = Set(accepted.map { records[$0].recordID.zoneID }.filter { !$0.isDefaultZone }.map(\.zoneName))
-            .subtracting(st.zones)
-        if !zones.isEmpty {
-            var b = PostgresBindings()
-            b.append(tenant.key)
-            b.append(String(st.sequence))
-            b.append(zones.sorted())
-            for try await _ in try await connection.query(
-                PostgresQuery(
-                    unsafeSQL:
-                        "INSERT INTO \(SQLName.qualified(namespace, "cirrus_zones")) (tenant, zone_name, created_seq) "
-                        + "SELECT $1, z, $2::bigint FROM unnest($3::text[]) AS z ON CONFLICT DO NOTHING", binds: b),
-                logger: store.logger)
-            {}
-            st.zones.formUnion(zones)
-        }
-        let ctx = context(st)
+        try await batch.createZones(accepted)
+        let ctx = context(batch.st)
         // 2. The names, locked.
-        var serverTypes: [RecordID: String] = [:]
-        if !accepted.isEmpty && !st.startedEmpty {
-            var b = PostgresBindings()
-            b.append(tenant.key)
-            let sql = WriteContext.lookup(
-                "zone_name, zone_owner, record_name, record_type", from: SQLName.qualified(namespace, "cirrus_names"),
-                accepted.map { records[$0].recordID }, lock: true, &b)
-            for row in try await ctx.planned(sql, b) {
-                let (zone, owner, name, type) = try row.decode((String, String, String, String).self)
-                serverTypes[RecordID(recordName: name, zoneID: ZoneID(zoneName: zone, ownerName: owner))] = type
-            }
-        }
-        var special: [Int] = []
-        var existing: [String: [Int]] = [:]
-        var fresh: [String: [Int]] = [:]
-        for i in accepted {
-            let r = records[i]
-            if let type = serverTypes[r.recordID], type != r.recordType {
-                reject(
-                    i,
-                    CirrusError(
-                        .constraintViolation,
-                        "a \(type) record with this name exists; its type cannot change to \(r.recordType)"))
-            } else if !WriteContext.deleteSelfTargets(r).isEmpty || !RecordRow.assetHashes(r).isEmpty {
-                special.append(i)
-            } else if serverTypes[r.recordID] != nil {
-                existing[r.recordType, default: []].append(i)
-            } else {
-                fresh[r.recordType, default: []].append(i)
-            }
-        }
-        var imported = 0
+        let serverTypes = try await batch.lockNames(accepted, ctx)
+        let (special, existing, fresh) = batch.partition(accepted, serverTypes)
         // 3. New records: COPY into their tables and into the names.
-        var newIDs: [RecordID] = []
-        var names: [UInt8] = []
-        var tenantText: [UInt8] = []
-        CopyText.escape(tenant.key, into: &tenantText)
-        for (type, indices) in fresh.sorted(by: { $0.key < $1.key }) {
-            guard let layout = st.tables[type] else { continue }
-            try await deferIndexes(layout, &st)
-            let columns = BatchColumns(layout)
-            var text: [UInt8] = []
-            var ok: [Int] = []
-            for i in indices {
-                let r = Self.stored(records[i], over: nil, now: store.now, tag: tag)
-                do {
-                    CopyText.line(try columns.row(r, copy: true), columns, tenant: tenantText, into: &text)
-                    ok.append(i)
-                } catch {
-                    reject(i, error)
-                }
-            }
-            if ok.isEmpty { continue }
-            try await copy(layout.table, columns: columns.columns.map { Self.unquoted($0.0) }, text)
-            for i in ok {
-                let id = records[i].recordID
-                newIDs.append(id)
-                for (k, v) in [tenant.key, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].enumerated() {
-                    if k > 0 { names.append(0x09) }
-                    CopyText.escape(v, into: &names)
-                }
-                names += "\t\(st.sequence)\n".utf8
-            }
-            imported += ok.count
-        }
-        if !newIDs.isEmpty {
-            try await copy(
-                "cirrus_names", columns: ["tenant", "zone_name", "zone_owner", "record_name", "record_type", "seq"],
-                names)
-            var b = PostgresBindings()
-            b.append(tenant.key)
-            let keys = WriteContext.keys(newIDs, &b)
-            b.append(String(newIDs.count))
-            _ = try await ctx.prepared(
-                "WITH t AS (DELETE FROM \(SQLName.qualified(namespace, "cirrus_tombstones")) WHERE \(keys)) "
-                    + "UPDATE \(SQLName.qualified(namespace, "cirrus_tenants")) SET records = records + "
-                    + "$\(b.count)::bigint WHERE tenant = $1", b)
-        }
+        try await batch.copyNew(fresh, ctx, tag: tag)
         // 4. Records that exist: read, then the batched upsert.
-        if !existing.isEmpty {
-            var rowsByType: [String: BatchRows] = [:]
-            var columnsByType: [String: BatchColumns] = [:]
-            var oldIDs: [RecordID] = []
-            var unreferencing: [RecordID] = []
-            for (type, indices) in existing.sorted(by: { $0.key < $1.key }) {
-                guard let layout = st.tables[type] else { continue }
-                var servers: [RecordID: Record] = [:]
-                var b = PostgresBindings()
-                b.append(tenant.key)
-                let sql = WriteContext.lookup(
-                    "data", from: layout.qualifiedTable, indices.map { records[$0].recordID }, lock: true, &b)
-                for row in try await ctx.planned(sql, b) {
-                    let data = try row.decode(ByteBuffer.self)
-                    let r = try RecordRow.decode(Array(data.readableBytesView))
-                    servers[r.recordID] = r
-                }
-                let columns = BatchColumns(layout)
-                var rows = BatchRows(width: columns.inputs.count)
-                for i in indices {
-                    let server = servers[records[i].recordID]
-                    let r = Self.stored(records[i], over: server, now: store.now, tag: tag)
-                    do {
-                        rows.append(try columns.row(r))
-                        oldIDs.append(r.recordID)
-                        if let server, !WriteContext.deleteSelfTargets(server).isEmpty {
-                            unreferencing.append(r.recordID)
-                        }
-                        imported += 1
-                    } catch {
-                        reject(i, error)
-                    }
-                }
-                rowsByType[type] = rows
-                columnsByType[type] = columns
-            }
-            try await ctx.writeBatch(
-                rowsByType, columnsByType, newIDs: [], newTypes: [], oldIDs: oldIDs, unreferencing: unreferencing,
-                newCount: 0)
-        }
+        try await batch.upsertExisting(existing, ctx, tag: tag)
         // 5. Records with deleteSelf references or assets: item by item, each under a savepoint.
-        for i in special {
-            try await ctx.exec("SAVEPOINT cirrus_import")
-            do {
-                _ = try await ctx.save(records[i], policy: .allKeys, tag: tag)
-                try await ctx.exec("RELEASE SAVEPOINT cirrus_import")
-                imported += 1
-            } catch {
-                try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_import")
-                reject(i, PostgresStore.itemError(error, records[i].recordID))
-            }
-        }
-        st.imported += imported
-        let final = st
+        try await batch.saveSpecial(special, ctx, tag: tag)
+        batch.st.imported += batch.imported
+        let final = batch.st
         state.withLockedValue { $0 = final }
-        return rejected.sorted { $0.index < $1.index }
+        return batch.rejected.sorted { $0.index < $1.index }
     }
 
     /// `COPY table (columns) FROM STDIN` of `text` (lines in COPY's text format), in pieces of

@@ -194,150 +194,19 @@ extension PostgresStore {
         authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)?,
         afterWrites: PostgresAfterWrites?, batch: Bool, grows: Bool, registry: PreparedSQL.Registry
     ) async throws(CirrusError) -> [Result<Record?, CirrusError>] {
-        let saving = items.compactMap(\.record)
         let count = items.count
-        let cached = schema
-        let tables = self.tables
-        let namespace = tenant.namespace
         let tenantKey = tenant.key
-        let environment = tenant.environment
-        let now = clock()
         let logger = self.logger
-        let address = self.address
-        let citus = self.citus
-        let userID = user.map { RecordID(recordName: $0) }
-        let partitioned = layout == .hashPartitioned
+        let request = ModifyTransaction(
+            items: items, atomically: atomically, quota: quota, zones: zones, atomicZones: atomicZones,
+            failedZones: failedZones, authorize: authorize, afterWrites: afterWrites, batch: batch, grows: grows,
+            registry: registry, cached: schema, tables: tables, namespace: tenant.namespace, tenantKey: tenantKey,
+            environment: tenant.environment, now: clock(), logger: logger, address: address, citus: citus,
+            userID: user.map { RecordID(recordName: $0) }, partitioned: layout == .hashPartitioned)
         let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
             try await client.withTransaction(logger: logger) {
                 conn -> ([Result<Record?, CirrusError>], Schema?) in
-                var tables = tables
-                var grown: Schema? = nil
-                func layouts(_ s: Schema) -> [String: TableLayout] {
-                    Dictionary(
-                        uniqueKeysWithValues: s.recordTypes.values.map {
-                            ($0.name, TableLayout(namespace: namespace, schema: $0))
-                        })
-                }
-                if grows && atomically {
-                    // All or nothing: the whole request's growth first.
-                    let s = try await PostgresStore.applyDDL(
-                        conn, namespace: namespace, citus: citus, logger: logger, address: address
-                    ) { old in PostgresStore.grown(old ?? cached, by: saving) }
-                    grown = s
-                    tables = layouts(s)
-                }
-                var ctx = WriteContext(
-                    conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
-                    environment: environment, now: now, user: userID, partitioned: partitioned)
-                ctx.quota = quota
-                ctx.registry = registry
-                ctx.sequence = try await ctx.nextSequence()
-                let tag = String(ctx.sequence, radix: 36)
-                var changes: [PostgresChange] = []
-                var result: [Result<Record?, CirrusError>] = []
-                var failed: (RecordID, CirrusError)? = nil
-                var current = cached
-                if batch {
-                    let saves = items.compactMap {
-                        item -> (record: Record, policy: PostgresSavePolicy, merging: Bool)? in
-                        if case .save(let r, let p, let m) = item { return (r, p, m) }
-                        return nil
-                    }
-                    let outcome = try await ctx.saveBatch(
-                        saves, tag: tag, atomically: atomically, zones: zones, authorize: authorize)
-                    for (item, o) in zip(items, outcome) {
-                        switch o {
-                        case .success(let (stored, server)):
-                            result.append(.success(stored))
-                            changes.append(PostgresChange(old: server, new: stored))
-                        case .failure(let e):
-                            if atomically && failed == nil { failed = (item.recordID, e) }
-                            result.append(.failure(e))
-                        }
-                    }
-                }
-                for item in items where !batch {
-                    let id = item.recordID
-                    if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
-                    let before = ctx.tables
-                    do {
-                        // Items on their own grow the schema inside their savepoint: a failed
-                        // item's new types and fields are rolled back with it (as the embedded
-                        // engine grows the schema only by the records it saves).
-                        if grows, !atomically, let record = item.record,
-                            PostgresStore.grown(current, by: [record]) != current
-                        {
-                            let s = try await PostgresStore.applyDDL(
-                                conn, namespace: namespace, citus: citus, logger: logger, address: address
-                            ) { old in PostgresStore.grown(old ?? current, by: [record]) }
-                            ctx.tables = layouts(s)
-                            grown = s
-                        }
-                        if zones && !id.zoneID.isDefaultZone { try await ctx.requireZone(id) }
-                        let change: PostgresChange
-                        var cascaded: [PostgresChange] = []
-                        switch item {
-                        case .save(let record, let policy, let merging):
-                            let (stored, server) = try await ctx.save(
-                                record, policy: policy, merging: merging, tag: tag, authorize: authorize)
-                            change = PostgresChange(old: server, new: stored)
-                        case .delete(_, let tag):
-                            let deleted = try await ctx.delete(id, ifChangeTag: tag, authorize: authorize)
-                            change = PostgresChange(old: deleted.first, new: nil)
-                            // The cascade's deletions are changes too (after the given record's).
-                            cascaded = deleted.dropFirst().map { PostgresChange(old: $0, new: nil) }
-                        }
-                        if !atomically { try await ctx.exec("RELEASE SAVEPOINT cirrus_item") }
-                        result.append(.success(change.new))
-                        changes.append(change)
-                        changes += cascaded
-                        if let g = grown { current = g }
-                    } catch {
-                        let e = PostgresStore.itemError(error, id)
-                        if atomically {
-                            failed = (id, e)
-                            break
-                        }
-                        try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_item")
-                        ctx.tables = before
-                        grown = current == cached ? nil : current
-                        result.append(.failure(e))
-                    }
-                }
-                if atomicZones {
-                    // An atomic custom zone with a failed item: nothing of this request commits.
-                    var zoneFailures: [RecordID: CirrusError] = [:]
-                    var byItem: [Int: CirrusError] = [:]
-                    for (i, (item, r)) in zip(items, result).enumerated() where !item.recordID.zoneID.isDefaultZone {
-                        if case .failure(let e) = r {
-                            zoneFailures[item.recordID] = e
-                            byItem[i] = e
-                        }
-                    }
-                    if !zoneFailures.isEmpty
-                        || items.contains(where: { failedZones.contains($0.recordID.zoneID.zoneName) })
-                    {
-                        var e = CirrusError(
-                            .batchRequestFailed, "an item of an atomic zone failed; the request was rolled back",
-                            partialErrors: zoneFailures)
-                        e.itemErrors = byItem
-                        throw e
-                    }
-                }
-                if let (id, e) = failed {
-                    var all: [RecordID: CirrusError] = [:]
-                    for other in items.map(\.recordID) where other != id {
-                        all[other] = CirrusError(
-                            .batchRequestFailed, "not written: another item of the atomic request failed",
-                            recordID: other)
-                    }
-                    all[id] = e
-                    throw CirrusError(
-                        .batchRequestFailed, "the atomic request was rolled back: \(e.message)", recordID: id,
-                        serverRecord: e.serverRecord, partialErrors: all)
-                }
-                if let afterWrites, !changes.isEmpty { try await afterWrites(conn, ctx.sequence, changes) }
-                return (result, grown)
+                try await request.run(conn)
             }
         }
         if let grown { setSchema(grown) }
@@ -456,6 +325,223 @@ extension PostgresStore {
                     partitioned: false)
                 return try await ctx.records(ids)
             }
+        }
+    }
+}
+
+/// One run of a modify request in its transaction (`PostgresStore.modifyOnce`): the request's
+/// items and rules, and what it reads of the store, taken when the run starts.
+private struct ModifyTransaction: Sendable {
+    /// The request's items, in order.
+    let items: [PostgresItem]
+    /// One failing item rolls the whole request back.
+    let atomically: Bool
+    /// Most records the tenant may hold (nil: no quota).
+    let quota: Int?
+    /// An item in a custom zone needs the zone's row.
+    let zones: Bool
+    /// A failed item of a custom zone (or an item of `failedZones`) rolls the request back.
+    let atomicZones: Bool
+    /// Custom zones whose other items the caller refused.
+    let failedZones: Set<String>
+    /// The write grant's check of an item, after the server's version is read and locked.
+    let authorize: (@Sendable (_ type: String, _ server: Record?, _ id: RecordID) throws -> Void)?
+    /// Work after the items, before the commit (the subscriptions' notifications).
+    let afterWrites: PostgresAfterWrites?
+    /// The saves run as one batch (PostgresStore+Batch.swift).
+    let batch: Bool
+    /// Development's schema grows by the request's records.
+    let grows: Bool
+    /// The statements prepared on the store's sessions.
+    let registry: PreparedSQL.Registry
+    /// The store's schema when the run started.
+    let cached: Schema
+    /// The tables of `cached`, by record type.
+    let tables: [String: TableLayout]
+    /// The container environment's namespace.
+    let namespace: String
+    /// The tenant's key.
+    let tenantKey: String
+    /// The tenant's environment.
+    let environment: Environment
+    /// The request's time.
+    let now: Timestamp
+    /// The logger of every statement.
+    let logger: Logger
+    /// `host:port/database`, for messages.
+    let address: String
+    /// Whether new tables are distributed by Citus.
+    let citus: Bool
+    /// The user the request runs for (nil: the administrator).
+    let userID: RecordID?
+    /// The layout is hash-partitioned (no `ON CONFLICT`).
+    let partitioned: Bool
+
+    /// What the items did so far, in order.
+    struct Progress {
+        /// One result per item run so far.
+        var result: [Result<Record?, CirrusError>] = []
+        /// The changes of the items that succeeded (cascaded deletions after their item).
+        var changes: [PostgresChange] = []
+        /// The failed item of an atomic request, and its error.
+        var failed: (RecordID, CirrusError)? = nil
+        /// The schema grown by the request (nil: unchanged).
+        var grown: Schema? = nil
+        /// The schema as the items that succeeded left it.
+        var current: Schema
+    }
+
+    /// The tables of schema `s`, by record type.
+    func layouts(_ s: Schema) -> [String: TableLayout] {
+        Dictionary(
+            uniqueKeysWithValues: s.recordTypes.values.map {
+                ($0.name, TableLayout(namespace: namespace, schema: $0))
+            })
+    }
+
+    /// Runs the request on `conn` (in its transaction): each item's result, and the schema it
+    /// grew (nil: unchanged). Throws `batchRequestFailed` when an atomic request or an atomic
+    /// zone has a failed item (the caller's transaction then rolls everything back).
+    func run(_ conn: PostgresConnection) async throws -> ([Result<Record?, CirrusError>], Schema?) {
+        var tables = tables
+        var progress = Progress(current: cached)
+        if grows && atomically {
+            // All or nothing: the whole request's growth first.
+            let saving = items.compactMap(\.record)
+            let cached = self.cached
+            let s = try await PostgresStore.applyDDL(
+                conn, namespace: namespace, citus: citus, logger: logger, address: address
+            ) { old in PostgresStore.grown(old ?? cached, by: saving) }
+            progress.grown = s
+            tables = layouts(s)
+        }
+        var ctx = WriteContext(
+            conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
+            environment: environment, now: now, user: userID, partitioned: partitioned)
+        ctx.quota = quota
+        ctx.registry = registry
+        ctx.sequence = try await ctx.nextSequence()
+        let tag = String(ctx.sequence, radix: 36)
+        if batch {
+            try await runBatch(ctx, tag: tag, &progress)
+        } else {
+            try await runItems(conn, &ctx, tag: tag, &progress)
+        }
+        if atomicZones { try checkAtomicZones(progress.result) }
+        if let (id, e) = progress.failed {
+            var all: [RecordID: CirrusError] = [:]
+            for other in items.map(\.recordID) where other != id {
+                all[other] = CirrusError(
+                    .batchRequestFailed, "not written: another item of the atomic request failed",
+                    recordID: other)
+            }
+            all[id] = e
+            throw CirrusError(
+                .batchRequestFailed, "the atomic request was rolled back: \(e.message)", recordID: id,
+                serverRecord: e.serverRecord, partialErrors: all)
+        }
+        if let afterWrites, !progress.changes.isEmpty { try await afterWrites(conn, ctx.sequence, progress.changes) }
+        return (progress.result, progress.grown)
+    }
+
+    /// The saves (every item is one) as one batch (`WriteContext.saveBatch`).
+    func runBatch(_ ctx: WriteContext, tag: String, _ progress: inout Progress) async throws {
+        let saves = items.compactMap {
+            item -> (record: Record, policy: PostgresSavePolicy, merging: Bool)? in
+            if case .save(let r, let p, let m) = item { return (r, p, m) }
+            return nil
+        }
+        let outcome = try await ctx.saveBatch(
+            saves, tag: tag, atomically: atomically, zones: zones, authorize: authorize)
+        for (item, o) in zip(items, outcome) {
+            switch o {
+            case .success(let (stored, server)):
+                progress.result.append(.success(stored))
+                progress.changes.append(PostgresChange(old: server, new: stored))
+            case .failure(let e):
+                if atomically && progress.failed == nil { progress.failed = (item.recordID, e) }
+                progress.result.append(.failure(e))
+            }
+        }
+    }
+
+    /// The items one by one, in order; unless atomic, each under a savepoint, so a failed one
+    /// is rolled back alone (its schema growth with it). An atomic request stops at its first
+    /// failed item.
+    func runItems(
+        _ conn: PostgresConnection, _ ctx: inout WriteContext, tag: String, _ progress: inout Progress
+    ) async throws {
+        for item in items {
+            let id = item.recordID
+            if !atomically { try await ctx.exec("SAVEPOINT cirrus_item") }
+            let before = ctx.tables
+            do {
+                // Items on their own grow the schema inside their savepoint: a failed
+                // item's new types and fields are rolled back with it (as the embedded
+                // engine grows the schema only by the records it saves).
+                let current = progress.current
+                if grows, !atomically, let record = item.record,
+                    PostgresStore.grown(current, by: [record]) != current
+                {
+                    let s = try await PostgresStore.applyDDL(
+                        conn, namespace: namespace, citus: citus, logger: logger, address: address
+                    ) { old in PostgresStore.grown(old ?? current, by: [record]) }
+                    ctx.tables = layouts(s)
+                    progress.grown = s
+                }
+                if zones && !id.zoneID.isDefaultZone { try await ctx.requireZone(id) }
+                let change: PostgresChange
+                var cascaded: [PostgresChange] = []
+                switch item {
+                case .save(let record, let policy, let merging):
+                    let (stored, server) = try await ctx.save(
+                        record, policy: policy, merging: merging, tag: tag, authorize: authorize)
+                    change = PostgresChange(old: server, new: stored)
+                case .delete(_, let tag):
+                    let deleted = try await ctx.delete(id, ifChangeTag: tag, authorize: authorize)
+                    change = PostgresChange(old: deleted.first, new: nil)
+                    // The cascade's deletions are changes too (after the given record's).
+                    cascaded = deleted.dropFirst().map { PostgresChange(old: $0, new: nil) }
+                }
+                if !atomically { try await ctx.exec("RELEASE SAVEPOINT cirrus_item") }
+                progress.result.append(.success(change.new))
+                progress.changes.append(change)
+                progress.changes += cascaded
+                if let g = progress.grown { progress.current = g }
+            } catch {
+                let e = PostgresStore.itemError(error, id)
+                if atomically {
+                    progress.failed = (id, e)
+                    break
+                }
+                try await ctx.exec("ROLLBACK TO SAVEPOINT cirrus_item")
+                ctx.tables = before
+                progress.grown = progress.current == cached ? nil : progress.current
+                progress.result.append(.failure(e))
+            }
+        }
+    }
+
+    /// Throws `batchRequestFailed` (the failed items' errors in `partialErrors` and
+    /// `itemErrors`) when an item of a custom zone failed or the request has an item of
+    /// `failedZones`: nothing of this request commits.
+    func checkAtomicZones(_ result: [Result<Record?, CirrusError>]) throws {
+        var zoneFailures: [RecordID: CirrusError] = [:]
+        var byItem: [Int: CirrusError] = [:]
+        for (i, (item, r)) in zip(items, result).enumerated() where !item.recordID.zoneID.isDefaultZone {
+            if case .failure(let e) = r {
+                zoneFailures[item.recordID] = e
+                byItem[i] = e
+            }
+        }
+        if !zoneFailures.isEmpty
+            || items.contains(where: { failedZones.contains($0.recordID.zoneID.zoneName) })
+        {
+            var e = CirrusError(
+                .batchRequestFailed, "an item of an atomic zone failed; the request was rolled back",
+                partialErrors: zoneFailures)
+            e.itemErrors = byItem
+            throw e
         }
     }
 }

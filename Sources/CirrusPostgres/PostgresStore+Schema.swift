@@ -71,155 +71,22 @@ extension PostgresStore {
         _ conn: PostgresConnection, namespace: String, citus: Bool, logger: Logger, address: String,
         schema makeSchema: (Schema?) throws -> Schema
     ) async throws -> Schema {
-        func exec(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws {
-            for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {}
-        }
-        var lockKey = PostgresBindings()
-        lockKey.append(namespace)
-        try await exec("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
-        let ns = SQLName.quote(namespace)
-        try await exec("CREATE SCHEMA IF NOT EXISTS \(ns)")
-        let tenants = SQLName.qualified(namespace, "cirrus_tenants")
-        let names = SQLName.qualified(namespace, "cirrus_names")
-        let schemaTable = SQLName.qualified(namespace, "cirrus_schema")
-        var created: [String] = []
-        var exists = try await Self.tableExists(conn, namespace, "cirrus_tenants", logger)
-        if !exists {
-            try await exec(
-                "CREATE TABLE \(tenants) (tenant text PRIMARY KEY, sequence bigint NOT NULL, "
-                    + "records bigint NOT NULL DEFAULT 0)")
-            try await exec(
-                """
-                CREATE TABLE \(names) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
-                    zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
-                    record_type text NOT NULL, seq bigint NOT NULL DEFAULT 0,
-                    PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
-                """)
-            try await exec(
-                "CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
-            created += [tenants, names]
-            if citus {
-                var t = PostgresBindings()
-                t.append(schemaTable)
-                try await exec("SELECT create_reference_table($1::regclass)", t)
-            }
-        }
-        // Each tenant's record count (quotas), counted once for namespaces made before it.
-        if !(try await Self.columnExists(conn, namespace, "cirrus_tenants", "records", logger)) {
-            try await exec("ALTER TABLE \(tenants) ADD COLUMN records bigint NOT NULL DEFAULT 0")
-            try await exec(
-                "UPDATE \(tenants) t SET records = (SELECT count(*) FROM \(names) n WHERE n.tenant = t.tenant)")
-        }
-        // Change history (PostgresStore+Changes.swift): the sequence of each live record's last
-        // write, and the deletions. Added to namespaces made before they existed (their
-        // records count as written at sequence 0).
-        let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")
-        try await exec("ALTER TABLE \(names) ADD COLUMN IF NOT EXISTS seq bigint NOT NULL DEFAULT 0")
-        try await exec(
-            "CREATE INDEX IF NOT EXISTS cirrus_names_seq ON \(names) (tenant, zone_name, seq, zone_owner, record_name)")
-        if !(try await Self.tableExists(conn, namespace, "cirrus_tombstones", logger)) {
-            try await exec(
-                """
-                CREATE TABLE \(tombstones) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
-                    zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
-                    record_type text NOT NULL, seq bigint NOT NULL,
-                    PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
-                """)
-            try await exec(
-                "CREATE INDEX cirrus_tombstones_seq ON \(tombstones) (tenant, zone_name, seq, zone_owner, record_name)")
-            created.append(tombstones)
-        }
-        // deleteSelf references (target → source, within one zone), for the deletion cascade.
-        if !(try await Self.tableExists(conn, namespace, "cirrus_backrefs", logger)) {
-            let refs = SQLName.qualified(namespace, "cirrus_backrefs")
-            try await exec(
-                """
-                CREATE TABLE \(refs) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
-                    zone_owner text COLLATE "C" NOT NULL, target_name text COLLATE "C" NOT NULL,
-                    source_name text COLLATE "C" NOT NULL,
-                    PRIMARY KEY (tenant, zone_name, zone_owner, target_name, source_name))
-                """)
-            try await exec(
-                "CREATE INDEX cirrus_backrefs_source ON \(refs) (tenant, zone_name, zone_owner, source_name)")
-            created.append(refs)
-        }
-        // Assets (PostgresStore+Assets.swift): content-addressed per tenant.
-        if !(try await Self.tableExists(conn, namespace, "cirrus_assets", logger)) {
-            let assets = SQLName.qualified(namespace, "cirrus_assets")
-            try await exec(
-                """
-                CREATE TABLE \(assets) (tenant text NOT NULL, hash text COLLATE "C" NOT NULL, bytes bytea NOT NULL,
-                    stored_at bigint NOT NULL, PRIMARY KEY (tenant, hash))
-                """)
-            created.append(assets)
-        }
+        let ddl = SchemaDDL(conn: conn, namespace: namespace, citus: citus, logger: logger)
+        var created = try await ddl.createSharedTables()
+        created += try await ddl.createHistoryTables()
         // The stored schema, under the lock: evolution is add-only.
-        var old: Schema? = nil
-        for try await s in try await conn.query(
-            PostgresQuery(unsafeSQL: "SELECT schema FROM \(schemaTable) WHERE id = 1"), logger: logger
-        ).decode(String.self) {
-            old = try JSONDecoder().decode(Schema.self, from: Data(s.utf8))
-        }
+        let old = try await ddl.storedSchema()
         let newSchema = try makeSchema(old)
         if let old { try Self.checkAddOnly(old, newSchema, address: address) }
         let encoded = String(decoding: try JSONEncoder().encode(newSchema), as: UTF8.self)
         for t in newSchema.sortedRecordTypes {
-            let layout = TableLayout(namespace: namespace, schema: t)
-            let before = old?.recordTypes[t.name].map { TableLayout(namespace: namespace, schema: $0) }
-            exists = try await Self.tableExists(conn, namespace, layout.table, logger)
-            if !exists {
-                try await exec(layout.createTable)
-                created.append(layout.qualifiedTable)
-            }
-            // A table of a type with assets made before `asset_refs` existed: its rows get their
-            // references below (else the asset sweep would take their assets).
-            var refsMissing = false
-            if exists && layout.hasAssets {
-                refsMissing = !(try await Self.columnExists(conn, namespace, layout.table, "asset_refs", logger))
-            }
-            for sql in layout.addColumns { try await exec(sql) }
-            let wanted = layout.indexes
-            var have: Set<String> = []
-            var find = PostgresBindings()
-            find.append(namespace)
-            find.append(layout.table)
-            for try await n in try await conn.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 "
-                        + "AND indexname LIKE 'i\\_%'", binds: find), logger: logger
-            ).decode(String.self) { have.insert(n) }
-            for n in have.subtracting(wanted.keys).sorted() {
-                try await exec("DROP INDEX \(SQLName.qualified(namespace, n))")
-            }
-            for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) {
-                try await exec(sql)
-            }
-            // A stored record never holds a field its schema lacked (development grows the schema
-            // first, production refuses), and fields are never retyped: new columns start NULL
-            // correctly. Only the tokens depend on options, so only a change of the searchable
-            // fields re-derives rows.
-            if refsMissing || (exists && before.map { $0.searchableFields != layout.searchableFields } == true) {
-                try await Self.rederive(conn, layout, logger)
-            }
+            if let table = try await ddl.evolveTable(t, old: old) { created.append(table) }
         }
-        if citus {
-            for (i, table) in created.enumerated() {
-                var t = PostgresBindings()
-                t.append(table)
-                t.append(created[0])
-                let colocate = i == 0 ? "'default'" : "$2"
-                try await exec(
-                    "SELECT create_distributed_table($1::regclass, 'tenant', colocate_with => \(colocate))",
-                    i == 0
-                        ? {
-                            var one = PostgresBindings(); one.append(table); return one
-                        }() : t)
-            }
-        }
+        try await ddl.distribute(created)
         var b = PostgresBindings()
         b.append(encoded)
-        try await exec(
-            "INSERT INTO \(schemaTable) (id, schema) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET schema = EXCLUDED.schema",
+        try await ddl.exec(
+            "INSERT INTO \(ddl.schemaTable) (id, schema) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET schema = EXCLUDED.schema",
             b)
         return newSchema
     }
@@ -318,6 +185,190 @@ extension PostgresStore {
         try await run("vacuuming and analyzing the tables of \(tenant.namespace)") { client in
             // VACUUM cannot run in a transaction: each is a statement of its own.
             for t in tables { try await client.query(PostgresQuery(unsafeSQL: "\(command) \(t)")) }
+        }
+    }
+}
+
+/// The statements of one schema change (`PostgresStore.applyDDL`), in order, on the connection of
+/// the caller's transaction: the namespace's advisory lock is taken first and held to the commit.
+private struct SchemaDDL {
+    /// The connection of the caller's transaction.
+    let conn: PostgresConnection
+    /// The PostgreSQL schema holding the container environment's tables.
+    let namespace: String
+    /// Whether new tables are distributed by Citus (on `tenant`, colocated).
+    let citus: Bool
+    /// The logger of every statement.
+    let logger: Logger
+
+    /// The stored schema's table (one row, `id = 1`).
+    var schemaTable: String { SQLName.qualified(namespace, "cirrus_schema") }
+
+    /// Runs a statement and drains its rows.
+    func exec(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws {
+        for try await _ in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {}
+    }
+
+    /// Takes the namespace's advisory lock and creates the namespace, the tenants' counters,
+    /// the names and the stored schema's table when missing, and the tenants' record counts;
+    /// returns the tables created that Citus distributes (the tenants' first).
+    func createSharedTables() async throws -> [String] {
+        var lockKey = PostgresBindings()
+        lockKey.append(namespace)
+        try await exec("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
+        let ns = SQLName.quote(namespace)
+        try await exec("CREATE SCHEMA IF NOT EXISTS \(ns)")
+        let tenants = SQLName.qualified(namespace, "cirrus_tenants")
+        let names = SQLName.qualified(namespace, "cirrus_names")
+        var created: [String] = []
+        let exists = try await PostgresStore.tableExists(conn, namespace, "cirrus_tenants", logger)
+        if !exists {
+            try await exec(
+                "CREATE TABLE \(tenants) (tenant text PRIMARY KEY, sequence bigint NOT NULL, "
+                    + "records bigint NOT NULL DEFAULT 0)")
+            try await exec(
+                """
+                CREATE TABLE \(names) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
+                    zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
+                    record_type text NOT NULL, seq bigint NOT NULL DEFAULT 0,
+                    PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
+                """)
+            try await exec(
+                "CREATE TABLE \(schemaTable) (id int PRIMARY KEY CHECK (id = 1), schema text NOT NULL)")
+            created += [tenants, names]
+            if citus {
+                var t = PostgresBindings()
+                t.append(schemaTable)
+                try await exec("SELECT create_reference_table($1::regclass)", t)
+            }
+        }
+        // Each tenant's record count (quotas), counted once for namespaces made before it.
+        if !(try await PostgresStore.columnExists(conn, namespace, "cirrus_tenants", "records", logger)) {
+            try await exec("ALTER TABLE \(tenants) ADD COLUMN records bigint NOT NULL DEFAULT 0")
+            try await exec(
+                "UPDATE \(tenants) t SET records = (SELECT count(*) FROM \(names) n WHERE n.tenant = t.tenant)")
+        }
+        return created
+    }
+
+    /// Creates what the change history, the deletion cascade and the assets keep, when missing
+    /// (added to namespaces made before they existed); returns the tables created.
+    func createHistoryTables() async throws -> [String] {
+        var created: [String] = []
+        let names = SQLName.qualified(namespace, "cirrus_names")
+        // Change history (PostgresStore+Changes.swift): the sequence of each live record's last
+        // write, and the deletions. Added to namespaces made before they existed (their
+        // records count as written at sequence 0).
+        let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")
+        try await exec("ALTER TABLE \(names) ADD COLUMN IF NOT EXISTS seq bigint NOT NULL DEFAULT 0")
+        try await exec(
+            "CREATE INDEX IF NOT EXISTS cirrus_names_seq ON \(names) (tenant, zone_name, seq, zone_owner, record_name)")
+        if !(try await PostgresStore.tableExists(conn, namespace, "cirrus_tombstones", logger)) {
+            try await exec(
+                """
+                CREATE TABLE \(tombstones) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
+                    zone_owner text COLLATE "C" NOT NULL, record_name text COLLATE "C" NOT NULL,
+                    record_type text NOT NULL, seq bigint NOT NULL,
+                    PRIMARY KEY (tenant, zone_name, zone_owner, record_name))
+                """)
+            try await exec(
+                "CREATE INDEX cirrus_tombstones_seq ON \(tombstones) (tenant, zone_name, seq, zone_owner, record_name)")
+            created.append(tombstones)
+        }
+        // deleteSelf references (target → source, within one zone), for the deletion cascade.
+        if !(try await PostgresStore.tableExists(conn, namespace, "cirrus_backrefs", logger)) {
+            let refs = SQLName.qualified(namespace, "cirrus_backrefs")
+            try await exec(
+                """
+                CREATE TABLE \(refs) (tenant text NOT NULL, zone_name text COLLATE "C" NOT NULL,
+                    zone_owner text COLLATE "C" NOT NULL, target_name text COLLATE "C" NOT NULL,
+                    source_name text COLLATE "C" NOT NULL,
+                    PRIMARY KEY (tenant, zone_name, zone_owner, target_name, source_name))
+                """)
+            try await exec(
+                "CREATE INDEX cirrus_backrefs_source ON \(refs) (tenant, zone_name, zone_owner, source_name)")
+            created.append(refs)
+        }
+        // Assets (PostgresStore+Assets.swift): content-addressed per tenant.
+        if !(try await PostgresStore.tableExists(conn, namespace, "cirrus_assets", logger)) {
+            let assets = SQLName.qualified(namespace, "cirrus_assets")
+            try await exec(
+                """
+                CREATE TABLE \(assets) (tenant text NOT NULL, hash text COLLATE "C" NOT NULL, bytes bytea NOT NULL,
+                    stored_at bigint NOT NULL, PRIMARY KEY (tenant, hash))
+                """)
+            created.append(assets)
+        }
+        return created
+    }
+
+    /// The stored schema (nil: none yet).
+    func storedSchema() async throws -> Schema? {
+        var old: Schema? = nil
+        for try await s in try await conn.query(
+            PostgresQuery(unsafeSQL: "SELECT schema FROM \(schemaTable) WHERE id = 1"), logger: logger
+        ).decode(String.self) {
+            old = try JSONDecoder().decode(Schema.self, from: Data(s.utf8))
+        }
+        return old
+    }
+
+    /// Creates or alters the table of `t` (columns, indexes) and re-derives its rows when its
+    /// searchable fields changed since `old`; returns the table when it was created.
+    func evolveTable(_ t: RecordTypeSchema, old: Schema?) async throws -> String? {
+        let layout = TableLayout(namespace: namespace, schema: t)
+        let before = old?.recordTypes[t.name].map { TableLayout(namespace: namespace, schema: $0) }
+        let exists = try await PostgresStore.tableExists(conn, namespace, layout.table, logger)
+        if !exists {
+            try await exec(layout.createTable)
+        }
+        // A table of a type with assets made before `asset_refs` existed: its rows get their
+        // references below (else the asset sweep would take their assets).
+        var refsMissing = false
+        if exists && layout.hasAssets {
+            refsMissing = !(try await PostgresStore.columnExists(conn, namespace, layout.table, "asset_refs", logger))
+        }
+        for sql in layout.addColumns { try await exec(sql) }
+        let wanted = layout.indexes
+        var have: Set<String> = []
+        var find = PostgresBindings()
+        find.append(namespace)
+        find.append(layout.table)
+        for try await n in try await conn.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 "
+                    + "AND indexname LIKE 'i\\_%'", binds: find), logger: logger
+        ).decode(String.self) { have.insert(n) }
+        for n in have.subtracting(wanted.keys).sorted() {
+            try await exec("DROP INDEX \(SQLName.qualified(namespace, n))")
+        }
+        for (n, sql) in wanted.sorted(by: { $0.key < $1.key }) where !have.contains(n) {
+            try await exec(sql)
+        }
+        // A stored record never holds a field its schema lacked (development grows the schema
+        // first, production refuses), and fields are never retyped: new columns start NULL
+        // correctly. Only the tokens depend on options, so only a change of the searchable
+        // fields re-derives rows.
+        if refsMissing || (exists && before.map { $0.searchableFields != layout.searchableFields } == true) {
+            try await PostgresStore.rederive(conn, layout, logger)
+        }
+        return exists ? nil : layout.qualifiedTable
+    }
+
+    /// Under Citus, distributes the tables `created` on `tenant`, colocated with the first.
+    func distribute(_ created: [String]) async throws {
+        guard citus else { return }
+        for (i, table) in created.enumerated() {
+            var t = PostgresBindings()
+            t.append(table)
+            t.append(created[0])
+            let colocate = i == 0 ? "'default'" : "$2"
+            try await exec(
+                "SELECT create_distributed_table($1::regclass, 'tenant', colocate_with => \(colocate))",
+                i == 0
+                    ? {
+                        var one = PostgresBindings(); one.append(table); return one
+                    }() : t)
         }
     }
 }

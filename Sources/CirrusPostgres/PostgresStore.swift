@@ -299,52 +299,7 @@ public actor PostgresStore {
         if let p = error as? PSQLError {
             switch p.code {
             case .server:
-                let message = p.serverInfo?[.message] ?? "error"
-                let state = p.serverInfo?[.sqlState] ?? "?"
-                let detail = p.serverInfo?[.detail].map { ": " + $0.split(separator: "\n").joined(separator: " ") }
-                if state.hasPrefix("08"), let server = Self.foreignServer(message) {
-                    // postgres_fdw could not reach a worker (`could not connect to server "shard1"`,
-                    // refused or `timeout expired`: 08001), or found its connection to it gone
-                    // (`connection to server "shard1" was lost`: 08000): name it, and where it is.
-                    return CirrusError(
-                        .networkUnavailable,
-                        "the worker \(server) holding this tenant's rows cannot be reached from the coordinator while "
-                            + "\(what): \(message)\(detail ?? "") (SQLSTATE \(state))",
-                        location: address)
-                }
-                if state.hasPrefix("08") || state.hasPrefix("57P"),
-                    Self.isWorkerStatement(p)
-                {
-                    // A worker's connection failed during a statement postgres_fdw sent it (the
-                    // message is libpq's or the worker's, and names no server): the coordinator's
-                    // own session is fine.
-                    let text = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-                    return CirrusError(
-                        .networkFailure,
-                        "the coordinator's connection to the worker holding this tenant's rows was lost while "
-                            + "\(what): \(text.joined(separator: " "))\(detail ?? "") (SQLSTATE \(state))",
-                        location: address)
-                }
-                if state == "57014", message.contains("statement timeout") {
-                    // The session's statement_timeout (80 % of the store's deadline): the server
-                    // cancelled the statement and the transaction was rolled back.
-                    return CirrusError(
-                        .networkFailure,
-                        "no answer from PostgreSQL in time while \(what): \(message) (the session's "
-                            + "statement_timeout, SQLSTATE 57014: the server cancelled the statement)",
-                        location: address)
-                }
-                if state.hasPrefix("08") || state.hasPrefix("57P") {
-                    // Connection exceptions, and the server shutting down or terminating the session.
-                    return CirrusError(
-                        .networkFailure,
-                        "the connection to PostgreSQL was lost while \(what): \(message) (SQLSTATE \(state))",
-                        location: address)
-                }
-                let statement = p.query.map { " in: " + ($0.sql.split(separator: "\n").first.map(String.init) ?? "") }
-                return CirrusError(
-                    .internalError, "PostgreSQL refused \(what): \(message) (SQLSTATE \(state))\(statement ?? "")",
-                    location: address)
+                return serverError(p, what: what, address: address)
             case .connectionError:
                 return CirrusError(
                     .networkUnavailable,
@@ -364,6 +319,58 @@ public actor PostgresStore {
         }
         return CirrusError(
             .networkUnavailable, "cannot reach PostgreSQL while \(what): \(String(describing: error))",
+            location: address)
+    }
+
+    /// A `CirrusError` for an error the server reported (`PSQLError` of code `.server`), by its
+    /// SQLSTATE: a worker that cannot be reached or whose connection was lost (postgres_fdw), the
+    /// session's statement timeout, a lost connection, or a refusal (the statement's first line).
+    static func serverError(_ p: PSQLError, what: String, address: String) -> CirrusError {
+        let message = p.serverInfo?[.message] ?? "error"
+        let state = p.serverInfo?[.sqlState] ?? "?"
+        let detail = p.serverInfo?[.detail].map { ": " + $0.split(separator: "\n").joined(separator: " ") }
+        if state.hasPrefix("08"), let server = Self.foreignServer(message) {
+            // postgres_fdw could not reach a worker (`could not connect to server "shard1"`,
+            // refused or `timeout expired`: 08001), or found its connection to it gone
+            // (`connection to server "shard1" was lost`: 08000): name it, and where it is.
+            return CirrusError(
+                .networkUnavailable,
+                "the worker \(server) holding this tenant's rows cannot be reached from the coordinator while "
+                    + "\(what): \(message)\(detail ?? "") (SQLSTATE \(state))",
+                location: address)
+        }
+        if state.hasPrefix("08") || state.hasPrefix("57P"),
+            Self.isWorkerStatement(p)
+        {
+            // A worker's connection failed during a statement postgres_fdw sent it (the
+            // message is libpq's or the worker's, and names no server): the coordinator's
+            // own session is fine.
+            let text = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            return CirrusError(
+                .networkFailure,
+                "the coordinator's connection to the worker holding this tenant's rows was lost while "
+                    + "\(what): \(text.joined(separator: " "))\(detail ?? "") (SQLSTATE \(state))",
+                location: address)
+        }
+        if state == "57014", message.contains("statement timeout") {
+            // The session's statement_timeout (80 % of the store's deadline): the server
+            // cancelled the statement and the transaction was rolled back.
+            return CirrusError(
+                .networkFailure,
+                "no answer from PostgreSQL in time while \(what): \(message) (the session's "
+                    + "statement_timeout, SQLSTATE 57014: the server cancelled the statement)",
+                location: address)
+        }
+        if state.hasPrefix("08") || state.hasPrefix("57P") {
+            // Connection exceptions, and the server shutting down or terminating the session.
+            return CirrusError(
+                .networkFailure,
+                "the connection to PostgreSQL was lost while \(what): \(message) (SQLSTATE \(state))",
+                location: address)
+        }
+        let statement = p.query.map { " in: " + ($0.sql.split(separator: "\n").first.map(String.init) ?? "") }
+        return CirrusError(
+            .internalError, "PostgreSQL refused \(what): \(message) (SQLSTATE \(state))\(statement ?? "")",
             location: address)
     }
 }

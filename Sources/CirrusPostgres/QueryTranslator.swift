@@ -59,36 +59,8 @@ enum QueryTranslator {
         exact: Bool = false, knnExtra: Int = QueryTranslator.defaultKNNExtra
     ) throws(CirrusError) -> TranslatedQuery {
         var b = SQLBuilder()
-        var conditions = ["tenant = \(b.param(tenant))"]
-        if let zone {
-            conditions.append("zone_name = \(b.param(zone.zoneName)) AND zone_owner = \(b.param(zone.ownerName))")
-        }
-        switch q.predicate {
-        case .all: break
-        case .none: conditions.append("FALSE")
-        case .filters(let fs):
-            for f in fs { conditions.append(try filter(f, layout: layout, &b)) }
-        }
-        // Sort keys: expression, SQL type (for cursor values), direction.
-        var keys: [(expr: String, type: String, ascending: Bool)] = []
-        for s in q.sortDescriptors {
-            switch s {
-            case .field(let name, let asc):
-                guard let (expr, type, isList) = try sortColumn(name, layout: layout) else {
-                    throw CirrusError(
-                        .invalidArguments,
-                        "cannot sort by \(name): the record type \(layout.recordType) has no such field")
-                }
-                if isList { conditions.append("FALSE") }  // lists have no order key: no results
-                keys.append((expr, type, asc))
-            case .distance(let name, let from):
-                guard let c = layout.columns[name], c.family == .location else {
-                    throw CirrusError(
-                        .invalidArguments, "cannot sort by distance on \(name): not a location field")
-                }
-                keys.append((chord2(c, from, &b), "float8", true))
-            }
-        }
+        var conditions = try filterConditions(q, layout: layout, tenant: tenant, zone: zone, &b)
+        let keys = try sortKeys(q, layout: layout, &conditions, &b)
         for k in keys { conditions.append("\(k.expr) IS NOT NULL") }
         if let after {
             guard after.keys.count == keys.count else {
@@ -119,24 +91,7 @@ enum QueryTranslator {
         if case .distance(let name, let from)? = q.sortDescriptors.first, let c = layout.columns[name],
             c.options.contains(.queryable)
         {
-            // Nearest first: a KNN scan of the GiST index (`<->`, PostGIS's sphere distance)
-            // finds the page's farthest row; every row of the exact order's page lies within
-            // that distance plus a margin far above the two distances' difference (~1e-8
-            // relative, < 1 m near the antipode), so ST_DWithin on the same index bounds the
-            // rows the exact order (the squared chord) sorts.
-            let point = try b.value(.location(from), .location)
-            let all = conditions.joined(separator: " AND ")
-            with = """
-                WITH knn AS (SELECT (\(c.sql) <-> \(point)) AS d FROM \(layout.qualifiedTable) WHERE \(all)
-                    ORDER BY \(c.sql) <-> \(point) LIMIT 1 OFFSET \(limit - 1))
-
-                """
-            // One ST_DWithin whose radius is an init-plan parameter, so the GiST index bounds
-            // the scan; fewer rows than a page (no knn row): a radius beyond any distance on
-            // Earth (1e8 m). An `OR NOT EXISTS (…)` form made PostgreSQL read every row.
-            conditions.append(
-                "ST_DWithin(\(c.sql), \(point), COALESCE((SELECT d FROM knn) * 1.000001::float8 + 1::float8, "
-                    + "1e8::float8), false)")
+            with = try knnBound(c, from: from, layout: layout, limit: limit, &conditions, &b)
         }
         let sql = """
             \(with)SELECT data, \(keyList) FROM \(layout.qualifiedTable)
@@ -145,6 +100,79 @@ enum QueryTranslator {
             LIMIT \(limit)
             """
         return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count)
+    }
+
+    /// The page's first conditions: the tenant, the zone when given, and the predicate's filters
+    /// (in this order: their parameters are numbered as they are bound).
+    static func filterConditions(
+        _ q: Query, layout: TableLayout, tenant: String, zone: ZoneID?, _ b: inout SQLBuilder
+    ) throws(CirrusError) -> [String] {
+        var conditions = ["tenant = \(b.param(tenant))"]
+        if let zone {
+            conditions.append("zone_name = \(b.param(zone.zoneName)) AND zone_owner = \(b.param(zone.ownerName))")
+        }
+        switch q.predicate {
+        case .all: break
+        case .none: conditions.append("FALSE")
+        case .filters(let fs):
+            for f in fs { conditions.append(try filter(f, layout: layout, &b)) }
+        }
+        return conditions
+    }
+
+    /// The query's sort keys: expression, SQL type (for cursor values), direction. A sort by a
+    /// list field adds `FALSE` to `conditions` (lists have no order key: no results).
+    static func sortKeys(
+        _ q: Query, layout: TableLayout, _ conditions: inout [String], _ b: inout SQLBuilder
+    ) throws(CirrusError) -> [(expr: String, type: String, ascending: Bool)] {
+        var keys: [(expr: String, type: String, ascending: Bool)] = []
+        for s in q.sortDescriptors {
+            switch s {
+            case .field(let name, let asc):
+                guard let (expr, type, isList) = try sortColumn(name, layout: layout) else {
+                    throw CirrusError(
+                        .invalidArguments,
+                        "cannot sort by \(name): the record type \(layout.recordType) has no such field")
+                }
+                if isList { conditions.append("FALSE") }  // lists have no order key: no results
+                keys.append((expr, type, asc))
+            case .distance(let name, let from):
+                guard let c = layout.columns[name], c.family == .location else {
+                    throw CirrusError(
+                        .invalidArguments, "cannot sort by distance on \(name): not a location field")
+                }
+                keys.append((chord2(c, from, &b), "float8", true))
+            }
+        }
+        return keys
+    }
+
+    /// The `knn` CTE of a nearest-first page sorted on the server, and its bound appended to
+    /// `conditions`.
+    ///
+    /// Nearest first: a KNN scan of the GiST index (`<->`, PostGIS's sphere distance) finds the
+    /// page's farthest row; every row of the exact order's page lies within that distance plus
+    /// a margin far above the two distances' difference (~1e-8 relative, < 1 m near the
+    /// antipode), so ST_DWithin on the same index bounds the rows the exact order (the squared
+    /// chord) sorts.
+    static func knnBound(
+        _ c: Column, from: Location, layout: TableLayout, limit: Int, _ conditions: inout [String],
+        _ b: inout SQLBuilder
+    ) throws(CirrusError) -> String {
+        let point = try b.value(.location(from), .location)
+        let all = conditions.joined(separator: " AND ")
+        let with = """
+            WITH knn AS (SELECT (\(c.sql) <-> \(point)) AS d FROM \(layout.qualifiedTable) WHERE \(all)
+                ORDER BY \(c.sql) <-> \(point) LIMIT 1 OFFSET \(limit - 1))
+
+            """
+        // One ST_DWithin whose radius is an init-plan parameter, so the GiST index bounds
+        // the scan; fewer rows than a page (no knn row): a radius beyond any distance on
+        // Earth (1e8 m). An `OR NOT EXISTS (…)` form made PostgreSQL read every row.
+        conditions.append(
+            "ST_DWithin(\(c.sql), \(point), COALESCE((SELECT d FROM knn) * 1.000001::float8 + 1::float8, "
+                + "1e8::float8), false)")
+        return with
     }
 
     /// `(k1, …, id) > (v1, …, last id)` in the query's directions, as nested OR/AND.
