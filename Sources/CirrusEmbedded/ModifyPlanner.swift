@@ -120,27 +120,7 @@ struct ModifyPlanner {
                 .constraintViolation, given.recordID,
                 "a \(server.recordType) record with this name exists; its type cannot change to \(r.recordType)")
         }
-        switch policy {
-        case .ifServerRecordUnchanged:
-            if let server {
-                if r.recordChangeTag != server.recordChangeTag {
-                    throw CirrusError(
-                        .serverRecordChanged,
-                        r.recordChangeTag == nil
-                            ? "the record already exists; fetch it and save with its recordChangeTag (or use another save policy)"
-                            : "recordChangeTag \"\(r.recordChangeTag ?? "")\" is stale; the server has \"\(server.recordChangeTag ?? "")\"",
-                        recordID: given.recordID, serverRecord: server)
-                }
-                if mergingFields { r.fields = server.fields.merging(r.fields) { _, new in new } }
-            } else if r.recordChangeTag != nil {
-                throw .record(
-                    .unknownItem, given.recordID,
-                    "the record was deleted on the server (it has a change tag but no server version)")
-            }
-        case .changedKeys:
-            if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
-        case .allKeys: break
-        }
+        r = try DatabaseRules.applying(policy, merging: mergingFields, to: r, over: server)
         if !administrative {
             try db.checkWrite(type: r.recordType, current: server, id: given.recordID, schema: schema)
         }

@@ -139,3 +139,40 @@ public enum DatabaseRules {
         }
     }
 }
+
+extension DatabaseRules {
+    /// `given` under its save `policy` over `server` (nil: no server version), the same on every
+    /// engine: `ifServerRecordUnchanged` checks the change tag (stale → serverRecordChanged carrying
+    /// the server's record; a tag with no server version → unknownItem) and, when `merging` (Web
+    /// Services' `update`), keeps the server's fields that `given` does not have; `changedKeys`
+    /// keeps them always; `allKeys` replaces the record.
+    package static func applying(
+        _ policy: SavePolicy, merging: Bool, to given: Record, over server: Record?
+    ) throws(CirrusError) -> Record {
+        var r = given
+        switch policy {
+        case .ifServerRecordUnchanged:
+            if let server {
+                if r.recordChangeTag != server.recordChangeTag {
+                    throw CirrusError(
+                        .serverRecordChanged,
+                        r.recordChangeTag == nil
+                            ? "the record already exists; fetch it and save with its recordChangeTag (or use another "
+                                + "save policy)"
+                            : "recordChangeTag \"\(r.recordChangeTag ?? "")\" is stale; the server has "
+                                + "\"\(server.recordChangeTag ?? "")\"",
+                        recordID: given.recordID, serverRecord: server)
+                }
+                if merging { r.fields = server.fields.merging(r.fields) { _, new in new } }
+            } else if r.recordChangeTag != nil {
+                throw CirrusError(
+                    .unknownItem, "the record was deleted on the server (it has a change tag but no server version)",
+                    recordID: given.recordID)
+            }
+        case .changedKeys:
+            if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
+        case .allKeys: break
+        }
+        return r
+    }
+}

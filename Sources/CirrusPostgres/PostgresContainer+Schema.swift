@@ -45,17 +45,11 @@ extension PostgresContainer {
         }
         let production = root.sibling(
             for: PostgresTenant(containerID: containerID, environment: .production, database: .public))
-        do {
-            try await production.reloadSchema()
-            let stored = await production.schema
-            let promoted = try Container.schemaToPromote(schema, over: stored)
-            if promoted == stored { return stored }
-            try await production.apply(schema: promoted)
-            return await production.schema
-        } catch let e as CirrusError {
-            throw e
-        } catch {
-            throw CirrusError(.internalError, "promoting the schema: \(error)")
-        }
+        try await production.reloadSchema()
+        let stored = await production.schema
+        let promoted = try Container.schemaToPromote(schema, over: stored)
+        if promoted == stored { return stored }
+        try await production.apply(schema: promoted)
+        return await production.schema
     }
 }

@@ -29,6 +29,17 @@ public enum PostgresSavePolicy: Sendable, Hashable {
     case allKeys
 }
 
+extension SavePolicy {
+    /// The façade's policy of the same name.
+    init(_ policy: PostgresSavePolicy) {
+        switch policy {
+        case .ifServerRecordUnchanged: self = .ifServerRecordUnchanged
+        case .changedKeys: self = .changedKeys
+        case .allKeys: self = .allKeys
+        }
+    }
+}
+
 /// What a ``PostgresStore/modify(saving:deleting:policy:atomically:by:)`` request did.
 public struct PostgresModifyResult: Sendable {
     /// The saved records as stored (system fields set), in request order.

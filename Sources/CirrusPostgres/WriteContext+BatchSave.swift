@@ -233,37 +233,11 @@ struct BatchSave {
         }
     }
 
-    /// `given` under its save `policy` over `server` (nil: no server version): the change tag
-    /// checked (`ifServerRecordUnchanged`), and the server's fields kept where the policy (or
-    /// `merging`) says so.
+    /// `given` under its save `policy` over `server` (nil: no server version): the façade's rule,
+    /// the same as the embedded engine's (`DatabaseRules.applying`).
     static func applying(
         _ policy: PostgresSavePolicy, merging: Bool, to given: Record, over server: Record?
     ) throws(CirrusError) -> Record {
-        var r = given
-        let id = given.recordID
-        switch policy {
-        case .ifServerRecordUnchanged:
-            if let server {
-                if r.recordChangeTag != server.recordChangeTag {
-                    throw CirrusError(
-                        .serverRecordChanged,
-                        r.recordChangeTag == nil
-                            ? "the record already exists; fetch it and save with its recordChangeTag"
-                            : "recordChangeTag \"\(r.recordChangeTag ?? "")\" is stale; the server has "
-                                + "\"\(server.recordChangeTag ?? "")\"",
-                        recordID: id, serverRecord: server)
-                }
-            } else if r.recordChangeTag != nil {
-                throw CirrusError(
-                    .unknownItem,
-                    "the record was deleted on the server (it has a change tag but no server version)",
-                    recordID: id)
-            }
-            if merging, let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
-        case .changedKeys:
-            if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
-        case .allKeys: break
-        }
-        return r
+        try DatabaseRules.applying(SavePolicy(policy), merging: merging, to: given, over: server)
     }
 }

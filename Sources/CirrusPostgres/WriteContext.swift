@@ -194,30 +194,7 @@ struct WriteContext {
         }
         let server = serverType == nil ? nil : try await current(id, lock: true)
         try authorize?(given.recordType, server, id)
-        var r = given
-        switch policy {
-        case .ifServerRecordUnchanged:
-            if let server {
-                if r.recordChangeTag != server.recordChangeTag {
-                    throw CirrusError(
-                        .serverRecordChanged,
-                        r.recordChangeTag == nil
-                            ? "the record already exists; fetch it and save with its recordChangeTag"
-                            : "recordChangeTag \"\(r.recordChangeTag ?? "")\" is stale; the server has "
-                                + "\"\(server.recordChangeTag ?? "")\"",
-                        recordID: id, serverRecord: server)
-                }
-            } else if r.recordChangeTag != nil {
-                throw CirrusError(
-                    .unknownItem, "the record was deleted on the server (it has a change tag but no server version)",
-                    recordID: id)
-            }
-            // Web Services `update`: after the tag check, fields not given keep the server's.
-            if merging, let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
-        case .changedKeys:
-            if let server { r.fields = server.fields.merging(r.fields) { _, new in new } }
-        case .allKeys: break
-        }
+        var r = try BatchSave.applying(policy, merging: merging, to: given, over: server)
         try await checkReferences(r)
         try await claimAssets(r)
         if administrative {
