@@ -8,11 +8,10 @@
 // are bounded in number and dropped oldest first. Purely an optimization: a miss costs a seek.
 //
 // A ring of the last 64 pages' states, not a dictionary: every nearest-first page stores its
-// state, and hashing its cursor (the whole query) to store it, then once more to drop the
-// oldest, was 6% of a first page at 100k. Storing is a slot write; taking compares the slots'
-// fingerprints (the hash of the cursor's position alone), newest first, and a cursor only where
-// they match — so a miss, which a page asked for again meets every time, costs no comparison of
-// cursors.
+// state, and a dictionary would hash its cursor (the whole query) to store it, then once more
+// to drop the oldest. Storing is a slot write; taking compares the slots' fingerprints (the hash
+// of the cursor's position alone), newest first, and a cursor only where they match — so a miss,
+// which a page asked for again meets every time, costs no comparison of cursors.
 // A cursor stored twice (a page asked for twice) is found in its newest slot first; both slots
 // hold the same state, since a page's continuation depends on its query and position alone.
 

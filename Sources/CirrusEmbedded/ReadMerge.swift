@@ -1,19 +1,18 @@
 // ReadMerge: merging a read-heavy table's layers into one, triggered by its reads.
 //
 // A checkpoint merges layers as a binary counter (RecordStore+Checkpoint.swift), so a table
-// written through commits keeps O(log n) layers, and every index is read in every layer: at 1M
-// rows in four layers, qbench's read suites ran 11–56% slower than on the same rows in one layer
-// (median about 30%; docs/benchmarks.md, "What four layers cost"). Merging pays once for what the
-// extra layers cost each query; which is worth it depends on how much the table is read before
-// it changes again. LevelDB answers the same question with seek-triggered compaction: a file
-// that too many reads had to look through in vain is compacted.
+// written through commits keeps O(log n) layers, and every index is read in every layer: its
+// queries are slower than on the same rows in one layer (docs/benchmarks.md, "What four layers
+// cost"). Merging pays once for what the extra layers cost each query; which is worth it depends
+// on how much the table is read before it changes again. LevelDB answers the same question with
+// seek-triggered compaction: a file that too many reads had to look through in vain is compacted.
 //
 // Here the answer is ski rental: rent until the rent paid equals the price, then buy — never
 // more than twice the cost of the best choice made knowing the future. Each query on a table with
 // k > 1 layers is charged the part of its time the extra layers cost, estimated as (k − 1) / 10
-// of it (30% at four layers, the median measured), at most half; once the charges reach
-// `ContainerOptions.readMergeBudget` times the merge's own cost (16 µs a row, what `compact()`
-// took at 1M), the table's layers are merged into one by a checkpoint, in the background when
+// of it (fitted to the median slowdown measured at four layers), at most half; once the charges
+// reach `ContainerOptions.readMergeBudget` times the merge's own cost (16 µs a row, `compact()`'s
+// measured rate), the table's layers are merged into one by a checkpoint, in the background when
 // checkpoints are. A checkpoint that changes the table makes a new table, whose charges start
 // from zero: a table still being written keeps its layers, as it would soon have new ones.
 
@@ -24,7 +23,7 @@ import RecordLog
 /// The charges against one layered table (shared by every copy of the table over the same layers).
 final class ReadMergeMeter: @unchecked Sendable {
     // @unchecked: `charged` and `started` are read and written only under `lock`.
-    /// What merging costs, per row of the table's layers (`compact()` of 1M rows took 16.0 s).
+    /// What merging costs, per row of the table's layers (`compact()`'s measured time per row).
     static let mergeNanosecondsPerRow = 16_000.0
 
     /// The table the charges are for.

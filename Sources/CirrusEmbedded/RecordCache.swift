@@ -5,23 +5,22 @@
 // filters, popular pages) would otherwise pay every time. The cache is two-way set-associative:
 // row r lives in set r mod sets, in one of its two slots; a miss replaces the slot used least
 // recently of the two. Lookups are two comparisons — no hashing, no probing (a dictionary that
-// evicted in bulk clustered its entries and spent most of a query's time probing: 46% of the
-// samples of an all-matches text query at 1M rows). Base rows never change, so an entry is valid
-// for as long as the base it came from: each new base (each checkpoint) gets a new cache, and
-// removed rows are checked before the cache is asked. Shared by every snapshot of the same base;
-// thread-safe.
+// evicted in bulk clustered its entries, and its lookups then probed long runs). Base rows never
+// change, so an entry is valid for as long as the base it came from: each new base (each
+// checkpoint) gets a new cache, and removed rows are checked before the cache is asked. Shared by
+// every snapshot of the same base; thread-safe.
 //
 // Admission on the second miss. A full set takes a row only when the same row missed in that set
 // before and nothing missed there since (each set remembers its last miss: a "ghost"). Rows read
 // again soon — the pages of repeated queries, sort keys — come in on their second read; rows that
 // pass once — the hundreds of matches of an all-matches query over a table many times the cache's
-// size — never evict anything. Without this, such queries replaced a cached record with every row
-// they returned, and freeing the evicted records (cold in memory: a cache miss per object) cost a
-// quarter of a 500-row text query at 1M rows. LevelDB leaves the choice to the caller
-// (`fill_cache`), PostgreSQL gives large scans a ring of their own; here the cache decides alone,
-// since the caller cannot tell how often a row will be read again — except that results too large
-// to keep (bulk reads, `fills(resultRows:)`) are not offered at all when the table is much larger
-// than the cache: their overlapping rows would still come in on a second read and evict others.
+// size — never evict anything. Without this, such queries would replace a cached record with every
+// row they returned, and free the evicted records (cold in memory: a cache miss per object).
+// LevelDB leaves the choice to the caller (`fill_cache`), PostgreSQL gives large scans a ring of
+// their own; here the cache decides alone, since the caller cannot tell how often a row will be
+// read again — except that results too large to keep (bulk reads, `fills(resultRows:)`) are not
+// offered at all when the table is much larger than the cache: their overlapping rows would
+// still come in on a second read and evict others.
 
 import CPrefetch
 import CirrusFacade
@@ -84,9 +83,9 @@ final class RecordCache: @unchecked Sendable {
     }
 
     /// Starts loading the set of base row `row`, which `record(_:fill:_:)` reads first: a
-    /// query's rows are spread over the sets, and at 1M rows the set's load was most of
-    /// `TypeTable.record`'s own time (a cache miss per row, hits or not). A hint: nothing is
-    /// read (before the first record is stored, the hint is at memory not yet used: harmless).
+    /// query's rows are spread over the sets, so loading a row's set is a cache miss per row,
+    /// hit or not. A hint: nothing is read (before the first record is stored, the hint is at
+    /// memory not yet used: harmless).
     @inline(__always)
     func prefetch(_ row: Int) { cirrus_prefetch(sets + (row & setMask)) }
 
@@ -125,12 +124,10 @@ final class RecordCache: @unchecked Sendable {
 
     /// Whether the rows of a result of `resultRows` records should be added: not those of bulk
     /// reads, unless the cache can hold a quarter of the table or more (PostgreSQL likewise
-    /// gives only scans of tables large against its buffers a ring of their own). Measured:
-    /// at 1M rows, an all-matches query replacing a cached record with each row it returned
-    /// spent a third of its time freeing the evicted ones (radius 50 km, 1 575 rows: 0.60 ms
-    /// without filling, 0.90 ms with); at 100k, text ANY 58 → 37 µs without filling; on
-    /// 26 569 cities, the same 472-row query repeated took 520 µs without filling and 197 µs
-    /// with (every row a hit from its second run on).
+    /// gives only scans of tables large against its buffers a ring of their own). In a large
+    /// table, a bulk read replacing a cached record with each row it returned would spend much
+    /// of its time freeing the evicted ones; in a table the cache can mostly hold, filling pays
+    /// off when the query repeats (every row a hit from its second run on).
     func fills(resultRows: Int) -> Bool { bulkReadsFill || resultRows <= max(1, capacity / Self.bulkShare) }
 
     /// The record of base row `row`, decoding it with `decode` on a miss; a decoded record is

@@ -62,8 +62,7 @@ extension TypeTable {
     /// `record(_:resultRows:)` of each of `rows`, in order, passed to `body` with its position;
     /// rows without a record are skipped. Base rows' entries and then bytes are prefetched ahead
     /// of the reads (`ReadAhead`), and the table's parts — base, cache, removed and overlaid
-    /// rows — are read once for all the rows: read per row, they were retained and released per
-    /// row (4% of a radius query returning 1,500 rows).
+    /// rows — are read once for all the rows, not retained and released per row.
     func forEachRecord(_ rows: [RowID], resultRows: Int, _ body: (Int, Record) -> Void) {
         let parts = self.parts
         guard let base = parts.base else {
@@ -132,11 +131,10 @@ extension TypeTable {
     /// a round when fewer than one in `bulkHitShare` of the rows asked so far were cached. A
     /// bulk read neither fills the cache nor, in a table several times the cache's size, finds
     /// much there (at 1M rows and the default 16 384, a row is cached with a chance of about
-    /// 1.6%), while every question costs the cache's lock and its set's cache line: at 1M
-    /// rows, radius 50 km (1 575 rows) and text ANY (515 rows) ran 8% and 7% faster without
-    /// them (docs/benchmarks.md). A read of rows that are mostly cached (the popular rows small
-    /// queries brought in) keeps asking: a hit saves a decode, worth several questions when the
-    /// row's bytes are cold, about two when they are at hand.
+    /// 1.6%), while every question costs the cache's lock and its set's cache line, so such a
+    /// read is faster without them (docs/benchmarks.md). A read of rows that are mostly cached
+    /// (the popular rows small queries brought in) keeps asking: a hit saves a decode, worth
+    /// several questions when the row's bytes are cold, about two when they are at hand.
     static let bulkProbe = 32
     /// See `bulkProbe`: the least share of hits (one in this many) worth asking for.
     static let bulkHitShare = 4
@@ -230,7 +228,7 @@ extension TypeTable {
         }
         guard !baseRemoved.contains(i) else { return false }
         // The record cache is not asked: a few values read from the row's bytes cost less than
-        // the cache's lock and its slot's memory (4% of a radius + equality query's samples).
+        // the cache's lock and its slot's memory.
         if overlaid.contains(i), let r = overlaidRecord(i) {
             selection.values(of: r, into: &out)
             return true

@@ -74,8 +74,8 @@ package enum Access {
 
     /// `canRead(_:owner:identity:schema:)` given which types of `schema` everyone may read
     /// (`worldReadable(schema)`): a record of such a type is readable without reading its type's
-    /// grants, which copies its whole type schema out of the schema (most of the 30% of a fetch
-    /// by id at 1M that its access check took).
+    /// grants, which copies its whole type schema out of the schema (the costly part of an
+    /// access check).
     package static func canRead(
         _ record: Record, owner: String, identity: Identity, schema: Schema, worldReadable: [String: Bool]
     ) -> Bool {

@@ -510,7 +510,7 @@ extension RecordCodec {
         }
 
         /// Whether `x` and `raw` hold the same bytes: eight at a time, inline (names are short,
-        /// and a `memcmp` call for each of a row's field names was 9% of a 500-row query).
+        /// and a `memcmp` call for each of a row's field names costs more than the comparison).
         @inline(__always)
         static func equal(_ x: UnsafeRawBufferPointer, _ raw: UnsafeRawBufferPointer) -> Bool {
             let n = x.count

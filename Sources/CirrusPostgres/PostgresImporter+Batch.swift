@@ -50,8 +50,8 @@ struct ImportBatch {
                 unsafeSQL:
                     "SELECT set_config('search_path', quote_ident($1) || ',' || current_setting('search_path'), true), "
                     + "set_config('statement_timeout', '0', true), "
-                    // Index builds (GIN above all) are faster in memory; PostgreSQL's 64 MB default
-                    // made the alternate-names GIN of 235 000 cities a third of the import.
+                    // Index builds (GIN above all) are faster in memory; with PostgreSQL's 64 MB
+                    // default, a large GIN index's build was a large share of an import.
                     + "set_config('maintenance_work_mem', '256MB', true)",
                 binds: b), logger: store.logger)
         {}

@@ -2,10 +2,10 @@
 //
 // The item-by-item path (PostgresStore+Records.swift) sends 4–8 statements per save — lock the
 // name, read the row, count, claim the name, drop a tombstone, upsert — each a round trip, so a
-// request of 400 saves was ~2 400 round trips (1.2 s on loopback). A request whose items are all
-// saves of distinct records, with no deleteSelf references and no assets, of types the schema
-// has (no growth), runs here instead, with the same rules in the same order and the same results
-// (steps 1–4: WriteContext+BatchSave.swift):
+// request of 400 saves takes thousands of round trips. A request whose items are all saves of
+// distinct records, with no deleteSelf references and no assets, of types the schema has (no
+// growth), runs here instead, with the same rules in the same order and the same results (steps
+// 1–4: WriteContext+BatchSave.swift):
 //
 //   1. (custom zones) the zones' rows, locked FOR SHARE                  one statement
 //   2. the names' rows, locked FOR UPDATE (their record types)            one statement
@@ -286,7 +286,7 @@ extension WriteContext {
     /// Runs a statement unprepared — planned for its values and the tables as they are now —
     /// and returns its rows. For the lookups by id (``lookup(_:from:_:lock:_:)``): a prepared
     /// statement keeps the plan made for the table's first, small state (a sequential scan per
-    /// id), which a bulk load outgrows before any ANALYZE (41 → 180 ms a batch over 4 000 rows).
+    /// id), which a bulk load outgrows before any ANALYZE: each batch then slower than the last.
     func planned(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
         var out: [PostgresRow] = []
         for try await r in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {

@@ -118,7 +118,7 @@ public actor PostgresStore {
             1, timeout.components.seconds * 800 + timeout.components.attoseconds / 1_250_000_000_000_000)
         // JIT compilation is off: a store's statements are short, index-bound OLTP queries whose
         // cost estimates (a KNN page's, a large table's) would otherwise trigger compilation that
-        // takes longer than the query (17.5 of 31 ms of a nearest-first page at 10k places).
+        // takes longer than the query itself.
         config.options.additionalStartupParameters = [
             ("application_name", "cirrus " + tenant.key), ("statement_timeout", "\(statementTimeout)"),
             ("jit", "off"),

@@ -23,7 +23,7 @@
 // condition `(keys, id) > (last keys, last id)` — no OFFSET.
 // The page size is the one number written into the text (an Int, never a user's string): the
 // statements are prepared, and a generic plan made for `LIMIT $n` assumes a tenth of the table,
-// which chose a full sort over an index scan that stops after the page (a 2× slower page).
+// which chose a full sort over an index scan that stops after the page.
 
 import CirrusFacade
 import Indexes

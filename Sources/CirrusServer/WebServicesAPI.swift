@@ -316,7 +316,7 @@ public final class WebServicesAPI: Sendable {
     /// `http://HOST` for a well-formed Host header (URLs in answers are then absolute, as
     /// CloudKit's), else "" (URLs are paths).
     static func origin(_ host: String?) -> String {
-        // Byte by byte (CharacterSet's lookups cost 1.6 % of a query's time under load).
+        // Byte by byte, not through CharacterSet, whose lookups are costly on a per-request path.
         guard let host, !host.isEmpty, host.utf8.count <= 255,
             host.utf8.allSatisfy({ b in
                 (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)

@@ -21,8 +21,8 @@
 /// One node; `children.isEmpty` marks a leaf. Shared nodes are never mutated (see header).
 final class BNode<Key: TreeKey>: @unchecked Sendable {
     // Exclusivity is guaranteed by construction (a node is mutated only while uniquely referenced
-    // by the one writer), so the per-access dynamic checks are turned off: they cost ~10% of a
-    // lookup.
+    // by the one writer), so the per-access dynamic checks, which every lookup would pay, are
+    // turned off.
     @exclusivity(unchecked) var keys: [Key]
     @exclusivity(unchecked) var rows: [RowID]
     @exclusivity(unchecked) var children: [BNode<Key>]

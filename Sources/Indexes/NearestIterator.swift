@@ -161,9 +161,8 @@ public struct NearestIterator: IteratorProtocol, Sendable {
     }
 
     /// Pushes the children of node `j` of mapped base tree `k` (node-id layer `layer`) at
-    /// `level`. The tree is read where it lies in the index's array: passing it by value copied
-    /// it — its section and both level arrays retained and released — at every node popped (6% of
-    /// a nearest-first page).
+    /// `level`. The tree is read where it lies in the index's array: passing it by value would
+    /// copy it — its section and both level arrays retained and released — at every node popped.
     mutating func expandBase(_ k: Int, _ layer: Int, _ j: Int, _ level: Int) {
         let bases = index.bases
         bases.withUnsafeBufferPointer { b in

@@ -126,7 +126,7 @@ extension OrderedIndex {
 
     // The key encoders of this index's family. Callers pass them as closure literals over
     // `family` (`{ Self.fixedEnc($0, f) }`): a method reference would copy the whole index —
-    // every tree and layer retained and released — on each call (5% of an equality query).
+    // every tree and layer retained and released — on each call.
     static func fixedEnc(_ v: FieldValue, _ family: KeyFamily) -> FixedKey? { fixedKey(v, family) }
     static func varEnc(_ v: FieldValue, _ family: KeyFamily) -> VarKey? { KeyEncoding.varKey(v, family: family) }
 

@@ -212,9 +212,9 @@ struct Box3: Sendable {
     /// ``minDist2(_:)`` without branches, for a radius descent: per axis max(min − v, v − max,
     /// 0) — the same value as "min − v below the box, v − max above it, 0 inside" (the other
     /// difference is negative) — with vector maxima instead of two data-dependent branches an
-    /// axis, which a descent mispredicts often (radius queries 4–10% faster at 1M). The squares
-    /// are summed in x, y, z order, so the result is the same to the bit. The nearest-first
-    /// iterator keeps the branches: with three layers its first page was 23.4 → 26.4 µs this way.
+    /// axis, which a descent mispredicts often. The squares are summed in x, y, z order, so the
+    /// result is the same to the bit. The nearest-first iterator keeps the branches: for it this
+    /// form is slower.
     @inline(__always)
     func minDist2Branchless(_ v: UnitVector) -> Double {
         let q = SIMD4(v.x, v.y, v.z, 0)

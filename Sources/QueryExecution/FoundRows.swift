@@ -29,10 +29,9 @@ public final class FoundRows: @unchecked Sendable {
     /// An empty set of found rows, for one query.
     public init() {}
 
-    /// The node budget of a probe (`SpatialIndex.probe`): enough for the circles a query
-    /// returns whole in a page or two — of qbench's 50 km circles at 1M places in four layers
-    /// (about 1,500 rows each), 97% are found within it, most within 128 nodes — while a
-    /// circle past it costs a bounded share of its descent.
+    /// The node budget of a probe (`SpatialIndex.probe`): enough for nearly all the circles a
+    /// query returns whole in a page or two, while a circle past it costs a bounded share of its
+    /// descent.
     public static let radiusBudget = 256
 
     /// Keeps the rows of the circle (`field`, `center`, `km`), replacing earlier ones of it.

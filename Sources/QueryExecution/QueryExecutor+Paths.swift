@@ -104,8 +104,8 @@ extension Run {
         // Layers that each list their rows in id order, merged by id where they tie: an
         // ascending scan then meets its ties in id order, as one layer would. Only where
         // every row scanned is taken (no set or filter to pass): each tie between layers
-        // compares two ids read from the rows, and a scan that rejects most of its rows paid
-        // that for rows it dropped (equality + sort at 1M with three layers: 135 → 151 µs).
+        // compares two ids read from the rows, and a scan that rejects most of its rows would
+        // pay that for rows it drops.
         st.tiesInIDOrder =
             tiesByID && !descending && taker.sets.isEmpty && taker.residual.isEmpty && !snapshot.rowsInIDOrder
             && snapshot.layersInIDOrder && index.ordersTiesAcrossLayers
@@ -266,8 +266,7 @@ final class StreamTaker<S: QuerySnapshot> {
     // without are ordered by record id, and records are built only for the rows the page
     // takes. The store orders them from its rows' keys (`firstRowsByID`: rows of one layer
     // in id order are taken as they are, several layers' merged by their key bytes, stopping
-    // at the page): building every tied row's id and sorting the ids was 57% of a range +
-    // sort page over two layers.
+    // at the page), rather than building every tied row's id and sorting the ids.
     func flushTies() {
         defer {
             st.group.removeAll(keepingCapacity: true)

@@ -51,8 +51,7 @@ extension Run {
                 guard let sortValues = ordering.keyValues(values, slots: sortSlots) else { continue }
                 // A row placed by its sort values alone (after a full heap's largest key, or
                 // before the resume position) needs no id: ids are read only for rows that
-                // enter the heap or tie (building every candidate's id was 12% of equality +
-                // sort pages).
+                // enter the heap or tie, not built for every candidate.
                 if let top = heap.fullTop, ordering.compareValues(sortValues, top) > 0 { continue }
                 if let after, ordering.compareValues(sortValues, after) < 0 { continue }
                 guard let id = snapshot.recordID(row) else { continue }

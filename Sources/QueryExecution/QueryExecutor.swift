@@ -41,8 +41,8 @@ public struct QueryPage: Sendable {
 }
 
 /// Rows each plan node produced, by node id (a plan numbers its nodes from 1): a list with -1
-/// for a node that produced nothing yet, grown as nodes count. (A dictionary made for each
-/// execution was 2% of a one-row query.)
+/// for a node that produced nothing yet, grown as nodes count. (Not a dictionary: every
+/// execution, even of a one-row query, would make one.)
 @usableFromInline
 struct NodeCounts: Sendable {
     private var rows: [Int] = []
@@ -152,8 +152,8 @@ struct Run<S: QuerySnapshot> {
     /// Rows each plan node produced.
     @usableFromInline var actual = NodeCounts()
 
-    // Inlinable with `QueryExecutor.run`: made unspecialized, it looked the type's metadata up
-    // at run time to place its fields (1.3% of a one-row query).
+    // Inlinable with `QueryExecutor.run`: made unspecialized, it would look the type's metadata
+    // up at run time to place its fields, on every query.
     @inlinable
     init(
         plan: consuming QueryPlan, snapshot: S, after: OrderKey?, pageSize: Int, zone: ZoneID?,

@@ -84,8 +84,8 @@ public struct BaseLayer: Sendable {
 /// The rows of a table's base across its layers, by table row (see the file header).
 public struct BaseRows: Sendable {
     /// The rows' parts behind one reference: tables, indexes and snapshots copy their rows all the
-    /// time, and a copy of six arrays retained and released each of them (a copy per record read
-    /// on some paths: 12% of a nearest-first page at 1M).
+    /// time (on some paths once per record read), and a copy of six arrays would retain and
+    /// release each of them.
     @usableFromInline final class Parts: Sendable {
         let layers: [BaseLayer]
         @usableFromInline let dead: RowBitmap
@@ -131,8 +131,7 @@ public struct BaseRows: Sendable {
     public var starts: BaseLayers { parts.starts }
     /// Whether reads of these rows are worth prefetching: their sections together are larger
     /// than a server's last-level cache (``prefetchThreshold``). A smaller table stays cached
-    /// under a repeated workload, and there the hints cost more than they save (measured: a
-    /// 285-row query on 26 569 cities 62 → 69 µs with them, a 515-row one at 1M 807 → 594 µs).
+    /// under a repeated workload, and there the hints cost more than they save.
     public var worthPrefetching: Bool { parts.worthPrefetching }
     /// The row bytes above which ``worthPrefetching`` holds: 32 MiB.
     public static let prefetchThreshold = 32 << 20
@@ -201,8 +200,8 @@ public struct BaseRows: Sendable {
         guard let (k, j) = locate(i) else {
             throw .badSegment(path: "table row \(i)", offset: 0, reason: "row outside the table's \(count) rows")
         }
-        // Through `RowBytes` and the layer's name table: calling the layer's `RowSection` copied
-        // it (each of its references retained and released) on every row (4% of a radius query).
+        // Through `RowBytes` and the layer's name table: calling the layer's `RowSection` would
+        // copy it (each of its references retained and released) on every row.
         guard let p = parts.rowBytes[k].payload(j) else {
             throw parts.layers[k].rows.damage(j, "row payload lies outside the section")
         }

@@ -94,10 +94,9 @@ public struct DataSegmentWriter {
     }
 
     /// Bytes per write(2). The page cache keeps what one write brings in as one folio, and a
-    /// fault on a mapped file maps the whole folio: segments written in 1 MiB writes cost about
-    /// 1 MiB of resident memory per row a query touches (measured on ext4, kernel 6.18: 1 000
-    /// random page touches of a file written in 1 MiB writes grew RSS by 382 MB, in 64 KiB writes
-    /// by 60 MB, the size of the kernel's fault-around window). So writes stay at 64 KiB.
+    /// fault on a mapped file maps the whole folio: segments written in 1 MiB writes would cost
+    /// about 1 MiB of resident memory per row a query touches, where with 64 KiB writes a fault
+    /// maps no more than the kernel's fault-around window. So writes stay at 64 KiB.
     static let writeSize = 1 << 16
 
     mutating func flush() throws {

@@ -2,7 +2,7 @@
 // delta rows), as 512 dictionary shards.
 //
 // Snapshots are copy-on-write values. With one big dictionary, the first commit after a reader
-// took a snapshot would copy every entry (O(n): ~50 ms at a million records). Sharding makes
+// took a snapshot would copy every entry (O(n)). Sharding makes
 // that copy one shard (n/512 entries) plus the 512-element shard array. Shards are chosen by
 // the id's hash, which is seeded per process: iteration order is not stable across runs.
 

@@ -11,9 +11,9 @@
 ///
 /// Stored as its coordinates and, only when one of the other members is not at its default, a
 /// shared immutable box of them: 24 bytes, so a ``FieldValue`` is 25 instead of 73, and every
-/// field value a record holds, decodes, copies or compares moves a third as many bytes (radius,
-/// prefix and text queries at 1M took 5–15% less time; docs/benchmarks.md). A location whose
-/// other members are at their defaults — most of them — allocates nothing.
+/// field value a record holds, decodes, copies or compares moves a third as many bytes
+/// (docs/benchmarks.md). A location whose other members are at their defaults — most of them —
+/// allocates nothing.
 public struct Location: Sendable, Hashable, Codable {
     /// Degrees, −90…90.
     public var latitude: Double
