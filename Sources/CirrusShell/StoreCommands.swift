@@ -197,7 +197,7 @@ public enum StoreCommands {
                 return out
             }
             out.stdout = json ? r.webServicesJSON.jsonText + "\n" : recordText(r)
-        } catch where error.code == .unknownItem {
+        } catch  where error.code == .unknownItem {
             out.stderr = "cirrus get: no \(type) record named \"\(recordName)\"\(where_)\n"
             out.exitCode = 1
         } catch {
