@@ -12,6 +12,8 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "Cirrus",
+    // Linux first; on Apple platforms, the Synchronization module's Mutex (RecordModel) needs these.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "PredicateSyntax", targets: ["PredicateSyntax"]),
         .library(name: "RecordModel", targets: ["RecordModel"]),

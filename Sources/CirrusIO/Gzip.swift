@@ -2,7 +2,6 @@
 // Foundation on Linux has no gzip API, hence the CZlib system-library target.
 
 import CZlib
-import CirrusIO
 
 /// A gzip stream that could not be decompressed.
 public struct GzipError: Error, Sendable, Hashable, CustomStringConvertible {

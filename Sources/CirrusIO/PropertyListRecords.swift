@@ -3,7 +3,6 @@
 // equivalent JSON value (Date → milliseconds, Data → base64, <integer>/<real> kept apart) and
 // read by Record(webServicesJSON:), so both formats share one set of rules.
 
-import CirrusIO
 import Foundation
 import RecordModel
 

@@ -45,9 +45,15 @@ public enum RecordCodec {
     }
 
     /// Decodes one record payload; the whole buffer must be consumed.
-    public static func decode(_ buffer: UnsafeRawBufferPointer, names: NameTable? = nil) throws(CodecError) -> Record {
+    ///
+    /// With `encodedFields`, the user fields are checked as decoding would check them and, when
+    /// their names are ASCII and ascending, kept as bytes and decoded when read
+    /// (`RecordFields`' cost model); else they are decoded here.
+    public static func decode(
+        _ buffer: UnsafeRawBufferPointer, names: NameTable? = nil, encodedFields: Bool = false
+    ) throws(CodecError) -> Record {
         var r = ByteReader(buffer)
-        let rec = try decodeRecord(&r, names: names)
+        let rec = try decodeRecord(&r, names: names, encodedFields: encodedFields)
         guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes after record", offset: r.offset) }
         return rec
     }
@@ -153,7 +159,8 @@ public enum RecordCodec {
     }
 
     package static func decodeRecord(
-        _ r: inout ByteReader, keeping keep: Set<String>? = nil, names table: NameTable? = nil
+        _ r: inout ByteReader, keeping keep: Set<String>? = nil, names table: NameTable? = nil,
+        encodedFields: Bool = false
     ) throws(CodecError) -> Record {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
@@ -179,6 +186,17 @@ public enum RecordCodec {
         }
         let tag = mask & 16 != 0 ? try r.string() : nil
         let countAt = r.offset
+        if encodedFields, keep == nil {
+            if let n = checkFields(&r) {
+                let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: r.buffer[countAt..<r.offset]))
+                return Record(
+                    recordType: type, recordID: id,
+                    fields: RecordFields(encoded: bytes, count: n, decoder: EncodedFieldDecoder(names: table)),
+                    creationDate: created, modificationDate: modified, creatorUserRecordID: creator,
+                    lastModifiedUserRecordID: modifier, recordChangeTag: tag)
+            }
+            r.offset = countAt  // decoded below, which names any damage
+        }
         let count = try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
         var fields: [RecordFields.Field] = []

@@ -128,7 +128,7 @@ public enum QueryExecutor {
             let keep = Set(keys)
             page.records = page.records.map { r in
                 var p = r
-                p.fields = r.fields.filter { keep.contains($0.key) }
+                p.fields = r.fields.keeping(keep)  // with encoded fields, only these are decoded
                 return p
             }
         }

@@ -410,13 +410,21 @@ struct Context {
         let selectivity = inRange > 0 ? min(1, estimate / inRange) : 1
         var scanned = inRange
         if let k = limit { scanned = min(inRange, (Double(k) / max(selectivity, 1e-9)).rounded(.up)) }
+        // A stream that stops at the page bets on the estimate. Over one other filter the bet is
+        // sound (per-value counts are exact; only the order's correlation is unknown). Over two or
+        // more, their selectivities are multiplied as if independent — and correlated filters
+        // (a region code and its country) can match nothing, when the stream reads every entry.
+        // Part of that worst case is charged, so a bounded set plan wins a near tie.
+        var unanswered = 0
+        for i in filters.indices where !answered.contains(i) { unanswered += 1 }
+        let risk = unanswered >= 2 ? Cost.streamRisk * (inRange - scanned) * step : 0
         // Every cost added below is ≥ 0: the scan and the fetched output are a lower bound.
         if start + scanned * step + outputRows * Cost.fetch > bound { return nil }
         // Other paths become membership sets when they save fetches of the scanned rows (a
         // stream fetches each row that passes the sets whole).
         let (others, _) = joinSets(startRows: scanned, excluded: excluded, fetchCost: Cost.fetch)
         var answered = answered
-        var cost = start + scanned * step
+        var cost = start + scanned * step + risk
         var afterSets = scanned
         for j in byEstimate where others.contains(j) {
             answered.formUnion(paths[j].answers)
@@ -468,4 +476,13 @@ struct Context {
                 wrap(scan, residual: filters, candidates: rows), candidates: filters.isEmpty ? rows : estimate),
             residual: filters, sources: [], key: Candidate.Key(shape: .fullScan, scan: nil, paths: SmallIntSet()))
     }
+}
+
+extension Cost {
+    /// The share of a stream's worst case (every entry of its range read) charged when its early
+    /// stop rests on two or more filters' selectivities multiplied as if independent. A policy,
+    /// not a measurement: large enough that a set plan bounded by its index sets wins a near tie
+    /// (a stream over a correlated conjunction that matches nothing read the whole index), small
+    /// enough that a stream expected to stop after a few entries of a large index still wins.
+    static let streamRisk = 0.25
 }

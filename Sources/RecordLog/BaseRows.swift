@@ -205,7 +205,7 @@ public struct BaseRows: Sendable {
         guard let p = parts.rowBytes[k].payload(j) else {
             throw parts.layers[k].rows.damage(j, "row payload lies outside the section")
         }
-        do { return try RecordCodec.decode(p, names: parts.names[k]) } catch {
+        do { return try RecordCodec.decode(p, names: parts.names[k], encodedFields: true) } catch {
             throw parts.layers[k].rows.damage(j, "row does not decode: \(error)")
         }
     }

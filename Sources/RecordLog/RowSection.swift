@@ -253,7 +253,7 @@ public struct RowSection: @unchecked Sendable {
     /// The record of row `i`, decoded (storage form: zone owner as stored).
     public func record(_ i: Int) throws(LogError) -> Record {
         guard let p = payload(i) else { throw damage(i, "row payload lies outside the section") }
-        do { return try RecordCodec.decode(p, names: names) } catch {
+        do { return try RecordCodec.decode(p, names: names, encodedFields: true) } catch {
             throw damage(i, "row does not decode: \(error)")
         }
     }

@@ -7,6 +7,11 @@
 // field by binary search, and iterates deterministically. It reads like a dictionary (subscript
 // by name, `keys`, `values`, `merging`, `filter`), so code written for `[String: FieldValue]`
 // reads it unchanged. Names are ordered and compared as Swift strings (`<`, `==`).
+//
+// Fields a query returns may be held encoded (EncodedFields.swift): the store's bytes, a field
+// decoded when read by name, all of them once when iterated, compared or written. The cost
+// model: `count` and a read by name never decode the others; iteration, `keys`, `values`,
+// equality, hashing and any write decode them all, once per record.
 
 /// A record's user fields: name/value pairs, unique by name, in ascending name order.
 ///
@@ -36,22 +41,60 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
         }
     }
 
-    /// The fields, sorted by name, names unique.
-    @usableFromInline var entries: [Field]
+    /// Where the fields are: decoded, or as the store wrote them (``EncodedFields``, decoded
+    /// when read).
+    @usableFromInline enum Storage: Sendable {
+        case decoded([Field])
+        case encoded(EncodedFields)
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// The fields, sorted by name, names unique — decoded (once) when they were encoded; a write
+    /// leaves them decoded.
+    @usableFromInline var entries: [Field] {
+        get {
+            switch storage {
+            case .decoded(let e): return e
+            case .encoded(let f): return f.fields
+            }
+        }
+        set { storage = .decoded(newValue) }
+        _modify {
+            var e = entries
+            storage = .decoded([])  // our reference released: `e` is unique when nothing else shares it
+            defer { storage = .decoded(e) }
+            yield &e
+        }
+    }
 
     /// No fields.
-    @inlinable public init() { entries = [] }
+    @inlinable public init() { storage = .decoded([]) }
+
+    /// Fields held as the store wrote them: `bytes` must be well formed, with `count` fields whose
+    /// names are ASCII, strictly ascending and unique (``EncodedFields``; the codec checks this
+    /// before it calls). Read by name, a field is decoded alone; iterated, all are decoded once.
+    package init(encoded bytes: [UInt8], count: Int, decoder: any FieldDecoding) {
+        storage = .encoded(EncodedFields(bytes: bytes, count: count, decoder: decoder))
+    }
+
+    /// Whether the fields are still held encoded (nothing has needed them all yet, and nothing
+    /// wrote them). For tests and cost accounting.
+    package var isEncoded: Bool {
+        if case .encoded = storage { return true }
+        return false
+    }
 
     /// The fields of a dictionary.
     public init(_ dictionary: [String: FieldValue]) {
-        entries = dictionary.map { Field($0.key, $0.value) }
-        entries.sort { $0.name < $1.name }
+        storage = .decoded(dictionary.map { Field($0.key, $0.value) }.sorted { $0.name < $1.name })
     }
 
     /// The fields of a sequence of pairs; when a name repeats, the last value wins.
     public init<S: Sequence>(_ pairs: S) where S.Element == (String, FieldValue) {
-        entries = pairs.map { Field($0.0, $0.1) }
+        var entries = pairs.map { Field($0.0, $0.1) }
         Self.normalize(&entries)
+        storage = .decoded(entries)
     }
 
     /// Fields from a literal; when a name repeats, the last value wins.
@@ -60,12 +103,12 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// Fields known to be sorted by name with unique names — not checked; lookups bisect them,
     /// so a caller that cannot prove the order uses ``init(collecting:)``. (The codec proves it
     /// when every name of a row is one of its segment's names, in their order.)
-    public init(sortedUnique entries: [Field]) { self.entries = entries }
+    public init(sortedUnique entries: [Field]) { storage = .decoded(entries) }
 
     /// Fields read in order (as the codec writes them: sorted, unique) — checked, and sorted and
     /// made unique (the last value of a name wins) when they are not.
     public init(collecting entries: [Field]) {
-        self.entries = entries
+        var entries = entries
         // Through the buffer: the names are compared where they lie, not copied out.
         let sorted = entries.withUnsafeBufferPointer { b in
             var i = 1
@@ -75,7 +118,8 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
             }
             return true
         }
-        if !sorted { Self.normalize(&self.entries) }
+        if !sorted { Self.normalize(&entries) }
+        storage = .decoded(entries)
     }
 
     /// Sorts by name, keeping the last of equal names.
@@ -96,8 +140,31 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
 
     /// The first position: 0.
     @inlinable public var startIndex: Int { 0 }
-    /// One past the last position: the field count.
-    @inlinable public var endIndex: Int { entries.count }
+    /// One past the last position: the field count (known without decoding encoded fields).
+    @inlinable public var endIndex: Int {
+        switch storage {
+        case .decoded(let e): return e.count
+        case .encoded(let f): return f.count
+        }
+    }
+
+    /// Iterates the fields in name order, decoding encoded fields once for the whole loop.
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline let entries: [Field]
+        @usableFromInline var position = 0
+
+        @inlinable init(_ entries: [Field]) { self.entries = entries }
+
+        /// The next name and value, nil after the last.
+        @inlinable public mutating func next() -> Element? {
+            guard position < entries.count else { return nil }
+            defer { position += 1 }
+            return (key: entries[position].name, value: entries[position].value)
+        }
+    }
+
+    /// An iterator over the fields in name order.
+    @inlinable public func makeIterator() -> Iterator { Iterator(entries) }
     /// The pair at `position`, in name order.
     @inlinable public subscript(position: Int) -> Element {
         let f = entries[position]
@@ -119,7 +186,11 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// The position of `name`, or where it would be inserted (and false).
     /// (Through the buffer: a name is compared where it lies, without copying its pair.)
     @inlinable
-    func search(_ name: String) -> (index: Int, found: Bool) {
+    func search(_ name: String) -> (index: Int, found: Bool) { Self.search(entries, name) }
+
+    /// The position of `name` in `entries` (sorted, unique), or where it would be inserted (and false).
+    @inlinable
+    static func search(_ entries: [Field], _ name: String) -> (index: Int, found: Bool) {
         entries.withUnsafeBufferPointer { b in
             var lo = 0
             var hi = b.count
@@ -141,8 +212,13 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// The value of the field `name` (nil: absent); assigning nil removes the field.
     @inlinable public subscript(name: String) -> FieldValue? {
         get {
-            let (i, found) = search(name)
-            return found ? entries[i].value : nil
+            switch storage {
+            case .decoded(let e):
+                let (i, found) = Self.search(e, name)
+                return found ? e[i].value : nil
+            case .encoded(let f):
+                return f.value(name)
+            }
         }
         set {
             let (i, found) = search(name)
@@ -174,13 +250,15 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     public func merging(
         _ other: RecordFields, uniquingKeysWith combine: (FieldValue, FieldValue) throws -> FieldValue
     ) rethrows -> RecordFields {
+        let entries = self.entries  // decoded once, not at each step
+        let theirs = other.entries
         var out: [Field] = []
-        out.reserveCapacity(entries.count + other.entries.count)
+        out.reserveCapacity(entries.count + theirs.count)
         var i = 0
         var j = 0
-        while i < entries.count, j < other.entries.count {
+        while i < entries.count, j < theirs.count {
             let a = entries[i]
-            let b = other.entries[j]
+            let b = theirs[j]
             if a.name == b.name {
                 out.append(Field(a.name, try combine(a.value, b.value)))
                 i += 1
@@ -194,7 +272,7 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
             }
         }
         out.append(contentsOf: entries[i...])
-        out.append(contentsOf: other.entries[j...])
+        out.append(contentsOf: theirs[j...])
         var r = RecordFields()
         r.entries = out
         return r
@@ -205,6 +283,17 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
         var r = RecordFields()
         r.entries = try entries.filter { try isIncluded((key: $0.name, value: $0.value)) }
         return r
+    }
+
+    /// The fields whose names are in `names` (a record's `desiredKeys`): with encoded fields, only
+    /// those are decoded.
+    public func keeping(_ names: Set<String>) -> RecordFields {
+        switch storage {
+        case .decoded(let e):
+            return RecordFields(sortedUnique: e.filter { names.contains($0.name) })
+        case .encoded(let f):
+            return RecordFields(sortedUnique: names.sorted().compactMap { n in f.value(n).map { Field(n, $0) } })
+        }
     }
 
     /// The same names with transformed values.
@@ -218,12 +307,13 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
 
     /// Whether both hold the same names with equal values.
     public static func == (a: RecordFields, b: RecordFields) -> Bool {
-        a.entries.count == b.entries.count
-            && zip(a.entries, b.entries).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+        guard a.count == b.count else { return false }
+        return zip(a.entries, b.entries).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     /// Hashes the names and values in order.
     public func hash(into hasher: inout Hasher) {
+        let entries = self.entries
         hasher.combine(entries.count)
         for e in entries {
             hasher.combine(e.name)
@@ -233,6 +323,7 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
 
     /// `["name": value, …]`, as a dictionary prints.
     public var description: String {
-        entries.isEmpty ? "[:]" : "[" + entries.map { "\"\($0.name)\": \($0.value)" }.joined(separator: ", ") + "]"
+        let entries = self.entries
+        return entries.isEmpty ? "[:]" : "[" + entries.map { "\"\($0.name)\": \($0.value)" }.joined(separator: ", ") + "]"
     }
 }

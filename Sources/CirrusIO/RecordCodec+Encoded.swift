@@ -1,0 +1,177 @@
+// Fields held encoded: the codec's half of `RecordFields(encoded:count:decoder:)`.
+//
+// A record read for a query result keeps its fields' bytes when they meet EncodedFields'
+// invariants: `checkFields` walks them as decoding would — every tag, length, UTF-8 string,
+// location mask, zone tag and reference action — without building a value, and accepts them
+// when their names are ASCII and strictly ascending. Bytes it accepts decode without error, so
+// the decoder below never meets damage: damage is found at the read, as eager decoding finds it.
+
+import RecordModel
+
+extension RecordCodec {
+    /// The count of the fields at the reader (a count, then name/value pairs) when they are well
+    /// formed and can be held encoded (names ASCII and strictly ascending), the reader then past
+    /// them; nil otherwise (the reader's position is then unspecified).
+    static func checkFields(_ r: inout ByteReader) -> Int? {
+        do throws(CodecError) {
+            let count = try r.varint()
+            guard count <= UInt64(r.remaining) else { return nil }
+            var previous: UnsafeRawBufferPointer? = nil
+            for _ in 0..<count {
+                let n = try r.length()
+                let name = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
+                r.offset += n
+                guard ByteReader.isASCII(name) else { return nil }
+                if let previous, compareBytes(previous, name) >= 0 { return nil }
+                previous = name
+                try checkValue(&r)
+            }
+            return Int(count)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Moves past one tagged value, checking everything ``decodeValue(_:)`` checks.
+    static func checkValue(_ r: inout ByteReader) throws(CodecError) {
+        let at = r.offset
+        let tag = try r.u8()
+        guard let scalar = ScalarType(rawValue: tag & 0x0F), tag & ~(0x0F | listBit) == 0 else {
+            throw CodecError("unknown value tag \(tag)", offset: at)
+        }
+        let count = tag & listBit == 0 ? 1 : try r.varint()
+        guard count <= UInt64(r.remaining) else { throw CodecError("list count \(count) too large", offset: at + 1) }
+        for _ in 0..<count {
+            switch scalar {
+            case .string: try checkString(&r)
+            case .reference:
+                try checkString(&r)
+                let zoneAt = r.offset
+                switch try r.u8() {
+                case 0: break
+                case 1:
+                    try checkString(&r)
+                    try checkString(&r)
+                case let b: throw CodecError("bad zone id tag \(b)", offset: zoneAt)
+                }
+                let actionAt = r.offset
+                guard try r.u8() <= 1 else { throw CodecError("bad reference action", offset: actionAt) }
+            case .asset:
+                try checkString(&r)
+                _ = try r.varint()
+            default: try skipBody(scalar, &r)
+            }
+        }
+    }
+
+    /// Moves past a length-prefixed string, checking that it is UTF-8.
+    static func checkString(_ r: inout ByteReader) throws(CodecError) {
+        let n = try r.length()
+        let start = r.offset
+        r.offset += n
+        guard ByteReader.isValidUTF8(UnsafeRawBufferPointer(rebasing: r.buffer[start..<start + n])) else {
+            throw CodecError("invalid UTF-8 in string", offset: start)
+        }
+    }
+
+    /// Decodes fields that ``checkFields(_:)`` accepted, taking names from a segment's table.
+    struct EncodedFieldDecoder: FieldDecoding {
+        let names: NameTable?
+
+        func decodeAll(_ bytes: UnsafeRawBufferPointer) -> [RecordFields.Field] {
+            var out: [RecordFields.Field] = []
+            var r = ByteReader(bytes)
+            withExtendedLifetime(names) {
+                let lookup = names?.lookup
+                do throws(CodecError) {
+                    let count = try r.varint()
+                    out.reserveCapacity(Int(count))
+                    var last = -1
+                    for _ in 0..<count {
+                        let at = r.offset
+                        let n = try r.length()
+                        let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
+                        let name: String
+                        if let lookup, let k = lookup.index(of: raw, hint: last + 1) {
+                            r.offset += n
+                            name = lookup.names[k]
+                            last = k
+                        } else {
+                            r.offset = at
+                            name = try r.string()
+                        }
+                        out.append(RecordFields.Field(name, try decodeValue(&r)))
+                    }
+                } catch {
+                    // Not reached: `checkFields` accepted these bytes, and it checks all that
+                    // decoding does. Were it reached, the fields decoded so far are returned.
+                }
+            }
+            return out
+        }
+
+        func decode(_ name: String, in bytes: UnsafeRawBufferPointer) -> FieldValue? {
+            var name = name
+            return name.withUTF8 { want -> FieldValue? in
+                var r = ByteReader(bytes)
+                do throws(CodecError) {
+                    let count = try r.varint()
+                    for _ in 0..<count {
+                        let n = try r.length()
+                        let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
+                        r.offset += n
+                        let order = compareBytes(raw, UnsafeRawBufferPointer(want))
+                        if order == 0 { return try decodeValue(&r) }
+                        if order > 0 { return nil }  // names ascend: it is not here
+                        try skipValue(&r)
+                    }
+                } catch {
+                    // Not reached (see `decodeAll`).
+                }
+                return nil
+            }
+        }
+    }
+}
+
+extension ByteReader {
+    /// Whether `p` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+    /// past U+10FFFF) — what `String(validating:)` accepts, checked without making a string.
+    public static func isValidUTF8(_ p: UnsafeRawBufferPointer) -> Bool {
+        if isASCII(p) { return true }
+        let n = p.count
+        var i = 0
+        while i < n {
+            let b0 = p[i]
+            if b0 < 0x80 {
+                i += 1
+                continue
+            }
+            let width: Int
+            var low: UInt8 = 0x80  // the second byte's bounds (overlongs and surrogates excluded)
+            var high: UInt8 = 0xBF
+            switch b0 {
+            case 0xC2...0xDF: width = 2
+            case 0xE0:
+                width = 3
+                low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: width = 3
+            case 0xED:
+                width = 3
+                high = 0x9F
+            case 0xF0:
+                width = 4
+                low = 0x90
+            case 0xF1...0xF3: width = 4
+            case 0xF4:
+                width = 4
+                high = 0x8F
+            default: return false
+            }
+            guard i + width <= n, p[i + 1] >= low, p[i + 1] <= high else { return false }
+            for k in 2..<width where p[i + k] & 0xC0 != 0x80 { return false }
+            i += width
+        }
+        return true
+    }
+}

@@ -1,0 +1,116 @@
+// Records whose fields are held encoded (RecordCodec.decode(…, encodedFields: true)) against
+// the same bytes decoded eagerly — the model: every read (by name, absent names, iteration,
+// count, equality, hashing, `keeping`, writes) agrees; damaged bytes fail at the read exactly
+// when eager decoding fails; and the UTF-8 check agrees with the standard library's.
+
+import CirrusTestSupport
+import Foundation
+import RecordModel
+import Testing
+
+@testable import CirrusIO
+
+@Suite struct EncodedFieldsTests {
+    func both(_ bytes: [UInt8], names: RecordCodec.NameTable? = nil) -> (Result<Record, CodecError>, Result<Record, CodecError>) {
+        bytes.withUnsafeBytes { p in
+            let eager = Result { () throws(CodecError) -> Record in try RecordCodec.decode(p, names: names) }
+            let lazy = Result { () throws(CodecError) -> Record in
+                try RecordCodec.decode(p, names: names, encodedFields: true)
+            }
+            return (eager, lazy)
+        }
+    }
+
+    @Test func encodedFieldsReadAsDecodedOnes() throws {
+        let seed = TestSeed.next()
+        print("EncodedFieldsTests.encodedFieldsReadAsDecodedOnes seed \(seed)")
+        var g = SeededRandom(seed: seed)
+        var heldEncoded = 0
+        for round in 0..<400 {
+            let record = TestRecords.record(&g)
+            let table = round % 2 == 0 ? RecordCodec.NameTable(records: [record], recordType: record.recordType) : nil
+            let (eagerResult, lazyResult) = both(RecordCodec.encode(record), names: table)
+            let eager = try eagerResult.get()
+            let lazy = try lazyResult.get()
+            if lazy.fields.isEncoded { heldEncoded += 1 }
+            #expect(lazy.fields.count == eager.fields.count)
+            for name in TestRecords.fieldNames + ["absent", "", "zzz", "A"] {
+                #expect(lazy[name].map { v in eager[name].map { identical(v, $0) } ?? false } ?? (eager[name] == nil))
+            }
+            #expect(lazy.fields.isEncoded || lazy.fields.isEmpty, "reads by name and count decode nothing else")
+            let keep = Set(TestRecords.fieldNames.filter { _ in g.chance(0.4) })
+            #expect(lazy.fields.keeping(keep) == eager.fields.keeping(keep))
+            #expect(identical(lazy, eager))
+            #expect(lazy == eager && lazy.hashValue == eager.hashValue)
+            #expect(Array(lazy.fields.keys) == Array(eager.fields.keys))
+            // A write leaves the record decoded, and the copy it was made from unchanged.
+            var written = lazy
+            written["title"] = .string("written")
+            #expect(!written.fields.isEncoded && written["title"] == .string("written"))
+            #expect(identical(lazy, eager))
+        }
+        #expect(heldEncoded > 300, "records with fields are held encoded: \(heldEncoded)")
+    }
+
+    /// Fields the check refuses to hold encoded — names out of order, repeated, not ASCII — are
+    /// decoded at the read as before, with the same result.
+    @Test func fieldsNotInOrderAreDecodedAtTheRead() throws {
+        var w = ByteWriter()
+        w.u8(RecordCodec.version)
+        RecordCodec.encodeRecordID(RecordID(recordName: "r"), into: &w)
+        w.string("T")
+        w.u8(0)
+        let names = ["b", "a", "a", "é"]
+        w.varint(UInt64(names.count))
+        for (k, n) in names.enumerated() {
+            w.string(n)
+            RecordCodec.encodeValue(.int64(Int64(k)), into: &w)
+        }
+        let (eager, lazy) = both(w.bytes)
+        let e = try eager.get()
+        let l = try lazy.get()
+        #expect(!l.fields.isEncoded)
+        #expect(identical(e, l) && l["a"] == .int64(2) && l.fields.count == 3)
+    }
+
+    /// Damaged bytes: held encoded or not, a record reads only when eager decoding reads it,
+    /// and then identically; no read of a record that was returned traps.
+    @Test func damagedBytesFailAtTheReadAsEagerDecodingDoes() {
+        let seed = TestSeed.next()
+        print("EncodedFieldsTests.damagedBytesFailAtTheReadAsEagerDecodingDoes seed \(seed)")
+        var g = SeededRandom(seed: seed)
+        var failed = 0
+        for _ in 0..<2000 {
+            var bytes = RecordCodec.encode(TestRecords.record(&g))
+            for _ in 0..<(1 + g.below(3)) { bytes[g.below(bytes.count)] ^= UInt8(1 << g.below(8)) }
+            if g.chance(0.2) { bytes.removeLast(g.below(bytes.count)) }
+            let (eager, lazy) = both(bytes)
+            switch (eager, lazy) {
+            case (.success(let e), .success(let l)):
+                #expect(identical(e, l))
+                for (k, v) in l.fields { #expect(l[k] == v) }
+            case (.failure, .failure): failed += 1
+            default: Issue.record("eager \(eager) but encoded \(lazy)")
+            }
+        }
+        #expect(failed > 100, "damage was found: \(failed)")
+    }
+
+    /// The UTF-8 check accepts exactly what `String(validating:)` accepts: random bytes biased
+    /// towards lead and continuation bytes, and the edges of every range.
+    @Test func utf8CheckAgreesWithTheStandardLibrary() {
+        var g = SeededRandom(seed: 7)
+        let interesting: [UInt8] = [
+            0x00, 0x7F, 0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3,
+            0xF4, 0xF5, 0xFF, 0x8F, 0x90, 0x9F, 0xA0, 0x41,
+        ]
+        for _ in 0..<200_000 {
+            let n = g.below(7)
+            let bytes = (0..<n).map { _ in g.chance(0.7) ? interesting[g.below(interesting.count)] : UInt8(g.below(256)) }
+            let want = String(validating: bytes, as: UTF8.self) != nil
+            let got = bytes.withUnsafeBytes { ByteReader.isValidUTF8($0) }
+            #expect(got == want, "\(bytes.map { String($0, radix: 16) })")
+            if got != want { return }
+        }
+    }
+}
