@@ -97,7 +97,7 @@ struct EmbeddedDatabase: DatabaseBackend {
     )] {
         do throws(CirrusError) {
             return try await db.records(for: ids).map {
-                ($0.0, $0.1.map { project($0, desiredKeys) }.mapError(CKError.init))
+                ($0.0, $0.1.map { $0.projected(to: desiredKeys) }.mapError(CKError.init))
             }
         } catch {
             throw CKError(error)
@@ -222,14 +222,5 @@ struct EmbeddedDatabase: DatabaseBackend {
     func assetFile(_ asset: Asset, of record: RecordID) async -> URL? {
         guard let bytes = try? await db.assetData(asset, of: record) else { return nil }
         return try? CKAsset.localFile(for: asset, bytes: bytes)
-    }
-
-    /// Only the desired fields (nil: all; []: none).
-    private func project(_ r: Record, _ keys: [String]?) -> Record {
-        guard let keys else { return r }
-        var p = r
-        let keep = Set(keys)
-        p.fields = r.fields.filter { keep.contains($0.key) }
-        return p
     }
 }

@@ -305,11 +305,7 @@ extension WriteContext {
     static func lookup(
         _ columns: String, from table: String, _ ids: [RecordID], lock: Bool, _ b: inout PostgresBindings
     ) -> String {
-        b.append(ids.map(\.zoneID.zoneName))
-        b.append(ids.map(\.zoneID.ownerName))
-        b.append(ids.map(\.recordName))
-        let n = b.count
-        return "SELECT l.* FROM unnest($\(n - 2)::text[], $\(n - 1)::text[], $\(n)::text[]) AS u(z, o, r) "
+        "SELECT l.* FROM unnest(\(keyArrays(ids, &b))) AS u(z, o, r) "
             + "CROSS JOIN LATERAL (SELECT \(columns) FROM \(table) WHERE tenant = $1 AND zone_name = u.z AND "
             + "zone_owner = u.o AND record_name = u.r\(lock ? " FOR UPDATE" : "")) l"
     }
@@ -317,12 +313,17 @@ extension WriteContext {
     /// `tenant = $1 AND (zone_name, zone_owner, record_name) IN (unnest of three text arrays)`
     /// with the arrays as parameters `$a, $b, $c` (appended to `b`).
     static func keys(_ ids: [RecordID], _ b: inout PostgresBindings, name: String = "record_name") -> String {
+        "tenant = $1 AND (zone_name, zone_owner, \(name)) IN (SELECT * FROM unnest(\(keyArrays(ids, &b))))"
+    }
+
+    /// Appends the ids' zone names, zone owners and record names to `b` as three text arrays and
+    /// returns their parameters, `$a::text[], $b::text[], $c::text[]` (in that order).
+    static func keyArrays(_ ids: [RecordID], _ b: inout PostgresBindings) -> String {
         b.append(ids.map(\.zoneID.zoneName))
         b.append(ids.map(\.zoneID.ownerName))
         b.append(ids.map(\.recordName))
         let n = b.count
-        return "tenant = $1 AND (zone_name, zone_owner, \(name)) IN (SELECT * FROM unnest($\(n - 2)::text[], "
-            + "$\(n - 1)::text[], $\(n)::text[]))"
+        return "$\(n - 2)::text[], $\(n - 1)::text[], $\(n)::text[]"
     }
 
     /// Saves `items` (all saves of distinct records; see the file header) and returns each one's

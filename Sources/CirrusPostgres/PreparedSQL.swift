@@ -82,38 +82,25 @@ extension PostgresConnection {
     func run(
         _ sql: String, _ binds: PostgresBindings, registry: PreparedSQL.Registry, logger: Logger
     ) async throws -> [PostgresRow] {
-        var out: [PostgresRow] = []
-        if let name = registry.name(for: sql) {
-            let rows = try await PreparedSQL.Dynamic.$current.withValue(PreparedSQL.Text(name: name, sql: sql)) {
-                try await self.execute(PreparedSQL.Dynamic(bindings: binds), logger: logger)
-            }
-            for try await r in rows { out.append(r) }
-        } else {
-            for try await r in try await query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-                out.append(r)
-            }
+        guard let name = registry.name(for: sql) else {
+            return try await query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
         }
-        return out
+        let rows = try await PreparedSQL.Dynamic.$current.withValue(PreparedSQL.Text(name: name, sql: sql)) {
+            try await self.execute(PreparedSQL.Dynamic(bindings: binds), logger: logger)
+        }
+        return try await rows.reduce(into: []) { $0.append($1) }
     }
 }
 
 extension PostgresClient {
     /// Runs `sql` with `binds` on a pooled connection as a prepared statement (see
-    /// `PostgresConnection.run`) and returns its rows.
+    /// `PostgresConnection.run`) and returns its rows. The connection is held until every row is
+    /// read, as the pool's own `execute` and `query` hold it until their row sequence ends.
     func run(
         _ sql: String, _ binds: PostgresBindings, registry: PreparedSQL.Registry, logger: Logger
     ) async throws -> [PostgresRow] {
-        var out: [PostgresRow] = []
-        if let name = registry.name(for: sql) {
-            let rows = try await PreparedSQL.Dynamic.$current.withValue(PreparedSQL.Text(name: name, sql: sql)) {
-                try await self.execute(PreparedSQL.Dynamic(bindings: binds), logger: logger)
-            }
-            for try await r in rows { out.append(r) }
-        } else {
-            for try await r in try await query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-                out.append(r)
-            }
+        try await withConnection { conn in
+            try await conn.run(sql, binds, registry: registry, logger: logger)
         }
-        return out
     }
 }

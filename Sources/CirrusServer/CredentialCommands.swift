@@ -20,23 +20,23 @@ public enum CredentialCommands {
         fileSystem: any FileSystem = POSIXFileSystem(), now: Date = Date()
     ) throws(CredentialsError) -> String {
         try requireDirectory(directory, fileSystem)
-        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
         let token = Credentials.newToken()
         let created = Int64(now.timeIntervalSince1970 * 1000)
-        if management {
-            guard user == nil else {
-                throw CredentialsError(message: "a management token acts as no user: give --user or --management")
+        try edit(directory, fileSystem) { c throws(CredentialsError) in
+            if management {
+                guard user == nil else {
+                    throw CredentialsError(message: "a management token acts as no user: give --user or --management")
+                }
+                c.managementTokens.append(.init(sha256: Credentials.digest(token), label: label, created: created))
+            } else if let user {
+                guard !user.isEmpty, user.utf8.count <= 255 else {
+                    throw CredentialsError(message: "--user must be a user record name of 1 to 255 bytes")
+                }
+                c.webAuthTokens.append(.init(sha256: Credentials.digest(token), user: user, created: created))
+            } else {
+                c.apiTokens.append(.init(sha256: Credentials.digest(token), label: label, created: created))
             }
-            c.managementTokens.append(.init(sha256: Credentials.digest(token), label: label, created: created))
-        } else if let user {
-            guard !user.isEmpty, user.utf8.count <= 255 else {
-                throw CredentialsError(message: "--user must be a user record name of 1 to 255 bytes")
-            }
-            c.webAuthTokens.append(.init(sha256: Credentials.digest(token), user: user, created: created))
-        } else {
-            c.apiTokens.append(.init(sha256: Credentials.digest(token), label: label, created: created))
         }
-        try c.save(directory: directory, fileSystem: fileSystem)
         return token
     }
 
@@ -46,16 +46,16 @@ public enum CredentialCommands {
     )
         throws(CredentialsError)
     {
-        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
         let d = Credentials.digest(token)
-        let before = c.apiTokens.count + c.webAuthTokens.count + c.managementTokens.count
-        c.apiTokens.removeAll { $0.sha256 == d }
-        c.webAuthTokens.removeAll { $0.sha256 == d }
-        c.managementTokens.removeAll { $0.sha256 == d }
-        guard c.apiTokens.count + c.webAuthTokens.count + c.managementTokens.count < before else {
-            throw CredentialsError(message: "no such token in \(directory)/\(Credentials.fileName)")
+        try edit(directory, fileSystem) { c throws(CredentialsError) in
+            let before = c.apiTokens.count + c.webAuthTokens.count + c.managementTokens.count
+            c.apiTokens.removeAll { $0.sha256 == d }
+            c.webAuthTokens.removeAll { $0.sha256 == d }
+            c.managementTokens.removeAll { $0.sha256 == d }
+            guard c.apiTokens.count + c.webAuthTokens.count + c.managementTokens.count < before else {
+                throw CredentialsError(message: "no such token in \(directory)/\(Credentials.fileName)")
+            }
         }
-        try c.save(directory: directory, fileSystem: fileSystem)
     }
 
     /// Registers a server-to-server key: `pem` is a P-256 public key (`openssl ec -pubout`);
@@ -72,16 +72,16 @@ public enum CredentialCommands {
         } catch {
             throw CredentialsError(message: "not a P-256 public key in PEM (openssl ec -in key.pem -pubout): \(error)")
         }
-        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
         let id = keyID ?? SHA256.hash(data: key.derRepresentation).map { String(format: "%02x", $0) }.joined()
-        guard !c.serverKeys.contains(where: { $0.keyID == id }) else {
-            throw CredentialsError(message: "a key with id \(id) is already registered")
+        try edit(directory, fileSystem) { c throws(CredentialsError) in
+            guard !c.serverKeys.contains(where: { $0.keyID == id }) else {
+                throw CredentialsError(message: "a key with id \(id) is already registered")
+            }
+            c.serverKeys.append(
+                .init(
+                    keyID: id, publicKey: key.pemRepresentation, user: user,
+                    created: Int64(now.timeIntervalSince1970 * 1000)))
         }
-        c.serverKeys.append(
-            .init(
-                keyID: id, publicKey: key.pemRepresentation, user: user,
-                created: Int64(now.timeIntervalSince1970 * 1000)))
-        try c.save(directory: directory, fileSystem: fileSystem)
         return id
     }
 
@@ -91,12 +91,12 @@ public enum CredentialCommands {
     )
         throws(CredentialsError)
     {
-        var c = try Credentials.load(directory: directory, fileSystem: fileSystem)
-        guard c.serverKeys.contains(where: { $0.keyID == keyID }) else {
-            throw CredentialsError(message: "no key with id \(keyID)")
+        try edit(directory, fileSystem) { c throws(CredentialsError) in
+            guard c.serverKeys.contains(where: { $0.keyID == keyID }) else {
+                throw CredentialsError(message: "no key with id \(keyID)")
+            }
+            c.serverKeys.removeAll { $0.keyID == keyID }
         }
-        c.serverKeys.removeAll { $0.keyID == keyID }
-        try c.save(directory: directory, fileSystem: fileSystem)
     }
 
     /// One line per credential (never the token itself, which the file does not hold).
@@ -112,6 +112,16 @@ public enum CredentialCommands {
         for k in c.serverKeys { out += "server key \(k.keyID)  user \(k.user)\n" }
         for t in c.managementTokens { out += "management sha256 \(t.sha256.prefix(12))…  \(t.label)\n" }
         return out.isEmpty ? "no credentials; create an API token with `cirrus token create --db DIR`\n" : out
+    }
+
+    /// Loads DIR/web-services.json, lets `change` edit it and saves it: each command's one
+    /// read-modify-write. Nothing is saved when `change` throws.
+    static func edit(
+        _ directory: String, _ fs: any FileSystem, _ change: (inout Credentials) throws(CredentialsError) -> Void
+    ) throws(CredentialsError) {
+        var c = try Credentials.load(directory: directory, fileSystem: fs)
+        try change(&c)
+        try c.save(directory: directory, fileSystem: fs)
     }
 
     static func requireDirectory(_ directory: String, _ fs: any FileSystem) throws(CredentialsError) {

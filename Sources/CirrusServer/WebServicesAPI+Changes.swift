@@ -72,7 +72,7 @@ extension WebServicesAPI {
     func zoneChanges(_ r: ZoneChangeRequest, limit: Int, db: Database) async throws(CirrusError) -> JSONValue {
         let page = try await db.changes(in: r.zone, since: r.token, limit: limit)
         let changed = page.changed.filter { r.recordTypes?.contains($0.recordType) ?? true }.map {
-            Self.project($0, r.desiredKeys).webServicesJSON
+            $0.projected(to: r.desiredKeys).webServicesJSON
         }
         let deleted = page.deleted.filter { r.recordTypes?.contains($0.recordType) ?? true }.map {
             (id, type) -> JSONValue in

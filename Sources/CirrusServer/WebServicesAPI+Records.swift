@@ -123,14 +123,6 @@ extension WebServicesAPI {
         return e.json
     }
 
-    static func project(_ r: Record, _ keys: [String]?) -> Record {
-        guard let keys else { return r }
-        var p = r
-        let keep = Set(keys)
-        p.fields = r.fields.filter { keep.contains($0.key) }
-        return p
-    }
-
     // MARK: records/modify
 
     /// CloudKit's operation types and what each does.
@@ -178,7 +170,7 @@ extension WebServicesAPI {
         let records: [JSONValue] = zip(results, types).map { item, type in
             let (id, result) = item
             switch result {
-            case .success(let r?): return Self.project(r, desiredKeys).webServicesJSON
+            case .success(let r?): return r.projected(to: desiredKeys).webServicesJSON
             case .success(nil):
                 return .object([("recordName", .string(id.recordName)), ("deleted", .bool(true))])
             case .failure(let e):
@@ -234,7 +226,7 @@ extension WebServicesAPI {
         do throws(CirrusError) {
             let found = try await db.records(for: ids)
             return .object([
-                ("records", .array(found.map { Self.recordJSON(($0.0, $0.1.map { Self.project($0, desiredKeys) })) }))
+                ("records", .array(found.map { Self.recordJSON(($0.0, $0.1.map { $0.projected(to: desiredKeys) })) }))
             ])
         } catch {
             throw WebServicesError(error)

@@ -95,7 +95,7 @@ extension Checker {
                 default: break
                 }
             }
-            throw unexpected("arithmetic is not supported; compute the value before the query", at: e.range)
+            throw unexpected(Self.refusal(e.kind), at: e.range)
         case .member(let base, let name):
             if name.hasPrefix("@") || isCollectionOperatorKey(base) {
                 throw unexpected(
@@ -105,21 +105,25 @@ extension Checker {
             }
             throw unexpected(
                 "key paths are not supported: name a field of the record itself, without dots", at: e.range)
-        case .arithmetic:
-            throw unexpected("arithmetic is not supported; compute the value before the query", at: e.range)
-        case .subscripted:
-            throw unexpected("indexing ([i], [FIRST], [LAST], [SIZE]) is not supported", at: e.range)
-        case .subquery:
-            throw unexpected(
-                "SUBQUERY is not supported; use list operators (ANY k == c, ANY k IN {…}) on a list field", at: e.range)
-        case .functionExpression:
-            throw unexpected("FUNCTION(…) is not supported", at: e.range)
-        case .cast:
-            throw unexpected("CAST is not supported; pass a date argument (%@) instead", at: e.range)
-        case .ternary:
-            throw unexpected("TERNARY is not supported", at: e.range)
-        case .anyKey:
-            throw unexpected("ANYKEY is not supported; name a field", at: e.range)
+        case .arithmetic, .subscripted, .subquery, .functionExpression, .cast, .ternary, .anyKey:
+            throw unexpected(Self.refusal(e.kind), at: e.range)
+        }
+    }
+
+    /// The hint of the error for an expression of `kind` that no term can be: arithmetic
+    /// (`.negate` of anything but a number too), indexing, SUBQUERY, FUNCTION, CAST, TERNARY, ANYKEY.
+    private static func refusal(_ kind: Expression.Kind) -> String {
+        switch kind {
+        case .negate, .arithmetic: "arithmetic is not supported; compute the value before the query"
+        case .subscripted: "indexing ([i], [FIRST], [LAST], [SIZE]) is not supported"
+        case .subquery: "SUBQUERY is not supported; use list operators (ANY k == c, ANY k IN {…}) on a list field"
+        case .functionExpression: "FUNCTION(…) is not supported"
+        case .cast: "CAST is not supported; pass a date argument (%@) instead"
+        case .ternary: "TERNARY is not supported"
+        case .anyKey: "ANYKEY is not supported; name a field"
+        // The kinds `term` takes (or refuses with a message of its own) never come here.
+        case .constant, .evaluatedObject, .key, .member, .variable, .placeholder, .aggregate, .function:
+            "this expression is not supported"
         }
     }
 

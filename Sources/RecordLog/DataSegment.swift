@@ -35,15 +35,11 @@ public enum DataSegmentFormat {
     public static let blockSize = 65536
 
     /// `dat-<16 hex digits>.seg`.
-    public static func fileName(_ n: UInt64) -> String {
-        let h = String(n, radix: 16)
-        return "dat-" + String(repeating: "0", count: max(0, 16 - h.count)) + h + ".seg"
-    }
+    public static func fileName(_ n: UInt64) -> String { NumberedFileName(prefix: "dat-", suffix: ".seg").name(n) }
 
     /// The number of a data segment file name, or nil.
     public static func number(fileName: String) -> UInt64? {
-        guard fileName.hasPrefix("dat-"), fileName.hasSuffix(".seg"), fileName.utf8.count == 24 else { return nil }
-        return UInt64(fileName.dropFirst(4).dropLast(4), radix: 16)
+        NumberedFileName(prefix: "dat-", suffix: ".seg").number(fileName)
     }
 }
 

@@ -106,14 +106,12 @@ public struct Manifest: Sendable, Hashable {
 
     /// `seg-<16 hex digits>.log`.                                              never change
     public static func segmentFileName(_ n: UInt64) -> String {
-        let h = String(n, radix: 16)
-        return "seg-" + String(repeating: "0", count: max(0, 16 - h.count)) + h + ".log"
+        NumberedFileName(prefix: "seg-", suffix: ".log").name(n)
     }
 
     /// The segment number of a segment file name, or nil.
     public static func segmentNumber(fileName: String) -> UInt64? {
-        guard fileName.hasPrefix("seg-"), fileName.hasSuffix(".log"), fileName.utf8.count == 24 else { return nil }
-        return UInt64(fileName.dropFirst(4).dropLast(4), radix: 16)
+        NumberedFileName(prefix: "seg-", suffix: ".log").number(fileName)
     }
 
     /// The file's bytes.
@@ -221,5 +219,26 @@ public struct Manifest: Sendable, Hashable {
             Manifest(
                 segments: segs, checkpoint: ManifestCheckpoint(sequence: seq, horizon: hz, state: state, tables: tables)
             ))
+    }
+}
+
+/// The names of the store's numbered files: a prefix, the number in 16 zero-padded hex digits, a
+/// suffix (`seg-<16 hex digits>.log`, `dat-<16 hex digits>.seg`). Both ends are ASCII.
+struct NumberedFileName {
+    let prefix: String
+    let suffix: String
+
+    /// The file name of number `n`.
+    func name(_ n: UInt64) -> String {
+        let h = String(n, radix: 16)
+        return prefix + String(repeating: "0", count: max(0, 16 - h.count)) + h + suffix
+    }
+
+    /// The number of file name `fileName`, or nil when it is not one of these names.
+    func number(_ fileName: String) -> UInt64? {
+        guard fileName.hasPrefix(prefix), fileName.hasSuffix(suffix),
+            fileName.utf8.count == prefix.utf8.count + 16 + suffix.utf8.count
+        else { return nil }
+        return UInt64(fileName.dropFirst(prefix.count).dropLast(suffix.count), radix: 16)
     }
 }

@@ -91,6 +91,16 @@ public struct Record: Sendable, Hashable {
         get { box.contents.fields[field] }
         _modify { yield &unique().contents.fields[field] }
     }
+
+    /// The record with only the user fields named in `keys` (a fetch's or query's desired keys):
+    /// nil keeps every field, `[]` none. System fields are always kept.
+    public func projected(to keys: [String]?) -> Record {
+        guard let keys else { return self }
+        var p = self
+        let keep = Set(keys)
+        p.fields = fields.filter { keep.contains($0.key) }
+        return p
+    }
 }
 
 /// The system fields of every record, with their query names and Web Services index names.
