@@ -124,14 +124,7 @@ public enum QueryExecutor {
         run.resume = resume
         run.found = found
         var page = try run.execute()
-        if let keys = desiredKeys {
-            let keep = Set(keys)
-            page.records = page.records.map { r in
-                var p = r
-                p.fields = r.fields.keeping(keep)  // with encoded fields, only these are decoded
-                return p
-            }
-        }
+        if desiredKeys != nil { page.records = page.records.map { $0.projected(to: desiredKeys) } }
         return page
     }
 }

@@ -2,9 +2,9 @@
 //
 // A query result used to build every field of every returned record — each string made and
 // validated, each list an array of values — although most callers read a few fields of each
-// record, or only its id. Fields held encoded cost one copy of their bytes; a field read by
-// name decodes that field alone; anything that needs them all (iteration, equality, a write)
-// decodes them once and keeps the result.
+// record, or only its id. Fields held encoded cost one copy of their bytes; the first field read
+// by name decodes that field alone; a second read by name, or anything that needs them all
+// (iteration, equality, a write), decodes them all once and keeps the result.
 //
 // Invariants, established by whoever makes the value (the codec, which checks them before it
 // hands the bytes over): the bytes are well formed — every tag, length, UTF-8 string and
@@ -32,9 +32,10 @@ final class EncodedFields: Sendable {
     /// How many fields `bytes` holds.
     @usableFromInline let count: Int
     let decoder: any FieldDecoding
-    /// Every field decoded, once the first caller needed them all. A lock, not a race: records
-    /// are `Sendable`, and two threads may read one record's fields at once.
-    private let decoded = Mutex<[RecordFields.Field]?>(nil)
+    /// What has been decoded: every field, once a caller needed them all or read fields by name
+    /// more than once; and how many reads by name came before. A lock, not a race: records are
+    /// `Sendable`, and two threads may read one record's fields at once.
+    private let decoded = Mutex<(fields: [RecordFields.Field]?, readsByName: Int)>((nil, 0))
 
     init(bytes: [UInt8], count: Int, decoder: any FieldDecoding) {
         self.bytes = bytes
@@ -44,21 +45,31 @@ final class EncodedFields: Sendable {
 
     /// Every field, in ascending name order: decoded at the first call, kept after.
     @usableFromInline var fields: [RecordFields.Field] {
-        decoded.withLock { kept in
-            if let kept { return kept }
+        decoded.withLock { state in
+            if let kept = state.fields { return kept }
             let all = bytes.withUnsafeBytes { decoder.decodeAll($0) }
-            kept = all
+            state.fields = all
             return all
         }
     }
 
-    /// The value of the field `name`: from the decoded fields when they are kept, else decoded
-    /// from the bytes alone (nothing kept).
-    @usableFromInline func value(_ name: String) -> FieldValue? {
-        if let all = decoded.withLock({ $0 }) {
-            let (i, found) = RecordFields.search(all, name)
-            return found ? all[i].value : nil
+    /// The value of the field `name`. The first read by name decodes that field alone (a record
+    /// returned once and read once, as most results are, decodes nothing else); a record read by
+    /// name again — one a cache hands out to query after query — has all its fields decoded
+    /// once and kept, so later reads are a binary search.
+    /// (`counting` false: a read that is one of a known set, as `keeping` makes — not counted.)
+    @usableFromInline func value(_ name: String, counting: Bool = true) -> FieldValue? {
+        let kept: [RecordFields.Field]? = decoded.withLock { state in
+            if state.fields == nil {
+                guard counting else { return nil }
+                state.readsByName += 1
+                guard state.readsByName > 1 else { return nil }
+                state.fields = bytes.withUnsafeBytes { decoder.decodeAll($0) }
+            }
+            return state.fields
         }
-        return bytes.withUnsafeBytes { decoder.decode(name, in: $0) }
+        guard let kept else { return bytes.withUnsafeBytes { decoder.decode(name, in: $0) } }
+        let (i, found) = RecordFields.search(kept, name)
+        return found ? kept[i].value : nil
     }
 }

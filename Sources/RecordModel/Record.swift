@@ -97,8 +97,7 @@ public struct Record: Sendable, Hashable {
     public func projected(to keys: [String]?) -> Record {
         guard let keys else { return self }
         var p = self
-        let keep = Set(keys)
-        p.fields = fields.filter { keep.contains($0.key) }
+        p.fields = fields.keeping(Set(keys))  // fields held encoded: only these are decoded
         return p
     }
 }

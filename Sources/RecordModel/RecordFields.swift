@@ -10,8 +10,9 @@
 //
 // Fields a query returns may be held encoded (EncodedFields.swift): the store's bytes, a field
 // decoded when read by name, all of them once when iterated, compared or written. The cost
-// model: `count` and a read by name never decode the others; iteration, `keys`, `values`,
-// equality, hashing and any write decode them all, once per record.
+// model: `count`, `keeping` and the first read by name never decode the others; a second read
+// by name, iteration, `keys`, `values`, equality, hashing and any write decode them all, once
+// per record.
 
 /// A record's user fields: name/value pairs, unique by name, in ascending name order.
 ///
@@ -292,7 +293,8 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
         case .decoded(let e):
             return RecordFields(sortedUnique: e.filter { names.contains($0.name) })
         case .encoded(let f):
-            return RecordFields(sortedUnique: names.sorted().compactMap { n in f.value(n).map { Field(n, $0) } })
+            return RecordFields(
+                sortedUnique: names.sorted().compactMap { n in f.value(n, counting: false).map { Field(n, $0) } })
         }
     }
 
