@@ -326,6 +326,7 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// `["name": value, …]`, as a dictionary prints.
     public var description: String {
         let entries = self.entries
-        return entries.isEmpty ? "[:]" : "[" + entries.map { "\"\($0.name)\": \($0.value)" }.joined(separator: ", ") + "]"
+        return entries.isEmpty
+            ? "[:]" : "[" + entries.map { "\"\($0.name)\": \($0.value)" }.joined(separator: ", ") + "]"
     }
 }

@@ -344,7 +344,9 @@ extension PlanShapeTests {
                 """), "\(text)")
         // Over one filter the bet stands: the stream still wins where it should.
         #expect(
-            try explain("kind == 'city' AND population > 5000", sort: [.field("population", ascending: false)], limit: 50)
-                .contains("index scan population > 5000 DESC, ordered"))
+            try explain(
+                "kind == 'city' AND population > 5000", sort: [.field("population", ascending: false)], limit: 50
+            )
+            .contains("index scan population > 5000 DESC, ordered"))
     }
 }

@@ -11,7 +11,9 @@ import Testing
 @testable import CirrusIO
 
 @Suite struct EncodedFieldsTests {
-    func both(_ bytes: [UInt8], names: RecordCodec.NameTable? = nil) -> (Result<Record, CodecError>, Result<Record, CodecError>) {
+    func both(
+        _ bytes: [UInt8], names: RecordCodec.NameTable? = nil
+    ) -> (Result<Record, CodecError>, Result<Record, CodecError>) {
         bytes.withUnsafeBytes { p in
             let eager = Result { () throws(CodecError) -> Record in try RecordCodec.decode(p, names: names) }
             let lazy = Result { () throws(CodecError) -> Record in
@@ -106,7 +108,8 @@ import Testing
         ]
         for _ in 0..<200_000 {
             let n = g.below(7)
-            let bytes = (0..<n).map { _ in g.chance(0.7) ? interesting[g.below(interesting.count)] : UInt8(g.below(256)) }
+            let bytes = (0..<n).map { _ in g.chance(0.7) ? interesting[g.below(interesting.count)] : UInt8(g.below(256))
+            }
             let want = String(validating: bytes, as: UTF8.self) != nil
             let got = bytes.withUnsafeBytes { ByteReader.isValidUTF8($0) }
             #expect(got == want, "\(bytes.map { String($0, radix: 16) })")

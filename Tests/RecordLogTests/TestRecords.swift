@@ -87,7 +87,9 @@ enum TestRecords {
         return r
     }
 
-    static let fieldNames = ["title", "count", "price", "when", "blob", "where", "ref", "file", "tags", "a1", "B_2", "x"]
+    static let fieldNames = [
+        "title", "count", "price", "when", "blob", "where", "ref", "file", "tags", "a1", "B_2", "x",
+    ]
 
     static func fieldName(_ g: inout SeededRandom) -> String { fieldNames[g.below(fieldNames.count)] }
 }
