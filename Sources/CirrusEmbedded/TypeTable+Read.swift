@@ -52,7 +52,8 @@ extension TypeTable {
 
     static func decode(_ i: Int, _ base: BaseTable, _ damage: RowDamage) -> Record? {
         do {
-            return ContainerCore.apiForm(try base.rows.record(i))
+            // Fields held encoded: a result's caller decodes what it reads.
+            return ContainerCore.apiForm(try base.rows.record(i, encodedFields: true))
         } catch {
             damage.note(error)
             return nil

@@ -195,8 +195,10 @@ public struct BaseRows: Sendable {
         return parts.layers[k].rows.sequence(j)
     }
 
-    /// The record of row `i`, decoded (storage form).
-    public func record(_ i: Int) throws(LogError) -> Record {
+    /// The record of row `i`, decoded (storage form); with `encodedFields`, its fields held as
+    /// bytes and decoded when read (`RecordCodec.decode(_:names:encodedFields:)`) — for records
+    /// handed to a caller, not for readers of every field (index builds, checkpoints).
+    public func record(_ i: Int, encodedFields: Bool = false) throws(LogError) -> Record {
         guard let (k, j) = locate(i) else {
             throw .badSegment(path: "table row \(i)", offset: 0, reason: "row outside the table's \(count) rows")
         }
@@ -205,7 +207,7 @@ public struct BaseRows: Sendable {
         guard let p = parts.rowBytes[k].payload(j) else {
             throw parts.layers[k].rows.damage(j, "row payload lies outside the section")
         }
-        do { return try RecordCodec.decode(p, names: parts.names[k], encodedFields: true) } catch {
+        do { return try RecordCodec.decode(p, names: parts.names[k], encodedFields: encodedFields) } catch {
             throw parts.layers[k].rows.damage(j, "row does not decode: \(error)")
         }
     }

@@ -250,10 +250,11 @@ public struct RowSection: @unchecked Sendable {
         return UInt64(truncatingIfNeeded: u64(entry(i) + 16))
     }
 
-    /// The record of row `i`, decoded (storage form: zone owner as stored).
-    public func record(_ i: Int) throws(LogError) -> Record {
+    /// The record of row `i`, decoded (storage form: zone owner as stored); `encodedFields` as
+    /// in `BaseRows.record(_:encodedFields:)`.
+    public func record(_ i: Int, encodedFields: Bool = false) throws(LogError) -> Record {
         guard let p = payload(i) else { throw damage(i, "row payload lies outside the section") }
-        do { return try RecordCodec.decode(p, names: names, encodedFields: true) } catch {
+        do { return try RecordCodec.decode(p, names: names, encodedFields: encodedFields) } catch {
             throw damage(i, "row does not decode: \(error)")
         }
     }
