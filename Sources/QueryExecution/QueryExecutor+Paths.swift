@@ -68,7 +68,7 @@ extension Run {
             }
             if stopped {
                 let ahead = st.results.dropFirst(pageSize).map(\.row) + (st.dropped.map { [$0] } ?? []) + unread
-                continuation = StreamContinuation(scan: scan.op, iterator: it, pending: ahead)
+                continuation = StreamContinuation(state: .nearest(scan: scan.op, iterator: it, pending: ahead))
             }
         default:
             throw ExecutionError(message: "internal: \(scan.op) cannot stream")
@@ -163,14 +163,14 @@ extension Run {
         // The first batch's rows fewer than `batch`: those offered from the previous page's
         // read-ahead (one more when the previous page's last row is read again).
         var offered = 0
-        if let c = resume, c.scan == op {
-            it = c.iterator
+        if case .nearest(let scan, let iterator, let pending)? = resume?.state, scan == op {
+            it = iterator
             // Rows the previous page read ahead: taken first; those after a stop stay pending.
-            snapshot.prefetchRecords(c.pending[...])
-            for k in c.pending.indices where !take(c.pending[k], nil) {
-                return (it, true, Array(c.pending[(k + 1)...]))
+            snapshot.prefetchRecords(pending[...])
+            for k in pending.indices where !take(pending[k], nil) {
+                return (it, true, Array(pending[(k + 1)...]))
             }
-            offered = c.pending.count
+            offered = pending.count
         } else {
             var start: NearestPosition? = nil
             if let after, case .double(let c2)? = after.values.first {

@@ -9,6 +9,9 @@ extension Run {
     // MARK: - sets
 
     mutating func executeSet() throws(ExecutionError) -> QueryPage {
+        if case .ranked(let rest, let complete)? = resume?.state, complete || rest.count > pageSize {
+            return rankedPage(rest, complete: complete)
+        }
         var node = plan.root
         var orderNode: PlanNode? = nil
         switch node.op {
@@ -35,7 +38,7 @@ extension Run {
             if let filterNode { count(filterNode, passed.count) }
             return idOrderedPage(passed, orderNode: orderNode)
         }
-        let bound = pageSize + 1
+        let bound = keepsRanking ? max(pageSize + 1, StreamContinuation.rankedCapacity) : pageSize + 1
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
         var passed = 0
         // Candidates are read for their filter and sort fields only; the page is fetched whole.
@@ -74,6 +77,12 @@ extension Run {
         }
         if let filterNode { count(filterNode, passed) }
         let ranked = heap.sorted()
+        if keepsRanking {
+            let rows = ranked.map { RankedRow(key: $0.0, row: $0.1) }
+            let page = rankedPage(rows[...], complete: ranked.count < bound)
+            if let orderNode { count(orderNode, page.records.count) }
+            return page
+        }
         var page: [(OrderKey, Record)] = []
         let pageRows = ranked.prefix(pageSize)
         page.reserveCapacity(pageRows.count)
@@ -83,6 +92,31 @@ extension Run {
         if let orderNode { count(orderNode, page.count) }
         let more = ranked.count > pageSize
         return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, counts: actual)
+    }
+
+    /// Whether this page ranks the rows after it too, for the pages that follow (a
+    /// ``StreamContinuation``): from the second page on — a result read past its first page is
+    /// likely read further — and only without a per-record read rule (the rows kept passed this
+    /// reader's rule; the continuation is keyed by the cursor, not the reader).
+    var keepsRanking: Bool { after != nil && visible == nil }
+
+    /// The page at the head of `rest` (rows in the query's order that passed every test) and the
+    /// continuation after it. `complete`: `rest` ends where the results do; otherwise more rows
+    /// may follow it, and the caller serves from it only while it holds more than a page.
+    mutating func rankedPage(_ rest: ArraySlice<RankedRow>, complete: Bool) -> QueryPage {
+        let pageRows = rest.prefix(pageSize)
+        var records: [Record] = []
+        records.reserveCapacity(pageRows.count)
+        snapshot.forEachRecord(pageRows.map(\.row), inResultOf: pageRows.count) { _, r in records.append(r) }
+        let more = rest.count > pageSize || !complete
+        guard more, let last = records.last else {
+            return QueryPage(records: records, next: nil, counts: actual)
+        }
+        let next = pageRows.last?.key ?? OrderKey(values: [], recordID: last.recordID)
+        let after = rest.dropFirst(pageSize)
+        let continuation =
+            after.isEmpty && complete ? nil : StreamContinuation(state: .ranked(after, complete: complete))
+        return QueryPage(records: records, next: next, counts: actual, continuation: continuation)
     }
 }
 
@@ -160,6 +194,13 @@ extension Run {
     /// per-record access rule): the snapshot picks the first rows by id, and only the page's
     /// records are fetched — no order key per candidate, no heap.
     mutating func idOrderedPage(_ rows: [RowID], orderNode: PlanNode?) -> QueryPage {
+        if keepsRanking {
+            let limit = max(pageSize + 1, StreamContinuation.rankedCapacity)
+            let picked = snapshot.firstRowsByID(rows, after: after?.recordID, zone: zone, limit: limit)
+            let page = rankedPage(picked.map { RankedRow(key: nil, row: $0) }[...], complete: picked.count < limit)
+            if let orderNode { count(orderNode, page.records.count) }
+            return page
+        }
         let picked = snapshot.firstRowsByID(rows, after: after?.recordID, zone: zone, limit: pageSize + 1)
         var page: [Record] = []
         let pageRows = Array(picked.prefix(pageSize))

@@ -26,8 +26,9 @@ public struct QueryPage: Sendable {
         get { counts.dictionary }
         set { counts = NodeCounts(newValue) }
     }
-    /// For a nearest-first stream that stopped at the page size: its live state, with which the
-    /// next page can go on without seeking again — valid only while the snapshot is unchanged.
+    /// For a nearest-first stream that stopped at the page size, or a set plan's second or later
+    /// page: its live state, with which the next page can go on without seeking or computing its
+    /// sets again — valid only while the snapshot is unchanged.
     public var continuation: StreamContinuation? = nil
     /// What ``actual`` reads.
     var counts: NodeCounts
@@ -68,15 +69,35 @@ struct NodeCounts: Sendable {
     }
 }
 
-/// The live state of a nearest-first stream between pages: the distance-browsing iterator and
-/// the rows it had already read past the page. Resuming from it gives exactly the rows a
-/// stateless resume from the cursor position would (rows up to the position are skipped either
-/// way), but without walking the R-tree down to the position again. The caller must use it only
-/// on the same snapshot it came from.
+/// The live state of a query between pages. Resuming from it gives exactly the rows a stateless
+/// resume from the cursor position would, without the work before the position again. The
+/// caller must use it only on the same snapshot it came from, for the same query and reader.
+///
+/// - A nearest-first stream: the distance-browsing iterator and the rows it had already read
+///   past the page (rows up to the position are skipped either way), so the R-tree is not walked
+///   down to the position again.
+/// - A set plan (from its second page, and only without a per-record read rule): the rows that
+///   follow the page in the query's order, so the sets are not intersected, filtered and ranked
+///   again for every page of a long result. At most ``rankedCapacity`` rows are ranked at once;
+///   past them, a page computes its sets again.
 public struct StreamContinuation: Sendable {
-    let scan: PlanOperator
-    let iterator: NearestIterator
-    let pending: [RowID]
+    enum State: Sendable {
+        case nearest(scan: PlanOperator, iterator: NearestIterator, pending: [RowID])
+        /// The rows after a page, in order, each with its order key (nil: record-id order, the
+        /// key read from the record); `complete` when no passing row was left out of the ranking.
+        case ranked(ArraySlice<RankedRow>, complete: Bool)
+    }
+
+    let state: State
+
+    /// The most rows a set plan's page ranks to continue from (each held with its order key).
+    public static let rankedCapacity = 4096
+}
+
+/// A row of a set plan's ranked remainder, with its order key (nil in record-id order).
+struct RankedRow: Sendable {
+    let key: OrderKey?
+    let row: RowID
 }
 
 /// An execution that cannot go on: an index the plan needs is missing from the snapshot.

@@ -432,6 +432,41 @@ extension QueryAPITests {
     }
 }
 
+extension QueryAPITests {
+    /// A set plan's pages after the first go on from the rows ranked with the second page (the
+    /// continuation), while nothing changes: every record once, in order — past the ranking's
+    /// capacity too, where a page ranks again — and a write between pages is seen.
+    @Test func setPlanPagesGoOnFromTheirRankingWhileNothingChanges() async throws {
+        let env = TestEnv()
+        let container = try env.open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let n = StreamContinuation.rankedCapacity + 900
+        let records = (0..<n).map { i in
+            rec(String(format: "r%05d", i), "Item", ["kind": .string(i % 2 == 0 ? "a" : "b"), "n": .int64(Int64(i))])
+        }
+        for start in stride(from: 0, to: n, by: 400) {
+            _ = try await db.modifyRecords(saving: Array(records[start..<min(n, start + 400)]), deleting: [])
+        }
+        let q = RecordQuery(recordType: "Item", predicate: "kind IN {'a', 'b'}")
+        var (page, cursor) = try await db.records(matching: q, resultsLimit: 300)
+        var seen = page.map { $0.0.recordName }
+        var step = 0
+        while let c = cursor {
+            step += 1
+            if step == 2 {
+                #expect(db.embedded!.core.continuations.count >= 1, "the second page leaves its ranking behind")
+            }
+            if step == 12 {
+                // A write between pages: the ranking is stale and must not be used.
+                _ = try await db.modifyRecords(saving: [rec("r99999", "Item", ["kind": .string("a")])], deleting: [])
+            }
+            (page, cursor) = try await db.records(continuingMatchFrom: c, resultsLimit: 300)
+            seen += page.map { $0.0.recordName }
+        }
+        #expect(seen == records.map(\.recordID.recordName) + ["r99999"])
+    }
+}
+
 func GeoMathKm(_ a: Location, _ b: Location) -> Double {
     GeoMath.distanceKm(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
 }
