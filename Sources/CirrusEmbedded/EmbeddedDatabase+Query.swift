@@ -138,6 +138,10 @@ extension EmbeddedDatabase {
         let plan = QueryPlanner.plan(
             q, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit, withRejected: false)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
+        if let previous, let resume, resume.isReusable {
+            // A cursor presented again (a retry, a second reader) finds its ranking still there.
+            core.continuations.put(previous, version: snap.version, resume)
+        }
         let result = try run(
             consume plan, snap, zone: zone, desiredKeys: desiredKeys, after: after, limit: limit, resume: resume,
             found: found, schema: schema, worldReadable: worldReadable)

@@ -90,6 +90,13 @@ public struct StreamContinuation: Sendable {
 
     let state: State
 
+    /// Whether the state can serve its page again (a set plan's ranking, a value); a nearest-first
+    /// iterator moves on as it is read, so it serves once.
+    public var isReusable: Bool {
+        if case .ranked = state { return true }
+        return false
+    }
+
     /// The most rows a set plan's page ranks to continue from (each held with its order key).
     public static let rankedCapacity = 4096
 }
