@@ -34,13 +34,7 @@ extension RecordCodec {
 
     /// Moves past one tagged value, checking everything ``decodeValue(_:)`` checks.
     static func checkValue(_ r: inout ByteReader) throws(CodecError) {
-        let at = r.offset
-        let tag = try r.u8()
-        guard let scalar = ScalarType(rawValue: tag & 0x0F), tag & ~(0x0F | listBit) == 0 else {
-            throw CodecError("unknown value tag \(tag)", offset: at)
-        }
-        let count = tag & listBit == 0 ? 1 : try r.varint()
-        guard count <= UInt64(r.remaining) else { throw CodecError("list count \(count) too large", offset: at + 1) }
+        let (scalar, count) = try valueHead(&r)
         for _ in 0..<count {
             switch scalar {
             case .string: try checkString(&r)

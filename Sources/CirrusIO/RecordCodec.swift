@@ -359,6 +359,13 @@ public enum RecordCodec {
 
     /// Moves past one tagged value without building it (structure is still checked).
     static func skipValue(_ r: inout ByteReader) throws(CodecError) {
+        let (scalar, count) = try valueHead(&r)
+        for _ in 0..<count { try skipBody(scalar, &r) }
+    }
+
+    /// Reads a tagged value's tag (and a list's count): its scalar type and how many bodies
+    /// follow (1 for a scalar), each checked.
+    static func valueHead(_ r: inout ByteReader) throws(CodecError) -> (ScalarType, UInt64) {
         let at = r.offset
         let tag = try r.u8()
         guard let scalar = ScalarType(rawValue: tag & 0x0F), tag & ~(0x0F | listBit) == 0 else {
@@ -366,7 +373,7 @@ public enum RecordCodec {
         }
         let count = tag & listBit == 0 ? 1 : try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("list count \(count) too large", offset: at + 1) }
-        for _ in 0..<count { try skipBody(scalar, &r) }
+        return (scalar, count)
     }
 
     static func skipBody(_ t: ScalarType, _ r: inout ByteReader) throws(CodecError) {
