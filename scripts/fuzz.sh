@@ -4,8 +4,8 @@
 #   scripts/fuzz.sh [SECONDS] [extra libFuzzer flags…]
 #
 # Builds each module in MODULES straight from its sources with swiftc (instrumented with
-# -sanitize=fuzzer,address), links them with Fuzz/*.swift into Fuzz/bin/fuzz-predicate, and
-# runs it over the committed seed corpus Fuzz/corpus/ plus a scratch corpus Fuzz/corpus-run/
+# -sanitize=fuzzer,address; one -package-name for all, as SwiftPM gives, for `package`
+# declarations), links them with Fuzz/*.swift into Fuzz/bin/fuzz-predicate, and runs it over the committed seed corpus Fuzz/corpus/ plus a scratch corpus Fuzz/corpus-run/
 # (not committed). Needs only the Swift toolchain (SWIFTC, default: swiftc on PATH or
 # /opt/swift/usr/bin/swiftc). Exits non-zero when libFuzzer finds a crash; the input is saved
 # as Fuzz/bin/crash-<sha1> — replay it with `Fuzz/bin/fuzz-predicate Fuzz/bin/crash-…`.
@@ -24,6 +24,7 @@ BIN="$ROOT/Fuzz/bin"
 mkdir -p "$BIN/modules" "$ROOT/Fuzz/corpus-run"
 
 FLAGS=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -enable-upcoming-feature ExistentialAny
+       -package-name Cirrus
        -I "$BIN/modules")
 OBJECTS=()
 for m in "${MODULES[@]}"; do
