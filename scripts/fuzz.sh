@@ -7,8 +7,9 @@
 # -sanitize=fuzzer,address; one -package-name for all, as SwiftPM gives, for `package`
 # declarations), links them with Fuzz/*.swift into Fuzz/bin/fuzz-predicate, and runs it over
 # the committed seed corpus Fuzz/corpus/ plus a scratch corpus Fuzz/corpus-run/ (not committed).
-# Needs only the Swift toolchain (SWIFTC, default: swiftc on PATH or /opt/swift/usr/bin/swiftc). Exits non-zero when libFuzzer finds a crash; the input is saved
-# as Fuzz/bin/crash-<sha1> — replay it with `Fuzz/bin/fuzz-predicate Fuzz/bin/crash-…`.
+# Needs only the Swift toolchain (SWIFTC, default: swiftc on PATH or /opt/swift/usr/bin/swiftc).
+# Exits non-zero when libFuzzer finds a crash; the input is saved as Fuzz/bin/crash-<sha1> —
+# replay it with `Fuzz/bin/fuzz-predicate Fuzz/bin/crash-…`.
 # Fuzz/predicate.dict gives libFuzzer the reserved words and operator spellings.
 set -euo pipefail
 
