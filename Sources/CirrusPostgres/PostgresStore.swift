@@ -417,19 +417,22 @@ enum Deadline {
         }
         let progress = Progress()
         return try await withCheckedThrowingContinuation { (k: CheckedContinuation<T, any Error>) in
-            let timer = Task {
-                // Sleep to the deadline; an answer meanwhile moved it: sleep on to the new one.
-                var deadline = progress.last.withLockedValue { $0 } + timeout
-                while true {
-                    try? await Task.sleep(until: deadline, clock: .continuous)
-                    if Task.isCancelled { return }
-                    let moved = progress.last.withLockedValue { $0 } + timeout
-                    if moved <= deadline { break }
-                    deadline = moved
-                }
-                if first() { k.resume(throwing: onTimeout()) }
-            }
             Task {
+                // The deadline counts from when the work begins, not from when it was asked for:
+                // a task started late (a busy executor) has not waited on the server meanwhile.
+                progress.touch()
+                let timer = Task {
+                    // Sleep to the deadline; an answer meanwhile moved it: sleep on to the new one.
+                    var deadline = progress.last.withLockedValue { $0 } + timeout
+                    while true {
+                        try? await Task.sleep(until: deadline, clock: .continuous)
+                        if Task.isCancelled { return }
+                        let moved = progress.last.withLockedValue { $0 } + timeout
+                        if moved <= deadline { break }
+                        deadline = moved
+                    }
+                    if first() { k.resume(throwing: onTimeout()) }
+                }
                 do {
                     let v = try await Deadline.$progress.withValue(progress) { try await work() }
                     timer.cancel()
