@@ -127,16 +127,7 @@ struct Compare: AsyncParsableCommand {
     var caseCount: Int { cases ?? (quick ? 20 : 200) }
 
     func sizes() throws -> [Int] {
-        try size.split(separator: ",").map { raw in
-            let s = raw.lowercased().trimmingCharacters(in: .whitespaces)
-            let (digits, mul) =
-                s.hasSuffix("m")
-                ? (s.dropLast(), 1_000_000) : s.hasSuffix("k") ? (s.dropLast(), 1_000) : (Substring(s), 1)
-            guard let v = Int(digits), v > 0 else {
-                throw ValidationError("--size: \(raw) is not a size such as 10k, 100k, 1M")
-            }
-            return v * mul
-        }
+        try size.split(separator: ",").map { try parseSize(String($0)) }
     }
 
     var storeDurability: (Durability, String) {

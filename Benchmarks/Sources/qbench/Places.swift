@@ -59,6 +59,41 @@ struct PlaceSet {
     }
 
     init(size: Int, seed: UInt64 = 42) {
+        var generator = PlaceGenerator(seed: seed)
+        vocabulary = generator.vocabulary
+        cityCentres = generator.cities
+        places.reserveCapacity(size)
+        var df = [Int](repeating: 0, count: vocabulary.count)
+        var seen = Set<Int>()
+        for _ in 0..<size {
+            let (place, words) = generator.next()
+            seen.removeAll(keepingCapacity: true)
+            for w in words where seen.insert(w).inserted { df[w] += 1 }
+            places.append(place)
+        }
+        documentFrequency = df
+    }
+
+    /// Words whose document frequency lies in `range`, in vocabulary order.
+    func words(withFrequencyIn range: ClosedRange<Int>) -> [String] {
+        vocabulary.indices.filter { range.contains(documentFrequency[$0]) }.map { vocabulary[$0] }
+    }
+}
+
+/// The places of `PlaceSet`, one at a time and in the same order: `PlaceSet(size: n, seed: s)`
+/// holds exactly the first `n` places a `PlaceGenerator(seed: s)` returns. Memory is the
+/// vocabulary and the cities (a few MB) whatever the count — `qbench generate` streams any size.
+struct PlaceGenerator {
+    let vocabulary: [String]
+    let cities: [(Double, Double)]
+    private var rng: Rng
+    private var index = 0
+    private let cityZipf: DataSet.Zipf
+    private let wordZipf: DataSet.Zipf
+    private let kindZipf = DataSet.Zipf(n: PlaceSet.kinds.count, s: 1.0)
+    private let tagZipf = DataSet.Zipf(n: PlaceSet.tags.count, s: 0.8)
+
+    init(seed: UInt64 = 42) {
         var rng = Rng(state: seed)
         vocabulary = (0..<50_000).map(DataSet.word)
         var cities: [(Double, Double)] = (0..<1000).map { _ in
@@ -75,59 +110,50 @@ struct PlaceSet {
         while cities.count < 1200 {
             cities.append((rng.unit() * 120 - 55, rng.unit() * 360 - 180))
         }
-        cityCentres = cities
-        let cityZipf = DataSet.Zipf(n: cities.count, s: 0.7)
-        let wordZipf = DataSet.Zipf(n: vocabulary.count, s: 1.0)
-        let kindZipf = DataSet.Zipf(n: Self.kinds.count, s: 1.0)
-        let tagZipf = DataSet.Zipf(n: Self.tags.count, s: 0.8)
-        places.reserveCapacity(size)
-        var df = [Int](repeating: 0, count: vocabulary.count)
-        var seen = Set<Int>()
-        for i in 0..<size {
-            let city = cityZipf.sample(&rng)
-            var lat: Double, lon: Double
-            if rng.unit() < 0.1 {
-                lat = asin(rng.unit() * 2 - 1) * 180 / .pi
-                lon = rng.unit() * 360 - 180
-            } else {
-                let (clat, clon) = cities[city]
-                lat = clat + rng.gaussian() * 40 / 111.2
-                if lat > 90 { lat = 180 - lat }
-                if lat < -90 { lat = -180 - lat }
-                lon = clon + rng.gaussian() * 40 / (111.2 * max(0.02, cos(clat * .pi / 180)))
-                lon = lon.truncatingRemainder(dividingBy: 360)
-                if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
-            }
-            let population = min(40_000_000, Int64(50 / pow(max(1e-12, rng.unit()), 1 / 1.1)))
-            let w1 = wordZipf.sample(&rng), w2 = wordZipf.sample(&rng)
-            let nDesc = 8 + rng.below(9)
-            var words = [w1, w2]
-            var desc: [String] = []
-            desc.reserveCapacity(nDesc)
-            for _ in 0..<nDesc {
-                let w = wordZipf.sample(&rng)
-                words.append(w)
-                desc.append(vocabulary[w])
-            }
-            seen.removeAll(keepingCapacity: true)
-            for w in words where seen.insert(w).inserted { df[w] += 1 }
-            var tags: [String] = []
-            for _ in 0..<rng.below(5) {
-                let t = Self.tags[tagZipf.sample(&rng)]
-                if !tags.contains(t) { tags.append(t) }
-            }
-            places.append(
-                Place(
-                    recordName: Self.recordName(i), name: vocabulary[w1] + " " + vocabulary[w2],
-                    kind: Self.kinds[kindZipf.sample(&rng)], population: population, country: Self.country(city),
-                    latitude: max(-90, min(90, lat)), longitude: max(-180, min(180, lon)), tags: tags,
-                    description: desc.joined(separator: " ")))
-        }
-        documentFrequency = df
+        self.cities = cities
+        self.rng = rng
+        cityZipf = DataSet.Zipf(n: cities.count, s: 0.7)
+        wordZipf = DataSet.Zipf(n: vocabulary.count, s: 1.0)
     }
 
-    /// Words whose document frequency lies in `range`, in vocabulary order.
-    func words(withFrequencyIn range: ClosedRange<Int>) -> [String] {
-        vocabulary.indices.filter { range.contains(documentFrequency[$0]) }.map { vocabulary[$0] }
+    /// The next place and the vocabulary indices of its name and description words (with repeats).
+    mutating func next() -> (place: Place, words: [Int]) {
+        let city = cityZipf.sample(&rng)
+        var lat: Double, lon: Double
+        if rng.unit() < 0.1 {
+            lat = asin(rng.unit() * 2 - 1) * 180 / .pi
+            lon = rng.unit() * 360 - 180
+        } else {
+            let (clat, clon) = cities[city]
+            lat = clat + rng.gaussian() * 40 / 111.2
+            if lat > 90 { lat = 180 - lat }
+            if lat < -90 { lat = -180 - lat }
+            lon = clon + rng.gaussian() * 40 / (111.2 * max(0.02, cos(clat * .pi / 180)))
+            lon = lon.truncatingRemainder(dividingBy: 360)
+            if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+        }
+        let population = min(40_000_000, Int64(50 / pow(max(1e-12, rng.unit()), 1 / 1.1)))
+        let w1 = wordZipf.sample(&rng), w2 = wordZipf.sample(&rng)
+        let nDesc = 8 + rng.below(9)
+        var words = [w1, w2]
+        var desc: [String] = []
+        desc.reserveCapacity(nDesc)
+        for _ in 0..<nDesc {
+            let w = wordZipf.sample(&rng)
+            words.append(w)
+            desc.append(vocabulary[w])
+        }
+        var tags: [String] = []
+        for _ in 0..<rng.below(5) {
+            let t = PlaceSet.tags[tagZipf.sample(&rng)]
+            if !tags.contains(t) { tags.append(t) }
+        }
+        let place = Place(
+            recordName: PlaceSet.recordName(index), name: vocabulary[w1] + " " + vocabulary[w2],
+            kind: PlaceSet.kinds[kindZipf.sample(&rng)], population: population, country: PlaceSet.country(city),
+            latitude: max(-90, min(90, lat)), longitude: max(-180, min(180, lon)), tags: tags,
+            description: desc.joined(separator: " "))
+        index += 1
+        return (place, words)
     }
 }
