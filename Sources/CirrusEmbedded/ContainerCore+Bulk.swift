@@ -73,7 +73,7 @@ extension ContainerCore {
         let nodeSize = options.indexNodeSize
         try ensureSecrets(Set(state.seen.map(\.zoneID.ownerName)).union(state.zones.map(\.ownerName)))
         do {
-            try state.load.finish(userState: try userStateBytes()) { rows in
+            try state.load.finish(userState: userStateBytes()) { rows in
                 Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
             }
         } catch {

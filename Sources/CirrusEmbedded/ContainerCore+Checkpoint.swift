@@ -17,18 +17,82 @@
 // the write lock.
 
 import CirrusFacade
+import CirrusIO
 import Foundation
 import Indexes
 import RecordLog
 import RecordModel
 
-/// The façade's state saved with a checkpoint.
-struct CheckpointUserState: Codable {
+/// The façade's state saved with a checkpoint: binary (`encoded()`); the JSON of version 1,
+/// which checkpoints written before hold, is still read.
+struct CheckpointUserState: Codable, Equatable {
     static let version = 1
     var version = CheckpointUserState.version
     /// owner → target (API form) → records holding a deleteSelf reference to it.
     var backrefs: [String: [RecordID: Set<RecordID>]]
     var assetRefs: [String: Int]
+
+    /// The first byte of the binary form (JSON begins with `{`).
+    static let binaryTag: UInt8 = 2
+
+    /// `u8 2`, varint owner count, per owner (sorted): string owner, varint target count, per
+    /// target (sorted): record id, varint count, the referring record ids (sorted); then varint
+    /// asset count, per asset (sorted by hash): string content hash, zigzag count. Canonical.
+    func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        w.u8(Self.binaryTag)
+        w.varint(UInt64(backrefs.count))
+        for (owner, targets) in backrefs.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) {
+            w.string(owner)
+            w.varint(UInt64(targets.count))
+            for (target, holders) in targets.sorted(by: { $0.key < $1.key }) {
+                RecordCodec.encodeRecordID(target, into: &w)
+                w.varint(UInt64(holders.count))
+                for h in holders.sorted() { RecordCodec.encodeRecordID(h, into: &w) }
+            }
+        }
+        w.varint(UInt64(assetRefs.count))
+        for (hash, n) in assetRefs.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) {
+            w.string(hash)
+            w.zigzag(Int64(n))
+        }
+        return w.bytes
+    }
+
+    /// Reads either form; a JSON state must be of this build's version.
+    static func decode(_ bytes: [UInt8]) throws -> CheckpointUserState {
+        guard bytes.first == binaryTag else {
+            let u = try JSONDecoder().decode(CheckpointUserState.self, from: Data(bytes))
+            guard u.version == version else {
+                throw CirrusError(
+                    .internalError,
+                    "the checkpoint's façade state has version \(u.version); this build reads \(version)")
+            }
+            return u
+        }
+        return try bytes.withUnsafeBytes { buf throws(CodecError) in
+            var r = ByteReader(buf, offset: 1)
+            var backrefs: [String: [RecordID: Set<RecordID>]] = [:]
+            for _ in 0..<(try r.length()) {
+                let owner = try r.string()
+                var targets: [RecordID: Set<RecordID>] = [:]
+                for _ in 0..<(try r.length()) {
+                    let target = try RecordCodec.decodeRecordID(&r)
+                    var holders: Set<RecordID> = []
+                    for _ in 0..<(try r.length()) { holders.insert(try RecordCodec.decodeRecordID(&r)) }
+                    targets[target] = holders
+                }
+                backrefs[owner] = targets
+            }
+            var assetRefs: [String: Int] = [:]
+            for _ in 0..<(try r.length()) {
+                let hash = try r.string()
+                assetRefs[hash] = Int(try r.zigzag())
+            }
+            guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes", offset: r.offset) }
+            return CheckpointUserState(backrefs: backrefs, assetRefs: assetRefs)
+        }
+    }
 }
 
 extension ContainerCore {
@@ -67,13 +131,7 @@ extension ContainerCore {
         noteDamagedIndexSections()
         if let bytes = store.checkpointUserState, !bytes.isEmpty {
             do {
-                let u = try JSONDecoder().decode(CheckpointUserState.self, from: Data(bytes))
-                guard u.version == CheckpointUserState.version else {
-                    throw CirrusError(
-                        .internalError,
-                        "the checkpoint's façade state has version \(u.version); this build reads \(CheckpointUserState.version)"
-                    )
-                }
+                let u = try CheckpointUserState.decode(bytes)
                 backrefs = u.backrefs
                 assetRefs = u.assetRefs
             } catch let e as CirrusError {
@@ -116,15 +174,7 @@ extension ContainerCore {
     }
 
     /// The façade's state as the checkpoint's `user` bytes.
-    func userStateBytes() throws(CirrusError) -> [UInt8] {
-        do {
-            let enc = JSONEncoder()
-            enc.outputFormatting = .sortedKeys
-            return Array(try enc.encode(CheckpointUserState(backrefs: backrefs, assetRefs: assetRefs)))
-        } catch {
-            throw CirrusError(.internalError, "cannot encode the façade state for a checkpoint: \(error)")
-        }
-    }
+    func userStateBytes() -> [UInt8] { CheckpointUserState(backrefs: backrefs, assetRefs: assetRefs).encoded() }
 
     /// Writes a checkpoint and re-makes the tables over the new segments (write lock held).
     /// `raiseHorizon` also forgets deletions, as compaction does; the tables of `merge` end in
@@ -142,7 +192,7 @@ extension ContainerCore {
         let report: CheckpointReport
         do {
             report = try store.checkpoint(
-                userState: try userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint, merge: merge,
+                userState: userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint, merge: merge,
                 sections: { rows in
                     Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
                 })
@@ -223,7 +273,7 @@ extension ContainerCore {
         do { job = try store.beginCheckpoint() } catch {
             throw CirrusError.storage(error, "the checkpoint")
         }
-        let user = try userStateBytes()
+        let user = userStateBytes()
         let schema = stateLock.withLock { publishedSchema }
         let rewrite = rewriteAtCheckpoint
         let reusable = baseOnlyTables

@@ -448,10 +448,7 @@ final class ContainerCore: @unchecked Sendable {
             throw CirrusError(.internalError, "cannot read \(path): \(error)")
         }
         do {
-            secrets = try JSONDecoder().decode([String: [UInt8]].self, from: Data(bytes))
-            guard secrets.values.allSatisfy({ $0.count == 32 }) else {
-                throw CirrusError(.internalError, "a secret is not 32 bytes")
-            }
+            secrets = try Self.decodeSecrets(bytes)
         } catch {
             secrets = [:]
             var consequence = "cursors issued before can no longer be resumed (they fail as stale)"
@@ -469,6 +466,27 @@ final class ContainerCore: @unchecked Sendable {
             }
             warn(OpenWarning(path: path, offset: 0, reason: "does not read: \(error)", consequence: consequence))
         }
+    }
+
+    /// `cursor-secrets.json`: `{"owner": [32 numbers 0…255], …}` (what `JSONEncoder` writes for
+    /// `[String: [UInt8]]`), read with the record model's JSON reader — at every open, where
+    /// Codable's first use in a process costs more than the rest of reading the file.
+    static func decodeSecrets(_ bytes: [UInt8]) throws -> [String: [UInt8]] {
+        let value = try bytes.withUnsafeBufferPointer { buf throws(JSONError) in try JSONValue.parse(bytes: buf) }
+        guard case .object(let members) = value else { throw CirrusError(.internalError, "not a JSON object") }
+        var secrets: [String: [UInt8]] = [:]
+        for (owner, v) in members {
+            guard case .array(let items) = v, items.count == 32 else {
+                throw CirrusError(.internalError, "the secret of \(owner) is not 32 bytes")
+            }
+            secrets[owner] = try items.map { item in
+                guard case .integer(let n) = item, let b = UInt8(exactly: n) else {
+                    throw CirrusError(.internalError, "the secret of \(owner) holds a value that is not a byte")
+                }
+                return b
+            }
+        }
+        return secrets
     }
 
     /// The database's cursor secret. Every database that holds data got its secret, on disk,

@@ -33,8 +33,8 @@ public enum LogEntry: Sendable, Hashable {
         }
     }
 
-    /// Appends the payload bytes of this entry. Throws only for a schema that JSON cannot
-    /// encode (never written as anything else: the commit that carries it fails).
+    /// Appends the payload bytes of this entry. (Throws nothing since schemas are written in
+    /// binary; the signature stays for callers written when JSON encoding could fail.)
     public func encodePayload(into w: inout ByteWriter) throws(CodecError) {
         switch self {
         case .recordVersion(let r): RecordCodec.encode(r, into: &w)
@@ -43,14 +43,8 @@ public enum LogEntry: Sendable, Hashable {
             w.string(type)
         case .zoneCreate(let z), .zoneDelete(let z): RecordCodec.encodeZoneID(z, into: &w)
         case .schemaChange(let s):
-            w.u8(1)
-            let enc = JSONEncoder()
-            enc.outputFormatting = .sortedKeys
-            do {
-                w.bytes.append(contentsOf: try enc.encode(s))
-            } catch {
-                throw CodecError("the schema does not encode as JSON: \(error)", offset: w.bytes.count)
-            }
+            w.u8(2)  // binary (RecordCodec+Schema.swift); 1 = JSON, still read
+            RecordCodec.encodeSchema(s, into: &w)
         case .checkpoint(let hi, let horizon):
             w.varint(hi)
             w.varint(horizon)
@@ -70,13 +64,17 @@ public enum LogEntry: Sendable, Hashable {
         case .zoneCreate: e = .zoneCreate(try RecordCodec.decodeZoneID(&r))
         case .zoneDelete: e = .zoneDelete(try RecordCodec.decodeZoneID(&r))
         case .schemaChange:
-            guard try r.u8() == 1 else { throw CodecError("unknown schema encoding", offset: 0) }
-            let data = Data(payload[1...])
-            r.offset = payload.count
-            do {
-                e = .schemaChange(try JSONDecoder().decode(Schema.self, from: data))
-            } catch {
-                throw CodecError("schema JSON does not decode: \(error)", offset: 1)
+            switch try r.u8() {
+            case 2: e = .schemaChange(try RecordCodec.decodeSchema(&r))
+            case 1:  // JSON (Codable), what logs and state segments before the binary form hold
+                let data = Data(payload[1...])
+                r.offset = payload.count
+                do {
+                    e = .schemaChange(try JSONDecoder().decode(Schema.self, from: data))
+                } catch {
+                    throw CodecError("schema JSON does not decode: \(error)", offset: 1)
+                }
+            case let b: throw CodecError("unknown schema encoding \(b)", offset: 0)
             }
         case .checkpoint:
             let hi = try r.varint()

@@ -158,15 +158,21 @@ public struct Manifest: Sendable, Hashable {
 
     /// Parses the file; the reason when it is damaged.
     public static func decode(_ bytes: [UInt8]) -> Result<Manifest, CodecError> {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            return .failure(CodecError("not UTF-8", offset: 0))
+        // Bytes first, then text: a fresh process opens with this, and Foundation's string
+        // search and the generic validating initializer cost more than the rest of the parse.
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.utf8.elementsEqual(bytes) else { return .failure(CodecError("not UTF-8", offset: 0)) }
+        let marker = Array("crc ".utf8)
+        guard let at = bytes.indices.first(where: { bytes[$0...].starts(with: marker) }) else {
+            return .failure(CodecError("no crc line", offset: 0))
         }
-        guard let crcRange = text.range(of: "crc ") else { return .failure(CodecError("no crc line", offset: 0)) }
-        let body = String(text[..<crcRange.lowerBound])
-        let crcText = String(text[crcRange.upperBound...].filter { !$0.isWhitespace })
-        guard let crc = UInt32(crcText, radix: 16), crc == CRC32C.checksum(Array(body.utf8)) else {
+        let crcText = String(
+            decoding: bytes[(at + marker.count)...].filter { ![0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D].contains($0) },
+            as: UTF8.self)
+        guard let crc = UInt32(crcText, radix: 16), crc == CRC32C.checksum(Array(bytes[..<at])) else {
             return .failure(CodecError("checksum mismatch", offset: 0))
         }
+        let body = String(decoding: bytes[..<at], as: UTF8.self)
         let lines = body.split(separator: "\n")
         let v2 = lines.first == "cirrus-log 2"
         let v3 = lines.first == "cirrus-log 3"
