@@ -72,7 +72,8 @@ extension RecordCodec {
                 let list = try r.u8()
                 guard list <= 1 else { throw CodecError("bad list flag in \(name).\(fieldName)", offset: at + 1) }
                 let options = try indexOptions(&r)
-                fields.append(FieldSchema(name: fieldName, type: FieldType(scalar, isList: list == 1), options: options))
+                fields.append(
+                    FieldSchema(name: fieldName, type: FieldType(scalar, isList: list == 1), options: options))
             }
             var system: [SystemField: IndexOptions] = [:]
             for _ in 0..<(try count(&r)) {
