@@ -203,55 +203,44 @@ public struct RecordIndexes: Sendable {
         for c in changes {
             switch c {
             case .insert(let row, let rec):
-                add(row, rec)
+                updateEntries(row, nil, rec)
                 rowCount += 1
             case .update(let row, let old, let new):
                 updateEntries(row, old, new)
             case .delete(let row, let rec):
-                removeEntries(row, rec)
+                updateEntries(row, rec, nil)
                 rowCount -= 1
             }
         }
     }
 
-    // Loops run over copies of the key lists: iterating `ordered.keys` itself would keep the
-    // dictionary's storage shared and turn every in-place update into a copy.
-    mutating func add(_ row: RowID, _ rec: Record) {
+    /// Re-indexes `row` from `old` to `new`: a nil `old` adds the row's entries, a nil `new`
+    /// removes them. An update re-indexes only the fields whose value changed: an update of one
+    /// field of a record (the common write) costs that field's index, not every index of the type.
+    mutating func updateEntries(_ row: RowID, _ old: Record?, _ new: Record?) {
+        // Loops run over copies of the key lists: iterating `ordered.keys` itself would keep the
+        // dictionary's storage shared and turn every in-place update into a copy.
         for field in Array(ordered.keys) {
-            if let v = Self.value(field, rec) { ordered[field]?.insert(v, row: row) }
-        }
-        if text != nil {
-            let texts = Self.texts(searchableFields, rec)
-            text?.insert(row: row, texts: texts)
-        }
-        for name in Array(spatial.keys) {
-            if case .location(let l) = rec.fields[name] { spatial[name]?.insert(row: row, location: l) }
-        }
-    }
-
-    /// Re-indexes only the fields whose value changed: an update of one field of a record (the
-    /// common write) costs that field's index, not every index of the type.
-    mutating func updateEntries(_ row: RowID, _ old: Record, _ new: Record) {
-        for field in Array(ordered.keys) {
-            let a = Self.value(field, old)
-            let b = Self.value(field, new)
+            let a = old.flatMap { Self.value(field, $0) }
+            let b = new.flatMap { Self.value(field, $0) }
             if Self.same(a, b) { continue }
             if let a { ordered[field]?.remove(a, row: row) }
             if let b { ordered[field]?.insert(b, row: row) }
         }
         if text != nil {
-            let a = Self.texts(searchableFields, old)
-            let b = Self.texts(searchableFields, new)
-            if !Self.sameTexts(a, b) {
-                text?.remove(row: row, texts: a)
-                text?.insert(row: row, texts: b)
+            switch (old.map { Self.texts(searchableFields, $0) }, new.map { Self.texts(searchableFields, $0) }) {
+            case (let a?, let b?) where Self.sameTexts(a, b): break
+            case (let a, let b):
+                if let a { text?.remove(row: row, texts: a) }
+                if let b { text?.insert(row: row, texts: b) }
             }
         }
         for name in Array(spatial.keys) {
-            let a = Self.location(name, old)
-            let b = Self.location(name, new)
-            if a == b { continue }
-            spatial[name]?.remove(row: row, indexed: a?.hasValidCoordinates == true)
+            let a = old.flatMap { Self.location(name, $0) }
+            let b = new.flatMap { Self.location(name, $0) }
+            if old != nil, new != nil, a == b { continue }
+            // A removed row leaves the index whether or not its record had a location.
+            if old != nil { spatial[name]?.remove(row: row, indexed: a?.hasValidCoordinates == true) }
             if let b { spatial[name]?.insert(row: row, location: b) }
         }
     }
@@ -288,19 +277,6 @@ public struct RecordIndexes: Sendable {
         case (.list(let a), .list(let b)): return a.count == b.count && zip(a, b).allSatisfy { sameKind($0, $1) }
         case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
         default: return true
-        }
-    }
-
-    mutating func removeEntries(_ row: RowID, _ rec: Record) {
-        for field in Array(ordered.keys) {
-            if let v = Self.value(field, rec) { ordered[field]?.remove(v, row: row) }
-        }
-        if text != nil {
-            let texts = Self.texts(searchableFields, rec)
-            text?.remove(row: row, texts: texts)
-        }
-        for name in Array(spatial.keys) {
-            spatial[name]?.remove(row: row, indexed: Self.location(name, rec)?.hasValidCoordinates == true)
         }
     }
 
