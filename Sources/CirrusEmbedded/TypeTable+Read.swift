@@ -34,7 +34,8 @@ extension TypeTable {
         if i < baseCount {
             guard !baseRemoved.contains(i), let base else { return nil }
             if overlaid.contains(i), let r = overlaidRecord(i) { return r }
-            return Self.decoded(i, base, cache, parts.damage, fill: cache?.fills(resultRows: resultRows) ?? false)
+            return Self.decoded(
+                i, base, cache, parts.contents.damage, fill: cache?.fills(resultRows: resultRows) ?? false)
         }
         let d = i - baseCount
         return pages.contains(d) ? pages[d]?.record : nil
@@ -66,15 +67,15 @@ extension TypeTable {
     /// rows — are read once for all the rows, not retained and released per row.
     func forEachRecord(_ rows: [RowID], resultRows: Int, _ body: (Int, Record) -> Void) {
         let parts = self.parts
-        guard let base = parts.base else {
+        guard let base = parts.contents.base else {
             for (k, row) in rows.enumerated() { if let r = record(row, resultRows: resultRows) { body(k, r) } }
             return
         }
         let baseCount = base.rows.count
-        let cache = parts.cache
+        let cache = parts.contents.cache
         let fill = cache?.fills(resultRows: resultRows) ?? false
-        let anyRemoved = parts.baseRemoved.count > 0
-        let anyOverlaid = parts.overlaid.count > 0
+        let anyRemoved = parts.contents.baseRemoved.count > 0
+        let anyOverlaid = parts.contents.overlaid.count > 0
         let prefetching = base.rows.worthPrefetching
         // A result the cache keeps is mostly read from it: the cached records' boxes are asked
         // for 8–15 rows ahead (the first 16 at once), their loads overlapping.
@@ -104,13 +105,13 @@ extension TypeTable {
                     if let r = record(rs[k]) { body(k, r) }
                     continue
                 }
-                if anyRemoved && parts.baseRemoved.contains(i) { continue }
-                if anyOverlaid, parts.overlaid.contains(i), let r = overlaidRecord(i) {
+                if anyRemoved && parts.contents.baseRemoved.contains(i) { continue }
+                if anyOverlaid, parts.contents.overlaid.contains(i), let r = overlaidRecord(i) {
                     body(k, r)
                     continue
                 }
                 if fill {
-                    if let r = Self.decoded(i, base, cache, parts.damage, fill: true) { body(k, r) }
+                    if let r = Self.decoded(i, base, cache, parts.contents.damage, fill: true) { body(k, r) }
                     continue
                 }
                 if asking, let cache {
@@ -123,7 +124,7 @@ extension TypeTable {
                         continue
                     }
                 }
-                if let r = Self.decoded(i, base, nil, parts.damage, fill: false) { body(k, r) }
+                if let r = Self.decoded(i, base, nil, parts.contents.damage, fill: false) { body(k, r) }
             }
         }
     }
@@ -144,11 +145,11 @@ extension TypeTable {
     /// selected fields' column slots when every one has a column (`columns`), else the rows'
     /// entries; nothing when the base is not `worthPrefetching`.
     func prefetch(_ rows: ArraySlice<RowID>, columns: ColumnReader?) {
-        guard parts.base?.rows.worthPrefetching == true else { return }
+        guard parts.contents.base?.rows.worthPrefetching == true else { return }
         if let columns {
             for row in rows where Int(row) < baseCount { columns.prefetch(Int(row)) }
         } else {
-            parts.base?.rows.prefetch(rows, payload: false)
+            parts.contents.base?.rows.prefetch(rows, payload: false)
         }
     }
 
@@ -156,10 +157,10 @@ extension TypeTable {
     /// entries the record cache's sets, for reads that follow; nothing when the base is not
     /// `worthPrefetching`.
     func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
-        guard parts.base?.rows.worthPrefetching == true else { return }
-        parts.base?.rows.prefetch(rows, payload: payload)
+        guard parts.contents.base?.rows.worthPrefetching == true else { return }
+        parts.contents.base?.rows.prefetch(rows, payload: payload)
         // With the entries (the first hint for a row), the record cache's set the read asks first.
-        if !payload, let cache = parts.cache {
+        if !payload, let cache = parts.contents.cache {
             for row in rows where Int(row) < baseCount { cache.prefetch(Int(row)) }
         }
     }
@@ -183,10 +184,10 @@ extension TypeTable {
     /// records: one cold cache line after another, read in turn, was most of what fetching a
     /// nearest-first page's records cost.
     func prefetchRecords(_ rows: ArraySlice<RowID>) {
-        guard let base = parts.base else { return }
+        guard let base = parts.contents.base else { return }
         let n = base.rows.count
         let bytes = base.rows.worthPrefetching
-        guard let cache = parts.cache else {
+        guard let cache = parts.contents.cache else {
             if bytes { base.rows.prefetch(rows, payload: true) }
             return
         }
@@ -203,14 +204,14 @@ extension TypeTable {
         if overlaid.contains(i), let r = overlaidRecord(i) { return r }
         if let hit = cache?.cached(i) { return hit }
         guard let p = base.rows.payload(i) else {
-            parts.damage.note(base.rows.damage(i, "row payload lies outside the section"))
+            parts.contents.damage.note(base.rows.damage(i, "row payload lies outside the section"))
             return nil
         }
         // As in record(_:): a mapped row that does not decode is counted and fails the call.
         do {
             return ContainerCore.apiForm(try RecordCodec.decode(p, onlyFields: fields))
         } catch {
-            parts.damage.note(base.rows.damage(i, "row does not decode: \(error)"))
+            parts.contents.damage.note(base.rows.damage(i, "row does not decode: \(error)"))
             return nil
         }
     }
@@ -237,13 +238,13 @@ extension TypeTable {
         // Values come from the layer's columns when every selected field has one:
         // the row's bytes are not touched (nor the base retained).
         if let columns, columns.values(i, into: &out) { return true }
-        guard let base = parts.base, let p = base.rows.payload(i) else { return false }
+        guard let base = parts.contents.base, let p = base.rows.payload(i) else { return false }
         // As in record(_:): a mapped row that does not decode is counted and fails the call.
         do {
             try RecordCodec.values(p, of: selection, into: &out)
             return true
         } catch {
-            parts.damage.note(base.rows.damage(i, "row does not decode: \(error)"))
+            parts.contents.damage.note(base.rows.damage(i, "row does not decode: \(error)"))
             return false
         }
     }

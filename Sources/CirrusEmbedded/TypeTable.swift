@@ -35,171 +35,107 @@ struct TypeTable: Sendable {
     /// tables all the time, and copying the parts themselves retained every index, map and page
     /// table in them (a fifth of a point lookup). The first change to a shared table copies the
     /// parts, as copying the struct did.
-    final class Storage: @unchecked Sendable {
-        // @unchecked: the vars change only through `TypeTable`'s accessors, after `unique()`
-        // made this object the table's own; shared, it is never written.
+    struct Storage: Sendable {
         let recordType: String
         let owner: String
         let nodeSize: Int
-        @exclusivity(unchecked) var schema: RecordTypeSchema?
-        @exclusivity(unchecked) var base: BaseTable?
-        @exclusivity(unchecked) var cache: RecordCache?
-        @exclusivity(unchecked) var baseRemoved = RowBitmap()
-        @exclusivity(unchecked) var overlay = ShardedMap<DeltaRecord>()
-        @exclusivity(unchecked) var overlaid = RowBitmap()
-        @exclusivity(unchecked) var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
-        @exclusivity(unchecked) var deltaByID = ShardedMap<RowID>()
-        @exclusivity(unchecked) var indexes: RecordIndexes
-        @exclusivity(unchecked) var nextRow: RowID = 0
-        @exclusivity(unchecked) var deltaCount = 0
+        var schema: RecordTypeSchema?
+        var base: BaseTable?
+        var cache: RecordCache?
+        var baseRemoved = RowBitmap()
+        var overlay = ShardedMap<DeltaRecord>()
+        var overlaid = RowBitmap()
+        var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
+        var deltaByID = ShardedMap<RowID>()
+        var indexes: RecordIndexes
+        var nextRow: RowID = 0
+        var deltaCount = 0
         /// Charges of reads against this base's extra layers (nil: one layer, or no merges).
-        @exclusivity(unchecked) var mergeMeter: ReadMergeMeter?
+        let mergeMeter: ReadMergeMeter?
         /// Rows of the base that did not decode when read, shared by every copy of the table.
-        var damage = RowDamage()
-
-        init(recordType: String, owner: String, nodeSize: Int, schema: RecordTypeSchema?, indexes: RecordIndexes) {
-            self.recordType = recordType
-            self.owner = owner
-            self.nodeSize = nodeSize
-            self.schema = schema
-            self.indexes = indexes
-        }
-
-        init(copying o: Storage) {
-            recordType = o.recordType
-            owner = o.owner
-            nodeSize = o.nodeSize
-            schema = o.schema
-            base = o.base
-            cache = o.cache
-            baseRemoved = o.baseRemoved
-            overlay = o.overlay
-            overlaid = o.overlaid
-            pages = o.pages
-            deltaByID = o.deltaByID
-            indexes = o.indexes
-            nextRow = o.nextRow
-            deltaCount = o.deltaCount
-            mergeMeter = o.mergeMeter
-            damage = o.damage
-        }
+        let damage = RowDamage()
     }
 
-    /// Read directly by the read path (TypeTable+Read.swift); written only through the accessors.
-    fileprivate(set) var parts: Storage
+    /// Read directly by the read path (TypeTable+Read.swift); written only through the accessors,
+    /// whose `parts.contents` copies shared parts first.
+    fileprivate(set) var parts: CopyOnWrite<Storage>
 
-    /// Makes the parts this table's own before a change (copy-on-write).
-    private mutating func unique() {
-        if !isKnownUniquelyReferenced(&parts) { parts = Storage(copying: parts) }
-    }
-
-    var recordType: String { parts.recordType }
+    var recordType: String { parts.contents.recordType }
     /// The zone owner as stored (the database).
-    var owner: String { parts.owner }
-    var nodeSize: Int { parts.nodeSize }
+    var owner: String { parts.contents.owner }
+    var nodeSize: Int { parts.contents.nodeSize }
     var schema: RecordTypeSchema? {
-        _read { yield parts.schema }
-        _modify {
-            unique()
-            yield &parts.schema
-        }
+        _read { yield parts.contents.schema }
+        _modify { yield &parts.contents.schema }
     }
     /// The undecodable rows this table's reads met (shared by its copies).
-    var damage: RowDamage { parts.damage }
+    var damage: RowDamage { parts.contents.damage }
 
     var base: BaseTable? {
-        _read { yield parts.base }
-        _modify {
-            unique()
-            yield &parts.base
-        }
+        _read { yield parts.contents.base }
+        _modify { yield &parts.contents.base }
     }
     /// Charges of reads against the base's extra layers (nil: one layer, or no merges).
-    var mergeMeter: ReadMergeMeter? { parts.mergeMeter }
+    var mergeMeter: ReadMergeMeter? { parts.contents.mergeMeter }
     /// Decoded base rows (shared by every snapshot of this base).
     var cache: RecordCache? {
-        _read { yield parts.cache }
-        _modify {
-            unique()
-            yield &parts.cache
-        }
+        _read { yield parts.contents.cache }
+        _modify { yield &parts.contents.cache }
     }
     var baseRemoved: RowBitmap {
-        _read { yield parts.baseRemoved }
-        _modify {
-            unique()
-            yield &parts.baseRemoved
-        }
+        _read { yield parts.contents.baseRemoved }
+        _modify { yield &parts.contents.baseRemoved }
     }
     /// Base rows updated in place (the update changed only ordered-index fields): their
     /// current record by id, and the rows that have one. The row keeps its id and its text and
     /// spatial entries; `RecordIndexes.canUpdateInPlace` decides.
     var overlay: ShardedMap<DeltaRecord> {
-        _read { yield parts.overlay }
-        _modify {
-            unique()
-            yield &parts.overlay
-        }
+        _read { yield parts.contents.overlay }
+        _modify { yield &parts.contents.overlay }
     }
     var overlaid: RowBitmap {
-        _read { yield parts.overlaid }
-        _modify {
-            unique()
-            yield &parts.overlaid
-        }
+        _read { yield parts.contents.overlaid }
+        _modify { yield &parts.contents.overlaid }
     }
     /// Delta records by `row - baseCount`.
     var pages: PagedArray<DeltaRecord?> {
-        _read { yield parts.pages }
-        _modify {
-            unique()
-            yield &parts.pages
-        }
+        _read { yield parts.contents.pages }
+        _modify { yield &parts.contents.pages }
     }
     var deltaByID: ShardedMap<RowID> {
-        _read { yield parts.deltaByID }
-        _modify {
-            unique()
-            yield &parts.deltaByID
-        }
+        _read { yield parts.contents.deltaByID }
+        _modify { yield &parts.contents.deltaByID }
     }
     var indexes: RecordIndexes {
-        _read { yield parts.indexes }
-        _modify {
-            unique()
-            yield &parts.indexes
-        }
+        _read { yield parts.contents.indexes }
+        _modify { yield &parts.contents.indexes }
     }
     var nextRow: RowID {
-        _read { yield parts.nextRow }
-        _modify {
-            unique()
-            yield &parts.nextRow
-        }
+        _read { yield parts.contents.nextRow }
+        _modify { yield &parts.contents.nextRow }
     }
     var deltaCount: Int {
-        _read { yield parts.deltaCount }
-        _modify {
-            unique()
-            yield &parts.deltaCount
-        }
+        _read { yield parts.contents.deltaCount }
+        _modify { yield &parts.contents.deltaCount }
     }
 
-    var baseCount: Int { parts.base?.rows.count ?? 0 }
-    var liveCount: Int { baseCount - parts.baseRemoved.count + parts.deltaCount }
+    var baseCount: Int { parts.contents.base?.rows.count ?? 0 }
+    var liveCount: Int { baseCount - parts.contents.baseRemoved.count + parts.contents.deltaCount }
 
     /// Whether ascending rows are ascending record ids: the rows are one base layer in one zone
     /// (a layer is sorted by zone, then record name: record-id order within a zone) and no row
     /// was added since.
     var rowsInIDOrder: Bool {
-        guard let b = parts.base, b.rows.layers.count == 1, Int(parts.nextRow) == b.rows.count else { return false }
+        guard let b = parts.contents.base, b.rows.layers.count == 1, Int(parts.contents.nextRow) == b.rows.count else {
+            return false
+        }
         return b.rows.singleZoneName != nil
     }
 
     /// Whether every base layer lists its rows in record-id order (all of a layer's rows in one
     /// zone: a layer sorts by zone, then record name) and no row was added since.
     var layersInIDOrder: Bool {
-        guard let b = parts.base, Int(parts.nextRow) == b.rows.count else { return false }
+        guard let b = parts.contents.base, Int(parts.contents.nextRow) == b.rows.count else { return false }
         return b.rows.layers.allSatisfy { $0.rows.singleZoneName != nil }
     }
 
@@ -219,14 +155,13 @@ struct TypeTable: Sendable {
             deltaByID[r.recordID] = row
             rows.append((row, r))
         }
-        parts = Storage(
-            recordType: recordType, owner: owner, nodeSize: nodeSize, schema: schema,
-            indexes: RecordIndexes(
-                schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize))
-        parts.pages = pages
-        parts.deltaByID = deltaByID
-        parts.nextRow = RowID(truncatingIfNeeded: order.count)
-        parts.deltaCount = order.count
+        parts = CopyOnWrite(
+            Storage(
+                recordType: recordType, owner: owner, nodeSize: nodeSize, schema: schema, pages: pages,
+                deltaByID: deltaByID,
+                indexes: RecordIndexes(
+                    schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize),
+                nextRow: RowID(truncatingIfNeeded: order.count), deltaCount: order.count, mergeMeter: nil))
     }
 
     /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here. With
@@ -235,15 +170,16 @@ struct TypeTable: Sendable {
     init(
         base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0, readMergeBudget: Double? = nil
     ) throws(CirrusError) {
-        parts = Storage(
-            recordType: base.key.recordType, owner: base.key.owner, nodeSize: nodeSize, schema: schema,
-            indexes: try Self.baseIndexes(
-                base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize))
-        parts.cache = RecordCache(capacity: min(cacheSize, base.rows.count), tableRows: base.rows.count)
-        parts.base = base
-        parts.nextRow = RowID(truncatingIfNeeded: base.rows.count)
-        parts.mergeMeter = ReadMergeMeter(
-            key: base.key, layers: base.layers.count, rows: base.rows.count, factor: readMergeBudget)
+        parts = CopyOnWrite(
+            Storage(
+                recordType: base.key.recordType, owner: base.key.owner, nodeSize: nodeSize, schema: schema, base: base,
+                cache: RecordCache(capacity: min(cacheSize, base.rows.count), tableRows: base.rows.count),
+                indexes: try Self.baseIndexes(
+                    base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize
+                ),
+                nextRow: RowID(truncatingIfNeeded: base.rows.count),
+                mergeMeter: ReadMergeMeter(
+                    key: base.key, layers: base.layers.count, rows: base.rows.count, factor: readMergeBudget)))
         tombstoneDeadRows()
     }
 

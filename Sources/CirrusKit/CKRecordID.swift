@@ -31,19 +31,11 @@ public final class CKRecordZoneID: NSObject, NSSecureCoding, NSCopying, Sendable
         super.init()
     }
 
-    /// Equal when name and owner are.
-    public override func isEqual(_ object: Any?) -> Bool {
-        guard let o = object as? CKRecordZoneID else { return false }
-        return zoneName == o.zoneName && ownerName == o.ownerName
-    }
+    /// Equal when name and owner are (the façade's ids compare).
+    public override func isEqual(_ object: Any?) -> Bool { (object as? CKRecordZoneID)?.cirrus == cirrus }
 
-    /// Hashes name and owner.
-    public override var hash: Int {
-        var h = Hasher()
-        h.combine(zoneName)
-        h.combine(ownerName)
-        return h.finalize()
-    }
+    /// Hashes name and owner (the façade's id).
+    public override var hash: Int { cirrus.hashValue }
 
     /// `<CKRecordZoneID: zoneName=Work, ownerName=__defaultOwner__>`.
     public override var description: String { "<CKRecordZoneID: zoneName=\(zoneName), ownerName=\(ownerName)>" }
@@ -96,19 +88,11 @@ public final class CKRecordID: NSObject, NSSecureCoding, NSCopying, Sendable {
         super.init()
     }
 
-    /// Equal when name and zone are.
-    public override func isEqual(_ object: Any?) -> Bool {
-        guard let o = object as? CKRecordID else { return false }
-        return recordName == o.recordName && zoneID == o.zoneID
-    }
+    /// Equal when name and zone are (the façade's ids compare).
+    public override func isEqual(_ object: Any?) -> Bool { (object as? CKRecordID)?.cirrus == cirrus }
 
-    /// Hashes name and zone.
-    public override var hash: Int {
-        var h = Hasher()
-        h.combine(recordName)
-        h.combine(zoneID.hash)
-        return h.finalize()
-    }
+    /// Hashes name and zone (the façade's id).
+    public override var hash: Int { cirrus.hashValue }
 
     /// `<CKRecordID: recordName=n1, zoneID=Work:__defaultOwner__>`.
     public override var description: String {

@@ -52,22 +52,20 @@ public struct OrderedIndex: Sendable {
     /// type's ordered index out of its dictionary for every count and scan, and copying the
     /// struct itself retained each of its trees and layer lists (11 retains and releases a copy).
     /// The first change to a shared index copies it, as copying the struct did.
-    final class Parts: @unchecked Sendable {
-        // @unchecked: the vars change only through `OrderedIndex`'s accessors, after `unique()`
-        // made this object the value's own; shared, it is never written.
+    struct Parts: Sendable {
         let family: KeyFamily
-        @exclusivity(unchecked) var fixed: BPlusTree<FixedKey>
-        @exclusivity(unchecked) var variable: BPlusTree<VarKey>
-        @exclusivity(unchecked) var bases: [StaticOrdered] = []
-        @exclusivity(unchecked) var fixedBases: [StaticFixedKeys] = []
-        @exclusivity(unchecked) var varBases: [StaticVarKeys] = []
-        @exclusivity(unchecked) var layers: BaseLayers = BaseLayers()
-        @exclusivity(unchecked) var tombFixed: BPlusTree<FixedKey>
-        @exclusivity(unchecked) var tombVar: BPlusTree<VarKey>
-        @exclusivity(unchecked) var deadFixed: [StaticFixedKeys] = []
-        @exclusivity(unchecked) var deadVar: [StaticVarKeys] = []
-        @exclusivity(unchecked) var deadCount: Int = 0
-        @exclusivity(unchecked) var removed: RowBitmap = RowBitmap()
+        var fixed: BPlusTree<FixedKey>
+        var variable: BPlusTree<VarKey>
+        var bases: [StaticOrdered] = []
+        var fixedBases: [StaticFixedKeys] = []
+        var varBases: [StaticVarKeys] = []
+        var layers: BaseLayers = BaseLayers()
+        var tombFixed: BPlusTree<FixedKey>
+        var tombVar: BPlusTree<VarKey>
+        var deadFixed: [StaticFixedKeys] = []
+        var deadVar: [StaticVarKeys] = []
+        var deadCount: Int = 0
+        var removed: RowBitmap = RowBitmap()
 
         init(family: KeyFamily, nodeSize: Int) {
             self.family = family
@@ -76,48 +74,22 @@ public struct OrderedIndex: Sendable {
             tombFixed = BPlusTree(maxEntries: nodeSize)
             tombVar = BPlusTree(maxEntries: nodeSize)
         }
-
-        init(copying o: Parts) {
-            family = o.family
-            fixed = o.fixed
-            variable = o.variable
-            bases = o.bases
-            fixedBases = o.fixedBases
-            varBases = o.varBases
-            layers = o.layers
-            tombFixed = o.tombFixed
-            tombVar = o.tombVar
-            deadFixed = o.deadFixed
-            deadVar = o.deadVar
-            deadCount = o.deadCount
-            removed = o.removed
-        }
     }
 
-    private var parts: Parts
-
-    /// Makes the storage this value's own before a change (copy-on-write).
-    private mutating func unique() {
-        if !isKnownUniquelyReferenced(&parts) { parts = Parts(copying: parts) }
-    }
+    /// Written through `parts.contents`, which copies shared parts first.
+    private var parts: CopyOnWrite<Parts>
 
     /// The value family this index holds.
-    public var family: KeyFamily { parts.family }
+    public var family: KeyFamily { parts.contents.family }
     /// Numbers and dates live in `fixed`, other families in `variable`; the other tree stays empty.
     var fixed: BPlusTree<FixedKey> {
-        _read { yield parts.fixed }
-        _modify {
-            unique()
-            yield &parts.fixed
-        }
+        _read { yield parts.contents.fixed }
+        _modify { yield &parts.contents.fixed }
     }
     /// The delta's entries of the variable-length families (see `fixed`).
     var variable: BPlusTree<VarKey> {
-        _read { yield parts.variable }
-        _modify {
-            unique()
-            yield &parts.variable
-        }
+        _read { yield parts.contents.variable }
+        _modify { yield &parts.contents.variable }
     }
     /// The checkpoint's entries, one static layer per base layer of the table (rows
     /// `0..<baseCount`, each layer's rows after the previous one's; row ids are absolute),
@@ -125,85 +97,55 @@ public struct OrderedIndex: Sendable {
     /// rows, and removed base entries are in `tombFixed`/`tombVar` (exact counts) and `removed`
     /// (skipped by scans). StaticOrdered.swift.
     var bases: [StaticOrdered] {
-        _read { yield parts.bases }
-        _modify {
-            unique()
-            yield &parts.bases
-        }
+        _read { yield parts.contents.bases }
+        _modify { yield &parts.contents.bases }
     }
     /// The layers' entry tables (one family's), kept so a query does not rebuild the list.
     var fixedBases: [StaticFixedKeys] {
-        _read { yield parts.fixedBases }
-        _modify {
-            unique()
-            yield &parts.fixedBases
-        }
+        _read { yield parts.contents.fixedBases }
+        _modify { yield &parts.contents.fixedBases }
     }
     /// The layers' variable-length entry tables (see `fixedBases`).
     var varBases: [StaticVarKeys] {
-        _read { yield parts.varBases }
-        _modify {
-            unique()
-            yield &parts.varBases
-        }
+        _read { yield parts.contents.varBases }
+        _modify { yield &parts.contents.varBases }
     }
     /// Where each base layer's rows start.
     var layers: BaseLayers {
-        _read { yield parts.layers }
-        _modify {
-            unique()
-            yield &parts.layers
-        }
+        _read { yield parts.contents.layers }
+        _modify { yield &parts.contents.layers }
     }
     var baseCount: Int { layers.rowCount }
     /// Removed base entries (fixed-size families), for exact counts.
     var tombFixed: BPlusTree<FixedKey> {
-        _read { yield parts.tombFixed }
-        _modify {
-            unique()
-            yield &parts.tombFixed
-        }
+        _read { yield parts.contents.tombFixed }
+        _modify { yield &parts.contents.tombFixed }
     }
     /// Removed base entries (variable-length families), for exact counts.
     var tombVar: BPlusTree<VarKey> {
-        _read { yield parts.tombVar }
-        _modify {
-            unique()
-            yield &parts.tombVar
-        }
+        _read { yield parts.contents.tombVar }
+        _modify { yield &parts.contents.tombVar }
     }
     /// The entries the base layers' dead rows had, from the layers' `dead/` sections (mapped):
     /// subtracted from counts; the rows themselves are in `removed`.
     var deadFixed: [StaticFixedKeys] {
-        _read { yield parts.deadFixed }
-        _modify {
-            unique()
-            yield &parts.deadFixed
-        }
+        _read { yield parts.contents.deadFixed }
+        _modify { yield &parts.contents.deadFixed }
     }
     /// The dead rows' variable-length entries (see `deadFixed`).
     var deadVar: [StaticVarKeys] {
-        _read { yield parts.deadVar }
-        _modify {
-            unique()
-            yield &parts.deadVar
-        }
+        _read { yield parts.contents.deadVar }
+        _modify { yield &parts.contents.deadVar }
     }
     /// Entries of the dead rows, in all families.
     var deadCount: Int {
-        _read { yield parts.deadCount }
-        _modify {
-            unique()
-            yield &parts.deadCount
-        }
+        _read { yield parts.contents.deadCount }
+        _modify { yield &parts.contents.deadCount }
     }
     /// Base rows skipped by every scan (removed or dead).
     var removed: RowBitmap {
-        _read { yield parts.removed }
-        _modify {
-            unique()
-            yield &parts.removed
-        }
+        _read { yield parts.contents.removed }
+        _modify { yield &parts.contents.removed }
     }
 
     var layeredFixed: LayeredKeys<StaticFixedKeys> {
@@ -225,7 +167,7 @@ public struct OrderedIndex: Sendable {
     /// An index over a checkpoint's static layers (`layers` says which rows each covers) plus an
     /// empty delta. Every layer has the same family.
     init(bases: [StaticOrdered], layers: BaseLayers, family: KeyFamily, nodeSize: Int = 64) {
-        parts = Parts(family: family, nodeSize: nodeSize)
+        parts = CopyOnWrite(Parts(family: family, nodeSize: nodeSize))
         self.bases = bases
         fixedBases = bases.compactMap(\.fixed)
         varBases = bases.compactMap(\.variable)
@@ -234,13 +176,13 @@ public struct OrderedIndex: Sendable {
 
     /// An empty index. `nodeSize` is the maximum entries per node (≥ 4; tests use 4).
     public init(family: KeyFamily, nodeSize: Int = 64) {
-        parts = Parts(family: family, nodeSize: nodeSize)
+        parts = CopyOnWrite(Parts(family: family, nodeSize: nodeSize))
     }
 
     /// Bulk-builds an index from (value, row) pairs in any order: list values contribute one
     /// entry per element; entries are encoded, sorted once and packed bottom-up.
     public init<S: Sequence>(family: KeyFamily, entries: S, nodeSize: Int = 64) where S.Element == (FieldValue, RowID) {
-        parts = Parts(family: family, nodeSize: nodeSize)
+        parts = CopyOnWrite(Parts(family: family, nodeSize: nodeSize))
         if family.isFixed {
             var pairs: [(FixedKey, RowID)] = []
             for (v, r) in entries {

@@ -14,7 +14,7 @@ extension RecordIndexes {
     /// from `rows()` instead, and listed in `rebuilt`.
     public init(schema: RecordTypeSchema, layers: [IndexLayer], nodeSize: Int = 64, rows: () -> [(RowID, Record)]) {
         let plan = IndexPlan(schema)
-        parts = Storage(recordType: schema.name, searchableFields: plan.searchable)
+        parts = CopyOnWrite(Storage(recordType: schema.name, searchableFields: plan.searchable))
         let starts = BaseLayers(rowCounts: layers.map(\.rowCount))
         var loaded: [(RowID, Record)]?
         func all() -> [(RowID, Record)] {
@@ -89,9 +89,9 @@ extension RecordIndexes {
             }
             if perLayer.contains(where: { $0 != nil }) { columns.append((field, perLayer)) }
         }
-        parts.columns = columns
-        parts.baseLayers = starts
-        parts.damaged = damaged
+        parts.contents.columns = columns
+        parts.contents.baseLayers = starts
+        parts.contents.damaged = damaged
         rowCount = starts.rowCount
         removeDeadRows(plan, layers)
     }
@@ -120,23 +120,24 @@ extension RecordIndexes {
     static func columnSectionName(_ field: String) -> String { "column:" + field }
 
     /// The fields with a column in at least one base layer.
-    public var columnFields: [String] { parts.columns.map(\.field) }
+    public var columnFields: [String] { parts.contents.columns.map(\.field) }
 
     /// The share of the rows (0–1) whose values of `field` come from columns: the base rows'
     /// share when every base layer has a column of the field, else 0 (a planner estimate:
     /// removed and overlaid base rows are not told apart).
     public func columnShare(_ field: String) -> Double {
-        let columns = parts.columns
+        let columns = parts.contents.columns
         guard rowCount > 0, columns.contains(where: { $0.field == field && !$0.layers.contains { $0 == nil } })
         else { return 0 }
-        return min(1, Double(parts.baseLayers.rowCount) / Double(rowCount))
+        return min(1, Double(parts.contents.baseLayers.rowCount) / Double(rowCount))
     }
 
     /// A reader of `selection`'s values from the base layers' columns, the columns found once
     /// for every row read after; nil when some selected field has no column in any layer (the
     /// values then come from the rows' bytes).
     public func columnReader(_ selection: FieldSelection) -> ColumnReader? {
-        parts.columns.isEmpty ? nil : ColumnReader(selection, columns: parts.columns, baseLayers: parts.baseLayers)
+        parts.contents.columns.isEmpty
+            ? nil : ColumnReader(selection, columns: parts.contents.columns, baseLayers: parts.contents.baseLayers)
     }
 
     /// Takes the layers' dead rows out of the mapped indexes from their `dead/` sections, all

@@ -59,103 +59,60 @@ public struct RecordIndexes: Sendable {
     /// and executors copy a type's indexes all the time, and copying the indexes themselves
     /// retained every tree, page table and map in them. The first change to shared indexes
     /// copies them, as copying the struct did.
-    final class Storage: @unchecked Sendable {
-        // @unchecked: the vars change only through `RecordIndexes`' accessors, after `unique()`
-        // made this object the value's own; shared, it is never written.
+    struct Storage: Sendable {
         let recordType: String
         let searchableFields: [String]
-        @exclusivity(unchecked) var ordered: [IndexedField: OrderedIndex] = [:]
-        @exclusivity(unchecked) var text: TextIndex?
-        @exclusivity(unchecked) var spatial: [String: SpatialIndex] = [:]
-        @exclusivity(unchecked) var rowCount = 0
-        @exclusivity(unchecked) var rebuilt: [String] = []
-        @exclusivity(unchecked) var damaged: [DamagedIndexSection] = []
-        @exclusivity(unchecked) var deadRowsRemoved = true
+        var ordered: [IndexedField: OrderedIndex] = [:]
+        var text: TextIndex?
+        var spatial: [String: SpatialIndex] = [:]
+        var rowCount = 0
+        var rebuilt: [String] = []
+        var damaged: [DamagedIndexSection] = []
+        var deadRowsRemoved = true
         /// Per column field, its mapped column in each base layer (nil where a layer has none).
-        @exclusivity(unchecked) var columns: [(field: String, layers: [StaticColumn?])] = []
+        var columns: [(field: String, layers: [StaticColumn?])] = []
         /// Where each base layer's rows start (for `columns`).
-        @exclusivity(unchecked) var baseLayers = BaseLayers()
-
-        init(recordType: String, searchableFields: [String]) {
-            self.recordType = recordType
-            self.searchableFields = searchableFields
-        }
-
-        init(copying o: Storage) {
-            recordType = o.recordType
-            searchableFields = o.searchableFields
-            ordered = o.ordered
-            text = o.text
-            spatial = o.spatial
-            rowCount = o.rowCount
-            rebuilt = o.rebuilt
-            damaged = o.damaged
-            deadRowsRemoved = o.deadRowsRemoved
-            columns = o.columns
-            baseLayers = o.baseLayers
-        }
+        var baseLayers = BaseLayers()
     }
 
-    var parts: Storage
-
-    /// Makes the storage this value's own before a change (copy-on-write).
-    mutating func unique() {
-        if !isKnownUniquelyReferenced(&parts) { parts = Storage(copying: parts) }
-    }
+    /// Written through `parts.contents`, which copies shared storage first.
+    var parts: CopyOnWrite<Storage>
 
     /// The record type these indexes belong to.
-    public var recordType: String { parts.recordType }
+    public var recordType: String { parts.contents.recordType }
     /// Ordered indexes by field.
     public internal(set) var ordered: [IndexedField: OrderedIndex] {
-        _read { yield parts.ordered }
-        _modify {
-            unique()
-            yield &parts.ordered
-        }
+        _read { yield parts.contents.ordered }
+        _modify { yield &parts.contents.ordered }
     }
     /// The record type's text index, when any field is SEARCHABLE.
     public internal(set) var text: TextIndex? {
-        _read { yield parts.text }
-        _modify {
-            unique()
-            yield &parts.text
-        }
+        _read { yield parts.contents.text }
+        _modify { yield &parts.contents.text }
     }
     /// Spatial indexes by Location field name.
     public internal(set) var spatial: [String: SpatialIndex] {
-        _read { yield parts.spatial }
-        _modify {
-            unique()
-            yield &parts.spatial
-        }
+        _read { yield parts.contents.spatial }
+        _modify { yield &parts.contents.spatial }
     }
     /// SEARCHABLE string fields, sorted by name.
-    public var searchableFields: [String] { parts.searchableFields }
+    public var searchableFields: [String] { parts.contents.searchableFields }
     /// Number of rows applied.
     public internal(set) var rowCount: Int {
-        _read { yield parts.rowCount }
-        _modify {
-            unique()
-            yield &parts.rowCount
-        }
+        _read { yield parts.contents.rowCount }
+        _modify { yield &parts.contents.rowCount }
     }
     /// The mapped sections that failed their structure checks (each also in `rebuilt`, or, for
     /// columns and `dead/` sections, replaced by decoding the rows): which layer, and the error.
     public internal(set) var damaged: [DamagedIndexSection] {
-        _read { yield parts.damaged }
-        _modify {
-            unique()
-            yield &parts.damaged
-        }
+        _read { yield parts.contents.damaged }
+        _modify { yield &parts.contents.damaged }
     }
     /// Sections that were missing or unreadable when mapping a checkpoint's indexes, built in
     /// memory instead (the next checkpoint writes them).
     public internal(set) var rebuilt: [String] {
-        _read { yield parts.rebuilt }
-        _modify {
-            unique()
-            yield &parts.rebuilt
-        }
+        _read { yield parts.contents.rebuilt }
+        _modify { yield &parts.contents.rebuilt }
     }
     /// Whether the base layers' dead rows (superseded or deleted in a newer layer) are out of
     /// every index: true when there are none, or when every layer that made rows dead carries,
@@ -163,17 +120,14 @@ public struct RecordIndexes: Sendable {
     /// (layers written before those sections existed), the caller removes each dead row with
     /// its decoded record (`apply([.delete(row, record)])`).
     public internal(set) var deadRowsRemoved: Bool {
-        _read { yield parts.deadRowsRemoved }
-        _modify {
-            unique()
-            yield &parts.deadRowsRemoved
-        }
+        _read { yield parts.contents.deadRowsRemoved }
+        _modify { yield &parts.contents.deadRowsRemoved }
     }
 
     /// Builds every index the schema asks for from `rows` (bulk, sorted builds).
     public init(schema: RecordTypeSchema, rows: [(RowID, Record)], nodeSize: Int = 64) {
         let plan = IndexPlan(schema)
-        parts = Storage(recordType: schema.name, searchableFields: plan.searchable)
+        parts = CopyOnWrite(Storage(recordType: schema.name, searchableFields: plan.searchable))
         for (field, fam) in plan.ordered {
             let entries = rows.lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } }
             ordered[field] = OrderedIndex(family: fam, entries: entries, nodeSize: nodeSize)
@@ -249,55 +203,44 @@ public struct RecordIndexes: Sendable {
         for c in changes {
             switch c {
             case .insert(let row, let rec):
-                add(row, rec)
+                updateEntries(row, nil, rec)
                 rowCount += 1
             case .update(let row, let old, let new):
                 updateEntries(row, old, new)
             case .delete(let row, let rec):
-                removeEntries(row, rec)
+                updateEntries(row, rec, nil)
                 rowCount -= 1
             }
         }
     }
 
-    // Loops run over copies of the key lists: iterating `ordered.keys` itself would keep the
-    // dictionary's storage shared and turn every in-place update into a copy.
-    mutating func add(_ row: RowID, _ rec: Record) {
+    /// Re-indexes `row` from `old` to `new`: a nil `old` adds the row's entries, a nil `new`
+    /// removes them. An update re-indexes only the fields whose value changed: an update of one
+    /// field of a record (the common write) costs that field's index, not every index of the type.
+    mutating func updateEntries(_ row: RowID, _ old: Record?, _ new: Record?) {
+        // Loops run over copies of the key lists: iterating `ordered.keys` itself would keep the
+        // dictionary's storage shared and turn every in-place update into a copy.
         for field in Array(ordered.keys) {
-            if let v = Self.value(field, rec) { ordered[field]?.insert(v, row: row) }
-        }
-        if text != nil {
-            let texts = Self.texts(searchableFields, rec)
-            text?.insert(row: row, texts: texts)
-        }
-        for name in Array(spatial.keys) {
-            if case .location(let l) = rec.fields[name] { spatial[name]?.insert(row: row, location: l) }
-        }
-    }
-
-    /// Re-indexes only the fields whose value changed: an update of one field of a record (the
-    /// common write) costs that field's index, not every index of the type.
-    mutating func updateEntries(_ row: RowID, _ old: Record, _ new: Record) {
-        for field in Array(ordered.keys) {
-            let a = Self.value(field, old)
-            let b = Self.value(field, new)
+            let a = old.flatMap { Self.value(field, $0) }
+            let b = new.flatMap { Self.value(field, $0) }
             if Self.same(a, b) { continue }
             if let a { ordered[field]?.remove(a, row: row) }
             if let b { ordered[field]?.insert(b, row: row) }
         }
         if text != nil {
-            let a = Self.texts(searchableFields, old)
-            let b = Self.texts(searchableFields, new)
-            if !Self.sameTexts(a, b) {
-                text?.remove(row: row, texts: a)
-                text?.insert(row: row, texts: b)
+            switch (old.map { Self.texts(searchableFields, $0) }, new.map { Self.texts(searchableFields, $0) }) {
+            case (let a?, let b?) where Self.sameTexts(a, b): break
+            case (let a, let b):
+                if let a { text?.remove(row: row, texts: a) }
+                if let b { text?.insert(row: row, texts: b) }
             }
         }
         for name in Array(spatial.keys) {
-            let a = Self.location(name, old)
-            let b = Self.location(name, new)
-            if a == b { continue }
-            spatial[name]?.remove(row: row, indexed: a?.hasValidCoordinates == true)
+            let a = old.flatMap { Self.location(name, $0) }
+            let b = new.flatMap { Self.location(name, $0) }
+            if old != nil, new != nil, a == b { continue }
+            // A removed row leaves the index whether or not its record had a location.
+            if old != nil { spatial[name]?.remove(row: row, indexed: a?.hasValidCoordinates == true) }
             if let b { spatial[name]?.insert(row: row, location: b) }
         }
     }
@@ -334,19 +277,6 @@ public struct RecordIndexes: Sendable {
         case (.list(let a), .list(let b)): return a.count == b.count && zip(a, b).allSatisfy { sameKind($0, $1) }
         case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
         default: return true
-        }
-    }
-
-    mutating func removeEntries(_ row: RowID, _ rec: Record) {
-        for field in Array(ordered.keys) {
-            if let v = Self.value(field, rec) { ordered[field]?.remove(v, row: row) }
-        }
-        if text != nil {
-            let texts = Self.texts(searchableFields, rec)
-            text?.remove(row: row, texts: texts)
-        }
-        for name in Array(spatial.keys) {
-            spatial[name]?.remove(row: row, indexed: Self.location(name, rec)?.hasValidCoordinates == true)
         }
     }
 

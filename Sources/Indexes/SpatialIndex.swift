@@ -34,167 +34,95 @@ public struct SpatialIndex: Sendable {
     /// type's spatial index out of its dictionary for every query, and copying the struct itself
     /// retained each of its page tables, trees and lists (20 retains and releases a query). The
     /// first change to a shared index copies it, as copying the struct did.
-    final class Parts: @unchecked Sendable {
-        // @unchecked: the vars change only through `SpatialIndex`'s accessors, after `unique()`
-        // made this object the value's own; shared, it is never written.
-        @exclusivity(unchecked) var vectors: PagedArray<UnitVector>
-        @exclusivity(unchecked) var cells: PagedArray<UInt64>
-        @exclusivity(unchecked) var tiers: PagedArray<UInt8>
-        @exclusivity(unchecked) var layers: [PackedRTree?] = []
-        @exclusivity(unchecked) var layerLive: [Int] = []
-        @exclusivity(unchecked) var buffer: [RowID] = []
-        @exclusivity(unchecked) var geohash: BPlusTree<FixedKey>
+    struct Parts: Sendable {
+        var vectors: PagedArray<UnitVector>
+        var cells: PagedArray<UInt64>
+        var tiers: PagedArray<UInt8>
+        var layers: [PackedRTree?] = []
+        var layerLive: [Int] = []
+        var buffer: [RowID] = []
+        var geohash: BPlusTree<FixedKey>
         let fanout: Int
         let packing: RTreePacking
-        @exclusivity(unchecked) var deltaCount: Int
-        @exclusivity(unchecked) var bases: [StaticRTree] = []
-        @exclusivity(unchecked) var baseLayers = BaseLayers()
-        @exclusivity(unchecked) var baseLive = 0
-        @exclusivity(unchecked) var removed = RowBitmap()
-
-        init(
-            vectors: PagedArray<UnitVector>, cells: PagedArray<UInt64>, tiers: PagedArray<UInt8>,
-            geohash: BPlusTree<FixedKey>, fanout: Int, packing: RTreePacking, deltaCount: Int
-        ) {
-            self.vectors = vectors
-            self.cells = cells
-            self.tiers = tiers
-            self.geohash = geohash
-            self.fanout = fanout
-            self.packing = packing
-            self.deltaCount = deltaCount
-        }
-
-        init(copying o: Parts) {
-            vectors = o.vectors
-            cells = o.cells
-            tiers = o.tiers
-            layers = o.layers
-            layerLive = o.layerLive
-            buffer = o.buffer
-            geohash = o.geohash
-            fanout = o.fanout
-            packing = o.packing
-            deltaCount = o.deltaCount
-            bases = o.bases
-            baseLayers = o.baseLayers
-            baseLive = o.baseLive
-            removed = o.removed
-        }
+        var deltaCount: Int
+        var bases: [StaticRTree] = []
+        var baseLayers = BaseLayers()
+        var baseLive = 0
+        var removed = RowBitmap()
     }
 
-    private var parts: Parts
-
-    /// Makes the storage this value's own before a change (copy-on-write).
-    private mutating func unique() {
-        if !isKnownUniquelyReferenced(&parts) { parts = Parts(copying: parts) }
-    }
+    /// Written through `parts.contents`, which copies shared parts first.
+    private var parts: CopyOnWrite<Parts>
 
     /// Unit vectors by row (delta rows).
     var vectors: PagedArray<UnitVector> {
-        _read { yield parts.vectors }
-        _modify {
-            unique()
-            yield &parts.vectors
-        }
+        _read { yield parts.contents.vectors }
+        _modify { yield &parts.contents.vectors }
     }
     /// Level-32 geohash cells by row (delta rows).
     var cells: PagedArray<UInt64> {
-        _read { yield parts.cells }
-        _modify {
-            unique()
-            yield &parts.cells
-        }
+        _read { yield parts.contents.cells }
+        _modify { yield &parts.contents.cells }
     }
     /// Where each delta row's point is: 0 none, k + 1 layer k, `bufferTier` the buffer.
     var tiers: PagedArray<UInt8> {
-        _read { yield parts.tiers }
-        _modify {
-            unique()
-            yield &parts.tiers
-        }
+        _read { yield parts.contents.tiers }
+        _modify { yield &parts.contents.tiers }
     }
     /// Layer k holds up to about 64·2^k points (tier k + 1); nil when empty.
     var layers: [PackedRTree?] {
-        _read { yield parts.layers }
-        _modify {
-            unique()
-            yield &parts.layers
-        }
+        _read { yield parts.contents.layers }
+        _modify { yield &parts.contents.layers }
     }
     /// Live entries per layer.
     var layerLive: [Int] {
-        _read { yield parts.layerLive }
-        _modify {
-            unique()
-            yield &parts.layerLive
-        }
+        _read { yield parts.contents.layerLive }
+        _modify { yield &parts.contents.layerLive }
     }
     /// Rows inserted since the last carry, searched one by one.
     var buffer: [RowID] {
-        _read { yield parts.buffer }
-        _modify {
-            unique()
-            yield &parts.buffer
-        }
+        _read { yield parts.contents.buffer }
+        _modify { yield &parts.contents.buffer }
     }
     static let bufferTier: UInt8 = 255
     static let bufferLimit = 64
     /// The delta rows by geohash cell.
     var geohash: BPlusTree<FixedKey> {
-        _read { yield parts.geohash }
-        _modify {
-            unique()
-            yield &parts.geohash
-        }
+        _read { yield parts.contents.geohash }
+        _modify { yield &parts.contents.geohash }
     }
     /// The R-trees' fanout.
-    var fanout: Int { parts.fanout }
+    var fanout: Int { parts.contents.fanout }
     /// The R-trees' bulk-load order.
-    var packing: RTreePacking { parts.packing }
+    var packing: RTreePacking { parts.contents.packing }
     /// Rows with an indexed location among the delta's (all rows when there is no base).
     var deltaCount: Int {
-        _read { yield parts.deltaCount }
-        _modify {
-            unique()
-            yield &parts.deltaCount
-        }
+        _read { yield parts.contents.deltaCount }
+        _modify { yield &parts.contents.deltaCount }
     }
     /// The checkpoint's points in mapped packed R-trees, one per base layer (rows
     /// `0..<baseCount`, row ids absolute); the dense tables and layers then hold delta rows only.
     /// Removed base rows are in `removed` and are skipped by every query; `baseLive` counts the
     /// base points still live. StaticSpatial.swift.
     var bases: [StaticRTree] {
-        _read { yield parts.bases }
-        _modify {
-            unique()
-            yield &parts.bases
-        }
+        _read { yield parts.contents.bases }
+        _modify { yield &parts.contents.bases }
     }
     /// Where each base layer's rows start.
     var baseLayers: BaseLayers {
-        _read { yield parts.baseLayers }
-        _modify {
-            unique()
-            yield &parts.baseLayers
-        }
+        _read { yield parts.contents.baseLayers }
+        _modify { yield &parts.contents.baseLayers }
     }
     var baseCount: Int { baseLayers.rowCount }
     /// Base points not removed.
     var baseLive: Int {
-        _read { yield parts.baseLive }
-        _modify {
-            unique()
-            yield &parts.baseLive
-        }
+        _read { yield parts.contents.baseLive }
+        _modify { yield &parts.contents.baseLive }
     }
     /// Removed base rows.
     var removed: RowBitmap {
-        _read { yield parts.removed }
-        _modify {
-            unique()
-            yield &parts.removed
-        }
+        _read { yield parts.contents.removed }
+        _modify { yield &parts.contents.removed }
     }
     /// Number of rows with an indexed location.
     public var count: Int { deltaCount + baseLive }
@@ -232,9 +160,10 @@ public struct SpatialIndex: Sendable {
             pts.append((row, v))
             cellPairs.append((FixedKey(a: c, b: 0), row))
         }
-        parts = Parts(
-            vectors: vectors, cells: cells, tiers: tiers, geohash: OrderedIndex.build(&cellPairs, nodeSize),
-            fanout: fanout, packing: packing, deltaCount: pts.count)
+        parts = CopyOnWrite(
+            Parts(
+                vectors: vectors, cells: cells, tiers: tiers, geohash: OrderedIndex.build(&cellPairs, nodeSize),
+                fanout: fanout, packing: packing, deltaCount: pts.count))
         if !pts.isEmpty {
             var k = 0
             while Self.bufferLimit << k < pts.count { k += 1 }

@@ -76,7 +76,7 @@ public struct ArgumentShape: Sendable, Hashable {
 /// ```
 public struct CheckedShape: Sendable {
     /// The shape's parts, shared by its copies (a cache hands out one copy per query).
-    final class Storage: Sendable {
+    struct Storage: Sendable {
         /// What the full check returned: its predicate's kind (all, none, filters) is kept.
         let predicate: QueryPredicate
         /// The filters in the order they were added, before a NOT flipped their comparator.
@@ -87,17 +87,6 @@ public struct CheckedShape: Sendable {
         let sources: [ValueSource]
         /// The sort descriptors checked with the predicate, without a distance's centre.
         let sorts: [SortShape]
-
-        init(
-            predicate: QueryPredicate, added: [QueryFilter], comparators: [Comparator], sources: [ValueSource],
-            sorts: [SortShape]
-        ) {
-            self.predicate = predicate
-            self.added = added
-            self.comparators = comparators
-            self.sources = sources
-            self.sorts = sorts
-        }
     }
 
     /// A sort descriptor as its check sees it, but for a distance's centre (a value, checked at
@@ -114,7 +103,7 @@ public struct CheckedShape: Sendable {
         }
     }
 
-    let storage: Storage
+    let storage: CopyOnWrite<Storage>
 
     /// Where a filter's value comes from.
     enum ValueSource: Sendable {
@@ -143,11 +132,11 @@ public struct CheckedShape: Sendable {
         let s = storage
         let arguments = context.arguments
         var filters: [QueryFilter] = []
-        filters.reserveCapacity(s.added.count)
+        filters.reserveCapacity(s.contents.added.count)
         var lists = false
-        for k in s.added.indices {
-            var f = s.added[k]
-            switch s.sources[k] {
+        for k in s.contents.added.indices {
+            var f = s.contents.added[k]
+            switch s.contents.sources[k] {
             case .fixed: break
             case .argument(let i):
                 guard i < arguments.count, case .value(let v) = arguments[i] else { return nil }
@@ -176,15 +165,15 @@ public struct CheckedShape: Sendable {
             }
             filters.append(f)
         }
-        var sortsChecked = sorts.count == s.sorts.count
+        var sortsChecked = sorts.count == s.contents.sorts.count
         for (k, sort) in sorts.enumerated() where sortsChecked {
-            sortsChecked = SortShape(sort) == s.sorts[k]
+            sortsChecked = SortShape(sort) == s.contents.sorts[k]
             if case .distance(_, let from) = sort, !from.hasValidCoordinates { return nil }
         }
         if lists || !sortsChecked {
             var checker = Checker(context: context)
             for k in filters.indices where filters[k].fieldValue.isList {
-                guard case .argument = s.sources[k] else { continue }
+                guard case .argument = s.contents.sources[k] else { continue }
                 guard (try? checker.checkedArgumentValue(filters[k].fieldValue, .none)) != nil,
                     (try? checker.add(filters[k], fieldRange: .none, valueRange: .none)) != nil
                 else { return nil }
@@ -192,8 +181,10 @@ public struct CheckedShape: Sendable {
             if !checker.warnings.isEmpty { return nil }
             if !sortsChecked, (try? checker.checkSort(sorts)) == nil { return nil }
         }
-        guard case .filters = s.predicate else { return CheckedPredicate(predicate: s.predicate, warnings: []) }
-        for k in filters.indices { filters[k].comparator = s.comparators[k] }
+        guard case .filters = s.contents.predicate else {
+            return CheckedPredicate(predicate: s.contents.predicate, warnings: [])
+        }
+        for k in filters.indices { filters[k].comparator = s.contents.comparators[k] }
         return CheckedPredicate(predicate: .filters(filters), warnings: [])
     }
 }
@@ -231,9 +222,10 @@ final class ShapeRecorder {
             added.count == filters.count
         else { return nil }
         return CheckedShape(
-            storage: CheckedShape.Storage(
-                predicate: checked.predicate, added: added, comparators: filters.map(\.comparator), sources: sources,
-                sorts: sorts.map(CheckedShape.SortShape.init)))
+            storage: CopyOnWrite(
+                CheckedShape.Storage(
+                    predicate: checked.predicate, added: added, comparators: filters.map(\.comparator),
+                    sources: sources, sorts: sorts.map(CheckedShape.SortShape.init))))
     }
 }
 

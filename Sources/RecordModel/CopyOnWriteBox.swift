@@ -1,6 +1,8 @@
 // CopyOnWriteBox: the one shared box behind the model's copy-on-write values (`Record`,
 // `Schema`, `RecordTypeSchema`): a copy of the value retains one reference instead of every
 // string and collection inside it, and a write copies the box only when another value shares it.
+// `CopyOnWrite` puts the same box at the service of the package's other modules (the indexes
+// and the embedded engine's tables), so none of them copies its parts field by field.
 
 /// A class holding a value's contents. Written only through ``unique(_:)`` — that is, while no
 /// other value shares it — so a shared box is never written and may cross threads.
@@ -31,3 +33,38 @@ extension CopyOnWriteBox: Hashable where Contents: Hashable {
     @usableFromInline
     func hash(into hasher: inout Hasher) { contents.hash(into: &hasher) }
 }
+
+/// A value's parts behind one shared box, copied on write: copying the value retains one
+/// reference instead of every collection and tree in the parts, and the first write to a shared
+/// value copies the parts (one retain of each), as copying the value would have. The parts are
+/// a plain struct, so the copy needs no hand-written list of their fields.
+///
+/// ```swift
+/// struct Index {
+///     struct Parts { var rows: [Int] = [] }
+///     private var parts = CopyOnWrite(Parts())
+///     var rows: [Int] {
+///         _read { yield parts.contents.rows }
+///         _modify { yield &parts.contents.rows }
+///     }
+/// }
+/// ```
+///
+/// Public, not `package`, though only the package's own values use it (the indexes, the
+/// embedded engine's tables): Swift 6.3 does not inline a `package` declaration's `@inlinable`
+/// body into another module, and an accessor that is not inlined costs a call on every row.
+public struct CopyOnWrite<Contents> {
+    @usableFromInline var box: CopyOnWriteBox<Contents>
+
+    /// Parts in a box of their own.
+    @inlinable public init(_ contents: Contents) { box = CopyOnWriteBox(contents) }
+
+    /// The parts: read in place; a write first copies them when another value shares them.
+    @inlinable public var contents: Contents {
+        _read { yield box.contents }
+        _modify { yield &CopyOnWriteBox.unique(&box).contents }
+    }
+}
+
+/// Sendable when its parts are: the box is written only while no other value shares it.
+extension CopyOnWrite: Sendable where Contents: Sendable {}

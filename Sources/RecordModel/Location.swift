@@ -20,59 +20,47 @@ public struct Location: Sendable, Hashable, Codable {
     /// Degrees, −180…180.
     public var longitude: Double
     /// The members other than the coordinates; nil when every one is at its default.
-    private var extras: Extras?
+    private var extras: CopyOnWrite<Extras>?
 
     /// The members other than the coordinates, when one is not at its default (immutable: a
     /// change makes a new box, so copies never share a change).
-    private final class Extras: Sendable {
+    private struct Extras: Sendable {
         let altitude: Double
         let horizontalAccuracy: Double
         let verticalAccuracy: Double
         let course: Double
         let speed: Double
         let timestamp: Timestamp?
-
-        init(
-            altitude: Double, horizontalAccuracy: Double, verticalAccuracy: Double, course: Double, speed: Double,
-            timestamp: Timestamp?
-        ) {
-            self.altitude = altitude
-            self.horizontalAccuracy = horizontalAccuracy
-            self.verticalAccuracy = verticalAccuracy
-            self.course = course
-            self.speed = speed
-            self.timestamp = timestamp
-        }
     }
 
     /// Metres above sea level.
     public var altitude: Double {
-        get { extras?.altitude ?? 0 }
+        get { extras?.contents.altitude ?? 0 }
         set { setExtras(altitude: newValue) }
     }
     /// Radius of uncertainty in metres; negative when unknown.
     public var horizontalAccuracy: Double {
-        get { extras?.horizontalAccuracy ?? 0 }
+        get { extras?.contents.horizontalAccuracy ?? 0 }
         set { setExtras(horizontalAccuracy: newValue) }
     }
     /// Metres; negative when unknown.
     public var verticalAccuracy: Double {
-        get { extras?.verticalAccuracy ?? -1 }
+        get { extras?.contents.verticalAccuracy ?? -1 }
         set { setExtras(verticalAccuracy: newValue) }
     }
     /// Degrees from true north, 0…360; negative when unknown.
     public var course: Double {
-        get { extras?.course ?? -1 }
+        get { extras?.contents.course ?? -1 }
         set { setExtras(course: newValue) }
     }
     /// Metres per second; negative when unknown.
     public var speed: Double {
-        get { extras?.speed ?? -1 }
+        get { extras?.contents.speed ?? -1 }
         set { setExtras(speed: newValue) }
     }
     /// When the location was determined, if known.
     public var timestamp: Timestamp? {
-        get { extras?.timestamp }
+        get { extras?.contents.timestamp }
         set { setExtras(timestamp: .some(newValue)) }
     }
 
@@ -93,16 +81,17 @@ public struct Location: Sendable, Hashable, Codable {
     private static func extras(
         _ altitude: Double, _ horizontalAccuracy: Double, _ verticalAccuracy: Double, _ course: Double,
         _ speed: Double, _ timestamp: Timestamp?
-    ) -> Extras? {
+    ) -> CopyOnWrite<Extras>? {
         if altitude.bitPattern == (0.0).bitPattern, horizontalAccuracy.bitPattern == (0.0).bitPattern,
             verticalAccuracy.bitPattern == (-1.0).bitPattern, course.bitPattern == (-1.0).bitPattern,
             speed.bitPattern == (-1.0).bitPattern, timestamp == nil
         {
             return nil
         }
-        return Extras(
-            altitude: altitude, horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy,
-            course: course, speed: speed, timestamp: timestamp)
+        return CopyOnWrite(
+            Extras(
+                altitude: altitude, horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy,
+                course: course, speed: speed, timestamp: timestamp))
     }
 
     /// Replaces the members given, keeping the others.
