@@ -91,7 +91,7 @@ extension Import {
                 o.progress = { s in
                     progress(
                         String(
-                            format: "%d records, %.1f MB, %.0f records/s", s.records, Double(s.bytes) / 1e6,
+                            format: "%ld records, %.1f MB, %.0f records/s", s.records, Double(s.bytes) / 1e6,
                             s.recordsPerSecond))
                 }
             }
@@ -111,7 +111,7 @@ extension Import {
                 out.stderr += "… \(total.rejected - min(rejections.count, o.maximumReportedRejections)) more rejected\n"
             }
             out.stdout = String(
-                format: "imported %d records (%d rejected), %d bytes in %.2f s, %.0f records/s\n", total.records,
+                format: "imported %ld records (%ld rejected), %ld bytes in %.2f s, %.0f records/s\n", total.records,
                 total.rejected, total.bytes, total.seconds, total.recordsPerSecond)
             out.exitCode = total.rejected > 0 ? 1 : 0
             return out

@@ -264,7 +264,7 @@ public enum StoreCommands {
                             ? String(format: ", ETA %.0f s", Double(total - s.bytes) / rate) : ""
                         progress(
                             String(
-                                format: "%@: %d records, %.1f MB, %.0f records/s%@", file, s.records,
+                                format: "%@: %ld records, %.1f MB, %.0f records/s%@", file, s.records,
                                 Double(s.bytes) / 1e6, s.recordsPerSecond, left))
                     }
                 }
@@ -277,7 +277,7 @@ public enum StoreCommands {
                 out.stderr += "… \(total.rejected - total.rejections.count) more rejected\n"
             }
             out.stdout = String(
-                format: "imported %d records (%d rejected), %d bytes in %.2f s, %.0f records/s\n", total.records,
+                format: "imported %ld records (%ld rejected), %ld bytes in %.2f s, %.0f records/s\n", total.records,
                 total.rejected,
                 total.bytes, total.seconds, total.recordsPerSecond)
             out.exitCode = total.rejected > 0 ? 1 : 0

@@ -73,7 +73,7 @@ do {
                 n, a[4], total, Double(n) / total, commit, Double(n) / commit, build))
         print(
             String(
-                format: "log %d bytes, raw encoded records %d bytes, ratio %.3f, %.1f bytes/record", st.logBytes,
+                format: "log %ld bytes, raw encoded records %ld bytes, ratio %.3f, %.1f bytes/record", st.logBytes,
                 st.recordPayloadBytes, Double(st.logBytes) / Double(max(1, st.recordPayloadBytes)),
                 Double(st.logBytes) / Double(n)))
     case "reopen":
@@ -82,7 +82,7 @@ do {
         let dt = now() - t
         print(
             String(
-                format: "reopen: %d records, %d frames, %d bytes in %.3f s", store.snapshot().recordCount,
+                format: "reopen: %ld records, %ld frames, %ld bytes in %.3f s", store.snapshot().recordCount,
                 store.openReport.frames, store.openReport.bytes, dt))
     case "latency":
         guard a.count >= 4, let n = Int(a[3]) else { fail("latency DIR N") }

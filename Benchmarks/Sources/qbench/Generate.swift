@@ -65,7 +65,7 @@ struct Generate: ParsableCommand {
             guard fclose(file) == 0 else { throw ValidationError("--out \(out): close failed") }
             print(
                 String(
-                    format: "wrote %d places, %d bytes, to %@ in %.1f s", n, written, out,
+                    format: "wrote %ld places, %ld bytes, to %@ in %.1f s", n, written, out,
                     Date().timeIntervalSince(started)))
         }
     }
