@@ -71,7 +71,7 @@ extension Container {
     public func importFile(
         _ path: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
     ) throws -> ImportSummary {
-        try bulkImport(into: scope, zone: zone) { sink in
+        try bulkImport(into: scope, zone: zone, sortBudget: options.sortBudget) { sink in
             try RecordTransfer.readRecords(file: path, options: options, sink: sink)
         }
     }
@@ -110,7 +110,7 @@ extension Container {
     /// Runs `read` as one bulk load into `scope`: every batch it hands to the sink is planned
     /// and added; the load is finished when `read` returns, cancelled when it throws.
     func bulkImport(
-        into scope: Database.Scope, zone: ZoneID?,
+        into scope: Database.Scope, zone: ZoneID?, sortBudget: Int = ImportOptions().sortBudget,
         _ read: (([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) throws -> ImportSummary
     ) throws -> ImportSummary {
         let db = try administratorDatabase(scope)
@@ -123,7 +123,7 @@ extension Container {
             throw CirrusError(.zoneBusy, "a checkpoint is being written; try the import again")
         }
         let load: BulkLoad
-        do { load = try core.store.beginBulkLoad() } catch {
+        do { load = try core.store.beginBulkLoad(memoryBudget: sortBudget) } catch {
             throw CirrusError(.internalError, "cannot start the import: \(error)")
         }
         core.bulk = BulkImportState(load: load, schema: core.schema)
@@ -151,7 +151,7 @@ extension Container {
         _ bytes: [UInt8], name: String, into scope: Database.Scope, zone: ZoneID? = nil,
         options: ImportOptions = ImportOptions()
     ) throws -> ImportSummary {
-        try bulkImport(into: scope, zone: zone) { sink in
+        try bulkImport(into: scope, zone: zone, sortBudget: options.sortBudget) { sink in
             try RecordTransfer.readRecords(bytes, name: name, options: options, sink: sink)
         }
     }

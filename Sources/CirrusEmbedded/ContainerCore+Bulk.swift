@@ -17,7 +17,25 @@ struct BulkImportState {
     /// Zones the import creates (storage form).
     var zones: Set<ZoneID> = []
     /// Ids added so far (storage form): an id may appear once per import.
-    var seen: Set<RecordID> = []
+    var seen = BulkIDs()
+}
+
+/// The ids a bulk import added, as 64-bit fingerprints (8 bytes an id where the ids themselves
+/// took about 130: 10M records' ids no longer need 1.3 GB). A fingerprint seen before is
+/// settled against the load itself — its buffer and sorted runs — so the answer is exact; with
+/// distinct ids that happens about once in 10^5 imports of 10M records, and for every real repeat.
+struct BulkIDs {
+    private var fingerprints: Set<UInt64> = []
+
+    mutating func insert(_ id: RecordID) { fingerprints.insert(Self.fingerprint(id)) }
+
+    /// Whether `id` was added to `load` before.
+    func contains(_ id: RecordID, in load: BulkLoad) -> Bool {
+        fingerprints.contains(Self.fingerprint(id)) && load.contains(id)
+    }
+
+    /// The id's hash (SipHash, seeded per process: the set never leaves it).
+    private static func fingerprint(_ id: RecordID) -> UInt64 { UInt64(bitPattern: Int64(id.hashValue)) }
 }
 
 extension ContainerCore {
@@ -71,7 +89,7 @@ extension ContainerCore {
         let schema = state.schema
         if state.schemaChanged { state.load.setSchema(schema) }
         let nodeSize = options.indexNodeSize
-        try ensureSecrets(Set(state.seen.map(\.zoneID.ownerName)).union(state.zones.map(\.ownerName)))
+        try ensureSecrets(state.load.owners.union(state.zones.map(\.ownerName)))
         do {
             try state.load.finish(userState: userStateBytes()) { rows in
                 Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)

@@ -64,7 +64,9 @@ struct ModifyPlanner {
                 continue
             }
             do throws(CirrusError) {
-                let inBulk = core.bulk?.seen.contains(ContainerCore.storageID(r.recordID, owner: db.owner))
+                let inBulk = core.bulk.map {
+                    $0.seen.contains(ContainerCore.storageID(r.recordID, owner: db.owner), in: $0.load)
+                }
                 if !seen.insert(ContainerCore.apiID(r.recordID)).inserted || inBulk == true {
                     if inBulk == nil {
                         throw .record(.invalidArguments, r.recordID, "the record is saved twice in one request")

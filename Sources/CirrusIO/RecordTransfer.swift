@@ -71,6 +71,9 @@ public struct ImportOptions: Sendable {
     public var progress: (@Sendable (ImportSummary) -> Void)?
     /// Records between two `progress` calls.
     public var progressInterval = 50_000
+    /// A bulk load's sort buffer: encoded records held before they are sorted and written as a
+    /// run (256 MiB). Smaller uses less memory and writes more runs for the final merge.
+    public var sortBudget = 256 << 20
     /// The defaults: commits of 1 000 records, go on after bad records, keep 100 rejections, no progress calls.
     public init() {}
 }

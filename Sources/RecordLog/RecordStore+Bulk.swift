@@ -59,6 +59,21 @@ public final class BulkLoad {
         if buffered >= budget { try spill() }
     }
 
+    /// Whether a record with `id` was added to this load (in any table of its owner): the
+    /// unsorted buffer is scanned, each run searched by id. For the rare check a fingerprint
+    /// cannot settle (see ContainerCore+Bulk.swift), not for every record.
+    public func contains(_ id: RecordID) -> Bool {
+        let owner = id.zoneID.ownerName
+        for (key, items) in buffer where key.owner == owner && items.contains(where: { $0.id == id }) { return true }
+        for (key, sections) in runs where key.owner == owner && sections.contains(where: { $0.row(of: id) != nil }) {
+            return true
+        }
+        return false
+    }
+
+    /// The owners (databases) of the records added so far.
+    public var owners: Set<String> { Set(buffer.keys.map(\.owner)).union(runs.keys.map(\.owner)) }
+
     /// The schema after the load (written with it).
     public func setSchema(_ s: Schema) { schema = s }
 

@@ -54,6 +54,31 @@ import Testing
         #expect(s.rejections.first?.reason.contains("earlier in this import") == true, "\(s.rejections)")
     }
 
+    /// Repeats across batches and across sorted runs already written (a tiny sort budget
+    /// spills every few records): each is rejected with its own line, whatever record type it
+    /// comes back as, and every first occurrence lands.
+    @Test func repeatsAcrossBatchesAndRunsAreRejectedExactly() async throws {
+        let env = TestEnv()
+        let c = try env.open()
+        var o = ImportOptions()
+        o.batchSize = 3
+        o.sortBudget = 1024
+        // 300 distinct ids, then r5 (first batch, long spilled), r150 as another type, r299
+        // (still in the buffer), and r10 twice more.
+        let input =
+            jsonLines(0..<300) + jsonLines(5..<6) + jsonLines(150..<151, type: "Other") + jsonLines(299..<300)
+            + jsonLines(10..<11) + jsonLines(10..<11)
+        let s = try c.importBytes(input, name: "in", into: .public, options: o)
+        #expect(s.records == 300)
+        #expect(s.rejections.map(\.line) == [301, 302, 303, 304, 305], "\(s.rejections)")
+        #expect(s.rejections.allSatisfy { $0.reason.contains("earlier in this import") })
+        let (page, _) = try await c.publicDatabase(as: .user("_admin")).records(
+            matching: RecordQuery(recordType: "Note", predicate: "TRUEPREDICATE"), resultsLimit: 400)
+        #expect(page.count == 300)
+        #expect(try env.fs.list(env.dir + "/development").filter { $0.hasPrefix("dat-") }.count >= 1)
+        try c.checkInvariants()
+    }
+
     /// Lines are parsed a window (16 384 lines) at a time while the previous window lands: bad
     /// lines in the first, a middle and the last window are reported by their own line numbers
     /// and every good record lands once.
