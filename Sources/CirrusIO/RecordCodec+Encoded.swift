@@ -35,6 +35,7 @@ extension RecordCodec {
     /// Moves past one tagged value, checking everything ``decodeValue(_:)`` checks.
     static func checkValue(_ r: inout ByteReader) throws(CodecError) {
         let (scalar, count) = try valueHead(&r)
+        if scalar == .string && count > 1 { return try checkStrings(count, &r) }
         for _ in 0..<count {
             switch scalar {
             case .string: try checkString(&r)
@@ -56,6 +57,31 @@ extension RecordCodec {
             default: try skipBody(scalar, &r)
             }
         }
+    }
+
+    /// Moves past `count` length-prefixed strings (a list's body), checking that each is UTF-8.
+    /// When every length is below 128 its prefix is one ASCII byte, and the whole body is
+    /// checked in one pass: an ASCII byte is never part of a multi-byte sequence, so a sequence
+    /// cut by a prefix fails there as it fails at the end of its own string, and the body is
+    /// well formed exactly when every string is. (Lists of many short names — a city's
+    /// alternate names — were checked string by string.)
+    static func checkStrings(_ count: UInt64, _ r: inout ByteReader) throws(CodecError) {
+        let start = r.offset
+        var shortPrefixes = true
+        for _ in 0..<count {
+            let at = r.offset
+            let n = try r.length()
+            if r.offset - at != 1 { shortPrefixes = false }
+            r.offset += n
+        }
+        if shortPrefixes {
+            guard ByteReader.isValidUTF8(UnsafeRawBufferPointer(rebasing: r.buffer[start..<r.offset])) else {
+                throw CodecError("invalid UTF-8 in a string of the list", offset: start)
+            }
+            return
+        }
+        r.offset = start
+        for _ in 0..<count { try checkString(&r) }
     }
 
     /// Moves past a length-prefixed string, checking that it is UTF-8.
@@ -132,13 +158,16 @@ extension ByteReader {
     /// Whether `p` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
     /// past U+10FFFF) — what `String(validating:)` accepts, checked without making a string.
     public static func isValidUTF8(_ p: UnsafeRawBufferPointer) -> Bool {
-        if isASCII(p) { return true }
         let n = p.count
         var i = 0
         while i < n {
             let b0 = p[i]
             if b0 < 0x80 {
+                // ASCII runs eight bytes at a time (most text, and every list prefix).
                 i += 1
+                while i + 8 <= n, p.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    i += 8
+                }
                 continue
             }
             let width: Int

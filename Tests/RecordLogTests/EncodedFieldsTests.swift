@@ -115,5 +115,54 @@ import Testing
             #expect(got == want, "\(bytes.map { String($0, radix: 16) })")
             if got != want { return }
         }
+        // Longer strings: ASCII runs (read eight bytes at a time) with a few other bytes in them.
+        for _ in 0..<50_000 {
+            let n = g.below(40)
+            let bytes = (0..<n).map { _ in
+                g.chance(0.85) ? UInt8(0x20 + g.below(0x5F)) : interesting[g.below(interesting.count)]
+            }
+            let want = String(validating: bytes, as: UTF8.self) != nil
+            let got = bytes.withUnsafeBytes { ByteReader.isValidUTF8($0) }
+            #expect(got == want, "\(bytes.map { String($0, radix: 16) })")
+            if got != want { return }
+        }
+    }
+
+    /// A string list's body is checked in one pass when every length prefix is one byte: it
+    /// fails exactly when checking string by string fails (sequences cut at a string's end,
+    /// continuation bytes at a string's start, lengths of 128 and more taking the other path).
+    @Test func stringListCheckAgreesWithCheckingEachString() {
+        var g = SeededRandom(seed: 8)
+        let pieces: [[UInt8]] = [
+            [0x41], [0x61, 0x62], [0xC3, 0xA9], [0xC3], [0xA9], [0xE2, 0x82, 0xAC], [0xE2, 0x82], [0xF0, 0x9F, 0x98, 0x80],
+            [0xF0, 0x9F], [0x80], [0xFF], [0xED, 0xA0, 0x80],
+        ]
+        var failed = 0
+        for _ in 0..<20_000 {
+            let count = 2 + g.below(6)
+            var strings: [[UInt8]] = []
+            for _ in 0..<count {
+                var b: [UInt8] = []
+                let long = g.chance(0.05)
+                for _ in 0..<(long ? 70 : g.below(5)) { b += pieces[g.below(g.chance(0.8) ? 3 : pieces.count)] }
+                strings.append(b)
+            }
+            var w = ByteWriter()
+            w.u8(ScalarType.string.rawValue | 0x10)  // a list of strings
+            w.varint(UInt64(count))
+            for b in strings { w.byteString(b) }
+            let want = strings.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
+            let got = w.bytes.withUnsafeBytes { buf -> Bool in
+                var r = ByteReader(buf)
+                do throws(CodecError) {
+                    try RecordCodec.checkValue(&r)
+                    return r.isAtEnd
+                } catch { return false }
+            }
+            #expect(got == want, "\(strings)")
+            if !want { failed += 1 }
+            if got != want { return }
+        }
+        #expect(failed > 1000, "some lists were damaged: \(failed)")
     }
 }
