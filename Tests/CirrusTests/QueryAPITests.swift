@@ -181,7 +181,7 @@ import Testing
         let env = TestEnv()
         var container = try env.open(.development)
         try await populate(container.privateDatabase(for: "_u1"), places(3))
-        try await container.promoteSchema()
+        try container.promoteSchema()
         try container.close()
         container = try env.open(.production)
         let db = container.privateDatabase(for: "_u1")
