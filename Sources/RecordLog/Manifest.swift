@@ -160,8 +160,9 @@ public struct Manifest: Sendable, Hashable {
     public static func decode(_ bytes: [UInt8]) -> Result<Manifest, CodecError> {
         // Bytes first, then text: a fresh process opens with this, and Foundation's string
         // search and the generic validating initializer cost more than the rest of the parse.
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard text.utf8.elementsEqual(bytes) else { return .failure(CodecError("not UTF-8", offset: 0)) }
+        guard bytes.withUnsafeBytes({ ByteReader.isValidUTF8($0) }) else {
+            return .failure(CodecError("not UTF-8", offset: 0))
+        }
         let marker = Array("crc ".utf8)
         guard let at = bytes.indices.first(where: { bytes[$0...].starts(with: marker) }) else {
             return .failure(CodecError("no crc line", offset: 0))
