@@ -298,10 +298,12 @@ extension WriteContext {
 
     /// `SELECT <columns> FROM <table> WHERE <key> [FOR UPDATE]` for each record id of `ids`, as one
     /// statement: the ids' three text arrays unnested, and per id a LATERAL subquery on the
-    /// primary key — always one index probe per id, whatever the table's statistics say (an
-    /// `(…) IN (SELECT * FROM unnest(…))` was planned as a nested loop over a sequential scan of
-    /// `cirrus_names` when its statistics predated an import's rows: 43 s a batch at 200 000
-    /// names). The tenant is `$1`; the arrays are appended to `b`.
+    /// primary key — one index probe per id when the table's statistics are current (an
+    /// `(…) IN (SELECT * FROM unnest(…))` became a nested loop over a sequential scan of
+    /// `cirrus_names`). Without statistics the planner may probe another index whose prefix
+    /// matches (`cirrus_names_seq`) and read a whole zone per id: the store keeps them current
+    /// while it writes (PostgresStore+Growth.swift). The tenant is `$1`; the arrays are appended
+    /// to `b`.
     static func lookup(
         _ columns: String, from table: String, _ ids: [RecordID], lock: Bool, _ b: inout PostgresBindings
     ) -> String {

@@ -190,6 +190,7 @@ extension PostgresStore {
                     items, atomically: atomically, by: user, quota: quota, zones: zones, atomicZones: atomicZones,
                     failedZones: failedZones, authorize: authorize, afterWrites: afterWrites, batch: batch,
                     grows: grows, registry: registry)
+                await noteWritten(items, r)
                 return r
             } catch  where error.batchRefused && batch {
                 batch = false

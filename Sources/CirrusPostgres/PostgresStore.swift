@@ -64,6 +64,8 @@ public actor PostgresStore {
     var tables: [String: TableLayout] = [:]
     /// When this store last swept its tenant's unreferenced assets (PostgresStore+Assets.swift).
     var lastAssetSweep: ContinuousClock.Instant? = nil
+    /// Records written since the tables were last analyzed (PostgresStore+Growth.swift).
+    var growth = TableGrowth()
 
     init(
         client: PostgresClient, runTask: Task<Void, Never>, tenant: PostgresTenant, address: String,

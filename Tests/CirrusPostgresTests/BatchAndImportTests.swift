@@ -8,6 +8,7 @@ import CirrusFacade
 import CirrusPostgres
 import Foundation
 import Indexes
+import PostgresNIO
 import QueryChecker
 import RecordModel
 import Testing
@@ -39,6 +40,31 @@ struct PostgresBatchAndImportTests {
             recordType: "Spot", recordID: RecordID(recordName: name), fields: ["name": .string(name), "n": .int64(n)])
         if let at { r["at"] = .location(at) }
         return r
+    }
+
+    /// The statistics PostgreSQL plans from follow the records a store writes: once 256 records
+    /// are written (in any number of requests), the names and the type's table are analyzed —
+    /// `reltuples` is -1 until a table is first analyzed or vacuumed.
+    @Test func theStoreAnalyzesItsTablesAsTheRecordsGrow() async throws {
+        let s = try await store("growth")
+        let all = (0..<300).map { Self.spot(String(format: "g%03d", $0), Int64($0)) }
+        _ = try await s.modify(saving: Array(all[..<200]), atomically: true)
+        _ = try await s.modify(saving: Array(all[200...]), atomically: true)
+        let namespace = s.tenant.namespace
+        let counts = try await Shards.withConnection(PG.url!) { c in
+            var out: [String: Double] = [:]
+            let sql =
+                "SELECT relname, reltuples::float8 FROM pg_class WHERE relnamespace = "
+                + "\(Shards.literal(Shards.quote(namespace)))::regnamespace AND relname IN ('cirrus_names', 'r_Spot')"
+            for try await (name, n) in try await c.query(PostgresQuery(unsafeSQL: sql), logger: Shards.logger)
+                .decode((String, Double).self)
+            {
+                out[name] = n
+            }
+            return out
+        }
+        #expect(counts == ["cirrus_names": 300, "r_Spot": 300])
+        #expect(try await s.records(for: all.map(\.recordID)).count == 300)
     }
 
     @Test func aBatchOfSavesGivesEachItemTheItemByItemOutcome() async throws {

@@ -7,6 +7,26 @@ import Testing
 @testable import CirrusPostgres
 
 @Suite struct SQLTextTests {
+    /// ANALYZE as the records written double (PostgresStore+Growth.swift): first at
+    /// `TableGrowth.first`, then each time the count since reaches the count analyzed.
+    @Test func tablesAreAnalyzedEachTimeTheRecordsDouble() {
+        var g = TableGrowth()
+        var analyzedAt: [Int] = []
+        var total = 0
+        for _ in 0..<100 {
+            total += 100
+            if g.add(100, types: ["A"]) { analyzedAt.append(total) }
+        }
+        #expect(analyzedAt == [300, 600, 1200, 2400, 4800, 9600])
+        #expect(!g.add(0, types: ["B"]) && g.takeTypes() == ["A"])
+        // One large request analyzes at once; types written since are reported once.
+        var h = TableGrowth()
+        #expect(h.add(5000, types: ["A", "B"]) && h.analyzed == 5000 && h.pending == 0)
+        #expect(h.takeTypes() == ["A", "B"] && h.takeTypes().isEmpty)
+        #expect(!h.add(4999, types: ["C"]) && h.add(1, types: ["D"]) && h.analyzed == 10_000)
+        #expect(h.takeTypes() == ["C", "D"])
+    }
+
     @Test func prefixSuccessorsBoundEveryExtension() {
         #expect(SQLText.successor(ofPrefix: "ab") == "ac")
         #expect(SQLText.successor(ofPrefix: "a\u{10FFFF}") == "b")
