@@ -197,6 +197,20 @@ public enum RecordCodec {
             }
             r.offset = countAt  // decoded below, which names any damage
         }
+        // Built once, with every value: no copy-on-write check per system field.
+        return Record(
+            recordType: type, recordID: id, fields: try decodeFields(&r, keeping: keep, names: table),
+            creationDate: created,
+            modificationDate: modified,
+            creatorUserRecordID: creator, lastModifiedUserRecordID: modifier, recordChangeTag: tag)
+    }
+
+    /// The fields at the reader (a count, then name/value pairs), only those named in `keep`
+    /// when given; names read through `table` when they are in it.
+    static func decodeFields(
+        _ r: inout ByteReader, keeping keep: Set<String>?, names table: NameTable?
+    ) throws(CodecError) -> RecordFields {
+        let countAt = r.offset
         let count = try r.varint()
         guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
         var fields: [RecordFields.Field] = []
@@ -244,13 +258,7 @@ public enum RecordCodec {
                 fields.append(RecordFields.Field(name, try decodeValue(&r)))
             }
         }
-        // Built once, with every value: no copy-on-write check per system field.
-        return Record(
-            recordType: type, recordID: id,
-            fields: inOrder ? RecordFields(sortedUnique: fields) : RecordFields(collecting: fields),
-            creationDate: created,
-            modificationDate: modified,
-            creatorUserRecordID: creator, lastModifiedUserRecordID: modifier, recordChangeTag: tag)
+        return inOrder ? RecordFields(sortedUnique: fields) : RecordFields(collecting: fields)
     }
 
     // MARK: identifiers

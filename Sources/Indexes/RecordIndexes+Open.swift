@@ -70,10 +70,22 @@ extension RecordIndexes {
                     nodeSize: nodeSize)
             }
         }
-        // Columns are read per layer: a layer without one (written before columns existed, or
-        // damaged) has its rows' values decoded from their bytes instead.
+        let columns = Self.openColumns(plan.columns, layers, &damaged)
+        parts.contents.columns = columns
+        parts.contents.baseLayers = starts
+        parts.contents.damaged = damaged
+        rowCount = starts.rowCount
+        removeDeadRows(plan, layers)
+    }
+
+    /// Each of `fields`' columns in every layer, for the fields some layer has one for. Columns
+    /// are read per layer: a layer without one (written before columns existed, or damaged —
+    /// added to `damaged`) has its rows' values decoded from their bytes instead.
+    static func openColumns(
+        _ fields: [String], _ layers: [IndexLayer], _ damaged: inout [DamagedIndexSection]
+    ) -> [(field: String, layers: [StaticColumn?])] {
         var columns: [(field: String, layers: [StaticColumn?])] = []
-        for field in plan.columns {
+        for field in fields {
             let perLayer = layers.enumerated().map { (k, l) -> StaticColumn? in
                 guard let s = l.sections[Self.columnSectionName(field)] else { return nil }
                 do throws(IndexSectionError) {
@@ -89,11 +101,7 @@ extension RecordIndexes {
             }
             if perLayer.contains(where: { $0 != nil }) { columns.append((field, perLayer)) }
         }
-        parts.contents.columns = columns
-        parts.contents.baseLayers = starts
-        parts.contents.damaged = damaged
-        rowCount = starts.rowCount
-        removeDeadRows(plan, layers)
+        return columns
     }
 
     /// Every layer's section opened by `open`; nil when one is missing, of another kind (`open`

@@ -40,8 +40,33 @@ extension Run {
         }
         let bound = keepsRanking ? max(pageSize + 1, StreamContinuation.rankedCapacity) : pageSize + 1
         var heap = BoundedHeap(capacity: bound, ordering: ordering)
+        let passed = rank(rows, into: &heap, matcher: matcher, residual: residual)
+        if let filterNode { count(filterNode, passed) }
+        let ranked = heap.sorted()
+        if keepsRanking {
+            let rows = ranked.map { RankedRow(key: $0.0, row: $0.1) }
+            let page = rankedPage(rows[...], complete: ranked.count < bound)
+            if let orderNode { count(orderNode, page.records.count) }
+            return page
+        }
+        var page: [(OrderKey, Record)] = []
+        let pageRows = ranked.prefix(pageSize)
+        page.reserveCapacity(pageRows.count)
+        snapshot.forEachRecord(pageRows.map(\.1), inResultOf: pageRows.count) { k, r in
+            page.append((pageRows[pageRows.startIndex + k].0, r))
+        }
+        if let orderNode { count(orderNode, page.count) }
+        let more = ranked.count > pageSize
+        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, counts: actual)
+    }
+
+    /// Puts the candidates `rows` that are in the zone, visible and pass `residual` into `heap`
+    /// by their sort keys (those after the resume position); returns how many passed. Candidates
+    /// are read for their filter and sort fields only; the page is fetched whole afterwards.
+    func rank(
+        _ rows: [RowID], into heap: inout BoundedHeap, matcher: RecordMatcher, residual: [QueryFilter]
+    ) -> Int {
         var passed = 0
-        // Candidates are read for their filter and sort fields only; the page is fetched whole.
         if visible == nil, let (selection, sortSlots) = valueSelection(matcher, residual: residual) {
             // Read from the rows' bytes into one reused buffer: no record per candidate.
             var values: [FieldValue?] = []
@@ -75,23 +100,7 @@ extension Run {
                 heap.insert(key, row)
             }
         }
-        if let filterNode { count(filterNode, passed) }
-        let ranked = heap.sorted()
-        if keepsRanking {
-            let rows = ranked.map { RankedRow(key: $0.0, row: $0.1) }
-            let page = rankedPage(rows[...], complete: ranked.count < bound)
-            if let orderNode { count(orderNode, page.records.count) }
-            return page
-        }
-        var page: [(OrderKey, Record)] = []
-        let pageRows = ranked.prefix(pageSize)
-        page.reserveCapacity(pageRows.count)
-        snapshot.forEachRecord(pageRows.map(\.1), inResultOf: pageRows.count) { k, r in
-            page.append((pageRows[pageRows.startIndex + k].0, r))
-        }
-        if let orderNode { count(orderNode, page.count) }
-        let more = ranked.count > pageSize
-        return QueryPage(records: page.map(\.1), next: more ? page.last?.0 : nil, counts: actual)
+        return passed
     }
 
     /// Whether this page ranks the rows after it too, for the pages that follow (a
