@@ -5,7 +5,8 @@
 // of writes has grown them. Until then the planner reasons from no column statistics at all,
 // and it reasons wrong: looking up 400 names by primary key, it chose `cirrus_names_seq`
 // (tenant, zone_name, seq, …), whose prefix matches two of the four equalities, so each probe
-// read every name of the zone (258 ms a request at 10 000 names, growing with the table).
+// read every name of the zone, and a request grew slower with the table (figures:
+// docs/benchmarks.md, "Statistics that follow the writes").
 //
 // So the store counts the records its saves wrote since it last analyzed, and once that count
 // reaches the rows analyzed before (at least `TableGrowth.first`), it runs ANALYZE on the
