@@ -22,6 +22,7 @@ import Foundation
 import Indexes
 import RecordLog
 import RecordModel
+import Synchronization
 
 /// The façade's state saved with a checkpoint: binary (`encoded()`); the JSON of version 1,
 /// which checkpoints written before hold, is still read.
@@ -269,6 +270,7 @@ extension ContainerCore {
     /// another thread, new tables built over them and caught up beside commits, then the switch
     /// and the last few commits under the write lock. The tables of `merge` end in one layer each.
     func startBackgroundCheckpoint(merge: Set<TableKey> = []) throws(CirrusError) {
+        guard !checkpointCancel.isSet else { return }  // closing
         let job: CheckpointJob
         do { job = try store.beginCheckpoint() } catch {
             throw CirrusError.storage(error, "the checkpoint")
@@ -281,12 +283,16 @@ extension ContainerCore {
         checkpointRunning = true
         checkpoints.enter()
         let nodeSize = options.indexNodeSize
+        let cancel = checkpointCancel
         let thread = Thread { [self] in
             defer { checkpoints.leave() }
             let written = Result { () throws(LogError) in
-                try store.writeCheckpoint(job, userState: user, rewrite: rewrite, merge: merge) { rows in
-                    Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
-                }
+                try store.writeCheckpoint(
+                    job, userState: user, rewrite: rewrite, merge: merge,
+                    sections: { rows in
+                        try Self.indexSections(
+                            rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize, cancel: cancel)
+                    }, isCancelled: { cancel.isSet })
             }
             // The new tables are built and caught up with the commits made meanwhile here,
             // beside commits; the write lock is held only for the switch and the last few.
@@ -298,6 +304,11 @@ extension ContainerCore {
             writeLock.withLock {
                 checkpointRunning = false
                 var installed = false
+                if case .failure = written, cancel.isSet {
+                    // Cancelled by close: its files are gone, the log keeps its changes.
+                    rewriteAtCheckpoint.formUnion(rewrite)
+                    return
+                }
                 do {
                     let prepared = try written.get()
                     try store.installCheckpoint(prepared, job: job)
@@ -332,6 +343,14 @@ extension ContainerCore {
 
     /// Waits until no background checkpoint is running (call without the write lock).
     func waitForCheckpoints() { checkpoints.wait() }
+
+    /// Cancels a background checkpoint still writing its files (it stops within a few thousand
+    /// rows or one index section; one past its writing finishes) and waits for it; no
+    /// checkpoint starts afterwards. For close.
+    func cancelCheckpoints() {
+        checkpointCancel.set()
+        checkpoints.wait()
+    }
 
     /// Tables over a background checkpoint's new base, with the changes committed since the
     /// checkpoint's snapshot applied (caught up a few times while commits go on), built without
@@ -394,5 +413,22 @@ extension ContainerCore {
             tables = pre.tables
             publishedVersion &+= 1
         }
+    }
+}
+
+/// A flag a background checkpoint reads while it writes: set (by close), the checkpoint stops and
+/// removes its files. Set once, never cleared.
+final class CheckpointCancel: Sendable {
+    private let value = Mutex(false)
+
+    /// Whether cancellation was asked for.
+    var isSet: Bool { value.withLock { $0 } }
+
+    /// Asks running and later checkpoints to stop.
+    func set() { value.withLock { $0 = true } }
+
+    /// What a cancelled checkpoint's section encoder throws.
+    struct Cancelled: Error, CustomStringConvertible {
+        var description: String { "the checkpoint was cancelled" }
     }
 }

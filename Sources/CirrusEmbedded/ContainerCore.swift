@@ -78,6 +78,8 @@ final class ContainerCore: @unchecked Sendable {
     /// running ones for close; the last one's failure waits here to be reported.
     var checkpointRunning = false
     let checkpoints = DispatchGroup()
+    /// Set by close: a background checkpoint still writing stops (ContainerCore+Checkpoint.swift).
+    let checkpointCancel = CheckpointCancel()
     var checkpointError: CirrusError?
     /// Set when a checkpoint was installed but its tables could not be published: every later
     /// write fails with it (the container must be reopened). Guarded by writeLock.
@@ -152,7 +154,23 @@ final class ContainerCore: @unchecked Sendable {
             try? store.close()  // the load's error is the one to report; the store is dropped
             throw error
         }
+        core.checkpointLeftTail()
         return core
+    }
+
+    /// After a writable open: a delta larger than close checkpoints (left by a bounded close, or
+    /// by a process that ended without closing) is checkpointed in the background, so that the
+    /// open after this one maps it instead of replaying it again. A checkpoint that cannot start
+    /// is logged: the tail stays in the log and is replayed again.
+    func checkpointLeftTail() {
+        guard !options.readOnly, options.backgroundCheckpoints, store.deltaCount > options.closeCheckpointLimit
+        else { return }
+        writeLock.withLock {
+            do { try startBackgroundCheckpoint() } catch {
+                options.logger.warning(
+                    "the log's tail was not checkpointed: \(error)", metadata: ["container": .string(directory)])
+            }
+        }
     }
 
     /// Records damaged derived data met while opening, and logs it.

@@ -26,17 +26,22 @@ final class EmbeddedContainer: ContainerBackend {
         EmbeddedDatabase(core: core, scope: scope, identity: identity)
     }
 
-    /// Syncs and closes the log; later writes fail with internalError. A checkpoint first when
-    /// the delta is large enough to slow the next open down (a few changes stay in the log:
-    /// replaying them is cheaper than rewriting their tables), or when a table's segments lack an
-    /// index of its schema (it would be built from every row at each open).
+    /// Syncs and closes the log; later writes fail with internalError. Close is bounded: a
+    /// background checkpoint still writing is cancelled (the log keeps its changes), and a
+    /// checkpoint is written first only when the delta is large enough to slow the next open
+    /// down (a few changes stay in the log: replaying them is cheaper than rewriting their
+    /// tables) and at most `ContainerOptions.closeCheckpointLimit` records — a larger one is left
+    /// to the next writable open, which checkpoints it in the background — or when a table's
+    /// segments lack an index of its schema (it would be built from every row at each open).
     func close() throws(CirrusError) {
-        core.waitForCheckpoints()
+        core.cancelCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         var checkpointError: CirrusError?
+        let delta = core.store.deltaCount
         if !core.options.readOnly, !core.store.isClosed,
-            core.store.deltaCount >= min(core.options.checkpointThreshold, 1000) || !core.rewriteAtCheckpoint.isEmpty
+            (delta >= min(core.options.checkpointThreshold, 1000) && delta <= core.options.closeCheckpointLimit)
+                || !core.rewriteAtCheckpoint.isEmpty
         {
             do { try core.checkpointHoldingLock() } catch { checkpointError = error }
         }

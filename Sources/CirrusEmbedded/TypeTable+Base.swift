@@ -83,4 +83,18 @@ extension ContainerCore {
             schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) },
             columnsFrom: rows.layerStart)
     }
+
+    /// `indexSections(_:schema:nodeSize:)` for a checkpoint that `cancel` may stop: throws
+    /// when it is cancelled (the checkpoint's files are then removed).
+    static func indexSections(
+        _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int, cancel: CheckpointCancel
+    ) throws -> [(name: String, bytes: [UInt8])] {
+        guard let schema else { return [] }
+        guard
+            let sections = RecordIndexes.encodeSections(
+                schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) },
+                columnsFrom: rows.layerStart, isCancelled: { cancel.isSet })
+        else { throw CheckpointCancel.Cancelled() }
+        return sections
+    }
 }

@@ -10,6 +10,15 @@ extension RecordIndexes {
         schema: RecordTypeSchema, rows: S, columnsFrom start: Int? = nil
     ) -> [(name: String, bytes: [UInt8])]
     where S.Element == (RowID, Record) {
+        encodeSections(schema: schema, rows: rows, columnsFrom: start, isCancelled: { false }) ?? []
+    }
+
+    /// ``encodeSections(schema:rows:columnsFrom:)``, stopped when `isCancelled` answers true
+    /// (asked every few thousand rows and before each section is built): nil then.
+    public static func encodeSections<S: Sequence>(
+        schema: RecordTypeSchema, rows: S, columnsFrom start: Int? = nil, isCancelled: @escaping @Sendable () -> Bool
+    ) -> [(name: String, bytes: [UInt8])]?
+    where S.Element == (RowID, Record) {
         let plan = IndexPlan(schema)
         if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return [] }
         // One pass over the rows (they may be decoded from a mapped file on the fly).
@@ -20,7 +29,10 @@ extension RecordIndexes {
         // from there (not a layer) get none.
         var columnValues: [[FieldValue?]] = Array(repeating: [], count: start == nil ? 0 : plan.columns.count)
         var next = start ?? 0
+        var read = 0
         for (row, rec) in rows {
+            read &+= 1
+            if read & 4095 == 0, isCancelled() { return nil }
             for (i, (field, _)) in plan.ordered.enumerated() {
                 if let v = value(field, rec) { values[i].append((v, row)) }
             }
@@ -51,7 +63,10 @@ extension RecordIndexes {
         }
         let results = SectionResults(count: jobs.count)
         let builds = jobs.map(\.build)
-        DispatchQueue.concurrentPerform(iterations: builds.count) { i in results.set(i, builds[i]()) }
+        DispatchQueue.concurrentPerform(iterations: builds.count) { i in
+            if !isCancelled() { results.set(i, builds[i]()) }
+        }
+        if isCancelled() { return nil }
         var out = jobs.indices.map { (name: jobs[$0].name, bytes: results.get($0)) }
         for (i, values) in columnValues.enumerated() {
             if let bytes = StaticColumn.encode(values) { out.append((columnSectionName(plan.columns[i]), bytes)) }

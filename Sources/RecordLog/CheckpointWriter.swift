@@ -20,6 +20,9 @@ struct CheckpointWriter {
     let merge: Set<TableKey>
     let sections: SectionEncoder?
     let runs: [TableKey: [RowSection]]
+    /// Asked between tables and every few thousand rows: true stops the checkpoint (its files are
+    /// then removed by `RecordStore.writeCheckpoint`, and nothing the store reads has changed).
+    let isCancelled: (@Sendable () -> Bool)?
 
     // What the checkpoint has written so far.
     var tables: [TableKey: [TableFiles]] = [:]
@@ -35,8 +38,10 @@ struct CheckpointWriter {
 
     init(
         store: RecordStore, snap: StoreSnapshot, user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
-        merge: Set<TableKey>, sections: SectionEncoder?, runs: [TableKey: [RowSection]]
+        merge: Set<TableKey>, sections: SectionEncoder?, runs: [TableKey: [RowSection]],
+        isCancelled: (@Sendable () -> Bool)? = nil
     ) {
+        self.isCancelled = isCancelled
         self.store = store
         self.snap = snap
         self.user = user
@@ -54,9 +59,21 @@ struct CheckpointWriter {
     /// Writes every file and returns the checkpoint, not yet named by a manifest.
     mutating func write() throws -> RecordStore.PreparedCheckpoint {
         let changed = plan()
-        for (key, t) in snap.base where !changed.contains(key) { try keep(key, t) }
-        for key in changed.sorted() { try writeTable(key) }
+        for (key, t) in snap.base where !changed.contains(key) {
+            try checkCancelled()
+            try keep(key, t)
+        }
+        for key in changed.sorted() {
+            try checkCancelled()
+            try writeTable(key)
+        }
+        try checkCancelled()
         return try writeState()
+    }
+
+    /// Throws when the checkpoint was cancelled (`isCancelled`).
+    func checkCancelled() throws {
+        if let isCancelled, isCancelled() { throw LogError.failed(reason: "the checkpoint was cancelled") }
     }
 
     /// Which tables change: every delta version's, every removal's, every bulk run's (and, when
@@ -200,7 +217,12 @@ struct CheckpointWriter {
         for r in runs[key] ?? [] { sources.append(MergeSource(.section(r, owner: key.owner))) }
         var w = try DataSegmentWriter(fileSystem: fileSystem, path: path(n))
         var rw = try RowSectionWriter(into: &w)
-        try store.merge(&sources) { id, seq, payload in try rw.add(id, sequence: seq, payload: payload, into: &w) }
+        var n = 0
+        try store.merge(&sources) { id, seq, payload in
+            n &+= 1
+            if n & 4095 == 0 { try checkCancelled() }
+            try rw.add(id, sequence: seq, payload: payload, into: &w)
+        }
         try rw.finish(into: &w)
         if !deadBelow.isEmpty { try w.addSection("dead", BaseLayer.encodeDead(deadBelow)) }
         try w.finish()

@@ -296,14 +296,14 @@ extension RecordStore {
     func writeCheckpoint(
         _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
         merge: Set<TableKey> = [], sections: SectionEncoder?,
-        runs: [TableKey: [RowSection]] = [:]
+        runs: [TableKey: [RowSection]] = [:], isCancelled: (@Sendable () -> Bool)? = nil
     ) throws -> PreparedCheckpoint {
         let before = Set(
             ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) })
         do {
             return try writeCheckpointFiles(
                 snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge, sections: sections,
-                runs: runs)
+                runs: runs, isCancelled: isCancelled)
         } catch {
             let now = Set(
                 ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) })
@@ -317,11 +317,11 @@ extension RecordStore {
     func writeCheckpointFiles(
         _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
         merge: Set<TableKey> = [], sections: SectionEncoder?,
-        runs: [TableKey: [RowSection]] = [:]
+        runs: [TableKey: [RowSection]] = [:], isCancelled: (@Sendable () -> Bool)? = nil
     ) throws -> PreparedCheckpoint {
         var w = CheckpointWriter(
             store: self, snap: snap, user: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge,
-            sections: sections, runs: runs)
+            sections: sections, runs: runs, isCancelled: isCancelled)
         return try w.write()
     }
 
@@ -395,15 +395,17 @@ extension RecordStore {
         }
     }
 
-    /// Second step: writes the job's data segments (no lock held; commits go on).
+    /// Second step: writes the job's data segments (no lock held; commits go on). `isCancelled`
+    /// is asked between tables and every few thousand rows; when it answers true the files
+    /// written so far are removed and the checkpoint fails (the log still holds every change).
     public func writeCheckpoint(
         _ job: CheckpointJob, userState: [UInt8], raiseHorizon: Bool = false, rewrite: Set<TableKey> = [],
-        merge: Set<TableKey> = [], sections: SectionEncoder? = nil
+        merge: Set<TableKey> = [], sections: SectionEncoder? = nil, isCancelled: (@Sendable () -> Bool)? = nil
     ) throws(LogError) -> PreparedCheckpoint {
         do {
             return try writeCheckpoint(
                 job.snapshot, userState: userState, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge,
-                sections: sections)
+                sections: sections, isCancelled: isCancelled)
         } catch {
             // Nothing is named yet: the store is intact; the unnamed files go at the next install or open.
             throw LogError.wrap(error)

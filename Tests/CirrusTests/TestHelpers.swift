@@ -35,12 +35,15 @@ struct TestEnv {
     var readMergeBudget: Double? = nil
     /// `ContainerOptions.backgroundCheckpoints`.
     var backgroundCheckpoints = true
+    /// `ContainerOptions.closeCheckpointLimit`.
+    var closeCheckpointLimit = 5_000
 
     func options(readOnly: Bool = false, quota: Int? = nil) -> ContainerOptions {
         ContainerOptions(
             fileSystem: fs, clock: clock, random: SeededRandomSource(seed: seed), durability: .none, readOnly: readOnly,
             maximumRecordsPerDatabase: quota, indexNodeSize: 4, checkpointThreshold: checkpointThreshold,
-            backgroundCheckpoints: backgroundCheckpoints, readMergeBudget: readMergeBudget)
+            backgroundCheckpoints: backgroundCheckpoints, readMergeBudget: readMergeBudget,
+            closeCheckpointLimit: closeCheckpointLimit)
     }
 
     func open(_ env: Environment = .development, quota: Int? = nil) throws -> Container {

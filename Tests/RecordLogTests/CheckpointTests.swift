@@ -272,6 +272,35 @@ import Testing
         }
     }
 
+    /// A checkpoint cancelled while it writes (`isCancelled` answering true at its first or
+    /// second question) throws, leaves no file behind and changes nothing the store reads; the
+    /// next checkpoint is whole and a reopen sees every change.
+    @Test func aCancelledCheckpointLeavesNoFilesAndLosesNothing() throws {
+        let fs = InMemoryFileSystem()
+        let (store, model0) = try populated(fs)
+        var model = model0
+        for i in 0..<50 {
+            let op = LogOperation.save(note("c\(i)", i))
+            try store.commit([op])
+            model.apply(op)
+        }
+        let before = try dataFiles(fs)
+        for stopAt in 1...2 {
+            let job = try store.beginCheckpoint()
+            let asked = Asked()
+            #expect(throws: LogError.self) {
+                _ = try store.writeCheckpoint(job, userState: [], isCancelled: { asked.next() >= stopAt })
+            }
+            #expect(asked.count >= stopAt)
+            #expect(try dataFiles(fs) == before, "cancelled at question \(stopAt)")
+            #expect(LiveState(store.snapshot()) == model)
+        }
+        try store.checkpoint()
+        #expect(store.deltaCount == 0)
+        try store.close()
+        #expect(LiveState(try openStore(fs).snapshot()) == model)
+    }
+
     // MARK: bulk load
 
     @Test func bulkLoadMergesWithBaseAndDeltaAndSpillsRuns() throws {
@@ -394,5 +423,15 @@ import Testing
             v.open.corruptions.contains {
                 $0.reason.contains(path) && $0.reason.contains("fails its CRC") && $0.offset == 16
             })
+    }
+}
+
+/// Counts a checkpoint's cancellation questions (asked on the thread that writes it).
+final class Asked: @unchecked Sendable {
+    // @unchecked: read and written only by the test's own thread (the checkpoint is synchronous).
+    private(set) var count = 0
+    func next() -> Int {
+        count += 1
+        return count
     }
 }
