@@ -159,11 +159,13 @@ final class ContainerCore: @unchecked Sendable {
     }
 
     /// After a writable open: a delta larger than close checkpoints (left by a bounded close, or
-    /// by a process that ended without closing) is checkpointed in the background, so that the
-    /// open after this one maps it instead of replaying it again. A checkpoint that cannot start
-    /// is logged: the tail stays in the log and is replayed again.
+    /// by a process that ended without closing), or a table whose segments lack an index of its
+    /// schema, is checkpointed in the background, so that the open after this one maps it
+    /// instead of replaying or rebuilding it again. A checkpoint that cannot start is logged: the
+    /// tail stays in the log and is replayed again.
     func checkpointLeftTail() {
-        guard !options.readOnly, options.backgroundCheckpoints, store.deltaCount > options.closeCheckpointLimit
+        guard !options.readOnly, options.backgroundCheckpoints,
+            store.deltaCount > options.closeCheckpointLimit || !rewriteAtCheckpoint.isEmpty
         else { return }
         writeLock.withLock {
             do { try startBackgroundCheckpoint() } catch {
@@ -184,6 +186,13 @@ final class ContainerCore: @unchecked Sendable {
         options.logger.warning(
             "\(w.description)",
             metadata: ["container": .string(directory), "environment": .string(environment.rawValue)])
+    }
+
+    /// The live rows of the tables the next checkpoint rewrites whole (`rewriteAtCheckpoint`).
+    func rowsToRewrite() -> Int {
+        let keys = rewriteAtCheckpoint
+        guard !keys.isEmpty else { return 0 }
+        return stateLock.withLock { keys.reduce(0) { $0 + (tables[$1.owner]?[$1.recordType]?.liveCount ?? 0) } }
     }
 
     // MARK: forms

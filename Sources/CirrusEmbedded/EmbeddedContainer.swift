@@ -30,18 +30,19 @@ final class EmbeddedContainer: ContainerBackend {
     /// background checkpoint still writing is cancelled (the log keeps its changes), and a
     /// checkpoint is written first only when the delta is large enough to slow the next open
     /// down (a few changes stay in the log: replaying them is cheaper than rewriting their
-    /// tables) and at most `ContainerOptions.closeCheckpointLimit` records — a larger one is left
-    /// to the next writable open, which checkpoints it in the background — or when a table's
-    /// segments lack an index of its schema (it would be built from every row at each open).
+    /// tables) or a table's segments lack an index of its schema (it would be built from every
+    /// row at each open), and only when the rows it would write — the delta and the tables to
+    /// rewrite — are at most `ContainerOptions.closeCheckpointLimit`; more is left to the next
+    /// writable open, which checkpoints it in the background.
     func close() throws(CirrusError) {
         core.cancelCheckpoints()
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         var checkpointError: CirrusError?
         let delta = core.store.deltaCount
-        if !core.options.readOnly, !core.store.isClosed,
-            (delta >= min(core.options.checkpointThreshold, 1000) && delta <= core.options.closeCheckpointLimit)
-                || !core.rewriteAtCheckpoint.isEmpty
+        let worthIt = delta >= min(core.options.checkpointThreshold, 1000) || !core.rewriteAtCheckpoint.isEmpty
+        if !core.options.readOnly, !core.store.isClosed, worthIt,
+            delta + core.rowsToRewrite() <= core.options.closeCheckpointLimit
         {
             do { try core.checkpointHoldingLock() } catch { checkpointError = error }
         }

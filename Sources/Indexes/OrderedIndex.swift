@@ -243,6 +243,32 @@ public struct OrderedIndex: Sendable {
         return Self.countKeys(of: value, family, KeyEncoding.varKey) { variable.insert($0, row) }
     }
 
+    /// Adds every (value, row) of `entries` — new rows, as `insert(_:row:)` adds each. Into an
+    /// empty delta (a replayed log's tail, a large first commit) the entries are sorted once and
+    /// packed bottom-up, as the bulk initializer does, instead of descending the tree per entry.
+    public mutating func insertAll<S: Sequence>(_ entries: S) where S.Element == (FieldValue, RowID) {
+        let fam = family
+        if fam.isFixed {
+            guard fixed.count == 0 else {
+                for (v, r) in entries { insert(v, row: r) }
+                return
+            }
+            var pairs: [(FixedKey, RowID)] = []
+            for (v, r) in entries { for e in v.elements { if let k = Self.fixedKey(e, fam) { pairs.append((k, r)) } } }
+            fixed = Self.build(&pairs, fixed.maxEntries)
+        } else {
+            guard variable.count == 0 else {
+                for (v, r) in entries { insert(v, row: r) }
+                return
+            }
+            var pairs: [(VarKey, RowID)] = []
+            for (v, r) in entries {
+                for e in v.elements { if let k = KeyEncoding.varKey(e, family: fam) { pairs.append((k, r)) } }
+            }
+            variable = Self.build(&pairs, variable.maxEntries)
+        }
+    }
+
     /// Removes the value (each element of a list) for `row`. Returns the number of entries removed.
     /// A base row's entry is removed from the delta when an in-place update put it there, else
     /// tombstoned (the mapped entry cannot change).

@@ -47,6 +47,14 @@ public enum RowChange: Sendable {
     case delete(RowID, Record)
 }
 
+extension RowChange {
+    /// Whether the change adds a new row.
+    var isInsert: Bool {
+        if case .insert = self { return true }
+        return false
+    }
+}
+
 /// All indexes of one record type.
 ///
 /// ```swift
@@ -200,6 +208,7 @@ public struct RecordIndexes: Sendable {
 
     /// Applies committed changes in order.
     public mutating func apply(_ changes: [RowChange]) {
+        if changes.count >= Self.bulkInsertMinimum, changes.allSatisfy(\.isInsert) { return insertAll(changes) }
         for c in changes {
             switch c {
             case .insert(let row, let rec):
@@ -212,6 +221,35 @@ public struct RecordIndexes: Sendable {
                 rowCount -= 1
             }
         }
+    }
+
+    /// Changes from which a batch of inserts alone is applied index by index (`insertAll`).
+    static let bulkInsertMinimum = 64
+
+    /// Adds new rows, each index taken out of its dictionary once and given every row (an
+    /// ordered index with an empty delta packs them bottom-up): the same entries as one
+    /// `updateEntries(row, nil, record)` per row, without a dictionary lookup per field and row.
+    /// For a replayed log's tail and large commits of new records.
+    mutating func insertAll(_ changes: [RowChange]) {
+        var rows: [(RowID, Record)] = []
+        rows.reserveCapacity(changes.count)
+        for case .insert(let row, let rec) in changes { rows.append((row, rec)) }
+        for field in Array(ordered.keys) {
+            guard var index = ordered.removeValue(forKey: field) else { continue }
+            index.insertAll(rows.lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } })
+            ordered[field] = index
+        }
+        if var t = text {
+            text = nil
+            for (row, rec) in rows { t.insert(row: row, texts: Self.texts(searchableFields, rec)) }
+            text = t
+        }
+        for name in Array(spatial.keys) {
+            guard var index = spatial.removeValue(forKey: name) else { continue }
+            for (row, rec) in rows { if let l = Self.location(name, rec) { index.insert(row: row, location: l) } }
+            spatial[name] = index
+        }
+        rowCount += rows.count
     }
 
     /// Re-indexes `row` from `old` to `new`: a nil `old` adds the row's entries, a nil `new`
