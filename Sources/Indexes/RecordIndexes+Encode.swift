@@ -55,7 +55,7 @@ extension RecordIndexes {
         }
         if !plan.searchable.isEmpty {
             let t = texts
-            jobs.append((textSectionName(plan.searchable), { StaticText.encode(rows: t) }))
+            jobs.append((textSectionName(plan.searchable), { StaticText.encode(rows: t, isCancelled: isCancelled) }))
         }
         for (i, name) in plan.spatial.enumerated() {
             let p = points[i]

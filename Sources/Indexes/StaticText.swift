@@ -80,9 +80,13 @@ struct StaticText: Sendable {
     func frequency(_ i: Int) -> Int { max(0, start(i + 1) - start(i)) }
 
     /// The section from (row, searchable strings) in row order.
-    static func encode<S: Sequence>(rows: S) -> [UInt8] where S.Element == (RowID, [String]) {
+    static func encode<S: Sequence>(rows: S, isCancelled: () -> Bool = { false }) -> [UInt8]
+    where S.Element == (RowID, [String]) {
         var postings: [String: [RowID]] = [:]
+        var read = 0
         for (row, texts) in rows {
+            read &+= 1
+            if read & 1023 == 0, isCancelled() { return [] }  // the caller sees the cancellation too
             for t in TextIndex.tokenSet(texts) { postings[t, default: []].append(row) }
         }
         let sorted = postings.keys.sorted { a, b in a.utf8.lexicographicallyPrecedes(b.utf8) }

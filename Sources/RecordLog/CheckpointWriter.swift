@@ -210,9 +210,9 @@ struct CheckpointWriter {
     ) throws -> Int {
         var sources: [MergeSource] = []
         for l in layers { sources.append(MergeSource(.layer(l.rows, owner: key.owner, start: l.start, dead: dead))) }
-        if var d = deltaByTable[key] {
-            d.sort { RowKeyOrder.less($0.0, $1.0) }
-            sources.append(MergeSource(.delta(d)))
+        if let d = deltaByTable[key] {
+            try checkCancelled()
+            sources.append(MergeSource(.delta(d, order: d.indices.sorted { RowKeyOrder.less(d[$0].0, d[$1].0) })))
         }
         for r in runs[key] ?? [] { sources.append(MergeSource(.section(r, owner: key.owner))) }
         var w = try DataSegmentWriter(fileSystem: fileSystem, path: path(n))

@@ -139,7 +139,9 @@ struct MergeSource {
         case section(RowSection, owner: String)
         /// Rows of a base layer starting at table row `start`, skipping the rows in `dead`.
         case layer(RowSection, owner: String, start: Int, dead: RowBitmap)
-        case delta([(RecordID, LiveRecord)])
+        /// Delta versions, read in `order` (their indices sorted by record id: sorting the
+        /// indices moves no record).
+        case delta([(RecordID, LiveRecord)], order: [Int])
     }
     let kind: Kind
     var i = 0
@@ -151,7 +153,7 @@ struct MergeSource {
         self.kind = kind
         switch kind {
         case .section(let r, _), .layer(let r, _, _, _): count = r.count
-        case .delta(let d): count = d.count
+        case .delta(let d, _): count = d.count
         }
         load()
     }
@@ -163,7 +165,7 @@ struct MergeSource {
         guard i < count else { head = nil; return }
         switch kind {
         case .section(let r, let owner), .layer(let r, let owner, _, _): head = r.recordID(i, owner: owner)
-        case .delta(let d): head = d[i].0
+        case .delta(let d, let order): head = d[order[i]].0
         }
     }
 
@@ -175,14 +177,14 @@ struct MergeSource {
     var sequence: UInt64 {
         switch kind {
         case .section(let r, _), .layer(let r, _, _, _): r.sequence(i)
-        case .delta(let d): d[i].1.sequence
+        case .delta(let d, let order): d[order[i]].1.sequence
         }
     }
 
     func withPayload(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         switch kind {
         case .section(let r, _), .layer(let r, _, _, _): if let p = r.payload(i) { try body(p) }
-        case .delta(let d): try d[i].1.payload.withUnsafeBytes(body)
+        case .delta(let d, let order): try d[order[i]].1.payload.withUnsafeBytes(body)
         }
     }
 }
