@@ -158,14 +158,14 @@ final class ContainerCore: @unchecked Sendable {
         return core
     }
 
-    /// After a writable open: a delta larger than close checkpoints (left by a bounded close, or
-    /// by a process that ended without closing), or a table whose segments lack an index of its
-    /// schema, is checkpointed in the background, so that the open after this one maps it
-    /// instead of replaying or rebuilding it again. A checkpoint that cannot start is logged: the
-    /// tail stays in the log and is replayed again.
+    /// After a writable open with a bounded close (`closeCheckpointLimit`): a delta larger than
+    /// close checkpoints (left by a bounded close, or by a process that ended without closing),
+    /// or a table whose segments lack an index of its schema, is checkpointed in the background,
+    /// so that the open after this one maps it instead of replaying or rebuilding it again. A
+    /// checkpoint that cannot start is logged: the tail stays in the log and is replayed again.
     func checkpointLeftTail() {
-        guard !options.readOnly, options.backgroundCheckpoints,
-            store.deltaCount > options.closeCheckpointLimit || !rewriteAtCheckpoint.isEmpty
+        guard !options.readOnly, options.backgroundCheckpoints, let limit = options.closeCheckpointLimit,
+            store.deltaCount > limit || !rewriteAtCheckpoint.isEmpty
         else { return }
         writeLock.withLock {
             do { try startBackgroundCheckpoint() } catch {

@@ -90,13 +90,15 @@ public struct ContainerOptions: Sendable {
     /// switch to the new segments takes the write lock briefly). Off: the commit that crosses
     /// the threshold writes the checkpoint itself.
     public var backgroundCheckpoints: Bool
-    /// The largest delta (records changed since the last checkpoint) that `close()` checkpoints,
-    /// so that closing stays short: a larger delta is left in the log, the next writable open
-    /// replays it and checkpoints it in the background. A background checkpoint still running at
-    /// close is cancelled (its files removed; the log keeps its changes). 0: close never
-    /// checkpoints; `Int.max`: close always does, however long it takes (the behaviour before
-    /// this option). Default 5 000, about 60 ms of checkpoint on a 2-core machine.
-    public var closeCheckpointLimit: Int
+    /// Bounded close: the most rows (the delta, and the tables whose segments lack an index)
+    /// that `close()` checkpoints. With a limit, close cancels a background checkpoint still
+    /// writing (its files are removed; the log keeps its changes) and leaves a larger delta in
+    /// the log; the next writable open replays it and checkpoints it in the background, and
+    /// until then every open replays it (docs/benchmarks.md, "Bounded close": at 1M places after
+    /// an ingest, close 638 ms → 0.1 ms, the next open 6 ms → 756 ms). nil (the default): close
+    /// waits for a running background checkpoint and checkpoints any delta worth it, however
+    /// long that takes, so the next open maps everything.
+    public var closeCheckpointLimit: Int?
     /// Decoded records kept per table for rows read from data segments (0: decode every read).
     /// A record comes in on its second read in a row in its slot pair, and from a result of more
     /// than 1/256 of this many records (a bulk read) only when the table has at most four times
@@ -122,14 +124,14 @@ public struct ContainerOptions: Sendable {
     /// Options; the defaults: files on disk, the system clock and generator, an fsync per commit,
     /// writable, no record quota, B+tree nodes of 64, a background checkpoint every 100 000
     /// changed records, 16 384 decoded records cached per table, tables merged into one layer once
-    /// their reads have spent the merge's cost on the extra layers (`readMergeBudget` 1), a
-    /// checkpoint at close only of a delta of at most 5 000 records.
+    /// their reads have spent the merge's cost on the extra layers (`readMergeBudget` 1), close
+    /// unbounded (`closeCheckpointLimit` nil).
     public init(
         fileSystem: any FileSystem = POSIXFileSystem(), clock: any LogClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(), durability: Durability = .everyCommit, readOnly: Bool = false,
         maximumRecordsPerDatabase: Int? = nil, indexNodeSize: Int = 64, checkpointThreshold: Int = 100_000,
         backgroundCheckpoints: Bool = true, recordCacheSize: Int = 16_384, readMergeBudget: Double? = 1,
-        closeCheckpointLimit: Int = 5_000, logger: Logger = Logger(label: "cirrus")
+        closeCheckpointLimit: Int? = nil, logger: Logger = Logger(label: "cirrus")
     ) {
         self.closeCheckpointLimit = closeCheckpointLimit
         self.logger = logger

@@ -26,23 +26,25 @@ final class EmbeddedContainer: ContainerBackend {
         EmbeddedDatabase(core: core, scope: scope, identity: identity)
     }
 
-    /// Syncs and closes the log; later writes fail with internalError. Close is bounded: a
-    /// background checkpoint still writing is cancelled (the log keeps its changes), and a
-    /// checkpoint is written first only when the delta is large enough to slow the next open
-    /// down (a few changes stay in the log: replaying them is cheaper than rewriting their
-    /// tables) or a table's segments lack an index of its schema (it would be built from every
-    /// row at each open), and only when the rows it would write — the delta and the tables to
-    /// rewrite — are at most `ContainerOptions.closeCheckpointLimit`; more is left to the next
-    /// writable open, which checkpoints it in the background.
+    /// Syncs and closes the log; later writes fail with internalError. A checkpoint first when
+    /// the delta is large enough to slow the next open down (a few changes stay in the log:
+    /// replaying them is cheaper than rewriting their tables) or a table's segments lack an index
+    /// of its schema (it would be built from every row at each open). Bounded
+    /// (`ContainerOptions.closeCheckpointLimit` set): a background checkpoint still writing is
+    /// cancelled, and the checkpoint is written only when the rows it would write — the delta
+    /// and the tables to rewrite — are within the limit; more is left to the next writable open,
+    /// which checkpoints it in the background. Otherwise close waits for a running background
+    /// checkpoint and writes its own whatever its size.
     func close() throws(CirrusError) {
-        core.cancelCheckpoints()
+        let limit = core.options.closeCheckpointLimit
+        if limit != nil { core.cancelCheckpoints() } else { core.waitForCheckpoints() }
         core.writeLock.lock()
         defer { core.writeLock.unlock() }
         var checkpointError: CirrusError?
         let delta = core.store.deltaCount
         let worthIt = delta >= min(core.options.checkpointThreshold, 1000) || !core.rewriteAtCheckpoint.isEmpty
         if !core.options.readOnly, !core.store.isClosed, worthIt,
-            delta + core.rowsToRewrite() <= core.options.closeCheckpointLimit
+            limit.map({ delta + core.rowsToRewrite() <= $0 }) ?? true
         {
             do { try core.checkpointHoldingLock() } catch { checkpointError = error }
         }

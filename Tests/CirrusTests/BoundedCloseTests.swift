@@ -1,7 +1,8 @@
-// Close is bounded (ContainerOptions.closeCheckpointLimit): a delta within the limit is
+// Close, unbounded (the default: it checkpoints every delta worth it, after a running background
+// checkpoint) and bounded (ContainerOptions.closeCheckpointLimit: a delta within the limit is
 // checkpointed at close; a larger one is left in the log, replayed by the next open — which then
 // checkpoints it in the background — and a background checkpoint still writing at close is
-// cancelled. In every case a reopen sees every acknowledged record.
+// cancelled). In every case a reopen sees every acknowledged record.
 
 import CirrusTestSupport
 import Foundation
@@ -40,6 +41,27 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
         }
         return false
+    }
+
+    @Test func anUnboundedCloseCheckpointsEveryDeltaWorthIt() async throws {
+        var env = TestEnv()
+        env.checkpointThreshold = 1_000_000
+        var c = try env.open()
+        try await save(c, 0..<3_000)
+        try c.close()  // 3 000 ≥ 1 000: checkpointed, whatever the size
+        c = try env.open(readOnly: true)
+        #expect(c.statistics().deltaRecords == 0)
+        try c.close()
+        // With background checkpoints running on the way, close waits for them: what is left
+        // is below the 1 000 worth a checkpoint, and nothing is lost.
+        env.checkpointThreshold = 1_000
+        c = try env.open()
+        try await save(c, 3_000..<6_500)
+        try c.close()
+        c = try env.open(readOnly: true)
+        #expect(c.statistics().deltaRecords < 1_000)
+        #expect(try await names(c) == Set((0..<6_500).map { "i\($0)" }))
+        try c.close()
     }
 
     @Test func closeCheckpointsADeltaWithinTheLimitOnly() async throws {

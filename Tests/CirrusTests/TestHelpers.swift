@@ -35,8 +35,8 @@ struct TestEnv {
     var readMergeBudget: Double? = nil
     /// `ContainerOptions.backgroundCheckpoints`.
     var backgroundCheckpoints = true
-    /// `ContainerOptions.closeCheckpointLimit`.
-    var closeCheckpointLimit = 5_000
+    /// `ContainerOptions.closeCheckpointLimit` (nil: close unbounded).
+    var closeCheckpointLimit: Int? = nil
 
     func options(readOnly: Bool = false, quota: Int? = nil) -> ContainerOptions {
         ContainerOptions(
@@ -46,8 +46,8 @@ struct TestEnv {
             closeCheckpointLimit: closeCheckpointLimit)
     }
 
-    func open(_ env: Environment = .development, quota: Int? = nil) throws -> Container {
-        try Container.open(at: dir, environment: env, options: options(quota: quota))
+    func open(_ env: Environment = .development, quota: Int? = nil, readOnly: Bool = false) throws -> Container {
+        try Container.open(at: dir, environment: env, options: options(readOnly: readOnly, quota: quota))
     }
 }
 
