@@ -102,7 +102,7 @@ extension Container {
             let store = try RecordStore.repair(directory: storeDir, fileSystem: fs, clock: options.clock) { schema in
                 guard let schema else { return nil }
                 return { rows in
-                    ContainerCore.indexSections(
+                    try ContainerCore.indexSections(
                         rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
                 }
             }

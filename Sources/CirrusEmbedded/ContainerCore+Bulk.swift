@@ -92,7 +92,7 @@ extension ContainerCore {
         try ensureSecrets(state.load.owners.union(state.zones.map(\.ownerName)))
         do {
             try state.load.finish(userState: userStateBytes()) { rows in
-                Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
+                try Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
             }
         } catch {
             throw CirrusError.storage(error, "the import")

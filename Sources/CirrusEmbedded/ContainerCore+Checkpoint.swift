@@ -195,7 +195,7 @@ extension ContainerCore {
             report = try store.checkpoint(
                 userState: userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint, merge: merge,
                 sections: { rows in
-                    Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
+                    try Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
                 })
         } catch {
             throw CirrusError.storage(error, "the checkpoint")

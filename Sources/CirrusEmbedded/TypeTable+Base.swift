@@ -74,26 +74,16 @@ extension TypeTable {
 }
 
 extension ContainerCore {
-    /// The index sections of a table being checkpointed, built from its rows in row order.
+    /// The index sections of a table being checkpointed, built from its rows in row order;
+    /// throws when `cancel` is set while they are built (the checkpoint's files are then removed).
     static func indexSections(
-        _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int
-    ) -> [(name: String, bytes: [UInt8])] {
-        guard let schema else { return [] }
-        return RecordIndexes.encodeSections(
-            schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) },
-            columnsFrom: rows.layerStart)
-    }
-
-    /// `indexSections(_:schema:nodeSize:)` for a checkpoint that `cancel` may stop: throws
-    /// when it is cancelled (the checkpoint's files are then removed).
-    static func indexSections(
-        _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int, cancel: CheckpointCancel
+        _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int, cancel: CheckpointCancel? = nil
     ) throws -> [(name: String, bytes: [UInt8])] {
         guard let schema else { return [] }
         guard
             let sections = RecordIndexes.encodeSections(
                 schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) },
-                columnsFrom: rows.layerStart, isCancelled: { cancel.isSet })
+                columnsFrom: rows.layerStart, isCancelled: { cancel?.isSet ?? false })
         else { throw CheckpointCancel.Cancelled() }
         return sections
     }

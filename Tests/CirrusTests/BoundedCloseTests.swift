@@ -34,6 +34,13 @@ import Testing
         try env.fs.list(env.dir + "/development").filter { DataSegmentFormat.number(fileName: $0) != nil }.sorted()
     }
 
+    /// The delta a read-only open replays, and the record names it reads.
+    func reopenedReadOnly(_ env: TestEnv) async throws -> (delta: Int, names: Set<String>) {
+        let c = try env.open(readOnly: true)
+        defer { try? c.close() }
+        return (c.statistics().deltaRecords, try await names(c))
+    }
+
     /// Polls until `c`'s delta is empty (a background checkpoint installed), at most 20 s.
     func waitForEmptyDelta(_ c: Container) async throws -> Bool {
         for _ in 0..<2_000 {
@@ -49,19 +56,16 @@ import Testing
         var c = try env.open()
         try await save(c, 0..<3_000)
         try c.close()  // 3 000 ≥ 1 000: checkpointed, whatever the size
-        c = try env.open(readOnly: true)
-        #expect(c.statistics().deltaRecords == 0)
-        try c.close()
+        #expect(try await reopenedReadOnly(env).delta == 0)
         // With background checkpoints running on the way, close waits for them: what is left
         // is below the 1 000 worth a checkpoint, and nothing is lost.
         env.checkpointThreshold = 1_000
         c = try env.open()
         try await save(c, 3_000..<6_500)
         try c.close()
-        c = try env.open(readOnly: true)
-        #expect(c.statistics().deltaRecords < 1_000)
-        #expect(try await names(c) == Set((0..<6_500).map { "i\($0)" }))
-        try c.close()
+        let after = try await reopenedReadOnly(env)
+        #expect(after.delta < 1_000)
+        #expect(after.names == Set((0..<6_500).map { "i\($0)" }))
     }
 
     @Test func closeCheckpointsADeltaWithinTheLimitOnly() async throws {
@@ -105,10 +109,9 @@ import Testing
         c = try env.open()
         try await save(c, 2_000..<3_000)
         try c.close()
-        let ro = try Container.open(at: env.dir, environment: .development, options: env.options(readOnly: true))
-        #expect(ro.statistics().deltaRecords == 1_000)
-        #expect(try await names(ro).count == 3_000)
-        try ro.close()
+        let ro = try await reopenedReadOnly(env)
+        #expect(ro.delta == 1_000)
+        #expect(ro.names.count == 3_000)
     }
 
     /// A background checkpoint running when close comes is cancelled or finishes; either way no
