@@ -64,7 +64,9 @@ let package = Package(
         // and the record codec. What the shell, the server and the query layers need of the disk
         // and of bytes, without the store; and the record reader both engines' imports use (JSON
         // Lines, gzip, property lists).
-        .target(name: "CirrusIO", dependencies: ["RecordModel", "CZlib"], swiftSettings: strict),
+        .target(name: "CirrusIO", dependencies: ["RecordModel", "CZlib", "CCRC32C"], swiftSettings: strict),
+        // CRC-32C with the CPU's instruction (SSE 4.2 or the Arm CRC extension), for CirrusIO's CRC32C.
+        .target(name: "CCRC32C"),
         // The record store: append-only log, group-commit writer, recovery, compaction, data
         // segments, checkpoints, repair, import/export. Format: docs/log-format.md.
         .target(

@@ -32,6 +32,52 @@ extension RecordCodec {
         }
     }
 
+    /// The count of fields that ``fieldsHoldEncoded(_:)`` accepted, the reader then at the end
+    /// (where the fields end, as that check found).
+    @inline(__always)
+    static func checkedFieldCount(_ r: inout ByteReader) throws(CodecError) -> Int {
+        let count = try r.varint()
+        r.offset = r.buffer.count
+        return Int(truncatingIfNeeded: count)
+    }
+
+    /// Whether a record payload decodes with its fields held encoded: a sound header, fields that
+    /// ``checkFields(_:)`` accepts, nothing after them. A segment's writer asks once per row and
+    /// records the answer beside the row's CRC (`rowsums`), so a reader whose CRC matches holds
+    /// the fields without walking them (`decode(_:names:encodedFields:fieldsChecked:)`).
+    public static func fieldsHoldEncoded(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        var r = ByteReader(buffer)
+        do throws(CodecError) {
+            guard try r.u8() == version else { return false }
+            try checkRecordID(&r)
+            try checkString(&r)  // the type
+            let mask = try r.u8()
+            guard mask & ~31 == 0 else { return false }
+            if mask & 1 != 0 { _ = try r.zigzag() }
+            if mask & 2 != 0 { _ = try r.zigzag() }
+            if mask & 4 != 0 { try checkRecordID(&r) }
+            if mask & 8 != 0 { try checkRecordID(&r) }
+            if mask & 16 != 0 { try checkString(&r) }
+            guard checkFields(&r) != nil else { return false }
+            return r.isAtEnd
+        } catch {
+            return false
+        }
+    }
+
+    /// Moves past a record id, checking what ``decodeRecordID(_:)`` checks.
+    static func checkRecordID(_ r: inout ByteReader) throws(CodecError) {
+        try checkString(&r)
+        let at = r.offset
+        switch try r.u8() {
+        case 0: return
+        case 1:
+            try checkString(&r)
+            try checkString(&r)
+        case let b: throw CodecError("bad zone id tag \(b)", offset: at)
+        }
+    }
+
     /// Moves past one tagged value, checking everything ``decodeValue(_:)`` checks.
     static func checkValue(_ r: inout ByteReader) throws(CodecError) {
         let (scalar, count) = try valueHead(&r)

@@ -48,12 +48,15 @@ public enum RecordCodec {
     ///
     /// With `encodedFields`, the user fields are checked as decoding would check them and, when
     /// their names are ASCII and ascending, kept as bytes and decoded when read
-    /// (`RecordFields`' cost model); else they are decoded here.
+    /// (`RecordFields`' cost model); else they are decoded here. `fieldsChecked` says that
+    /// ``fieldsHoldEncoded(_:)`` accepted exactly these bytes (a row whose CRC matches the one
+    /// written with that verdict): with `encodedFields` they are then held without the walk.
     public static func decode(
-        _ buffer: UnsafeRawBufferPointer, names: NameTable? = nil, encodedFields: Bool = false
+        _ buffer: UnsafeRawBufferPointer, names: NameTable? = nil, encodedFields: Bool = false,
+        fieldsChecked: Bool = false
     ) throws(CodecError) -> Record {
         var r = ByteReader(buffer)
-        let rec = try decodeRecord(&r, names: names, encodedFields: encodedFields)
+        let rec = try decodeRecord(&r, names: names, encodedFields: encodedFields, fieldsChecked: fieldsChecked)
         guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes after record", offset: r.offset) }
         return rec
     }
@@ -160,7 +163,7 @@ public enum RecordCodec {
 
     package static func decodeRecord(
         _ r: inout ByteReader, keeping keep: Set<String>? = nil, names table: NameTable? = nil,
-        encodedFields: Bool = false
+        encodedFields: Bool = false, fieldsChecked: Bool = false
     ) throws(CodecError) -> Record {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
@@ -187,7 +190,7 @@ public enum RecordCodec {
         let tag = mask & 16 != 0 ? try r.string() : nil
         let countAt = r.offset
         if encodedFields, keep == nil {
-            if let n = checkFields(&r) {
+            if let n = fieldsChecked ? try checkedFieldCount(&r) : checkFields(&r) {
                 let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: r.buffer[countAt..<r.offset]))
                 return Record(
                     recordType: type, recordID: id,

@@ -204,11 +204,8 @@ public struct BaseRows: Sendable {
         }
         // Through `RowBytes` and the layer's name table: calling the layer's `RowSection` would
         // copy it (each of its references retained and released) on every row.
-        guard let p = parts.rowBytes[k].payload(j) else {
-            throw parts.layers[k].rows.damage(j, "row payload lies outside the section")
-        }
-        do { return try RecordCodec.decode(p, names: parts.names[k], encodedFields: encodedFields) } catch {
-            throw parts.layers[k].rows.damage(j, "row does not decode: \(error)")
+        return try parts.rowBytes[k].record(j, names: parts.names[k], encodedFields: encodedFields) {
+            parts.layers[k].rows.damage(j, $0)
         }
     }
 

@@ -319,6 +319,9 @@ extension RecordStore {
                 if let e = rows.hashDamage {
                     report.warn(e, "lookups by id in it binary-search its keys instead")
                 }
+                if let e = rows.sumsDamage {
+                    report.warn(e, "rows returned from it are checked by walking them instead")
+                }
                 var indexes: DataSegment?
                 if let n = files.indexes {
                     switch openSegment(n, directory: directory, fs: fs) {

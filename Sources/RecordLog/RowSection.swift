@@ -73,6 +73,7 @@ public struct RowSectionWriter {
     var entries = ByteWriter()
     var keys = ByteWriter()
     var payloadBytes = 0
+    var sums = RowSums.Writer()
     /// Rows written so far.
     public private(set) var count = 0
 
@@ -100,14 +101,16 @@ public struct RowSectionWriter {
         keys.bytes += zone
         keys.bytes += name
         try w.append(Array(payload))
+        sums.add(payload)
         payloadBytes += payload.count
         count += 1
     }
 
-    /// Writes keys, entries and trailer and ends the section; then, with `hashIndex`, the
-    /// `rowhash` section over the rows' ids (`RowHash`). A bulk load's runs, read only in
-    /// order, go without it.
-    public mutating func finish(into w: inout DataSegmentWriter, hashIndex: Bool = true) throws {
+    /// Writes keys, entries and trailer and ends the section; then the `rowsums` section
+    /// (`RowSums`) and, with `hashIndex`, the `rowhash` section over the rows' ids (`RowHash`).
+    /// A bulk load's runs, read only in order, go without the hash. (`sums: false` writes
+    /// segments as they were before `rowsums`, for tests of readers of those.)
+    public mutating func finish(into w: inout DataSegmentWriter, hashIndex: Bool = true, sums: Bool = true) throws {
         let keysAt = RowSection.headerSize + payloadBytes
         try w.append(keys.bytes)
         let pad = (8 - (keysAt + keys.bytes.count) % 8) % 8
@@ -126,6 +129,7 @@ public struct RowSectionWriter {
         e.u32(0)
         try w.append(e.bytes)
         w.endSection()
+        if sums { try w.addSection("rowsums", self.sums.encoded()) }
         guard hashIndex, count > 0 else { return }
         let table = entries.bytes.withUnsafeBytes { e in
             keys.bytes.withUnsafeBytes { k in
@@ -166,6 +170,8 @@ public struct RowSection: @unchecked Sendable {
     private(set) var names: RecordCodec.NameTable?
     /// The segment's `rowhash` section, nil when it has none (`row(of:)` then binary-searches).
     let hash: RowHash.Table?
+    /// The segment's `rowsums` section, nil when it has none (returned rows are then walked).
+    let sums: RowSums.Table?
     /// The zone name of every row when all rows are in one zone, else nil (read at open: a
     /// query asks, and reading it then decoded two keys and copied this view).
     public private(set) var singleZoneName: String?
@@ -195,6 +201,8 @@ public struct RowSection: @unchecked Sendable {
         // The hash table is derived from the rows: one that does not fit them is not used (lookups
         // binary-search), and the open reports it (`hashDamage`) rather than fail.
         hash = try? Self.hashTable(segment, rows: n)
+        // Likewise the sums: without them a returned row is walked, as in segments written before.
+        sums = try? Self.sumsTable(segment, rows: n)
         singleZoneName = nil
         singleZoneName = Self.singleZoneName(RowBytes(self))
         // Nine rows spread over the section (a page fault each, at open): their names together.
@@ -210,6 +218,27 @@ public struct RowSection: @unchecked Sendable {
         else { return nil }
         return try RowHash.Table(h, rows: n) { r in
             .badSegment(path: segment.file.path, offset: hs.offset, reason: "rowhash section: " + r)
+        }
+    }
+
+    /// The segment's `rowsums` section for a `rows` section of `rows` rows; nil when it has none,
+    /// throws naming the file and offset when it does not fit them.
+    static func sumsTable(_ segment: DataSegment, rows n: Int) throws(LogError) -> RowSums.Table? {
+        guard let b = segment.section("rowsums"), let bs = segment.sections.first(where: { $0.name == "rowsums" })
+        else { return nil }
+        return try RowSums.Table(b, rows: n) { r in
+            .badSegment(path: segment.file.path, offset: bs.offset, reason: "rowsums section: " + r)
+        }
+    }
+
+    /// Why the segment's `rowsums` section is not used — it does not fit the rows — or nil when
+    /// it is sound or absent. Rows are then checked by walking them, as without the section.
+    public var sumsDamage: LogError? {
+        do {
+            _ = try Self.sumsTable(segment, rows: count)
+            return nil
+        } catch {
+            return error
         }
     }
 
@@ -253,10 +282,7 @@ public struct RowSection: @unchecked Sendable {
     /// The record of row `i`, decoded (storage form: zone owner as stored); `encodedFields` as
     /// in `BaseRows.record(_:encodedFields:)`.
     public func record(_ i: Int, encodedFields: Bool = false) throws(LogError) -> Record {
-        guard let p = payload(i) else { throw damage(i, "row payload lies outside the section") }
-        do { return try RecordCodec.decode(p, names: names, encodedFields: encodedFields) } catch {
-            throw damage(i, "row does not decode: \(error)")
-        }
+        try RowBytes(self).record(i, names: names, encodedFields: encodedFields) { damage(i, $0) }
     }
 
     /// The record id of row `i` with the given zone owner.
@@ -338,6 +364,8 @@ struct RowBytes: @unchecked Sendable {
     let entriesAt: Int
     /// The segment's `rowhash` section, nil when it has none.
     let hash: RowHash.Table?
+    /// The segment's `rowsums` section, nil when it has none.
+    let sums: RowSums.Table?
 
     var base: UnsafeRawPointer? { bytes.baseAddress }
     var size: Int { bytes.count }
@@ -347,6 +375,7 @@ struct RowBytes: @unchecked Sendable {
         count = section.count
         entriesAt = section.entriesAt
         hash = section.hash
+        sums = section.sums
     }
 
     /// Where row `i`'s entry starts in the section (`i` in range).
@@ -366,6 +395,30 @@ struct RowBytes: @unchecked Sendable {
         let n = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: e + 8, as: UInt32.self)))
         guard o >= 0, o <= size - n else { return nil }
         return UnsafeRawBufferPointer(start: base + o, count: n)
+    }
+
+    /// Row `i`'s record, decoded (storage form), with `names` for its field names; `encodedFields`
+    /// as in `BaseRows.record(_:encodedFields:)`. A row the writer checked (`rowsums`) whose CRC
+    /// matches is held encoded without being walked again; one whose CRC does not match is
+    /// damage. `damage(reason)` makes the error naming the row.
+    @inline(__always)
+    func record(
+        _ i: Int, names: RecordCodec.NameTable?, encodedFields: Bool, damage: (String) -> LogError
+    ) throws(LogError) -> Record {
+        guard let p = payload(i) else { throw damage("row payload lies outside the section") }
+        var checked = false
+        if encodedFields, let sums {
+            switch sums.verdict(i, p) {
+            case .checked: checked = true
+            case .damaged: throw damage("the row's bytes do not match the CRC written with them")
+            case .unchecked: break
+            }
+        }
+        do {
+            return try RecordCodec.decode(p, names: names, encodedFields: encodedFields, fieldsChecked: checked)
+        } catch {
+            throw damage("row does not decode: \(error)")
+        }
     }
 
     /// Row `i`'s zone-name and record-name bytes, nil when damaged (as `RowSection.keyBytes`).

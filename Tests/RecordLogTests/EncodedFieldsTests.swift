@@ -75,6 +75,37 @@ import Testing
         #expect(identical(e, l) && l["a"] == .int64(2) && l.fields.count == 3)
     }
 
+    /// The writer's check (`fieldsHoldEncoded`, kept per row in `rowsums`) accepts exactly the
+    /// payloads whose fields the reader's walk holds encoded, damaged ones included; and such a
+    /// payload decoded without the walk (`fieldsChecked`) reads as the eager decoding.
+    @Test func theWritersCheckAgreesWithTheReadersWalk() throws {
+        let seed = TestSeed.next()
+        print("EncodedFieldsTests.theWritersCheckAgreesWithTheReadersWalk seed \(seed)")
+        var g = SeededRandom(seed: seed)
+        var accepted = 0
+        var refused = 0
+        for round in 0..<3000 {
+            var bytes = RecordCodec.encode(TestRecords.record(&g))
+            if round % 2 == 1 {
+                for _ in 0..<(1 + g.below(3)) { bytes[g.below(bytes.count)] ^= UInt8(1 << g.below(8)) }
+            }
+            let holds = bytes.withUnsafeBytes { RecordCodec.fieldsHoldEncoded($0) }
+            let (eager, lazy) = both(bytes)
+            let walked = (try? lazy.get()).map { $0.fields.isEncoded || $0.fields.isEmpty } ?? false
+            #expect(holds == walked, "round \(round)")
+            guard holds else {
+                refused += 1
+                continue
+            }
+            accepted += 1
+            let trusted = try bytes.withUnsafeBytes { p in
+                try RecordCodec.decode(p, encodedFields: true, fieldsChecked: true)
+            }
+            #expect(identical(trusted, try eager.get()), "round \(round)")
+        }
+        #expect(accepted > 1500 && refused > 500, "accepted \(accepted), refused \(refused)")
+    }
+
     /// Damaged bytes: held encoded or not, a record reads only when eager decoding reads it,
     /// and then identically; no read of a record that was returned traps.
     @Test func damagedBytesFailAtTheReadAsEagerDecodingDoes() {

@@ -1,0 +1,106 @@
+// RowSums: the `rowsums` section of a table's rows segment — each row's CRC-32C, and whether the
+// writer found the row's fields fit to be held encoded. Format (docs/storage-format.md,
+// "rowsums"):
+//
+//   header  = "CRSUMS01" u32 row-count u32 0                                      never change
+//   sums    = u32 CRC-32C of row i's payload, × row-count
+//   (zero padding to 8)
+//   checked = u64 words, bit i % 64 of word i / 64 set when row i's payload passed
+//             `RecordCodec.fieldsHoldEncoded` when it was written
+//
+// Why: a record a query returns keeps its fields' bytes (`RecordFields` held encoded), which
+// must decode without error, so every returned row was walked and its strings' UTF-8 checked
+// (`RecordCodec.checkFields`) — on real data the largest part of an all-matches query. The writer
+// now makes that check once; a reader proves the bytes unchanged since with the row's CRC (one
+// CPU instruction per eight bytes) and skips the walk. A CRC that does not match is damage,
+// reported as such (the walk caught only damage that broke the structure or UTF-8).
+//
+// The section is optional: a rows segment without it (written before it existed) is read as
+// before, every returned row walked. A reader checks the header and size at open; one that does
+// not fit its rows is not used (the open reports it).
+
+import CirrusIO
+
+/// A `rowsums` section: its writer's accumulator and its validated reader.
+public enum RowSums {
+    static let magic: [UInt8] = Array("CRSUMS01".utf8)  //                         never change
+    static let headerSize = 16
+
+    /// The bytes of the section, accumulated row by row.
+    struct Writer {
+        var sums: [UInt32] = []
+        var checked: [UInt64] = []
+
+        /// Adds the next row's payload: its CRC, and whether its fields can be held encoded.
+        mutating func add(_ payload: UnsafeRawBufferPointer) {
+            let i = sums.count
+            sums.append(CRC32C.checksum(payload))
+            if i % 64 == 0 { checked.append(0) }
+            if RecordCodec.fieldsHoldEncoded(payload) { checked[i / 64] |= 1 << UInt64(i % 64) }
+        }
+
+        /// The section's bytes.
+        func encoded() -> [UInt8] {
+            var w = ByteWriter(capacity: Table.size(rows: sums.count))
+            w.bytes += RowSums.magic
+            w.u32(UInt32(sums.count))
+            w.u32(0)
+            for s in sums { w.u32(s) }
+            if sums.count % 2 != 0 { w.u32(0) }
+            for word in checked { w.u64(word) }
+            return w.bytes
+        }
+    }
+
+    /// A validated `rowsums` section of a segment with `rows` rows.
+    struct Table {
+        let bytes: UnsafeRawBufferPointer
+        let rows: Int
+        /// Where the `checked` bitmap starts.
+        let checkedAt: Int
+
+        /// The section's size for `rows` rows.
+        static func size(rows: Int) -> Int { headerSize + (rows + rows % 2) * 4 + (rows + 63) / 64 * 8 }
+
+        /// Checks the header and size, throwing `bad(reason)` when they are wrong.
+        init(_ b: UnsafeRawBufferPointer, rows: Int, bad: (String) -> LogError) throws(LogError) {
+            guard b.count >= headerSize, Array(b[0..<8]) == magic else { throw bad("bad header") }
+            let n = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+            guard n == rows, b.count == Self.size(rows: rows) else {
+                throw bad("\(n) sums for \(rows) rows in \(b.count) bytes")
+            }
+            bytes = b
+            self.rows = rows
+            checkedAt = headerSize + (rows + rows % 2) * 4
+        }
+
+        /// Whether row `i` (in range) passed the writer's check of its fields.
+        @inline(__always) func checked(_ i: Int) -> Bool {
+            let w = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: checkedAt + i / 64 * 8, as: UInt64.self))
+            return w & (1 << UInt64(i % 64)) != 0
+        }
+
+        /// Row `i`'s CRC (in range).
+        @inline(__always) func sum(_ i: Int) -> UInt32 {
+            UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: headerSize + i * 4, as: UInt32.self))
+        }
+    }
+
+    /// What a reader may assume of a row's payload.
+    enum Verdict {
+        /// No sum, or the writer's check failed: walk the fields before holding them encoded.
+        case unchecked
+        /// The payload is the one the writer checked: its fields may be held encoded as they are.
+        case checked
+        /// The payload's CRC is not the one written: damage.
+        case damaged
+    }
+}
+
+extension RowSums.Table {
+    /// What row `i`'s `payload` may be taken for (`i` in range).
+    @inline(__always) func verdict(_ i: Int, _ payload: UnsafeRawBufferPointer) -> RowSums.Verdict {
+        guard checked(i) else { return .unchecked }
+        return CRC32C.checksum(payload) == sum(i) ? .checked : .damaged
+    }
+}
