@@ -162,4 +162,22 @@ import Testing
         #expect(w.path == path && w.reason.contains("rowhash") && w.consequence.contains("binary-search"))
         #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
     }
+
+    /// A rows segment's `rowsums` section that does not fit the rows: returned rows are walked
+    /// instead, with a warning; nothing is lost.
+    @Test func aDamagedRowSumsIsNotUsedAndReported() async throws {
+        let env = TestEnv()
+        try await checkpointed(env)
+        let expected = try await answers(try env.open())
+        let path = try rowsSegment(env)
+        let seg = try DataSegment.open(path, fileSystem: env.fs)
+        let section = try #require(seg.sections.first { $0.name == "rowsums" })
+        env.fs.flipBit(path, atByte: section.offset + 8, bit: 6)  // the row count
+
+        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(try await answers(c) == expected)
+        let w = try #require(c.openReport.warnings.first)
+        #expect(w.path == path && w.reason.contains("rowsums") && w.consequence.contains("walking"))
+        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
+    }
 }
