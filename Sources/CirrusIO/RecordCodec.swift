@@ -51,12 +51,15 @@ public enum RecordCodec {
     /// (`RecordFields`' cost model); else they are decoded here. `fieldsChecked` says that
     /// ``fieldsHoldEncoded(_:)`` accepted exactly these bytes (a row whose CRC matches the one
     /// written with that verdict): with `encodedFields` they are then held without the walk.
+    /// `owner`, when given, keeps `buffer` valid and unchanged while it lives (a mapped data
+    /// segment): fields held encoded then stay where they are instead of being copied.
     public static func decode(
         _ buffer: UnsafeRawBufferPointer, names: NameTable? = nil, encodedFields: Bool = false,
-        fieldsChecked: Bool = false
+        fieldsChecked: Bool = false, owner: (any AnyObject & Sendable)? = nil
     ) throws(CodecError) -> Record {
         var r = ByteReader(buffer)
-        let rec = try decodeRecord(&r, names: names, encodedFields: encodedFields, fieldsChecked: fieldsChecked)
+        let rec = try decodeRecord(
+            &r, names: names, encodedFields: encodedFields, fieldsChecked: fieldsChecked, owner: owner)
         guard r.isAtEnd else { throw CodecError("\(r.remaining) trailing bytes after record", offset: r.offset) }
         return rec
     }
@@ -163,7 +166,7 @@ public enum RecordCodec {
 
     package static func decodeRecord(
         _ r: inout ByteReader, keeping keep: Set<String>? = nil, names table: NameTable? = nil,
-        encodedFields: Bool = false, fieldsChecked: Bool = false
+        encodedFields: Bool = false, fieldsChecked: Bool = false, owner: (any AnyObject & Sendable)? = nil
     ) throws(CodecError) -> Record {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
@@ -191,10 +194,16 @@ public enum RecordCodec {
         let countAt = r.offset
         if encodedFields, keep == nil {
             if let n = fieldsChecked ? try checkedFieldCount(&r) : checkFields(&r) {
-                let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: r.buffer[countAt..<r.offset]))
+                let bytes = UnsafeRawBufferPointer(rebasing: r.buffer[countAt..<r.offset])
+                let decoder = EncodedFieldDecoder(names: table)
+                let fields =
+                    if let owner {
+                        RecordFields(encodedIn: bytes, owner: owner, count: n, decoder: decoder)
+                    } else {
+                        RecordFields(encoded: [UInt8](bytes), count: n, decoder: decoder)
+                    }
                 return Record(
-                    recordType: type, recordID: id,
-                    fields: RecordFields(encoded: bytes, count: n, decoder: EncodedFieldDecoder(names: table)),
+                    recordType: type, recordID: id, fields: fields,
                     creationDate: created, modificationDate: modified, creatorUserRecordID: creator,
                     lastModifiedUserRecordID: modifier, recordChangeTag: tag)
             }

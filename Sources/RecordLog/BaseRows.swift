@@ -95,6 +95,8 @@ public struct BaseRows: Sendable {
         let rowBytes: [RowBytes]
         /// Each layer's field-name table (`RowSection.names`), for decoding through `rowBytes`.
         let names: [RecordCodec.NameTable?]
+        /// Each layer's mapped rows file, which records holding their fields in place keep.
+        let files: [MappedFile]
         let worthPrefetching: Bool
 
         init(layers: [BaseLayer], prefetchAbove: Int) {
@@ -113,6 +115,7 @@ public struct BaseRows: Sendable {
             deadPerLayer = per
             rowBytes = layers.map { RowBytes($0.rows) }
             names = layers.map(\.rows.names)
+            files = layers.map(\.rows.segment.file)
             worthPrefetching = rowBytes.reduce(0) { $0 + $1.size } > prefetchAbove
             searchOrder = layers.indices.sorted { a, b in
                 let (x, y) = (layers[a].rows.count - per[a], layers[b].rows.count - per[b])
@@ -204,7 +207,9 @@ public struct BaseRows: Sendable {
         }
         // Through `RowBytes` and the layer's name table: calling the layer's `RowSection` would
         // copy it (each of its references retained and released) on every row.
-        return try parts.rowBytes[k].record(j, names: parts.names[k], encodedFields: encodedFields) {
+        return try parts.rowBytes[k].record(
+            j, names: parts.names[k], encodedFields: encodedFields, owner: parts.files[k]
+        ) {
             parts.layers[k].rows.damage(j, $0)
         }
     }

@@ -282,7 +282,9 @@ public struct RowSection: @unchecked Sendable {
     /// The record of row `i`, decoded (storage form: zone owner as stored); `encodedFields` as
     /// in `BaseRows.record(_:encodedFields:)`.
     public func record(_ i: Int, encodedFields: Bool = false) throws(LogError) -> Record {
-        try RowBytes(self).record(i, names: names, encodedFields: encodedFields) { damage(i, $0) }
+        try RowBytes(self).record(i, names: names, encodedFields: encodedFields, owner: segment.file) {
+            damage(i, $0)
+        }
     }
 
     /// The record id of row `i` with the given zone owner.
@@ -400,10 +402,12 @@ struct RowBytes: @unchecked Sendable {
     /// Row `i`'s record, decoded (storage form), with `names` for its field names; `encodedFields`
     /// as in `BaseRows.record(_:encodedFields:)`. A row the writer checked (`rowsums`) whose CRC
     /// matches is held encoded without being walked again; one whose CRC does not match is
-    /// damage. `damage(reason)` makes the error naming the row.
+    /// damage. Fields held encoded stay in the mapping, which `owner` (the segment's mapped file)
+    /// keeps. `damage(reason)` makes the error naming the row.
     @inline(__always)
     func record(
-        _ i: Int, names: RecordCodec.NameTable?, encodedFields: Bool, damage: (String) -> LogError
+        _ i: Int, names: RecordCodec.NameTable?, encodedFields: Bool, owner: MappedFile,
+        damage: (String) -> LogError
     ) throws(LogError) -> Record {
         guard let p = payload(i) else { throw damage("row payload lies outside the section") }
         var checked = false
@@ -415,7 +419,8 @@ struct RowBytes: @unchecked Sendable {
             }
         }
         do {
-            return try RecordCodec.decode(p, names: names, encodedFields: encodedFields, fieldsChecked: checked)
+            return try RecordCodec.decode(
+                p, names: names, encodedFields: encodedFields, fieldsChecked: checked, owner: owner)
         } catch {
             throw damage("row does not decode: \(error)")
         }

@@ -6,6 +6,11 @@
 // by name decodes that field alone; a second read by name, or anything that needs them all
 // (iteration, equality, a write), decodes them all once and keeps the result.
 //
+// The bytes are either a copy made for the record, or — for a record read from a mapped data
+// segment — the segment's own bytes, kept valid by holding the mapping: no allocation and no copy
+// per record, and a record that outlives a compaction keeps its old (unlinked) segment mapped
+// until it is released.
+//
 // Invariants, established by whoever makes the value (the codec, which checks them before it
 // hands the bytes over): the bytes are well formed — every tag, length, UTF-8 string and
 // reference action is valid, so decoding them again cannot fail — and the names are ASCII,
@@ -27,8 +32,8 @@ package protocol FieldDecoding: Sendable {
 /// once something needed them all, decoded.
 @usableFromInline
 final class EncodedFields: Sendable {
-    /// The encoded fields.
-    let bytes: [UInt8]
+    /// The encoded fields: a copy, or bytes inside a mapping that `owner` keeps.
+    private let storage: Bytes
     /// How many fields `bytes` holds.
     @usableFromInline let count: Int
     let decoder: any FieldDecoding
@@ -37,17 +42,33 @@ final class EncodedFields: Sendable {
     /// `Sendable`, and two threads may read one record's fields at once.
     private let decoded = Mutex<(fields: [RecordFields.Field]?, readsByName: Int)>((nil, 0))
 
-    init(bytes: [UInt8], count: Int, decoder: any FieldDecoding) {
-        self.bytes = bytes
+    /// Where the bytes are.
+    enum Bytes: @unchecked Sendable {
+        // @unchecked: `bytes` of `.inside` lie in memory that `owner` keeps valid and unchanged
+        // (a mapped, immutable segment) for as long as it lives.
+        case copied([UInt8])
+        case inside(owner: any AnyObject & Sendable, bytes: UnsafeRawBufferPointer)
+    }
+
+    init(bytes: Bytes, count: Int, decoder: any FieldDecoding) {
+        storage = bytes
         self.count = count
         self.decoder = decoder
+    }
+
+    /// Calls `body` with the encoded fields.
+    @inline(__always) func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        switch storage {
+        case .copied(let a): return a.withUnsafeBytes(body)
+        case .inside(let owner, let b): return withExtendedLifetime(owner) { body(b) }
+        }
     }
 
     /// Every field, in ascending name order: decoded at the first call, kept after.
     @usableFromInline var fields: [RecordFields.Field] {
         decoded.withLock { state in
             if let kept = state.fields { return kept }
-            let all = bytes.withUnsafeBytes { decoder.decodeAll($0) }
+            let all = withBytes { decoder.decodeAll($0) }
             state.fields = all
             return all
         }
@@ -64,11 +85,11 @@ final class EncodedFields: Sendable {
                 guard counting else { return nil }
                 state.readsByName += 1
                 guard state.readsByName > 1 else { return nil }
-                state.fields = bytes.withUnsafeBytes { decoder.decodeAll($0) }
+                state.fields = withBytes { decoder.decodeAll($0) }
             }
             return state.fields
         }
-        guard let kept else { return bytes.withUnsafeBytes { decoder.decode(name, in: $0) } }
+        guard let kept else { return withBytes { decoder.decode(name, in: $0) } }
         let (i, found) = RecordFields.search(kept, name)
         return found ? kept[i].value : nil
     }

@@ -76,7 +76,16 @@ public struct RecordFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// names are ASCII, strictly ascending and unique (``EncodedFields``; the codec checks this
     /// before it calls). Read by name, a field is decoded alone; iterated, all are decoded once.
     package init(encoded bytes: [UInt8], count: Int, decoder: any FieldDecoding) {
-        storage = .encoded(EncodedFields(bytes: bytes, count: count, decoder: decoder))
+        storage = .encoded(EncodedFields(bytes: .copied(bytes), count: count, decoder: decoder))
+    }
+
+    /// Fields held in place: `bytes` lie in memory that `owner` keeps valid and unchanged while
+    /// it lives (a mapped data segment), and meet the same invariants. Nothing is copied.
+    package init(
+        encodedIn bytes: UnsafeRawBufferPointer, owner: any AnyObject & Sendable, count: Int,
+        decoder: any FieldDecoding
+    ) {
+        storage = .encoded(EncodedFields(bytes: .inside(owner: owner, bytes: bytes), count: count, decoder: decoder))
     }
 
     /// Whether the fields are still held encoded (nothing has needed them all yet, and nothing
