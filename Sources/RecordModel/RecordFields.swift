@@ -12,7 +12,8 @@
 // decoded when read by name, all of them once when iterated, compared or written. The cost
 // model: `count`, `keeping` and the first read by name never decode the others; a second read
 // by name, iteration, `keys`, `values`, equality, hashing and any write decode them all, once
-// per record.
+// per record. Held encoded, a record read from a data segment holds no copy: it keeps the
+// segment mapped while it lives.
 
 /// A record's user fields: name/value pairs, unique by name, in ascending name order.
 ///
