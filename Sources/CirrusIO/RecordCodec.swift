@@ -179,14 +179,7 @@ public enum RecordCodec {
         let created = mask & 1 != 0 ? Timestamp(millisecondsSince1970: try r.zigzag()) : nil
         let modified = mask & 2 != 0 ? Timestamp(millisecondsSince1970: try r.zigzag()) : nil
         let creatorAt = r.offset
-        let creator: RecordID?
-        if mask & 4 == 0 {
-            creator = nil
-        } else if let known = table?.creator, let bytes = table?.creatorBytes, Self.skip(&r, ifAt: bytes) {
-            creator = known  // the same bytes decode to the same id
-        } else {
-            creator = try decodeRecordID(&r)
-        }
+        let creator = mask & 4 != 0 ? try decodeRecordID(&r) : nil
         let modifier: RecordID?
         if mask & 8 == 0 {
             modifier = nil
@@ -477,11 +470,6 @@ extension RecordCodec {
         let count: Int
         let recordType: String
         let typeUTF8: [UInt8]
-        /// The creator most of the sample shares, and its encoded bytes: a row naming the same
-        /// bytes gets this id without strings made for it (rows of a table are mostly written
-        /// by one or a few users, whose ids are too long for a string's inline form).
-        let creator: RecordID?
-        let creatorBytes: [UInt8]
         /// Every name's UTF-8 bytes, one after another, and where each name starts (at
         /// `names.count`: where the last ends) — plain memory, so a lookup retains nothing. An
         /// array per name retained and released its buffer at each comparison, several times per
@@ -503,12 +491,6 @@ extension RecordCodec {
             count = names.count
             self.recordType = recordType
             typeUTF8 = Array(recordType.utf8)
-            var creators: [RecordID: Int] = [:]
-            for r in records { if let c = r.creatorUserRecordID { creators[c, default: 0] += 1 } }
-            creator = creators.max { a, b in a.value < b.value }?.key
-            var w = ByteWriter()
-            if let creator { RecordCodec.encodeRecordID(creator, into: &w) }
-            creatorBytes = w.bytes
             let flat = names.flatMap { Array($0.utf8) }
             bytes = .allocate(byteCount: max(flat.count, 1), alignment: 8)
             bytes.copyBytes(from: flat)
@@ -593,16 +575,6 @@ extension RecordCodec {
             }
             return true
         }
-    }
-
-    /// Whether `bytes` are next at the reader, moving past them when they are.
-    @inline(__always)
-    static func skip(_ r: inout ByteReader, ifAt bytes: [UInt8]) -> Bool {
-        guard r.remaining >= bytes.count,
-            NameTable.equal(bytes, UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + bytes.count]))
-        else { return false }
-        r.offset += bytes.count
-        return true
     }
 
     /// Whether the bytes at the reader's offset repeat the ones from `start` to it, moving past
