@@ -2,7 +2,8 @@
 // (docs/storage-format.md, "Damage and repair").
 //
 // A row is kept when every byte it uses — its entry, its key, its payload — lies in a block whose
-// CRC matches, its payload decodes, and the id in the payload is the id in the key. A segment whose
+// CRC matches (its payload may instead match its own CRC in `rowsums`: damage elsewhere in its
+// block), its payload decodes, and the id in the payload is the id in the key. A segment whose
 // footer or directory is damaged (a truncated file) has no CRC table to go by: its `rows` section
 // is found by its own header and trailer, and each row is checked by decoding it and comparing ids.
 //
@@ -130,7 +131,7 @@ struct RowSalvage {
         }
         let keyName = key.map { Self.name(zone: $0.zone, name: $0.name) }
         let e = r.entriesAt + i * RowSection.entrySize
-        guard let p = rb.payload(i), check.sound(Self.range(r, p)) else {
+        guard let p = rb.payload(i), check.sound(Self.range(r, p)) || Self.provenIntact(r, i, p) else {
             // Where the damage is: the first bad block the payload touches (or the entry, when
             // the payload lies outside the section).
             let bad = rb.payload(i).flatMap { check.firstBadBlock(Self.range(r, $0)) }
@@ -154,6 +155,15 @@ struct RowSalvage {
             drop(i, path: path, at: sectionOffset + e, "payloads name other ids than their keys", names: keyName)
             return
         }
+    }
+
+    /// Whether row `i`'s payload is exactly what its writer wrote, by the row's own CRC in the
+    /// segment's `rowsums` section, though a block it touches fails its CRC: the damage is
+    /// elsewhere in the block (another row's bytes), so this row is kept. A stored sum that the
+    /// damage changed matches nothing, and the row is lost as before.
+    static func provenIntact(_ r: RowSection, _ i: Int, _ p: UnsafeRawBufferPointer) -> Bool {
+        guard let sums = r.sums, i < sums.rows else { return false }
+        return CRC32C.checksum(p) == sums.sum(i)
     }
 
     /// Row `i` is lost (`why` says of which rows, in the plural); consecutive rows lost for the

@@ -400,9 +400,10 @@ struct RowBytes: @unchecked Sendable {
     }
 
     /// Row `i`'s record, decoded (storage form), with `names` for its field names; `encodedFields`
-    /// as in `BaseRows.record(_:encodedFields:)`. A row the writer checked (`rowsums`) whose CRC
-    /// matches is held encoded without being walked again; one whose CRC does not match is
-    /// damage. Fields held encoded stay in the mapping, which `owner` (the segment's mapped file)
+    /// as in `BaseRows.record(_:encodedFields:)`. A row the writer checked (`rowsums`) has its CRC
+    /// checked, however it is decoded: one that matches is held encoded without being walked
+    /// again; one that does not is damage (which the walk and eager decoding may not see: a
+    /// letter changed into another). Fields held encoded stay in the mapping, which `owner` (the segment's mapped file)
     /// keeps. `damage(reason)` makes the error naming the row.
     @inline(__always)
     func record(
@@ -411,7 +412,7 @@ struct RowBytes: @unchecked Sendable {
     ) throws(LogError) -> Record {
         guard let p = payload(i) else { throw damage("row payload lies outside the section") }
         var checked = false
-        if encodedFields, let sums {
+        if let sums {
             switch sums.verdict(i, p) {
             case .checked: checked = true
             case .damaged: throw damage("the row's bytes do not match the CRC written with them")

@@ -104,7 +104,9 @@ import Testing
         #expect(try fs.list(dbDir).map { fs.contents(dbDir + "/" + $0) } == before)
     }
 
-    @Test func aFlippedByteInARowsPayloadLosesOnlyThatBlocksRecordsAndNamesThem() throws {
+    /// The other rows of the damaged block match their own CRCs (`rowsums`): only the row the
+    /// flipped byte lies in is lost, and it is named.
+    @Test func aFlippedByteInARowsPayloadLosesOnlyThatRowAndNamesIt() throws {
         let fs = InMemoryFileSystem()
         let model = try populated(fs)
         let path = try rowsSegment(fs)
@@ -113,8 +115,27 @@ import Testing
         let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
         #expect(report.lostSomething)
         let lost = report.losses.filter { $0.what == .records }
+        #expect(lost.count == 1 && lost.allSatisfy { $0.file == path && $0.names.count == 1 })
+        try checkRepaired(fs, model, report, maxLost: 1)
+        #expect(report.recordsLost == 1)
+    }
+
+    /// Without row CRCs (a segment written before `rowsums`, or one whose section is damaged)
+    /// the block is the unit: its rows are lost and named.
+    @Test func withoutRowSumsAFlippedByteLosesThatBlocksRecords() throws {
+        let fs = InMemoryFileSystem()
+        let model = try populated(fs)
+        let path = try rowsSegment(fs)
+        let seg = try DataSegment.open(path, fileSystem: fs)
+        let rows = try #require(seg.sections.first { $0.name == "rows" })
+        let sums = try #require(seg.sections.first { $0.name == "rowsums" })
+        fs.flipBit(path, atByte: rows.offset + 100_000)
+        fs.flipBit(path, atByte: sums.offset + 1)  // the section's magic: not used
+        let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
+        let lost = report.losses.filter { $0.what == .records }
         #expect(!lost.isEmpty && lost.allSatisfy { $0.file == path && !$0.names.isEmpty })
         // A 64 KiB block of ~280-byte payloads: a few hundred records of 1 500 at most.
+        #expect(report.recordsLost > 100)
         try checkRepaired(fs, model, report, maxLost: 300)
     }
 
@@ -153,7 +174,8 @@ import Testing
         fs.overwrite(path, with: damaged)
         let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
         #expect(report.lostSomething)
-        try checkRepaired(fs, model, report, maxLost: 300)
+        // 4 KiB of ~280-byte payloads: the rows it touches, not the whole 64 KiB block.
+        try checkRepaired(fs, model, report, maxLost: 20)
     }
 
     @Test func aDamagedManifestIsRebuiltFromTheStateSegment() throws {
