@@ -4,9 +4,17 @@
 // the same as CirrusIO's table-driven CRC32C.update: the two are interchangeable mid-stream (a
 // test feeds both the same pieces). Eight bytes per instruction, unaligned loads through memcpy
 // (one instruction on both targets), the tail byte by byte.
+//
+// The three-stream form: the CRC of A‖B‖C from running value c is, the update being linear
+// without the initial and final xors, shift(shift(crc(c, A)) ^ crc(0, B)) ^ crc(0, C), where
+// shift feeds 128 zero bytes (|B| = |C| = 128) — a table lookup per byte of the value.
 #include "CCRC32C.h"
 
 #include <string.h>
+
+static inline uint32_t shift128(uint32_t c, const uint32_t *t) {
+    return t[c & 0xff] ^ t[256 + ((c >> 8) & 0xff)] ^ t[512 + ((c >> 16) & 0xff)] ^ t[768 + (c >> 24)];
+}
 
 #if defined(__x86_64__)
 
@@ -29,6 +37,28 @@ __attribute__((target("sse4.2"))) uint32_t cirrus_crc32c_update(uint32_t crc, co
         count -= 1;
     }
     return c32;
+}
+
+__attribute__((target("sse4.2"))) uint32_t cirrus_crc32c_update3(
+    uint32_t crc, const void *bytes, size_t count, const uint32_t *shift) {
+    const unsigned char *p = bytes;
+    const size_t s = CIRRUS_CRC32C_STREAM;
+    while (count >= 3 * s) {
+        uint64_t c0 = crc, c1 = 0, c2 = 0;
+        for (size_t i = 0; i < s; i += 8) {
+            uint64_t w0, w1, w2;
+            memcpy(&w0, p + i, 8);
+            memcpy(&w1, p + s + i, 8);
+            memcpy(&w2, p + 2 * s + i, 8);
+            c0 = __builtin_ia32_crc32di(c0, w0);
+            c1 = __builtin_ia32_crc32di(c1, w1);
+            c2 = __builtin_ia32_crc32di(c2, w2);
+        }
+        crc = shift128(shift128((uint32_t)c0, shift) ^ (uint32_t)c1, shift) ^ (uint32_t)c2;
+        p += 3 * s;
+        count -= 3 * s;
+    }
+    return cirrus_crc32c_update(crc, p, count);
 }
 
 #elif defined(__aarch64__) && defined(__linux__)
@@ -57,6 +87,28 @@ __attribute__((target("crc"))) uint32_t cirrus_crc32c_update(uint32_t crc, const
     return crc;
 }
 
+__attribute__((target("crc"))) uint32_t cirrus_crc32c_update3(
+    uint32_t crc, const void *bytes, size_t count, const uint32_t *shift) {
+    const unsigned char *p = bytes;
+    const size_t s = CIRRUS_CRC32C_STREAM;
+    while (count >= 3 * s) {
+        uint32_t c0 = crc, c1 = 0, c2 = 0;
+        for (size_t i = 0; i < s; i += 8) {
+            uint64_t w0, w1, w2;
+            memcpy(&w0, p + i, 8);
+            memcpy(&w1, p + s + i, 8);
+            memcpy(&w2, p + 2 * s + i, 8);
+            c0 = __builtin_arm_crc32cd(c0, w0);
+            c1 = __builtin_arm_crc32cd(c1, w1);
+            c2 = __builtin_arm_crc32cd(c2, w2);
+        }
+        crc = shift128(shift128(c0, shift) ^ c1, shift) ^ c2;
+        p += 3 * s;
+        count -= 3 * s;
+    }
+    return cirrus_crc32c_update(crc, p, count);
+}
+
 #else
 
 int cirrus_crc32c_hardware(void) { return 0; }
@@ -64,6 +116,13 @@ int cirrus_crc32c_hardware(void) { return 0; }
 uint32_t cirrus_crc32c_update(uint32_t crc, const void *bytes, size_t count) {
     (void)bytes;
     (void)count;
+    return crc;
+}
+
+uint32_t cirrus_crc32c_update3(uint32_t crc, const void *bytes, size_t count, const uint32_t *shift) {
+    (void)bytes;
+    (void)count;
+    (void)shift;
     return crc;
 }
 

@@ -50,8 +50,19 @@ public enum CRC32C {
     @inline(__always)
     public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard hardware, let base = bytes.baseAddress else { return tableUpdate(crc, bytes) }
-        return cirrus_crc32c_update(crc, base, bytes.count)
+        let n = bytes.count
+        guard n >= 3 * Int(CIRRUS_CRC32C_STREAM) else { return cirrus_crc32c_update(crc, base, n) }
+        return shift.withUnsafeBufferPointer { cirrus_crc32c_update3(crc, base, n, $0.baseAddress) }
     }
+
+    /// The map "feed `CIRRUS_CRC32C_STREAM` zero bytes" on a running value, by byte of the value
+    /// (entry 256 × k + b: from b << 8k), for ``update(_:_:)``'s three streams. Computed once.
+    static let shift: [UInt32] = {
+        let zeros = [UInt8](repeating: 0, count: Int(CIRRUS_CRC32C_STREAM))
+        return zeros.withUnsafeBytes { z in
+            (0..<4).flatMap { k in (0..<256).map { b in tableUpdate(UInt32(b) << (8 * UInt32(k)), z) } }
+        }
+    }()
 
     /// ``update(_:_:)`` without the CPU's instruction: slicing-by-8 over the tables.
     static func tableUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {

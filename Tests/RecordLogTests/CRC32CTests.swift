@@ -35,7 +35,7 @@ import Testing
         let data = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &g) }
         data.withUnsafeBytes { b in
             for start in 0..<9 {
-                for count in [0, 1, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 500, 4000] {
+                for count in [0, 1, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 383, 384, 385, 500, 767, 768, 1153, 4000] {
                     let piece = UnsafeRawBufferPointer(rebasing: b[start..<start + count])
                     let seed = UInt32.random(in: 0...UInt32.max, using: &g)
                     #expect(CRC32C.update(seed, piece) == CRC32C.tableUpdate(seed, piece))

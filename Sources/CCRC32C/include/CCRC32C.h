@@ -16,4 +16,15 @@ int cirrus_crc32c_hardware(void);
 /// `crc` unchanged.
 uint32_t cirrus_crc32c_update(uint32_t crc, const void *bytes, size_t count);
 
+/// The length of each of the three streams `cirrus_crc32c_update3` runs side by side.
+#define CIRRUS_CRC32C_STREAM 128
+
+/// `cirrus_crc32c_update`, three times as fast on long buffers: runs of 3 × 128 bytes are fed to
+/// three independent CRCs side by side (the instruction takes three cycles to give its result
+/// but can start one every cycle), which are then combined. `shift` is the table of the linear
+/// map "feed 128 zero bytes" on a running value, by byte of the value: entry 256 × k + b is the
+/// running value after 128 zero bytes starting from b << 8k (k = 0…3). The same precondition as
+/// `cirrus_crc32c_update`.
+uint32_t cirrus_crc32c_update3(uint32_t crc, const void *bytes, size_t count, const uint32_t *shift);
+
 #endif
