@@ -42,7 +42,7 @@ extension RecordCodec {
     }
 
     /// Whether a record payload decodes with its fields held encoded: a sound header, fields that
-    /// ``checkFields(_:)`` accepts, nothing after them. A segment's writer asks once per row and
+    /// the reader's walk (`checkFields`) accepts, nothing after them. A segment's writer asks once per row and
     /// records the answer beside the row's CRC (`rowsums`), so a reader whose CRC matches holds
     /// the fields without walking them (`decode(_:names:encodedFields:fieldsChecked:)`).
     public static func fieldsHoldEncoded(_ buffer: UnsafeRawBufferPointer) -> Bool {

@@ -58,7 +58,10 @@ public struct RepairLoss: Sendable, Hashable, CustomStringConvertible {
         var s = "\(file) at byte \(offset)"
         if length > 0 { s += " (\(length) bytes)" }
         s += ": \(reason)"
-        if let n = records, n > 0 { s += "; \(n) \(what == .logEntries ? "log entries" : "records") lost" }
+        if let n = records, n > 0 {
+            let noun = what == .logEntries ? (n == 1 ? "log entry" : "log entries") : (n == 1 ? "record" : "records")
+            s += "; \(n) \(noun) lost"
+        }
         if !names.isEmpty {
             let limit = allNames ? names.count : 20
             s += ": " + names.prefix(limit).joined(separator: ", ")

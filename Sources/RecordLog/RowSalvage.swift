@@ -138,7 +138,7 @@ struct RowSalvage {
             drop(
                 i, path: path, at: bad.map { sectionOffset + $0 } ?? sectionOffset + e,
                 length: bad == nil ? RowSection.entrySize : DataSegmentFormat.blockSize,
-                "payloads lie in a damaged block", names: keyName)
+                "payloads lie in a damaged block" + (r.sums == nil ? "" : " and fail their CRCs"), names: keyName)
             return
         }
         guard let rec = try? RecordCodec.decode(p) else {
