@@ -18,6 +18,8 @@ import os
 import re
 import sys
 
+import worldcities
+
 
 def stanzas(path):
     """Every stanza of a deb822 file as a dict (continuation lines joined with newlines)."""
@@ -75,16 +77,7 @@ def record(p):
 
 
 def query(predicate, args=None, sort=None, limit=None, page=None):
-    line = {"recordType": "Package", "predicate": predicate}
-    if args is not None:
-        line["args"] = args
-    if sort is not None:
-        line["sort"] = sort
-    if limit is not None:
-        line["limit"] = limit
-    if page is not None:
-        line["page"] = page
-    return line
+    return worldcities.query(predicate, args, sort, limit, page, record_type="Package")
 
 
 def queries(records):

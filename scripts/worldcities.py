@@ -50,9 +50,9 @@ def record(r):
     return {"recordName": "c" + r["id"], "recordType": "City", "fields": fields}
 
 
-def query(predicate, args=None, sort=None, limit=None, page=None):
-    """One line of a queries file, on the `City` type."""
-    line = {"recordType": "City", "predicate": predicate}
+def query(predicate, args=None, sort=None, limit=None, page=None, record_type="City"):
+    """One line of a queries file, on the `City` type unless `record_type` says otherwise."""
+    line = {"recordType": record_type, "predicate": predicate}
     if args is not None:
         line["args"] = args
     if sort is not None:

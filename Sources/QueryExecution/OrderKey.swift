@@ -30,11 +30,18 @@ struct Ordering {
     private let centers: [UnitVector?]
     /// Each sort descriptor's field (read per row without copying the descriptor).
     private let fieldNames: [String]
+    /// Each sort descriptor's direction: −1 for a descending field sort, else 1 (read per
+    /// comparison without copying the descriptor and its field name).
+    private let signs: [Int]
 
     @usableFromInline
     init(_ sorts: [SortDescriptor]) {
         self.sorts = sorts
         fieldNames = sorts.map(\.fieldName)
+        signs = sorts.map {
+            if case .field(_, let ascending) = $0, !ascending { return -1 }
+            return 1
+        }
         centers = sorts.map {
             if case .distance(_, let c) = $0 { return UnitVector(latitude: c.latitude, longitude: c.longitude) }
             return nil
@@ -76,10 +83,8 @@ struct Ordering {
     /// the first sort descriptor — the first step of ``compare(_:_:)``; 0 when there is none
     /// (record-id order), where only the whole keys tell.
     func compareFirst(_ first: FieldValue?, _ key: OrderKey) -> Int {
-        guard let f = first, let k = key.values.first, let s = sorts.first else { return 0 }
-        let c = FieldValue.compare(f, k)
-        if case .field(_, let asc) = s, !asc { return -c }
-        return c
+        guard let f = first, let k = key.values.first, let sign = signs.first else { return 0 }
+        return sign * FieldValue.compare(f, k)
     }
 
     /// Sort descriptor `i`'s key from a field's value: a distance sort's squared chord from its
@@ -110,10 +115,9 @@ struct Ordering {
     /// sort values alone (``compare(_:_:)`` before it reaches the record ids): a row not level
     /// is placed without its id.
     func compareValues(_ values: [FieldValue], _ key: OrderKey) -> Int {
-        for (i, s) in sorts.enumerated() where i < values.count && i < key.values.count {
-            var c = FieldValue.compare(values[i], key.values[i])
-            if case .field(_, let asc) = s, !asc { c = -c }
-            if c != 0 { return c }
+        for i in 0..<min(signs.count, values.count, key.values.count) {
+            let c = FieldValue.compare(values[i], key.values[i])
+            if c != 0 { return signs[i] * c }
         }
         return 0
     }
