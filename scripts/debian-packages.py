@@ -13,8 +13,6 @@ that match a few or thousands of packages, equality and range conjunctions, list
 prefixes, sorted pages, a deep page — with arguments taken from the data, so `qbench --data …
 --queries …` compares Cirrus and SQLite on them. A query whose value the file lacks is left out.
 """
-import json
-import os
 import re
 import sys
 
@@ -126,13 +124,4 @@ if __name__ == "__main__":
         if "Package" in p and p["Package"] not in seen:  # one record per name: the first stanza
             seen.add(p["Package"])
             records.append(record(p))
-    qs = queries(records)
-    out = sys.argv[2]
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "packages.jsonl"), "w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
-        for q in qs:
-            f.write(json.dumps(q, ensure_ascii=False) + "\n")
-    print(f"{len(records)} packages, {len(qs)} queries -> {out}/packages.jsonl, {out}/queries.jsonl")
+    worldcities.write(sys.argv[2], records, queries(records), name="packages")

@@ -64,16 +64,16 @@ def query(predicate, args=None, sort=None, limit=None, page=None, record_type="C
     return line
 
 
-def write(out, records, queries):
-    """Writes OUT/cities.jsonl (one record a line) and OUT/queries.jsonl."""
+def write(out, records, queries, name="cities"):
+    """Writes OUT/NAME.jsonl (one record a line) and OUT/queries.jsonl."""
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "cities.jsonl"), "w", encoding="utf-8") as f:
+    with open(os.path.join(out, name + ".jsonl"), "w", encoding="utf-8") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as f:
         for line in queries:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
-    print(f"{len(records)} cities, {len(queries)} queries -> {out}/cities.jsonl, {out}/queries.jsonl")
+    print(f"{len(records)} {name}, {len(queries)} queries -> {out}/{name}.jsonl, {out}/queries.jsonl")
 
 
 def queries(cities):
