@@ -53,6 +53,8 @@ final class ContainerCore: @unchecked Sendable {
     let continuations = ContinuationCache()
     /// Syntax trees of recently parsed predicate texts (PredicateCache.swift).
     let predicates = PredicateCache()
+    /// Plans of recent queries, each valid at the version it was made at (PlanCache.swift).
+    let plans = PlanCache()
     var subscribers: [Int: Subscriber] = [:]
     var nextSubscriberKey = 0
     var subscriptions: [String: [String: Subscription]] = [:]  // owner → id → subscription

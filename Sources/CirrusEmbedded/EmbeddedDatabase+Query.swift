@@ -133,10 +133,7 @@ extension EmbeddedDatabase {
         let meter = snap.table?.mergeMeter
         let began = meter == nil ? 0 : DispatchTime.now().uptimeNanoseconds
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
-        // Small circles are counted by finding their rows, which the execution then reads (FoundRows).
-        let found = Self.keepsFoundRows(q) ? FoundRows() : nil
-        let plan = QueryPlanner.plan(
-            q, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit, withRejected: false)
+        let (plan, found) = plan(q, snap, limit: limit)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         if let previous, let resume, resume.isReusable {
             // A cursor presented again (a retry, a second reader) finds its ranking still there.
@@ -153,6 +150,20 @@ extension EmbeddedDatabase {
         }
         if let cursor, let c = result.continuation { core.continuations.put(cursor, version: snap.version, c) }
         return (result.records.map { ($0.recordID, .success($0)) }, cursor)
+    }
+
+    /// The plan of `q` for pages of `limit` on `snap`: the one kept for this very query and
+    /// version (PlanCache.swift), or made now. Small circles are counted by finding their rows,
+    /// which the execution then reads (`found`, FoundRows); such plans are not kept.
+    func plan(_ q: Query, _ snap: RecordTypeSnapshot, limit: Int) -> (QueryPlan, FoundRows?) {
+        if Self.keepsFoundRows(q) {
+            let found = FoundRows()
+            return (QueryPlanner.plan(q, statistics: snap.statistics(keeping: found), limit: limit, withRejected: false), found)
+        }
+        if let kept = core.plans.plan(owner: owner, query: q, limit: limit, version: snap.version) { return (kept, nil) }
+        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
+        core.plans.keep(plan, owner: owner, limit: limit, version: snap.version)
+        return (plan, nil)
     }
 
     func run(

@@ -1,0 +1,100 @@
+// The plan cache: a query asked again on an unchanged table runs the plan made for it before;
+// any change of the table (a commit) or of the schema (an index added) makes the next run plan
+// afresh, and answers are always those of a fresh plan.
+
+import CirrusTestSupport
+import Foundation
+import QueryPlanner
+import RecordModel
+import Testing
+
+@testable import CirrusEmbedded
+@testable import CirrusFacade
+
+@Suite struct PlanCacheTests {
+    func names(_ db: Database, _ q: RecordQuery, limit: Int = 0) async throws -> [String] {
+        try await db.records(matching: q, resultsLimit: limit).matchResults.map { try $0.1.get().recordID.recordName }
+    }
+
+    func kinds(_ n: Int) -> [Record] {
+        (0..<n).map { i in
+            rec(
+                String(format: "p%03d", i), "Place",
+                ["kind": .string(i % 4 == 0 ? "cafe" : "bar"), "population": .int64(Int64(i))])
+        }
+    }
+
+    @Test func aRepeatedQueryRunsItsKeptPlanUntilTheTableChanges() async throws {
+        let container = try TestEnv().open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        _ = try await db.modifyRecords(saving: kinds(40), deleting: [])
+        let plans = try #require(db.embedded).core.plans
+        let cafes = RecordQuery(recordType: "Place", predicate: "kind == %@", arguments: ["cafe"])
+        let first = try await names(db, cafes)
+        #expect(first.count == 10)
+        #expect(plans.counts == (hits: 0, misses: 1))
+        #expect(try await names(db, cafes) == first)
+        #expect(plans.counts == (hits: 1, misses: 1), "the same query on the same table: the kept plan")
+        // Values are part of what is kept: another value is planned for itself.
+        #expect(try await names(db, RecordQuery(recordType: "Place", predicate: "kind == 'bar'")).count == 30)
+        #expect(plans.counts == (hits: 1, misses: 2))
+        // So is the page size.
+        #expect(try await names(db, cafes, limit: 3) == Array(first.prefix(3)))
+        #expect(plans.counts == (hits: 1, misses: 3))
+        // A commit changes the table: planned again, and the new record is in the answer.
+        _ = try await db.save(rec("p999", "Place", ["kind": "cafe", "population": 7]))
+        #expect(try await names(db, cafes) == first + ["p999"])
+        #expect(plans.counts == (hits: 1, misses: 4))
+        #expect(try await names(db, cafes) == first + ["p999"])
+        #expect(plans.counts == (hits: 2, misses: 4))
+        // Another user's database has tables of its own: nothing is shared with it.
+        let other = container.privateDatabase(for: "_u2")
+        #expect(try await names(other, cafes).isEmpty)
+        #expect(plans.counts == (hits: 2, misses: 5))
+    }
+
+    @Test func anIndexAddedToTheSchemaIsUsedByTheNextRunOfAKeptQuery() async throws {
+        let container = try TestEnv().open(.development)
+        let grants = "GRANT WRITE TO \"_creator\", GRANT CREATE TO \"_icloud\", GRANT READ TO \"_world\""
+        try container.importSchema("DEFINE SCHEMA RECORD TYPE Item (n INT64, \(grants));")
+        let db = container.privateDatabase(for: "_u1")
+        let items = (0..<50).map { i in rec(String(format: "i%02d", i), "Item", ["n": .int64(Int64(i % 10))]) }
+        _ = try await db.modifyRecords(saving: items, deleting: [])
+        let embedded = try #require(db.embedded)
+        let q = RecordQuery(recordType: "Item", predicate: "n == 3")
+        func plan() throws -> QueryPlan {
+            let checked = try embedded.check(q).0
+            return embedded.plan(checked, embedded.querySnapshot(recordType: "Item"), limit: EmbeddedDatabase.defaultResultsLimit).0
+        }
+        let want = ["i03", "i13", "i23", "i33", "i43"]
+        #expect(try await names(db, q) == want)
+        #expect(try plan().root.allNodes.contains { $0.op == .fullScan }, "no index on n: a full scan")
+        #expect(embedded.core.plans.counts.hits == 1, "plan() found the plan the query ran")
+        try container.importSchema("DEFINE SCHEMA RECORD TYPE Item (n INT64 QUERYABLE, \(grants));")
+        #expect(try await names(db, q) == want)
+        let indexed = try plan()
+        #expect(!indexed.root.allNodes.contains { $0.op == .fullScan }, "the new index is used: \(indexed.explain())")
+        #expect(indexed.root.allNodes.contains { if case .indexScan(field: "n", _, _, _) = $0.op { true } else { false } })
+        #expect(embedded.core.plans.counts == (hits: 2, misses: 2))
+    }
+
+    @Test func queriesWithACircleAreNotKept() async throws {
+        let container = try TestEnv().open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let here = Location(latitude: 48.85, longitude: 2.35)
+        _ = try await db.modifyRecords(
+            saving: (0..<10).map { i in
+                rec(
+                    "l\(i)", "Place",
+                    ["location": .location(Location(latitude: 48.85 + Double(i) / 100, longitude: 2.35))])
+            }, deleting: [])
+        let q = RecordQuery(
+            recordType: "Place", predicate: "distanceToLocation:fromLocation:(location, %@) < 3",
+            arguments: [.value(.location(here))])
+        #expect(try await names(db, q).count == 3)
+        #expect(try await names(db, q).count == 3)
+        let plans = try #require(db.embedded).core.plans
+        #expect(plans.count == 0)
+        #expect(plans.counts == (hits: 0, misses: 0))
+    }
+}
