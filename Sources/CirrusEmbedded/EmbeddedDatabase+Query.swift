@@ -158,9 +158,14 @@ extension EmbeddedDatabase {
     func plan(_ q: Query, _ snap: RecordTypeSnapshot, limit: Int) -> (QueryPlan, FoundRows?) {
         if Self.keepsFoundRows(q) {
             let found = FoundRows()
-            return (QueryPlanner.plan(q, statistics: snap.statistics(keeping: found), limit: limit, withRejected: false), found)
+            return (
+                QueryPlanner.plan(q, statistics: snap.statistics(keeping: found), limit: limit, withRejected: false),
+                found
+            )
         }
-        if let kept = core.plans.plan(owner: owner, query: q, limit: limit, version: snap.version) { return (kept, nil) }
+        if let kept = core.plans.plan(owner: owner, query: q, limit: limit, version: snap.version) {
+            return (kept, nil)
+        }
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
         core.plans.keep(plan, owner: owner, limit: limit, version: snap.version)
         return (plan, nil)

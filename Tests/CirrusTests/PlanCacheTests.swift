@@ -64,7 +64,9 @@ import Testing
         let q = RecordQuery(recordType: "Item", predicate: "n == 3")
         func plan() throws -> QueryPlan {
             let checked = try embedded.check(q).0
-            return embedded.plan(checked, embedded.querySnapshot(recordType: "Item"), limit: EmbeddedDatabase.defaultResultsLimit).0
+            return embedded.plan(
+                checked, embedded.querySnapshot(recordType: "Item"), limit: EmbeddedDatabase.defaultResultsLimit
+            ).0
         }
         let want = ["i03", "i13", "i23", "i33", "i43"]
         #expect(try await names(db, q) == want)
@@ -74,7 +76,8 @@ import Testing
         #expect(try await names(db, q) == want)
         let indexed = try plan()
         #expect(!indexed.root.allNodes.contains { $0.op == .fullScan }, "the new index is used: \(indexed.explain())")
-        #expect(indexed.root.allNodes.contains { if case .indexScan(field: "n", _, _, _) = $0.op { true } else { false } })
+        #expect(
+            indexed.root.allNodes.contains { if case .indexScan(field: "n", _, _, _) = $0.op { true } else { false } })
         #expect(embedded.core.plans.counts == (hits: 2, misses: 2))
     }
 
