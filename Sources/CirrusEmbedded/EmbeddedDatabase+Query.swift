@@ -163,11 +163,11 @@ extension EmbeddedDatabase {
                 found
             )
         }
-        if let kept = core.plans.plan(owner: owner, query: q, limit: limit, version: snap.version) {
-            return (kept, nil)
-        }
+        let key = PlanCache.Key(owner: owner, query: q, limit: limit)
+        let (kept, keep) = core.plans.plan(key, version: snap.version)
+        if let kept { return (kept, nil) }
         let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
-        core.plans.keep(plan, owner: owner, limit: limit, version: snap.version)
+        if keep { core.plans.keep(plan, key, version: snap.version) }
         return (plan, nil)
     }
 

@@ -11,10 +11,12 @@
 // An application asks the same few queries again and again (a list refreshed, the first page of a
 // screen); for a one-row query, planning is about a third of the work. Keyed by the database's
 // owner, the checked query (values included) and the page size; an entry keeps the latest plan
-// and the version it was made at. Bounded: when full the cache starts over, as PredicateCache
-// does. Queries with a NEAR filter are not kept: their planning finds a small circle's rows, which
-// the execution then reads instead of searching again (FoundRows), so a kept plan would save
-// nothing.
+// and the version it was made at. A query is kept from its second run on (the first leaves its
+// hash in a slot): a stream of queries each asked once — new values every time — pays a hash and
+// a slot, not a dictionary entry and a copy of its plan per query. Bounded: when full the cache
+// starts over, as PredicateCache does. Queries with a NEAR filter are not kept: their planning
+// finds a small circle's rows, which the execution then reads instead of searching again
+// (FoundRows), so a kept plan would save nothing.
 
 import Foundation
 import QueryPlanner
@@ -22,13 +24,34 @@ import RecordModel
 
 /// Recent query plans of one container, each valid at one publish version; thread-safe.
 final class PlanCache: @unchecked Sendable {
-    // @unchecked: `entries`, `hits` and `misses` are read and written only under `lock`.
+    // @unchecked: `entries`, `missed`, `hits` and `misses` are read and written only under `lock`.
     static let capacity = 512
 
-    private struct Key: Hashable {
-        var owner: String
-        var query: Query
-        var limit: Int
+    /// What a plan is kept under: the database's owner, the checked query and the page size,
+    /// hashed once (a query that misses is looked up and then kept: one hash of its values).
+    struct Key: Hashable {
+        let owner: String
+        let query: Query
+        let limit: Int
+        /// The hash of the three, computed once.
+        let fingerprint: Int
+
+        init(owner: String, query: Query, limit: Int) {
+            self.owner = owner
+            self.query = query
+            self.limit = limit
+            var h = Hasher()
+            h.combine(owner)
+            h.combine(query)
+            h.combine(limit)
+            fingerprint = h.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
+
+        static func == (a: Key, b: Key) -> Bool {
+            a.fingerprint == b.fingerprint && a.limit == b.limit && a.owner == b.owner && a.query == b.query
+        }
     }
 
     private struct Entry {
@@ -38,26 +61,34 @@ final class PlanCache: @unchecked Sendable {
 
     private let lock = NSLock()
     private var entries: [Key: Entry] = [:]
+    /// The hashes of recently missed keys, one per slot (by the hash's low bits): a key missed
+    /// twice is kept.
+    private var missed: [Int] = []
+    private static let missedSlots = 1024
     private var hits = 0
     private var misses = 0
 
-    /// The plan kept for `query` in `owner`'s database with pages of `limit`, if it was made at
-    /// `version`.
-    func plan(owner: String, query: Query, limit: Int, version: UInt64) -> QueryPlan? {
-        let key = Key(owner: owner, query: query, limit: limit)
-        return lock.withLock {
-            guard let e = entries[key], e.version == version else {
-                misses += 1
-                return nil
+    /// The plan kept under `key` if it was made at `version`; otherwise nil, and whether a plan
+    /// made now should be kept: only for a query missed before (recently, on any version), so
+    /// that queries asked once — a stream of new values — cost a hash and a slot, never a kept plan.
+    func plan(_ key: Key, version: UInt64) -> (plan: QueryPlan?, keep: Bool) {
+        lock.withLock {
+            if let e = entries[key], e.version == version {
+                hits += 1
+                return (e.plan, false)
             }
-            hits += 1
-            return e.plan
+            misses += 1
+            if entries[key] != nil { return (nil, true) }  // kept at another version
+            if missed.isEmpty { missed = Array(repeating: 0, count: Self.missedSlots) }
+            let slot = key.fingerprint & (Self.missedSlots - 1)
+            if missed[slot] == key.fingerprint { return (nil, true) }
+            missed[slot] = key.fingerprint
+            return (nil, false)
         }
     }
 
-    /// Keeps `plan`, made at `version` for its query in `owner`'s database with pages of `limit`.
-    func keep(_ plan: QueryPlan, owner: String, limit: Int, version: UInt64) {
-        let key = Key(owner: owner, query: plan.query, limit: limit)
+    /// Keeps `plan`, made at `version`, under `key`.
+    func keep(_ plan: QueryPlan, _ key: Key, version: UInt64) {
         lock.withLock {
             if entries.count >= Self.capacity && entries[key] == nil { entries.removeAll(keepingCapacity: true) }
             entries[key] = Entry(version: version, plan: plan)
