@@ -52,7 +52,10 @@ struct Batch {
 }
 
 /// Keeps the `capacity` smallest keys seen: a heap whose top is the largest kept key under the
-/// query's order, replaced whenever a smaller one arrives.
+/// query's order, replaced whenever a smaller one arrives. Until `capacity` keys have come, they
+/// are only gathered (a page larger than its candidates — most pages of a small result — is
+/// sorted once at the end, never sifted); the heap is built, in O(n), when the `capacity`-th
+/// key arrives.
 struct BoundedHeap {
     /// A kept row and its key. (A struct, not a tuple: the heap's moves of tuples went through
     /// the runtime's generic tuple witnesses.)
@@ -69,36 +72,45 @@ struct BoundedHeap {
 
     let capacity: Int
     let ordering: Ordering
-    var heap: BinaryHeap<Reversed>
+    /// The keys gathered before `capacity` of them came; emptied when the heap is built.
+    var gathered: [Kept] = []
+    /// The heap, once `capacity` keys came (nil before).
+    var heap: BinaryHeap<Reversed>? = nil
 
     init(capacity: Int, ordering: Ordering) {
         self.capacity = capacity
         self.ordering = ordering
-        heap = BinaryHeap(order: Reversed(ordering: ordering), capacity: min(capacity, 4096))
+        gathered.reserveCapacity(min(capacity, 4096))
     }
 
     mutating func insert(_ key: OrderKey, _ row: RowID) {
         guard capacity > 0 else { return }
-        if heap.count < capacity {
-            heap.push(Kept(key: key, row: row))
-        } else if let top = heap.top, ordering.less(key, top.key) {
-            heap.replaceTop(Kept(key: key, row: row))
+        guard heap != nil else {
+            gathered.append(Kept(key: key, row: row))
+            if gathered.count >= capacity {
+                heap = BinaryHeap(order: Reversed(ordering: ordering), elements: gathered)
+                gathered = []
+            }
+            return
         }
+        if let top = heap!.top, ordering.less(key, top.key) { heap!.replaceTop(Kept(key: key, row: row)) }
     }
 
     /// The largest kept key once `capacity` keys are kept (a key after it is not kept); nil before.
-    var fullTop: OrderKey? { capacity > 0 && heap.count >= capacity ? heap.top?.key : nil }
+    var fullTop: OrderKey? { heap?.top?.key }
 
     /// The kept items in the query's order. The keys are taken out once and their positions
-    /// sorted, comparing keys in place (no key copied per comparison). Positions go in
-    /// from the last: the heap keeps its largest key first, so its array is roughly descending —
-    /// the worst case of the insertion sort the standard library uses on short arrays (453
+    /// sorted, comparing keys in place (no key copied per comparison). A heap's positions go in
+    /// from the last: it keeps its largest key first, so its array is roughly descending — the
+    /// worst case of the insertion sort the standard library uses on short arrays (453
     /// comparisons for 33 keys) — and reversed it is nearly sorted (122).
     func sorted() -> [(OrderKey, RowID)] {
-        let items = heap.unordered
+        let items = heap?.unordered ?? gathered
         let keys = items.map(\.key)
         let order = keys.withUnsafeBufferPointer { k in
-            items.indices.reversed().sorted { ordering.compare(k[$0], k[$1]) < 0 }
+            heap == nil
+                ? items.indices.sorted { ordering.compare(k[$0], k[$1]) < 0 }
+                : items.indices.reversed().sorted { ordering.compare(k[$0], k[$1]) < 0 }
         }
         return order.map { (items[$0].key, items[$0].row) }
     }
