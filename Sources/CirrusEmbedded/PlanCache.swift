@@ -73,12 +73,15 @@ final class PlanCache: @unchecked Sendable {
     /// that queries asked once — a stream of new values — cost a hash and a slot, never a kept plan.
     func plan(_ key: Key, version: UInt64) -> (plan: QueryPlan?, keep: Bool) {
         lock.withLock {
-            if let e = entries[key], e.version == version {
-                hits += 1
-                return (e.plan, false)
+            if let e = entries[key] {
+                if e.version == version {
+                    hits += 1
+                    return (e.plan, false)
+                }
+                misses += 1
+                return (nil, true)  // kept at another version: keep the new one in its place
             }
             misses += 1
-            if entries[key] != nil { return (nil, true) }  // kept at another version
             if missed.isEmpty { missed = Array(repeating: 0, count: Self.missedSlots) }
             let slot = key.fingerprint & (Self.missedSlots - 1)
             if missed[slot] == key.fingerprint { return (nil, true) }

@@ -85,15 +85,15 @@ struct BoundedHeap {
 
     mutating func insert(_ key: OrderKey, _ row: RowID) {
         guard capacity > 0 else { return }
-        guard heap != nil else {
+        if heap == nil {
             gathered.append(Kept(key: key, row: row))
             if gathered.count >= capacity {
                 heap = BinaryHeap(order: Reversed(ordering: ordering), elements: gathered)
                 gathered = []
             }
-            return
+        } else if let top = heap?.top, ordering.less(key, top.key) {
+            heap?.replaceTop(Kept(key: key, row: row))
         }
-        if let top = heap!.top, ordering.less(key, top.key) { heap!.replaceTop(Kept(key: key, row: row)) }
     }
 
     /// The largest kept key once `capacity` keys are kept (a key after it is not kept); nil before.
@@ -107,11 +107,8 @@ struct BoundedHeap {
     func sorted() -> [(OrderKey, RowID)] {
         let items = heap?.unordered ?? gathered
         let keys = items.map(\.key)
-        let order = keys.withUnsafeBufferPointer { k in
-            heap == nil
-                ? items.indices.sorted { ordering.compare(k[$0], k[$1]) < 0 }
-                : items.indices.reversed().sorted { ordering.compare(k[$0], k[$1]) < 0 }
-        }
+        let positions = heap == nil ? Array(items.indices) : Array(items.indices.reversed())
+        let order = keys.withUnsafeBufferPointer { k in positions.sorted { ordering.compare(k[$0], k[$1]) < 0 } }
         return order.map { (items[$0].key, items[$0].row) }
     }
 }

@@ -66,7 +66,7 @@ import Testing
             }
             #expect(typed?.code == .invalidArguments)
             let other = try await f.database(.private(owner: "_alice"), as: .user("_bob"))
-            #expect(await caught { try other.prepare(RecordQuery(recordType: "Place")) } != nil)
+            #expect(await code { try other.prepare(RecordQuery(recordType: "Place")) } == .permissionFailure)
 
             let prepared = try db.prepare(
                 RecordQuery(recordType: "Place", predicate: "population > %@", arguments: [0]))
