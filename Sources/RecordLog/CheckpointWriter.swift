@@ -6,7 +6,9 @@
 // Per changed table the delta (and any bulk runs) becomes a new layer, merged with the newest
 // layers while the layer before them holds no more live rows than they do (or when compacting,
 // or past `maximumLayers`): BaseRows.swift. A table of `merge` with more than one layer, or with
-// dead rows (rows a repair dropped), is rewritten into one, changed or not.
+// dead rows (rows a repair dropped), is rewritten into one, changed or not; a table of `remake`
+// (a repair's, read out of a damaged file) is rewritten into one whatever its shape, so that no
+// layer of the result is a file that fails its checks.
 
 import CirrusIO
 import RecordModel
@@ -18,6 +20,7 @@ struct CheckpointWriter {
     let raiseHorizon: Bool
     let rewrite: Set<TableKey>
     let merge: Set<TableKey>
+    let remake: Set<TableKey>
     let sections: SectionEncoder?
     let runs: [TableKey: [RowSection]]
     /// Asked between tables and every few thousand rows: true stops the checkpoint (its files are
@@ -38,9 +41,10 @@ struct CheckpointWriter {
 
     init(
         store: RecordStore, snap: StoreSnapshot, user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
-        merge: Set<TableKey>, sections: SectionEncoder?, runs: [TableKey: [RowSection]],
+        merge: Set<TableKey>, remake: Set<TableKey> = [], sections: SectionEncoder?, runs: [TableKey: [RowSection]],
         isCancelled: (@Sendable () -> Bool)? = nil
     ) {
+        self.remake = remake
         self.isCancelled = isCancelled
         self.store = store
         self.snap = snap
@@ -77,7 +81,7 @@ struct CheckpointWriter {
     }
 
     /// Which tables change: every delta version's, every removal's, every bulk run's (and, when
-    /// compacting or merging, every table in several layers or with dead rows).
+    /// compacting or merging, every table in several layers or with dead rows; every table of `remake`).
     mutating func plan() -> Set<TableKey> {
         for (id, l) in snap.live {
             let key = TableKey(owner: id.zoneID.ownerName, recordType: l.recordType)
@@ -117,6 +121,7 @@ struct CheckpointWriter {
         for key in merge where (snap.base[key]?.layers.count ?? 0) > 1 || (snap.base[key]?.rows.dead.count ?? 0) > 0 {
             changed.insert(key)
         }
+        changed.formUnion(remake.filter { snap.base[$0] != nil })
         return changed
     }
 
@@ -191,7 +196,7 @@ struct CheckpointWriter {
         }
         var m = oldLayers.count
         var merged = (deltaByTable[key]?.count ?? 0) + (runs[key] ?? []).reduce(0) { $0 + $1.count }
-        let all = raiseHorizon || merge.contains(key)
+        let all = raiseHorizon || merge.contains(key) || remake.contains(key)
         while m > 0 && (all || live[m - 1] <= merged || m + 1 > RecordStore.maximumLayers) {
             m -= 1
             merged += live[m]

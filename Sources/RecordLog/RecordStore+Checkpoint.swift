@@ -294,18 +294,19 @@ extension RecordStore {
 
     /// Writes a checkpoint of `snap` into data segments no manifest names yet (see
     /// `writeCheckpointFiles`); when it fails, the files it wrote are removed and the error is an
-    /// `IntactFailure`: nothing the store reads has changed.
+    /// `IntactFailure`: nothing the store reads has changed. `remake`: tables whose every layer is
+    /// written out again whatever their shape (a repair's tables read from damaged files).
     func writeCheckpoint(
         _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
-        merge: Set<TableKey> = [], sections: SectionEncoder?,
+        merge: Set<TableKey> = [], remake: Set<TableKey> = [], sections: SectionEncoder?,
         runs: [TableKey: [RowSection]] = [:], isCancelled: (@Sendable () -> Bool)? = nil
     ) throws -> PreparedCheckpoint {
         let before = Set(
             ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) })
         do {
             return try writeCheckpointFiles(
-                snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge, sections: sections,
-                runs: runs, isCancelled: isCancelled)
+                snap, userState: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge, remake: remake,
+                sections: sections, runs: runs, isCancelled: isCancelled)
         } catch {
             let now = Set(
                 ((try? fileSystem.list(directory)) ?? []).compactMap { DataSegmentFormat.number(fileName: $0) })
@@ -318,12 +319,12 @@ extension RecordStore {
     /// it reads only the snapshot and writes only new files): CheckpointWriter.
     func writeCheckpointFiles(
         _ snap: StoreSnapshot, userState user: [UInt8], raiseHorizon: Bool, rewrite: Set<TableKey>,
-        merge: Set<TableKey> = [], sections: SectionEncoder?,
+        merge: Set<TableKey> = [], remake: Set<TableKey> = [], sections: SectionEncoder?,
         runs: [TableKey: [RowSection]] = [:], isCancelled: (@Sendable () -> Bool)? = nil
     ) throws -> PreparedCheckpoint {
         var w = CheckpointWriter(
             store: self, snap: snap, user: user, raiseHorizon: raiseHorizon, rewrite: rewrite, merge: merge,
-            sections: sections, runs: runs, isCancelled: isCancelled)
+            remake: remake, sections: sections, runs: runs, isCancelled: isCancelled)
         return try w.write()
     }
 

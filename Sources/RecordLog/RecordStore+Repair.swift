@@ -14,7 +14,8 @@
 //     dropped (the façade rebuilds them).
 //  5. The log, replayed frame by frame past damage (SegmentScanner in repair mode); lost entries
 //     make change tokens expire.
-//  6. One checkpoint of it all (`writeCheckpoint`): damaged tables merged into one fresh layer,
+//  6. One checkpoint of it all (`writeCheckpoint`): damaged tables (a row lost or recovered, or
+//     any block of a layer's file failing its CRC) merged into one fresh layer,
 //     sound tables kept as they are, a fresh state segment, then a fresh, empty log segment.
 //  7. Every file the new manifest does not name gets a second name in `DIR/damaged/<stamp>/`
 //     (with REPORT.txt), then the new `CURRENT` is written, then the old names are removed: a
@@ -64,6 +65,8 @@ struct Repair {
     var lossy = false
     /// Files this repair wrote that no manifest will name (runs), removed at the end.
     var scratch: [String] = []
+    /// Tables with a layer read out of a damaged file: written out again whole.
+    var remake: Set<TableKey> = []
 
     init(directory: String, fs: any FileSystem, clock: any LogClock) {
         self.directory = directory
@@ -102,7 +105,7 @@ struct Repair {
         store.dataSegments = Set(dataFiles)
         let prepared = try store.writeCheckpoint(
             snap, userState: [], raiseHorizon: lossy, rewrite: [], merge: Set(snap.base.keys).union(runs.keys),
-            sections: sections(snap.schema), runs: runs)
+            remake: remake, sections: sections(snap.schema), runs: runs)
         report.changeTokensExpired = lossy
         let logNumber = (logFiles.max() ?? 0) + 1
         try store.createSegment(logNumber, flags: 0).close()
@@ -234,12 +237,13 @@ struct Repair {
                 report.losses += s.losses
                 recovered[key, default: []] += s.recovered
                 report.recovered += s.recovered.count
+                if !s.sound { remake.insert(key) }
+                if s.dead == nil { lossy = true }  // deletions lost: change feeds cannot say them
                 guard let rows = s.rows else {
                     if unplaceableFrom == nil { unplaceableFrom = start }
                     continue
                 }
                 var dead = s.dead ?? []
-                if s.dead == nil { lossy = true }
                 if let cut = unplaceableFrom { dead = dead.filter { Int($0) < cut } }
                 dead += s.dropped.map { UInt32(start + $0) }
                 let indexes = soundIndexSegment(files.indexes)

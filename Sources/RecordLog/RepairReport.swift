@@ -125,7 +125,10 @@ public struct RepairReport: Sendable, Hashable {
         out.append(
             "records: \(records) kept (\(recovered) read back from damaged rows), "
                 + (losses.isEmpty
-                    ? "nothing lost" : "\(recordsLost) lost\(losses.contains { $0.records == nil } ? " or more" : "")"))
+                    ? "nothing lost"
+                    : losses.contains { $0.records == nil }
+                        ? "\(recordsLost) counted lost and more that cannot be counted (see LOST above)"
+                        : "\(recordsLost) lost"))
         if let keptIn { out.append("replaced files kept in \(keptIn): \(kept.joined(separator: ", "))") }
         return out
     }

@@ -43,6 +43,13 @@ struct RowSalvage {
     var losses: [RepairLoss] = []
     /// Why the segment did not open normally (the salvage read it without its CRC table).
     var openDamage: LogError?
+    /// Whether the file opened normally and every block of every section checks: a layer that is
+    /// not sound is written out again even when no row of it was lost (its damage may lie in a
+    /// section the reads do not need, or past the rows: the file itself would not verify).
+    var sound = false
+    /// Whether the rows section's end was not found (the file is cut inside it): its payloads
+    /// are read from its start.
+    var trailerLost = false
     /// The run of rows the last loss covers and its reason (consecutive losses merge).
     var lastDrop: (first: Int, last: Int, why: String)?
 
@@ -58,7 +65,9 @@ struct RowSalvage {
                 dead = nil
                 return
             }
-            seg = DataSegment(salvaging: file, sections: Self.locateSections(file.bytes))
+            let located = Self.locateSections(file.bytes)
+            seg = DataSegment(salvaging: file, sections: located.sections)
+            trailerLost = !located.trailerFound
         }
         guard let section = seg.sections.first(where: { $0.name == "rows" }) else {
             losses.append(
@@ -69,9 +78,10 @@ struct RowSalvage {
             return
         }
         let status = seg.blockStatus(section)
-        readDead(seg, start: start)
+        sound = openDamage == nil && seg.verifyBlocks().isEmpty
+        readDead(seg, start: start, fileCut: openDamage != nil)
         var check = BlockCheck(status: status, sectionLength: section.length)
-        if let r = try? RowSection(segment: seg),
+        if !trailerLost, let r = try? RowSection(segment: seg),
             check.sound(r.entriesAt..<(r.entriesAt + r.count * 32 + 16)) || status == nil
                 || Self.trailerFits(r, section.length)
         {
@@ -85,13 +95,19 @@ struct RowSalvage {
             scan(
                 bytes, from: RowSection.headerSize, to: bytes.count, after: nil, before: nil, check: check,
                 path: path, sectionOffset: section.offset, found: &found)
+            let end = section.offset + section.length
             losses.append(
-                RepairLoss(
-                    file: path, offset: section.offset + section.length - RowSection.trailerSize,
-                    length: RowSection.trailerSize,
-                    reason:
-                        "the rows section's trailer is damaged; \(found) records were read back from their payloads",
-                    records: nil, what: .records))
+                trailerLost
+                    ? RepairLoss(
+                        file: path, offset: end, length: 0,
+                        reason: "the file ends inside its rows section; \(found) records were read back from "
+                            + "their payloads, the rows past the last of them are lost",
+                        records: nil, what: .records)
+                    : RepairLoss(
+                        file: path, offset: end - RowSection.trailerSize, length: RowSection.trailerSize,
+                        reason:
+                            "the rows section's trailer is damaged; \(found) records were read back from their payloads",
+                        records: nil, what: .records))
         }
     }
 
@@ -257,10 +273,21 @@ struct RowSalvage {
         }
     }
 
-    /// The layer's `dead` section: nil (and a loss) when it is damaged.
-    mutating func readDead(_ seg: DataSegment, start: Int) {
+    /// The layer's `dead` section: nil (and a loss) when it is damaged, or when the file lost its
+    /// directory (`fileCut`) and no section was found though older layers exist: a layer without
+    /// dead rows writes none, so whether one was cut off cannot be told.
+    mutating func readDead(_ seg: DataSegment, start: Int, fileCut: Bool) {
         guard let s = seg.sections.first(where: { $0.name == "dead" }) else {
             dead = []
+            if fileCut && start > 0 {
+                dead = nil
+                losses.append(
+                    RepairLoss(
+                        file: seg.file.path, offset: 0, length: seg.file.bytes.count,
+                        reason: "the file's directory is lost and no dead section was found: if the layer had one, "
+                            + "records deleted or replaced before it was written may come back in an older version",
+                        records: 0, what: .deletions))
+            }
             return
         }
         if let status = seg.blockStatus(s), status.contains(false) {
@@ -319,17 +346,17 @@ struct RowSalvage {
     }
 
     /// The sections of a segment whose footer or directory is lost, found by their own headers:
-    /// `rows` right after the file header (its end found where a trailer fits), then `dead`.
-    static func locateSections(_ b: UnsafeRawBufferPointer) -> [DataSegment.Section] {
+    /// `rows` right after the file header (its end found where a trailer fits), then `dead`. When
+    /// no trailer fits (the file is cut inside the rows section), `rows` runs to the end of the
+    /// file and `trailerFound` is false: its payloads are then read from its start.
+    static func locateSections(_ b: UnsafeRawBufferPointer) -> (sections: [DataSegment.Section], trailerFound: Bool) {
         let h = DataSegmentFormat.headerSize
-        guard b.count >= h + RowSection.headerSize + RowSection.trailerSize,
-            Array(b[h..<(h + 8)]) == RowSection.magic
-        else { return [] }
+        guard b.count >= h + RowSection.headerSize, Array(b[h..<(h + 8)]) == RowSection.magic else { return ([], true) }
         var out: [DataSegment.Section] = []
         // The trailer is the last 16 bytes of the section: u64 entries offset, u32 count, u32 0,
         // with the entries ending where the trailer starts. Try every 8-aligned end, last first.
         var t = ((b.count - h - RowSection.trailerSize) / 8) * 8
-        while t >= RowSection.headerSize {
+        while t >= RowSection.headerSize && b.count >= h + RowSection.headerSize + RowSection.trailerSize {
             let at = Int(
                 truncatingIfNeeded: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: h + t, as: UInt64.self)))
             let n = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: h + t + 8, as: UInt32.self)))
@@ -345,8 +372,13 @@ struct RowSalvage {
             }
             t -= 8
         }
+        guard !out.isEmpty else {
+            return (
+                [DataSegment.Section(name: "rows", offset: h, length: b.count - h, firstBlock: 0, blocks: 0)], false
+            )
+        }
         // A `dead` section: its magic at an 8-aligned offset after the rows.
-        var o = ((out.first.map { $0.offset + $0.length } ?? h) + 7) / 8 * 8
+        var o = (out[0].offset + out[0].length + 7) / 8 * 8
         while o + 16 <= b.count {
             if Array(b[o..<(o + 8)]) == BaseLayer.deadMagic {
                 let n = Int(
@@ -359,7 +391,7 @@ struct RowSalvage {
             }
             o += 8
         }
-        return out
+        return (out, true)
     }
 }
 

@@ -56,9 +56,9 @@ import Testing
     }
 
     /// Checks the repaired store against the model: every record not reported lost is there,
-    /// byte for byte; every lost one is named; the store verifies; the replaced files are kept.
+    /// byte for byte; every lost one is named (unless `named` is false: lost past a cut); the store verifies; the replaced files are kept.
     func checkRepaired(
-        _ fs: InMemoryFileSystem, _ model: LiveState, _ report: RepairReport, maxLost: Int,
+        _ fs: InMemoryFileSystem, _ model: LiveState, _ report: RepairReport, maxLost: Int, named: Bool = true,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let store = try openStore(fs, readOnly: true)
@@ -67,7 +67,7 @@ import Testing
         for (id, r) in model.records {
             if let got = live.records[id] {
                 #expect(identical(got, r), "\(id.recordName) changed", sourceLocation: sourceLocation)
-            } else {
+            } else if named {
                 #expect(
                     lostNames.contains(RowSalvage.name(id)), "\(id.recordName) lost unnamed",
                     sourceLocation: sourceLocation)
@@ -162,6 +162,85 @@ import Testing
         // The footer, directory and CRC table are gone, the rows section whole: nothing lost.
         #expect(report.recordsLost == 0)
         try checkRepaired(fs, model, report, maxLost: 0)
+    }
+
+    /// Where a one-layer table's only rows segment is cut (nothing in the log rewrites the table).
+    enum Cut: CaseIterable, Sendable { case footer, sectionsAfterRows, entries, payloads }
+
+    /// A table in one layer with nothing dead and no change in the log, its rows segment cut:
+    /// what the salvage reads is written out again (never left under its damaged file, which
+    /// would not verify), and a cut inside the rows section still reads back every payload
+    /// before it.
+    @Test(arguments: Cut.allCases)
+    func aOneLayerTableWhoseRowsSegmentIsCutIsRewritten(_ cut: Cut) throws {
+        let fs = InMemoryFileSystem()
+        let model = try populated(fs, changes: false)
+        let path = try rowsSegment(fs)
+        let seg = try DataSegment.open(path, fileSystem: fs)
+        let section = try #require(seg.sections.first { $0.name == "rows" })
+        let rows = try RowSection(segment: seg)
+        let at =
+            switch cut {
+            case .footer: try fs.size(path) - 7
+            case .sectionsAfterRows: section.offset + section.length + 10
+            case .entries: section.offset + rows.entriesAt + 32 * 700 + 5
+            case .payloads: section.offset + 200_000
+            }
+        fs.damageTruncate(path, to: at)
+        let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
+        switch cut {
+        case .footer, .sectionsAfterRows, .entries:
+            try checkRepaired(fs, model, report, maxLost: 0)
+            #expect(report.records == model.records.count)
+        case .payloads:
+            // The payloads before the cut come back; the rest are lost and counted, not named
+            // (their keys were past the cut).
+            try checkRepaired(fs, model, report, maxLost: 1_500, named: false)
+            #expect(report.records > 500 && report.records < model.records.count)
+            #expect(report.losses.contains { $0.file == path && $0.what == .records })
+        }
+    }
+
+    /// The newer of two layers cut inside its rows section: its payloads before the cut are read
+    /// back, and its dead section (which older rows it replaced or deleted) is lost with the
+    /// file's end — said as a loss of deletions, since those older versions come back.
+    @Test func aNewerLayerCutInsideItsRowsReportsItsDeletionsLost() throws {
+        let fs = InMemoryFileSystem()
+        let model = try populated(fs)
+        let store = try openStore(fs)
+        try store.checkpoint()
+        try store.close()
+        let cp = try #require(try manifest(fs).checkpoint)
+        let layers = try #require(cp.tables[TableKey(owner: ZoneID.defaultOwnerName, recordType: "Note")])
+        #expect(layers.count == 2)
+        let path = dbDir + "/" + DataSegmentFormat.fileName(try #require(layers.last).rows)
+        let rows = try #require(try DataSegment.open(path, fileSystem: fs).sections.first { $0.name == "rows" })
+        fs.damageTruncate(path, to: rows.offset + RowSection.headerSize + 5)
+        let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
+        #expect(report.losses.contains { $0.file == path && $0.what == .deletions })
+        #expect(report.losses.contains { $0.file == path && $0.what == .records })
+        #expect(report.changeTokensExpired)
+        #expect(try RecordStore.verify(directory: dbDir, fileSystem: fs).isDamaged == false)
+        let live = LiveState(try openStore(fs, readOnly: true).snapshot())
+        // The older layer's records as they were checkpointed, the deleted n00002 back among them.
+        for i in 0..<1500 {
+            let r = wide(i)
+            #expect(live.records[r.recordID].map { identical($0, r) } == true, "\(r.recordID.recordName)")
+        }
+        #expect(live.records.count == 1500 && model.records.count == 1500)
+    }
+
+    /// A flipped byte in a section the reads do not need (the row hash): no record is lost, and
+    /// the table is written out again so that the result verifies.
+    @Test func aFlippedByteInTheRowHashRewritesTheLayerLosingNothing() throws {
+        let fs = InMemoryFileSystem()
+        let model = try populated(fs, changes: false)
+        let path = try rowsSegment(fs)
+        let hash = try #require(try DataSegment.open(path, fileSystem: fs).sections.first { $0.name == "rowhash" })
+        fs.flipBit(path, atByte: hash.offset + 40)
+        let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
+        try checkRepaired(fs, model, report, maxLost: 0)
+        #expect(report.records == model.records.count)
     }
 
     @Test func aZeroFilledPageInARowsSegmentLosesOnlyItsRows() throws {
