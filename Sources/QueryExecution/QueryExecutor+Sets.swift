@@ -80,7 +80,7 @@ extension Run {
                 // A row placed by its sort values alone (after a full heap's largest key, or
                 // before the resume position) needs no id: ids are read only for rows that
                 // enter the heap or tie, not built for every candidate.
-                if let top = heap.fullTop, ordering.compareValues(sortValues, top) > 0 { continue }
+                if let c = heap.compareWithTop(sortValues), c > 0 { continue }
                 if let after, ordering.compareValues(sortValues, after) < 0 { continue }
                 guard let id = snapshot.recordID(row) else { continue }
                 let key = OrderKey(values: sortValues, recordID: id)

@@ -56,60 +56,82 @@ struct Batch {
 /// are only gathered (a page larger than its candidates — most pages of a small result — is
 /// sorted once at the end, never sifted); the heap is built, in O(n), when the `capacity`-th
 /// key arrives.
+///
+/// Invariant: a kept key stays in its slot of `keys` (and its row in `rows`) until a smaller key
+/// takes that slot; the heap orders slot numbers, so a sift moves 4-byte integers, never keys
+/// (whose arrays and record ids would be retained and released at every move).
 struct BoundedHeap {
-    /// A kept row and its key. (A struct, not a tuple: the heap's moves of tuples went through
-    /// the runtime's generic tuple witnesses.)
-    struct Kept {
-        let key: OrderKey
-        let row: RowID
-    }
-
-    struct Reversed: HeapOrder {
-        let ordering: Ordering
-        @inline(__always)
-        func less(_ a: Kept, _ b: Kept) -> Bool { ordering.less(b.key, a.key) }
-    }
-
     let capacity: Int
     let ordering: Ordering
-    /// The keys gathered before `capacity` of them came; emptied when the heap is built.
-    var gathered: [Kept] = []
-    /// The heap, once `capacity` keys came (nil before).
-    var heap: BinaryHeap<Reversed>? = nil
+    /// The kept keys, by slot.
+    var keys: [OrderKey] = []
+    /// The kept rows, by slot.
+    var rows: [RowID] = []
+    /// Slots in heap order, the largest key first, once `capacity` keys came (empty before).
+    var heap: [Int32] = []
 
     init(capacity: Int, ordering: Ordering) {
         self.capacity = capacity
         self.ordering = ordering
-        gathered.reserveCapacity(min(capacity, 4096))
+        keys.reserveCapacity(min(capacity, 4096))
+        rows.reserveCapacity(min(capacity, 4096))
     }
 
     mutating func insert(_ key: OrderKey, _ row: RowID) {
         guard capacity > 0 else { return }
-        if heap == nil {
-            gathered.append(Kept(key: key, row: row))
-            if gathered.count >= capacity {
-                heap = BinaryHeap(order: Reversed(ordering: ordering), elements: gathered)
-                gathered = []
+        guard let top = heap.first.map(Int.init) else {
+            keys.append(key)
+            rows.append(row)
+            if keys.count >= capacity {
+                heap = Array(0..<Int32(keys.count))
+                for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: i) }
             }
-        } else if let top = heap?.top, ordering.less(key, top.key) {
-            heap?.replaceTop(Kept(key: key, row: row))
+            return
+        }
+        guard ordering.less(key, keys[top]) else { return }
+        keys[top] = key
+        rows[top] = row
+        siftDown(from: 0)
+    }
+
+    /// −1, 0 or 1: sort values `values` before, level with, or after the largest kept key once
+    /// `capacity` keys are kept (a row after it is not kept; ``Ordering/compareValues(_:_:)``);
+    /// nil before.
+    func compareWithTop(_ values: [FieldValue]) -> Int? {
+        guard let top = heap.first else { return nil }
+        return ordering.compareValues(values, keys[Int(top)])
+    }
+
+    /// Moves the slot at heap position `start` down below every larger key.
+    mutating func siftDown(from start: Int) {
+        let ordering = self.ordering
+        keys.withUnsafeBufferPointer { k in
+            heap.withUnsafeMutableBufferPointer { h in
+                let n = h.count
+                let moving = h[start]
+                var i = start
+                while true {
+                    let l = 2 * i + 1
+                    if l >= n { break }
+                    var c = l
+                    if l + 1 < n, ordering.less(k[Int(h[l])], k[Int(h[l + 1])]) { c = l + 1 }
+                    if !ordering.less(k[Int(moving)], k[Int(h[c])]) { break }
+                    h[i] = h[c]
+                    i = c
+                }
+                h[i] = moving
+            }
         }
     }
 
-    /// The largest kept key once `capacity` keys are kept (a key after it is not kept); nil before.
-    var fullTop: OrderKey? { heap?.top?.key }
-
-    /// The kept items in the query's order. The keys are taken out once and their positions
-    /// sorted, comparing keys in place (no key copied per comparison). A heap's positions go in
-    /// from the last: it keeps its largest key first, so its array is roughly descending — the
-    /// worst case of the insertion sort the standard library uses on short arrays (453
-    /// comparisons for 33 keys) — and reversed it is nearly sorted (122).
+    /// The kept items in the query's order. Their slots are sorted comparing keys in place (no key
+    /// copied per comparison). A heap's slots go in from the last: it keeps its largest key first,
+    /// so its array is roughly descending — the worst case of the insertion sort the standard
+    /// library uses on short arrays — and reversed it is nearly sorted.
     func sorted() -> [(OrderKey, RowID)] {
-        let items = heap?.unordered ?? gathered
-        let keys = items.map(\.key)
-        let positions = heap == nil ? Array(items.indices) : Array(items.indices.reversed())
-        let order = keys.withUnsafeBufferPointer { k in positions.sorted { ordering.compare(k[$0], k[$1]) < 0 } }
-        return order.map { (items[$0].key, items[$0].row) }
+        let slots = heap.isEmpty ? Array(keys.indices) : heap.reversed().map(Int.init)
+        let order = keys.withUnsafeBufferPointer { k in slots.sorted { ordering.compare(k[$0], k[$1]) < 0 } }
+        return order.map { (keys[$0], rows[$0]) }
     }
 }
 

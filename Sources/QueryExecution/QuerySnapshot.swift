@@ -184,13 +184,16 @@ extension QuerySnapshot {
     /// Planner statistics over this snapshot. The row count comes from the indexes (they hold
     /// exactly the snapshot's live rows), not from enumerating the rows: O(1) per query.
     public var statistics: SnapshotStatistics {
-        SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: indexes.rowCount)
+        SnapshotStatistics(
+            indexes: indexes, schema: typeSchema, rows: indexes.rowCount, reader: { [self] in self.valueReader($0) })
     }
 
     /// `statistics` that count small circles exactly by finding their rows, and keep those rows
     /// in `found` for the execution of the same query on this snapshot (see ``FoundRows``).
     public func statistics(keeping found: FoundRows) -> SnapshotStatistics {
-        SnapshotStatistics(indexes: indexes, schema: typeSchema, rows: indexes.rowCount, found: found)
+        SnapshotStatistics(
+            indexes: indexes, schema: typeSchema, rows: indexes.rowCount, found: found,
+            reader: { [self] in self.valueReader($0) })
     }
 }
 
@@ -239,13 +242,25 @@ public struct SnapshotStatistics: IndexStatistics {
     public let rowCount: Int
     /// Where rows found while estimating are kept for the execution; nil: estimate only.
     let found: FoundRows?
+    /// Makes a reader of rows' values, for ``sampledShare(_:in:other:in:)``; nil: not measured.
+    let reader: (@Sendable (FieldSelection) -> any RowValueReader)?
 
-    init(indexes: RecordIndexes, schema: RecordTypeSchema?, rows: Int, found: FoundRows? = nil) {
+    init(
+        indexes: RecordIndexes, schema: RecordTypeSchema?, rows: Int, found: FoundRows? = nil,
+        reader: (@Sendable (FieldSelection) -> any RowValueReader)? = nil
+    ) {
         self.indexes = indexes
         self.schema = schema
         self.rowCount = rows
         self.found = found
+        self.reader = reader
     }
+
+    /// The most rows a share is sampled from: their ids are listed from the index (about a
+    /// microsecond per thousand), then at most ``sampleSize`` of them read.
+    static let sampleLimit = 8192
+    /// The rows read for a share, spread over the listed ones.
+    static let sampleSize = 64
 
     static func indexed(_ field: String) -> IndexedField {
         SystemField.named(field).map { .system($0) } ?? .user(field)
@@ -306,6 +321,35 @@ public struct SnapshotStatistics: IndexStatistics {
     /// The base rows' share of the rows when every base layer has a column of the field
     /// (`RecordIndexes.columnShare`); 0 otherwise.
     public func columnShare(_ field: String) -> Double { indexes.columnShare(field) }
+
+    /// Measured on up to ``sampleSize`` rows spread over the rows `field`'s index lists in
+    /// `range` (when it lists at most ``sampleLimit``): exact when it lists no more than the sample,
+    /// else the sample's share, smoothed so that a sample without a hit does not claim none. Nil
+    /// without a reader or an index, for a system or list field `other`, or past the limit.
+    public func sampledShare(_ field: String, in range: KeyRange, other: String, in otherRange: KeyRange) -> Double? {
+        guard let reader, SystemField.named(other) == nil, !(fieldType(other)?.isList ?? true),
+            let index = indexes.ordered[Self.indexed(field)]
+        else { return nil }
+        let n = index.count(in: range.valueRange)
+        guard n > 0, n <= Self.sampleLimit else { return nil }
+        let rows = index.unorderedRows(in: range.valueRange)
+        let all = rows.count <= Self.sampleSize
+        let values = reader(FieldSelection([other]))
+        var out: [FieldValue?] = []
+        var read = 0
+        var hits = 0
+        for k in 0..<min(rows.count, Self.sampleSize) {
+            // Positions by Fibonacci hashing: spread over the rows and fixed for a given table
+            // (the plan stays a function of it), without the aliasing of a fixed stride over
+            // rows that repeat a pattern.
+            let i = all ? k : Int((UInt64(k) &* 0x9E37_79B9_7F4A_7C15) >> 32) % rows.count
+            guard values.values(rows[i], into: &out) else { continue }
+            read += 1
+            if let v = out.first ?? nil, otherRange.contains(v) { hits += 1 }
+        }
+        guard read > 0 else { return nil }
+        return all ? Double(hits) / Double(read) : (Double(hits) + 0.5) / (Double(read) + 1)
+    }
 }
 
 extension KeyRange {

@@ -118,11 +118,37 @@ public protocol IndexStatistics: Sendable {
     /// from the rows' bytes (see `Cost.columnRow`); 0 when the field has no column. The planner
     /// takes the least of several fields' shares as the share of rows read all from columns.
     func columnShare(_ field: String) -> Double
+    /// Of the rows whose `field` lies in `range`, the share (0–1) whose user field `other` lies
+    /// in `otherRange`, read from a sample of them (all of them when few); nil when not measured
+    /// (no index on `field`, more rows than a sample is taken from cheaply, or no way to read
+    /// values). The planner's estimate of a conjunction of correlated fields (a region code and
+    /// its country), where multiplying the filters' selectivities as if independent fails.
+    func sampledShare(_ field: String, in range: KeyRange, other: String, in otherRange: KeyRange) -> Double?
 }
 
 extension IndexStatistics {
     /// No columns: every value is read from its row.
     public func columnShare(_ field: String) -> Double { 0 }
+
+    /// Not measured: the filters are taken as independent.
+    public func sampledShare(_ field: String, in range: KeyRange, other: String, in otherRange: KeyRange) -> Double? {
+        nil
+    }
+}
+
+extension KeyRange {
+    /// Whether `v` lies in the range (by `FieldValue.compare`, the indexes' order).
+    public func contains(_ v: FieldValue) -> Bool {
+        if let l = lower {
+            let c = FieldValue.compare(v, l.value)
+            if c < 0 || (c == 0 && !l.inclusive) { return false }
+        }
+        if let u = upper {
+            let c = FieldValue.compare(v, u.value)
+            if c > 0 || (c == 0 && !u.inclusive) { return false }
+        }
+        return true
+    }
 }
 
 /// Statistics from a table, for tests and for planning without data.

@@ -59,18 +59,20 @@ public enum QueryPlanner {
             )
         }
         let paths = accessPaths(filters, stats)
+        let (pathShares, measured) = selectivities(paths, query, limit: limit, rows: rows, stats)
         var estimate = rows
         var answeredByAny = SmallIntSet()
         // By index: a `for p in paths` loop copied every path (its node, range and field).
         for j in paths.indices {
-            estimate *= rows > 0 ? min(1, paths[j].estimate / rows) : 0
+            estimate *= pathShares[j]
             answeredByAny.formUnion(paths[j].answers)
         }
         for i in filters.indices where !answeredByAny.contains(i) {
             estimate *= selectivity(i, filters[i], paths, rows)
         }
         let context = Context(
-            query: query, filters: filters, rows: rows, estimate: estimate, limit: limit, paths: paths, stats: stats)
+            query: query, filters: filters, rows: rows, estimate: estimate, limit: limit, paths: paths,
+            pathShares: pathShares, measured: measured, stats: stats)
 
         // Candidates are weighed by cost alone; a tree is built only where it is read (the
         // chosen plan's, and with `withRejected` every candidate's summary). Building them all
@@ -116,6 +118,41 @@ public enum QueryPlanner {
         return QueryPlan(
             query: query, limit: limit, root: best.root, cost: candidates[0].cost, rejected: rejected,
             residualFilters: best.residual, streamsInOrder: candidates[0].streams)
+    }
+}
+
+extension QueryPlanner {
+    /// Each path's selectivity in the conjunction, the filters whose joint selectivity was
+    /// measured, and the path the others were measured over. A path's share of the rows, as if the filters were independent — except, for a
+    /// query whose page a stream may stop early on (a sort and a page size) with two or more
+    /// key ranges, each other range's share of the smallest range's rows, sampled
+    /// (``IndexStatistics/sampledShare(_:in:other:in:)``): correlated fields (a region code and
+    /// its country) then count what they match together, not the product of their shares.
+    static func selectivities(
+        _ paths: [AccessPath], _ query: Query, limit: Int?, rows: Double, _ stats: some IndexStatistics
+    ) -> ([Double], (filters: SmallIntSet, base: Int?)) {
+        var selectivity = paths.map { rows > 0 ? min(1, $0.estimate / rows) : 0 }
+        guard paths.count >= 2, limit != nil, !query.sortDescriptors.isEmpty else {
+            return (selectivity, (SmallIntSet(), nil))
+        }
+        var smallest: Int? = nil
+        for j in paths.indices where paths[j].range != nil {
+            if smallest.map({ paths[j].estimate < paths[$0].estimate }) ?? true { smallest = j }
+        }
+        guard let d = smallest, let field = paths[d].rangeField, let range = paths[d].range else {
+            return (selectivity, (SmallIntSet(), nil))
+        }
+        var measured = SmallIntSet()
+        for j in paths.indices where j != d {
+            guard let other = paths[j].rangeField, let otherRange = paths[j].range,
+                let share = stats.sampledShare(field, in: range, other: other, in: otherRange)
+            else { continue }
+            selectivity[j] = share
+            measured.formUnion(paths[j].answers)
+        }
+        guard !measured.isEmpty else { return (selectivity, (SmallIntSet(), nil)) }
+        measured.formUnion(paths[d].answers)
+        return (selectivity, (measured, d))
     }
 }
 
@@ -167,6 +204,12 @@ struct Context {
     let estimate: Double
     let limit: Int?
     let paths: [AccessPath]
+    /// Each path's selectivity in the conjunction (``QueryPlanner/selectivities(_:_:limit:rows:_:)``).
+    let pathShares: [Double]
+    /// The filters whose joint selectivity was measured by sampling (empty when none was).
+    let measured: SmallIntSet
+    /// The path the others' shares were sampled over (the smallest key range), when any was.
+    let sampledBase: Int?
     /// Path indices by ascending estimate: the order `joinSets` tries them in.
     let byEstimate: [Int]
     /// The least column share of the field sort keys' fields; nil without a field sort key.
@@ -182,8 +225,11 @@ struct Context {
 
     init(
         query: Query, filters: [QueryFilter], rows: Double, estimate: Double, limit: Int?, paths: [AccessPath],
-        stats: some IndexStatistics
+        pathShares: [Double], measured: (filters: SmallIntSet, base: Int?), stats: some IndexStatistics
     ) {
+        self.pathShares = pathShares
+        self.measured = measured.filters
+        sampledBase = measured.base
         self.query = query
         self.filters = filters
         self.rows = rows
@@ -256,11 +302,18 @@ struct Context {
     /// Adds paths (other than `excluded`) as intersection sets while each saves more fetches
     /// (at `fetchCost` a row) than it costs to materialize. Returns the chosen paths (to be read
     /// in `byEstimate` order) and the rows left.
-    func joinSets(startRows: Double, excluded: SmallIntSet, fetchCost: Double) -> (SmallIntSet, Double) {
+    func joinSets(startRows: Double, excluded: SmallIntSet, driver: Int? = nil, fetchCost: Double) -> (
+        SmallIntSet, Double
+    ) {
         var chosen = SmallIntSet()
         var current = startRows
         for j in byEstimate where !excluded.contains(j) {
-            let sel = rows > 0 ? min(1, paths[j].estimate / rows) : 0
+            var sel = pathShares[j]
+            // A set plan driven by a path measured against the sampled base: the base's share of
+            // the driver's rows is what they match together, over the driver's rows.
+            if let driver, j == sampledBase, driver != j, paths[driver].estimate > 0 {
+                sel = min(1, paths[j].estimate * pathShares[driver] / paths[driver].estimate)
+            }
             let saved = current * (1 - sel) * fetchCost
             if paths[j].materializeCost < saved {
                 chosen.insert(j)
@@ -328,7 +381,8 @@ struct Context {
     func setPlan(driver: Int, build: Bool) -> (Candidate, Candidate.Tree?) {
         // A set plan reads its candidates' filter and sort fields only (the page is fetched whole).
         let (others, candidates) = joinSets(
-            startRows: paths[driver].estimate, excluded: SmallIntSet(driver), fetchCost: Cost.fetchFields)
+            startRows: paths[driver].estimate, excluded: SmallIntSet(driver),
+            driver: measured.isEmpty ? nil : driver, fetchCost: Cost.fetchFields)
         var answered = paths[driver].answers
         var cost = paths[driver].materializeCost
         for j in byEstimate where others.contains(j) {
@@ -414,9 +468,14 @@ struct Context {
         // sound (per-value counts are exact; only the order's correlation is unknown). Over two or
         // more, their selectivities are multiplied as if independent — and correlated filters
         // (a region code and its country) can match nothing, when the stream reads every entry.
-        // Part of that worst case is charged, so a bounded set plan wins a near tie.
+        // Part of that worst case is charged, so a bounded set plan wins a near tie. Filters whose
+        // joint selectivity was sampled count as one.
         var unanswered = 0
-        for i in filters.indices where !answered.contains(i) { unanswered += 1 }
+        var measuredLeft = false
+        for i in filters.indices where !answered.contains(i) {
+            if measured.contains(i) { measuredLeft = true } else { unanswered += 1 }
+        }
+        if measuredLeft { unanswered += 1 }
         let risk = unanswered >= 2 ? Cost.streamRisk * (inRange - scanned) * step : 0
         // Every cost added below is ≥ 0: the scan and the fetched output are a lower bound.
         if start + scanned * step + outputRows * Cost.fetch > bound { return nil }
@@ -429,7 +488,7 @@ struct Context {
         for j in byEstimate where others.contains(j) {
             answered.formUnion(paths[j].answers)
             cost += paths[j].materializeCost
-            afterSets *= rows > 0 ? min(1, paths[j].estimate / rows) : 0
+            afterSets *= pathShares[j]
         }
         let filtered = leavesResidual(answered)
         cost += filtered ? afterSets * Cost.fetch : 0

@@ -20,6 +20,9 @@ struct SmallIntSet: Equatable {
         element >= 0 && element < 64 ? bits & (1 << UInt64(element)) != 0 : overflow.contains(element)
     }
 
+    /// Whether the set has no element.
+    var isEmpty: Bool { bits == 0 && overflow.isEmpty }
+
     /// Adds `element`.
     @inline(__always)
     mutating func insert(_ element: Int) {

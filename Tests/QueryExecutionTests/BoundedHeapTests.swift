@@ -28,7 +28,10 @@ import Testing
             }
             let want = all.sorted { ordering.compare($0.0, $1.0) < 0 }.prefix(capacity).map(\.1)
             #expect(heap.sorted().map(\.1) == Array(want), "capacity \(capacity), \(count) keys")
-            #expect((heap.fullTop != nil) == (capacity > 0 && count >= capacity))
+            // Once full, the top is the largest kept key: the sort values of the page's last row.
+            let top = heap.compareWithTop(want.last.map { all[Int($0)].0.values } ?? [])
+            #expect((top != nil) == (capacity > 0 && count >= capacity))
+            #expect(top == nil || top == 0)
         }
     }
 }

@@ -27,9 +27,11 @@ import Testing
                 for s in [stats, statsWithRecordName] {
                     let paths = QueryPlanner.accessPaths(filters, s)
                     for limit in [nil, 20] {
+                        let (shares, measured) = QueryPlanner.selectivities(
+                            paths, q, limit: limit, rows: Double(s.rowCount), s)
                         let context = Context(
                             query: q, filters: filters, rows: Double(s.rowCount), estimate: 500, limit: limit,
-                            paths: paths, stats: s)
+                            paths: paths, pathShares: shares, measured: measured, stats: s)
                         func check(_ built: (Candidate, Candidate.Tree?)?, _ weighedOnly: (Candidate, Candidate.Tree?)?)
                         {
                             guard let (c, tree) = built, let tree, let (w, none) = weighedOnly else {
