@@ -302,7 +302,9 @@ struct Context {
     /// Adds paths (other than `excluded`) as intersection sets while each saves more fetches
     /// (at `fetchCost` a row) than it costs to materialize. Returns the chosen paths (to be read
     /// in `byEstimate` order) and the rows left.
-    func joinSets(startRows: Double, excluded: SmallIntSet, driver: Int? = nil, fetchCost: Double) -> (
+    func joinSets(
+        startRows: Double, excluded: SmallIntSet, driver: Int? = nil, fetchCost: Double
+    ) -> (
         SmallIntSet, Double
     ) {
         var chosen = SmallIntSet()
