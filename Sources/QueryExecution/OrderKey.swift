@@ -75,6 +75,17 @@ struct Ordering {
         return (true, first)
     }
 
+    /// ``admit(_:chord2:)`` from a row's sort values read without its record: `values` holds one
+    /// value per sort descriptor, in order (field sorts; nil where the row has none).
+    func admit(values: [FieldValue?]) -> (admitted: Bool, first: FieldValue?) {
+        var first: FieldValue? = nil
+        for i in fieldNames.indices {
+            guard i < values.count, let v = values[i], let k = keyValue(v, sort: i) else { return (false, nil) }
+            if i == 0 { first = k }
+        }
+        return (true, first)
+    }
+
     /// The first sort descriptor's key from a row's value of its field (``admit(_:chord2:)``'s
     /// `first`, read without the record); nil when the value cannot be ordered.
     func firstKey(_ v: FieldValue) -> FieldValue? { keyValue(v, sort: 0) }

@@ -53,6 +53,14 @@ extension Run {
             want: pageSize + 1,  // one more than a page tells whether more follow
             ordering: ordering, after: after, snapshot: snapshot, pageSize: pageSize, zone: zone, visible: visible)
         let st = taker.st
+        if case .indexScan = scan.op, !ordering.sorts.isEmpty,
+            ordering.sorts.allSatisfy({ s in
+                guard case .field(let f, _) = s else { return false }
+                return SystemField.named(f) == nil && snapshot.indexes.columnShare(f) > 0
+            })
+        {
+            st.sortKeys = snapshot.valueReader(FieldSelection(ordering.sorts.map(\.fieldName)))
+        }
         var continuation: StreamContinuation? = nil
         switch scan.op {
         case .indexScan(let field, let range, let descending, _):
@@ -316,7 +324,12 @@ final class StreamTaker<S: QuerySnapshot> {
             guard matcher.matches(record) else { return true }
         }
         st.passedFilter += 1
-        let (admitted, first) = ordering.admit(record, chord2: st.chord2)
+        let (admitted, first) =
+            if let keys = st.sortKeys, keys.values(row, into: &st.sortValues) {
+                ordering.admit(values: st.sortValues)
+            } else {
+                ordering.admit(record, chord2: st.chord2)
+            }
         guard admitted else { return true }
         if let after {
             // At or before the resume position: before it on the first value, or level with

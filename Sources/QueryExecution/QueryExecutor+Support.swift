@@ -189,6 +189,12 @@ final class StreamState {
     /// How many rows of a tie group are taken with their records before the rest are taken by
     /// value (`takeByValue`).
     static let tiesByValueAfter = 16
+    /// Reads a row's sort values from columns (every sort a user field with a column), so that
+    /// a row is admitted and placed without reading its record's fields by name (a walk over
+    /// the fields before it: a list of alternate names, say); nil otherwise.
+    @exclusivity(unchecked) var sortKeys: (any RowValueReader)? = nil
+    /// The current row's sort values (`sortKeys`).
+    @exclusivity(unchecked) var sortValues: [FieldValue?] = []
     /// The current row's squared chord from a nearest scan's centre, as the scan computed it
     /// (nil: not from a nearest scan, or a read-ahead row): its first key without reading its
     /// record's location.
