@@ -142,4 +142,19 @@ struct Ordering {
     }
 
     func less(_ a: OrderKey, _ b: OrderKey) -> Bool { compare(a, b) < 0 }
+
+    /// ``compare(_:_:)`` of `keys[a]` and `keys[b]`, read in place: the keys are not copied (a
+    /// key passed by value retained its values and its record id's strings, and released them).
+    func compare(in keys: UnsafeBufferPointer<OrderKey>, _ a: Int, _ b: Int) -> Int {
+        guard let base = keys.baseAddress else { return 0 }  // no keys: `a` and `b` are not indices
+        let p = base + a
+        let q = base + b
+        let n = min(signs.count, p.pointee.values.count, q.pointee.values.count)
+        for i in 0..<n {
+            let c = FieldValue.compare(p.pointee.values[i], q.pointee.values[i])
+            if c != 0 { return signs[i] * c }
+        }
+        if p.pointee.recordID == q.pointee.recordID { return 0 }
+        return p.pointee.recordID < q.pointee.recordID ? -1 : 1
+    }
 }
