@@ -53,14 +53,7 @@ extension Run {
             want: pageSize + 1,  // one more than a page tells whether more follow
             ordering: ordering, after: after, snapshot: snapshot, pageSize: pageSize, zone: zone, visible: visible)
         let st = taker.st
-        if case .indexScan = scan.op, !ordering.sorts.isEmpty,
-            ordering.sorts.allSatisfy({ s in
-                guard case .field(let f, _) = s else { return false }
-                return SystemField.named(f) == nil && snapshot.indexes.columnShare(f) > 0
-            })
-        {
-            st.sortKeys = snapshot.valueReader(FieldSelection(ordering.sorts.map(\.fieldName)))
-        }
+        if case .indexScan = scan.op, taker.want > StreamState.sortKeysFromPage { st.sortKeys = taker.columnSortKeys() }
         var continuation: StreamContinuation? = nil
         switch scan.op {
         case .indexScan(let field, let range, let descending, _):
@@ -239,6 +232,19 @@ final class StreamTaker<S: QuerySnapshot> {
         self.zone = zone
         self.visible = visible
         self.snapshot = snapshot
+    }
+
+    /// A reader of the rows' sort values from columns, when every sort is a user field with a
+    /// column (``StreamState/sortKeys``); nil otherwise.
+    func columnSortKeys() -> (any RowValueReader)? {
+        guard
+            !ordering.sorts.isEmpty,
+            ordering.sorts.allSatisfy({ s in
+                guard case .field(let f, _) = s else { return false }
+                return SystemField.named(f) == nil && snapshot.indexes.columnShare(f) > 0
+            })
+        else { return nil }
+        return snapshot.valueReader(FieldSelection(ordering.sorts.map(\.fieldName)))
     }
 
     func flush() {

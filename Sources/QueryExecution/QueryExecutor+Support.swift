@@ -211,8 +211,12 @@ final class StreamState {
     static let tiesByValueAfter = 16
     /// Reads a row's sort values from columns (every sort a user field with a column), so that
     /// a row is admitted and placed without reading its record's fields by name (a walk over
-    /// the fields before it: a list of alternate names, say); nil otherwise.
+    /// the fields before it: a list of alternate names, say); nil otherwise, and for pages of
+    /// `sortKeysFromPage` rows or fewer: making the reader costs about a microsecond, and a
+    /// small page's records are mostly the record cache's, whose fields are decoded already.
     @exclusivity(unchecked) var sortKeys: (any RowValueReader)? = nil
+    /// The largest page whose sort values are read through its records (see `sortKeys`).
+    static let sortKeysFromPage = 32
     /// The current row's sort values (`sortKeys`).
     @exclusivity(unchecked) var sortValues: [FieldValue?] = []
     /// The current row's squared chord from a nearest scan's centre, as the scan computed it
