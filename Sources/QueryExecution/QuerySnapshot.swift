@@ -257,7 +257,7 @@ public struct SnapshotStatistics: IndexStatistics {
     }
 
     /// The most rows a share is sampled from: their ids are listed from the index (about a
-    /// microsecond per thousand), then at most ``sampleSize`` of them read.
+    /// microsecond per thousand), then at most `sampleSize` of them read.
     static let sampleLimit = 8192
     /// The rows read for a share, spread over the listed ones.
     static let sampleSize = 64
@@ -322,8 +322,8 @@ public struct SnapshotStatistics: IndexStatistics {
     /// (`RecordIndexes.columnShare`); 0 otherwise.
     public func columnShare(_ field: String) -> Double { indexes.columnShare(field) }
 
-    /// Measured on up to ``sampleSize`` rows spread over the rows `field`'s index lists in
-    /// `range` (when it lists at most ``sampleLimit``): exact when it lists no more than the sample,
+    /// Measured on up to `sampleSize` (64) rows spread over the rows `field`'s index lists in
+    /// `range` (when it lists at most `sampleLimit`, 8 192): exact when it lists no more than the sample,
     /// else the sample's share, smoothed so that a sample without a hit does not claim none. Nil
     /// without a reader or an index, for a system or list field `other`, or past the limit.
     public func sampledShare(_ field: String, in range: KeyRange, other: String, in otherRange: KeyRange) -> Double? {
