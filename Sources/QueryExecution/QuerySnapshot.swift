@@ -323,9 +323,10 @@ public struct SnapshotStatistics: IndexStatistics {
     public func columnShare(_ field: String) -> Double { indexes.columnShare(field) }
 
     /// Measured on up to `sampleSize` (64) rows spread over the rows `field`'s index lists in
-    /// `range` (when it lists at most `sampleLimit`, 8 192): exact when it lists no more than the sample,
-    /// else the sample's share, smoothed so that a sample without a hit does not claim none. Nil
-    /// without a reader or an index, for a system or list field `other`, or past the limit.
+    /// `range` (when it lists at most `sampleLimit`, 8 192): exact when it lists no more than
+    /// the sample, else the sample's share, smoothed so that a sample without a hit does not
+    /// claim none. Nil without a reader or an index, for a system or list field `other`, or past
+    /// the limit.
     public func sampledShare(_ field: String, in range: KeyRange, other: String, in otherRange: KeyRange) -> Double? {
         guard let reader, SystemField.named(other) == nil, !(fieldType(other)?.isList ?? true),
             let index = indexes.ordered[Self.indexed(field)]

@@ -123,9 +123,10 @@ public enum QueryPlanner {
 
 extension QueryPlanner {
     /// Each path's selectivity in the conjunction, the filters whose joint selectivity was
-    /// measured, and the path the others were measured over. A path's share of the rows, as if the filters were independent — except, for a
-    /// query whose page a stream may stop early on (a sort and a page size) with two or more
-    /// key ranges, each other range's share of the smallest range's rows, sampled
+    /// measured, and the path the others were measured over. A path's selectivity is its share
+    /// of the rows, as if the filters were independent — except, for a query whose page a
+    /// stream may stop early on (a sort and a page size) with two or more key ranges, each other
+    /// range's share of the smallest range's rows, sampled
     /// (``IndexStatistics/sampledShare(_:in:other:in:)``): correlated fields (a region code and
     /// its country) then count what they match together, not the product of their shares.
     static func selectivities(
