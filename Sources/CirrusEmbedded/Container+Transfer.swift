@@ -71,7 +71,7 @@ extension Container {
     public func importFile(
         _ path: String, into scope: Database.Scope, zone: ZoneID? = nil, options: ImportOptions = ImportOptions()
     ) throws -> ImportSummary {
-        try bulkImport(into: scope, zone: zone, sortBudget: options.sortBudget) { sink in
+        try bulkImport(into: scope, zone: zone, sortBudget: options.sortBudget, validated: true) { sink in
             try RecordTransfer.readRecords(file: path, options: options, sink: sink)
         }
     }
@@ -87,7 +87,7 @@ extension Container {
         bulk records: S, into scope: Database.Scope, batchSize: Int = 4096
     ) throws -> [(Int, CirrusError)] where S.Element == Record {
         var rejected: [(Int, CirrusError)] = []
-        _ = try bulkImport(into: scope, zone: nil) { sink in
+        _ = try bulkImport(into: scope, zone: nil, validated: false) { sink in
             var batch: [(line: Int, record: Record)] = []
             var i = 0
             func flush() throws {
@@ -109,8 +109,11 @@ extension Container {
 
     /// Runs `read` as one bulk load into `scope`: every batch it hands to the sink is planned
     /// and added; the load is finished when `read` returns, cancelled when it throws.
+    /// `validated`: `read` hands over records that passed `Record.validate()` (as
+    /// `RecordTransfer.readRecords` does), so planning does not validate them again — unless
+    /// `zone` moves them.
     func bulkImport(
-        into scope: Database.Scope, zone: ZoneID?, sortBudget: Int = ImportOptions().sortBudget,
+        into scope: Database.Scope, zone: ZoneID?, sortBudget: Int = ImportOptions().sortBudget, validated: Bool,
         _ read: (([(line: Int, record: Record)]) throws -> [(line: Int, reason: String)]) throws -> ImportSummary
     ) throws -> ImportSummary {
         let db = try administratorDatabase(scope)
@@ -138,7 +141,9 @@ extension Container {
                 if let zone, r.recordID.zoneID.isDefaultZone { r.recordID.zoneID = zone }
                 return r
             }
-            return try core.bulkAdd(records, db: db, owner: owner).map { (i, e) in (batch[i].line, "\(e)") }
+            return try core.bulkAdd(records, db: db, owner: owner, validated: validated && zone == nil).map { (i, e) in
+                (batch[i].line, "\(e)")
+            }
         }
         try core.finishBulk()
         // The landing (merge, index build, manifest switch) is part of the import's time.
@@ -151,7 +156,7 @@ extension Container {
         _ bytes: [UInt8], name: String, into scope: Database.Scope, zone: ZoneID? = nil,
         options: ImportOptions = ImportOptions()
     ) throws -> ImportSummary {
-        try bulkImport(into: scope, zone: zone, sortBudget: options.sortBudget) { sink in
+        try bulkImport(into: scope, zone: zone, sortBudget: options.sortBudget, validated: true) { sink in
             try RecordTransfer.readRecords(bytes, name: name, options: options, sink: sink)
         }
     }

@@ -40,7 +40,10 @@ struct BulkIDs {
 
 extension ContainerCore {
     /// Plans and adds one batch; returns the rejected records (index in `records`, error).
-    func bulkAdd(_ records: [Record], db: EmbeddedDatabase, owner: String) throws -> [(Int, CirrusError)] {
+    /// `validated`: every record passed `Record.validate()` already (not checked again).
+    func bulkAdd(
+        _ records: [Record], db: EmbeddedDatabase, owner: String, validated: Bool = false
+    ) throws -> [(Int, CirrusError)] {
         guard var state = bulk else { throw CirrusError(.internalError, "no bulk import under way") }
         if case .private = db.scope {
             for r in records where !r.recordID.zoneID.isDefaultZone {
@@ -54,6 +57,7 @@ extension ContainerCore {
             bulk = state
         }
         var plan = ModifyPlanner(database: db, policy: .allKeys, excludedZones: [], administrative: true)
+        plan.validated = validated
         plan.run(saving: records, deleting: [])
         var saved: [Record] = []
         for op in plan.operations {

@@ -19,6 +19,9 @@ struct ModifyPlanner {
     let excludedZones: Set<String>
     /// Import mode: no grant checks, given system fields kept (missing ones filled in).
     let administrative: Bool
+    /// The saved records were validated already (a bulk import validates them while parsing, on
+    /// every core): `save` does not validate them again.
+    var validated = false
     let now: Timestamp
     var schema: Schema
     var schemaChanged = false
@@ -104,10 +107,12 @@ struct ModifyPlanner {
         }
         var r = given
         r.recordID = id
-        do {
-            try r.validate()
-        } catch {
-            throw CirrusError(.invalidArguments, error.message, recordID: given.recordID)
+        if !validated {
+            do {
+                try r.validate()
+            } catch {
+                throw CirrusError(.invalidArguments, error.message, recordID: given.recordID)
+            }
         }
         if r.recordType == Schema.usersRecordType && !administrative {
             guard case .public = db.scope, db.identity.userRecordName == id.recordName else {

@@ -3,6 +3,7 @@
 // writes for a table.
 
 import CirrusFacade
+import Foundation
 import Indexes
 import RecordLog
 import RecordModel
@@ -80,10 +81,13 @@ extension ContainerCore {
         _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int, cancel: CheckpointCancel? = nil
     ) throws -> [(name: String, bytes: [UInt8])] {
         guard let schema else { return [] }
+        // Large tables are read in parts, on all cores.
+        let parts = rows.parts(ProcessInfo.processInfo.activeProcessorCount).map {
+            $0.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) }
+        }
         guard
             let sections = RecordIndexes.encodeSections(
-                schema: schema, rows: rows.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) },
-                columnsFrom: rows.layerStart, isCancelled: { cancel?.isSet ?? false })
+                schema: schema, parts: parts, columnsFrom: rows.layerStart, isCancelled: { cancel?.isSet ?? false })
         else { throw CheckpointCancel.Cancelled() }
         return sections
     }

@@ -109,7 +109,7 @@ public struct TextIndex: Sendable {
 
     static func tokenSet(_ texts: [String]) -> Set<String> {
         var s = Set<String>()
-        for text in texts { TextTokenizer.forEachGroup(text) { for t in $0 { s.insert(t) } } }
+        for text in texts { TextTokenizer.forEachToken(text) { s.insert($0) } }
         return s
     }
 

@@ -37,6 +37,9 @@ public enum TextTokenizer {
         "they", "this", "to", "was", "will", "with",
     ]
 
+    /// The longest stop word's length in bytes ("their", "there", "these").
+    static let maximumStopWordLength = 5
+
     /// Token groups of `text`: one group per word, one per unspaced run (its bigrams).
     public static func groups(_ text: String) -> [[String]] {
         var out: [[String]] = []
@@ -57,9 +60,26 @@ public enum TextTokenizer {
         var text = text
         let ascii: Bool = text.withUTF8 { p in !p.contains { $0 >= 0x80 } }
         if ascii {
-            asciiGroups(text, body)
+            asciiWords(text) { body([$0]) }
             return
         }
+        unicodeGroups(text, body)
+    }
+
+    /// Calls `body` with every token of `text` (the groups' tokens in order, repeats included):
+    /// what an index stores. Pure-ASCII text makes no group arrays.
+    public static func forEachToken(_ text: String, _ body: (String) -> Void) {
+        var text = text
+        let ascii: Bool = text.withUTF8 { p in !p.contains { $0 >= 0x80 } }
+        if ascii {
+            asciiWords(text, body)
+            return
+        }
+        unicodeGroups(text) { for t in $0 { body(t) } }
+    }
+
+    /// The rule for text with non-ASCII scalars: normalize, split, bigram the unspaced runs.
+    static func unicodeGroups(_ text: String, _ body: ([String]) -> Void) {
         let folded = normalize(text)
         var run: [Unicode.Scalar] = []
         var runIsUnspaced = false
@@ -146,7 +166,7 @@ public enum TextTokenizer {
     }
 
     /// ASCII fast path: letters and digits form words, lowercased; stop words dropped.
-    static func asciiGroups(_ text: String, _ body: ([String]) -> Void) {
+    static func asciiWords(_ text: String, _ body: (String) -> Void) {
         var text = text
         text.withUTF8 { p in
             var buf: [UInt8] = []
@@ -154,8 +174,10 @@ public enum TextTokenizer {
             func flush() {
                 guard !buf.isEmpty else { return }
                 let w = String(decoding: buf, as: UTF8.self)
+                // No stop word is longer than five letters: longer words skip the set's hashing.
+                let stop = buf.count <= maximumStopWordLength && stopWords.contains(w)
                 buf.removeAll(keepingCapacity: true)
-                if !stopWords.contains(w) { body([w]) }
+                if !stop { body(w) }
             }
             for c in p {
                 switch c {

@@ -98,13 +98,16 @@ public final class BulkLoad {
 
     func spillRuns() throws(SpillFailure) {
         do {
-            for (key, var items) in buffer where !items.isEmpty {
-                items.sort { RowKeyOrder.less($0.id, $1.id) || ($0.id == $1.id && $0.sequence < $1.sequence) }
+            for (key, items) in buffer where !items.isEmpty {
+                // Sorted by id, then sequence (items were added in sequence order, so by position):
+                // positions are sorted, not the items, whose ids and payloads would be copied.
+                let order = Self.sortedPositions(items)
                 let n = store.nextDataSegmentNumber()
                 let path = joinPath(store.directory, DataSegmentFormat.fileName(n))
                 var w = try DataSegmentWriter(fileSystem: store.fileSystem, path: path)
                 var rw = try RowSectionWriter(into: &w)
-                for (i, it) in items.enumerated() where i + 1 == items.count || items[i + 1].id != it.id {
+                for (k, i) in order.enumerated() where k + 1 == order.count || items[order[k + 1]].id != items[i].id {
+                    let it = items[i]
                     try it.payload.withUnsafeBytes { try rw.add(it.id, sequence: it.sequence, payload: $0, into: &w) }
                 }
                 try rw.finish(into: &w, hashIndex: false)
@@ -115,6 +118,21 @@ public final class BulkLoad {
         } catch {
             throw SpillFailure(error: error)
         }
+    }
+
+    /// The positions of `items` in row order: by id (`RowKeyOrder`), equal ids by position.
+    static func sortedPositions(_ items: [(id: RecordID, sequence: UInt64, payload: [UInt8])]) -> [Int] {
+        var order = Array(items.indices)
+        items.withUnsafeBufferPointer { p in
+            order.sort { a, b in
+                let x = p[a].id
+                let y = p[b].id
+                var c = RowKeyOrder.compareBytes(x.zoneID.zoneName, y.zoneID.zoneName)
+                if c == 0 { c = RowKeyOrder.compareBytes(x.recordName, y.recordName) }
+                return c < 0 || (c == 0 && a < b)
+            }
+        }
+        return order
     }
 
     /// Merges everything into new data segments and switches the manifest (a checkpoint); the

@@ -49,13 +49,29 @@ public struct CheckpointRows: Sequence {
         case dead(BaseRows, rows: [UInt32])
     }
     let source: Source
-    /// The first row that did not decode, seen by any iterator of this sequence.
+    /// The source's rows this sequence reads (all of them unless split by `parts`).
+    var range: Range<Int>
+    /// The first row that did not decode, seen by any iterator of this sequence (and of the
+    /// parts split from it).
     let failure = FirstFailure()
 
     /// The rows of one layer of a table, numbered from `start`.
     public init(key: TableKey, rows: RowSection, start: Int = 0) {
         self.key = key
         source = .layer(rows, start: start)
+        range = 0..<rows.count
+    }
+
+    /// The rows split into at most `count` consecutive parts of at least `minimum` rows each (one
+    /// part when there are fewer), in order, sharing this sequence's failure: for reading on
+    /// several cores at once.
+    public func parts(_ count: Int, minimum: Int = 16_384) -> [CheckpointRows] {
+        let n = Swift.max(1, Swift.min(count, range.count / Swift.max(1, minimum)))
+        return (0..<n).map { k in
+            var p = self
+            p.range = (range.lowerBound + range.count * k / n)..<(range.lowerBound + range.count * (k + 1) / n)
+            return p
+        }
     }
 
     /// The table row of the layer's first row when these are one layer's rows (numbered
@@ -69,36 +85,35 @@ public struct CheckpointRows: Sequence {
     init(key: TableKey, dead: [UInt32], of base: BaseRows) {
         self.key = key
         source = .dead(base, rows: dead)
+        range = 0..<dead.count
     }
 
-    /// Holds the first decoding failure of any of the (possibly concurrent) iterators.
+    /// Holds the decoding failure at the lowest row of any of the (possibly concurrent) iterators.
     final class FirstFailure: @unchecked Sendable {
         private let lock = NSLock()
         private var first: (row: Int, error: any Error)?
-        func record(row: Int, _ error: any Error) { lock.withLock { if first == nil { first = (row, error) } } }
+        func record(row: Int, _ error: any Error) {
+            lock.withLock { if first.map({ row < $0.row }) ?? true { first = (row, error) } }  // the lowest row
+        }
         var value: (row: Int, error: any Error)? { lock.withLock { first } }
     }
 
     /// Number of rows.
-    public var count: Int {
-        switch source {
-        case .layer(let rows, _): rows.count
-        case .dead(_, let rows): rows.count
-        }
-    }
+    public var count: Int { range.count }
 
     /// Decodes the rows one at a time; a row that does not decode ends the iteration (and fails the checkpoint).
     public struct Iterator: IteratorProtocol {
         let source: Source
-        let count: Int
+        /// The source row after the last this iterator reads.
+        let end: Int
         let failure: FirstFailure
-        var i = 0
+        var i: Int
         /// The next row (table row number) and its record (storage form). The rows were written
         /// from records, so one that does not decode is damage or a codec bug: it ends the
         /// iteration and the checkpoint that reads it fails (`writeIndexSegment`), rather than
         /// index a table with a row missing.
         public mutating func next() -> (Int, Record)? {
-            guard i < count else { return nil }
+            guard i < end else { return nil }
             defer { i += 1 }
             do {
                 switch source {
@@ -107,14 +122,16 @@ public struct CheckpointRows: Sequence {
                 }
             } catch {
                 failure.record(row: i, error)
-                i = count
+                i = end
                 return nil
             }
         }
     }
 
     /// An iterator from the first row.
-    public func makeIterator() -> Iterator { Iterator(source: source, count: count, failure: failure) }
+    public func makeIterator() -> Iterator {
+        Iterator(source: source, end: range.upperBound, failure: failure, i: range.lowerBound)
+    }
 }
 
 /// A checkpoint under way beside commits (see `RecordStore.beginCheckpoint()`).

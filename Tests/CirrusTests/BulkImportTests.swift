@@ -44,6 +44,28 @@ import Testing
         try again.checkInvariants()
     }
 
+    /// Records are validated once: by the file reader for `importBytes` (on the parse workers),
+    /// by the planner for `importRecords(bulk:)` (whose records no reader saw). An invalid record
+    /// is rejected either way, with the validation's reason, and the rest land.
+    @Test func invalidRecordsAreRejectedOnBothBulkPaths() async throws {
+        let env = TestEnv()
+        let c = try env.open()
+        let bad = #"{"recordName": "bad", "recordType": "Note", "fields": {"___x": {"value": 1, "type": "INT64"}}}"#
+        let s = try c.importBytes(jsonLines(0..<3) + Array((bad + "\n").utf8), name: "in", into: .public)
+        #expect(s.records == 3 && s.rejected == 1)
+        #expect(s.rejections.first?.line == 4)
+        var invalid = Record(recordType: "Note", recordID: RecordID(recordName: "bad2"))
+        invalid.fields["___x"] = .int64(1)
+        let good = Record(recordType: "Note", recordID: RecordID(recordName: "good2"), fields: ["n": .int64(1)])
+        let rejected = try c.importRecords(bulk: [good, invalid], into: .public)
+        #expect(rejected.map(\.0) == [1])
+        #expect(rejected.first?.1.code == .invalidArguments, "\(rejected)")
+        let db = c.publicDatabase(as: .user("_admin"))
+        #expect(try await db.record(for: RecordID(recordName: "good2")).recordType == "Note")
+        await #expect(throws: CirrusError.self) { try await db.record(for: RecordID(recordName: "bad2")) }
+        await #expect(throws: CirrusError.self) { try await db.record(for: RecordID(recordName: "bad")) }
+    }
+
     @Test func repeatedIdIsRejectedWithItsLine() throws {
         let env = TestEnv()
         let c = try env.open()

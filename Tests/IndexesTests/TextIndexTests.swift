@@ -18,6 +18,25 @@ import Testing
         #expect(TextTokenizer.tokens("ThE énd") == ["end"])  // non-ASCII path drops stop words too
     }
 
+    @Test func stopWordLengthBoundIsTheLongestStopWord() {
+        #expect(TextTokenizer.stopWords.map(\.utf8.count).max() == TextTokenizer.maximumStopWordLength)
+        #expect(TextTokenizer.tokens("these thesis there therein their") == ["thesis", "therein"])
+    }
+
+    @Test func tokensOneByOneAreTheGroupsFlattened() {
+        let texts = [
+            "The Café de Flore, 東京都 tower", "Hello, World! 42 into INTO intothe", "", "  ,, ",
+            "ＡＢＣ１２３ ﬁne", "ภาษาไทย and Ελληνικά", "such suchlike with without",
+        ]
+        for t in texts {
+            var flat: [String] = []
+            TextTokenizer.forEachGroup(t) { flat += $0 }
+            var oneByOne: [String] = []
+            TextTokenizer.forEachToken(t) { oneByOne.append($0) }
+            #expect(oneByOne == flat, "\(t)")
+        }
+    }
+
     @Test func widthAndCompatibilityFormsFold() {
         #expect(TextTokenizer.tokens("ＡＢＣ１２３ ﬁne") == ["abc123", "fine"])
     }

@@ -1,0 +1,55 @@
+// encodeSections over rows split into parts (read on all cores): the sections must be byte for
+// byte those of one pass over the same rows — columns included when the parts run on
+// consecutively from the layer's first row, and dropped exactly when one pass drops them.
+
+import CirrusTestSupport
+import RecordModel
+import Testing
+
+@testable import Indexes
+
+@Suite struct SectionPartsTests {
+    func encode(_ rows: [(RowID, Record)], cuts: [Int], start: Int?) -> [String: [UInt8]] {
+        var parts: [ArraySlice<(RowID, Record)>] = []
+        var from = 0
+        for c in cuts + [rows.count] {
+            parts.append(rows[from..<c])
+            from = c
+        }
+        let out = RecordIndexes.encodeSections(
+            schema: RecordIndexesTests.schema, parts: parts, columnsFrom: start, isCancelled: { false })
+        return Dictionary((out ?? []).map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    @Test(arguments: 0..<4)
+    func partsEncodeLikeOnePass(_ run: Int) {
+        let seed = TestSeed.next() &+ UInt64(run)
+        var rng = SeededRandom(seed: seed)
+        let t = RecordIndexesTests()
+        let start = [0, 7, 1000, 3][run]
+        let n = [0, 1, 90, 500][run]
+        var rows = (0..<n).map { (RowID(start + $0), t.record($0, &rng)) }
+        if run == 3 { rows.remove(at: n / 2) }  // a gap: no columns, in one pass or in parts
+        let whole = encode(rows, cuts: [], start: start)
+        #expect(whole.keys.contains { $0.hasPrefix("column:") } == (run != 3), "seed \(seed)")
+        for _ in 0..<5 {
+            let cuts = (0..<rng.below(4)).map { _ in rng.below(rows.count + 1) }.sorted()
+            #expect(encode(rows, cuts: cuts, start: start) == whole, "seed \(seed) cuts \(cuts)")
+        }
+        // Rows that do not begin at the layer's first row have no columns, in parts too.
+        if n > 1 {
+            let shifted = encode(rows, cuts: [n / 3], start: start + 1)
+            #expect(!shifted.keys.contains { $0.hasPrefix("column:") }, "seed \(seed)")
+        }
+    }
+
+    @Test func aCancelledPartCancelsTheWhole() {
+        var rng = SeededRandom(seed: TestSeed.next())
+        let t = RecordIndexesTests()
+        let rows = (0..<9000).map { (RowID($0), t.record($0, &rng)) }
+        let out = RecordIndexes.encodeSections(
+            schema: RecordIndexesTests.schema, parts: [rows[0..<4500], rows[4500...]], columnsFrom: 0,
+            isCancelled: { true })
+        #expect(out == nil)
+    }
+}
