@@ -84,10 +84,23 @@ struct StaticText: Sendable {
     where S.Element == (RowID, [String]) {
         var postings: [String: [RowID]] = [:]
         var read = 0
+        var ordered = true
+        var previous: RowID?
         for (row, texts) in rows {
             read &+= 1
             if read & 1023 == 0, isCancelled() { return [] }  // the caller sees the cancellation too
-            for t in TextIndex.tokenSet(texts) { postings[t, default: []].append(row) }
+            if let p = previous, row <= p { ordered = false }
+            previous = row
+            // A token repeated in the row's texts is posted once: its list already ends with the
+            // row (rows come in order; otherwise the lists are sorted and deduplicated below).
+            for text in texts {
+                TextTokenizer.forEachToken(text) { t in
+                    postings[t, default: []].appendUnlessLast(row)
+                }
+            }
+        }
+        if !ordered {
+            for t in postings.keys { postings[t] = Array(Set(postings[t] ?? [])).sorted() }
         }
         let sorted = postings.keys.sorted { a, b in a.utf8.lexicographicallyPrecedes(b.utf8) }
         var w = SectionWriter()
@@ -115,8 +128,16 @@ struct StaticText: Sendable {
         for t in sorted { w.bytes += Array(t.utf8) }
         while w.bytes.count < postingsAt { w.bytes.append(0) }
         for t in sorted {
-            for r in postings[t]?.sorted() ?? [] { w.u32(r) }
+            for r in postings[t] ?? [] { w.u32(r) }
         }
         return w.bytes
+    }
+}
+
+extension Array where Element == RowID {
+    /// Appends `row` unless it is already the last element.
+    @inline(__always)
+    mutating func appendUnlessLast(_ row: RowID) {
+        if last != row { append(row) }
     }
 }
