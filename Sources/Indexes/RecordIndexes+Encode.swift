@@ -46,10 +46,11 @@ extension RecordIndexes {
                 }
             }
         }
-        guard var inputs = read.first ?? nil else { return nil }  // cancelled
+        // Each part is taken out of `read` as it is joined, so that its arrays are not held twice.
+        guard var inputs = read[0].take() else { return nil }  // cancelled
         if let f = inputs.first, f != start { inputs.dropColumns() }
-        for part in read.dropFirst() {
-            guard let part else { return nil }  // cancelled
+        for k in read.indices.dropFirst() {
+            guard let part = read[k].take() else { return nil }  // cancelled
             inputs.append(part, columnsFrom: start)
         }
         let values = inputs.values
