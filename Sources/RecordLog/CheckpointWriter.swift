@@ -147,9 +147,16 @@ struct CheckpointWriter {
         let old = snap.base[key]
         let oldLayers = old?.layers ?? []
         let (m, start, dead, deadBelow) = layersToMerge(key)
-        let n = store.nextDataSegmentNumber()
-        created.append(n)
-        let count = try writeRows(key, n, merging: oldLayers[m...], dead: dead, deadBelow: deadBelow)
+        let n: UInt64
+        let count: Int
+        if let (file, rows) = wholeRun(key, merging: m, of: oldLayers.count, deadBelow: deadBelow) {
+            (n, count) = (file, rows.count)  // the run is the new layer: nothing to copy
+            created.append(n)
+        } else {
+            n = store.nextDataSegmentNumber()
+            created.append(n)
+            count = try writeRows(key, n, merging: oldLayers[m...], dead: dead, deadBelow: deadBelow)
+        }
         written += 1
         var layers = Array(oldLayers[..<m])
         if let old {
@@ -205,6 +212,21 @@ struct CheckpointWriter {
         var deadBelow = died.filter { $0 < start }
         for l in oldLayers[m...] { deadBelow += l.dead.lazy.map(Int.init).filter { $0 < start } }
         return (m, start, dead, Array(Set(deadBelow)).sorted().map { UInt32($0) })
+    }
+
+    /// The bulk run that is table `key`'s whole new layer as it stands, and its file: when the
+    /// table's only source is one run written in the layer form (with its `rowhash` section,
+    /// `BulkLoad.spill(final:)`) — no layer merged into it, no delta, no row of older layers
+    /// dying (a `dead` section to add). Nil otherwise: the layer is written by `writeRows`.
+    func wholeRun(
+        _ key: TableKey, merging m: Int, of layerCount: Int, deadBelow: [UInt32]
+    ) -> (file: UInt64, rows: RowSection)? {
+        guard m == layerCount, deadBelow.isEmpty, deltaByTable[key]?.isEmpty ?? true,
+            let list = runs[key], list.count == 1, let run = list.first, run.hash != nil, run.count > 0,
+            let name = run.segment.file.path.split(separator: "/").last,
+            let file = DataSegmentFormat.number(fileName: String(name)), path(file) == run.segment.file.path
+        else { return nil }
+        return (file, run)
     }
 
     /// Writes the new layer's rows segment `n`: the merged layers' live rows, the delta's and the

@@ -80,10 +80,12 @@ public final class BulkLoad {
     /// A custom zone the load creates.
     public func addZone(_ z: ZoneID) { zones.insert(z) }
 
-    /// Sorts each table's buffer and writes it as a run.
-    func spill() throws(LogError) {
+    /// Sorts each table's buffer and writes it as a run. The last spill (`final`) writes a table
+    /// that has no run yet in the form of a layer (with its `rowhash` section): the checkpoint
+    /// then takes that run as the table's new layer instead of copying it.
+    func spill(final: Bool = false) throws(LogError) {
         do throws(SpillFailure) {
-            try spillRuns()
+            try spillRuns(final: final)
         } catch {
             throw LogError.wrap(error.error)
         }
@@ -96,7 +98,7 @@ public final class BulkLoad {
         let error: any Error
     }
 
-    func spillRuns() throws(SpillFailure) {
+    func spillRuns(final: Bool) throws(SpillFailure) {
         do {
             for (key, items) in buffer where !items.isEmpty {
                 // Sorted by id, then sequence (items were added in sequence order, so by position):
@@ -110,7 +112,7 @@ public final class BulkLoad {
                     let it = items[i]
                     try it.payload.withUnsafeBytes { try rw.add(it.id, sequence: it.sequence, payload: $0, into: &w) }
                 }
-                try rw.finish(into: &w, hashIndex: false)
+                try rw.finish(into: &w, hashIndex: final && (runs[key] ?? []).isEmpty)
                 try w.finish()
                 runs[key, default: []].append(
                     try RowSection(segment: try DataSegment.open(path, fileSystem: store.fileSystem)))
@@ -143,7 +145,7 @@ public final class BulkLoad {
         done = true
         defer { store.releaseToken() }
         do {
-            try spill()
+            try spill(final: true)
         } catch {
             removeRuns()  // runs are named by no manifest: the store is as it was
             throw error

@@ -330,6 +330,35 @@ import Testing
         #expect(again.checkpointUserState == [9])
     }
 
+    /// A bulk load into a table with nothing else to merge (one run, no layers, no delta) lands
+    /// its run as the table's layer, uncopied; with a delta to merge, or several runs, the layer
+    /// is written anew. The records are the same either way, before and after a reopen.
+    @Test func aWholeRunBecomesTheLayerUncopied() throws {
+        for (withDelta, budget) in [(false, 1 << 20), (true, 1 << 20), (false, 2_000)] {
+            let fs = InMemoryFileSystem()
+            let store = try openStore(fs)
+            var model = LiveState()
+            if withDelta {
+                try store.commit([.save(note("early", 1))])
+                model.records[RecordID(recordName: "early")] = note("early", 1)
+            }
+            let bulk = try store.beginBulkLoad(memoryBudget: budget)
+            let records = (0..<120).map { note("b\(($0 * 37) % 120)", $0) }
+            for r in records { model.records[r.recordID] = r }
+            try bulk.add(records)
+            try bulk.finish()
+            let key = TableKey(owner: records[0].recordID.zoneID.ownerName, recordType: records[0].recordType)
+            let runs = bulk.runs[key] ?? []
+            let layer = try #require(store.snapshot().base[key]?.layers.last)
+            let adopted = runs.count == 1 && runs[0].segment.file.path == layer.rows.segment.file.path
+            #expect(adopted == (!withDelta && budget > 2_000), "delta \(withDelta), budget \(budget)")
+            #expect(layer.rows.hash != nil)
+            #expect(LiveState(store.snapshot()) == model)
+            try store.close()
+            #expect(LiveState(try openStore(fs).snapshot()) == model)
+        }
+    }
+
     @Test func cancelledOrCrashedBulkLoadLeavesTheStoreAsItWas() throws {
         let fs = InMemoryFileSystem()
         let (store, model) = try populated(fs)
