@@ -37,8 +37,9 @@ public enum TextTokenizer {
         "they", "this", "to", "was", "will", "with",
     ]
 
-    /// The longest stop word's length in bytes ("their", "there", "these").
-    static let maximumStopWordLength = 5
+    /// The longest stop word's length in bytes ("their", "there", "these"): a longer word is
+    /// never looked up in `stopWords`.
+    static let maximumStopWordLength = stopWords.reduce(0) { max($0, $1.utf8.count) }
 
     /// Token groups of `text`: one group per word, one per unspaced run (its bigrams).
     public static func groups(_ text: String) -> [[String]] {
@@ -57,9 +58,7 @@ public enum TextTokenizer {
 
     /// Calls `body` with each token group.
     public static func forEachGroup(_ text: String, _ body: ([String]) -> Void) {
-        var text = text
-        let ascii: Bool = text.withUTF8 { p in !p.contains { $0 >= 0x80 } }
-        if ascii {
+        if isASCII(text) {
             asciiWords(text) { body([$0]) }
             return
         }
@@ -69,13 +68,17 @@ public enum TextTokenizer {
     /// Calls `body` with every token of `text` (the groups' tokens in order, repeats included):
     /// what an index stores. Pure-ASCII text makes no group arrays.
     public static func forEachToken(_ text: String, _ body: (String) -> Void) {
-        var text = text
-        let ascii: Bool = text.withUTF8 { p in !p.contains { $0 >= 0x80 } }
-        if ascii {
+        if isASCII(text) {
             asciiWords(text, body)
             return
         }
         unicodeGroups(text) { for t in $0 { body(t) } }
+    }
+
+    /// Whether every byte of `text` is ASCII (the byte fast path applies).
+    static func isASCII(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { p in !p.contains { $0 >= 0x80 } }
     }
 
     /// The rule for text with non-ASCII scalars: normalize, split, bigram the unspaced runs.
@@ -174,7 +177,7 @@ public enum TextTokenizer {
             func flush() {
                 guard !buf.isEmpty else { return }
                 let w = String(decoding: buf, as: UTF8.self)
-                // No stop word is longer than five letters: longer words skip the set's hashing.
+                // A word longer than every stop word skips the set's hashing.
                 let stop = buf.count <= maximumStopWordLength && stopWords.contains(w)
                 buf.removeAll(keepingCapacity: true)
                 if !stop { body(w) }

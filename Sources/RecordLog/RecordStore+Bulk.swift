@@ -127,10 +127,7 @@ public final class BulkLoad {
         var order = Array(items.indices)
         items.withUnsafeBufferPointer { p in
             order.sort { a, b in
-                let x = p[a].id
-                let y = p[b].id
-                var c = RowKeyOrder.compareBytes(x.zoneID.zoneName, y.zoneID.zoneName)
-                if c == 0 { c = RowKeyOrder.compareBytes(x.recordName, y.recordName) }
+                let c = RowKeyOrder.compare(p[a].id, p[b].id)
                 return c < 0 || (c == 0 && a < b)
             }
         }

@@ -29,10 +29,13 @@ import RecordModel
 /// Byte order of record ids inside a table (zone name, then record name, as UTF-8 bytes).
 public enum RowKeyOrder {
     /// Compares two ids the way `rows` sections are sorted.
-    public static func less(_ a: RecordID, _ b: RecordID) -> Bool {
+    public static func less(_ a: RecordID, _ b: RecordID) -> Bool { compare(a, b) < 0 }
+
+    /// Compares two ids the way `rows` sections are sorted: <0, 0 (same zone and record names),
+    /// >0.
+    public static func compare(_ a: RecordID, _ b: RecordID) -> Int {
         let z = compareBytes(a.zoneID.zoneName, b.zoneID.zoneName)
-        if z != 0 { return z < 0 }
-        return compareBytes(a.recordName, b.recordName) < 0
+        return z != 0 ? z : compareBytes(a.recordName, b.recordName)
     }
 
     static func compareBytes(_ a: String, _ b: String) -> Int {

@@ -18,9 +18,14 @@ import Testing
         #expect(TextTokenizer.tokens("ThE énd") == ["end"])  // non-ASCII path drops stop words too
     }
 
-    @Test func stopWordLengthBoundIsTheLongestStopWord() {
-        #expect(TextTokenizer.stopWords.map(\.utf8.count).max() == TextTokenizer.maximumStopWordLength)
-        #expect(TextTokenizer.tokens("these thesis there therein their") == ["thesis", "therein"])
+    /// Stop words of every length are dropped, the longest included; longer words that begin
+    /// with one are kept.
+    @Test func stopWordsOfEveryLengthAreDroppedAndLongerWordsKept() {
+        #expect(
+            TextTokenizer.tokens("these thesis there therein their a ab and into intox") == [
+                "thesis", "therein", "ab", "intox",
+            ])
+        for w in TextTokenizer.stopWords { #expect(TextTokenizer.tokens(w.uppercased() + " " + w) == [], "\(w)") }
     }
 
     @Test func tokensOneByOneAreTheGroupsFlattened() {
