@@ -162,8 +162,8 @@ extension ContainerCore {
     /// the rows, and its table is rewritten at the next checkpoint), naming its file and offset.
     func noteDamagedIndexSections() {
         for (key, t) in baseOnlyTables.sorted(by: { $0.key < $1.key }) {
-            for d in t.indexes.damaged {
-                let seg = t.base.flatMap { d.layer < $0.layers.count ? $0.layers[d.layer].indexes : nil }
+            for d in t.parts.indexes.damaged {
+                let seg = t.parts.base.flatMap { d.layer < $0.layers.count ? $0.layers[d.layer].indexes : nil }
                 let at = seg?.sections.first { $0.name == d.error.section }?.offset ?? 0
                 warn(
                     OpenWarning(
@@ -216,7 +216,7 @@ extension ContainerCore {
             Array(snap.base.values), schema: schema, reusing: baseOnlyTables, options: options)
         baseOnlyTables = made
         if !options.readOnly {
-            for (key, t) in made where !t.indexes.rebuilt.isEmpty { rewriteAtCheckpoint.insert(key) }
+            for (key, t) in made where !t.parts.indexes.rebuilt.isEmpty { rewriteAtCheckpoint.insert(key) }
         }
         return out
     }
@@ -232,7 +232,7 @@ extension ContainerCore {
             let key = b.key
             let typeSchema = schema.recordTypes[key.recordType]
             let table: TypeTable
-            if let old = reusing[key], old.base?.files == b.files, old.schema == typeSchema {
+            if let old = reusing[key], old.parts.base?.files == b.files, old.parts.schema == typeSchema {
                 table = old
             } else {
                 table = try TypeTable(

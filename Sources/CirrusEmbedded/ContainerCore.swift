@@ -338,7 +338,7 @@ final class ContainerCore: @unchecked Sendable {
             let touched = Set(updated.map { "\($0.0)\u{0}\($0.1)" })
             for (owner, types) in oldTables {
                 for (type, t) in types
-                where !touched.contains("\(owner)\u{0}\(type)") && t.schema != newSchema.recordTypes[type] {
+                where !touched.contains("\(owner)\u{0}\(type)") && t.parts.schema != newSchema.recordTypes[type] {
                     var t = t
                     // A grant change alone keeps the rows and indexes (the table is not rewritten).
                     if t.adopt(schema: newSchema.recordTypes[type]) {

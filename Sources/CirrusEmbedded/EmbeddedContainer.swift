@@ -200,25 +200,25 @@ extension Container {
         let tables = core.stateLock.withLock { core.tables }
         for (owner, types) in tables {
             for (type, t) in types {
-                try t.indexes.checkInvariants()
-                guard t.indexes.rowCount == t.liveCount else {
+                try t.parts.indexes.checkInvariants()
+                guard t.parts.indexes.rowCount == t.liveCount else {
                     throw CirrusError(
                         .internalError,
-                        "\(owner)/\(type): indexes hold \(t.indexes.rowCount) rows, the table \(t.liveCount)")
+                        "\(owner)/\(type): indexes hold \(t.parts.indexes.rowCount) rows, the table \(t.liveCount)")
                 }
                 // Every index entry against the rows: rebuild from the stored rows and compare.
                 let rows = t.allRows().compactMap { row in t.record(row).map { (row, $0) } }
                 let rebuilt = RecordIndexes(
-                    schema: t.schema ?? RecordTypeSchema(name: type, grants: []), rows: rows,
+                    schema: t.parts.schema ?? RecordTypeSchema(name: type, grants: []), rows: rows,
                     nodeSize: core.options.indexNodeSize)
-                if let d = t.indexes.differences(from: rebuilt).first {
+                if let d = t.parts.indexes.differences(from: rebuilt).first {
                     throw CirrusError(.internalError, "\(owner)/\(type): \(d)")
                 }
                 // Every column value against its row (rows updated in place read their overlay).
                 var values: [FieldValue?] = []
-                for field in t.indexes.columnFields {
-                    guard let column = t.indexes.columnReader(FieldSelection([field])) else { continue }
-                    for i in 0..<t.baseCount where !t.baseRemoved.contains(i) && !t.overlaid.contains(i) {
+                for field in t.parts.indexes.columnFields {
+                    guard let column = t.parts.indexes.columnReader(FieldSelection([field])) else { continue }
+                    for i in 0..<t.baseCount where !t.parts.baseRemoved.contains(i) && !t.parts.overlaid.contains(i) {
                         guard column.values(i, into: &values),
                             let r = t.record(RowID(truncatingIfNeeded: i))
                         else { continue }

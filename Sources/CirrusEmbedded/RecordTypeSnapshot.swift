@@ -59,8 +59,8 @@ public struct RecordTypeSnapshot: Sendable {
 
     init(recordType: String, environment: Environment, table: TypeTable?, schema: RecordTypeSchema?, nodeSize: Int) {
         storage = Storage(
-            recordType: recordType, schema: table?.schema ?? schema, environment: environment,
-            indexes: table?.indexes
+            recordType: recordType, schema: table?.parts.schema ?? schema, environment: environment,
+            indexes: table?.parts.indexes
                 ?? RecordIndexes(
                     schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: [], nodeSize: nodeSize),
             table: table)
@@ -112,7 +112,7 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// Whether row `a`'s record id comes before row `b`'s, from their key bytes when both are
     /// base rows (`BaseRows.compareIDs`), else from their ids.
     public func rowPrecedes(_ a: RowID, _ b: RowID) -> Bool {
-        if let base = storage.table?.base, Int(a) < base.rows.count, Int(b) < base.rows.count {
+        if let base = storage.table?.parts.base, Int(a) < base.rows.count, Int(b) < base.rows.count {
             return base.rows.compareIDs(Int(a), Int(b)) < 0
         }
         guard let y = recordID(b) else { return false }
@@ -157,7 +157,7 @@ public struct TableValueReader: RowValueReader {
     init(table: TypeTable?, selection: FieldSelection) {
         self.table = table
         self.selection = selection
-        columns = table?.indexes.columnReader(selection)
+        columns = table?.parts.indexes.columnReader(selection)
     }
 
     /// The selected fields of `row` (see `TypeTable.values(_:of:columns:into:)`).

@@ -50,9 +50,9 @@ extension TypeTable {
     /// `dead/` index sections say what those rows had indexed, so nothing is decoded; layers
     /// written without them (an older version) have each dead row decoded once instead.
     mutating func tombstoneDeadRows() {
-        guard let base, base.rows.dead.count > 0 else { return }
-        if indexes.deadRowsRemoved {
-            baseRemoved = base.rows.dead
+        guard let base = parts.base, base.rows.dead.count > 0 else { return }
+        if parts.indexes.deadRowsRemoved {
+            parts.baseRemoved = base.rows.dead
             return
         }
         var changes: [RowChange] = []
@@ -60,7 +60,7 @@ extension TypeTable {
         for l in base.layers {
             for r in l.dead where !seen.contains(Int(r)) {
                 seen.insert(Int(r))
-                baseRemoved.insert(Int(r))
+                parts.baseRemoved.insert(Int(r))
                 // A dead row that does not decode cannot be taken out of the indexes by its values:
                 // its entries stay, pointing at a row every read skips (it is removed); counted.
                 do {
@@ -70,7 +70,7 @@ extension TypeTable {
                 }
             }
         }
-        indexes.apply(changes)
+        parts.indexes.apply(changes)
     }
 }
 

@@ -32,13 +32,13 @@ extension TypeTable {
     func record(_ row: RowID, resultRows: Int = 1) -> Record? {
         let i = Int(row)
         if i < baseCount {
-            guard !baseRemoved.contains(i), let base else { return nil }
-            if overlaid.contains(i), let r = overlaidRecord(i) { return r }
+            guard !parts.baseRemoved.contains(i), let base = parts.base else { return nil }
+            if parts.overlaid.contains(i), let r = overlaidRecord(i) { return r }
             return Self.decoded(
-                i, base, cache, parts.contents.damage, fill: cache?.fills(resultRows: resultRows) ?? false)
+                i, base, parts.cache, parts.contents.damage, fill: parts.cache?.fills(resultRows: resultRows) ?? false)
         }
         let d = i - baseCount
-        return pages.contains(d) ? pages[d]?.record : nil
+        return parts.pages.contains(d) ? parts.pages[d]?.record : nil
     }
 
     /// Base row `i`'s record (API form) from `cache`, or decoded and offered to it when `fill`.
@@ -200,9 +200,9 @@ extension TypeTable {
     func record(_ row: RowID, fields: Set<String>) -> Record? {
         let i = Int(row)
         guard i < baseCount else { return record(row) }
-        guard !baseRemoved.contains(i), let base else { return nil }
-        if overlaid.contains(i), let r = overlaidRecord(i) { return r }
-        if let hit = cache?.cached(i) { return hit }
+        guard !parts.baseRemoved.contains(i), let base = parts.base else { return nil }
+        if parts.overlaid.contains(i), let r = overlaidRecord(i) { return r }
+        if let hit = parts.cache?.cached(i) { return hit }
         guard let p = base.rows.payload(i) else {
             parts.contents.damage.note(base.rows.damage(i, "row payload lies outside the section"))
             return nil
@@ -228,10 +228,10 @@ extension TypeTable {
             selection.values(of: r, into: &out)
             return true
         }
-        guard !baseRemoved.contains(i) else { return false }
+        guard !parts.baseRemoved.contains(i) else { return false }
         // The record cache is not asked: a few values read from the row's bytes cost less than
         // the cache's lock and its slot's memory.
-        if overlaid.contains(i), let r = overlaidRecord(i) {
+        if parts.overlaid.contains(i), let r = overlaidRecord(i) {
             selection.values(of: r, into: &out)
             return true
         }
@@ -251,8 +251,8 @@ extension TypeTable {
 
     /// The current record of a base row updated in place.
     func overlaidRecord(_ i: Int) -> Record? {
-        guard let id = base?.rows.recordID(i, owner: ZoneID.defaultOwnerName) else { return nil }
-        return overlay[id]?.record
+        guard let id = parts.base?.rows.recordID(i, owner: ZoneID.defaultOwnerName) else { return nil }
+        return parts.overlay[id]?.record
     }
 
     /// The record id of `row` (API form), nil if the row is deleted or never existed; a base row's
@@ -260,19 +260,19 @@ extension TypeTable {
     func recordID(_ row: RowID) -> RecordID? {
         let i = Int(row)
         if i < baseCount {
-            guard !baseRemoved.contains(i), let base else { return nil }
+            guard !parts.baseRemoved.contains(i), let base = parts.base else { return nil }
             return base.rows.recordID(i, owner: ZoneID.defaultOwnerName)
         }
         let d = i - baseCount
-        return pages.contains(d) ? pages[d]?.record.recordID : nil
+        return parts.pages.contains(d) ? parts.pages[d]?.record.recordID : nil
     }
 
     /// The row of a record (API-form id), nil if none.
     func row(for id: RecordID) -> RowID? {
         // An empty delta (the state after a checkpoint or bulk load) costs no hashing.
-        if deltaByID.count > 0, let r = deltaByID[id] { return r }
+        if parts.deltaByID.count > 0, let r = parts.deltaByID[id] { return r }
         // The base finds a row by its zone and record names (the owner is the table's).
-        guard let b = base, let i = b.rows.row(of: id), !baseRemoved.contains(i) else { return nil }
+        guard let b = parts.base, let i = b.rows.row(of: id), !parts.baseRemoved.contains(i) else { return nil }
         return RowID(truncatingIfNeeded: i)
     }
 
@@ -286,7 +286,7 @@ extension TypeTable {
         guard limit > 0 else { return [] }
         // Rows are ascending: base rows first, each layer's a contiguous run.
         let split = Self.firstIndex(of: rows, atLeast: baseCount, from: 0)
-        guard split > 0, let base else { return fallback() }
+        guard split > 0, let base = parts.base else { return fallback() }
         if split == rows.count, after == nil, let layerZone = base.rows.singleZoneName {
             // One layer in one zone (`singleZoneName` is nil otherwise) and no delta row: the
             // rows are in id order already; no run to merge (and no layer or run copied, each a
@@ -303,7 +303,7 @@ extension TypeTable {
         var runs: [MergeRun] = []
         for (k, run) in candidates {
             var r = MergeRun(rows: run, section: layers[k].rows, start: layers[k].start)
-            r.settle(removed: baseRemoved)
+            r.settle(removed: parts.baseRemoved)
             if r.head != nil { runs.append(r) }
         }
         let delta = deltaByID(rows[split...], after: after, zone: zone)
@@ -329,7 +329,7 @@ extension TypeTable {
     func firstLive(_ run: ArraySlice<RowID>, _ limit: Int) -> [RowID] {
         var out: [RowID] = []
         out.reserveCapacity(min(limit, run.count))
-        for r in run where !baseRemoved.contains(Int(r)) {
+        for r in run where !parts.baseRemoved.contains(Int(r)) {
             out.append(r)
             if out.count == limit { break }
         }
@@ -377,7 +377,7 @@ extension TypeTable {
         var found: [RowID] = []
         for row in rows {
             let d = Int(row) - baseCount
-            guard pages.contains(d), let id = pages[d]?.record.recordID else { continue }
+            guard parts.pages.contains(d), let id = parts.pages[d]?.record.recordID else { continue }
             if let zone, id.zoneID != zone { continue }
             if let after, !(after < id) { continue }
             ids.append(id)
@@ -405,7 +405,7 @@ extension TypeTable {
             }
             out.append(row)
             runs[best].rows.removeFirst()
-            runs[best].settle(removed: baseRemoved)
+            runs[best].settle(removed: parts.baseRemoved)
         }
         while j < delta.count, out.count < limit {
             out.append(delta[j].1)
@@ -418,8 +418,8 @@ extension TypeTable {
     func allRows() -> [RowID] {
         var out: [RowID] = []
         out.reserveCapacity(liveCount)
-        for i in 0..<baseCount where !baseRemoved.contains(i) { out.append(RowID(truncatingIfNeeded: i)) }
-        for (offset, page) in pages.pagesWithOffsets {
+        for i in 0..<baseCount where !parts.baseRemoved.contains(i) { out.append(RowID(truncatingIfNeeded: i)) }
+        for (offset, page) in parts.pages.pagesWithOffsets {
             for (i, r) in page.enumerated() where r != nil {
                 out.append(RowID(truncatingIfNeeded: baseCount + offset + i))
             }

@@ -41,10 +41,15 @@ struct TypeTable: Sendable {
         let nodeSize: Int
         var schema: RecordTypeSchema?
         var base: BaseTable?
+        /// Decoded base rows (shared by every snapshot of this base).
         var cache: RecordCache?
         var baseRemoved = RowBitmap()
+        /// Base rows updated in place (the update changed only ordered-index fields): their
+        /// current record by id, and the rows that have one. The row keeps its id and its text and
+        /// spatial entries; `RecordIndexes.canUpdateInPlace` decides.
         var overlay = ShardedMap<DeltaRecord>()
         var overlaid = RowBitmap()
+        /// Delta records by `row - baseCount`.
         var pages = PagedArray<DeltaRecord?>(fill: nil, pageShift: 6)
         var deltaByID = ShardedMap<RowID>()
         var indexes: RecordIndexes
@@ -56,68 +61,19 @@ struct TypeTable: Sendable {
         let damage = RowDamage()
     }
 
-    /// Read directly by the read path (TypeTable+Read.swift); written only through the accessors,
-    /// whose `parts.contents` copies shared parts first.
-    fileprivate(set) var parts: CopyOnWrite<Storage>
+    /// The parts, each read and written by name (`parts.indexes`); a write copies shared parts
+    /// first.
+    var parts: CopyOnWrite<Storage>
 
     var recordType: String { parts.contents.recordType }
     /// The zone owner as stored (the database).
     var owner: String { parts.contents.owner }
     var nodeSize: Int { parts.contents.nodeSize }
-    var schema: RecordTypeSchema? {
-        _read { yield parts.contents.schema }
-        _modify { yield &parts.contents.schema }
-    }
     /// The undecodable rows this table's reads met (shared by its copies).
     var damage: RowDamage { parts.contents.damage }
 
-    var base: BaseTable? {
-        _read { yield parts.contents.base }
-        _modify { yield &parts.contents.base }
-    }
     /// Charges of reads against the base's extra layers (nil: one layer, or no merges).
     var mergeMeter: ReadMergeMeter? { parts.contents.mergeMeter }
-    /// Decoded base rows (shared by every snapshot of this base).
-    var cache: RecordCache? {
-        _read { yield parts.contents.cache }
-        _modify { yield &parts.contents.cache }
-    }
-    var baseRemoved: RowBitmap {
-        _read { yield parts.contents.baseRemoved }
-        _modify { yield &parts.contents.baseRemoved }
-    }
-    /// Base rows updated in place (the update changed only ordered-index fields): their
-    /// current record by id, and the rows that have one. The row keeps its id and its text and
-    /// spatial entries; `RecordIndexes.canUpdateInPlace` decides.
-    var overlay: ShardedMap<DeltaRecord> {
-        _read { yield parts.contents.overlay }
-        _modify { yield &parts.contents.overlay }
-    }
-    var overlaid: RowBitmap {
-        _read { yield parts.contents.overlaid }
-        _modify { yield &parts.contents.overlaid }
-    }
-    /// Delta records by `row - baseCount`.
-    var pages: PagedArray<DeltaRecord?> {
-        _read { yield parts.contents.pages }
-        _modify { yield &parts.contents.pages }
-    }
-    var deltaByID: ShardedMap<RowID> {
-        _read { yield parts.contents.deltaByID }
-        _modify { yield &parts.contents.deltaByID }
-    }
-    var indexes: RecordIndexes {
-        _read { yield parts.contents.indexes }
-        _modify { yield &parts.contents.indexes }
-    }
-    var nextRow: RowID {
-        _read { yield parts.contents.nextRow }
-        _modify { yield &parts.contents.nextRow }
-    }
-    var deltaCount: Int {
-        _read { yield parts.contents.deltaCount }
-        _modify { yield &parts.contents.deltaCount }
-    }
 
     var baseCount: Int { parts.contents.base?.rows.count ?? 0 }
     var liveCount: Int { baseCount - parts.contents.baseRemoved.count + parts.contents.deltaCount }
@@ -187,9 +143,9 @@ struct TypeTable: Sendable {
     /// options, system-field options) needs a rebuild; a change of grants alone is adopted in
     /// place. Returns whether the table was rebuilt.
     mutating func adopt(schema new: RecordTypeSchema?) -> Bool {
-        if schema == new { return false }
-        if Self.sameIndexing(schema, new) {
-            schema = new
+        if parts.schema == new { return false }
+        if Self.sameIndexing(parts.schema, new) {
+            parts.schema = new
             return false
         }
         rebuild(schema: new)
@@ -212,8 +168,8 @@ struct TypeTable: Sendable {
 
     mutating func setDelta(_ row: RowID, _ r: Record?) {
         let d = Int(row) - baseCount
-        pages.ensure(d)
-        pages[d] = r.map(DeltaRecord.init)
+        parts.pages.ensure(d)
+        parts.pages[d] = r.map(DeltaRecord.init)
     }
 
     /// Applies saves (old, new) and deletions (old, nil) of this type; returns the changes.
@@ -231,10 +187,10 @@ struct TypeTable: Sendable {
             case (let old?, let new?, let row?) where Int(row) >= baseCount:
                 setDelta(row, new)
                 rowChanges.append(.update(row, old: old, new: new))
-            case (let old?, let new?, let row?) where indexes.canUpdateInPlace(old, new):
+            case (let old?, let new?, let row?) where parts.indexes.canUpdateInPlace(old, new):
                 // A base row whose update changes only ordered-index fields keeps its row.
-                overlay[new.recordID] = DeltaRecord(new)
-                overlaid.insert(Int(row))
+                parts.overlay[new.recordID] = DeltaRecord(new)
+                parts.overlaid.insert(Int(row))
                 rowChanges.append(.update(row, old: old, new: new))
             case (let old?, nil, let row?):
                 remove(row, old.recordID)
@@ -245,33 +201,33 @@ struct TypeTable: Sendable {
                     remove(row, old.recordID)
                     rowChanges.append(.delete(row, old))
                 }
-                if nextRow == RowID.max {
+                if parts.nextRow == RowID.max {
                     // Row ids exhausted by churn: compact now (rare; ids are dense after a rebuild).
-                    indexes.apply(rowChanges)
+                    parts.indexes.apply(rowChanges)
                     rowChanges = []
-                    rebuild(schema: schema)
+                    rebuild(schema: parts.schema)
                 }
-                let row = nextRow
-                nextRow += 1
+                let row = parts.nextRow
+                parts.nextRow += 1
                 setDelta(row, new)
-                deltaByID[new.recordID] = row
-                deltaCount += 1
+                parts.deltaByID[new.recordID] = row
+                parts.deltaCount += 1
                 rowChanges.append(.insert(row, new))
             default: break
             }
         }
-        indexes.apply(rowChanges)
+        parts.indexes.apply(rowChanges)
     }
 
     /// Forgets a row (base: marked removed; delta: cleared).
     mutating func remove(_ row: RowID, _ id: RecordID) {
         if Int(row) < baseCount {
-            baseRemoved.insert(Int(row))
-            if overlaid.contains(Int(row)) { overlay[id] = nil }
+            parts.baseRemoved.insert(Int(row))
+            if parts.overlaid.contains(Int(row)) { parts.overlay[id] = nil }
         } else {
             setDelta(row, nil)
-            deltaByID[id] = nil
-            deltaCount -= 1
+            parts.deltaByID[id] = nil
+            parts.deltaCount -= 1
         }
     }
 }

@@ -26,7 +26,7 @@ extension BPlusTree {
 
 extension OrderedIndex {
     /// Approximate heap bytes held by the index.
-    public var approximateBytes: Int { fixed.approximateBytes + variable.approximateBytes }
+    public var approximateBytes: Int { parts.fixed.approximateBytes + parts.variable.approximateBytes }
 }
 
 extension TextIndex {
@@ -47,13 +47,13 @@ extension SpatialIndex {
     /// Approximate heap bytes: (dense per-row arrays, R-tree layers, geohash B+tree).
     public var approximateBytes: (dense: Int, rtree: Int, geohash: Int) {
         let dense =
-            vectors.capacity * MemoryLayout<UnitVector>.stride + cells.capacity * 8 + tiers.capacity
-            + (vectors.pages.count + cells.pages.count + tiers.pages.count) * 40
+            parts.vectors.capacity * MemoryLayout<UnitVector>.stride + parts.cells.capacity * 8 + parts.tiers.capacity
+            + (parts.vectors.pages.count + parts.cells.pages.count + parts.tiers.pages.count) * 40
         var rt = 0
-        for case let t? in layers {
+        for case let t? in parts.layers {
             rt += (t.xs.capacity + t.ys.capacity + t.zs.capacity) * 8 + t.rows.capacity * 4
             for l in t.levels { rt += l.capacity * MemoryLayout<Box3>.stride }
         }
-        return (dense, rt, geohash.approximateBytes)
+        return (dense, rt, parts.geohash.approximateBytes)
     }
 }

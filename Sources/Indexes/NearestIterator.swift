@@ -81,13 +81,13 @@ public struct NearestIterator: IteratorProtocol, Sendable {
         maxChord2 = maxKm.map { GeoMath.chord2(forKm: $0) * (1 + 1e-9) + 1e-18 } ?? 4
         self.after = after
         guard center.hasValidCoordinates else { return }
-        for (layer, tree) in index.layers.enumerated() {
+        for (layer, tree) in index.parts.layers.enumerated() {
             guard let tree, tree.count > 0 else { continue }
             let l = tree.levels.count - 1
             pushNode(tree.levels[l][0], 0, UInt16(1 + layer * 64 + l))
         }
-        for row in index.buffer { pushPoint(q.chord2(index.vectors[Int(row)]), row) }
-        for (k, base) in index.bases.enumerated() where base.count > 0 && k < Self.maxBaseLayers {
+        for row in index.parts.buffer { pushPoint(q.chord2(index.parts.vectors[Int(row)]), row) }
+        for (k, base) in index.parts.bases.enumerated() where base.count > 0 && k < Self.maxBaseLayers {
             let l = base.levelCount - 1
             pushNode(base.box(l, 0), 0, UInt16(1 + (Self.baseLayer + k) * 64 + l))
         }
@@ -138,13 +138,13 @@ public struct NearestIterator: IteratorProtocol, Sendable {
                 expandBase(layer - Self.baseLayer, layer, Int(item.id), level)
                 continue
             }
-            guard let tree = index.layers[layer] else { continue }
+            guard let tree = index.parts.layers[layer] else { continue }
             let j = Int(item.id)
             if level == 0 {
                 let tier = UInt8(truncatingIfNeeded: layer + 1)
                 for i in tree.children(level: 0, j) {
                     let row = tree.rows[i]
-                    guard index.tiers[Int(row)] == tier else { continue }
+                    guard index.parts.tiers[Int(row)] == tier else { continue }
                     let dx = q.x - tree.xs[i]
                     let dy = q.y - tree.ys[i]
                     let dz = q.z - tree.zs[i]
@@ -164,14 +164,14 @@ public struct NearestIterator: IteratorProtocol, Sendable {
     /// `level`. The tree is read where it lies in the index's array: passing it by value would
     /// copy it — its section and both level arrays retained and released — at every node popped.
     mutating func expandBase(_ k: Int, _ layer: Int, _ j: Int, _ level: Int) {
-        let bases = index.bases
+        let bases = index.parts.bases
         bases.withUnsafeBufferPointer { b in
             let tree = b.baseAddress! + k
             if level == 0 {
-                let skip = index.removed.count > 0
+                let skip = index.parts.removed.count > 0
                 for i in tree.pointee.children(level: 0, j) {
                     let row = tree.pointee.row(i)
-                    if skip && index.removed.contains(Int(row)) { continue }
+                    if skip && index.parts.removed.contains(Int(row)) { continue }
                     let dx = q.x - tree.pointee.x(i)
                     let dy = q.y - tree.pointee.y(i)
                     let dz = q.z - tree.pointee.z(i)

@@ -258,7 +258,8 @@ extension OrderedIndex {
     /// written since them (its delta is empty).
     public var ordersTiesAcrossLayers: Bool {
         family.isFixed
-            ? fixedBases.count > 1 && fixed.count == 0 : varBases.count > 1 && variable.count == 0
+            ? parts.fixedBases.count > 1 && parts.fixed.count == 0
+            : parts.varBases.count > 1 && parts.variable.count == 0
     }
 
     /// Narrows [lo, hi) to the part strictly after `after` in the scan direction.

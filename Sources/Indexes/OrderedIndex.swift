@@ -54,17 +54,34 @@ public struct OrderedIndex: Sendable {
     /// The first change to a shared index copies it, as copying the struct did.
     struct Parts: Sendable {
         let family: KeyFamily
+        /// Numbers and dates live in `fixed`, other families in `variable`; the other tree stays empty.
         var fixed: BPlusTree<FixedKey>
+        /// The delta's entries of the variable-length families (see `fixed`).
         var variable: BPlusTree<VarKey>
+        /// The checkpoint's entries, one static layer per base layer of the table (rows
+        /// `0..<baseCount`, each layer's rows after the previous one's; row ids are absolute),
+        /// mapped; empty for an index held wholly in memory. `fixed`/`variable` then hold only delta
+        /// rows, and removed base entries are in `tombFixed`/`tombVar` (exact counts) and `removed`
+        /// (skipped by scans). StaticOrdered.swift.
         var bases: [StaticOrdered] = []
+        /// The layers' entry tables (one family's), kept so a query does not rebuild the list.
         var fixedBases: [StaticFixedKeys] = []
+        /// The layers' variable-length entry tables (see `fixedBases`).
         var varBases: [StaticVarKeys] = []
+        /// Where each base layer's rows start.
         var layers: BaseLayers = BaseLayers()
+        /// Removed base entries (fixed-size families), for exact counts.
         var tombFixed: BPlusTree<FixedKey>
+        /// Removed base entries (variable-length families), for exact counts.
         var tombVar: BPlusTree<VarKey>
+        /// The entries the base layers' dead rows had, from the layers' `dead/` sections (mapped):
+        /// subtracted from counts; the rows themselves are in `removed`.
         var deadFixed: [StaticFixedKeys] = []
+        /// The dead rows' variable-length entries (see `deadFixed`).
         var deadVar: [StaticVarKeys] = []
+        /// Entries of the dead rows, in all families.
         var deadCount: Int = 0
+        /// Base rows skipped by every scan (removed or dead).
         var removed: RowBitmap = RowBitmap()
 
         init(family: KeyFamily, nodeSize: Int) {
@@ -76,102 +93,41 @@ public struct OrderedIndex: Sendable {
         }
     }
 
-    /// Written through `parts.contents`, which copies shared parts first.
-    private var parts: CopyOnWrite<Parts>
+    /// The parts, each read and written by name (`parts.fixed`); a write copies shared parts first.
+    var parts: CopyOnWrite<Parts>
 
     /// The value family this index holds.
     public var family: KeyFamily { parts.contents.family }
-    /// Numbers and dates live in `fixed`, other families in `variable`; the other tree stays empty.
-    var fixed: BPlusTree<FixedKey> {
-        _read { yield parts.contents.fixed }
-        _modify { yield &parts.contents.fixed }
-    }
-    /// The delta's entries of the variable-length families (see `fixed`).
-    var variable: BPlusTree<VarKey> {
-        _read { yield parts.contents.variable }
-        _modify { yield &parts.contents.variable }
-    }
-    /// The checkpoint's entries, one static layer per base layer of the table (rows
-    /// `0..<baseCount`, each layer's rows after the previous one's; row ids are absolute),
-    /// mapped; empty for an index held wholly in memory. `fixed`/`variable` then hold only delta
-    /// rows, and removed base entries are in `tombFixed`/`tombVar` (exact counts) and `removed`
-    /// (skipped by scans). StaticOrdered.swift.
-    var bases: [StaticOrdered] {
-        _read { yield parts.contents.bases }
-        _modify { yield &parts.contents.bases }
-    }
-    /// The layers' entry tables (one family's), kept so a query does not rebuild the list.
-    var fixedBases: [StaticFixedKeys] {
-        _read { yield parts.contents.fixedBases }
-        _modify { yield &parts.contents.fixedBases }
-    }
-    /// The layers' variable-length entry tables (see `fixedBases`).
-    var varBases: [StaticVarKeys] {
-        _read { yield parts.contents.varBases }
-        _modify { yield &parts.contents.varBases }
-    }
-    /// Where each base layer's rows start.
-    var layers: BaseLayers {
-        _read { yield parts.contents.layers }
-        _modify { yield &parts.contents.layers }
-    }
-    var baseCount: Int { layers.rowCount }
-    /// Removed base entries (fixed-size families), for exact counts.
-    var tombFixed: BPlusTree<FixedKey> {
-        _read { yield parts.contents.tombFixed }
-        _modify { yield &parts.contents.tombFixed }
-    }
-    /// Removed base entries (variable-length families), for exact counts.
-    var tombVar: BPlusTree<VarKey> {
-        _read { yield parts.contents.tombVar }
-        _modify { yield &parts.contents.tombVar }
-    }
-    /// The entries the base layers' dead rows had, from the layers' `dead/` sections (mapped):
-    /// subtracted from counts; the rows themselves are in `removed`.
-    var deadFixed: [StaticFixedKeys] {
-        _read { yield parts.contents.deadFixed }
-        _modify { yield &parts.contents.deadFixed }
-    }
-    /// The dead rows' variable-length entries (see `deadFixed`).
-    var deadVar: [StaticVarKeys] {
-        _read { yield parts.contents.deadVar }
-        _modify { yield &parts.contents.deadVar }
-    }
-    /// Entries of the dead rows, in all families.
-    var deadCount: Int {
-        _read { yield parts.contents.deadCount }
-        _modify { yield &parts.contents.deadCount }
-    }
-    /// Base rows skipped by every scan (removed or dead).
-    var removed: RowBitmap {
-        _read { yield parts.contents.removed }
-        _modify { yield &parts.contents.removed }
-    }
+    var baseCount: Int { parts.layers.rowCount }
 
     var layeredFixed: LayeredKeys<StaticFixedKeys> {
-        LayeredKeys(delta: fixed, bases: fixedBases, tomb: tombFixed, dead: deadFixed, removed: removed)
+        LayeredKeys(
+            delta: parts.fixed, bases: parts.fixedBases, tomb: parts.tombFixed, dead: parts.deadFixed,
+            removed: parts.removed)
     }
     var layeredVar: LayeredKeys<StaticVarKeys> {
-        LayeredKeys(delta: variable, bases: varBases, tomb: tombVar, dead: deadVar, removed: removed)
+        LayeredKeys(
+            delta: parts.variable, bases: parts.varBases, tomb: parts.tombVar, dead: parts.deadVar,
+            removed: parts.removed)
     }
 
     /// Takes the base layers' dead rows out without decoding them: `rows` are skipped by every
     /// scan and `entries` (what those rows had indexed, in this index's family) are counted out.
     mutating func setDead(rows: RowBitmap, entries: [StaticOrdered]) {
-        removed = rows
-        deadFixed = entries.compactMap(\.fixed)
-        deadVar = entries.compactMap(\.variable)
-        deadCount = entries.reduce(0) { $0 + $1.count }
+        parts.removed = rows
+        parts.deadFixed = entries.compactMap(\.fixed)
+        parts.deadVar = entries.compactMap(\.variable)
+        parts.deadCount = entries.reduce(0) { $0 + $1.count }
     }
 
     /// An index over a checkpoint's static layers (`layers` says which rows each covers) plus an
     /// empty delta. Every layer has the same family.
     init(bases: [StaticOrdered], layers: BaseLayers, family: KeyFamily, nodeSize: Int = 64) {
         parts = CopyOnWrite(Parts(family: family, nodeSize: nodeSize))
-        self.bases = bases
-        fixedBases = bases.compactMap(\.fixed)
-        varBases = bases.compactMap(\.variable)
-        self.layers = layers
+        parts.bases = bases
+        parts.fixedBases = bases.compactMap(\.fixed)
+        parts.varBases = bases.compactMap(\.variable)
+        parts.layers = layers
     }
 
     /// An empty index. `nodeSize` is the maximum entries per node (≥ 4; tests use 4).
@@ -188,13 +144,13 @@ public struct OrderedIndex: Sendable {
             for (v, r) in entries {
                 for e in v.elements { if let k = Self.fixedKey(e, family) { pairs.append((k, r)) } }
             }
-            fixed = Self.build(&pairs, nodeSize)
+            parts.fixed = Self.build(&pairs, nodeSize)
         } else {
             var pairs: [(VarKey, RowID)] = []
             for (v, r) in entries {
                 for e in v.elements { if let k = KeyEncoding.varKey(e, family: family) { pairs.append((k, r)) } }
             }
-            variable = Self.build(&pairs, nodeSize)
+            parts.variable = Self.build(&pairs, nodeSize)
         }
     }
 
@@ -225,10 +181,10 @@ public struct OrderedIndex: Sendable {
 
     /// Number of entries (list fields count one per distinct element).
     public var count: Int {
-        let delta = family.isFixed ? fixed.count : variable.count
-        guard !bases.isEmpty else { return delta }
-        let tombs = family.isFixed ? tombFixed.count : tombVar.count
-        return delta + bases.reduce(0) { $0 + $1.count } - deadCount - tombs
+        let delta = family.isFixed ? parts.fixed.count : parts.variable.count
+        guard !parts.bases.isEmpty else { return delta }
+        let tombs = family.isFixed ? parts.tombFixed.count : parts.tombVar.count
+        return delta + parts.bases.reduce(0) { $0 + $1.count } - parts.deadCount - tombs
     }
 
     // MARK: maintenance
@@ -239,8 +195,8 @@ public struct OrderedIndex: Sendable {
     /// mapped entries) the new entries go to the delta, like a delta row's.
     @discardableResult
     public mutating func insert(_ value: FieldValue, row: RowID) -> Int {
-        if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { fixed.insert($0, row) } }
-        return Self.countKeys(of: value, family, KeyEncoding.varKey) { variable.insert($0, row) }
+        if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { parts.fixed.insert($0, row) } }
+        return Self.countKeys(of: value, family, KeyEncoding.varKey) { parts.variable.insert($0, row) }
     }
 
     /// Adds every (value, row) of `entries` — new rows, as `insert(_:row:)` adds each. Into an
@@ -249,15 +205,15 @@ public struct OrderedIndex: Sendable {
     public mutating func insertAll<S: Sequence>(_ entries: S) where S.Element == (FieldValue, RowID) {
         let fam = family
         if fam.isFixed {
-            guard fixed.count == 0 else {
+            guard parts.fixed.count == 0 else {
                 for (v, r) in entries { insert(v, row: r) }
                 return
             }
             var pairs: [(FixedKey, RowID)] = []
             for (v, r) in entries { for e in v.elements { if let k = Self.fixedKey(e, fam) { pairs.append((k, r)) } } }
-            fixed = Self.build(&pairs, fixed.maxEntries)
+            parts.fixed = Self.build(&pairs, parts.fixed.maxEntries)
         } else {
-            guard variable.count == 0 else {
+            guard parts.variable.count == 0 else {
                 for (v, r) in entries { insert(v, row: r) }
                 return
             }
@@ -265,7 +221,7 @@ public struct OrderedIndex: Sendable {
             for (v, r) in entries {
                 for e in v.elements { if let k = KeyEncoding.varKey(e, family: fam) { pairs.append((k, r)) } }
             }
-            variable = Self.build(&pairs, variable.maxEntries)
+            parts.variable = Self.build(&pairs, parts.variable.maxEntries)
         }
     }
 
@@ -277,30 +233,30 @@ public struct OrderedIndex: Sendable {
         if Int(row) < baseCount {
             if family.isFixed {
                 return Self.countKeys(of: value, family, Self.fixedKey) { k in
-                    fixed.remove(k, row) || tombstone(fixed: k, row: row)
+                    parts.fixed.remove(k, row) || tombstone(fixed: k, row: row)
                 }
             }
             return Self.countKeys(of: value, family, KeyEncoding.varKey) { k in
-                variable.remove(k, row) || tombstone(variable: k, row: row)
+                parts.variable.remove(k, row) || tombstone(variable: k, row: row)
             }
         }
-        if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { fixed.remove($0, row) } }
-        return Self.countKeys(of: value, family, KeyEncoding.varKey) { variable.remove($0, row) }
+        if family.isFixed { return Self.countKeys(of: value, family, Self.fixedKey) { parts.fixed.remove($0, row) } }
+        return Self.countKeys(of: value, family, KeyEncoding.varKey) { parts.variable.remove($0, row) }
     }
 
     /// Records the removal of a base row's mapped entry (which cannot change): scans skip the
     /// row's mapped entries from now on, counts subtract the tombstone.
     mutating func tombstone(fixed k: FixedKey, row: RowID) -> Bool {
-        removed.insert(Int(row))
-        guard let layer = layers.layer(of: Int(row)), layer < bases.count else { return false }
-        return bases[layer].fixed?.contains(k, row: UInt64(row)) == true && tombFixed.insert(k, row)
+        parts.removed.insert(Int(row))
+        guard let layer = parts.layers.layer(of: Int(row)), layer < parts.bases.count else { return false }
+        return parts.bases[layer].fixed?.contains(k, row: UInt64(row)) == true && parts.tombFixed.insert(k, row)
     }
 
     /// `tombstone(fixed:row:)` for a variable-length key.
     mutating func tombstone(variable k: VarKey, row: RowID) -> Bool {
-        removed.insert(Int(row))
-        guard let layer = layers.layer(of: Int(row)), layer < bases.count else { return false }
-        return bases[layer].variable?.contains(k, row: UInt64(row)) == true && tombVar.insert(k, row)
+        parts.removed.insert(Int(row))
+        guard let layer = parts.layers.layer(of: Int(row)), layer < parts.bases.count else { return false }
+        return parts.bases[layer].variable?.contains(k, row: UInt64(row)) == true && parts.tombVar.insert(k, row)
     }
 
     /// Number of elements of `value` (the value, or each element of a list) that `apply`
@@ -319,7 +275,7 @@ public struct OrderedIndex: Sendable {
 
     /// Checks the B+tree invariants (see BPlusTree.swift); throws the first violation.
     public func checkInvariants() throws {
-        try fixed.checkInvariants()
-        try variable.checkInvariants()
+        try parts.fixed.checkInvariants()
+        try parts.variable.checkInvariants()
     }
 }

@@ -42,8 +42,9 @@ extension SpatialIndex {
         var out: [RowID] = []
         let boxes = Geohash.boundingBoxes(latitude: center.latitude, longitude: center.longitude, km: km)
         for (lo, hi) in Geohash.covering(boxes) {
-            geohash.visit((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) }, .ascending) { _, row in
-                if Self.accept(q.chord2(vectors[Int(row)]), r2, km, inclusive) { out.append(row) }
+            parts.geohash.visit((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) }, .ascending) {
+                _, row in
+                if Self.accept(q.chord2(parts.vectors[Int(row)]), r2, km, inclusive) { out.append(row) }
                 return true
             }
         }
@@ -62,7 +63,7 @@ extension SpatialIndex {
         let r2 = GeoMath.chord2(forKm: km)
         var out: [RowID] = []
         var stack: [(Int, Int)] = []
-        for (k, layer) in layers.enumerated() {
+        for (k, layer) in parts.layers.enumerated() {
             guard let tree = layer else { continue }
             let t = UInt8(k + 1)
             stack.append((tree.levels.count - 1, 0))
@@ -76,7 +77,7 @@ extension SpatialIndex {
                         let dx = q.x - tree.xs[i]
                         let dy = q.y - tree.ys[i]
                         let dz = q.z - tree.zs[i]
-                        if tiers[Int(row)] == t, Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive) {
+                        if parts.tiers[Int(row)] == t, Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive) {
                             out.append(row)
                         }
                     }
@@ -85,9 +86,11 @@ extension SpatialIndex {
                 }
             }
         }
-        budget -= buffer.count / max(1, fanout)
+        budget -= parts.buffer.count / max(1, fanout)
         if budget < 0 { return nil }
-        for row in buffer where Self.accept(q.chord2(vectors[Int(row)]), r2, km, inclusive) { out.append(row) }
+        for row in parts.buffer where Self.accept(q.chord2(parts.vectors[Int(row)]), r2, km, inclusive) {
+            out.append(row)
+        }
         return out
     }
 
@@ -107,9 +110,9 @@ extension SpatialIndex {
     ) -> Bool {
         let q = UnitVector(latitude: center.latitude, longitude: center.longitude)
         let r2 = GeoMath.chord2(forKm: km)
-        let skip = removed.count > 0
+        let skip = parts.removed.count > 0
         let reach = r2 * (1 + 1e-9) + 1e-18
-        return bases.withUnsafeBufferPointer { trees in
+        return parts.bases.withUnsafeBufferPointer { trees in
             // Each tree is read where it lies in the array (`pointee`): `trees[t]` copied it —
             // its section and level arrays retained and released — at every point read (a
             // seventh of a 10 km radius query's execution).
@@ -136,7 +139,7 @@ extension SpatialIndex {
                             let dz = q.z - tree.pointee.z(i)
                             let row = tree.pointee.row(i)
                             if Self.accept(dx * dx + dy * dy + dz * dz, r2, km, inclusive),
-                                !(skip && removed.contains(Int(row)))
+                                !(skip && parts.removed.contains(Int(row)))
                             {
                                 out.append(row)
                             }
@@ -193,12 +196,12 @@ extension SpatialIndex {
 
     func coveringCount(_ ranges: [(UInt64, UInt64?)]) -> Int {
         var n = 0
-        if geohash.count > 0 {
+        if parts.geohash.count > 0 {
             for (lo, hi) in ranges {
-                n += geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
+                n += parts.geohash.count((FixedKey(a: lo, b: 0), 0), hi.map { (FixedKey(a: $0, b: 0), 0) })
             }
         }
-        for base in bases { n += base.cellCount(ranges) }
+        for base in parts.bases { n += base.cellCount(ranges) }
         return n
     }
 }

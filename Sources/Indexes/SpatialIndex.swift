@@ -35,105 +35,57 @@ public struct SpatialIndex: Sendable {
     /// retained each of its page tables, trees and lists (20 retains and releases a query). The
     /// first change to a shared index copies it, as copying the struct did.
     struct Parts: Sendable {
+        /// Unit vectors by row (delta rows).
         var vectors: PagedArray<UnitVector>
+        /// Level-32 geohash cells by row (delta rows).
         var cells: PagedArray<UInt64>
+        /// Where each delta row's point is: 0 none, k + 1 layer k, `bufferTier` the buffer.
         var tiers: PagedArray<UInt8>
+        /// Layer k holds up to about 64·2^k points (tier k + 1); nil when empty.
         var layers: [PackedRTree?] = []
+        /// Live entries per layer.
         var layerLive: [Int] = []
+        /// Rows inserted since the last carry, searched one by one.
         var buffer: [RowID] = []
+        /// The delta rows by geohash cell.
         var geohash: BPlusTree<FixedKey>
         let fanout: Int
         let packing: RTreePacking
+        /// Rows with an indexed location among the delta's (all rows when there is no base).
         var deltaCount: Int
+        /// The checkpoint's points in mapped packed R-trees, one per base layer (rows
+        /// `0..<baseCount`, row ids absolute); the dense tables and layers then hold delta rows only.
+        /// Removed base rows are in `removed` and are skipped by every query; `baseLive` counts the
+        /// base points still live. StaticSpatial.swift.
         var bases: [StaticRTree] = []
+        /// Where each base layer's rows start.
         var baseLayers = BaseLayers()
+        /// Base points not removed.
         var baseLive = 0
+        /// Removed base rows.
         var removed = RowBitmap()
     }
 
-    /// Written through `parts.contents`, which copies shared parts first.
-    private var parts: CopyOnWrite<Parts>
+    /// The parts, each read and written by name (`parts.fixed`); a write copies shared parts first.
+    var parts: CopyOnWrite<Parts>
 
-    /// Unit vectors by row (delta rows).
-    var vectors: PagedArray<UnitVector> {
-        _read { yield parts.contents.vectors }
-        _modify { yield &parts.contents.vectors }
-    }
-    /// Level-32 geohash cells by row (delta rows).
-    var cells: PagedArray<UInt64> {
-        _read { yield parts.contents.cells }
-        _modify { yield &parts.contents.cells }
-    }
-    /// Where each delta row's point is: 0 none, k + 1 layer k, `bufferTier` the buffer.
-    var tiers: PagedArray<UInt8> {
-        _read { yield parts.contents.tiers }
-        _modify { yield &parts.contents.tiers }
-    }
-    /// Layer k holds up to about 64·2^k points (tier k + 1); nil when empty.
-    var layers: [PackedRTree?] {
-        _read { yield parts.contents.layers }
-        _modify { yield &parts.contents.layers }
-    }
-    /// Live entries per layer.
-    var layerLive: [Int] {
-        _read { yield parts.contents.layerLive }
-        _modify { yield &parts.contents.layerLive }
-    }
-    /// Rows inserted since the last carry, searched one by one.
-    var buffer: [RowID] {
-        _read { yield parts.contents.buffer }
-        _modify { yield &parts.contents.buffer }
-    }
     static let bufferTier: UInt8 = 255
     static let bufferLimit = 64
-    /// The delta rows by geohash cell.
-    var geohash: BPlusTree<FixedKey> {
-        _read { yield parts.contents.geohash }
-        _modify { yield &parts.contents.geohash }
-    }
     /// The R-trees' fanout.
     var fanout: Int { parts.contents.fanout }
     /// The R-trees' bulk-load order.
     var packing: RTreePacking { parts.contents.packing }
-    /// Rows with an indexed location among the delta's (all rows when there is no base).
-    var deltaCount: Int {
-        _read { yield parts.contents.deltaCount }
-        _modify { yield &parts.contents.deltaCount }
-    }
-    /// The checkpoint's points in mapped packed R-trees, one per base layer (rows
-    /// `0..<baseCount`, row ids absolute); the dense tables and layers then hold delta rows only.
-    /// Removed base rows are in `removed` and are skipped by every query; `baseLive` counts the
-    /// base points still live. StaticSpatial.swift.
-    var bases: [StaticRTree] {
-        _read { yield parts.contents.bases }
-        _modify { yield &parts.contents.bases }
-    }
-    /// Where each base layer's rows start.
-    var baseLayers: BaseLayers {
-        _read { yield parts.contents.baseLayers }
-        _modify { yield &parts.contents.baseLayers }
-    }
-    var baseCount: Int { baseLayers.rowCount }
-    /// Base points not removed.
-    var baseLive: Int {
-        _read { yield parts.contents.baseLive }
-        _modify { yield &parts.contents.baseLive }
-    }
-    /// Removed base rows.
-    var removed: RowBitmap {
-        _read { yield parts.contents.removed }
-        _modify { yield &parts.contents.removed }
-    }
+    var baseCount: Int { parts.baseLayers.rowCount }
     /// Number of rows with an indexed location.
-    public var count: Int { deltaCount + baseLive }
+    public var count: Int { parts.deltaCount + parts.baseLive }
 
     /// An index over a checkpoint's static R-trees (`layers` says which rows each covers) plus
     /// an empty delta.
     init(bases: [StaticRTree], layers: BaseLayers, nodeSize: Int = 64, fanout: Int = 16) {
         self.init(nodeSize: nodeSize, fanout: fanout)
-        self.bases = bases
-        baseLayers = layers
-        baseLive = bases.reduce(0) { $0 + $1.count }
+        parts.bases = bases
+        parts.baseLayers = layers
+        parts.baseLive = bases.reduce(0) { $0 + $1.count }
     }
 
     /// Bulk build from (row, location) pairs; invalid locations are skipped. `nodeSize` is the
@@ -179,7 +131,7 @@ public struct SpatialIndex: Sendable {
     /// The location vector of `row`, if it has one.
     func vector(_ row: RowID) -> UnitVector? {
         let r = Int(row)
-        return tiers.contains(r) && tiers[r] != 0 ? vectors[r] : nil
+        return parts.tiers.contains(r) && parts.tiers[r] != 0 ? parts.vectors[r] : nil
     }
 
     /// Sets `row`'s location (replacing any previous one). Returns false for invalid coordinates
@@ -190,19 +142,19 @@ public struct SpatialIndex: Sendable {
         remove(row: row)
         guard location.hasValidCoordinates else { return false }
         let r = Int(row)
-        if !tiers.contains(r) {
-            vectors.ensure(r)
-            cells.ensure(r)
-            tiers.ensure(r)
+        if !parts.tiers.contains(r) {
+            parts.vectors.ensure(r)
+            parts.cells.ensure(r)
+            parts.tiers.ensure(r)
         }
         let c = Geohash.cell(latitude: location.latitude, longitude: location.longitude)
-        vectors[r] = UnitVector(latitude: location.latitude, longitude: location.longitude)
-        cells[r] = c
-        tiers[r] = Self.bufferTier
-        buffer.append(row)
-        geohash.insert(FixedKey(a: c, b: 0), row)
-        deltaCount += 1
-        if buffer.count >= Self.bufferLimit { carry() }
+        parts.vectors[r] = UnitVector(latitude: location.latitude, longitude: location.longitude)
+        parts.cells[r] = c
+        parts.tiers[r] = Self.bufferTier
+        parts.buffer.append(row)
+        parts.geohash.insert(FixedKey(a: c, b: 0), row)
+        parts.deltaCount += 1
+        if parts.buffer.count >= Self.bufferLimit { carry() }
         return true
     }
 
@@ -210,17 +162,17 @@ public struct SpatialIndex: Sendable {
     @discardableResult
     public mutating func remove(row: RowID) -> Bool {
         let r = Int(row)
-        guard tiers.contains(r), tiers[r] != 0 else { return false }
-        geohash.remove(FixedKey(a: cells[r], b: 0), row)
-        let t = tiers[r]
-        tiers[r] = 0
-        deltaCount -= 1
+        guard parts.tiers.contains(r), parts.tiers[r] != 0 else { return false }
+        parts.geohash.remove(FixedKey(a: parts.cells[r], b: 0), row)
+        let t = parts.tiers[r]
+        parts.tiers[r] = 0
+        parts.deltaCount -= 1
         if t == Self.bufferTier {
-            if let i = buffer.firstIndex(of: row) { buffer.remove(at: i) }
+            if let i = parts.buffer.firstIndex(of: row) { parts.buffer.remove(at: i) }
         } else {
             let k = Int(t) - 1
-            layerLive[k] -= 1
-            if let tree = layers[k], layerLive[k] * 2 < tree.count { place(livePoints(of: k), layer: k) }
+            parts.layerLive[k] -= 1
+            if let tree = parts.layers[k], parts.layerLive[k] * 2 < tree.count { place(livePoints(of: k), layer: k) }
         }
         return true
     }
@@ -228,8 +180,8 @@ public struct SpatialIndex: Sendable {
     /// Takes the base layers' dead rows out without decoding them: skipped by every query;
     /// `points` of them had a location in the layers' trees (their `dead/` sections' counts).
     mutating func setDead(rows: RowBitmap, points: Int) {
-        removed = rows
-        baseLive -= points
+        parts.removed = rows
+        parts.baseLive -= points
     }
 
     /// Removes a row whose record had `indexed` true when its location was in the index: for a
@@ -237,19 +189,19 @@ public struct SpatialIndex: Sendable {
     @discardableResult
     public mutating func remove(row: RowID, indexed: Bool) -> Bool {
         guard Int(row) < baseCount else { return remove(row: row) }
-        guard indexed, !removed.contains(Int(row)) else { return false }
-        removed.insert(Int(row))
-        baseLive -= 1
+        guard indexed, !parts.removed.contains(Int(row)) else { return false }
+        parts.removed.insert(Int(row))
+        parts.baseLive -= 1
         return true
     }
 
     /// Live (row, vector) points of layer k.
     func livePoints(of k: Int) -> [(row: RowID, v: UnitVector)] {
-        guard let tree = layers[k] else { return [] }
+        guard let tree = parts.layers[k] else { return [] }
         let t = UInt8(k + 1)
         var pts: [(row: RowID, v: UnitVector)] = []
-        pts.reserveCapacity(layerLive[k])
-        for i in 0..<tree.count where tiers[Int(tree.rows[i])] == t {
+        pts.reserveCapacity(parts.layerLive[k])
+        for i in 0..<tree.count where parts.tiers[Int(tree.rows[i])] == t {
             pts.append((tree.rows[i], UnitVector(x: tree.xs[i], y: tree.ys[i], z: tree.zs[i])))
         }
         return pts
@@ -257,25 +209,25 @@ public struct SpatialIndex: Sendable {
 
     /// Packs `pts` into layer k (replacing it), updating tiers and live counts.
     mutating func place(_ pts: [(row: RowID, v: UnitVector)], layer k: Int) {
-        while layers.count <= k {
-            layers.append(nil)
-            layerLive.append(0)
+        while parts.layers.count <= k {
+            parts.layers.append(nil)
+            parts.layerLive.append(0)
         }
         let t = UInt8(k + 1)
-        for p in pts { tiers[Int(p.row)] = t }
-        layers[k] = pts.isEmpty ? nil : PackedRTree(points: pts, fanout: fanout, packing: packing)
-        layerLive[k] = pts.count
+        for p in pts { parts.tiers[Int(p.row)] = t }
+        parts.layers[k] = pts.isEmpty ? nil : PackedRTree(points: pts, fanout: fanout, packing: packing)
+        parts.layerLive[k] = pts.count
     }
 
     /// Merges the full buffer with layers 0…k−1 into the first empty layer k.
     mutating func carry() {
-        var pts: [(row: RowID, v: UnitVector)] = buffer.map { ($0, vectors[Int($0)]) }
-        buffer.removeAll(keepingCapacity: true)
+        var pts: [(row: RowID, v: UnitVector)] = parts.buffer.map { ($0, parts.vectors[Int($0)]) }
+        parts.buffer.removeAll(keepingCapacity: true)
         var k = 0
-        while k < layers.count, layers[k] != nil {
+        while k < parts.layers.count, parts.layers[k] != nil {
             pts += livePoints(of: k)
-            layers[k] = nil
-            layerLive[k] = 0
+            parts.layers[k] = nil
+            parts.layerLive[k] = 0
             k += 1
         }
         place(pts, layer: k)
@@ -283,21 +235,23 @@ public struct SpatialIndex: Sendable {
 
     /// Checks the geohash tree's invariants and that every layer agrees with the dense arrays.
     public func checkInvariants() throws {
-        try geohash.checkInvariants()
+        try parts.geohash.checkInvariants()
         func fail(_ s: String) -> InvariantViolation { InvariantViolation(description: "spatial: " + s) }
-        let live = (0..<tiers.capacity).filter { tiers[$0] != 0 }.count
-        if live != deltaCount || geohash.count != deltaCount {
-            throw fail("count \(deltaCount), live \(live), cells \(geohash.count)")
+        let live = (0..<parts.tiers.capacity).filter { parts.tiers[$0] != 0 }.count
+        if live != parts.deltaCount || parts.geohash.count != parts.deltaCount {
+            throw fail("count \(parts.deltaCount), live \(live), cells \(parts.geohash.count)")
         }
         var seen = 0
-        for (k, layer) in layers.enumerated() {
+        for (k, layer) in parts.layers.enumerated() {
             var live = 0
-            for r in layer?.rows ?? [] where tiers[Int(r)] == UInt8(k + 1) { live += 1 }
-            if live != layerLive[k] { throw fail("layer \(k) holds \(live) live rows, counted \(layerLive[k])") }
+            for r in layer?.rows ?? [] where parts.tiers[Int(r)] == UInt8(k + 1) { live += 1 }
+            if live != parts.layerLive[k] {
+                throw fail("layer \(k) holds \(live) live rows, counted \(parts.layerLive[k])")
+            }
             seen += live
         }
-        for r in buffer where tiers[Int(r)] == Self.bufferTier { seen += 1 }
-        if seen != deltaCount { throw fail("layers hold \(seen) live rows, expected \(deltaCount)") }
-        if buffer.count >= Self.bufferLimit { throw fail("buffer overfull") }
+        for r in parts.buffer where parts.tiers[Int(r)] == Self.bufferTier { seen += 1 }
+        if seen != parts.deltaCount { throw fail("layers hold \(seen) live rows, expected \(parts.deltaCount)") }
+        if parts.buffer.count >= Self.bufferLimit { throw fail("buffer overfull") }
     }
 }

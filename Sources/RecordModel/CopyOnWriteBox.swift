@@ -42,17 +42,18 @@ extension CopyOnWriteBox: Hashable where Contents: Hashable {
 /// ```swift
 /// struct Index {
 ///     struct Parts { var rows: [Int] = [] }
-///     private var parts = CopyOnWrite(Parts())
-///     var rows: [Int] {
-///         _read { yield parts.contents.rows }
-///         _modify { yield &parts.contents.rows }
-///     }
+///     var parts = CopyOnWrite(Parts())
+///     mutating func add(_ row: Int) { parts.rows.append(row) }   // copies shared parts first
 /// }
 /// ```
+///
+/// A part is read and written by its name (`parts.rows`, a member looked up through a key path
+/// the optimizer folds into a direct access), so the value does not list an accessor per part.
 ///
 /// Public, not `package`, though only the package's own values use it (the indexes, the
 /// embedded engine's tables): Swift 6.3 does not inline a `package` declaration's `@inlinable`
 /// body into another module, and an accessor that is not inlined costs a call on every row.
+@dynamicMemberLookup
 public struct CopyOnWrite<Contents> {
     @usableFromInline var box: CopyOnWriteBox<Contents>
 
@@ -63,6 +64,12 @@ public struct CopyOnWrite<Contents> {
     @inlinable public var contents: Contents {
         _read { yield box.contents }
         _modify { yield &CopyOnWriteBox.unique(&box).contents }
+    }
+
+    /// One part: read in place; a write first copies the parts when another value shares them.
+    @inlinable public subscript<Part>(dynamicMember part: WritableKeyPath<Contents, Part>) -> Part {
+        _read { yield box.contents[keyPath: part] }
+        _modify { yield &CopyOnWriteBox.unique(&box).contents[keyPath: part] }
     }
 }
 

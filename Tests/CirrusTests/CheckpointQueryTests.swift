@@ -372,20 +372,21 @@ import Testing
         try c.checkInvariants()
         // Saves that change only `n` (an ordered field) updated base rows in place.
         let before = c.embedded!.stateLock.withLock { c.embedded!.tables.values.flatMap(\.values) }
-        #expect(before.contains { $0.overlaid.count > 0 }, "seed \(seed): no base row was updated in place")
+        #expect(before.contains { $0.parts.overlaid.count > 0 }, "seed \(seed): no base row was updated in place")
         // Reopened: the dead rows come out of the indexes from the layers' dead/ sections, with
         // no row decoded.
         try c.close()
         let c2 = try env.open()
         let reopenedDB = c2.publicDatabase(as: .user("_u"))
         let tables = c2.embedded!.stateLock.withLock { c2.embedded!.tables.values.flatMap(\.values) }
-        let withDead = tables.filter { ($0.base?.rows.dead.count ?? 0) > 0 }
+        let withDead = tables.filter { ($0.parts.base?.rows.dead.count ?? 0) > 0 }
         #expect(!withDead.isEmpty, "seed \(seed): no table has dead rows")
         for t in withDead {
-            #expect(t.indexes.deadRowsRemoved, "seed \(seed): \(t.recordType) decoded its dead rows")
+            #expect(t.parts.indexes.deadRowsRemoved, "seed \(seed): \(t.recordType) decoded its dead rows")
             // Removed: the dead rows, and base rows the log tail changed since.
-            let base = try #require(t.base)
-            #expect((0..<base.rows.count).allSatisfy { !base.rows.dead.contains($0) || t.baseRemoved.contains($0) })
+            let base = try #require(t.parts.base)
+            #expect(
+                (0..<base.rows.count).allSatisfy { !base.rows.dead.contains($0) || t.parts.baseRemoved.contains($0) })
         }
         for (q, want) in zip(queries, layered) {
             #expect(try await pages(reopenedDB, q) == want, "seed \(seed): \(q.predicate) after reopening")
@@ -428,7 +429,7 @@ import Testing
             try c.checkpoint()
         }
         let table = try #require(c.embedded!.stateLock.withLock { c.embedded!.tables.values.flatMap(\.values).first })
-        #expect((table.base?.rows.layers.count ?? 0) >= 3)
+        #expect((table.parts.base?.rows.layers.count ?? 0) >= 3)
         #expect(table.layersInIDOrder && !table.rowsInIDOrder)
         func n(_ r: Record) -> Int64 {
             if case .int64(let v) = r.fields["n"] { return v }

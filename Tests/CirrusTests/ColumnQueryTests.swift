@@ -67,10 +67,12 @@ import Testing
         let table = try #require(layered.embedded!.table(owner: ZoneID.defaultOwnerName, type: "Item").0)
         var out: [FieldValue?] = []
         let sel = FieldSelection(["i", "d", "t", "name"])
-        let base = (0..<table.baseCount).filter { !table.baseRemoved.contains($0) && !table.overlaid.contains($0) }
-        let columns = try #require(table.indexes.columnReader(sel))
+        let base = (0..<table.baseCount).filter {
+            !table.parts.baseRemoved.contains($0) && !table.parts.overlaid.contains($0)
+        }
+        let columns = try #require(table.parts.indexes.columnReader(sel))
         #expect(!base.isEmpty && base.allSatisfy { columns.values($0, into: &out) })
-        #expect(table.indexes.columnReader(FieldSelection(["list"])) == nil, "lists have no column")
+        #expect(table.parts.indexes.columnReader(FieldSelection(["list"])) == nil, "lists have no column")
         for row in base {
             let r = try #require(table.record(RowID(row)))
             #expect(table.values(RowID(row), of: sel, columns: columns, into: &out))
