@@ -172,16 +172,40 @@ struct Repair {
     mutating func adoptRowsSegments(_ dataFiles: [UInt64]) -> ManifestCheckpoint? {
         var tables: [TableKey: [TableFiles]] = [:]
         var state: (UInt64, UInt64)?
+        var unread: [(file: String, reason: String)] = []
         for n in dataFiles {
-            guard let seg = try? DataSegment.open(path(DataSegmentFormat.fileName(n)), fileSystem: fs) else { continue }
+            let file = path(DataSegmentFormat.fileName(n))
+            let seg: DataSegment
+            do { seg = try DataSegment.open(file, fileSystem: fs) } catch {
+                unread.append((file, "the segment does not open: \(error)"))
+                continue
+            }
             if let b = seg.section("state"), let st = try? CheckpointState.decode(b) {
                 if state.map({ st.lastSequence > $0.0 }) ?? true { state = (st.lastSequence, n) }
             }
-            guard let rows = try? RowSection(segment: seg), rows.count > 0, let p = rows.payload(0),
-                let rec = try? RecordCodec.decode(p)
-            else { continue }
-            tables[TableKey(owner: rec.recordID.zoneID.ownerName, recordType: rec.recordType), default: []].append(
-                TableFiles(rows: n, indexes: nil))
+            // A segment without rows holds indexes or state: nothing of it is adopted.
+            guard seg.section("rows") != nil else { continue }
+            // Its table is named by its first row; a rows segment whose table cannot be told is
+            // not adopted, and its records are reported lost rather than skipped unnoticed.
+            do {
+                let rows = try RowSection(segment: seg)
+                guard rows.count > 0 else { continue }
+                guard let p = rows.payload(0) else {
+                    throw CodecError("the first row lies outside the section", offset: 0)
+                }
+                let rec = try RecordCodec.decode(p)
+                tables[TableKey(owner: rec.recordID.zoneID.ownerName, recordType: rec.recordType), default: []]
+                    .append(TableFiles(rows: n, indexes: nil))
+            } catch {
+                unread.append((file, "the rows segment's first row, which names its table, does not read: \(error)"))
+            }
+        }
+        for u in unread {
+            report.losses.append(
+                RepairLoss(
+                    file: u.file, reason: u.reason + "; the manifest is lost, so the segment was not adopted",
+                    what: .records))
+            lossy = true
         }
         guard let state else { return nil }
         report.losses.append(

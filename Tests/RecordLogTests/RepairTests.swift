@@ -275,6 +275,40 @@ import Testing
         try checkRepaired(fs, model, report, maxLost: 0)
     }
 
+    /// Without a manifest and with a state segment that does not list its tables (as segments
+    /// written before the `tables` section), every rows segment is adopted as a layer of the
+    /// table its first row names. A rows segment that cannot be read is not skipped unnoticed:
+    /// it is reported as records lost, naming the file.
+    @Test(arguments: [false, true])
+    func rowsSegmentsAreAdoptedWithoutAManifestAndAnUnreadableOneIsReported(rowsDamaged: Bool) throws {
+        let fs = InMemoryFileSystem()
+        let model = try populated(fs)
+        let rows = try rowsSegment(fs)
+        let state = dbDir + "/" + DataSegmentFormat.fileName(try #require(try manifest(fs).checkpoint?.state))
+        // The state segment again, without its `tables` section.
+        let old = try DataSegment.open(state, fileSystem: fs)
+        let kept = try old.sections.filter { $0.name != "tables" }.map {
+            ($0.name, Array(try #require(old.section($0.name))))
+        }
+        var w = try DataSegmentWriter(fileSystem: fs, path: state)
+        for (name, bytes) in kept { try w.addSection(name, bytes) }
+        try w.finish()
+        try fs.remove(dbDir + "/CURRENT")
+        if rowsDamaged { fs.damageTruncate(rows, to: 100) }
+        let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
+        #expect(report.manifestRebuilt)
+        #expect(report.losses.contains { $0.what == .deletions })
+        let rowsLoss = report.losses.first { $0.file == rows && $0.what == .records }
+        #expect((rowsLoss != nil) == rowsDamaged, "\(report.losses.map(\.reason))")
+        let live = LiveState(try openStore(fs, readOnly: true).snapshot())
+        if rowsDamaged {
+            #expect(live.records.count < model.records.count)
+            #expect(rowsLoss?.reason.contains("does not open") == true)
+        } else {
+            #expect(live == model)
+        }
+    }
+
     @Test func aDamagedLogFrameLosesItsEntriesAndExpiresChangeTokens() throws {
         let fs = InMemoryFileSystem()
         let model = try populated(fs)
