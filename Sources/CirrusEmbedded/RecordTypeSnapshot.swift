@@ -102,12 +102,15 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// The type's schema, as `schema` (nil if the type has no schema yet).
     public var typeSchema: RecordTypeSchema? { schema }
 
-    /// Whether row order is record-id order (see `TypeTable.rowsInIDOrder`).
-    public var rowsInIDOrder: Bool { storage.table?.rowsInIDOrder ?? false }
-
-    /// Whether each base layer lists its rows in record-id order and no row was added since
-    /// (see `TypeTable.layersInIDOrder`).
-    public var layersInIDOrder: Bool { storage.table?.layersInIDOrder ?? false }
+    /// Where row order is record-id order: all rows (`TypeTable.rowsInIDOrder`), or each base
+    /// layer's with no row added since (`TypeTable.layersInIDOrder`).
+    public var idOrder: RowIDOrder {
+        guard let t = storage.table else { return [] }
+        var order: RowIDOrder = []
+        if t.rowsInIDOrder { order.insert(.rows) }
+        if t.layersInIDOrder { order.insert(.layers) }
+        return order
+    }
 
     /// Whether row `a`'s record id comes before row `b`'s, from their key bytes when both are
     /// base rows (`BaseRows.compareIDs`), else from their ids.
@@ -123,9 +126,6 @@ extension RecordTypeSnapshot: QuerySnapshot {
     /// The record of `row` with at least the user fields in `fields`; base rows are decoded
     /// partly (see `TypeTable.record(_:fields:)`).
     public func record(_ row: RowID, fields: Set<String>) -> Record? { storage.table?.record(row, fields: fields) }
-
-    /// Starts loading the base rows' mapped entries or bytes (`TypeTable.prefetch`).
-    public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) { storage.table?.prefetch(rows, payload: payload) }
 
     /// Starts loading the records of `rows`: cached boxes, or mapped bytes (`TypeTable.prefetchRecords`).
     public func prefetchRecords(_ rows: ArraySlice<RowID>) { storage.table?.prefetchRecords(rows) }

@@ -2,6 +2,19 @@
 //
 // The database provides it (its per-type snapshot conforms); tests build one from records in
 // memory (`MemorySnapshot`). `SnapshotStatistics` answers the planner's questions from it.
+//
+// Invariants every conforming store keeps, and the executor relies on:
+// - A row id names one record version for the snapshot's whole life; the indexes list exactly
+//   the live rows (`indexes.rowCount` is the live count), so a row an index yields is live
+//   unless the record read says otherwise (nil: deleted since, skipped).
+// - Reads never change what the snapshot answers: the hints (`prefetchRecords`, a reader's
+//   `prefetch`) and `inResultOf` change only what is cached or loaded, never a result.
+// - `record(_:fields:)` and `valueReader` return the same values `record(_:)` holds for the
+//   fields asked; a store may build less.
+// - `idOrder` claims an order only when it holds for every row; `rowPrecedes` agrees with
+//   `RecordID`'s order.
+// In the embedded engine, the reads are `TypeTable+Read.swift` (rows from the layers' mapped
+// bytes, the delta, the record cache) and `RecordIndexes.columnReader` (values from columns).
 
 import Indexes
 import QueryPlanner
@@ -13,11 +26,10 @@ public protocol QuerySnapshot: Sendable {
     var indexes: RecordIndexes { get }
     /// The record type's schema, when it has one.
     var typeSchema: RecordTypeSchema? { get }
-    /// The current version of a row's record, nil when the row is deleted.
-    func record(_ row: RowID) -> Record?
-    /// `record(row)` read for a result of `resultRows` records: a store that caches decoded
-    /// records may leave out those of large results, so that one large result does not replace
-    /// the cache with rows read once (LevelDB's `fill_cache`).
+    /// The current version of a row's record, nil when the row is deleted, read for a result of
+    /// `resultRows` records: a store that caches decoded records may leave out those of large
+    /// results, so that one large result does not replace the cache with rows read once
+    /// (LevelDB's `fill_cache`). ``record(_:)`` reads one row as a result of one.
     func record(_ row: RowID, inResultOf resultRows: Int) -> Record?
     /// A row's record id (cheaper than `record` where the store can).
     func recordID(_ row: RowID) -> RecordID?
@@ -38,10 +50,6 @@ public protocol QuerySnapshot: Sendable {
     /// Queries without sort descriptors page through this; a store that keeps its rows in id
     /// order answers without making every row's id.
     func firstRowsByID(_ rows: [RowID], after: RecordID?, zone: ZoneID?, limit: Int) -> [RowID]
-    /// A hint that `rows` are about to be read: a store over mapped memory starts loading where
-    /// their bytes are (`payload: false`), then, a few rows later, the bytes (`payload: true`),
-    /// so the reads of a page's rows overlap instead of waiting for memory one by one.
-    func prefetch(_ rows: ArraySlice<RowID>, payload: Bool)
     /// A hint that the records of `rows` are about to be read whole (``record(_:inResultOf:)``),
     /// in that order: a store starts loading them at once — the decoded records it caches, or
     /// the bytes it would decode — so that their loads overlap instead of waiting for memory
@@ -51,22 +59,31 @@ public protocol QuerySnapshot: Sendable {
     /// (``record(_:inResultOf:)``), each passed to `body` with its position in `rows`. A store
     /// over mapped memory loads ahead (``ReadAhead``) and reads its parts once for all the rows.
     func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void)
-    /// Whether ascending row order is ascending record-id order for every row of the snapshot.
-    /// An ordered index lists the rows level on a value in row order, so a scan sorted on that
-    /// value alone then meets ties in their final order: it need not sort them, and stops as soon
-    /// as it has a page. False unless the store knows (the default).
-    var rowsInIDOrder: Bool { get }
-    /// Whether the rows are parts (a checkpoint's layers) that each list their rows in record-id
-    /// order, and no row was added since: an index scan can then merge its layers' ties by
-    /// ``rowPrecedes(_:_:)`` and meet them in their final order. False unless the store knows
-    /// (the default).
-    var layersInIDOrder: Bool { get }
+    /// Where row order is record-id order (``RowIDOrder``): none unless the store knows (the
+    /// default).
+    var idOrder: RowIDOrder { get }
     /// Whether row `a`'s record id comes before row `b`'s (record name, then zone name).
     func rowPrecedes(_ a: RowID, _ b: RowID) -> Bool
 }
 
-/// When a reader of many rows asks its store to load them ahead
-/// (``QuerySnapshot/prefetch(_:payload:)``): in steps of 8 rows, rows' places 16–23 rows ahead
+/// Where a snapshot's row order is record-id order (``QuerySnapshot/idOrder``). An ordered index
+/// lists the rows level on a value in row order, so a scan sorted on that value alone meets its
+/// ties in row order: with `rows`, that is their final order, and the scan need not sort them
+/// and stops as soon as it has a page; with `layers`, it merges each layer's ties by
+/// ``QuerySnapshot/rowPrecedes(_:_:)``.
+public struct RowIDOrder: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    /// Options from their bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Ascending row order is ascending record-id order for every row of the snapshot.
+    public static let rows = RowIDOrder(rawValue: 1)
+    /// The rows are parts (a checkpoint's layers) that each list their rows in record-id order,
+    /// and no row was added since.
+    public static let layers = RowIDOrder(rawValue: 2)
+}
+
+/// When a reader of many rows of mapped memory asks for them to be loaded ahead (a store's
+/// ``QuerySnapshot/forEachRecord(_:inResultOf:_:)``): in steps of 8 rows, rows' places 16–23 rows ahead
 /// (the first 16 at once), their bytes 8–15 rows ahead from the 17th row on, so a row's bytes
 /// are asked for only once its place has had 8 rows' time to load (reading a place still in
 /// memory would wait for it, and rows a record cache holds would pay that wait for nothing).
@@ -125,11 +142,11 @@ extension QuerySnapshot {
         RecordValueReader(self, selection)
     }
 
-    /// Unknown: false.
-    public var rowsInIDOrder: Bool { false }
+    /// Unknown: none.
+    public var idOrder: RowIDOrder { [] }
 
-    /// Unknown: false.
-    public var layersInIDOrder: Bool { false }
+    /// The current version of `row`'s record, read as a result of one record.
+    public func record(_ row: RowID) -> Record? { record(row, inResultOf: 1) }
 
     /// From the rows' record ids (a row without a record sorts first).
     public func rowPrecedes(_ a: RowID, _ b: RowID) -> Bool {
@@ -141,23 +158,16 @@ extension QuerySnapshot {
     /// The record id of `record(row)`.
     public func recordID(_ row: RowID) -> RecordID? { record(row)?.recordID }
 
-    /// Nothing to load ahead: this default's records are in memory.
-    public func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {}
-
     /// The records of `rows` in order, deleted rows left out, read for a result of `resultRows`
-    /// (``record(_:inResultOf:)``), loading ahead as ``ReadAhead`` schedules it.
+    /// (``record(_:inResultOf:)``); nothing loaded ahead: this default's records are in memory.
     public func forEachRecord(_ rows: [RowID], inResultOf resultRows: Int, _ body: (Int, Record) -> Void) {
         for (k, row) in rows.enumerated() {
-            ReadAhead.schedule(at: k, of: rows.count) { prefetch(rows[$0], payload: $1) }
             if let r = record(row, inResultOf: resultRows) { body(k, r) }
         }
     }
 
     /// Nothing to load ahead: this default has no memory of its own to load.
     public func prefetchRecords(_ rows: ArraySlice<RowID>) {}
-
-    /// `record(row)`: this default has no cache to spare.
-    public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? { record(row) }
 
     /// The whole record (`record(row)`); `fields` is a hint that this default ignores.
     public func record(_ row: RowID, fields: Set<String>) -> Record? { record(row) }
@@ -210,8 +220,8 @@ public struct MemorySnapshot: QuerySnapshot {
     /// The schema the indexes were built from.
     public let typeSchema: RecordTypeSchema?
     private let rows: [RowID: Record]
-    /// Whether the records were given in ascending record-id order.
-    public let rowsInIDOrder: Bool
+    /// `.rows` when the records were given in ascending record-id order.
+    public let idOrder: RowIDOrder
 
     /// Indexes `records` (row ids 0, 1, 2, … in order) as `schema` asks.
     public init(schema: RecordTypeSchema, records: [Record], nodeSize: Int = 64) {
@@ -222,13 +232,13 @@ public struct MemorySnapshot: QuerySnapshot {
             pairs.append((RowID(i), r))
         }
         self.rows = rows
-        rowsInIDOrder = zip(records, records.dropFirst()).allSatisfy { $0.recordID < $1.recordID }
+        idOrder = zip(records, records.dropFirst()).allSatisfy { $0.recordID < $1.recordID } ? .rows : []
         self.typeSchema = schema
         self.indexes = RecordIndexes(schema: schema, rows: pairs, nodeSize: nodeSize)
     }
 
-    /// The record at `row`, nil when no record was given for it.
-    public func record(_ row: RowID) -> Record? { rows[row] }
+    /// The record at `row`, nil when no record was given for it (whatever the result's size).
+    public func record(_ row: RowID, inResultOf resultRows: Int) -> Record? { rows[row] }
     /// Every row, ascending: `0..<records.count`.
     public func allRows() -> [RowID] { rows.keys.sorted() }
 }

@@ -261,14 +261,11 @@ struct LoggingSnapshot: QuerySnapshot {
     let log: PrefetchLog
     var indexes: RecordIndexes { base.indexes }
     var typeSchema: RecordTypeSchema? { base.typeSchema }
-    func record(_ row: RowID) -> Record? {
+    func record(_ row: RowID, inResultOf resultRows: Int) -> Record? {
         log.events.append(.read(row))
         return base.record(row)
     }
     func allRows() -> [RowID] { base.allRows() }
-    func prefetch(_ rows: ArraySlice<RowID>, payload: Bool) {
-        log.events += rows.map { payload ? .bytes($0) : .place($0) }
-    }
     func valueReader(_ selection: FieldSelection) -> any RowValueReader {
         LoggingValues(base: RecordValueReader(self, selection), log: log)
     }
@@ -283,19 +280,32 @@ struct LoggingValues: RowValueReader {
 }
 
 @Suite struct PrefetchTests {
-    /// Every row is read once, in order, with its position; each row's place is asked for
-    /// before it is read, and from the 17th row on its bytes too, at least 8 reads after its
-    /// place and at least 8 reads before it is read — whatever the page's length.
-    @Test func forEachRecordReadsInOrderAndAsksForPlacesThenBytesAhead() {
+    /// Every row is read once, in order, with its position.
+    @Test func forEachRecordReadsInOrder() {
         let snap = MemorySnapshot(schema: ExecutorBehaviourTests.schema, records: ExecutorBehaviourTests.records)
-        for n in [0, 1, 7, 8, 9, 16, 17, 23, 24, 25, 100] {
-            let log = PrefetchLog()
-            let logging = LoggingSnapshot(base: snap, log: log)
+        for n in [0, 1, 17, 100] {
             let rows = (0..<n).map { RowID($0 * 13 % 2_000) }
             var seen: [(Int, RecordID)] = []
-            logging.forEachRecord(rows, inResultOf: n) { k, r in seen.append((k, r.recordID)) }
+            snap.forEachRecord(rows, inResultOf: n) { k, r in seen.append((k, r.recordID)) }
             #expect(seen.map(\.0) == Array(0..<n))
             #expect(seen.map(\.1) == rows.map { snap.record($0)!.recordID })
+        }
+    }
+
+    /// A reader of rows in mapped memory that follows ``ReadAhead``'s schedule asks for each
+    /// row's place before reading it, and from the 17th row on for its bytes too, at least 8
+    /// reads after its place and at least 8 reads before it reads the row — whatever the
+    /// page's length.
+    @Test func readAheadAsksForPlacesThenBytesAhead() {
+        for n in [0, 1, 7, 8, 9, 16, 17, 23, 24, 25, 100] {
+            let log = PrefetchLog()
+            let rows = (0..<n).map { RowID($0 * 13 % 2_000) }
+            for k in 0..<n {
+                ReadAhead.schedule(at: k, of: n) { range, payload in
+                    log.events += rows[range].map { payload ? .bytes($0) : .place($0) }
+                }
+                log.events.append(.read(rows[k]))
+            }
             var readsSoFar = 0
             var placeAt: [RowID: Int] = [:]
             var bytesAt: [RowID: Int] = [:]
