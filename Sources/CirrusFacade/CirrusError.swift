@@ -11,33 +11,83 @@ import RecordModel
 /// catch let e as CirrusError where e.code == .unknownItem { print(e) }   // unknownItem (11): record "missing" …
 /// ```
 public struct CirrusError: Error, Sendable, CustomStringConvertible {
-    /// CloudKit's error codes (`CKError.Code` raw values). Never change the numbers.
+    /// CloudKit's error codes, with Apple's raw values (CirrusKit's `CKError.Code` is this type).
+    /// Never change the numbers. The engines raise 1–4, 6, 9–12, 14, 15, 19–22 and 24–27, 31
+    /// (docs/database.md, "Errors"); the others are CloudKit's, for code ported from it.
     public enum Code: Int, Sendable, Hashable, CaseIterable {
+        /// A nonrecoverable error CloudKit encountered.
         case internalError = 1
+        /// Some items of a batch failed (`partialErrorsByItemID`).
         case partialFailure = 2
         /// The storage server cannot be reached (a backend over the network: refused, timed out).
         case networkUnavailable = 3
         /// The connection to the storage server was lost, or it did not answer in time.
         case networkFailure = 4
+        /// The container is not known.
+        case badContainer = 5
         /// The service cannot take the request now (its disk is full, an I/O error): nothing of the
         /// request was done; retry after `retryAfterSeconds`.
         case serviceUnavailable = 6
+        /// Too many requests; retry after `retryAfterSeconds`.
+        case requestRateLimited = 7
+        /// The app is missing a required entitlement.
+        case missingEntitlement = 8
+        /// There is no signed-in user (or the credentials were refused).
         case notAuthenticated = 9
+        /// The user may not do this.
         case permissionFailure = 10
+        /// The record, zone or subscription does not exist.
         case unknownItem = 11
+        /// Bad client request: a predicate CloudKit refuses, a value of the wrong type, …
         case invalidArguments = 12
+        /// The query results were truncated (deprecated by Apple).
+        case resultsTruncated = 13
+        /// The record was changed on the server since it was fetched (`serverRecord`).
         case serverRecordChanged = 14
+        /// The server refused the request.
         case serverRejectedRequest = 15
+        /// An asset's file is missing.
+        case assetFileNotFound = 16
+        /// An asset's file changed while it was being saved.
+        case assetFileModified = 17
+        /// The client's version is incompatible.
+        case incompatibleVersion = 18
+        /// A unique-field constraint was violated.
         case constraintViolation = 19
+        /// The operation was cancelled.
         case operationCancelled = 20
+        /// The change token expired; fetch again without it.
         case changeTokenExpired = 21
+        /// Another item of an atomic batch failed.
         case batchRequestFailed = 22
+        /// The zone is busy; retry later.
         case zoneBusy = 23
+        /// The operation is not allowed on this database (e.g. custom zones in the public one).
         case badDatabase = 24
+        /// The user's storage quota is exhausted.
         case quotaExceeded = 25
+        /// The zone does not exist.
         case zoneNotFound = 26
+        /// The request is too large (too many items or bytes).
         case limitExceeded = 27
+        /// The user deleted the zone.
+        case userDeletedZone = 28
+        /// A share has too many participants.
+        case tooManyParticipants = 29
+        /// The record is already shared.
+        case alreadyShared = 30
+        /// A reference points at a record that does not exist.
         case referenceViolation = 31
+        /// The account is managed and restricted.
+        case managedAccountRestricted = 32
+        /// A share participant may need to verify their account.
+        case participantMayNeedVerification = 33
+        /// The server's response was lost.
+        case serverResponseLost = 34
+        /// The asset is not available.
+        case assetNotAvailable = 35
+        /// The account is temporarily unavailable.
+        case accountTemporarilyUnavailable = 36
     }
 
     // The details live in one shared, copy-on-write box, so the error is one reference wide: a

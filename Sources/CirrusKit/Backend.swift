@@ -140,7 +140,7 @@ extension CKError {
             for (id, item) in e.partialErrors { items[CKRecordID(id)] = CKError(item) }
             info[CKPartialErrorsByItemIDKey] = items
         }
-        self.init(Code(rawValue: e.code.rawValue) ?? .internalError, userInfo: info)
+        self.init(e.code, userInfo: info)
     }
 
     /// The same error with `key` set to `value` in its userInfo.

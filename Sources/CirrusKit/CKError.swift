@@ -1,7 +1,10 @@
 // CKError: CloudKit's error — Apple's codes with their raw values, the userInfo keys, and the
 // accessors code reads (serverRecord, partialErrorsByItemID, retryAfterSeconds, …). Cirrus's own
 // errors (CirrusError, which already numbers its codes as CloudKit does) and Web Services error
-// objects are turned into these in one place each (CirrusError+CKError, RemoteErrors).
+// objects are turned into these in one place each (CirrusError+CKError, RemoteErrors). Its codes
+// are the façade's: `CKError.Code` is `CirrusError.Code`.
+
+import Cirrus
 
 /// The domain of CloudKit errors.
 public let CKErrorDomain: String = "CKErrorDomain"
@@ -30,86 +33,9 @@ public let CKRecordChangedErrorClientRecordKey: String = "ClientRecord"
 /// values CirrusKit puts there (strings, numbers, `CKRecord`s — which lock their own state — and
 /// other errors), as Apple's does.
 public struct CKError: Error, CustomNSError, LocalizedError, Hashable, CustomStringConvertible, @unchecked Sendable {
-    /// CloudKit's error codes, with Apple's raw values.
-    public enum Code: Int, Sendable, Hashable, CaseIterable {
-        /// A nonrecoverable error CloudKit encountered.
-        case internalError = 1
-        /// Some items of a batch failed (`partialErrorsByItemID`).
-        case partialFailure = 2
-        /// The network is not available.
-        case networkUnavailable = 3
-        /// The network is available but CloudKit is inaccessible.
-        case networkFailure = 4
-        /// The container is not known.
-        case badContainer = 5
-        /// CloudKit is unavailable.
-        case serviceUnavailable = 6
-        /// Too many requests; retry after `retryAfterSeconds`.
-        case requestRateLimited = 7
-        /// The app is missing a required entitlement.
-        case missingEntitlement = 8
-        /// There is no signed-in user (or the credentials were refused).
-        case notAuthenticated = 9
-        /// The user may not do this.
-        case permissionFailure = 10
-        /// The record, zone or subscription does not exist.
-        case unknownItem = 11
-        /// Bad client request: a predicate CloudKit refuses, a value of the wrong type, …
-        case invalidArguments = 12
-        /// The query results were truncated (deprecated by Apple).
-        case resultsTruncated = 13
-        /// The record was changed on the server since it was fetched (`serverRecord`).
-        case serverRecordChanged = 14
-        /// The server refused the request.
-        case serverRejectedRequest = 15
-        /// An asset's file is missing.
-        case assetFileNotFound = 16
-        /// An asset's file changed while it was being saved.
-        case assetFileModified = 17
-        /// The client's version is incompatible.
-        case incompatibleVersion = 18
-        /// A unique-field constraint was violated.
-        case constraintViolation = 19
-        /// The operation was cancelled.
-        case operationCancelled = 20
-        /// The change token expired; fetch again without it.
-        case changeTokenExpired = 21
-        /// Another item of an atomic batch failed.
-        case batchRequestFailed = 22
-        /// The zone is busy; retry later.
-        case zoneBusy = 23
-        /// The operation is not allowed on this database (e.g. custom zones in the public one).
-        case badDatabase = 24
-        /// The user's storage quota is exhausted.
-        case quotaExceeded = 25
-        /// The zone does not exist.
-        case zoneNotFound = 26
-        /// The request is too large (too many items or bytes).
-        case limitExceeded = 27
-        /// The user deleted the zone.
-        case userDeletedZone = 28
-        /// A share has too many participants.
-        case tooManyParticipants = 29
-        /// The record is already shared.
-        case alreadyShared = 30
-        /// A reference points at a record that does not exist.
-        case referenceViolation = 31
-        /// The account is managed and restricted.
-        case managedAccountRestricted = 32
-        /// A share participant may need to verify their account.
-        case participantMayNeedVerification = 33
-        /// The server's response was lost.
-        case serverResponseLost = 34
-        /// The asset is not available.
-        case assetNotAvailable = 35
-        /// The account is temporarily unavailable.
-        case accountTemporarilyUnavailable = 36
-
-        /// Whether an error is a `CKError` with this code: `catch CKError.unknownItem { … }`.
-        public static func ~= (match: Code, error: any Error) -> Bool {
-            (error as? CKError)?.code == match
-        }
-    }
+    /// CloudKit's error codes, with Apple's raw values: the façade's `CirrusError.Code`, one list
+    /// for both (so a Cirrus error's code is a CloudKit error's code as it is).
+    public typealias Code = CirrusError.Code
 
     /// The error's code.
     public let code: Code
@@ -204,4 +130,11 @@ extension CKError {
     public static var zoneNotFound: Code { .zoneNotFound }
     /// `limitExceeded` (27).
     public static var limitExceeded: Code { .limitExceeded }
+}
+
+extension CirrusError.Code {
+    /// Whether an error is a `CKError` with this code: `catch CKError.unknownItem { … }`.
+    public static func ~= (match: CirrusError.Code, error: any Error) -> Bool {
+        (error as? CKError)?.code == match
+    }
 }

@@ -96,6 +96,15 @@ public struct WebServicesError: Error, Sendable, Equatable, CustomStringConverti
         case .badDatabase:
             code = .badRequest
             reason = "not supported by this database or zone: \(e.message)"
+        // CloudKit's codes that no engine raises (CirrusError.Code), in their nearest Web
+        // Services form.
+        case .requestRateLimited: code = .throttled
+        case .accountTemporarilyUnavailable, .serverResponseLost: code = .tryAgainLater
+        case .missingEntitlement, .managedAccountRestricted, .participantMayNeedVerification: code = .accessDenied
+        case .badContainer, .assetNotAvailable, .assetFileNotFound: code = .notFound
+        case .userDeletedZone: code = .zoneNotFound
+        case .alreadyShared: code = .exists
+        case .resultsTruncated, .assetFileModified, .incompatibleVersion, .tooManyParticipants: code = .badRequest
         }
         self.init(code, reason, recordName: e.recordID?.recordName, zoneID: e.zoneID)
         serverRecord = e.serverRecord

@@ -27,13 +27,17 @@ private let alice = "_alice"
 
 @Suite struct ErrorCodeTests {
     @Test func codeNumbersAreCloudKits() {
+        // CloudKit's CKError.Code raw values (CloudKit/CKError.h).
         let expected: [CirrusError.Code: Int] = [
-            .internalError: 1, .partialFailure: 2, .networkUnavailable: 3, .networkFailure: 4, .serviceUnavailable: 6,
-            .notAuthenticated: 9,
-            .permissionFailure: 10, .unknownItem: 11,
-            .invalidArguments: 12, .serverRecordChanged: 14, .serverRejectedRequest: 15, .constraintViolation: 19,
-            .operationCancelled: 20, .changeTokenExpired: 21, .batchRequestFailed: 22, .zoneBusy: 23, .badDatabase: 24,
-            .quotaExceeded: 25, .zoneNotFound: 26, .limitExceeded: 27, .referenceViolation: 31,
+            .internalError: 1, .partialFailure: 2, .networkUnavailable: 3, .networkFailure: 4, .badContainer: 5,
+            .serviceUnavailable: 6, .requestRateLimited: 7, .missingEntitlement: 8, .notAuthenticated: 9,
+            .permissionFailure: 10, .unknownItem: 11, .invalidArguments: 12, .resultsTruncated: 13,
+            .serverRecordChanged: 14, .serverRejectedRequest: 15, .assetFileNotFound: 16, .assetFileModified: 17,
+            .incompatibleVersion: 18, .constraintViolation: 19, .operationCancelled: 20, .changeTokenExpired: 21,
+            .batchRequestFailed: 22, .zoneBusy: 23, .badDatabase: 24, .quotaExceeded: 25, .zoneNotFound: 26,
+            .limitExceeded: 27, .userDeletedZone: 28, .tooManyParticipants: 29, .alreadyShared: 30,
+            .referenceViolation: 31, .managedAccountRestricted: 32, .participantMayNeedVerification: 33,
+            .serverResponseLost: 34, .assetNotAvailable: 35, .accountTemporarilyUnavailable: 36,
         ]
         for (c, n) in expected { #expect(c.rawValue == n) }
         #expect(CirrusError.Code.allCases.count == expected.count)
