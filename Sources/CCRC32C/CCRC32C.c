@@ -16,50 +16,16 @@ static inline uint32_t shift128(uint32_t c, const uint32_t *t) {
     return t[c & 0xff] ^ t[256 + ((c >> 8) & 0xff)] ^ t[512 + ((c >> 16) & 0xff)] ^ t[768 + (c >> 24)];
 }
 
+// One body for both targets: CIRRUS_CRC_TARGET enables the instruction for the functions that
+// use it (the rest of the binary runs where it is missing: the caller asks
+// cirrus_crc32c_hardware first), CRC_U64 / CRC_U8 fold eight bytes / one byte into the value.
 #if defined(__x86_64__)
 
+#define CIRRUS_CRC_TARGET __attribute__((target("sse4.2")))
+#define CRC_U64(c, w) ((uint32_t)__builtin_ia32_crc32di((c), (w)))
+#define CRC_U8(c, b) __builtin_ia32_crc32qi((c), (b))
+
 int cirrus_crc32c_hardware(void) { return __builtin_cpu_supports("sse4.2") ? 1 : 0; }
-
-__attribute__((target("sse4.2"))) uint32_t cirrus_crc32c_update(uint32_t crc, const void *bytes, size_t count) {
-    const unsigned char *p = bytes;
-    uint64_t c = crc;
-    while (count >= 8) {
-        uint64_t word;
-        memcpy(&word, p, 8);
-        c = __builtin_ia32_crc32di(c, word);
-        p += 8;
-        count -= 8;
-    }
-    uint32_t c32 = (uint32_t)c;
-    while (count > 0) {
-        c32 = __builtin_ia32_crc32qi(c32, *p);
-        p += 1;
-        count -= 1;
-    }
-    return c32;
-}
-
-__attribute__((target("sse4.2"))) uint32_t cirrus_crc32c_update3(
-    uint32_t crc, const void *bytes, size_t count, const uint32_t *shift) {
-    const unsigned char *p = bytes;
-    const size_t s = CIRRUS_CRC32C_STREAM;
-    while (count >= 3 * s) {
-        uint64_t c0 = crc, c1 = 0, c2 = 0;
-        for (size_t i = 0; i < s; i += 8) {
-            uint64_t w0, w1, w2;
-            memcpy(&w0, p + i, 8);
-            memcpy(&w1, p + s + i, 8);
-            memcpy(&w2, p + 2 * s + i, 8);
-            c0 = __builtin_ia32_crc32di(c0, w0);
-            c1 = __builtin_ia32_crc32di(c1, w1);
-            c2 = __builtin_ia32_crc32di(c2, w2);
-        }
-        crc = shift128(shift128((uint32_t)c0, shift) ^ (uint32_t)c1, shift) ^ (uint32_t)c2;
-        p += 3 * s;
-        count -= 3 * s;
-    }
-    return cirrus_crc32c_update(crc, p, count);
-}
 
 #elif defined(__aarch64__) && defined(__linux__)
 
@@ -68,26 +34,34 @@ __attribute__((target("sse4.2"))) uint32_t cirrus_crc32c_update3(
 #define HWCAP_CRC32 (1 << 7)
 #endif
 
+#define CIRRUS_CRC_TARGET __attribute__((target("crc")))
+#define CRC_U64(c, w) __builtin_arm_crc32cd((c), (w))
+#define CRC_U8(c, b) __builtin_arm_crc32cb((c), (b))
+
 int cirrus_crc32c_hardware(void) { return (getauxval(AT_HWCAP) & HWCAP_CRC32) ? 1 : 0; }
 
-__attribute__((target("crc"))) uint32_t cirrus_crc32c_update(uint32_t crc, const void *bytes, size_t count) {
+#endif
+
+#if defined(CIRRUS_CRC_TARGET)
+
+CIRRUS_CRC_TARGET uint32_t cirrus_crc32c_update(uint32_t crc, const void *bytes, size_t count) {
     const unsigned char *p = bytes;
     while (count >= 8) {
         uint64_t word;
         memcpy(&word, p, 8);
-        crc = __builtin_arm_crc32cd(crc, word);
+        crc = CRC_U64(crc, word);
         p += 8;
         count -= 8;
     }
     while (count > 0) {
-        crc = __builtin_arm_crc32cb(crc, *p);
+        crc = CRC_U8(crc, *p);
         p += 1;
         count -= 1;
     }
     return crc;
 }
 
-__attribute__((target("crc"))) uint32_t cirrus_crc32c_update3(
+CIRRUS_CRC_TARGET uint32_t cirrus_crc32c_update3(
     uint32_t crc, const void *bytes, size_t count, const uint32_t *shift) {
     const unsigned char *p = bytes;
     const size_t s = CIRRUS_CRC32C_STREAM;
@@ -98,9 +72,9 @@ __attribute__((target("crc"))) uint32_t cirrus_crc32c_update3(
             memcpy(&w0, p + i, 8);
             memcpy(&w1, p + s + i, 8);
             memcpy(&w2, p + 2 * s + i, 8);
-            c0 = __builtin_arm_crc32cd(c0, w0);
-            c1 = __builtin_arm_crc32cd(c1, w1);
-            c2 = __builtin_arm_crc32cd(c2, w2);
+            c0 = CRC_U64(c0, w0);
+            c1 = CRC_U64(c1, w1);
+            c2 = CRC_U64(c2, w2);
         }
         crc = shift128(shift128(c0, shift) ^ c1, shift) ^ c2;
         p += 3 * s;
