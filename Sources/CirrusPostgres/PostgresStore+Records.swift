@@ -212,9 +212,8 @@ extension PostgresStore {
         let request = ModifyTransaction(
             items: items, atomically: atomically, quota: quota, zones: zones, atomicZones: atomicZones,
             failedZones: failedZones, authorize: authorize, afterWrites: afterWrites, batch: batch, grows: grows,
-            registry: registry, cached: schema, tables: tables, namespace: tenant.namespace, tenantKey: tenantKey,
-            environment: tenant.environment, now: clock(), logger: logger, address: address, citus: citus,
-            userID: user.map { RecordID(recordName: $0) }, partitioned: layout == .hashPartitioned)
+            registry: registry, cached: schema, tables: tables, scope: scope, now: clock(), address: address,
+            citus: citus, userID: user.map { RecordID(recordName: $0) })
         let (result, grown) = try await run("modifying \(count) records of \(tenantKey)") { client in
             try await client.withTransaction(logger: logger) {
                 conn -> ([Result<Record?, CirrusError>], Schema?) in
@@ -370,24 +369,16 @@ private struct ModifyTransaction: Sendable {
     let cached: Schema
     /// The tables of `cached`, by record type.
     let tables: [String: TableLayout]
-    /// The container environment's namespace.
-    let namespace: String
-    /// The tenant's key.
-    let tenantKey: String
-    /// The tenant's environment.
-    let environment: Environment
+    /// The store's tenant: namespace, key, environment, logger, layout.
+    let scope: TenantScope
     /// The request's time.
     let now: Timestamp
-    /// The logger of every statement.
-    let logger: Logger
     /// `host:port/database`, for messages.
     let address: String
     /// Whether new tables are distributed by Citus.
     let citus: Bool
     /// The user the request runs for (nil: the administrator).
     let userID: RecordID?
-    /// The layout is hash-partitioned (no `ON CONFLICT`).
-    let partitioned: Bool
 
     /// What the items did so far, in order.
     struct Progress {
@@ -407,7 +398,7 @@ private struct ModifyTransaction: Sendable {
     func layouts(_ s: Schema) -> [String: TableLayout] {
         Dictionary(
             uniqueKeysWithValues: s.recordTypes.values.map {
-                ($0.name, TableLayout(namespace: namespace, schema: $0))
+                ($0.name, TableLayout(namespace: scope.namespace, schema: $0))
             })
     }
 
@@ -422,14 +413,12 @@ private struct ModifyTransaction: Sendable {
             let saving = items.compactMap(\.record)
             let cached = self.cached
             let s = try await PostgresStore.applyDDL(
-                conn, namespace: namespace, citus: citus, logger: logger, address: address
+                conn, namespace: scope.namespace, citus: citus, logger: scope.logger, address: address
             ) { old in PostgresStore.grown(old ?? cached, by: saving) }
             progress.grown = s
             tables = layouts(s)
         }
-        var ctx = WriteContext(
-            conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
-            environment: environment, now: now, user: userID, partitioned: partitioned)
+        var ctx = WriteContext(conn: conn, scope: scope, tables: tables, now: now, user: userID)
         ctx.quota = quota
         ctx.registry = registry
         ctx.sequence = try await ctx.nextSequence()
@@ -496,7 +485,7 @@ private struct ModifyTransaction: Sendable {
                     PostgresStore.grown(current, by: [record]) != current
                 {
                     let s = try await PostgresStore.applyDDL(
-                        conn, namespace: namespace, citus: citus, logger: logger, address: address
+                        conn, namespace: scope.namespace, citus: citus, logger: scope.logger, address: address
                     ) { old in PostgresStore.grown(old ?? current, by: [record]) }
                     ctx.tables = layouts(s)
                     progress.grown = s

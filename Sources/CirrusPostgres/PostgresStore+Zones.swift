@@ -129,15 +129,11 @@ extension PostgresStore {
 
     /// What makes a write context of this tenant (no record tables) on a connection.
     nonisolated var writeContext: (logger: Logger, make: @Sendable (PostgresConnection) -> WriteContext) {
-        let (logger, namespace, key, environment) = (self.logger, tenant.namespace, tenant.key, tenant.environment)
-        let partitioned = layout == .hashPartitioned
+        let scope = self.scope
         return (
-            logger,
+            scope.logger,
             { conn in
-                WriteContext(
-                    conn: conn, logger: logger, tables: [:], namespace: namespace, tenant: key,
-                    environment: environment, now: Timestamp(millisecondsSince1970: 0), user: nil,
-                    partitioned: partitioned)
+                WriteContext(conn: conn, scope: scope, tables: [:], now: Timestamp(millisecondsSince1970: 0), user: nil)
             }
         )
     }

@@ -53,6 +53,13 @@ public actor PostgresStore {
         case hashPartitioned
     }
 
+    /// What every write context of this store shares (WriteContext.swift).
+    nonisolated var scope: TenantScope {
+        TenantScope(
+            logger: logger, namespace: tenant.namespace, tenant: tenant.key, environment: tenant.environment,
+            partitioned: layout == .hashPartitioned)
+    }
+
     let client: PostgresClient
     let runTask: Task<Void, Never>
     /// The statement texts prepared on the pool's sessions (shared with the stores of the same

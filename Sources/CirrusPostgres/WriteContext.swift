@@ -9,6 +9,21 @@ import NIOCore
 import PostgresNIO
 import RecordModel
 
+/// What the writes of one store's tenant share, whatever the transaction: where its tables are,
+/// whose rows they write, how statements are logged.
+struct TenantScope: Sendable {
+    /// The logger of every statement.
+    let logger: Logger
+    /// The container environment's namespace.
+    let namespace: String
+    /// The tenant's key.
+    let tenant: String
+    /// The tenant's environment.
+    let environment: Environment
+    /// Hash-partitioned over foreign tables: no `ON CONFLICT` (no unique index on the parent).
+    let partitioned: Bool
+}
+
 /// One transaction's writes for one tenant.
 struct WriteContext {
     let conn: PostgresConnection
@@ -441,5 +456,17 @@ struct WriteContext {
             "INSERT INTO \(tombstones) (tenant, zone_name, zone_owner, record_name, record_type, seq) VALUES ("
                 + vals.joined(separator: ", ") + ", \(t.param(String(sequence)))::bigint)", t)
         return server
+    }
+}
+
+extension WriteContext {
+    /// A context on `conn` for `scope`'s tenant over `tables`, at `now`, for `user` (nil: the
+    /// administrator).
+    init(
+        conn: PostgresConnection, scope: TenantScope, tables: [String: TableLayout], now: Timestamp, user: RecordID?
+    ) {
+        self.init(
+            conn: conn, logger: scope.logger, tables: tables, namespace: scope.namespace, tenant: scope.tenant,
+            environment: scope.environment, now: now, user: user, partitioned: scope.partitioned)
     }
 }
