@@ -72,6 +72,7 @@ public protocol QuerySnapshot: Sendable {
 /// and stops as soon as it has a page; with `layers`, it merges each layer's ties by
 /// ``QuerySnapshot/rowPrecedes(_:_:)``.
 public struct RowIDOrder: OptionSet, Sendable, Hashable {
+    /// The options' bits.
     public let rawValue: UInt8
     /// Options from their bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
