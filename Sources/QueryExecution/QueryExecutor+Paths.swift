@@ -101,20 +101,21 @@ extension Run {
         // One sort descriptor, the scanned field's: ties are ordered by record id alone, and
         // the index lists them in row order.
         let tiesByID = ordering.sorts.count == 1 && ordering.sorts[0].fieldName == field
-        st.idOrderedTies = tiesByID && snapshot.idOrder.contains(.rows)
+        let idOrder = snapshot.idOrder  // asked once: a store may work it out from its layers
+        st.idOrderedTies = tiesByID && idOrder.contains(.rows)
         // Layers that each list their rows in id order, merged by id where they tie: an
         // ascending scan then meets its ties in id order, as one layer would. Only where
         // every row scanned is taken (no set or filter to pass): each tie between layers
         // compares two ids read from the rows, and a scan that rejects most of its rows would
         // pay that for rows it drops.
         st.tiesInIDOrder =
-            tiesByID && !descending && taker.sets.isEmpty && taker.residual.isEmpty && !snapshot.idOrder.contains(.rows)
-            && snapshot.idOrder.contains(.layers) && index.ordersTiesAcrossLayers
+            tiesByID && !descending && taker.sets.isEmpty && taker.residual.isEmpty && !idOrder.contains(.rows)
+            && idOrder.contains(.layers) && index.ordersTiesAcrossLayers
         // Large tie groups taken by value (`takeByValue`) where a group is read whole: rows
         // not in id order, or a descending scan (which meets its ties backwards). A user
         // field's value is read from the row's bytes; records are needed first only to test
         // visibility or a filter the bytes cannot answer.
-        if tiesByID, !st.tiesInIDOrder, !snapshot.idOrder.contains(.rows) || descending, taker.visible == nil,
+        if tiesByID, !st.tiesInIDOrder, !idOrder.contains(.rows) || descending, taker.visible == nil,
             taker.residual.isEmpty || taker.filter != nil, SystemField.named(field) == nil
         {
             st.tieKeys = snapshot.valueReader(FieldSelection([field]))
