@@ -278,7 +278,7 @@ extension WriteContext {
     /// Runs a statement as a prepared one (PreparedSQL.swift) and returns its rows; its answer
     /// moves the request's deadline.
     func prepared(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
-        let rows = try await conn.run(sql, binds, registry: registry, logger: logger)
+        let rows = try await conn.run(sql, binds, registry: registry, logger: scope.logger)
         Deadline.answered()
         return rows
     }
@@ -289,7 +289,7 @@ extension WriteContext {
     /// id), which a bulk load outgrows before any ANALYZE: each batch then slower than the last.
     func planned(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
         var out: [PostgresRow] = []
-        for try await r in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+        for try await r in try await conn.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: scope.logger) {
             out.append(r)
         }
         Deadline.answered()
@@ -372,27 +372,27 @@ extension WriteContext {
         newTypes: [String], oldIDs: [RecordID], unreferencing: [RecordID], newCount: Int
     ) async throws {
         var b = PostgresBindings()
-        b.append(tenant)
+        b.append(scope.tenant)
         b.append(String(sequence))
         b.append(newIDs.map(\.zoneID.zoneName))
         b.append(newIDs.map(\.zoneID.ownerName))
         b.append(newIDs.map(\.recordName))
         b.append(newTypes)
-        let names = SQLName.qualified(namespace, "cirrus_names")
+        let names = SQLName.qualified(scope.namespace, "cirrus_names")
         var ctes = [
             "cn AS (INSERT INTO \(names) (tenant, zone_name, zone_owner, record_name, record_type, seq) "
                 + "SELECT $1, z, o, r, t, $2::bigint FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) "
                 + "AS u(z, o, r, t))",
-            "ct AS (DELETE FROM \(SQLName.qualified(namespace, "cirrus_tombstones")) WHERE tenant = $1 AND "
+            "ct AS (DELETE FROM \(SQLName.qualified(scope.namespace, "cirrus_tombstones")) WHERE tenant = $1 AND "
                 + "(zone_name, zone_owner, record_name) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[])))",
         ]
         let old = Self.keys(oldIDs, &b)
         ctes.append("co AS (UPDATE \(names) SET seq = $2::bigint WHERE \(old))")
         let refs = Self.keys(unreferencing, &b, name: "source_name")
-        ctes.append("cf AS (DELETE FROM \(SQLName.qualified(namespace, "cirrus_backrefs")) WHERE \(refs))")
+        ctes.append("cf AS (DELETE FROM \(SQLName.qualified(scope.namespace, "cirrus_backrefs")) WHERE \(refs))")
         b.append(String(newCount))
         ctes.append(
-            "cc AS (UPDATE \(SQLName.qualified(namespace, "cirrus_tenants")) SET records = records + $\(b.count)::bigint "
+            "cc AS (UPDATE \(SQLName.qualified(scope.namespace, "cirrus_tenants")) SET records = records + $\(b.count)::bigint "
                 + "WHERE tenant = $1)")
         for (k, (type, rows)) in rowsByType.sorted(by: { $0.key < $1.key }).enumerated() {
             guard let columns = columnsByType[type] else { continue }

@@ -61,12 +61,12 @@ extension PostgresStore {
         let key = tenant.key
         let logger = self.logger
         let tables = self.tables
+        let scope = self.scope
         let pageSize = max(1, limit)
         return try await run("fetching the changes of zone \(zone) of \(key)", retryRead: true) { client in
             try await client.withTransaction(logger: logger) { conn in
                 let ctx = WriteContext(
-                    conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: key,
-                    environment: .production, now: Timestamp(millisecondsSince1970: 0), user: nil, partitioned: false)
+                    conn: conn, scope: scope, tables: tables, now: Timestamp(millisecondsSince1970: 0), user: nil)
                 try await ctx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 var b = SQLBuilder()
                 let t = b.param(key)

@@ -218,10 +218,10 @@ public struct PostgresImportSummary: Sendable {
 extension PostgresImporter {
     /// A write context of the import's transaction over `tables`.
     func context(_ st: State) -> WriteContext {
-        var ctx = WriteContext(
-            conn: connection, logger: store.logger, tables: st.tables, namespace: store.tenant.namespace,
-            tenant: store.tenant.key, environment: store.tenant.environment, now: store.now, user: nil,
-            partitioned: false)
+        let scope = TenantScope(
+            logger: store.logger, namespace: store.tenant.namespace, tenant: store.tenant.key,
+            environment: store.tenant.environment, partitioned: false)
+        var ctx = WriteContext(conn: connection, scope: scope, tables: st.tables, now: store.now, user: nil)
         ctx.registry = store.registry
         ctx.sequence = st.sequence
         ctx.administrative = true

@@ -277,8 +277,8 @@ extension PostgresStore {
     public func records(for ids: [RecordID]) async throws(CirrusError) -> [RecordID: Record] {
         if ids.isEmpty { return [:] }
         let tables = self.tables
+        let scope = self.scope
         let tenantKey = tenant.key
-        let namespace = tenant.namespace
         let logger = self.logger
         if tables.count <= Self.maximumTypesPerFetch {
             let layouts = tables.values.sorted { $0.table < $1.table }
@@ -331,9 +331,7 @@ extension PostgresStore {
         return try await run("fetching \(ids.count) records of \(tenantKey)", retryRead: true) { client in
             try await client.withConnection { conn in
                 let ctx = WriteContext(
-                    conn: conn, logger: logger, tables: tables, namespace: namespace, tenant: tenantKey,
-                    environment: .production, now: Timestamp(millisecondsSince1970: 0), user: nil,
-                    partitioned: false)
+                    conn: conn, scope: scope, tables: tables, now: Timestamp(millisecondsSince1970: 0), user: nil)
                 return try await ctx.records(ids)
             }
         }

@@ -57,11 +57,11 @@ struct BatchSave {
         let custom = Set(items.map(\.record.recordID.zoneID).filter { !$0.isDefaultZone }.map(\.zoneName))
         if custom.isEmpty { return }
         var b = PostgresBindings()
-        b.append(ctx.tenant)
+        b.append(ctx.scope.tenant)
         b.append(custom.sorted())
         var found = Set<String>()
         for row in try await ctx.prepared(
-            "SELECT zone_name FROM \(SQLName.qualified(ctx.namespace, "cirrus_zones")) WHERE tenant = $1 AND "
+            "SELECT zone_name FROM \(SQLName.qualified(ctx.scope.namespace, "cirrus_zones")) WHERE tenant = $1 AND "
                 + "zone_name = ANY($2::text[]) FOR SHARE", b)
         {
             found.insert(try row.decode(String.self))
@@ -94,7 +94,7 @@ struct BatchSave {
                     i,
                     CirrusError(
                         .serverRejectedRequest,
-                        "Cannot create new type \(given.recordType) in \(ctx.environment.rawValue) schema",
+                        "Cannot create new type \(given.recordType) in \(ctx.scope.environment.rawValue) schema",
                         recordID: id))
                 continue
             }
@@ -104,7 +104,7 @@ struct BatchSave {
             }) {
                 fail(
                     i,
-                    ctx.environment == .production
+                    ctx.scope.environment == .production
                         ? CirrusError(
                             .serverRejectedRequest,
                             "Cannot create new field '\(name)' of type \(given.recordType) in production schema",
@@ -122,9 +122,10 @@ struct BatchSave {
         var serverTypes: [RecordID: String] = [:]
         if asked.isEmpty { return serverTypes }
         var b = PostgresBindings()
-        b.append(ctx.tenant)
+        b.append(ctx.scope.tenant)
         let sql = WriteContext.lookup(
-            "zone_name, zone_owner, record_name, record_type", from: SQLName.qualified(ctx.namespace, "cirrus_names"),
+            "zone_name, zone_owner, record_name, record_type",
+            from: SQLName.qualified(ctx.scope.namespace, "cirrus_names"),
             asked.map { items[$0].record.recordID }, lock: true, &b)
         for row in try await ctx.planned(sql, b) {
             let (zone, owner, name, type) = try row.decode((String, String, String, String).self)
@@ -155,7 +156,7 @@ struct BatchSave {
         for (type, ids) in existing.sorted(by: { $0.key < $1.key }) {
             guard let layout = ctx.tables[type] else { continue }
             var b = PostgresBindings()
-            b.append(ctx.tenant)
+            b.append(ctx.scope.tenant)
             let sql = WriteContext.lookup("data", from: layout.qualifiedTable, ids, lock: true, &b)
             for row in try await ctx.planned(sql, b) {
                 let data = try row.decode(ByteBuffer.self)
@@ -172,9 +173,9 @@ struct BatchSave {
         var recordsBefore: Int? = nil
         if ctx.quota != nil, asked.contains(where: { serverTypes[items[$0].record.recordID] == nil }) {
             var b = PostgresBindings()
-            b.append(ctx.tenant)
+            b.append(ctx.scope.tenant)
             for row in try await ctx.prepared(
-                "SELECT records FROM \(SQLName.qualified(ctx.namespace, "cirrus_tenants")) WHERE tenant = $1", b)
+                "SELECT records FROM \(SQLName.qualified(ctx.scope.namespace, "cirrus_tenants")) WHERE tenant = $1", b)
             {
                 recordsBefore = Int(try row.decode(Int64.self))
             }

@@ -27,15 +27,11 @@ struct TenantScope: Sendable {
 /// One transaction's writes for one tenant.
 struct WriteContext {
     let conn: PostgresConnection
-    let logger: Logger
+    /// The tenant written: namespace, key, environment, logger, layout.
+    let scope: TenantScope
     var tables: [String: TableLayout]
-    let namespace: String
-    let tenant: String
-    let environment: Environment
     let now: Timestamp
     let user: RecordID?
-    /// Hash-partitioned over foreign tables: no `ON CONFLICT` (no unique index on the parent).
-    let partitioned: Bool
     /// The tenant's sequence this request writes at (``nextSequence()``).
     var sequence: Int64 = 0
     /// Most records the tenant may hold (nil: no quota); a new record past it → quotaExceeded.
@@ -55,7 +51,7 @@ struct WriteContext {
     /// (``Deadline/answered()``): a request of many items ends when the server stops answering,
     /// not when their statements together pass the timeout.
     func query(_ sql: String, _ b: SQLBuilder) async throws -> PostgresRowSequence {
-        let rows = try await conn.query(PostgresQuery(unsafeSQL: sql, binds: b.binds), logger: logger)
+        let rows = try await conn.query(PostgresQuery(unsafeSQL: sql, binds: b.binds), logger: scope.logger)
         Deadline.answered()
         return rows
     }
@@ -63,9 +59,9 @@ struct WriteContext {
     /// The tenant's next request number (locks the tenant's counter row to the commit).
     func nextSequence() async throws -> Int64 {
         var b = SQLBuilder()
-        let t = b.param(tenant)
-        let table = SQLName.qualified(namespace, "cirrus_tenants")
-        if partitioned {
+        let t = b.param(scope.tenant)
+        let table = SQLName.qualified(scope.namespace, "cirrus_tenants")
+        if scope.partitioned {
             // The tenant's counter row is created by its first request (two concurrent first
             // requests of one tenant: one fails on the worker's primary key, nothing is written).
             var sequence: Int64? = nil
@@ -93,8 +89,8 @@ struct WriteContext {
         var b = SQLBuilder()
         var count: Int64 = 0
         for try await n in try await query(
-            "UPDATE \(SQLName.qualified(namespace, "cirrus_tenants")) SET records = records + "
-                + "\(b.param(String(delta)))::bigint WHERE tenant = \(b.param(tenant)) RETURNING records", b
+            "UPDATE \(SQLName.qualified(scope.namespace, "cirrus_tenants")) SET records = records + "
+                + "\(b.param(String(delta)))::bigint WHERE tenant = \(b.param(scope.tenant)) RETURNING records", b
         ).decode(Int64.self) { count = n }
         if delta > 0, let quota, count > quota {
             throw CirrusError(
@@ -106,11 +102,11 @@ struct WriteContext {
     /// locked FOR SHARE until the transaction ends, so a deletion of the zone waits for it).
     func requireZone(_ id: RecordID) async throws {
         var b = SQLBuilder()
-        let t = b.param(tenant)
+        let t = b.param(scope.tenant)
         let z = b.param(id.zoneID.zoneName)
         var found = false
         for try await _ in try await query(
-            "SELECT 1 FROM \(SQLName.qualified(namespace, "cirrus_zones")) WHERE tenant = \(t) AND zone_name = \(z) "
+            "SELECT 1 FROM \(SQLName.qualified(scope.namespace, "cirrus_zones")) WHERE tenant = \(t) AND zone_name = \(z) "
                 + "FOR SHARE", b)
         { found = true }
         if !found {
@@ -122,9 +118,9 @@ struct WriteContext {
     /// The record type a name is used by in this tenant, locked with `lock`.
     func recordType(of id: RecordID, lock: Bool) async throws -> String? {
         var b = SQLBuilder()
-        let key = RecordRow.keyCondition(tenant: tenant, id, &b)
+        let key = RecordRow.keyCondition(tenant: scope.tenant, id, &b)
         let rows = try await query(
-            "SELECT record_type FROM \(SQLName.qualified(namespace, "cirrus_names")) WHERE \(key)"
+            "SELECT record_type FROM \(SQLName.qualified(scope.namespace, "cirrus_names")) WHERE \(key)"
                 + (lock ? " FOR UPDATE" : ""), b)
         var type: String? = nil
         for try await t in rows.decode(String.self) { type = t }
@@ -135,7 +131,7 @@ struct WriteContext {
     func current(_ id: RecordID, lock: Bool) async throws -> Record? {
         guard let type = try await recordType(of: id, lock: lock), let layout = tables[type] else { return nil }
         var b = SQLBuilder()
-        let key = RecordRow.keyCondition(tenant: tenant, id, &b)
+        let key = RecordRow.keyCondition(tenant: scope.tenant, id, &b)
         let rows = try await query(
             "SELECT data FROM \(layout.qualifiedTable) WHERE \(key)" + (lock ? " FOR UPDATE" : ""), b)
         var record: Record? = nil
@@ -148,14 +144,14 @@ struct WriteContext {
     /// The records of `ids` that exist: one statement for their types, one per type for the rows.
     func records(_ ids: [RecordID]) async throws -> [RecordID: Record] {
         func keys(_ b: inout SQLBuilder, _ ids: [RecordID]) -> String {
-            "tenant = \(b.param(tenant)) AND (zone_name, zone_owner, record_name) IN (SELECT * FROM unnest("
+            "tenant = \(b.param(scope.tenant)) AND (zone_name, zone_owner, record_name) IN (SELECT * FROM unnest("
                 + "\(b.param(ids.map(\.zoneID.zoneName)))::text[], \(b.param(ids.map(\.zoneID.ownerName)))::text[], "
                 + "\(b.param(ids.map(\.recordName)))::text[]))"
         }
         var b = SQLBuilder()
         let rows = try await query(
             "SELECT zone_name, zone_owner, record_name, record_type FROM "
-                + "\(SQLName.qualified(namespace, "cirrus_names")) WHERE \(keys(&b, ids))", b)
+                + "\(SQLName.qualified(scope.namespace, "cirrus_names")) WHERE \(keys(&b, ids))", b)
         var byType: [String: [RecordID]] = [:]
         for try await (zone, owner, name, type) in rows.decode((String, String, String, String).self) {
             byType[type, default: []].append(
@@ -188,11 +184,12 @@ struct WriteContext {
         }
         guard let layout = tables[given.recordType] else {
             throw CirrusError(
-                .serverRejectedRequest, "Cannot create new type \(given.recordType) in \(environment.rawValue) schema",
+                .serverRejectedRequest,
+                "Cannot create new type \(given.recordType) in \(scope.environment.rawValue) schema",
                 recordID: id)
         }
         for name in given.fields.keys where !layout.fieldNames.contains(name) {  // in name order
-            throw environment == .production
+            throw scope.environment == .production
                 ? CirrusError(
                     .serverRejectedRequest,
                     "Cannot create new field '\(name)' of type \(given.recordType) in production schema", recordID: id)
@@ -239,8 +236,8 @@ struct WriteContext {
         var b = SQLBuilder()
         var found = Set<String>()
         for try await h in try await query(
-            "UPDATE \(SQLName.qualified(namespace, "cirrus_assets")) SET stored_at = "
-                + "(extract(epoch from clock_timestamp()) * 1000)::bigint WHERE tenant = \(b.param(tenant)) AND "
+            "UPDATE \(SQLName.qualified(scope.namespace, "cirrus_assets")) SET stored_at = "
+                + "(extract(epoch from clock_timestamp()) * 1000)::bigint WHERE tenant = \(b.param(scope.tenant)) AND "
                 + "hash = ANY(\(b.param(hashes))::text[]) RETURNING hash", b
         ).decode(String.self) { found.insert(h) }
         for (name, value) in r.fields {
@@ -286,8 +283,8 @@ struct WriteContext {
             var b = SQLBuilder()
             var others = 0
             for try await n in try await query(
-                "SELECT count(*) FROM \(SQLName.qualified(namespace, "cirrus_backrefs")) WHERE "
-                    + "\(Self.refKey(tenant, id.zoneID, &b)) AND target_name = \(b.param(target.recordName)) "
+                "SELECT count(*) FROM \(SQLName.qualified(scope.namespace, "cirrus_backrefs")) WHERE "
+                    + "\(Self.refKey(scope.tenant, id.zoneID, &b)) AND target_name = \(b.param(target.recordName)) "
                     + "AND source_name <> \(b.param(id.recordName))", b
             ).decode(Int64.self) { others = Int(n) }
             if others + 1 > Self.maximumCascadingReferences {
@@ -311,15 +308,15 @@ struct WriteContext {
 
     /// Replaces the deleteSelf references `source` holds in `cirrus_backrefs` by `targets`.
     func setReferences(of source: RecordID, to targets: [RecordID]) async throws {
-        let table = SQLName.qualified(namespace, "cirrus_backrefs")
+        let table = SQLName.qualified(scope.namespace, "cirrus_backrefs")
         var b = SQLBuilder()
         try await exec(
-            "DELETE FROM \(table) WHERE \(Self.refKey(tenant, source.zoneID, &b)) AND source_name = "
+            "DELETE FROM \(table) WHERE \(Self.refKey(scope.tenant, source.zoneID, &b)) AND source_name = "
                 + "\(b.param(source.recordName))", b)
         if targets.isEmpty { return }
         var i = SQLBuilder()
         let rows = targets.map { t in
-            "(\(i.param(tenant)), \(i.param(source.zoneID.zoneName)), \(i.param(source.zoneID.ownerName)), "
+            "(\(i.param(scope.tenant)), \(i.param(source.zoneID.zoneName)), \(i.param(source.zoneID.ownerName)), "
                 + "\(i.param(t.recordName)), \(i.param(source.recordName)))"
         }
         try await exec(
@@ -334,25 +331,26 @@ struct WriteContext {
         let seq = "\(n.param(String(sequence)))::bigint"
         if isNew {
             try await countRecords(+1, id)
-            let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, r.recordType].map {
+            let vals = [scope.tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, r.recordType].map {
                 n.param($0)
             }
             try await exec(
-                "INSERT INTO \(SQLName.qualified(namespace, "cirrus_names")) "
+                "INSERT INTO \(SQLName.qualified(scope.namespace, "cirrus_names")) "
                     + "(tenant, zone_name, zone_owner, record_name, record_type, seq) VALUES ("
                     + "\(vals.joined(separator: ", ")), \(seq))", n)
             // A name saved again after its deletion is live: its tombstone goes.
             var t = SQLBuilder()
             try await exec(
-                "DELETE FROM \(SQLName.qualified(namespace, "cirrus_tombstones")) WHERE "
-                    + RecordRow.keyCondition(tenant: tenant, id, &t), t)
+                "DELETE FROM \(SQLName.qualified(scope.namespace, "cirrus_tombstones")) WHERE "
+                    + RecordRow.keyCondition(tenant: scope.tenant, id, &t), t)
         } else {
-            let key = RecordRow.keyCondition(tenant: tenant, id, &n)
-            try await exec("UPDATE \(SQLName.qualified(namespace, "cirrus_names")) SET seq = \(seq) WHERE \(key)", n)
+            let key = RecordRow.keyCondition(tenant: scope.tenant, id, &n)
+            try await exec(
+                "UPDATE \(SQLName.qualified(scope.namespace, "cirrus_names")) SET seq = \(seq) WHERE \(key)", n)
         }
         var b = SQLBuilder()
         var cols: [(String, String)] = [
-            ("tenant", b.param(tenant)), ("zone_name", b.param(id.zoneID.zoneName)),
+            ("tenant", b.param(scope.tenant)), ("zone_name", b.param(id.zoneID.zoneName)),
             ("zone_owner", b.param(id.zoneID.ownerName)), ("record_name", b.param(id.recordName)),
             ("record_type", b.param(r.recordType)), ("change_tag", b.param(r.recordChangeTag ?? "")),
             ("created_at", r.creationDate.map { "\(b.param(String($0.millisecondsSince1970)))::bigint" } ?? "NULL"),
@@ -367,7 +365,7 @@ struct WriteContext {
         cols += try RecordRow.typedValues(r, layout, &b)
         let names = cols.map(\.0)
         let updates = names.dropFirst(4).map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
-        if partitioned {
+        if scope.partitioned {
             // The row was read (and locked) before: insert a new one, update an existing one.
             if isNew {
                 try await exec(
@@ -402,12 +400,12 @@ struct WriteContext {
         var deleted = [first]
         var queue = [id]
         var done: Set<RecordID> = [id]
-        let table = SQLName.qualified(namespace, "cirrus_backrefs")
+        let table = SQLName.qualified(scope.namespace, "cirrus_backrefs")
         while let victim = queue.popLast() {
             var b = SQLBuilder()
             var sources: [String] = []
             for try await s in try await query(
-                "DELETE FROM \(table) WHERE \(Self.refKey(tenant, victim.zoneID, &b)) AND target_name = "
+                "DELETE FROM \(table) WHERE \(Self.refKey(scope.tenant, victim.zoneID, &b)) AND target_name = "
                     + "\(b.param(victim.recordName)) RETURNING source_name", b
             ).decode(String.self) { sources.append(s) }
             for s in sources.sorted() {
@@ -441,32 +439,20 @@ struct WriteContext {
                 recordID: id, serverRecord: server)
         }
         var b = SQLBuilder()
-        let key = RecordRow.keyCondition(tenant: tenant, id, &b)
-        try await exec("DELETE FROM \(SQLName.qualified(namespace, "cirrus_names")) WHERE \(key)", b)
+        let key = RecordRow.keyCondition(tenant: scope.tenant, id, &b)
+        try await exec("DELETE FROM \(SQLName.qualified(scope.namespace, "cirrus_names")) WHERE \(key)", b)
         if let layout = tables[type] { try await exec("DELETE FROM \(layout.qualifiedTable) WHERE \(key)", b) }
         try await countRecords(-1, id)
         // The tombstone (a name deleted twice keeps its latest; no ON CONFLICT: partitioned
         // layouts have no unique index on the parent).
-        let tombstones = SQLName.qualified(namespace, "cirrus_tombstones")
+        let tombstones = SQLName.qualified(scope.namespace, "cirrus_tombstones")
         try await exec("DELETE FROM \(tombstones) WHERE \(key)", b)
         if let server, !Self.deleteSelfTargets(server).isEmpty { try await setReferences(of: id, to: []) }
         var t = SQLBuilder()
-        let vals = [tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].map { t.param($0) }
+        let vals = [scope.tenant, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, type].map { t.param($0) }
         try await exec(
             "INSERT INTO \(tombstones) (tenant, zone_name, zone_owner, record_name, record_type, seq) VALUES ("
                 + vals.joined(separator: ", ") + ", \(t.param(String(sequence)))::bigint)", t)
         return server
-    }
-}
-
-extension WriteContext {
-    /// A context on `conn` for `scope`'s tenant over `tables`, at `now`, for `user` (nil: the
-    /// administrator).
-    init(
-        conn: PostgresConnection, scope: TenantScope, tables: [String: TableLayout], now: Timestamp, user: RecordID?
-    ) {
-        self.init(
-            conn: conn, logger: scope.logger, tables: tables, namespace: scope.namespace, tenant: scope.tenant,
-            environment: scope.environment, now: now, user: user, partitioned: scope.partitioned)
     }
 }
