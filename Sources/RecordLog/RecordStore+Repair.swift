@@ -172,12 +172,19 @@ struct Repair {
     mutating func adoptRowsSegments(_ dataFiles: [UInt64]) -> ManifestCheckpoint? {
         var tables: [TableKey: [TableFiles]] = [:]
         var state: (UInt64, UInt64)?
-        var unread: [(file: String, reason: String)] = []
+        // A segment whose table cannot be told is not adopted: its records are reported lost.
+        func unplaced(_ file: String, _ reason: String) {
+            report.losses.append(
+                RepairLoss(
+                    file: file, reason: reason + "; the manifest is lost, so the segment was not adopted",
+                    what: .records))
+            lossy = true
+        }
         for n in dataFiles {
             let file = path(DataSegmentFormat.fileName(n))
             let seg: DataSegment
             do { seg = try DataSegment.open(file, fileSystem: fs) } catch {
-                unread.append((file, "the segment does not open: \(error)"))
+                unplaced(file, "the segment does not open: \(error)")
                 continue
             }
             if let b = seg.section("state"), let st = try? CheckpointState.decode(b) {
@@ -185,8 +192,7 @@ struct Repair {
             }
             // A segment without rows holds indexes or state: nothing of it is adopted.
             guard seg.section("rows") != nil else { continue }
-            // Its table is named by its first row; a rows segment whose table cannot be told is
-            // not adopted, and its records are reported lost rather than skipped unnoticed.
+            // Its table is named by its first row.
             do {
                 let rows = try RowSection(segment: seg)
                 guard rows.count > 0 else { continue }
@@ -197,15 +203,8 @@ struct Repair {
                 tables[TableKey(owner: rec.recordID.zoneID.ownerName, recordType: rec.recordType), default: []]
                     .append(TableFiles(rows: n, indexes: nil))
             } catch {
-                unread.append((file, "the rows segment's first row, which names its table, does not read: \(error)"))
+                unplaced(file, "the rows segment's first row, which names its table, does not read: \(error)")
             }
-        }
-        for u in unread {
-            report.losses.append(
-                RepairLoss(
-                    file: u.file, reason: u.reason + "; the manifest is lost, so the segment was not adopted",
-                    what: .records))
-            lossy = true
         }
         guard let state else { return nil }
         report.losses.append(
