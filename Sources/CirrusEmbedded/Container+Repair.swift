@@ -97,14 +97,9 @@ extension Container {
             throw CirrusError(.internalError, "\(directory) has no \(environment.rawValue) environment to repair")
         }
         var report: ContainerRepairReport
-        let nodeSize = options.indexNodeSize
         do {
-            let store = try RecordStore.repair(directory: storeDir, fileSystem: fs, clock: options.clock) { schema in
-                guard let schema else { return nil }
-                return { rows in
-                    try ContainerCore.indexSections(
-                        rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
-                }
+            let store = try RecordStore.repair(directory: storeDir, fileSystem: fs, clock: options.clock) {
+                $0.map { ContainerCore.sectionEncoder($0) }
             }
             report = ContainerRepairReport(environment: environment, store: store)
         } catch {

@@ -92,12 +92,9 @@ extension ContainerCore {
         guard let state = bulk else { return }
         let schema = state.schema
         if state.schemaChanged { state.load.setSchema(schema) }
-        let nodeSize = options.indexNodeSize
         try ensureSecrets(state.load.owners.union(state.zones.map(\.ownerName)))
         do {
-            try state.load.finish(userState: userStateBytes()) { rows in
-                try Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
-            }
+            try state.load.finish(userState: userStateBytes(), sections: Self.sectionEncoder(schema))
         } catch {
             throw CirrusError.storage(error, "the import")
         }

@@ -189,14 +189,11 @@ extension ContainerCore {
             throw e
         }
         let schema = stateLock.withLock { publishedSchema }
-        let nodeSize = options.indexNodeSize
         let report: CheckpointReport
         do {
             report = try store.checkpoint(
                 userState: userStateBytes(), raiseHorizon: raiseHorizon, rewrite: rewriteAtCheckpoint, merge: merge,
-                sections: { rows in
-                    try Self.indexSections(rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize)
-                })
+                sections: Self.sectionEncoder(schema))
         } catch {
             throw CirrusError.storage(error, "the checkpoint")
         }
@@ -282,17 +279,13 @@ extension ContainerCore {
         rewriteAtCheckpoint = []
         checkpointRunning = true
         checkpoints.enter()
-        let nodeSize = options.indexNodeSize
         let cancel = checkpointCancel
         let thread = Thread { [self] in
             defer { checkpoints.leave() }
             let written = Result { () throws(LogError) in
                 try store.writeCheckpoint(
                     job, userState: user, rewrite: rewrite, merge: merge,
-                    sections: { rows in
-                        try Self.indexSections(
-                            rows, schema: schema.recordTypes[rows.key.recordType], nodeSize: nodeSize, cancel: cancel)
-                    }, isCancelled: { cancel.isSet })
+                    sections: Self.sectionEncoder(schema, cancel: cancel), isCancelled: { cancel.isSet })
             }
             // The new tables are built and caught up with the commits made meanwhile here,
             // beside commits; the write lock is held only for the switch and the last few.

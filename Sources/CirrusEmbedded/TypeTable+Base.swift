@@ -75,20 +75,28 @@ extension TypeTable {
 }
 
 extension ContainerCore {
-    /// The index sections of a table being checkpointed, built from its rows in row order;
-    /// throws when `cancel` is set while they are built (the checkpoint's files are then removed).
+    /// The index sections of a table being checkpointed, built from its rows in row order and
+    /// handed to `add` as each is built; throws when `cancel` is set while they are built (the
+    /// checkpoint's files are then removed).
     static func indexSections(
-        _ rows: CheckpointRows, schema: RecordTypeSchema?, nodeSize: Int, cancel: CheckpointCancel? = nil
-    ) throws -> [(name: String, bytes: [UInt8])] {
-        guard let schema else { return [] }
+        _ rows: CheckpointRows, schema: RecordTypeSchema?, cancel: CheckpointCancel? = nil,
+        into add: (String, [UInt8]) throws -> Void
+    ) throws {
+        guard let schema else { return }
         // Large tables are read in parts, on all cores.
         let parts = rows.parts(ProcessInfo.processInfo.activeProcessorCount).map {
             $0.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) }
         }
-        guard
-            let sections = RecordIndexes.encodeSections(
-                schema: schema, parts: parts, columnsFrom: rows.layerStart, isCancelled: { cancel?.isSet ?? false })
-        else { throw CheckpointCancel.Cancelled() }
-        return sections
+        let done = try RecordIndexes.encodeSections(
+            schema: schema, parts: parts, columnsFrom: rows.layerStart, isCancelled: { cancel?.isSet ?? false },
+            emit: add)
+        if !done { throw CheckpointCancel.Cancelled() }
+    }
+
+    /// The section encoder of a checkpoint under `schema` (its record types' indexes).
+    static func sectionEncoder(_ schema: Schema, cancel: CheckpointCancel? = nil) -> SectionEncoder {
+        { rows, add in
+            try indexSections(rows, schema: schema.recordTypes[rows.key.recordType], cancel: cancel, into: add)
+        }
     }
 }

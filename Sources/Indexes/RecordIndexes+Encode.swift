@@ -31,8 +31,89 @@ extension RecordIndexes {
         isCancelled: @escaping @Sendable () -> Bool
     ) -> [(name: String, bytes: [UInt8])]?
     where S.Element == (RowID, Record) {
+        var out: [(name: String, bytes: [UInt8])] = []
+        let done = try? encodeSections(
+            schema: schema, parts: parts, columnsFrom: start, isCancelled: isCancelled,
+            emit: { out.append(($0, $1)) })
+        return done == true ? out : nil
+    }
+
+    /// The index sections of a table's rows given as consecutive `parts`, each handed to `emit`
+    /// as soon as it and those scheduled before it are built — so that a checkpoint writes them
+    /// to its segment as they come instead of holding every section's bytes. The order is fixed
+    /// by the rows (largest first). `emit` is called on one thread at a time; what it throws is
+    /// rethrown (and builds still running finish without emitting). False when cancelled.
+    public static func encodeSections<S: Sequence>(
+        schema: RecordTypeSchema, parts: [S], columnsFrom start: Int? = nil,
+        isCancelled: @escaping @Sendable () -> Bool, emit: (String, [UInt8]) throws -> Void
+    ) throws -> Bool
+    where S.Element == (RowID, Record) {
         let plan = IndexPlan(schema)
-        if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return [] }
+        if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return true }
+        guard var inputs = readParts(parts, plan: plan, columnsFrom: start, isCancelled: isCancelled) else {
+            return false
+        }
+        // The entries move into boxes that each section's job empties, so that a job sorts its
+        // entries in place and no array is held twice.
+        let costs = zip(inputs.fixed, inputs.variable).map { $0.count + $1.count }
+        let fixed = inputs.fixed.map(Taken.init)
+        let variable = inputs.variable.map(Taken.init)
+        let postings = Taken((inputs.postings, inputs.textsOrdered))
+        let columns = (inputs.columnsValid ? inputs.columns : []).map(Taken.init)
+        let points = inputs.points
+        inputs = SectionInputs(plan: plan, columns: false)
+        // The sections are independent: build them on all cores (each sorts its own entries),
+        // longest first — the text section, then the rest by entry count, the columns last — so
+        // that no core is left with one long job at the end.
+        var jobs: [(name: String, cost: Int, build: @Sendable () -> [UInt8]?)] = []
+        for (i, (field, fam)) in plan.ordered.enumerated() {
+            let (f, v) = (fixed[i], variable[i])
+            jobs.append(
+                (
+                    sectionName(field), costs[i],
+                    {
+                        fam.isFixed
+                            ? StaticOrdered.encode(family: fam, fixed: f.take() ?? [])
+                            : StaticOrdered.encode(family: fam, variable: v.take() ?? [])
+                    }
+                ))
+        }
+        if !plan.searchable.isEmpty {
+            jobs.append(
+                (
+                    textSectionName(plan.searchable), Int.max,
+                    {
+                        let (p, ordered) = postings.take() ?? ([:], true)
+                        return StaticText.encode(postings: p, ordered: ordered)
+                    }
+                ))
+        }
+        for (i, name) in plan.spatial.enumerated() {
+            let p = points[i]
+            jobs.append(("spatial:" + name, p.count, { StaticRTree.encode(points: p) }))
+        }
+        for (i, c) in columns.enumerated() {
+            jobs.append((columnSectionName(plan.columns[i]), -1, { c.take()?.encode() }))
+        }
+        let order = jobs.indices.sorted { jobs[$0].cost > jobs[$1].cost }
+        let names = order.map { jobs[$0].name }
+        let builds = order.map { jobs[$0].build }
+        // `emit` does not escape: every build has ended (and the emitter is gone) when this returns.
+        let error = withoutActuallyEscaping(emit) { emit in
+            let emitter = SectionEmitter(names: names, emit: emit)
+            DispatchQueue.concurrentPerform(iterations: builds.count) { k in
+                emitter.built(k, isCancelled() || emitter.failed ? nil : builds[k]())
+            }
+            return emitter.error
+        }
+        if let error { throw error }
+        return !isCancelled()
+    }
+
+    /// Each part's entries, read on all cores and joined in order; nil when cancelled.
+    static func readParts<S: Sequence>(
+        _ parts: [S], plan: IndexPlan, columnsFrom start: Int?, isCancelled: @escaping @Sendable () -> Bool
+    ) -> SectionInputs? where S.Element == (RowID, Record) {
         // One pass over each part's rows (they may be decoded from a mapped file on the fly).
         var read: [SectionInputs?] = Array(repeating: nil, count: parts.count)
         if parts.count == 1 {
@@ -53,59 +134,35 @@ extension RecordIndexes {
             guard let part = read[k].take() else { return nil }  // cancelled
             inputs.append(part, columnsFrom: start)
         }
-        let values = inputs.values
-        let texts = inputs.texts
-        let points = inputs.points
-        let columnValues = inputs.columnsValid ? inputs.columnValues : []
-        // The sections are independent: build them on all cores (each sorts its own entries),
-        // longest first — the text section (every string tokenized), then the rest by entry
-        // count — so that no core is left with one long job at the end.
-        var jobs: [(name: String, cost: Int, build: @Sendable () -> [UInt8])] = []
-        for (i, (field, fam)) in plan.ordered.enumerated() {
-            let v = values[i]
-            jobs.append((sectionName(field), v.count, { StaticOrdered.encode(family: fam, entries: v) }))
-        }
-        if !plan.searchable.isEmpty {
-            let t = texts
-            jobs.append(
-                (textSectionName(plan.searchable), Int.max, { StaticText.encode(rows: t, isCancelled: isCancelled) }))
-        }
-        for (i, name) in plan.spatial.enumerated() {
-            let p = points[i]
-            jobs.append(("spatial:" + name, p.count, { StaticRTree.encode(points: p) }))
-        }
-        let results = SectionResults(count: jobs.count)
-        let builds = jobs.map(\.build)
-        let order = jobs.indices.sorted { jobs[$0].cost > jobs[$1].cost }  // the sections stay in plan order
-        DispatchQueue.concurrentPerform(iterations: builds.count) { k in
-            let i = order[k]
-            if !isCancelled() { results.set(i, builds[i]()) }
-        }
-        if isCancelled() { return nil }
-        var out = jobs.indices.map { (name: jobs[$0].name, bytes: results.get($0)) }
-        for (i, values) in columnValues.enumerated() {
-            if let bytes = StaticColumn.encode(values) { out.append((columnSectionName(plan.columns[i]), bytes)) }
-        }
-        return out
+        return inputs
     }
 }
 
-/// The entries one pass over rows collects for `encodeSections`: ordered values, texts, points
-/// and column values (kept while the rows are consecutive).
+/// The entries one pass over rows collects for `encodeSections`, already in the form the
+/// sections sort: each ordered field's keys, the text postings (tokenized here, on the part's
+/// core), the points, and the column values (kept while the rows are consecutive). No record
+/// and no string of a row is held past its row.
 struct SectionInputs {
-    var values: [[(FieldValue, RowID)]]
-    var texts: [(RowID, [String])] = []
+    /// Each ordered field's entries (plan order): in `fixed[i]` for a fixed-width family, in
+    /// `variable[i]` otherwise (the other stays empty). A list gives one entry per element.
+    var fixed: [[(FixedKey, RowID)]]
+    var variable: [[(VarKey, RowID)]]
+    /// Each token's rows: ascending, a row once, while `textsOrdered`.
+    var postings: [String: [RowID]] = [:]
+    var textsOrdered = true
     var points: [[(RowID, Location)]]
-    var columnValues: [[FieldValue?]]
+    /// Each column's values while the rows are consecutive (`columnsValid`).
+    var columns: [ColumnBuilder]
     /// The first and last rows seen (nil before any), and whether they were consecutive.
     var first: Int?
     var last: Int?
     var columnsValid: Bool
 
     init(plan: IndexPlan, columns: Bool) {
-        values = Array(repeating: [], count: plan.ordered.count)
+        fixed = Array(repeating: [], count: plan.ordered.count)
+        variable = Array(repeating: [], count: plan.ordered.count)
         points = Array(repeating: [], count: plan.spatial.count)
-        columnValues = Array(repeating: [], count: columns ? plan.columns.count : 0)
+        self.columns = Array(repeating: ColumnBuilder(), count: columns ? plan.columns.count : 0)
         columnsValid = columns
     }
 
@@ -118,19 +175,32 @@ struct SectionInputs {
         for (row, rec) in rows {
             n &+= 1
             if n & 4095 == 0, isCancelled() { return nil }
-            for (i, (field, _)) in plan.ordered.enumerated() {
-                if let v = RecordIndexes.value(field, rec) { inputs.values[i].append((v, row)) }
+            if let last = inputs.last, Int(row) <= last { inputs.textsOrdered = false }
+            for (i, (field, fam)) in plan.ordered.enumerated() {
+                guard let v = RecordIndexes.value(field, rec) else { continue }
+                forEachElement(v) { e in
+                    if fam.isFixed {
+                        if let k = OrderedIndex.fixedKey(e, fam) { inputs.fixed[i].append((k, row)) }
+                    } else if let k = KeyEncoding.varKey(e, family: fam) {
+                        inputs.variable[i].append((k, row))
+                    }
+                }
             }
             if inputs.columnsValid {
                 if let last = inputs.last, Int(row) != last + 1 {
                     inputs.dropColumns()
                 } else {
-                    for (i, name) in plan.columns.enumerated() { inputs.columnValues[i].append(rec.fields[name]) }
+                    for (i, name) in plan.columns.enumerated() { inputs.columns[i].add(rec.fields[name]) }
                 }
             }
             if inputs.first == nil { inputs.first = Int(row) }
             inputs.last = Int(row)
-            if !plan.searchable.isEmpty { inputs.texts.append((row, RecordIndexes.texts(plan.searchable, rec))) }
+            for f in plan.searchable {
+                guard let v = rec.fields[f] else { continue }
+                forEachElement(v) { e in
+                    if case .string(let s) = e { StaticText.post(s, row: row, into: &inputs.postings) }
+                }
+            }
             for (i, name) in plan.spatial.enumerated() {
                 if let l = RecordIndexes.location(name, rec) { inputs.points[i].append((row, l)) }
             }
@@ -141,26 +211,89 @@ struct SectionInputs {
     /// No columns: the rows are not one layer's, consecutively from its first.
     mutating func dropColumns() {
         columnsValid = false
-        columnValues = []
+        columns = []
     }
 
     /// Appends the next part's entries. Columns stay valid while the rows run on consecutively
     /// from `start` (the layer's first row).
     mutating func append(_ next: SectionInputs, columnsFrom start: Int?) {
-        for i in values.indices { values[i] += next.values[i] }
-        texts += next.texts
+        for i in fixed.indices { fixed[i] += next.fixed[i] }
+        for i in variable.indices { variable[i] += next.variable[i] }
+        // Parts are consecutive: each token's rows stay ascending when this part's come first.
+        if let l = last, let f = next.first, f <= l { textsOrdered = false }
+        textsOrdered = textsOrdered && next.textsOrdered
+        for (t, rows) in next.postings { postings[t, default: []] += rows }
         for i in points.indices { points[i] += next.points[i] }
         if let f = next.first {
             if columnsValid {
                 let expected = last.map { $0 + 1 } ?? start
                 if next.columnsValid && f == expected {
-                    for i in columnValues.indices { columnValues[i] += next.columnValues[i] }
+                    for i in columns.indices { columns[i].append(next.columns[i]) }
                 } else {
                     dropColumns()
                 }
             }
             if first == nil { first = f }
             last = next.last
+        }
+    }
+}
+
+/// Calls `body` with each element of a list, or with the value itself (without an array).
+@inline(__always)
+func forEachElement(_ v: FieldValue, _ body: (FieldValue) -> Void) {
+    if case .list(let items) = v {
+        for e in items { body(e) }
+    } else {
+        body(v)
+    }
+}
+
+/// A value one job takes (once), so that it holds the only reference.
+final class Taken<T>: @unchecked Sendable {
+    // @unchecked: every access holds `lock`.
+    private let lock = NSLock()
+    private var value: T?
+    init(_ value: T) { self.value = value }
+    func take() -> T? {
+        lock.withLock {
+            defer { value = nil }
+            return value
+        }
+    }
+}
+
+/// Hands built sections to `emit` in schedule order, each as soon as those before it are out;
+/// built sections wait here only until then.
+final class SectionEmitter: @unchecked Sendable {
+    // @unchecked: every access holds `lock`; `emit` (not Sendable) is called only under it.
+    private let lock = NSLock()
+    private let names: [String]
+    private let emit: (String, [UInt8]) throws -> Void
+    private var waiting: [Int: [UInt8]?] = [:]
+    private var next = 0
+    private var thrown: (any Error)?
+
+    init(names: [String], emit: @escaping (String, [UInt8]) throws -> Void) {
+        self.names = names
+        self.emit = emit
+    }
+
+    /// What `emit` threw, if it did.
+    var error: (any Error)? { lock.withLock { thrown } }
+    var failed: Bool { error != nil }
+
+    /// Section `k` of the schedule is built (nil: skipped — cancelled, failed, or a column the
+    /// layer does not get).
+    func built(_ k: Int, _ bytes: [UInt8]?) {
+        lock.withLock {
+            waiting[k] = .some(bytes)
+            while let ready = waiting.removeValue(forKey: next) {
+                if thrown == nil, let b = ready {
+                    do { try emit(names[next], b) } catch { thrown = error }
+                }
+                next += 1
+            }
         }
     }
 }

@@ -76,54 +76,91 @@ struct StaticColumn: Sendable {
     /// an int64, a double, a date or a string, or there are more than `maxStrings` distinct
     /// strings — that field gets no column.
     static func encode(_ values: [FieldValue?]) -> [UInt8]? {
-        var tags = [UInt8](repeating: 0, count: values.count)
-        var words = SectionWriter()
-        var dictionary: [String: Int] = [:]
-        var strings: [String] = []
-        for (i, v) in values.enumerated() {
-            switch v {
-            case nil: words.u64(0)
-            case .int64(let n)?:
-                tags[i] = 1
-                words.u64(UInt64(bitPattern: n))
-            case .double(let d)?:
-                tags[i] = 2
-                words.u64(d.bitPattern)
-            case .date(let t)?:
-                tags[i] = 3
-                words.u64(UInt64(bitPattern: t.millisecondsSince1970))
-            case .string(let text)?:
-                tags[i] = 4
-                if let k = dictionary[text] {
-                    // Swift strings compare by canonical equivalence; a column keeps bytes. Two
-                    // spellings of one text (composed and decomposed accents) get no column.
-                    guard strings[k].utf8.elementsEqual(text.utf8) else { return nil }
-                    words.u64(UInt64(k))
-                } else {
-                    guard strings.count < maxStrings else { return nil }
-                    dictionary[text] = strings.count
-                    words.u64(UInt64(strings.count))
-                    strings.append(text)
-                }
-            default: return nil
-            }
+        var b = ColumnBuilder()
+        for v in values { b.add(v) }
+        return b.encode()
+    }
+}
+
+/// A column's values collected row by row (9 bytes a row, strings once in the dictionary), and
+/// joined part by part: ``StaticColumn/encode(_:)`` without holding the values.
+struct ColumnBuilder: Sendable {
+    var tags: [UInt8] = []
+    var words: [UInt64] = []
+    var strings: [String] = []
+    var dictionary: [String: Int] = [:]
+    /// Some value cannot be in a column: the field gets none (and nothing more is kept).
+    var failed = false
+
+    /// Adds the next row's value.
+    mutating func add(_ v: FieldValue?) {
+        guard !failed else { return }
+        switch v {
+        case nil: put(0, 0)
+        case .int64(let n)?: put(1, UInt64(bitPattern: n))
+        case .double(let d)?: put(2, d.bitPattern)
+        case .date(let t)?: put(3, UInt64(bitPattern: t.millisecondsSince1970))
+        case .string(let text)?:
+            if let k = number(text) { put(4, UInt64(k)) } else { fail() }
+        default: fail()
         }
+    }
+
+    /// Appends the next part's rows (its strings renumbered into this dictionary).
+    mutating func append(_ next: ColumnBuilder) {
+        guard !failed else { return }
+        guard !next.failed else { return fail() }
+        var renumber: [Int] = []
+        renumber.reserveCapacity(next.strings.count)
+        for text in next.strings {
+            guard let k = number(text) else { return fail() }
+            renumber.append(k)
+        }
+        tags += next.tags
+        words.reserveCapacity(words.count + next.words.count)
+        for (tag, word) in zip(next.tags, next.words) { words.append(tag == 4 ? UInt64(renumber[Int(word)]) : word) }
+    }
+
+    /// The section; nil when some value could not be in a column.
+    func encode() -> [UInt8]? {
+        guard !failed else { return nil }
         var w = SectionWriter()
-        w.magic(magic)
-        w.u64(UInt64(values.count))
+        w.magic(StaticColumn.magic)
+        w.u64(UInt64(tags.count))
         w.u64(UInt64(strings.count))
         w.u64(0)
         w.bytes += tags
         w.pad8()
-        w.bytes += words.bytes
+        for word in words { w.u64(word) }
         var offset: UInt64 = 0
         w.u64(0)
         for text in strings {
             offset += UInt64(text.utf8.count)
             w.u64(offset)
         }
-        for text in strings { w.bytes += Array(text.utf8) }
+        for text in strings { w.bytes.append(contentsOf: text.utf8) }
         return w.bytes
+    }
+
+    private mutating func put(_ tag: UInt8, _ word: UInt64) {
+        tags.append(tag)
+        words.append(word)
+    }
+
+    /// The dictionary number of `text`, added when new; nil when the dictionary is full, or
+    /// holds another spelling of it: Swift strings compare by canonical equivalence, a column
+    /// keeps bytes, so two spellings of one text (composed and decomposed accents) get no column.
+    private mutating func number(_ text: String) -> Int? {
+        if let k = dictionary[text] { return strings[k].utf8.elementsEqual(text.utf8) ? k : nil }
+        guard strings.count < StaticColumn.maxStrings else { return nil }
+        dictionary[text] = strings.count
+        strings.append(text)
+        return strings.count - 1
+    }
+
+    private mutating func fail() {
+        self = ColumnBuilder()
+        failed = true
     }
 }
 

@@ -151,48 +151,52 @@ struct StaticOrdered: Sendable {
 
     var count: Int { fixed?.count ?? variable?.count ?? 0 }
 
-    /// The section of `family` from (value, row) pairs (list values: one entry per element).
-    static func encode<S: Sequence>(family: KeyFamily, entries: S) -> [UInt8] where S.Element == (FieldValue, RowID) {
-        var w = SectionWriter()
-        w.magic(magic)
-        w.bytes += [family.rawValue, family.isFixed ? 0 : 1, 0, 0, 0, 0, 0, 0]
-        if family.isFixed {
-            var pairs: [(FixedKey, RowID)] = []
-            for (v, r) in entries {
-                for e in v.elements { if let k = OrderedIndex.fixedKey(e, family) { pairs.append((k, r)) } }
-            }
-            pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
-            let unique = dedupe(pairs)
-            w.u64(UInt64(unique.count))
-            w.u64(0)
-            for (k, r) in unique {
-                w.u64(k.a)
-                w.u64(k.b)
-                w.u32(r)
-                w.u32(0)
-            }
-        } else {
-            var pairs: [(VarKey, RowID)] = []
-            for (v, r) in entries {
-                for e in v.elements { if let k = KeyEncoding.varKey(e, family: family) { pairs.append((k, r)) } }
-            }
-            pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
-            let unique = dedupe(pairs)
-            w.u64(UInt64(unique.count))
-            let tailsAt = headerSize + unique.count * StaticVarKeys.entry
-            w.u64(UInt64(tailsAt))
-            var tailOffset: UInt64 = 0
-            for (k, r) in unique {
-                w.u64(k.a)
-                w.u64(k.b)
-                w.u64(tailOffset)
-                w.u32(r)
-                w.u32(UInt32(k.tail.count))
-                tailOffset += UInt64(k.tail.count)
-            }
-            for (k, _) in unique { w.bytes += k.tail }
+    /// The section of a fixed-width `family` from its (key, row) entries, in any order.
+    static func encode(family: KeyFamily, fixed pairs: [(FixedKey, RowID)]) -> [UInt8] {
+        var pairs = pairs
+        pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
+        let unique = dedupe(pairs)
+        var w = header(family, count: unique.count, capacity: headerSize + unique.count * StaticFixedKeys.entry)
+        w.u64(0)
+        for (k, r) in unique {
+            w.u64(k.a)
+            w.u64(k.b)
+            w.u32(r)
+            w.u32(0)
         }
         return w.bytes
+    }
+
+    /// The section of a variable-width `family` from its (key, row) entries, in any order.
+    static func encode(family: KeyFamily, variable pairs: [(VarKey, RowID)]) -> [UInt8] {
+        var pairs = pairs
+        pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
+        let unique = dedupe(pairs)
+        let tailsAt = headerSize + unique.count * StaticVarKeys.entry
+        let tails = unique.reduce(0) { $0 + $1.0.tail.count }
+        var w = header(family, count: unique.count, capacity: tailsAt + tails)
+        w.u64(UInt64(tailsAt))
+        var tailOffset: UInt64 = 0
+        for (k, r) in unique {
+            w.u64(k.a)
+            w.u64(k.b)
+            w.u64(tailOffset)
+            w.u32(r)
+            w.u32(UInt32(k.tail.count))
+            tailOffset += UInt64(k.tail.count)
+        }
+        for (k, _) in unique { w.bytes += k.tail }
+        return w.bytes
+    }
+
+    /// The header's magic, family, layout and entry count (the next field is the writer's).
+    private static func header(_ family: KeyFamily, count: Int, capacity: Int) -> SectionWriter {
+        var w = SectionWriter()
+        w.bytes.reserveCapacity(capacity)
+        w.magic(magic)
+        w.bytes += [family.rawValue, family.isFixed ? 0 : 1, 0, 0, 0, 0, 0, 0]
+        w.u64(UInt64(count))
+        return w
     }
 
     static func dedupe<K: TreeKey>(_ pairs: [(K, RowID)]) -> [(K, RowID)] {

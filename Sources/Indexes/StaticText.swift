@@ -79,7 +79,7 @@ struct StaticText: Sendable {
     /// Document frequency of term `i`.
     func frequency(_ i: Int) -> Int { max(0, start(i + 1) - start(i)) }
 
-    /// The section from (row, searchable strings) in row order.
+    /// The section from (row, searchable strings), in any order.
     static func encode<S: Sequence>(rows: S, isCancelled: () -> Bool = { false }) -> [UInt8]
     where S.Element == (RowID, [String]) {
         var postings: [String: [RowID]] = [:]
@@ -91,44 +91,52 @@ struct StaticText: Sendable {
             if read & 1023 == 0, isCancelled() { return [] }  // the caller sees the cancellation too
             if let p = previous, row <= p { ordered = false }
             previous = row
-            // A token repeated in the row's texts is posted once: its list already ends with the
-            // row (rows come in order; otherwise the lists are sorted and deduplicated below).
-            for text in texts {
-                TextTokenizer.forEachToken(text) { t in
-                    postings[t, default: []].appendUnlessLast(row)
-                }
-            }
+            for text in texts { post(text, row: row, into: &postings) }
         }
+        return encode(postings: postings, ordered: ordered)
+    }
+
+    /// Posts `text`'s tokens for `row`. A token repeated in the row's texts is posted once when
+    /// rows come in ascending order (its list already ends with the row); otherwise `encode`
+    /// sorts and deduplicates.
+    @inline(__always)
+    static func post(_ text: String, row: RowID, into postings: inout [String: [RowID]]) {
+        TextTokenizer.forEachToken(text) { t in postings[t, default: []].appendUnlessLast(row) }
+    }
+
+    /// The section from each token's rows — ascending with no repeat when `ordered`, in any
+    /// order otherwise.
+    static func encode(postings: [String: [RowID]], ordered: Bool) -> [UInt8] {
+        var terms = postings.map { (token: $0.key, rows: $0.value) }
         if !ordered {
-            for t in postings.keys { postings[t] = Array(Set(postings[t] ?? [])).sorted() }
+            for i in terms.indices { terms[i].rows = Array(Set(terms[i].rows)).sorted() }
         }
-        let sorted = postings.keys.sorted { a, b in a.utf8.lexicographicallyPrecedes(b.utf8) }
+        terms.sort { a, b in a.token.utf8.lexicographicallyPrecedes(b.token.utf8) }
+        let total = terms.reduce(0) { $0 + $1.rows.count }
+        let termBytes = terms.reduce(0) { $0 + $1.token.utf8.count }
+        let postingsAt = (headerSize + 16 * (terms.count + 1) + termBytes + 3) & ~3
         var w = SectionWriter()
+        w.bytes.reserveCapacity(postingsAt + 4 * total)
         w.magic(magic)
-        w.u64(UInt64(sorted.count))
-        let total = postings.values.reduce(0) { $0 + $1.count }
+        w.u64(UInt64(terms.count))
         w.u64(UInt64(total))
-        var termBytes = 0
-        for t in sorted { termBytes += t.utf8.count }
-        var postingsAt = headerSize + 16 * (sorted.count + 1) + termBytes
-        postingsAt = (postingsAt + 3) & ~3
         w.u64(UInt64(postingsAt))
         var off = 0
-        for t in sorted {
+        for t in terms {
             w.u64(UInt64(off))
-            off += t.utf8.count
+            off += t.token.utf8.count
         }
         w.u64(UInt64(off))
         var start = 0
-        for t in sorted {
+        for t in terms {
             w.u64(UInt64(start))
-            start += postings[t]?.count ?? 0
+            start += t.rows.count
         }
         w.u64(UInt64(start))
-        for t in sorted { w.bytes += Array(t.utf8) }
+        for t in terms { w.bytes.append(contentsOf: t.token.utf8) }
         while w.bytes.count < postingsAt { w.bytes.append(0) }
-        for t in sorted {
-            for r in postings[t] ?? [] { w.u32(r) }
+        for t in terms {
+            for r in t.rows { w.u32(r) }
         }
         return w.bytes
     }

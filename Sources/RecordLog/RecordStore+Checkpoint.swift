@@ -146,8 +146,10 @@ public struct CheckpointJob: Sendable {
     public var sequence: UInt64 { snapshot.lastSequence }
 }
 
-/// Index sections for a table, built from its rows (the façade's indexes).
-public typealias SectionEncoder = (CheckpointRows) throws -> [(name: String, bytes: [UInt8])]
+/// Index sections for a table, built from its rows (the façade's indexes): each handed to `add`
+/// (its name and bytes) as soon as it is built, and written to the segment then, so that a
+/// checkpoint never holds a layer's whole index segment in memory.
+public typealias SectionEncoder = (CheckpointRows, _ add: (String, [UInt8]) throws -> Void) throws -> Void
 
 /// One sorted source of rows for a table merge.
 struct MergeSource {
@@ -485,28 +487,37 @@ extension RecordStore {
         of base: BaseRows? = nil
     ) throws -> (number: UInt64, segment: DataSegment)? {
         guard let sections else { return nil }
-        func encode(_ table: CheckpointRows) throws -> [(name: String, bytes: [UInt8])] {
-            let list = try sections(table)
+        // The file is created with the first section: a table without indexes writes none.
+        var writer: DataSegmentWriter?
+        var number: UInt64 = 0
+        func add(_ name: String, _ bytes: [UInt8]) throws {
+            if writer == nil {
+                number = nextDataSegmentNumber()
+                writer = try DataSegmentWriter(fileSystem: fileSystem, path: joinPath(directory, DataSegmentFormat.fileName(number)))
+            }
+            try writer?.addSection(name, bytes)
+        }
+        func encode(_ table: CheckpointRows, prefix: String = "") throws {
+            try sections(table) { name, bytes in try add(prefix + name, bytes) }
             if let (i, error) = table.failure.value {
                 throw LogError.badSegment(
                     path: "table \(key.owner)/\(key.recordType)", offset: i,
                     reason: "row \(i) does not decode: \(error)")
             }
-            return list
         }
-        var list = try encode(CheckpointRows(key: key, rows: rows, start: start))
-        if list.isEmpty { return nil }
-        if let base, !dead.isEmpty {
-            list += try encode(CheckpointRows(key: key, dead: dead, of: base)).map {
-                (BaseLayer.deadSectionPrefix + $0.name, $0.bytes)
+        do {
+            try encode(CheckpointRows(key: key, rows: rows, start: start))
+            if writer != nil, let base, !dead.isEmpty {
+                try encode(CheckpointRows(key: key, dead: dead, of: base), prefix: BaseLayer.deadSectionPrefix)
             }
+            guard var w = writer else { return nil }
+            try w.finish()
+            return (number, try DataSegment.open(w.path, fileSystem: fileSystem))
+        } catch {
+            // A failed or cancelled build leaves no file behind (it is in no manifest).
+            if let path = writer?.path { try? fileSystem.remove(path) }
+            throw error
         }
-        let n = nextDataSegmentNumber()
-        let path = joinPath(directory, DataSegmentFormat.fileName(n))
-        var w = try DataSegmentWriter(fileSystem: fileSystem, path: path)
-        for s in list { try w.addSection(s.name, s.bytes) }
-        try w.finish()
-        return (n, try DataSegment.open(path, fileSystem: fileSystem))
     }
 
     /// A data segment number no file and no manifest uses.

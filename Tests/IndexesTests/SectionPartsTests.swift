@@ -43,6 +43,37 @@ import Testing
         }
     }
 
+    /// Sections handed out one by one come in a fixed order with the bytes collected ones have;
+    /// what the receiver throws stops the handing out and is rethrown.
+    @Test func sectionsAreHandedOutInOrderAndAThrowStopsThem() throws {
+        struct Full: Error {}
+        var rng = SeededRandom(seed: TestSeed.next())
+        let t = RecordIndexesTests()
+        let rows = (0..<600).map { (RowID($0), t.record($0, &rng)) }
+        let parts = [rows[0..<250], rows[250...]]
+        let out = RecordIndexes.encodeSections(
+            schema: RecordIndexesTests.schema, parts: parts, columnsFrom: 0, isCancelled: { false })
+        let collected = try #require(out)
+        #expect(collected.count > 2)
+        var handed: [(String, [UInt8])] = []
+        let done = try RecordIndexes.encodeSections(
+            schema: RecordIndexesTests.schema, parts: parts, columnsFrom: 0, isCancelled: { false },
+            emit: { handed.append(($0, $1)) })
+        #expect(done)
+        #expect(handed.map(\.0) == collected.map(\.name))
+        #expect(handed.map(\.1) == collected.map(\.bytes))
+        var received = 0
+        #expect(throws: Full.self) {
+            _ = try RecordIndexes.encodeSections(
+                schema: RecordIndexesTests.schema, parts: parts, columnsFrom: 0, isCancelled: { false },
+                emit: { _, _ in
+                    received += 1
+                    if received == 2 { throw Full() }
+                })
+        }
+        #expect(received == 2)
+    }
+
     @Test func aCancelledPartCancelsTheWhole() {
         var rng = SeededRandom(seed: TestSeed.next())
         let t = RecordIndexesTests()

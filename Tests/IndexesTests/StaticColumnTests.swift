@@ -1,3 +1,4 @@
+import CirrusTestSupport
 import RecordModel
 import Testing
 
@@ -90,6 +91,44 @@ import Testing
         #expect(StaticColumn.encode(many) == nil)
         // Equal as Swift strings, different bytes: a column would return one for the other.
         #expect(StaticColumn.encode([.string("caf\u{E9}"), .string("cafe\u{301}")]) == nil)
+    }
+
+    /// A column built from parts joined in order is byte for byte the column of one pass: the
+    /// parts' dictionaries are renumbered, and what one pass refuses (too many strings over all
+    /// parts, two spellings in different parts, a list) the join refuses.
+    @Test func partsJoinedEncodeLikeOnePass() {
+        var rng = SeededRandom(seed: TestSeed.next())
+        let words = (0..<40).map { FieldValue.string("w\($0)") }
+        func value() -> FieldValue? {
+            switch rng.below(5) {
+            case 0: nil
+            case 1: .int64(Int64(rng.below(100)) - 50)
+            case 2: .double(Double(rng.below(1000)) / 7)
+            default: words[rng.below(words.count)]
+            }
+        }
+        func joined(_ values: [FieldValue?], cuts: [Int]) -> [UInt8]? {
+            var whole = ColumnBuilder()
+            var from = 0
+            for c in cuts + [values.count] {
+                var part = ColumnBuilder()
+                for v in values[from..<c] { part.add(v) }
+                whole.append(part)
+                from = c
+            }
+            return whole.encode()
+        }
+        for _ in 0..<20 {
+            let values = (0..<rng.below(300)).map { _ in value() }
+            let cuts = (0..<rng.below(4)).map { _ in rng.below(values.count + 1) }.sorted()
+            let one = StaticColumn.encode(values)
+            #expect(one != nil)
+            #expect(joined(values, cuts: cuts) == one, "cuts \(cuts)")
+        }
+        let many = (0...StaticColumn.maxStrings).map { FieldValue.string("s\($0)") }
+        #expect(joined(many, cuts: [many.count / 2]) == nil)
+        #expect(joined([.string("caf\u{E9}"), .string("cafe\u{301}")], cuts: [1]) == nil)
+        #expect(joined([.int64(1), .list([.int64(1)]), .int64(2)], cuts: [2]) == nil)
     }
 
     @Test func damagedSectionsAreRefused() throws {

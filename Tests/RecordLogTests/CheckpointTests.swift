@@ -301,6 +301,37 @@ import Testing
         #expect(LiveState(try openStore(fs).snapshot()) == model)
     }
 
+    /// An index build that fails after its first sections were written (a full disk, a row
+    /// that does not decode) leaves no index file behind; one that succeeds writes each section
+    /// as it is handed over, in that order, then the `dead/` sections.
+    @Test func anIndexBuildFailingMidwayLeavesNoFile() throws {
+        struct Full: Error {}
+        let fs = InMemoryFileSystem()
+        let (store, model) = try populated(fs)
+        let before = try dataFiles(fs)
+        let job = try store.beginCheckpoint()
+        #expect(throws: (any Error).self) {
+            _ = try store.writeCheckpoint(
+                job, userState: [],
+                sections: { _, add in
+                    try add("first", [1, 2, 3])
+                    throw Full()
+                })
+        }
+        #expect(try dataFiles(fs) == before)
+        #expect(LiveState(store.snapshot()) == model)
+        try store.checkpoint(sections: { rows, add in
+            try add("b:\(rows.key.recordType)", [9])
+            try add("a", [])
+        })
+        let key = TableKey(owner: ZoneID.defaultOwnerName, recordType: "Note")
+        let layer = try #require(store.snapshot().base[key]?.layers.last)
+        // The new layer makes n1's and n2's old rows dead: their sections follow, same order.
+        #expect(layer.indexes?.sections.map(\.name) == ["b:Note", "a", "dead/b:Note", "dead/a"])
+        #expect(layer.indexes?.section("b:Note").map(Array.init) == [9])
+        #expect(LiveState(store.snapshot()) == model)
+    }
+
     // MARK: bulk load
 
     @Test func bulkLoadMergesWithBaseAndDeltaAndSpillsRuns() throws {
