@@ -1,7 +1,7 @@
 # Cirrus — developer shortcuts. `make test` is what CI runs (via .ci/run).
 SWIFT ?= swift
 
-.PHONY: bench-fresh deps build test test-postgres test-postgres-shards release run fuzz clean bench bench-quick calibrate lint format docs
+.PHONY: bench-fresh deps build test test-postgres test-postgres-shards release run fuzz clean bench bench-quick bench-real calibrate lint format docs
 
 # System libraries the package links (Debian): GEOS for geometry, libedit for the REPL.
 deps:
@@ -80,6 +80,17 @@ bench: deps bench-fresh
 
 bench-quick: deps bench-fresh
 	$(SWIFT) run -c release --package-path Benchmarks qbench --quick --size 10k
+
+# Cirrus vs SQLite on real data and generated places in one run (docs/benchmarks.md, "Real data
+# and generated places in one run"): GeoNames' 235k cities and Debian's 63k packages, fetched
+# and converted by scripts/real-data.sh into .build/real-data (kept for later runs), with their
+# committed queries, after BENCH_SIZE generated places (100k). Writes bench-real.json and .svg.
+bench-real: deps bench-fresh
+	./scripts/real-data.sh .build/real-data
+	$(SWIFT) run -c release --package-path Benchmarks qbench --size $${BENCH_SIZE:-100k} \
+		--data .build/real-data/cities.jsonl --queries Benchmarks/queries/cities.jsonl \
+		--data .build/real-data/packages.jsonl --queries Benchmarks/queries/debian.jsonl \
+		--json bench-real.json --svg bench-real.svg
 
 # The planner's cost constants, measured on this machine (docs/benchmarks.md, "Planner
 # calibration"): times each operator the planner costs and rewrites

@@ -32,6 +32,7 @@ extension RecordIndexes {
     ) -> [(name: String, bytes: [UInt8])]?
     where S.Element == (RowID, Record) {
         var out: [(name: String, bytes: [UInt8])] = []
+        // Collecting never throws: nil only when cancelled.
         let done = try? encodeSections(
             schema: schema, parts: parts, columnsFrom: start, isCancelled: isCancelled,
             emit: { out.append(($0, $1)) })

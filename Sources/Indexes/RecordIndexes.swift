@@ -352,16 +352,6 @@ public struct IndexLayer: Sendable {
     }
 }
 
-/// Slots for sections built concurrently (each slot written by exactly one job).
-final class SectionResults: @unchecked Sendable {
-    // @unchecked: every access holds `lock`.
-    private let lock = NSLock()
-    private var slots: [[UInt8]]
-    init(count: Int) { slots = Array(repeating: [], count: count) }
-    func set(_ i: Int, _ b: [UInt8]) { lock.withLock { slots[i] = b } }
-    func get(_ i: Int) -> [UInt8] { lock.withLock { slots[i] } }
-}
-
 /// Which indexes a record type's schema asks for (CKQUERY.md §3).
 struct IndexPlan {
     var ordered: [(IndexedField, KeyFamily)] = []

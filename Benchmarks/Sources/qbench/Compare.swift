@@ -1,5 +1,6 @@
-// Compare: the default `qbench` command — Cirrus and SQLite on the same generated places (or
-// a `--data` file), in one process and one run. Order: generate → ingest both (durable,
+// Compare: the default `qbench` command — Cirrus and SQLite on the same generated places and/or
+// `--data` files (each with its `--queries`), in one process and one run: with `--size` and
+// `--data` both given, the generated sizes run first, then each data set, in one report. Order: generate → ingest both (durable,
 // batched) → reopen both → parse → the read suites (agreement first, then timing) → mixed reads
 // with a concurrent writer (last: it changes the data). A disagreement is reported with the
 // query and the first differences, and makes the run exit with status 1.
@@ -32,8 +33,11 @@ struct Compare: AsyncParsableCommand {
             "Suites to run (comma-separated): \(Compare.allSuites.joined(separator: ",")). Ingest always runs (it loads the data)."
     )
     var suite: String = ""
-    @Option(help: "Records: 10k, 100k, 1M or a number; comma-separated for several sizes.")
-    var size: String = "100k"
+    @Option(
+        help:
+            "Records: 10k, 100k, 1M or a number; comma-separated for several sizes (default 100k; with --data, generated places run only when --size is given)."
+    )
+    var size: String?
     @Option(help: "Seconds of timing per engine per suite.")
     var seconds: Double?
     @Flag(help: "Short run: 0.2 s per engine per suite, fewer query cases.")
@@ -77,12 +81,18 @@ struct Compare: AsyncParsableCommand {
             "Cirrus's read-merge budget (ContainerOptions.readMergeBudget, default 1): a table in several layers is merged into one once its queries have spent this many times the merge's cost on the extra layers; 0 merges at the first query."
     )
     var readMergeBudget: Double?
-    @Option(help: "A JSON Lines file of Web Services records to load instead of generated places (needs --queries).")
-    var data: String?
+    @Option(
+        help:
+            "A JSON Lines file of Web Services records to load and query (with the --queries given in the same place); repeat for several data sets."
+    )
+    var data: [String] = []
     @Option(help: "Also write the generated places as Web Services JSON Lines to this file (input for --data).")
     var export: String?
-    @Option(help: "Queries for --data: one {\"recordType\",\"predicate\",\"args\",\"sort\"?,\"limit\"?} per line.")
-    var queries: String?
+    @Option(
+        help:
+            "Queries for the --data in the same place: one {\"recordType\",\"predicate\",\"args\",\"sort\"?,\"limit\"?} per line."
+    )
+    var queries: [String] = []
     @Flag(
         help:
             "With --data: leave the imported records in the in-memory delta (by default a checkpoint writes them to mapped data segments, as a reopened container reads them)."
@@ -108,8 +118,10 @@ struct Compare: AsyncParsableCommand {
             throw ValidationError("--durability: every-commit, batched or none")
         }
         for s in suiteList where !Self.allSuites.contains(s) { throw ValidationError("unknown suite \(s)") }
-        if (data == nil) != (queries == nil) { throw ValidationError("--data and --queries go together") }
-        if reuse && (dir == nil || data != nil || postgres != nil) {
+        if data.count != queries.count {
+            throw ValidationError("--data and --queries go together: one --queries for each --data, in the same order")
+        }
+        if reuse && (dir == nil || !data.isEmpty || postgres != nil) {
             throw ValidationError("--reuse needs --dir, and works with neither --data nor --postgres")
         }
         if let recordCache, recordCache < 0 { throw ValidationError("--record-cache must be 0 or more") }
@@ -127,7 +139,7 @@ struct Compare: AsyncParsableCommand {
     var caseCount: Int { cases ?? (quick ? 20 : 200) }
 
     func sizes() throws -> [Int] {
-        try size.split(separator: ",").map { try parseSize(String($0)) }
+        try (size ?? "100k").split(separator: ",").map { try parseSize(String($0)) }
     }
 
     var storeDurability: (Durability, String) {
@@ -141,16 +153,17 @@ struct Compare: AsyncParsableCommand {
     func run() async throws {
         var failed = false
         var reports: [RunReport] = []
-        if let data, let queries {
-            let r = try await DataFileRun(command: self).run(dataPath: data, queriesPath: queries)
-            failed = !r.agreementFailures.isEmpty
-            reports.append(r)
-        } else {
+        if data.isEmpty || size != nil {
             for n in try sizes() {
                 let r = try await runGenerated(size: n)
                 failed = failed || !r.agreementFailures.isEmpty
                 reports.append(r)
             }
+        }
+        for (dataPath, queriesPath) in zip(data, queries) {
+            let r = try await DataFileRun(command: self).run(dataPath: dataPath, queriesPath: queriesPath)
+            failed = failed || !r.agreementFailures.isEmpty
+            reports.append(r)
         }
         try write(reports)
         if failed {
@@ -176,15 +189,30 @@ struct Compare: AsyncParsableCommand {
             print("Cirrus-on-PostgreSQL: \(pg)")
         }
         if let svg, let last = reports.last {
-            let title = "Cirrus vs SQLite — speedup (SQLite time / Cirrus time), \(last.size) records"
-            try Chart.svg(last.results, title: title).write(toFile: svg, atomically: true, encoding: .utf8)
+            // Several runs (sizes, data sets) in one chart: each row named by its run.
+            let label = { (r: RunReport) in
+                r.data.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent } ?? "\(r.size)"
+            }
+            let results =
+                reports.count == 1
+                ? last.results
+                : reports.flatMap { r in
+                    r.results.map { row in
+                        var row = row
+                        row.title = label(r) + ": " + row.title
+                        return row
+                    }
+                }
+            let what = reports.count == 1 ? "\(last.size) records" : reports.map(label).joined(separator: ", ")
+            let title = "Cirrus vs SQLite — speedup (SQLite time / Cirrus time), \(what)"
+            try Chart.svg(results, title: title).write(toFile: svg, atomically: true, encoding: .utf8)
             print("wrote \(svg)")
         }
         if let markdown {
             var md = ""
             for r in reports {
                 md +=
-                    "### \(r.size) records\n\nmachine: \(r.machine.cores) cores, \(r.machine.memoryBytes >> 30) GiB, \(r.machine.os), "
+                    "### \(r.size) records\(r.data.map { " of " + $0 } ?? "")\n\nmachine: \(r.machine.cores) cores, \(r.machine.memoryBytes >> 30) GiB, \(r.machine.os), "
                 md +=
                     "Swift \(r.machine.swift), SQLite \(r.machine.sqlite); load average \(r.machine.loadAverage) at start, "
                 md += "\(r.loadAverageAtEnd) at end; \(r.machine.date)"
@@ -196,10 +224,13 @@ struct Compare: AsyncParsableCommand {
         }
     }
 
-    func workDirectory() throws -> (String, Bool) {
+    /// Where a run keeps its databases: `--dir` (its subdirectory `sub` when given: each data
+    /// set its own), or a new temporary directory (true: removed after the run).
+    func workDirectory(sub: String? = nil) throws -> (String, Bool) {
         if let dir {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            return (dir, false)
+            let d = sub.map { dir + "/" + $0 } ?? dir
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+            return (d, false)
         }
         let d =
             NSTemporaryDirectory()

@@ -86,10 +86,12 @@ struct DataFileRun {
         _ = summary
         if records.isEmpty { throw GenericError(message: "--data: \(dataPath) holds no readable records") }
         report.size = records.count
+        report.data = dataPath
         print(
             "qbench: Cirrus vs SQLite \(SQLiteDB.version)\(command.postgres != nil ? " vs Cirrus-on-PostgreSQL" : "") on "
                 + "\(records.count) records of \(dataPath)")
-        let (work, temporary) = try command.workDirectory()
+        let name = URL(fileURLWithPath: dataPath).deletingPathExtension().lastPathComponent
+        let (work, temporary) = try command.workDirectory(sub: command.data.count > 1 ? name : nil)
         defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
         let (durability, sync) = command.storeDurability
         let cirrus = try CirrusPeer(directory: work + "/cirrus", durability: durability, schema: nil)

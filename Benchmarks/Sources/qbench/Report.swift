@@ -106,6 +106,8 @@ struct RunReport: Codable {
     var agreementFailures: [String] = []
     /// `host:port/database` and the container of the Cirrus-on-PostgreSQL run, when there was one.
     var postgres: String? = nil
+    /// The `--data` file of a run on real records (nil: generated places).
+    var data: String? = nil
 }
 
 enum Table {
