@@ -47,6 +47,16 @@ public final class MappedFile: @unchecked Sendable {
         if let n = mappedLength { munmap(base, n) } else { base.deallocate() }
     }
 
+    /// Takes this mapping's resident pages out of the process (`madvise(MADV_DONTNEED)`): the
+    /// bytes stay valid and the same — a later read faults them back in from the page cache — but
+    /// a file read through once (the runs a checkpoint merged, the rows an index was just built
+    /// from) no longer counts in the resident set while it stays mapped. Nothing for a heap copy.
+    /// A hint: readers may use the bytes meanwhile.
+    public func releaseResidentPages() {
+        guard let n = mappedLength else { return }
+        _ = madvise(base, n, MADV_DONTNEED)
+    }
+
     /// Maps `path` read-only (POSIX). An empty file maps to an empty buffer.
     static func map(path: String) throws -> MappedFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -156,6 +156,9 @@ struct CheckpointWriter {
             n = store.nextDataSegmentNumber()
             created.append(n)
             count = try writeRows(key, n, merging: oldLayers[m...], dead: dead, deadBelow: deadBelow)
+            // The runs were read once, by the merge: their pages need not stay resident while
+            // the index is built (the runs are removed once the checkpoint is installed).
+            for r in runs[key] ?? [] { r.segment.file.releaseResidentPages() }
         }
         written += 1
         var layers = Array(oldLayers[..<m])
@@ -173,6 +176,8 @@ struct CheckpointWriter {
             bytesWritten += size(n)
             let rows = try RowSection(segment: try DataSegment.open(path(n), fileSystem: fileSystem))
             let idx = try indexSegment(rows, start: start, key, dead: deadBelow, of: old?.rows)
+            // Every row was read for the index: queries fault back in only what they read.
+            rows.segment.file.releaseResidentPages()
             layers.append(
                 BaseLayer(
                     files: TableFiles(rows: n, indexes: idx?.number), rows: rows, indexes: idx?.segment,
