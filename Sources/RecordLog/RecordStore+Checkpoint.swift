@@ -493,7 +493,8 @@ extension RecordStore {
         func add(_ name: String, _ bytes: [UInt8]) throws {
             if writer == nil {
                 number = nextDataSegmentNumber()
-                writer = try DataSegmentWriter(fileSystem: fileSystem, path: joinPath(directory, DataSegmentFormat.fileName(number)))
+                writer = try DataSegmentWriter(
+                    fileSystem: fileSystem, path: joinPath(directory, DataSegmentFormat.fileName(number)))
             }
             try writer?.addSection(name, bytes)
         }
