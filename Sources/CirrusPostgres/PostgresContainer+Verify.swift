@@ -155,8 +155,11 @@ extension PostgresStore {
                 after = (t, z, o, n)
                 report.rowsChecked += 1
                 let where_ = "database \(t): \(layout.recordType) \(n) in zone \(z)"
-                guard let record = try? RecordRow.decode(Array(data.readableBytesView)) else {
-                    report.problems.append("\(where_): its stored record does not decode")
+                let record: Record
+                do {
+                    record = try RecordRow.decode(Array(data.readableBytesView))
+                } catch {
+                    report.problems.append("\(where_): its stored record does not decode: \(error)")
                     continue
                 }
                 let id = record.recordID

@@ -157,7 +157,11 @@ struct RowSalvage {
                 "payloads lie in a damaged block" + (r.sums == nil ? "" : " and fail their CRCs"), names: keyName)
             return
         }
-        guard let rec = try? RecordCodec.decode(p) else {
+        let rec: Record
+        do {
+            rec = try RecordCodec.decode(p)
+        } catch {
+            // Rows are grouped by reason: the codec's message would split them.
             drop(i, path: path, at: sectionOffset + e, "payloads do not decode", names: keyName)
             return
         }
@@ -258,7 +262,13 @@ struct RowSalvage {
         var last = after
         while pos < to {
             var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[pos..<to]))
-            guard let rec = try? RecordCodec.decodeRecord(&reader), reader.offset > 0,
+            let rec: Record
+            do {
+                rec = try RecordCodec.decodeRecord(&reader)
+            } catch {
+                break  // the scan ends at the first bytes that are not a record
+            }
+            guard reader.offset > 0,
                 check.sound(pos..<(pos + reader.offset)),
                 last.map({ RowKeyOrder.less(Self.bare($0), Self.bare(rec.recordID)) }) ?? true,
                 before.map({ RowKeyOrder.less(Self.bare(rec.recordID), Self.bare($0)) }) ?? true

@@ -210,7 +210,13 @@ public struct RowSection: @unchecked Sendable {
         singleZoneName = Self.singleZoneName(RowBytes(self))
         // Nine rows spread over the section (a page fault each, at open): their names together.
         let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
-        let rows = sample.compactMap { i in payload(i).flatMap { try? RecordCodec.decode($0) } }
+        var rows: [Record] = []
+        for i in sample {
+            guard let p = payload(i) else { continue }
+            // A sample row that does not decode only makes the table smaller (a hint): reads of
+            // that row report it.
+            do { rows.append(try RecordCodec.decode(p)) } catch { continue }
+        }
         if let first = rows.first { names = RecordCodec.NameTable(records: rows, recordType: first.recordType) }
     }
 
