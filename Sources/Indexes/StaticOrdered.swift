@@ -152,10 +152,8 @@ struct StaticOrdered: Sendable {
     var count: Int { fixed?.count ?? variable?.count ?? 0 }
 
     /// The section of a fixed-width `family` from its (key, row) entries, in any order.
-    static func encode(family: KeyFamily, fixed pairs: [(FixedKey, RowID)]) -> [UInt8] {
-        var pairs = pairs
-        pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
-        let unique = dedupe(pairs)
+    static func encode(family: KeyFamily, fixed pairs: consuming [(FixedKey, RowID)]) -> [UInt8] {
+        let unique = sortedUnique(pairs)
         var w = header(family, count: unique.count, capacity: headerSize + unique.count * StaticFixedKeys.entry)
         w.u64(0)
         for (k, r) in unique {
@@ -168,10 +166,8 @@ struct StaticOrdered: Sendable {
     }
 
     /// The section of a variable-width `family` from its (key, row) entries, in any order.
-    static func encode(family: KeyFamily, variable pairs: [(VarKey, RowID)]) -> [UInt8] {
-        var pairs = pairs
-        pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
-        let unique = dedupe(pairs)
+    static func encode(family: KeyFamily, variable pairs: consuming [(VarKey, RowID)]) -> [UInt8] {
+        let unique = sortedUnique(pairs)
         let tailsAt = headerSize + unique.count * StaticVarKeys.entry
         let tails = unique.reduce(0) { $0 + $1.0.tail.count }
         var w = header(family, count: unique.count, capacity: tailsAt + tails)
@@ -197,6 +193,13 @@ struct StaticOrdered: Sendable {
         w.bytes += [family.rawValue, family.isFixed ? 0 : 1, 0, 0, 0, 0, 0, 0]
         w.u64(UInt64(count))
         return w
+    }
+
+    /// `pairs` sorted by (key, row), each once. Taken, not copied: the caller's array is sorted
+    /// in place when it holds the only reference.
+    static func sortedUnique<K: TreeKey>(_ pairs: consuming [(K, RowID)]) -> [(K, RowID)] {
+        pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
+        return dedupe(pairs)
     }
 
     static func dedupe<K: TreeKey>(_ pairs: [(K, RowID)]) -> [(K, RowID)] {

@@ -1,9 +1,10 @@
 // Compare: the default `qbench` command — Cirrus and SQLite on the same generated places and/or
 // `--data` files (each with its `--queries`), in one process and one run: with `--size` and
-// `--data` both given, the generated sizes run first, then each data set, in one report. Order: generate → ingest both (durable,
-// batched) → reopen both → parse → the read suites (agreement first, then timing) → mixed reads
-// with a concurrent writer (last: it changes the data). A disagreement is reported with the
-// query and the first differences, and makes the run exit with status 1.
+// `--data` both given, the generated sizes run first, then each data set, in one report.
+// Order: generate → ingest both (durable, batched) → reopen both → parse → the read suites
+// (agreement first, then timing) → mixed reads with a concurrent writer (last: it changes the
+// data). A disagreement is reported with the query and the first differences, and makes the run
+// exit with status 1.
 //
 // `--postgres URL` adds a third engine, Cirrus-on-PostgreSQL (PostgresPeer): the same records
 // saved through `PostgresStore.modify` after the SQLite ingest, the read suites run on it too,

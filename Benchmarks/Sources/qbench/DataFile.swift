@@ -91,7 +91,9 @@ struct DataFileRun {
             "qbench: Cirrus vs SQLite \(SQLiteDB.version)\(command.postgres != nil ? " vs Cirrus-on-PostgreSQL" : "") on "
                 + "\(records.count) records of \(dataPath)")
         let name = URL(fileURLWithPath: dataPath).deletingPathExtension().lastPathComponent
-        let (work, temporary) = try command.workDirectory(sub: command.data.count > 1 ? name : nil)
+        // With --dir, a data set shares it with nothing: each run of several its own subdirectory.
+        let shared = command.data.count > 1 || command.size != nil
+        let (work, temporary) = try command.workDirectory(sub: shared ? name : nil)
         defer { if temporary { try? FileManager.default.removeItem(atPath: work) } }
         let (durability, sync) = command.storeDurability
         let cirrus = try CirrusPeer(directory: work + "/cirrus", durability: durability, schema: nil)
