@@ -412,7 +412,7 @@ final class ContainerCore: @unchecked Sendable {
 
     func addRefs(owner: String, _ r: Record) {
         for v in r.fields.values {
-            for e in v.elements {
+            v.forEachElement { e in
                 switch e {
                 case .reference(let ref) where ref.action == .deleteSelf:
                     backrefs[owner, default: [:]][Self.apiID(ref.recordID), default: []].insert(r.recordID)
@@ -429,7 +429,7 @@ final class ContainerCore: @unchecked Sendable {
 
     func removeRefs(owner: String, _ r: Record, dropped: inout [String: Int]) {
         for v in r.fields.values {
-            for e in v.elements {
+            v.forEachElement { e in
                 switch e {
                 case .reference(let ref) where ref.action == .deleteSelf:
                     let t = Self.apiID(ref.recordID)

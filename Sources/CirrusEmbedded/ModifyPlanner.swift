@@ -132,7 +132,8 @@ struct ModifyPlanner {
             try db.checkWrite(type: r.recordType, current: server, id: given.recordID, schema: schema)
         }
         try checkSchema(r, id: given.recordID)
-        try checkReferences(r, id: given.recordID)
+        let targets = deleteSelfTargets(r)
+        if !targets.isEmpty { try checkReferences(targets, id: given.recordID) }
         try checkAssets(r, id: given.recordID)
         if server == nil, let q = core.options.maximumRecordsPerDatabase, liveCount + 1 > q {
             throw .record(
@@ -154,7 +155,7 @@ struct ModifyPlanner {
         }
         if server == nil { liveCount += 1 }
         overlay[id] = .some(r)
-        for target in deleteSelfTargets(r) { addedRefs[target, default: []].insert(id) }
+        for target in targets { addedRefs[target, default: []].insert(id) }
         var stored = r
         stored.recordID = ContainerCore.storageID(id, owner: db.owner)
         operations.append(.save(stored))
@@ -208,18 +209,23 @@ struct ModifyPlanner {
         if grew { schema.recordTypes[r.recordType] = type }
     }
 
+    /// The targets of `r`'s deleteSelf references (API form), in field order.
     func deleteSelfTargets(_ r: Record) -> [RecordID] {
         var out: [RecordID] = []
         for v in r.fields.values {
-            for case .reference(let ref) in v.elements where ref.action == .deleteSelf {
-                out.append(ContainerCore.apiID(ref.recordID))
+            v.forEachElement { e in
+                if case .reference(let ref) = e, ref.action == .deleteSelf {
+                    out.append(ContainerCore.apiID(ref.recordID))
+                }
             }
         }
         return out
     }
 
-    func checkReferences(_ r: Record, id: RecordID) throws(CirrusError) {
-        for target in Set(deleteSelfTargets(r)) {
+    /// The rules for a saved record's deleteSelf `targets` (same zone, target exists, at most
+    /// `maximumCascadingReferences` sources).
+    func checkReferences(_ targets: [RecordID], id: RecordID) throws(CirrusError) {
+        for target in Set(targets) {
             if target.zoneID.zoneName != id.zoneID.zoneName {
                 throw .record(
                     .referenceViolation, id,
@@ -244,8 +250,11 @@ struct ModifyPlanner {
 
     func checkAssets(_ r: Record, id: RecordID) throws(CirrusError) {
         for (name, v) in r.fields {
-            for case .asset(let a) in v.elements
-            where !core.options.fileSystem.exists(core.store.assetPath(a.contentHash)) {
+            try v.forEachElement { (e) throws(CirrusError) in
+                guard case .asset(let a) = e, !core.options.fileSystem.exists(core.store.assetPath(a.contentHash))
+                else {
+                    return
+                }
                 throw CirrusError(
                     .invalidArguments, "field '\(name)': asset \(a.contentHash) was not stored (use storeAsset first)",
                     recordID: id)

@@ -110,21 +110,7 @@ public enum RecordTransfer {
             return try readAll(try POSIXFileSystem().read(path), name: path, options: options, sink: sink)
         }
         var importer = Importer(name: path, options: options, sink: sink)
-        var carry = head
-        importer.summary.bytes = head.count
-        while !importer.stop {
-            let piece = handle.readData(ofLength: 32 << 20)
-            let atEnd = piece.isEmpty
-            carry.append(contentsOf: piece)
-            importer.summary.bytes += piece.count
-            // Process whole lines; keep a partial last line for the next piece.
-            let cut = atEnd ? carry.count : (carry.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0)
-            if cut > 0 {
-                try importer.importJSONLines(Array(carry[..<cut]))
-                carry.removeFirst(cut)
-            }
-            if atEnd { break }
-        }
+        try importJSONLines(&importer, read: Pieces(head, then: handle).next)
         return try importer.finish()
     }
 
@@ -158,7 +144,7 @@ public enum RecordTransfer {
                 try importer.accept(item.flatMap(validated), line: i + 1)
             }
         } else {
-            try importer.importJSONLines(bytes)
+            try importJSONLines(&importer, read: Pieces(bytes).next)
         }
         return try importer.finish()
     }
@@ -215,37 +201,6 @@ public enum RecordTransfer {
             case .failure(let reason):
                 reject(line, reason.message)
             }
-        }
-
-        /// Imports whole lines (the piece ends at a newline or at the end of the input). Lines
-        /// are parsed, mapped and validated in parallel, a window at a time, then committed in
-        /// order by this thread — while the next window is being parsed.
-        mutating func importJSONLines(_ bytes: [UInt8]) throws {
-            let lines = RecordTransfer.lineRanges(bytes, firstLine: line + 1)
-            line += bytes.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } + (bytes.last == 0x0A || bytes.isEmpty ? 0 : 1)
-            let window = 2048 * 8
-            var current = Self.parse(bytes, lines[0..<min(lines.count, window)])
-            var i = 0
-            while i < lines.count && !stop {
-                let end = min(lines.count, i + window)
-                let nextEnd = min(lines.count, end + window)
-                let next = ParsedWindow()
-                let parsing = DispatchGroup()
-                if end < nextEnd {
-                    DispatchQueue.global().async(group: parsing) {
-                        next.results = Self.parse(bytes, lines[end..<nextEnd])
-                    }
-                }
-                for (k, r) in current.enumerated() where !stop { try accept(r, line: lines[i + k].line) }
-                parsing.wait()
-                current = next.results
-                i = end
-            }
-        }
-
-        /// One window's results, written by the job that parses it and read after it is done.
-        final class ParsedWindow: @unchecked Sendable {
-            var results: [Result<Record, Rejection>] = []
         }
 
         /// Parses, maps and validates `lines` of `bytes` on every core, in chunks.

@@ -67,9 +67,15 @@ struct VarKey: TreeKey, Hashable {
     static func < (x: VarKey, y: VarKey) -> Bool {
         if x.a != y.a { return x.a < y.a }
         if x.b != y.b { return x.b < y.b }
-        if x.tail.isEmpty { return !y.tail.isEmpty }
-        if y.tail.isEmpty { return false }
-        return x.tail.lexicographicallyPrecedes(y.tail)
+        return compareTails(x.tail, y.tail) < 0
+    }
+
+    /// The order of two tails (bytes past the inline 16): negative, zero or positive. An empty
+    /// tail is first; otherwise bytewise, a prefix before the longer tail.
+    @inline(__always)
+    static func compareTails(_ x: [UInt8], _ y: [UInt8]) -> Int {
+        if x.isEmpty || y.isEmpty { return (x.isEmpty ? 0 : 1) - (y.isEmpty ? 0 : 1) }
+        return x.withUnsafeBytes { px in y.withUnsafeBytes { py in compareBytes(px, py) } }
     }
 
     /// Builds a key from already-encoded bytes (no terminator added).

@@ -166,23 +166,67 @@ struct StaticOrdered: Sendable {
     }
 
     /// The section of a variable-width `family` from its (key, row) entries, in any order.
+    ///
+    /// Sorted through plain entries — the key's 16 inline bytes, the row, the length of the
+    /// key's tail and where the key is — so the sort moves no references, and the keys (in
+    /// their first order) are read again only for a tail: to break a tie of the inline bytes
+    /// and to copy it into the section.
     static func encode(family: KeyFamily, variable pairs: consuming [(VarKey, RowID)]) -> [UInt8] {
-        let unique = sortedUnique(pairs)
-        let tailsAt = headerSize + unique.count * StaticVarKeys.entry
-        let tails = unique.reduce(0) { $0 + $1.0.tail.count }
-        var w = header(family, count: unique.count, capacity: tailsAt + tails)
+        let pairs = pairs
+        var order = [VarEntry]()
+        order.reserveCapacity(pairs.count)
+        for (i, (k, r)) in pairs.enumerated() {
+            order.append(VarEntry(a: k.a, b: k.b, row: r, at: UInt32(i), tailCount: UInt32(k.tail.count)))
+        }
+        pairs.withUnsafeBufferPointer { keys in
+            func tailOrder(_ x: VarEntry, _ y: VarEntry) -> Int {
+                x.tailCount == 0 && y.tailCount == 0
+                    ? 0 : VarKey.compareTails(keys[Int(x.at)].0.tail, keys[Int(y.at)].0.tail)
+            }
+            order.sort { x, y in
+                if x.a != y.a { return x.a < y.a }
+                if x.b != y.b { return x.b < y.b }
+                let c = tailOrder(x, y)
+                return c != 0 ? c < 0 : x.row < y.row
+            }
+            // Equal neighbours (same key and row) are one entry.
+            var w = 0
+            for i in order.indices {  // by index: an iterator would hold the buffer and make the writes copy it
+                let e = order[i]
+                if w > 0 {
+                    let l = order[w - 1]
+                    if l.a == e.a && l.b == e.b && l.row == e.row && tailOrder(l, e) == 0 { continue }
+                }
+                order[w] = e
+                w += 1
+            }
+            order.removeLast(order.count - w)
+        }
+        let tailsAt = headerSize + order.count * StaticVarKeys.entry
+        let tails = order.reduce(0) { $0 + Int($1.tailCount) }
+        var w = header(family, count: order.count, capacity: tailsAt + tails)
         w.u64(UInt64(tailsAt))
         var tailOffset: UInt64 = 0
-        for (k, r) in unique {
-            w.u64(k.a)
-            w.u64(k.b)
+        for e in order {
+            w.u64(e.a)
+            w.u64(e.b)
             w.u64(tailOffset)
-            w.u32(r)
-            w.u32(UInt32(k.tail.count))
-            tailOffset += UInt64(k.tail.count)
+            w.u32(e.row)
+            w.u32(e.tailCount)
+            tailOffset += UInt64(e.tailCount)
         }
-        for (k, _) in unique { w.bytes += k.tail }
+        for e in order where e.tailCount > 0 { w.bytes += pairs[Int(e.at)].0.tail }
         return w.bytes
+    }
+
+    /// A variable-width entry while its section is sorted: the key's inline bytes, its row,
+    /// where the whole key is and the length of its tail.
+    struct VarEntry {
+        var a: UInt64
+        var b: UInt64
+        var row: RowID
+        var at: UInt32
+        var tailCount: UInt32
     }
 
     /// The header's magic, family, layout and entry count (the next field is the writer's).

@@ -173,6 +173,16 @@ public enum FieldValue: Sendable {
         return [self]
     }
 
+    /// Calls `body` with each element, as `elements` lists them, without making that array.
+    @inlinable
+    public func forEachElement<E: Error>(_ body: (FieldValue) throws(E) -> Void) throws(E) {
+        if case .list(let items) = self {
+            for e in items { try body(e) }
+        } else {
+            try body(self)
+        }
+    }
+
     /// A short name of the value's type for messages, e.g. `STRING` or `INT64_LIST`.
     public var typeName: String {
         if case .list(let items) = self {

@@ -410,3 +410,37 @@ final class Bytes: @unchecked Sendable {
         }
     }
 }
+
+@Suite struct StaticOrderedEncodingTests {
+    /// A variable-width section holds exactly the entries sorted by (key, row) without repeats —
+    /// the B+tree's order — for keys that tie on their 16 inline bytes and differ in the tail,
+    /// tails that are prefixes of others, empty tails and repeated entries, in any input order.
+    @Test(arguments: [1, 2, 3]) func variableKeysSortAndDedupeLikeTheModel(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let prefixes: [UInt64] = [0, 1, 0x6162_6364_6566_6768, .max]
+        var pairs: [(VarKey, RowID)] = []
+        for _ in 0..<3000 {
+            let tail = (0..<Int(rng.next() % 4)).map { _ in UInt8(rng.next() % 3) }
+            let k = VarKey(
+                a: prefixes[Int(rng.next() % 4)], b: prefixes[Int(rng.next() % 4)], tail: tail)
+            pairs.append((k, RowID(rng.next() % 40)))
+        }
+        pairs += pairs.prefix(500)  // exact repeats
+        // The model's order, written independently of VarKey's: inline words, tail bytes, row.
+        func less(_ x: (VarKey, RowID), _ y: (VarKey, RowID)) -> Bool {
+            if x.0.a != y.0.a { return x.0.a < y.0.a }
+            if x.0.b != y.0.b { return x.0.b < y.0.b }
+            if x.0.tail != y.0.tail { return x.0.tail.lexicographicallyPrecedes(y.0.tail) }
+            return x.1 < y.1
+        }
+        var model: [(VarKey, RowID)] = []
+        for p in pairs.sorted(by: less) where model.last.map({ less($0, p) }) ?? true { model.append(p) }
+        let b = Bytes(StaticOrdered.encode(family: .string, variable: pairs))
+        let s = try StaticOrdered(SectionBytes(b.view, keepAlive: b, name: "ordered:test"))
+        let keys = try #require(s.variable)
+        #expect(keys.count == model.count)
+        for i in 0..<min(keys.count, model.count) {
+            #expect(keys.key(i) == model[i].0 && keys.row(i) == model[i].1, "entry \(i)")
+        }
+    }
+}

@@ -159,24 +159,68 @@ import Testing
 }
 
 @Suite struct StreamingImportTests {
-    /// Line numbers and counts are right when a file is streamed in pieces (tiny pieces here
-    /// through `importFile` would need a 32 MiB file, so the piece logic is driven directly).
-    @Test func piecesKeepLineNumbers() throws {
+    /// Line numbers, counts and bytes are right however the input is cut into pieces — one
+    /// byte at a time, in the middle of lines, at newlines, whole — and without a last newline.
+    @Test(arguments: [1, 5, 64, 1 << 20]) func piecesKeepLineNumbers(pieceSize: Int) throws {
         let s = try openStore(InMemoryFileSystem(), durability: .none)
         var imp = RecordTransfer.Importer(name: "f", options: ImportOptions(), sink: RecordTransfer.storeSink(s))
-        let text = Array(ImportExportTests.jsonl.utf8) + [0x0A]
-        // split after the 3rd newline
-        var newlines = 0
-        var cut = 0
-        for (i, b) in text.enumerated() where b == 0x0A {
-            newlines += 1
-            if newlines == 3 { cut = i + 1; break }
-        }
-        try imp.importJSONLines(Array(text[..<cut]))
-        try imp.importJSONLines(Array(text[cut...]))
+        let text = Array(ImportExportTests.jsonl.utf8)
+        try RecordTransfer.importJSONLines(&imp, read: PieceFeeder(text, size: pieceSize).next)
         let sum = try imp.finish()
         #expect(sum.records == 3)
         #expect(sum.rejections.map(\.line) == [4, 5, 6])
+        #expect(sum.bytes == text.count)
+        #expect(try s.snapshot().records(ofType: nil, in: nil).count == 3)
+    }
+
+    /// More lines than a window: every record arrives, in input order, with its own line
+    /// number (a rejection placed past the first window's end proves the numbering).
+    @Test func windowsKeepInputOrder() throws {
+        let n = RecordTransfer.windowLines + 100
+        var text = ""
+        for i in 1...n {
+            text +=
+                i == n - 50
+                ? "{\"recordName\":\"bad name\",\"recordType\":\"N\",\"fields\":{}}\n"
+                : "{\"recordName\":\"r\(i)\",\"recordType\":\"N\",\"fields\":{\"i\":{\"value\":\(i),\"type\":\"INT64\"}}}\n"
+        }
+        var order: [Int] = []
+        var imp = RecordTransfer.Importer(name: "f", options: ImportOptions()) { batch in
+            order += batch.map(\.line)
+            return []
+        }
+        try RecordTransfer.importJSONLines(&imp, read: PieceFeeder(Array(text.utf8), size: 100_000).next)
+        let sum = try imp.finish()
+        #expect(sum.records == n - 1)
+        #expect(sum.rejections.map(\.line) == [n - 50])
+        #expect(order == Array(1...n).filter { $0 != n - 50 })
+    }
+
+    /// A read that fails is rethrown to the committing thread, after the windows read before it.
+    @Test func aFailingReadIsRethrown() throws {
+        struct ReadFailed: Error {}
+        let feeder = PieceFeeder(
+            Array(ImportExportTests.jsonl.utf8.prefix(200)), size: 1 << 20, failAtEnd: ReadFailed())
+        var committed = 0
+        var imp = RecordTransfer.Importer(name: "f", options: ImportOptions()) { batch in
+            committed += batch.count
+            return []
+        }
+        #expect(throws: ReadFailed.self) { try RecordTransfer.importJSONLines(&imp, read: feeder.next) }
+        try imp.flush()
+        #expect(committed == 1)  // the first record's line was whole before the failure
+    }
+
+    /// Stopping at the first error stops the reader too: nothing after it is committed.
+    @Test func stopOnErrorStopsTheReader() throws {
+        var o = ImportOptions()
+        o.stopOnError = true
+        let s = try openStore(InMemoryFileSystem(), durability: .none)
+        var imp = RecordTransfer.Importer(name: "f", options: o, sink: RecordTransfer.storeSink(s))
+        try RecordTransfer.importJSONLines(&imp, read: PieceFeeder(Array(ImportExportTests.jsonl.utf8), size: 7).next)
+        let sum = try imp.finish()
+        #expect(sum.rejections.map(\.line) == [4])
+        #expect(sum.records == 2)
     }
 
     @Test func importFileStreamsPlainJSONLines() throws {
@@ -188,5 +232,30 @@ import Testing
         #expect(sum.records == 3)
         #expect(sum.rejections.map(\.line) == [4, 5, 6])
         #expect(sum.bytes == ImportExportTests.jsonl.utf8.count)
+    }
+}
+
+/// An input handed out in pieces of `size` bytes (then nil, or `failAtEnd` thrown), as a file is
+/// read; called by the reader job only.
+final class PieceFeeder: @unchecked Sendable {
+    private let bytes: [UInt8]
+    private let size: Int
+    private let failAtEnd: (any Error)?
+    private var at = 0
+
+    init(_ bytes: [UInt8], size: Int, failAtEnd: (any Error)? = nil) {
+        self.bytes = bytes
+        self.size = size
+        self.failAtEnd = failAtEnd
+    }
+
+    func next() throws -> [UInt8]? {
+        guard at < bytes.count else {
+            if let failAtEnd { throw failAtEnd }
+            return nil
+        }
+        let end = min(bytes.count, at + size)
+        defer { at = end }
+        return Array(bytes[at..<end])
     }
 }
