@@ -11,6 +11,7 @@
 // load can be cancelled the same way.
 
 import CirrusIO
+import Dispatch
 import RecordModel
 
 /// A bulk load into a store; see `RecordStore.beginBulkLoad()`.
@@ -104,13 +105,16 @@ public final class BulkLoad {
                 // Sorted by id, then sequence (items were added in sequence order, so by position):
                 // positions are sorted, not the items, whose ids and payloads would be copied.
                 let order = Self.sortedPositions(items)
+                let sums = Self.rowSums(items)
                 let n = store.nextDataSegmentNumber()
                 let path = joinPath(store.directory, DataSegmentFormat.fileName(n))
                 var w = try DataSegmentWriter(fileSystem: store.fileSystem, path: path)
                 var rw = try RowSectionWriter(into: &w)
                 for (k, i) in order.enumerated() where k + 1 == order.count || items[order[k + 1]].id != items[i].id {
                     let it = items[i]
-                    try it.payload.withUnsafeBytes { try rw.add(it.id, sequence: it.sequence, payload: $0, into: &w) }
+                    try it.payload.withUnsafeBytes {
+                        try rw.add(it.id, sequence: it.sequence, payload: $0, sum: sums[i], into: &w)
+                    }
                 }
                 try rw.finish(into: &w, hashIndex: final && (runs[key] ?? []).isEmpty)
                 try w.finish()
@@ -122,16 +126,60 @@ public final class BulkLoad {
         }
     }
 
-    /// The positions of `items` in row order: by id (`RowKeyOrder`), equal ids by position.
+    /// Each item's `rowsums` entry (CRC and whether its fields hold encoded), in item order,
+    /// worked out on every core: the run's writer then only copies them.
+    static func rowSums(_ items: [(id: RecordID, sequence: UInt64, payload: [UInt8])]) -> [RowSums.Entry] {
+        let chunk = 4096
+        return [RowSums.Entry](unsafeUninitializedCapacity: items.count) { out, n in
+            nonisolated(unsafe) let out = out
+            DispatchQueue.concurrentPerform(iterations: (items.count + chunk - 1) / chunk) { c in
+                for i in c * chunk..<min(items.count, (c + 1) * chunk) {
+                    (out.baseAddress! + i).initialize(to: items[i].payload.withUnsafeBytes(RowSums.Entry.init))
+                }
+            }
+            n = items.count
+        }
+    }
+
+    /// The positions of `items` in row order: by id (`RowKeyOrder`: zone name, then record
+    /// name, bytewise), equal ids by position.
+    ///
+    /// Sorted through plain entries — the zone's rank among the few zones of the batch, the
+    /// record name's first 16 bytes (`RecordIDOrderKey`), the position — so the sort moves no
+    /// references and reads the names again only where those 16 bytes tie.
     static func sortedPositions(_ items: [(id: RecordID, sequence: UInt64, payload: [UInt8])]) -> [Int] {
-        var order = Array(items.indices)
+        var zones: [String] = []
+        var seen = Set<String>()
+        for it in items where zones.last != it.id.zoneID.zoneName && seen.insert(it.id.zoneID.zoneName).inserted {
+            zones.append(it.id.zoneID.zoneName)
+        }
+        zones.sort { RowKeyOrder.compareBytes($0, $1) < 0 }
+        let rank = Dictionary(uniqueKeysWithValues: zones.enumerated().map { ($1, UInt32($0)) })
+        var entries: [SortEntry] = []
+        entries.reserveCapacity(items.count)
+        var last: (zone: String, rank: UInt32)? = nil
+        for (i, it) in items.enumerated() {
+            let z = it.id.zoneID.zoneName
+            let r = last?.zone == z ? last!.rank : rank[z]!
+            last = (z, r)
+            entries.append(SortEntry(zone: r, name: RecordIDOrderKey(it.id), at: i))
+        }
         items.withUnsafeBufferPointer { p in
-            order.sort { a, b in
-                let c = RowKeyOrder.compare(p[a].id, p[b].id)
-                return c < 0 || (c == 0 && a < b)
+            entries.sort { a, b in
+                if a.zone != b.zone { return a.zone < b.zone }
+                if a.name != b.name { return a.name < b.name }
+                let c = RowKeyOrder.compareBytes(p[a.at].id.recordName, p[b.at].id.recordName)
+                return c < 0 || (c == 0 && a.at < b.at)
             }
         }
-        return order
+        return entries.map(\.at)
+    }
+
+    /// An item while a run is sorted.
+    struct SortEntry {
+        var zone: UInt32
+        var name: RecordIDOrderKey
+        var at: Int
     }
 
     /// Merges everything into new data segments and switches the manifest (a checkpoint); the

@@ -89,9 +89,11 @@ public struct RowSectionWriter {
         try w.append(h.bytes)
     }
 
-    /// Adds the next row (ids must come in `RowKeyOrder`).
-    public mutating func add(
-        _ id: RecordID, sequence: UInt64, payload: UnsafeRawBufferPointer, into w: inout DataSegmentWriter
+    /// Adds the next row (ids must come in `RowKeyOrder`); `sum`: its `rowsums` entry when the
+    /// caller has it (else it is worked out here).
+    mutating func add(
+        _ id: RecordID, sequence: UInt64, payload: UnsafeRawBufferPointer, sum: RowSums.Entry? = nil,
+        into w: inout DataSegmentWriter
     ) throws {
         let zone = Array(id.zoneID.zoneName.utf8)
         let name = Array(id.recordName.utf8)
@@ -104,7 +106,7 @@ public struct RowSectionWriter {
         keys.bytes += zone
         keys.bytes += name
         try w.append(Array(payload))
-        sums.add(payload)
+        sums.add(sum ?? RowSums.Entry(payload))
         payloadBytes += payload.count
         count += 1
     }

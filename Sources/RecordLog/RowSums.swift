@@ -26,17 +26,28 @@ public enum RowSums {
     static let magic: [UInt8] = Array("CRSUMS01".utf8)  //                         never change
     static let headerSize = 16
 
+    /// A row's entry: the CRC of its payload, and whether its fields can be held encoded.
+    struct Entry: Sendable {
+        let sum: UInt32
+        let holdsEncoded: Bool
+
+        init(_ payload: UnsafeRawBufferPointer) {
+            sum = CRC32C.checksum(payload)
+            holdsEncoded = RecordCodec.fieldsHoldEncoded(payload)
+        }
+    }
+
     /// The bytes of the section, accumulated row by row.
     struct Writer {
         var sums: [UInt32] = []
         var checked: [UInt64] = []
 
-        /// Adds the next row's payload: its CRC, and whether its fields can be held encoded.
-        mutating func add(_ payload: UnsafeRawBufferPointer) {
+        /// Adds the next row: its entry, worked out from its payload unless given.
+        mutating func add(_ entry: Entry) {
             let i = sums.count
-            sums.append(CRC32C.checksum(payload))
+            sums.append(entry.sum)
             if i % 64 == 0 { checked.append(0) }
-            if RecordCodec.fieldsHoldEncoded(payload) { checked[i / 64] |= 1 << UInt64(i % 64) }
+            if entry.holdsEncoded { checked[i / 64] |= 1 << UInt64(i % 64) }
         }
 
         /// The section's bytes.

@@ -25,4 +25,26 @@ import Testing
         let c = RecordID(recordName: "ab", zoneID: ZoneID(zoneName: "B"))
         #expect(RowKeyOrder.less(a, b) && RowKeyOrder.less(b, c) && !RowKeyOrder.less(c, b) && !RowKeyOrder.less(a, a))
     }
+
+    /// A bulk load's run order (`BulkLoad.sortedPositions`, sorted on zone ranks and 16-byte
+    /// name keys) is the order of `RowKeyOrder.compare`, equal ids by position — with names
+    /// that tie on their first 16 bytes, names that extend others by zero bytes, several zones
+    /// and repeated ids.
+    @Test func bulkRunOrderIsRowKeyOrder() {
+        var rng = SplitMix64(seed: 3)
+        let stems = ["", "p", "same-first-16-by", "same-first-16-bytes", "é"]
+        let zones = ["_defaultZone", "Z", "_defaultZonf", "a"]
+        var items: [(id: RecordID, sequence: UInt64, payload: [UInt8])] = []
+        for i in 0..<4000 {
+            var name = stems[rng.below(stems.count)] + String(rng.below(30))
+            if rng.below(10) == 0 { name += "\u{0}" }
+            let id = RecordID(recordName: name, zoneID: ZoneID(zoneName: zones[rng.below(zones.count)]))
+            items.append((id, UInt64(i), []))
+        }
+        let expected = items.indices.sorted { a, b in
+            let c = RowKeyOrder.compare(items[a].id, items[b].id)
+            return c < 0 || (c == 0 && a < b)
+        }
+        #expect(BulkLoad.sortedPositions(items) == expected)
+    }
 }

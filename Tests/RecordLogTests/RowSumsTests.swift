@@ -79,6 +79,22 @@ import Testing
         #expect(checked >= 200, "\(checked) rows checked")
     }
 
+    /// A bulk load's runs take their entries from `BulkLoad.rowSums`, worked out on every core:
+    /// each item's own CRC and verdict, in item order (more items than one chunk of work).
+    @Test func bulkRunEntriesAreEachItemsOwn() {
+        var g = SeededRandom(seed: 5)
+        var all: [[UInt8]] = []
+        while all.count < 9_000 { all += payloads(&g) }
+        let items = all.enumerated().map { (id: RecordID(recordName: "r\($0)"), sequence: UInt64($0), payload: $1) }
+        let entries = BulkLoad.rowSums(items)
+        #expect(entries.count == all.count)
+        for (i, p) in all.enumerated() {
+            let own = p.withUnsafeBytes(RowSums.Entry.init)
+            #expect(entries[i].sum == own.sum && entries[i].holdsEncoded == own.holdsEncoded, "item \(i)")
+        }
+        #expect(entries.contains { $0.holdsEncoded } && entries.contains { !$0.holdsEncoded })
+    }
+
     /// A letter changed into another inside a string: still well-formed, so the walk (and eager
     /// decoding) would return the changed value; the row's CRC finds it.
     @Test func aChangedLetterIsDamageTheWalkCannotSee() throws {
@@ -113,7 +129,7 @@ import Testing
         let fs = InMemoryFileSystem()
         let all = (0..<10).map { _ in RecordCodec.encode(TestRecords.record(&g)) }
         var good = RowSums.Writer()
-        for p in all { p.withUnsafeBytes { good.add($0) } }
+        for p in all { p.withUnsafeBytes { good.add(RowSums.Entry($0)) } }
         let sound = good.encoded()
         for (what, bytes) in [
             ("bad header", Array("CRSUMS99".utf8) + sound.dropFirst(8)),
