@@ -89,6 +89,10 @@ public struct FieldType: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Parses a Web Services type name (`TIMESTAMP_LIST`, …); also accepts the schema language's
     /// `ASSET` and `LIST<T>` spellings.
     public init?(webServicesName name: String) {
+        if let t = Self.exactNames[name] {  // the canonical spelling every record line uses
+            self = t
+            return
+        }
         var n = name.uppercased()
         var list = false
         if n.hasSuffix("_LIST") {
@@ -102,6 +106,12 @@ public struct FieldType: Sendable, Hashable, Codable, CustomStringConvertible {
         guard let s = ScalarType.allCases.first(where: { $0.webServicesName == n }) else { return nil }
         self.init(s, isList: list)
     }
+
+    /// Every type by its canonical Web Services name (`STRING`, `STRING_LIST`, …).
+    static let exactNames: [String: FieldType] = Dictionary(
+        uniqueKeysWithValues: ScalarType.allCases.flatMap { s in
+            [false, true].map { list in (FieldType(s, isList: list).webServicesName, FieldType(s, isList: list)) }
+        })
 
     /// The Web Services name, e.g. `STRING_LIST`.
     public var description: String { webServicesName }
