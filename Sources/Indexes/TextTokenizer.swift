@@ -41,6 +41,37 @@ public enum TextTokenizer {
     /// never looked up in `stopWords`.
     static let maximumStopWordLength = stopWords.reduce(0) { max($0, $1.utf8.count) }
 
+    /// The stop words packed (`packed(_:)`), sorted: a lowercase ASCII word is checked without
+    /// making a `String` or hashing one.
+    static let packedStopWords: [UInt64] = stopWords.map { packed(Array($0.utf8)) }.sorted()
+
+    /// Up to 7 bytes as one number (byte `i` in bits 8i…8i+7): equal numbers are equal words,
+    /// as no word byte is zero.
+    @inline(__always)
+    static func packed<C: Collection>(_ bytes: C) -> UInt64 where C.Element == UInt8 {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        for b in bytes {
+            v |= UInt64(b) << shift
+            shift += 8
+        }
+        return v
+    }
+
+    /// Whether the lowercase ASCII word `bytes` is a stop word.
+    @inline(__always)
+    static func isStopWord(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count <= maximumStopWordLength else { return false }
+        let v = packed(bytes)
+        var lo = 0
+        var hi = packedStopWords.count
+        while lo < hi {
+            let m = (lo + hi) / 2
+            if packedStopWords[m] < v { lo = m + 1 } else { hi = m }
+        }
+        return lo < packedStopWords.count && packedStopWords[lo] == v
+    }
+
     /// Token groups of `text`: one group per word, one per unspaced run (its bigrams).
     public static func groups(_ text: String) -> [[String]] {
         var out: [[String]] = []
@@ -176,11 +207,9 @@ public enum TextTokenizer {
             buf.reserveCapacity(16)
             func flush() {
                 guard !buf.isEmpty else { return }
-                let w = String(decoding: buf, as: UTF8.self)
-                // A word longer than every stop word skips the set's hashing.
-                let stop = buf.count <= maximumStopWordLength && stopWords.contains(w)
+                let stop = isStopWord(buf)
+                if !stop { body(String(decoding: buf, as: UTF8.self)) }
                 buf.removeAll(keepingCapacity: true)
-                if !stop { body(w) }
             }
             for c in p {
                 switch c {

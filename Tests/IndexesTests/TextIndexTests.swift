@@ -28,6 +28,27 @@ import Testing
         for w in TextTokenizer.stopWords { #expect(TextTokenizer.tokens(w.uppercased() + " " + w) == [], "\(w)") }
     }
 
+    /// The packed check (`isStopWord`) answers as the set does: every word of up to three
+    /// letters, and every stop word with one letter changed, dropped or added.
+    @Test func packedStopWordCheckAgreesWithTheSet() {
+        let letters = (UInt8(ascii: "a")...UInt8(ascii: "z")).map { $0 }
+        var words: [[UInt8]] = letters.map { [$0] }
+        words += words.flatMap { w in letters.map { w + [$0] } }
+        words += words.filter { $0.count == 2 }.flatMap { w in letters.map { w + [$0] } }
+        for s in TextTokenizer.stopWords {
+            let w = Array(s.utf8)
+            for i in w.indices {
+                for c in letters { var m = w; m[i] = c; words.append(m) }
+                var d = w; d.remove(at: i); words.append(d)
+            }
+            for c in letters { words.append(w + [c]) }
+        }
+        for w in words where !w.isEmpty {
+            let s = String(decoding: w, as: UTF8.self)
+            #expect(TextTokenizer.isStopWord(w) == TextTokenizer.stopWords.contains(s), "\(s)")
+        }
+    }
+
     @Test func tokensOneByOneAreTheGroupsFlattened() {
         let texts = [
             "The Café de Flore, 東京都 tower", "Hello, World! 42 into INTO intothe", "", "  ,, ",
