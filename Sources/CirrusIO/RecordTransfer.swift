@@ -266,6 +266,9 @@ public enum RecordTransfer {
     }
 
     static func parseLine(_ slice: UnsafeBufferPointer<UInt8>) -> Result<Record, Rejection> {
+        // The plain shape every exporter writes, without a JSON tree; any other line, and every
+        // error, the general way.
+        if let r = Record.plainWebServicesJSON(slice) { return .success(r) }
         do throws(JSONError) {
             let json = try JSONValue.parse(bytes: slice)
             do throws(WebServicesJSONError) {

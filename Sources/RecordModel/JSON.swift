@@ -147,7 +147,7 @@ extension JSONValue {
     }
 }
 
-private struct JSONReader {
+struct JSONReader {
     let b: UnsafeBufferPointer<UInt8>
     var pos = 0
 
