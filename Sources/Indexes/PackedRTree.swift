@@ -109,14 +109,16 @@ final class PackedRTree: Sendable {
     static func strOrder(lat: [Double], lon: [Double], fanout b: Int) -> [Int] {
         var idx = Array(lat.indices)
         guard idx.count > b else { return idx }
-        var tmp: [(Double, Int)] = []
+        var tmp: [(key: UInt64, value: Int)] = []
         tmp.reserveCapacity(idx.count)
-        // Sorts idx[lo..<hi] by key through a (key, index) buffer: sequential, cache-friendly.
+        // Sorts idx[lo..<hi] by key, stably, through a (key, index) buffer: sequential,
+        // cache-friendly. The keys are the coordinates' order-preserving bits (−0 as +0), so
+        // the order is `<` on the coordinates, equal ones kept in their order.
         func sortRange(_ lo: Int, _ hi: Int, _ key: [Double]) {
             tmp.removeAll(keepingCapacity: true)
-            for i in lo..<hi { tmp.append((key[idx[i]], idx[i])) }
-            tmp.sort { $0.0 < $1.0 }
-            for (o, e) in tmp.enumerated() { idx[lo + o] = e.1 }
+            for i in lo..<hi { tmp.append((KeyEncoding.orderBits(key[idx[i]]), idx[i])) }
+            stableSortByKey(&tmp)
+            for (o, e) in tmp.enumerated() { idx[lo + o] = e.value }
         }
         var cap = b  // points per child subtree at the top
         while cap * b < idx.count { cap *= b }
@@ -142,6 +144,47 @@ final class PackedRTree: Sendable {
         }
         order(0, idx.count, cap)
         return idx
+    }
+
+    /// Sorts `a` by key, keeping equal keys in their order: from 1 024 entries a
+    /// least-significant-digit radix sort with 16-bit digits (a pass only for each digit in
+    /// which keys differ), below that the standard library's (stable) sort.
+    static func stableSortByKey(_ a: inout [(key: UInt64, value: Int)]) {
+        guard a.count >= 1024 else {
+            a.sort { $0.key < $1.key }
+            return
+        }
+        var all: UInt64 = 0
+        var any: UInt64 = ~0
+        for e in a {
+            all |= e.key
+            any &= e.key
+        }
+        let differ = all ^ any
+        var tmp = a
+        var counts = [Int](repeating: 0, count: 1 << 16)
+        for shift in stride(from: UInt64(0), to: 64, by: 16) where (differ >> shift) & 0xFFFF != 0 {
+            a.withUnsafeMutableBufferPointer { src in
+                tmp.withUnsafeMutableBufferPointer { dst in
+                    counts.withUnsafeMutableBufferPointer { c in
+                        c.update(repeating: 0)
+                        for e in src { c[Int((e.key >> shift) & 0xFFFF)] &+= 1 }
+                        var sum = 0
+                        for i in c.indices {
+                            let n = c[i]
+                            c[i] = sum
+                            sum &+= n
+                        }
+                        for e in src {
+                            let d = Int((e.key >> shift) & 0xFFFF)
+                            dst[c[d]] = e
+                            c[d] &+= 1
+                        }
+                    }
+                }
+            }
+            swap(&a, &tmp)
+        }
     }
 
     /// Position of (lat, lon) along a Hilbert curve on a 2^16 × 2^16 grid.

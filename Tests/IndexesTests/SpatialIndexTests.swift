@@ -284,3 +284,67 @@ struct PointGen {
         #expect(outside > 1_000, "seed \(seed): too few queries outside their box")
     }
 }
+
+/// The packed R-tree's STR order: its stable key sort (radix from 1 024 entries) against the
+/// standard library's stable sort, and the whole order against the order made with `<` on the
+/// coordinates — equal coordinates (−0 and +0 among them) kept in their order.
+@Suite struct STROrderTests {
+    @Test(arguments: [0, 5, 1023, 1024, 5000]) func radixSortIsTheStableSort(count: Int) {
+        var g = SeededRandom(seed: UInt64(count) + 1)
+        let pool: [UInt64] = [0, 1, 0xFFFF, 0x1_0000, 1 << 63, .max, 0x3FF0_0000_0000_0000]
+        var a: [(key: UInt64, value: Int)] = (0..<count).map { i in
+            (g.chance(0.5) ? pool[g.below(pool.count)] : g.next() >> UInt64(g.below(64)), i)
+        }
+        var expected = a
+        expected.sort { $0.key < $1.key }
+        PackedRTree.stableSortByKey(&a)
+        #expect(a.map(\.key) == expected.map(\.key))
+        #expect(a.map(\.value) == expected.map(\.value))
+    }
+
+    @Test func strOrderIsTheOrderOfTheCoordinates() {
+        var g = SeededRandom(seed: 21)
+        for n in [10, 300, 3000] {
+            var lat: [Double] = []
+            var lon: [Double] = []
+            for _ in 0..<n {
+                lat.append(g.chance(0.1) ? [0.0, -0.0, 45.5][g.below(3)] : Double(g.below(180_001)) / 1000 - 90)
+                lon.append(g.chance(0.1) ? [0.0, -0.0, -120.25][g.below(3)] : Double(g.below(360_001)) / 1000 - 180)
+            }
+            #expect(PackedRTree.strOrder(lat: lat, lon: lon, fanout: 16) == Self.model(lat: lat, lon: lon, fanout: 16))
+        }
+    }
+
+    /// The STR order as written before the radix sort: `<` on the coordinates, stable.
+    static func model(lat: [Double], lon: [Double], fanout b: Int) -> [Int] {
+        var idx = Array(lat.indices)
+        guard idx.count > b else { return idx }
+        func sortRange(_ lo: Int, _ hi: Int, _ key: [Double]) {
+            let sorted = idx[lo..<hi].map { (key[$0], $0) }.sorted { $0.0 < $1.0 }
+            for (o, e) in sorted.enumerated() { idx[lo + o] = e.1 }
+        }
+        var cap = b
+        while cap * b < idx.count { cap *= b }
+        func order(_ lo: Int, _ hi: Int, _ cap: Int) {
+            guard cap >= b, hi - lo > 1 else { return }
+            let children = (hi - lo + cap - 1) / cap
+            let slices = Int(Double(children).squareRoot().rounded(.up))
+            let perSlice = (children + slices - 1) / slices * cap
+            sortRange(lo, hi, lon)
+            var s = lo
+            while s < hi {
+                let e = min(s + perSlice, hi)
+                sortRange(s, e, lat)
+                var c = s
+                while c < e {
+                    let ce = min(c + cap, e)
+                    order(c, ce, cap / b)
+                    c = ce
+                }
+                s = e
+            }
+        }
+        order(0, idx.count, cap)
+        return idx
+    }
+}
