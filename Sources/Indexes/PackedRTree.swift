@@ -105,8 +105,12 @@ final class PackedRTree: Sendable {
         return (j * fanout)..<min((j + 1) * fanout, n)
     }
 
-    /// Top-down Sort-Tile-Recursive order: runs of B^k aligned points form subtrees.
-    static func strOrder(lat: [Double], lon: [Double], fanout b: Int) -> [Int] {
+    /// Top-down Sort-Tile-Recursive order: runs of B^k aligned points form subtrees. Each slice
+    /// is sorted by `sortByKey` on the coordinates' order-preserving bits, stably.
+    static func strOrder(
+        lat: [Double], lon: [Double], fanout b: Int,
+        sortByKey: (inout [(key: UInt64, value: Int)]) -> Void = stableSortByKey
+    ) -> [Int] {
         var idx = Array(lat.indices)
         guard idx.count > b else { return idx }
         var tmp: [(key: UInt64, value: Int)] = []
@@ -117,7 +121,7 @@ final class PackedRTree: Sendable {
         func sortRange(_ lo: Int, _ hi: Int, _ key: [Double]) {
             tmp.removeAll(keepingCapacity: true)
             for i in lo..<hi { tmp.append((KeyEncoding.orderBits(key[idx[i]]), idx[i])) }
-            stableSortByKey(&tmp)
+            sortByKey(&tmp)
             for (o, e) in tmp.enumerated() { idx[lo + o] = e.value }
         }
         var cap = b  // points per child subtree at the top
@@ -154,37 +158,7 @@ final class PackedRTree: Sendable {
             a.sort { $0.key < $1.key }
             return
         }
-        var all: UInt64 = 0
-        var any: UInt64 = ~0
-        for e in a {
-            all |= e.key
-            any &= e.key
-        }
-        let differ = all ^ any
-        var tmp = a
-        var counts = [Int](repeating: 0, count: 1 << 16)
-        for shift in stride(from: UInt64(0), to: 64, by: 16) where (differ >> shift) & 0xFFFF != 0 {
-            a.withUnsafeMutableBufferPointer { src in
-                tmp.withUnsafeMutableBufferPointer { dst in
-                    counts.withUnsafeMutableBufferPointer { c in
-                        c.update(repeating: 0)
-                        for e in src { c[Int((e.key >> shift) & 0xFFFF)] &+= 1 }
-                        var sum = 0
-                        for i in c.indices {
-                            let n = c[i]
-                            c[i] = sum
-                            sum &+= n
-                        }
-                        for e in src {
-                            let d = Int((e.key >> shift) & 0xFFFF)
-                            dst[c[d]] = e
-                            c[d] &+= 1
-                        }
-                    }
-                }
-            }
-            swap(&a, &tmp)
-        }
+        RadixSort.sort(&a, keyBits: 64, digitBits: 16) { $0.key }
     }
 
     /// Position of (lat, lon) along a Hilbert curve on a 2^16 × 2^16 grid.

@@ -80,38 +80,7 @@ public enum Postings {
     /// Sorts `a` ascending: least-significant-digit radix sort with `digitBits`-bit digits
     /// (8 or 16), skipping the digits in which no two rows differ.
     static func radixSort(_ a: inout [RowID], digitBits: RowID) {
-        var all: RowID = 0
-        var any: RowID = ~0
-        for x in a {
-            all |= x
-            any &= x
-        }
-        let differ = all ^ any  // the bits in which some rows differ
-        let mask: RowID = (1 << digitBits) - 1
-        var tmp = [RowID](repeating: 0, count: a.count)
-        var counts = [Int](repeating: 0, count: 1 << Int(digitBits))
-        for shift in stride(from: 0, to: RowID(32), by: Int(digitBits)) where (differ >> shift) & mask != 0 {
-            a.withUnsafeMutableBufferPointer { src in
-                tmp.withUnsafeMutableBufferPointer { dst in
-                    counts.withUnsafeMutableBufferPointer { c in
-                        c.update(repeating: 0)
-                        for x in src { c[Int((x >> shift) & mask)] &+= 1 }
-                        var sum = 0
-                        for i in c.indices {
-                            let n = c[i]
-                            c[i] = sum
-                            sum &+= n
-                        }
-                        for x in src {
-                            let d = Int((x >> shift) & mask)
-                            dst[c[d]] = x
-                            c[d] &+= 1
-                        }
-                    }
-                }
-            }
-            swap(&a, &tmp)
-        }
+        RadixSort.sort(&a, keyBits: 32, digitBits: Int(digitBits)) { UInt64($0) }
     }
 
     /// The rows of `sorted` (ascending, unique) that also occur in `rows` (any order, duplicates
