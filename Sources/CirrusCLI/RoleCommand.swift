@@ -76,49 +76,57 @@ struct RoleDelete: AsyncParsableCommand {
     func run() async throws { try await target.run(.delete(role: role)) }
 }
 
-/// What a grant or a revocation names: role, permissions, record type.
+/// What a grant or a revocation names: where, role, permissions, record type.
 struct RolePermissions: ParsableArguments {
+    @OptionGroup var target: RoleTarget
     @Argument(help: "The role: a custom role, _world, _icloud or _creator.") var role: String
     @Argument(help: "create, read, write, comma-separated.") var permissions: String
     @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
+
+    /// Runs the grant or revocation `action` makes of the role, permissions and type.
+    func run(_ action: (_ role: String, _ permissions: String, _ recordType: String) -> RoleCommands.Action)
+        async throws
+    { try await target.run(action(role, permissions, recordType)) }
 }
 
 struct RoleGrant: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant", abstract: "Grant permissions on a record type to a role.")
-    @OptionGroup var target: RoleTarget
-    @OptionGroup var what: RolePermissions
-    func run() async throws {
-        try await target.run(.grant(role: what.role, permissions: what.permissions, recordType: what.recordType))
-    }
+    @OptionGroup var change: RolePermissions
+    func run() async throws { try await change.run(RoleCommands.Action.grant) }
 }
 
 struct RoleRevoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke", abstract: "Take permissions on a record type away from a role.")
+    @OptionGroup var change: RolePermissions
+    func run() async throws { try await change.run(RoleCommands.Action.revoke) }
+}
+
+/// What an assignment or its removal names: where, role, user.
+struct RoleMembership: ParsableArguments {
     @OptionGroup var target: RoleTarget
-    @OptionGroup var what: RolePermissions
-    func run() async throws {
-        try await target.run(.revoke(role: what.role, permissions: what.permissions, recordType: what.recordType))
+    @Argument(help: "The role.") var role: String
+    @Argument(help: "The user record name.") var user: String
+
+    /// Runs the assignment or removal `action` makes of the role and user.
+    func run(_ action: (_ role: String, _ user: String) -> RoleCommands.Action) async throws {
+        try await target.run(action(role, user))
     }
 }
 
 struct RoleAssign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "assign", abstract: "Assign a user to a custom role in an environment.")
-    @OptionGroup var target: RoleTarget
-    @Argument(help: "The role.") var role: String
-    @Argument(help: "The user record name.") var user: String
-    func run() async throws { try await target.run(.assign(role: role, user: user)) }
+    @OptionGroup var member: RoleMembership
+    func run() async throws { try await member.run(RoleCommands.Action.assign) }
 }
 
 struct RoleUnassign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unassign", abstract: "Remove a user from a custom role in an environment.")
-    @OptionGroup var target: RoleTarget
-    @Argument(help: "The role.") var role: String
-    @Argument(help: "The user record name.") var user: String
-    func run() async throws { try await target.run(.unassign(role: role, user: user)) }
+    @OptionGroup var member: RoleMembership
+    func run() async throws { try await member.run(RoleCommands.Action.unassign) }
 }
 
 struct RoleList: AsyncParsableCommand {
