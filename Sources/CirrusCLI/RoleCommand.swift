@@ -84,11 +84,9 @@ struct RolePermissions: ParsableArguments {
     @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE")) var recordType: String
 
     /// Runs the grant or revocation `action` makes of the role, permissions and type.
-    func run(
-        _ action: (_ role: String, _ permissions: String, _ recordType: String) -> RoleCommands.Action
-    )
-        async throws
-    { try await target.run(action(role, permissions, recordType)) }
+    func run(_ action: (_ role: String, _ permissions: String, _ type: String) -> RoleCommands.Action) async throws {
+        try await target.run(action(role, permissions, recordType))
+    }
 }
 
 struct RoleGrant: AsyncParsableCommand {
