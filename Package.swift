@@ -5,10 +5,23 @@
 
 import PackageDescription
 
-let strict: [SwiftSetting] = [
-    .swiftLanguageMode(.v6),
-    .enableUpcomingFeature("ExistentialAny"),
-]
+// Concrete generic types (a dictionary keyed by a type of ours, a `Set<UInt64>`) get their
+// metadata from direct accessor calls, not from mangled names: a mangled name is demangled at its
+// first use and each of its conformances looked up by the runtime, which on a miss scans every
+// conformance record of the process. In a fresh process that first use is the open, and it was
+// about 40% of opening a container and answering the first lookup (docs/benchmarks.md, "Fresh
+// open: type metadata without mangled names"). The flag is an unsafe flag, which SwiftPM refuses
+// in a package resolved by version, so a checkout of this package as a dependency (SwiftPM's and
+// Xcode's `checkouts/` directories) builds without it, as does CIRRUS_PORTABLE_BUILD=1.
+let directMetadata: [SwiftSetting] =
+    Context.packageDirectory.contains("/checkouts/") || Context.environment["CIRRUS_PORTABLE_BUILD"] == "1"
+    ? [] : [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
+
+let strict: [SwiftSetting] =
+    [
+        .swiftLanguageMode(.v6),
+        .enableUpcomingFeature("ExistentialAny"),
+    ] + directMetadata
 
 let package = Package(
     name: "Cirrus",
