@@ -55,13 +55,28 @@ public enum CRC32C {
         return shift.withUnsafeBufferPointer { cirrus_crc32c_update3(crc, base, n, $0.baseAddress) }
     }
 
-    /// The map "feed `CIRRUS_CRC32C_STREAM` zero bytes" on a running value, by byte of the value
-    /// (entry 256 × k + b: from b << 8k), for ``update(_:_:)``'s three streams. Computed once.
+    /// The length of each of the three streams ``update(_:_:)`` runs side by side on long input.
+    static let streamLength = Int(CIRRUS_CRC32C_STREAM)
+
+    /// The map "feed ``streamLength`` zero bytes" on a running value, by byte of the value
+    /// (entry 256 × k + b: from b << 8k), for ``update(_:_:)``'s three streams. Computed once,
+    /// at a process's first checksum of three streams' length (its open reads one).
+    ///
+    /// Feeding zero bytes is linear over GF(2) (a table step xors entries of a table that is itself
+    /// linear, `T[a ^ b] == T[a] ^ T[b]`), so an entry is the xor of the images of its set bits:
+    /// 32 runs over the zeros, not one per entry.
     static let shift: [UInt32] = {
-        let zeros = [UInt8](repeating: 0, count: Int(CIRRUS_CRC32C_STREAM))
-        return zeros.withUnsafeBytes { z in
-            (0..<4).flatMap { k in (0..<256).map { b in tableUpdate(UInt32(b) << (8 * UInt32(k)), z) } }
+        let zeros = [UInt8](repeating: 0, count: streamLength)
+        let bits = zeros.withUnsafeBytes { z in (0..<32).map { i in update(1 << UInt32(i), z) } }
+        var table = [UInt32](repeating: 0, count: 4 * 256)
+        for k in 0..<4 {
+            for b in 1..<256 {
+                // The entry of b is the entry of b without its lowest set bit, xor that bit's image.
+                let low = b & -b
+                table[256 * k + b] = table[256 * k + (b ^ low)] ^ bits[8 * k + low.trailingZeroBitCount]
+            }
         }
+        return table
     }()
 
     /// ``update(_:_:)`` without the CPU's instruction: slicing-by-8 over the tables.

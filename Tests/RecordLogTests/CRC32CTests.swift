@@ -25,6 +25,20 @@ import Testing
         }
     }
 
+    /// The three streams' shift table, built from the images of single bits, is the map it
+    /// stands for: every entry is a running value fed the stream's length of zero bytes.
+    @Test func shiftTableFeedsZeros() {
+        let zeros = [UInt8](repeating: 0, count: CRC32C.streamLength)
+        zeros.withUnsafeBytes { z in
+            for k in 0..<4 {
+                for b in 0..<256 {
+                    let fed = CRC32C.tableUpdate(UInt32(b) << (8 * UInt32(k)), z)
+                    #expect(CRC32C.shift[256 * k + b] == fed, "entry \(256 * k + b)")
+                }
+            }
+        }
+    }
+
     /// The CPU's instruction and the tables give the same running value for every length and
     /// alignment, and mixed mid-stream.
     @Test func instructionAgreesWithTables() {
