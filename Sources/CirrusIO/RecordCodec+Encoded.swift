@@ -48,21 +48,52 @@ extension RecordCodec {
     public static func fieldsHoldEncoded(_ buffer: UnsafeRawBufferPointer) -> Bool {
         var r = ByteReader(buffer)
         do throws(CodecError) {
-            guard try r.u8() == version else { return false }
-            try checkRecordID(&r)
-            try checkString(&r)  // the type
-            let mask = try r.u8()
-            guard mask & ~31 == 0 else { return false }
-            if mask & 1 != 0 { _ = try r.zigzag() }
-            if mask & 2 != 0 { _ = try r.zigzag() }
-            if mask & 4 != 0 { try checkRecordID(&r) }
-            if mask & 8 != 0 { try checkRecordID(&r) }
-            if mask & 16 != 0 { try checkString(&r) }
+            _ = try walkHeader(&r)
             guard checkFields(&r) != nil else { return false }
             return r.isAtEnd
         } catch {
             return false
         }
+    }
+
+    /// Moves past a record's version, id, type and system fields, checking what decoding
+    /// checks, to its field count; returns where the type's UTF-8 bytes are.
+    static func walkHeader(_ r: inout ByteReader) throws(CodecError) -> Range<Int> {
+        let v = try r.u8()
+        guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
+        try checkRecordID(&r)
+        var type = ByteReader(r.buffer, offset: r.offset)
+        try checkString(&r)
+        let typeLength = try type.length()
+        let maskAt = r.offset
+        let mask = try r.u8()
+        guard mask & ~31 == 0 else { throw CodecError("unknown system-field bits \(mask)", offset: maskAt) }
+        if mask & 1 != 0 { _ = try r.zigzag() }
+        if mask & 2 != 0 { _ = try r.zigzag() }
+        if mask & 4 != 0 { try checkRecordID(&r) }
+        if mask & 8 != 0 { try checkRecordID(&r) }
+        if mask & 16 != 0 { try checkString(&r) }
+        return type.offset..<(type.offset + typeLength)
+    }
+
+    /// The record type and field names of an encoded record, its values moved past without
+    /// being decoded (a rows section's sample for its name table); throws where the record's
+    /// structure is damaged.
+    public static func typeAndFieldNames(
+        _ payload: UnsafeRawBufferPointer
+    ) throws(CodecError) -> (recordType: String, names: [String]) {
+        var r = ByteReader(payload)
+        let type = try walkHeader(&r)
+        let countAt = r.offset
+        let count = try r.varint()
+        guard count <= UInt64(r.remaining) else { throw CodecError("field count \(count) too large", offset: countAt) }
+        var names: [String] = []
+        names.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            names.append(try r.string())
+            try skipValue(&r)
+        }
+        return (String(decoding: UnsafeRawBufferPointer(rebasing: payload[type]), as: UTF8.self), names)
     }
 
     /// Moves past a record id, checking what ``decodeRecordID(_:)`` checks.

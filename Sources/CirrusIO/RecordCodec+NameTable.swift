@@ -31,9 +31,14 @@ extension RecordCodec {
 
         /// Every field name of `records` (a sample of a segment's rows: a field absent from one
         /// row is not missed by all) and the type.
-        public init(records: [Record], recordType: String) {
+        public convenience init(records: [Record], recordType: String) {
             var all = Set<String>()
             for r in records { all.formUnion(r.fields.keys) }
+            self.init(names: all, recordType: recordType)
+        }
+
+        /// The table of `names` (those of a sample of a segment's rows) and the type.
+        public init(names all: Set<String>, recordType: String) {
             let names = all.sorted()
             count = names.count
             self.recordType = recordType

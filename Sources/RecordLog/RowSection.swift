@@ -212,14 +212,20 @@ public struct RowSection: @unchecked Sendable {
         singleZoneName = Self.singleZoneName(RowBytes(self))
         // Nine rows spread over the section (a page fault each, at open): their names together.
         let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
-        var rows: [Record] = []
+        // Names only: the values are moved past, not decoded.
+        var type: String? = nil
+        var all = Set<String>()
         for i in sample {
             guard let p = payload(i) else { continue }
-            // A sample row that does not decode only makes the table smaller (a hint): reads of
-            // that row report it.
-            do { rows.append(try RecordCodec.decode(p)) } catch { continue }
+            // A sample row whose structure is damaged only makes the table smaller (a hint):
+            // reads of that row report it.
+            do {
+                let (t, found) = try RecordCodec.typeAndFieldNames(p)
+                type = type ?? t
+                all.formUnion(found)
+            } catch { continue }
         }
-        if let first = rows.first { names = RecordCodec.NameTable(records: rows, recordType: first.recordType) }
+        if let type { names = RecordCodec.NameTable(names: all, recordType: type) }
     }
 
     /// The segment's `rowhash` section for a `rows` section of `rows` rows; nil when it has none,

@@ -129,6 +129,42 @@ import Testing
         #expect(failed > 100, "damage was found: \(failed)")
     }
 
+    /// A rows section's name-table sample reads a record's type and field names without its
+    /// values: the decoded record's type and names, in stored order; damaged bytes that decoding
+    /// accepts give the same type and names; a truncated record (every length) is refused; and the table of a
+    /// sample's names is the table of its records.
+    @Test func typeAndNamesAreTheDecodedRecords() throws {
+        let seed = TestSeed.next()
+        print("EncodedFieldsTests.typeAndNamesAreTheDecodedRecords seed \(seed)")
+        var g = SeededRandom(seed: seed)
+        for _ in 0..<300 {
+            let record = TestRecords.record(&g)
+            let bytes = RecordCodec.encode(record)
+            let (type, names) = try bytes.withUnsafeBytes { p in try RecordCodec.typeAndFieldNames(p) }
+            #expect(type == record.recordType)
+            #expect(names == record.fields.map(\.0))
+            for cut in 0..<bytes.count {
+                let refused = bytes.withUnsafeBytes { p in
+                    (try? RecordCodec.typeAndFieldNames(UnsafeRawBufferPointer(rebasing: p[0..<cut]))) == nil
+                }
+                #expect(refused, "a record cut to \(cut) of \(bytes.count) bytes read as whole")
+            }
+            let table = RecordCodec.NameTable(names: Set(names), recordType: type)
+            #expect(table.names == RecordCodec.NameTable(records: [record], recordType: type).names)
+        }
+        for _ in 0..<2000 {
+            var bytes = RecordCodec.encode(TestRecords.record(&g))
+            for _ in 0..<(1 + g.below(3)) { bytes[g.below(bytes.count)] ^= UInt8(1 << g.below(8)) }
+            let decoded = bytes.withUnsafeBytes { p in try? RecordCodec.decode(p) }
+            let walked = bytes.withUnsafeBytes { p in try? RecordCodec.typeAndFieldNames(p) }
+            if let decoded, bytes.withUnsafeBytes({ RecordCodec.fieldsHoldEncoded($0) }) || walked != nil {
+                #expect(walked?.recordType == decoded.recordType)
+                // Decoding puts a damaged name back in order; the table sorts the names anyway.
+                #expect(walked.map { Set($0.names) } == Set(decoded.fields.map(\.0)))
+            }
+        }
+    }
+
     /// The UTF-8 check accepts exactly what `String(validating:)` accepts: random bytes biased
     /// towards lead and continuation bytes, and the edges of every range.
     @Test func utf8CheckAgreesWithTheStandardLibrary() {
