@@ -62,9 +62,7 @@ extension RecordCodec {
         let v = try r.u8()
         guard v == version else { throw CodecError("unsupported record codec version \(v)", offset: r.offset - 1) }
         try checkRecordID(&r)
-        var type = ByteReader(r.buffer, offset: r.offset)
-        try checkString(&r)
-        let typeLength = try type.length()
+        let type = try checkString(&r)
         let maskAt = r.offset
         let mask = try r.u8()
         guard mask & ~31 == 0 else { throw CodecError("unknown system-field bits \(mask)", offset: maskAt) }
@@ -73,7 +71,7 @@ extension RecordCodec {
         if mask & 4 != 0 { try checkRecordID(&r) }
         if mask & 8 != 0 { try checkRecordID(&r) }
         if mask & 16 != 0 { try checkString(&r) }
-        return type.offset..<(type.offset + typeLength)
+        return type
     }
 
     /// The record type and field names of an encoded record, its values moved past without
@@ -161,14 +159,16 @@ extension RecordCodec {
         for _ in 0..<count { try checkString(&r) }
     }
 
-    /// Moves past a length-prefixed string, checking that it is UTF-8.
-    static func checkString(_ r: inout ByteReader) throws(CodecError) {
+    /// Moves past a length-prefixed string, checking that it is UTF-8; returns where its bytes are.
+    @discardableResult
+    static func checkString(_ r: inout ByteReader) throws(CodecError) -> Range<Int> {
         let n = try r.length()
         let start = r.offset
         r.offset += n
         guard ByteReader.isValidUTF8(UnsafeRawBufferPointer(rebasing: r.buffer[start..<start + n])) else {
             throw CodecError("invalid UTF-8 in string", offset: start)
         }
+        return start..<start + n
     }
 
     /// Decodes fields that ``checkFields(_:)`` accepted, taking names from a segment's table.

@@ -157,7 +157,7 @@ import Testing
             for _ in 0..<(1 + g.below(3)) { bytes[g.below(bytes.count)] ^= UInt8(1 << g.below(8)) }
             let decoded = bytes.withUnsafeBytes { p in try? RecordCodec.decode(p) }
             let walked = bytes.withUnsafeBytes { p in try? RecordCodec.typeAndFieldNames(p) }
-            if let decoded, bytes.withUnsafeBytes({ RecordCodec.fieldsHoldEncoded($0) }) || walked != nil {
+            if let decoded {
                 #expect(walked?.recordType == decoded.recordType)
                 // Decoding puts a damaged name back in order; the table sorts the names anyway.
                 #expect(walked.map { Set($0.names) } == Set(decoded.fields.map(\.0)))
