@@ -120,6 +120,7 @@ extension Container {
             // Sound files: only derived data the façade reads (index sections) could be damaged.
             var ro = options
             ro.readOnly = true
+            ro.indexesOnFirstUse = false  // their damage is what this open looks for
             let warnings = try Container.open(at: directory, environment: environment, options: ro).openReport.warnings
             if warnings.isEmpty { return report }
         }
@@ -203,6 +204,7 @@ extension Container {
             let v = try RecordStore.verify(directory: storeDir, fileSystem: options.fileSystem)
             var ro = options
             ro.readOnly = true
+            ro.indexesOnFirstUse = false  // their damage is what this open looks for
             let warnings = try Container.open(at: directory, environment: environment, options: ro).openReport.warnings
             problem =
                 (v.open.corruptions.map(\.description) + v.open.warnings.map(\.description)

@@ -129,7 +129,6 @@ extension ContainerCore {
             return
         }
         tables = try baseTables(snap, schema: schema)
-        noteDamagedIndexSections()
         if let bytes = store.checkpointUserState, !bytes.isEmpty {
             do {
                 let u = try CheckpointUserState.decode(bytes)
@@ -156,22 +155,6 @@ extension ContainerCore {
                 new: c.current.map { Self.apiForm($0.record) })
         }
         if !changes.isEmpty { apply(changes, newSchema: nil) }
-    }
-
-    /// Reports every mapped index section that failed its checks at open (each was rebuilt from
-    /// the rows, and its table is rewritten at the next checkpoint), naming its file and offset.
-    func noteDamagedIndexSections() {
-        for (key, t) in baseOnlyTables.sorted(by: { $0.key < $1.key }) {
-            for d in t.parts.indexes.damaged {
-                let seg = t.parts.base.flatMap { d.layer < $0.layers.count ? $0.layers[d.layer].indexes : nil }
-                let at = seg?.sections.first { $0.name == d.error.section }?.offset ?? 0
-                warn(
-                    OpenWarning(
-                        path: seg?.file.path ?? store.directory, offset: at + d.error.offset,
-                        reason: "index section '\(d.error.section)': \(d.error.reason)",
-                        consequence: "the index is rebuilt from the rows of \(key)"))
-            }
-        }
     }
 
     /// The façade's state as the checkpoint's `user` bytes.
@@ -209,8 +192,8 @@ extension ContainerCore {
     /// damaged) has it built from its rows, at every open until the segments hold it: such a table
     /// is rewritten at the next checkpoint, which `close()` then writes.
     func baseTables(_ snap: StoreSnapshot, schema: Schema) throws(CirrusError) -> [String: [String: TypeTable]] {
-        let (out, made) = try Self.baseTables(
-            Array(snap.base.values), schema: schema, reusing: baseOnlyTables, options: options)
+        let (out, made) = Self.baseTables(
+            Array(snap.base.values), schema: schema, reusing: baseOnlyTables, options: options, warnings: indexWarnings)
         baseOnlyTables = made
         if !options.readOnly {
             for (key, t) in made where !t.parts.indexes.rebuilt.isEmpty { rewriteAtCheckpoint.insert(key) }
@@ -219,10 +202,13 @@ extension ContainerCore {
     }
 
     /// Tables over `base` with empty deltas, reusing those of `reusing` whose layers and schema
-    /// are the same; also returns them by key (the next call's `reusing`). Touches no state.
+    /// are the same; also returns them by key (the next call's `reusing`). Touches no state but
+    /// `warnings`, which gets the damaged index sections of the tables made (read-only with
+    /// `indexesOnFirstUse`: when their indexes are first used).
     static func baseTables(
-        _ base: [BaseTable], schema: Schema, reusing: [TableKey: TypeTable], options: ContainerOptions
-    ) throws(CirrusError) -> (tables: [String: [String: TypeTable]], byKey: [TableKey: TypeTable]) {
+        _ base: [BaseTable], schema: Schema, reusing: [TableKey: TypeTable], options: ContainerOptions,
+        warnings: IndexWarnings
+    ) -> (tables: [String: [String: TypeTable]], byKey: [TableKey: TypeTable]) {
         var out: [String: [String: TypeTable]] = [:]
         var made: [TableKey: TypeTable] = [:]
         for b in base {
@@ -232,9 +218,10 @@ extension ContainerCore {
             if let old = reusing[key], old.parts.base?.files == b.files, old.parts.schema == typeSchema {
                 table = old
             } else {
-                table = try TypeTable(
+                table = TypeTable(
                     base: b, schema: typeSchema, nodeSize: options.indexNodeSize, cacheSize: options.recordCacheSize,
-                    readMergeBudget: options.readOnly ? nil : options.readMergeBudget)
+                    readMergeBudget: options.readOnly ? nil : options.readMergeBudget,
+                    deferIndexes: options.readOnly && options.indexesOnFirstUse, warnings: warnings)
             }
             made[key] = table
             out[key.owner, default: [:]][key.recordType] = table
@@ -364,7 +351,8 @@ extension ContainerCore {
         _ p: RecordStore.PreparedCheckpoint, since snapshot: StoreSnapshot, schema: Schema,
         reusing: [TableKey: TypeTable], rounds: Int = 4
     ) throws(CirrusError) -> PreparedRebase {
-        let (tables, byKey) = try Self.baseTables(p.baseTables, schema: schema, reusing: reusing, options: options)
+        let (tables, byKey) = Self.baseTables(
+            p.baseTables, schema: schema, reusing: reusing, options: options, warnings: indexWarnings)
         var pre = PreparedRebase(tables: tables, byKey: byKey, caughtUp: snapshot, schema: schema)
         for _ in 0..<rounds {
             if try catchUp(&pre, to: store.snapshot()) < 256 { break }

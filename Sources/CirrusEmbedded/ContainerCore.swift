@@ -103,6 +103,9 @@ final class ContainerCore: @unchecked Sendable {
     /// Damaged derived data the façade met at open and rebuilt (beside the store's own
     /// `openReport.warnings`); written only while opening.
     private(set) var openWarnings: [OpenWarning] = []
+    /// Damaged index sections, found whenever a table's indexes are made (at open, or at their
+    /// first use when deferred).
+    let indexWarnings: IndexWarnings
     /// Saved subscriptions dropped at open because they no longer check, and those kept
     /// (`ContainerOptions.dropsInvalidSubscriptions`, for repair); nil when none was dropped.
     var droppedSubscriptions: (count: Int, kept: Int)?
@@ -116,6 +119,10 @@ final class ContainerCore: @unchecked Sendable {
         self.store = store
         self.publishedSchema = schema
         self.publishedWorldReadable = Access.worldReadable(schema)
+        indexWarnings = IndexWarnings { [store, logger = options.logger, directory] w in
+            store.noteDamaged(w)
+            Self.log(w, logger, directory: directory, environment: environment)
+        }
     }
 
     static func open(
@@ -184,10 +191,11 @@ final class ContainerCore: @unchecked Sendable {
         log(w)
     }
 
-    func log(_ w: OpenWarning) {
-        options.logger.warning(
-            "\(w.description)",
-            metadata: ["container": .string(directory), "environment": .string(environment.rawValue)])
+    func log(_ w: OpenWarning) { Self.log(w, options.logger, directory: directory, environment: environment) }
+
+    static func log(_ w: OpenWarning, _ logger: Logger, directory: String, environment: Environment) {
+        logger.warning(
+            "\(w.description)", metadata: ["container": .string(directory), "environment": .string(environment.rawValue)])
     }
 
     /// The live rows of the tables the next checkpoint rewrites whole (`rewriteAtCheckpoint`).

@@ -190,7 +190,7 @@ extension Container {
     public var openReport: OpenReport {
         guard let core = embedded else { return OpenReport() }
         var r = core.store.openReport
-        r.warnings += core.openWarnings
+        r.warnings += core.indexWarnings.all + core.openWarnings
         return r
     }
 

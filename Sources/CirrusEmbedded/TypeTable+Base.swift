@@ -7,15 +7,14 @@ import Foundation
 import Indexes
 import RecordLog
 import RecordModel
+import Synchronization
 
 extension TypeTable {
     /// The indexes of a base table: each layer's index segment mapped (nothing decoded); an
     /// index some layer lacks (added to the schema since, or damaged) is built from the live rows.
-    /// The layers' entries of dead rows are still in the mapped sections: `tombstoneDeadRows`
-    /// removes them.
-    static func baseIndexes(
-        _ base: BaseTable, schema: RecordTypeSchema, nodeSize: Int
-    ) throws(CirrusError) -> RecordIndexes {
+    /// The layers' entries of dead rows are still in the mapped sections: `removeDeadRows` takes
+    /// them out.
+    static func baseIndexes(_ base: BaseTable, schema: RecordTypeSchema, nodeSize: Int) -> RecordIndexes {
         var layers: [IndexLayer] = []
         for l in base.layers {
             var sections: [String: SectionBytes] = [:]
@@ -45,22 +44,17 @@ extension TypeTable {
         }
     }
 
-    /// Marks the base's dead rows (superseded or deleted in a newer layer) removed, in the row
-    /// table and in the indexes (whose mapped layers still hold their entries). The layers'
-    /// `dead/` index sections say what those rows had indexed, so nothing is decoded; layers
-    /// written without them (an older version) have each dead row decoded once instead.
-    mutating func tombstoneDeadRows() {
-        guard let base = parts.base, base.rows.dead.count > 0 else { return }
-        if parts.indexes.deadRowsRemoved {
-            parts.baseRemoved = base.rows.dead
-            return
-        }
+    /// Takes the base's dead rows (superseded or deleted in a newer layer) out of `indexes`, whose
+    /// mapped layers still hold their entries. The layers' `dead/` index sections say what those
+    /// rows had indexed, so nothing is decoded; layers written without them (an older version)
+    /// have each dead row decoded once instead. (The row table marks them removed itself.)
+    static func removeDeadRows(_ base: BaseTable, from indexes: inout RecordIndexes, damage: RowDamage) {
+        guard base.rows.dead.count > 0, !indexes.deadRowsRemoved else { return }
         var changes: [RowChange] = []
         var seen = RowBitmap()
         for l in base.layers {
             for r in l.dead where !seen.contains(Int(r)) {
                 seen.insert(Int(r))
-                parts.baseRemoved.insert(Int(r))
                 // A dead row that does not decode cannot be taken out of the indexes by its values:
                 // its entries stay, pointing at a row every read skips (it is removed); counted.
                 do {
@@ -70,7 +64,41 @@ extension TypeTable {
                 }
             }
         }
-        parts.indexes.apply(changes)
+        indexes.apply(changes)
+    }
+
+    /// The warnings for the index sections of `base` that failed their checks (each was rebuilt
+    /// from the rows), naming the segment file and the offset.
+    static func warnings(_ damaged: [DamagedIndexSection], _ base: BaseTable) -> [OpenWarning] {
+        damaged.map { d in
+            let seg = d.layer < base.layers.count ? base.layers[d.layer].indexes : nil
+            let at = seg?.sections.first { $0.name == d.error.section }?.offset ?? 0
+            return OpenWarning(
+                path: seg?.file.path ?? "", offset: at + d.error.offset,
+                reason: "index section '\(d.error.section)': \(d.error.reason)",
+                consequence: "the index is rebuilt from the rows of \(base.key)")
+        }
+    }
+}
+
+/// The warnings about a container's damaged index sections, from whenever a table's indexes are
+/// made — at open, or at their first use when deferred (`ContainerOptions.indexesOnFirstUse`):
+/// kept for `openReport`, and each handed to `note` (the store marks the segment for repair; the
+/// logger says it). Thread-safe: deferred indexes are made by whichever reader uses them first.
+final class IndexWarnings: Sendable {
+    private let list = Mutex<[OpenWarning]>([])
+    private let note: @Sendable (OpenWarning) -> Void
+
+    init(note: @escaping @Sendable (OpenWarning) -> Void) { self.note = note }
+
+    /// Every warning so far, oldest first.
+    var all: [OpenWarning] { list.withLock { $0 } }
+
+    /// Keeps and notes `warnings`.
+    func add(_ warnings: [OpenWarning]) {
+        guard !warnings.isEmpty else { return }
+        list.withLock { $0 += warnings }
+        for w in warnings { note(w) }
     }
 }
 

@@ -58,7 +58,7 @@ struct TypeTable: Sendable {
         /// Charges of reads against this base's extra layers (nil: one layer, or no merges).
         let mergeMeter: ReadMergeMeter?
         /// Rows of the base that did not decode when read, shared by every copy of the table.
-        let damage = RowDamage()
+        let damage: RowDamage
     }
 
     /// The parts, each read and written by name (`parts.indexes`); a write copies shared parts
@@ -117,26 +117,37 @@ struct TypeTable: Sendable {
                 deltaByID: deltaByID,
                 indexes: RecordIndexes(
                     schema: schema ?? RecordTypeSchema(name: recordType, grants: []), rows: rows, nodeSize: nodeSize),
-                nextRow: RowID(truncatingIfNeeded: order.count), deltaCount: order.count, mergeMeter: nil))
+                nextRow: RowID(truncatingIfNeeded: order.count), deltaCount: order.count, mergeMeter: nil,
+                damage: RowDamage()))
     }
 
     /// A table over a checkpoint's mapped rows, with an empty delta: no row is decoded here. With
     /// `readMergeBudget` and more than one layer, its reads are charged for the extra layers
-    /// (`ReadMergeMeter`).
+    /// (`ReadMergeMeter`). Its indexes are mapped from the layers' index segments now, or with
+    /// `deferIndexes` at their first use (`RecordIndexes.init(recordType:deferred:)`); either
+    /// way the sections found damaged then go to `warnings`.
     init(
-        base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0, readMergeBudget: Double? = nil
-    ) throws(CirrusError) {
+        base: BaseTable, schema: RecordTypeSchema?, nodeSize: Int, cacheSize: Int = 0, readMergeBudget: Double? = nil,
+        deferIndexes: Bool = false, warnings: IndexWarnings? = nil
+    ) {
+        let damage = RowDamage()
+        let indexSchema = schema ?? RecordTypeSchema(name: base.key.recordType, grants: [])
+        let make: @Sendable () -> RecordIndexes = {
+            var indexes = Self.baseIndexes(base, schema: indexSchema, nodeSize: nodeSize)
+            warnings?.add(Self.warnings(indexes.damaged, base))
+            Self.removeDeadRows(base, from: &indexes, damage: damage)
+            return indexes
+        }
         parts = CopyOnWrite(
             Storage(
                 recordType: base.key.recordType, owner: base.key.owner, nodeSize: nodeSize, schema: schema, base: base,
                 cache: RecordCache(capacity: min(cacheSize, base.rows.count), tableRows: base.rows.count),
-                indexes: try Self.baseIndexes(
-                    base, schema: schema ?? RecordTypeSchema(name: base.key.recordType, grants: []), nodeSize: nodeSize
-                ),
+                baseRemoved: base.rows.dead,
+                indexes: deferIndexes ? RecordIndexes(recordType: base.key.recordType, deferred: make) : make(),
                 nextRow: RowID(truncatingIfNeeded: base.rows.count),
                 mergeMeter: ReadMergeMeter(
-                    key: base.key, layers: base.layers.count, rows: base.rows.count, factor: readMergeBudget)))
-        tombstoneDeadRows()
+                    key: base.key, layers: base.layers.count, rows: base.rows.count, factor: readMergeBudget),
+                damage: damage))
     }
 
     /// Takes `new` as the type's schema. Only what the indexes are built from (fields and their

@@ -14,7 +14,7 @@ extension RecordIndexes {
     /// from `rows()` instead, and listed in `rebuilt`.
     public init(schema: RecordTypeSchema, layers: [IndexLayer], nodeSize: Int = 64, rows: () -> [(RowID, Record)]) {
         let plan = IndexPlan(schema)
-        parts = CopyOnWrite(Storage(recordType: schema.name, searchableFields: plan.searchable))
+        parts = DeferredCopyOnWrite(Storage(recordType: schema.name, searchableFields: plan.searchable))
         let starts = BaseLayers(rowCounts: layers.map(\.rowCount))
         var loaded: [(RowID, Record)]?
         func all() -> [(RowID, Record)] {

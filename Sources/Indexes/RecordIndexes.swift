@@ -83,8 +83,9 @@ public struct RecordIndexes: Sendable {
         var baseLayers = BaseLayers()
     }
 
-    /// Written through `parts.contents`, which copies shared storage first.
-    var parts: CopyOnWrite<Storage>
+    /// Written through `parts.contents`, which copies shared storage first (and, for indexes
+    /// made on first use, makes them first).
+    var parts: DeferredCopyOnWrite<Storage>
 
     /// The record type these indexes belong to.
     public var recordType: String { parts.contents.recordType }
@@ -135,7 +136,7 @@ public struct RecordIndexes: Sendable {
     /// Builds every index the schema asks for from `rows` (bulk, sorted builds).
     public init(schema: RecordTypeSchema, rows: [(RowID, Record)], nodeSize: Int = 64) {
         let plan = IndexPlan(schema)
-        parts = CopyOnWrite(Storage(recordType: schema.name, searchableFields: plan.searchable))
+        parts = DeferredCopyOnWrite(Storage(recordType: schema.name, searchableFields: plan.searchable))
         for (field, fam) in plan.ordered {
             let entries = rows.lazy.compactMap { (row, rec) in Self.value(field, rec).map { ($0, row) } }
             ordered[field] = OrderedIndex(family: fam, entries: entries, nodeSize: nodeSize)
@@ -150,6 +151,20 @@ public struct RecordIndexes: Sendable {
         }
         rowCount = rows.count
     }
+
+    /// Indexes that `make` makes at their first use — any read or write of them, from any thread
+    /// (the others wait) — for a process that may never use them: one that only looks records
+    /// up by name need not open a single index section. Whatever `make` captures is released
+    /// once it has run.
+    public init(recordType: String, deferred make: @escaping @Sendable () -> RecordIndexes) {
+        parts = DeferredCopyOnWrite(placeholder: Storage(recordType: recordType, searchableFields: [])) {
+            make().parts.contents
+        }
+    }
+
+    /// Whether the indexes have been made: false only for deferred ones (`init(recordType:deferred:)`)
+    /// before their first use.
+    public var isMade: Bool { parts.isMade }
 
     /// Builds the indexes of a table whose `baseRowCount` rows live in one checkpoint layer; see
     /// `init(schema:layers:nodeSize:rows:)`.

@@ -4,6 +4,8 @@
 // `CopyOnWrite` puts the same box at the service of the package's other modules (the indexes
 // and the embedded engine's tables), so none of them copies its parts field by field.
 
+import Synchronization
+
 /// A class holding a value's contents. Written only through ``unique(_:)`` — that is, while no
 /// other value shares it — so a shared box is never written and may cross threads.
 @usableFromInline
@@ -75,3 +77,91 @@ public struct CopyOnWrite<Contents> {
 
 /// Sendable when its parts are: the box is written only while no other value shares it.
 extension CopyOnWrite: Sendable where Contents: Sendable {}
+
+/// Parts that may be made on their first use, then held and copied on write as ``CopyOnWrite``
+/// holds its parts: a value whose parts are costly to make and often never read (a table's
+/// indexes in a process that only looks records up by name) defers making them to the first
+/// read or write of any part.
+///
+/// Made once, whichever thread reads first: the others wait for it. After that a read costs one
+/// acquiring load of a flag beside the parts. The maker is dropped once it has run, with what it
+/// captured.
+@dynamicMemberLookup
+public struct DeferredCopyOnWrite<Contents: Sendable>: Sendable {
+    @usableFromInline var box: DeferredBox<Contents>
+
+    /// Parts made now.
+    public init(_ contents: Contents) { box = DeferredBox(contents) }
+
+    /// Parts made by `make` on their first use. `placeholder` fills their place until then and is
+    /// never read (any value of the type will do; a cheap one is best).
+    public init(placeholder: Contents, deferred make: @escaping @Sendable () -> Contents) {
+        box = DeferredBox(placeholder, make)
+    }
+
+    /// Whether the parts have been made (false only before their first use).
+    public var isMade: Bool { box.ready.load(ordering: .acquiring) }
+
+    /// The parts, made first if they are not yet: read in place; a write first copies them when
+    /// another value shares them.
+    @inlinable public var contents: Contents {
+        _read { yield box.made }
+        _modify {
+            box.makeIfNeeded()
+            if !isKnownUniquelyReferenced(&box) { box = DeferredBox(box.made) }
+            yield &box.contents
+        }
+    }
+
+    /// One part, as ``contents`` reads and writes the whole.
+    @inlinable public subscript<Part>(dynamicMember part: WritableKeyPath<Contents, Part>) -> Part {
+        _read { yield box.made[keyPath: part] }
+        _modify { yield &contents[keyPath: part] }
+    }
+}
+
+/// The box behind ``DeferredCopyOnWrite``: the contents (a placeholder until made), whether they
+/// are made, and (until they are) their maker behind a lock.
+@usableFromInline
+final class DeferredBox<Contents: Sendable>: @unchecked Sendable {
+    // @unchecked: `contents` is written once by `makeIfNeeded` under `maker`'s lock before
+    // `ready` is stored with release ordering, and read only after `ready` is loaded true with
+    // acquire ordering; after that it is written only through a unique reference (copy on write).
+    @exclusivity(unchecked) @usableFromInline var contents: Contents
+    @usableFromInline let ready: Atomic<Bool>
+    let maker: Mutex<(@Sendable () -> Contents)?>
+
+    @usableFromInline init(_ contents: Contents) {
+        self.contents = contents
+        ready = Atomic(true)
+        maker = Mutex(nil)
+    }
+
+    init(_ placeholder: Contents, _ make: @escaping @Sendable () -> Contents) {
+        contents = placeholder
+        ready = Atomic(false)
+        maker = Mutex(make)
+    }
+
+    /// The contents, made first if they are not yet.
+    @inlinable var made: Contents {
+        _read {
+            makeIfNeeded()
+            yield contents
+        }
+    }
+
+    @inlinable @inline(__always) func makeIfNeeded() {
+        if !ready.load(ordering: .acquiring) { make() }
+    }
+
+    /// Runs the maker unless another thread has (its callers wait on the lock meanwhile).
+    @usableFromInline @inline(never) func make() {
+        maker.withLock { maker in
+            guard let m = maker else { return }
+            contents = m()
+            maker = nil
+            ready.store(true, ordering: .releasing)
+        }
+    }
+}

@@ -136,11 +136,55 @@ import Testing
         let section = try #require(seg.sections.first { $0.name.hasPrefix("spatial:") })
         env.fs.flipBit(path, atByte: section.offset + 3)
 
+        // Read-only, indexes at first use (the default): nothing is found until a query uses the
+        // table's indexes; a fetch by id does not.
         let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(c.openReport.warnings.isEmpty)
+        let db = c.publicDatabase(as: .user("_u"))
+        #expect(try await db.record(for: RecordID(recordName: "p7")).fields == place(7).fields)
+        #expect(c.openReport.warnings.isEmpty)
         #expect(try await answers(c) == expected)
         let w = try #require(c.openReport.warnings.first)
         #expect(c.openReport.warnings.count == 1)
         #expect(w.path == path && w.offset == section.offset && w.reason.contains(section.name))
+
+        // Indexes mapped at open: found there.
+        var eager = env.options(readOnly: true)
+        eager.indexesOnFirstUse = false
+        let e = try Container.open(at: env.dir, options: eager)
+        #expect(e.openReport.warnings.map(\.description) == [w.description])
+        #expect(try await answers(e) == expected)
+        #expect(e.openReport.warnings.count == 1)
+    }
+
+    /// A read-only open maps no index section until a query needs the table's indexes: fetches
+    /// by id leave them unmade; the first query makes them (once, whichever of several concurrent
+    /// queries comes first) and answers as a writable open does.
+    @Test func readOnlyIndexesAreMadeAtFirstUse() async throws {
+        let env = TestEnv()
+        try await checkpointed(env)
+        let expected = try await answers(try env.open())
+        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        let core = try #require(c.embedded)
+        func made() -> [Bool] {
+            core.stateLock.withLock { core.tables }.values.compactMap { $0["Place"]?.parts.indexes.isMade }
+        }
+        #expect(!made().isEmpty && made().allSatisfy { !$0 })
+        let db = c.publicDatabase(as: .user("_u"))
+        for i in [0, 99, 199] {
+            #expect(try await db.record(for: RecordID(recordName: "p\(i)")).fields == place(i).fields)
+        }
+        #expect(made().allSatisfy { !$0 })
+        let q = RecordQuery(recordType: "Place", predicate: "n == %@", arguments: [.value(.int64(5))])
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 { group.addTask { try await allPageNames(db, q, limit: 500).count } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: (0..<200).filter { $0 % 13 == 5 }.count, count: 8))
+        #expect(made().allSatisfy { $0 })
+        #expect(try await answers(c) == expected)
+        try c.checkInvariants()
+        #expect(c.openReport.isClean)
     }
 
     /// A rows segment's `rowhash` section that does not fit the rows: fetches by id binary-search
