@@ -195,7 +195,8 @@ final class ContainerCore: @unchecked Sendable {
 
     static func log(_ w: OpenWarning, _ logger: Logger, directory: String, environment: Environment) {
         logger.warning(
-            "\(w.description)", metadata: ["container": .string(directory), "environment": .string(environment.rawValue)])
+            "\(w.description)",
+            metadata: ["container": .string(directory), "environment": .string(environment.rawValue)])
     }
 
     /// The live rows of the tables the next checkpoint rewrites whole (`rewriteAtCheckpoint`).
