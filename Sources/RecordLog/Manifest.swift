@@ -92,16 +92,19 @@ public struct Manifest: Sendable, Hashable {
 
     static func hex(_ s: String) -> String { s.utf8.map { String(format: "%02x", $0) }.joined() }
 
-    static func unhex(_ s: Substring) -> String? {
+    /// The UTF-8 text that `s` spells in pairs of hex digits; nil when it does not.
+    static func unhex(_ s: ArraySlice<UInt8>) -> String? {
+        guard s.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
-        var it = s.utf8.makeIterator()
-        while let a = it.next() {
-            guard let b = it.next(), let v = UInt8(String(decoding: [a, b], as: UTF8.self), radix: 16) else {
-                return nil
-            }
-            bytes.append(v)
+        bytes.reserveCapacity(s.count / 2)
+        var i = s.startIndex
+        while i < s.endIndex {
+            guard let v = number(s[i..<(i + 2)], radix: 16) else { return nil }
+            bytes.append(UInt8(v))
+            i += 2
         }
-        return String(validating: bytes, as: UTF8.self)
+        guard bytes.withUnsafeBytes({ ByteReader.isValidUTF8($0) }) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `seg-<16 hex digits>.log`.                                              never change
@@ -156,67 +159,68 @@ public struct Manifest: Sendable, Hashable {
         return m.checkpoint
     }
 
-    /// Parses the file; the reason when it is damaged.
+    /// Parses the file; the reason when it is damaged. Read as bytes, never as `String`: a fresh
+    /// process opens with this, and the first use of each of the standard library's text
+    /// algorithms (splitting, validating, radix parsing) costs more than the whole parse.
     public static func decode(_ bytes: [UInt8]) -> Result<Manifest, CodecError> {
-        // Bytes first, then text: a fresh process opens with this, and Foundation's string
-        // search and the generic validating initializer cost more than the rest of the parse.
         guard bytes.withUnsafeBytes({ ByteReader.isValidUTF8($0) }) else {
             return .failure(CodecError("not UTF-8", offset: 0))
         }
-        let marker = Array("crc ".utf8)
+        let marker: [UInt8] = [0x63, 0x72, 0x63, 0x20]  // "crc "
         guard let at = bytes.indices.first(where: { bytes[$0...].starts(with: marker) }) else {
             return .failure(CodecError("no crc line", offset: 0))
         }
-        let crcText = String(
-            decoding: bytes[(at + marker.count)...].filter { ![0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D].contains($0) },
-            as: UTF8.self)
-        guard let crc = UInt32(crcText, radix: 16), crc == CRC32C.checksum(Array(bytes[..<at])) else {
+        let crcDigits = bytes[(at + marker.count)...].filter { ![0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D].contains($0) }
+        guard let crc = number(crcDigits, radix: 16), crc <= UInt32.max, crc == CRC32C.checksum(Array(bytes[..<at]))
+        else {
             return .failure(CodecError("checksum mismatch", offset: 0))
         }
-        let body = String(decoding: bytes[..<at], as: UTF8.self)
-        let lines = body.split(separator: "\n")
-        let v2 = lines.first == "cirrus-log 2"
-        let v3 = lines.first == "cirrus-log 3"
-        guard (lines.count == 2 && lines[0] == "cirrus-log 1") || ((v2 || v3) && lines.count >= 4),
-            lines[1].hasPrefix("segments")
+        let lines = bytes[..<at].split(separator: 0x0A)
+        func isLine(_ k: Int, _ text: String) -> Bool { k < lines.count && lines[k].elementsEqual(text.utf8) }
+        let v2 = isLine(0, "cirrus-log 2")
+        let v3 = isLine(0, "cirrus-log 3")
+        guard (lines.count == 2 && isLine(0, "cirrus-log 1")) || ((v2 || v3) && lines.count >= 4),
+            lines[1].starts(with: "segments".utf8)
         else {
             return .failure(CodecError("unknown manifest version or layout", offset: 0))
         }
         var segs: [UInt64] = []
-        for part in lines[1].split(separator: " ").dropFirst() {
-            guard let n = UInt64(part) else { return .failure(CodecError("bad segment number \(part)", offset: 0)) }
+        for part in lines[1].split(separator: 0x20).dropFirst() {
+            guard let n = number(part) else {
+                return .failure(CodecError("bad segment number \(text(part))", offset: 0))
+            }
             segs.append(n)
         }
         guard !segs.isEmpty, segs == segs.sorted() else {
             return .failure(CodecError("segment list empty or out of order", offset: 0))
         }
         guard v2 || v3 else { return .success(Manifest(segments: segs)) }
-        let cp = lines[2].split(separator: " ")
-        let st = lines[3].split(separator: " ")
-        guard cp.count == 4, cp[0] == "checkpoint", cp[2] == "horizon", let seq = UInt64(cp[1]), let hz = UInt64(cp[3]),
-            st.count == 2, st[0] == "state", let state = UInt64(st[1])
+        let cp = lines[2].split(separator: 0x20)
+        let st = lines[3].split(separator: 0x20)
+        guard cp.count == 4, cp[0].elementsEqual("checkpoint".utf8), cp[2].elementsEqual("horizon".utf8),
+            let seq = number(cp[1]), let hz = number(cp[3]),
+            st.count == 2, st[0].elementsEqual("state".utf8), let state = number(st[1])
         else { return .failure(CodecError("bad checkpoint lines", offset: 0)) }
         var tables: [TableKey: [TableFiles]] = [:]
         for line in lines.dropFirst(4) {
-            let p = line.split(separator: " ", omittingEmptySubsequences: false)
-            let bad = CodecError("bad table line '\(line)'", offset: 0)
+            let p = line.split(separator: 0x20, omittingEmptySubsequences: false)
+            let bad = CodecError("bad table line '\(text(line))'", offset: 0)
+            guard p.count >= 4, p[0].elementsEqual("table".utf8) else { return .failure(bad) }
             if v2 {
-                guard p.count == 5, p[0] == "table", let n = UInt64(p[1]), p[2] == "-" || UInt64(p[2]) != nil,
-                    let o = unhex(p[3]), let t = unhex(p[4])
+                guard p.count == 5, let n = number(p[1]), let indexes = optionalNumber(p[2]), let o = unhex(p[3]),
+                    let t = unhex(p[4])
                 else { return .failure(bad) }
-                tables[TableKey(owner: o, recordType: t)] = [TableFiles(rows: n, indexes: UInt64(p[2]))]
+                tables[TableKey(owner: o, recordType: t)] = [TableFiles(rows: n, indexes: indexes)]
                 continue
             }
-            guard p.count >= 4, p.count - 3 <= maximumLayers, p[0] == "table", let o = unhex(p[1]),
-                let t = unhex(p[2])
-            else { return .failure(bad) }
+            guard p.count - 3 <= maximumLayers, let o = unhex(p[1]), let t = unhex(p[2]) else { return .failure(bad) }
             var layers: [TableFiles] = []
             for f in p.dropFirst(3) {
-                let rowsAndIndexes = f.split(separator: ":", omittingEmptySubsequences: false)
-                guard rowsAndIndexes.count == 2, let n = UInt64(rowsAndIndexes[0]),
-                    rowsAndIndexes[1] == "-" || UInt64(rowsAndIndexes[1]) != nil
+                let rowsAndIndexes = f.split(separator: 0x3A, omittingEmptySubsequences: false)  // ":"
+                guard rowsAndIndexes.count == 2, let n = number(rowsAndIndexes[0]),
+                    let indexes = optionalNumber(rowsAndIndexes[1])
                 else { return .failure(bad) }
-                layers.append(TableFiles(rows: n, indexes: UInt64(rowsAndIndexes[1])))
+                layers.append(TableFiles(rows: n, indexes: indexes))
             }
             guard tables.updateValue(layers, forKey: TableKey(owner: o, recordType: t)) == nil else {
                 return .failure(CodecError("table \(o)/\(t) listed twice", offset: 0))
@@ -227,6 +231,36 @@ public struct Manifest: Sendable, Hashable {
                 segments: segs, checkpoint: ManifestCheckpoint(sequence: seq, horizon: hz, state: state, tables: tables)
             ))
     }
+
+    /// The number `digits` spell (ASCII, `radix` 10 or 16, lower or upper case); nil when they are
+    /// empty, hold anything else, or overflow a UInt64.
+    static func number<C: Collection<UInt8>>(_ digits: C, radix: UInt64 = 10) -> UInt64? {
+        guard !digits.isEmpty else { return nil }
+        var n: UInt64 = 0
+        for c in digits {
+            let d: UInt64
+            switch c {
+            case 0x30...0x39: d = UInt64(c - 0x30)
+            case 0x61...0x66 where radix == 16: d = UInt64(c - 0x61 + 10)
+            case 0x41...0x46 where radix == 16: d = UInt64(c - 0x41 + 10)
+            default: return nil
+            }
+            let (m, o1) = n.multipliedReportingOverflow(by: radix)
+            let (s, o2) = m.addingReportingOverflow(d)
+            guard !o1, !o2 else { return nil }
+            n = s
+        }
+        return n
+    }
+
+    /// A layer's index segment: a number, or `-` for none (`.some(nil)`); nil when it is neither.
+    static func optionalNumber(_ field: ArraySlice<UInt8>) -> UInt64?? {
+        if field.elementsEqual([0x2D]) { return .some(nil) }
+        return number(field).map { .some($0) }
+    }
+
+    /// The bytes as text, for messages.
+    static func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
 }
 
 /// The names of the store's numbered files: a prefix, the number in 16 zero-padded hex digits, a
