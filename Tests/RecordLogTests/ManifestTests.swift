@@ -55,13 +55,16 @@ import Testing
             sealed("cirrus-log 2\nsegments 7\ncheckpoint 120 horizon 4\nstate 3\ntable 9 - 5f5f 506c616365\n")
         ).get()
         #expect(v2.segments == [7] && v2.checkpoint?.sequence == 120 && v2.checkpoint?.horizon == 4)
-        #expect(v2.checkpoint?.tables == [TableKey(owner: "__", recordType: "Place"): [TableFiles(rows: 9, indexes: nil)]])
+        #expect(
+            v2.checkpoint?.tables == [TableKey(owner: "__", recordType: "Place"): [TableFiles(rows: 9, indexes: nil)]])
         let v3 = try Manifest.decode(
             sealed("cirrus-log 3\nsegments 7\ncheckpoint 1 horizon 0\nstate 3\ntable 5f 50 4:5 9:-\n")
         ).get()
         #expect(
             v3.checkpoint?.tables == [
-                TableKey(owner: "_", recordType: "P"): [TableFiles(rows: 4, indexes: 5), TableFiles(rows: 9, indexes: nil)]
+                TableKey(owner: "_", recordType: "P"): [
+                    TableFiles(rows: 4, indexes: 5), TableFiles(rows: 9, indexes: nil),
+                ]
             ])
     }
 
