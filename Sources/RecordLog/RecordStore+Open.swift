@@ -322,6 +322,9 @@ extension RecordStore {
                 if let e = rows.sumsDamage {
                     report.warn(e, "rows returned from it are checked by walking them instead")
                 }
+                if let e = rows.namesDamage {
+                    report.warn(e, "its name table is made from a sample of its rows instead")
+                }
                 var indexes: DataSegment?
                 if let n = files.indexes {
                     switch openSegment(n, directory: directory, fs: fs) {

@@ -77,6 +77,7 @@ public struct RowSectionWriter {
     var keys = ByteWriter()
     var payloadBytes = 0
     var sums = RowSums.Writer()
+    var names = RowNames.Writer()
     /// Rows written so far.
     public private(set) var count = 0
 
@@ -107,14 +108,16 @@ public struct RowSectionWriter {
         keys.bytes += name
         try w.append(Array(payload))
         sums.add(sum ?? RowSums.Entry(payload))
+        names.add(count, payload)
         payloadBytes += payload.count
         count += 1
     }
 
     /// Writes keys, entries and trailer and ends the section; then the `rowsums` section
-    /// (`RowSums`) and, with `hashIndex`, the `rowhash` section over the rows' ids (`RowHash`).
-    /// A bulk load's runs, read only in order, go without the hash. (`sums: false` writes
-    /// segments as they were before `rowsums`, for tests of readers of those.)
+    /// (`RowSums`), with `hashIndex` the `rowhash` section over the rows' ids (`RowHash`), and
+    /// the `rownames` section (`RowNames`). A bulk load's runs, read only in order, go without
+    /// the hash. (`sums: false` writes segments as they were before `rowsums` and `rownames`,
+    /// for tests of readers of those.)
     public mutating func finish(into w: inout DataSegmentWriter, hashIndex: Bool = true, sums: Bool = true) throws {
         let keysAt = RowSection.headerSize + payloadBytes
         try w.append(keys.bytes)
@@ -135,8 +138,13 @@ public struct RowSectionWriter {
         try w.append(e.bytes)
         w.endSection()
         if sums { try w.addSection("rowsums", self.sums.encoded()) }
-        guard hashIndex, count > 0 else { return }
-        let table = entries.bytes.withUnsafeBytes { e in
+        if hashIndex, count > 0 { try w.addSection("rowhash", hashTable()) }
+        if sums, let n = names.encoded() { try w.addSection("rownames", n) }
+    }
+
+    /// The `rowhash` section over the rows' ids.
+    func hashTable() -> [UInt8] {
+        entries.bytes.withUnsafeBytes { e in
             keys.bytes.withUnsafeBytes { k in
                 RowHash.encode(count: count) { i in
                     let o = i * RowSection.entrySize
@@ -150,7 +158,6 @@ public struct RowSectionWriter {
                 }
             }
         }
-        try w.addSection("rowhash", table)
     }
 }
 
@@ -210,7 +217,13 @@ public struct RowSection: @unchecked Sendable {
         sums = try? Self.sumsTable(segment, rows: n)
         singleZoneName = nil
         singleZoneName = Self.singleZoneName(RowBytes(self))
-        // Nine rows spread over the section (a page fault each, at open): their names together.
+        // The writer's sample of the rows' names (`rownames`); without it (an older segment, or
+        // one that does not parse: `namesDamage`), nine rows spread over the section — a page
+        // fault each.
+        if let (type, all) = try? Self.namesSection(segment) {
+            names = RecordCodec.NameTable(names: all, recordType: type)
+            return
+        }
         let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
         // Names only: the values are moved past, not decoded.
         var type: String? = nil
@@ -226,6 +239,27 @@ public struct RowSection: @unchecked Sendable {
             } catch { continue }
         }
         if let type { names = RecordCodec.NameTable(names: all, recordType: type) }
+    }
+
+    /// The type and names of the segment's `rownames` section; nil when it has none, throws
+    /// naming the file and offset when it does not parse.
+    static func namesSection(_ segment: DataSegment) throws(LogError) -> (String, Set<String>)? {
+        guard let b = segment.section("rownames"), let bs = segment.sections.first(where: { $0.name == "rownames" })
+        else { return nil }
+        return try RowNames.read(b) { r in
+            .badSegment(path: segment.file.path, offset: bs.offset, reason: "rownames section: " + r)
+        }
+    }
+
+    /// Why the segment's `rownames` section is not used — it does not parse — or nil when it is
+    /// sound or absent. Its names are a hint: the layer's name table is sampled from its rows.
+    public var namesDamage: LogError? {
+        do {
+            _ = try Self.namesSection(segment)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// The segment's `rowhash` section for a `rows` section of `rows` rows; nil when it has none,

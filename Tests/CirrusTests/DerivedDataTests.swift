@@ -224,4 +224,22 @@ import Testing
         #expect(w.path == path && w.reason.contains("rowsums") && w.consequence.contains("walking"))
         #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
     }
+
+    /// A rows segment's `rownames` section that does not parse: the rows are sampled for the
+    /// name table instead, with a warning; nothing is lost.
+    @Test func aDamagedRowNamesIsNotUsedAndReported() async throws {
+        let env = TestEnv()
+        try await checkpointed(env)
+        let expected = try await answers(try env.open())
+        let path = try rowsSegment(env)
+        let seg = try DataSegment.open(path, fileSystem: env.fs)
+        let section = try #require(seg.sections.first { $0.name == "rownames" })
+        env.fs.flipBit(path, atByte: section.offset + 9, bit: 7)  // the name count
+
+        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(try await answers(c) == expected)
+        let w = try #require(c.openReport.warnings.first)
+        #expect(w.path == path && w.reason.contains("rownames") && w.consequence.contains("sample"))
+        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
+    }
 }
