@@ -187,59 +187,40 @@ import Testing
         #expect(c.openReport.isClean)
     }
 
-    /// A rows segment's `rowhash` section that does not fit the rows: fetches by id binary-search
-    /// instead, with a warning; nothing is lost.
+    /// A bit flipped at `offset` of a rows segment's section `name`: a read-only open answers as
+    /// before and warns naming the file, the section and `consequence`; `verify` finds the damage.
+    func damagedRowsSection(_ name: String, byte offset: Int, bit: Int, consequence: String) async throws {
+        let env = TestEnv()
+        try await checkpointed(env)
+        let expected = try await answers(try env.open())
+        let path = try rowsSegment(env)
+        let seg = try DataSegment.open(path, fileSystem: env.fs)
+        let section = try #require(seg.sections.first { $0.name == name })
+        env.fs.flipBit(path, atByte: section.offset + offset, bit: bit)
+
+        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
+        #expect(try await answers(c) == expected)
+        let w = try #require(c.openReport.warnings.first)
+        #expect(w.path == path && w.reason.contains(name) && w.consequence.contains(consequence))
+        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
+    }
+
+    /// A rows segment's `rowhash` section that does not fit the rows (its slot count changed):
+    /// fetches by id binary-search instead. The block CRC fails too, which `verify` reports, but
+    /// the open reads only the header.
     @Test func aDamagedRowHashIsNotUsedAndReported() async throws {
-        let env = TestEnv()
-        try await checkpointed(env)
-        let expected = try await answers(try env.open())
-        let path = try rowsSegment(env)
-        let seg = try DataSegment.open(path, fileSystem: env.fs)
-        let section = try #require(seg.sections.first { $0.name == "rowhash" })
-        // The slot count (u64 after the magic) no longer fits the rows; the block CRC fails too,
-        // which `verify` reports, but the open reads only the header.
-        env.fs.flipBit(path, atByte: section.offset + 8, bit: 6)
-
-        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
-        #expect(try await answers(c) == expected)
-        let w = try #require(c.openReport.warnings.first)
-        #expect(w.path == path && w.reason.contains("rowhash") && w.consequence.contains("binary-search"))
-        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
+        try await damagedRowsSection("rowhash", byte: 8, bit: 6, consequence: "binary-search")
     }
 
-    /// A rows segment's `rowsums` section that does not fit the rows: returned rows are walked
-    /// instead, with a warning; nothing is lost.
+    /// A rows segment's `rowsums` section that does not fit the rows (its row count changed):
+    /// returned rows are walked instead.
     @Test func aDamagedRowSumsIsNotUsedAndReported() async throws {
-        let env = TestEnv()
-        try await checkpointed(env)
-        let expected = try await answers(try env.open())
-        let path = try rowsSegment(env)
-        let seg = try DataSegment.open(path, fileSystem: env.fs)
-        let section = try #require(seg.sections.first { $0.name == "rowsums" })
-        env.fs.flipBit(path, atByte: section.offset + 8, bit: 6)  // the row count
-
-        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
-        #expect(try await answers(c) == expected)
-        let w = try #require(c.openReport.warnings.first)
-        #expect(w.path == path && w.reason.contains("rowsums") && w.consequence.contains("walking"))
-        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
+        try await damagedRowsSection("rowsums", byte: 8, bit: 6, consequence: "walking")
     }
 
-    /// A rows segment's `rownames` section that does not parse: the rows are sampled for the
-    /// name table instead, with a warning; nothing is lost.
+    /// A rows segment's `rownames` section that does not parse (its name count changed): the
+    /// rows are sampled for the name table instead.
     @Test func aDamagedRowNamesIsNotUsedAndReported() async throws {
-        let env = TestEnv()
-        try await checkpointed(env)
-        let expected = try await answers(try env.open())
-        let path = try rowsSegment(env)
-        let seg = try DataSegment.open(path, fileSystem: env.fs)
-        let section = try #require(seg.sections.first { $0.name == "rownames" })
-        env.fs.flipBit(path, atByte: section.offset + 9, bit: 7)  // the name count
-
-        let c = try Container.open(at: env.dir, options: env.options(readOnly: true))
-        #expect(try await answers(c) == expected)
-        let w = try #require(c.openReport.warnings.first)
-        #expect(w.path == path && w.reason.contains("rownames") && w.consequence.contains("sample"))
-        #expect(try RecordStore.verify(directory: Self.storeDir, fileSystem: env.fs).isDamaged)
+        try await damagedRowsSection("rownames", byte: 9, bit: 7, consequence: "sample")
     }
 }
