@@ -120,6 +120,36 @@ import Testing
         #expect(report.recordsLost == 1)
     }
 
+    /// A flipped byte in a rows segment's block CRC table damages no data: the store opens and
+    /// reads every record (the table is not read at open); `verify` names the table and its
+    /// offset; repair keeps every record (the rows prove themselves by their own CRCs) and
+    /// writes the segment out again, after which it verifies clean.
+    @Test func aDamagedBlockCRCTableLosesNothingAndVerifyNamesIt() throws {
+        let fs = InMemoryFileSystem()
+        let model = try populated(fs)
+        let path = try rowsSegment(fs)
+        let seg = try DataSegment.open(path, fileSystem: fs)
+        #expect(seg.crcTableIsSound && seg.verifyBlocks().isEmpty)
+        fs.flipBit(path, atByte: seg.crcTableOffset + 5)
+        let damaged = try DataSegment.open(path, fileSystem: fs)
+        #expect(!damaged.crcTableIsSound)
+        #expect(damaged.verifyBlocks().map(\.section) == [DataSegment.blockCRCTable])
+        #expect(damaged.verifyBlocks().map(\.offset) == [seg.crcTableOffset])
+        #expect(damaged.sections.allSatisfy { damaged.blockStatus($0) == nil })
+
+        let store = try openStore(fs, readOnly: true)
+        #expect(LiveState(store.snapshot()) == model)
+        try store.close()
+        let v = try RecordStore.verify(directory: dbDir, fileSystem: fs)
+        #expect(v.isDamaged)
+        #expect(v.open.corruptions.contains { $0.reason.contains(path) && $0.reason.contains("block CRC table") })
+
+        let report = try RecordStore.repair(directory: dbDir, fileSystem: fs)
+        try checkRepaired(fs, model, report, maxLost: 0)
+        #expect(report.recordsLost == 0)
+        #expect(!(try RecordStore.verify(directory: dbDir, fileSystem: fs)).isDamaged)
+    }
+
     /// Without row CRCs (a segment written before `rowsums`, or one whose section is damaged)
     /// the block is the unit: its rows are lost and named.
     @Test func withoutRowSumsAFlippedByteLosesThatBlocksRecords() throws {
