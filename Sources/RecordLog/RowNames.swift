@@ -30,12 +30,21 @@ public enum RowNames {
         /// Whether the writer samples row `i` (rows 0, 1, 2, 4, 8, … and every 1 024th).
         static func samples(_ i: Int) -> Bool { i & (i &- 1) == 0 || i % 1024 == 0 }
 
-        /// Adds row `i` when it is sampled; a payload whose header does not walk is left out.
+        /// Adds row `i` when it is sampled.
         mutating func add(_ i: Int, _ payload: UnsafeRawBufferPointer) {
-            guard Self.samples(i), let (t, found) = try? RecordCodec.typeAndFieldNames(payload) else { return }
+            if Self.samples(i) { add(payload) }
+        }
+
+        /// Adds a row's type and names; a payload whose header does not walk is left out (a
+        /// hint: reads of that row report it).
+        mutating func add(_ payload: UnsafeRawBufferPointer) {
+            guard let (t, found) = try? RecordCodec.typeAndFieldNames(payload) else { return }
             recordType = recordType ?? t
             names.formUnion(found)
         }
+
+        /// The name table of the rows added; nil when none was.
+        var table: RecordCodec.NameTable? { recordType.map { RecordCodec.NameTable(names: names, recordType: $0) } }
 
         /// The section's bytes; nil when no row was sampled (no rows, or none walked).
         func encoded() -> [UInt8]? {

@@ -225,20 +225,9 @@ public struct RowSection: @unchecked Sendable {
             return
         }
         let sample = Set([0, n - 1] + (1..<8).map { $0 * n / 8 }).filter { $0 >= 0 && $0 < n }.sorted()
-        // Names only: the values are moved past, not decoded.
-        var type: String? = nil
-        var all = Set<String>()
-        for i in sample {
-            guard let p = payload(i) else { continue }
-            // A sample row whose structure is damaged only makes the table smaller (a hint):
-            // reads of that row report it.
-            do {
-                let (t, found) = try RecordCodec.typeAndFieldNames(p)
-                type = type ?? t
-                all.formUnion(found)
-            } catch { continue }
-        }
-        if let type { names = RecordCodec.NameTable(names: all, recordType: type) }
+        var sampled = RowNames.Writer()
+        for i in sample { if let p = payload(i) { sampled.add(p) } }
+        names = sampled.table
     }
 
     /// The type and names of the segment's `rownames` section; nil when it has none, throws
