@@ -157,6 +157,27 @@ public struct ByteReader {
 
     /// Reads an unsigned LEB128 varint; throws when it runs past the end or overflows 64 bits.
     @inline(__always) public mutating func varint() throws(CodecError) -> UInt64 {
+        // With eight bytes to read, a varint of up to eight bytes (values below 2^56: lengths,
+        // counts, timestamps) is decoded from one load: its last byte is the first without the
+        // continuation bit, and its 7-bit groups are packed by three shift-and-mask steps.
+        if buffer.count - offset >= 8 {
+            let w = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let stops = ~w & 0x8080_8080_8080_8080
+            if stops != 0 {
+                let n = stops.trailingZeroBitCount / 8 + 1
+                offset += n
+                var x = n == 8 ? w : w & ((1 << UInt64(8 * n)) - 1)
+                x = (x & 0x007F_007F_007F_007F) | ((x & 0x7F00_7F00_7F00_7F00) >> 1)
+                x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x3FFF_0000_3FFF_0000) >> 2)
+                return (x & 0x0000_0000_0FFF_FFFF) | ((x & 0x0FFF_FFFF_0000_0000) >> 4)
+            }
+        }
+        return try varintByBytes()
+    }
+
+    /// `varint` a byte at a time: near the end of the buffer, and for nine- and ten-byte values.
+    @inline(never)
+    mutating func varintByBytes() throws(CodecError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -171,7 +192,7 @@ public struct ByteReader {
     }
 
     /// Reads a zigzag varint as a signed integer.
-    public mutating func zigzag() throws(CodecError) -> Int64 {
+    @inline(__always) public mutating func zigzag() throws(CodecError) -> Int64 {
         let u = try varint()
         return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
     }

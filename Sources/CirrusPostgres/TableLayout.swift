@@ -20,21 +20,9 @@
 import RecordModel
 
 /// The value family of a typed column: which SQL type holds it and which values compare.
-enum ColumnFamily: Sendable, Hashable {
-    case number, string, date, bytes, reference, location
+typealias ColumnFamily = ValueFamily
 
-    init?(_ scalar: ScalarType) {
-        switch scalar {
-        case .int64, .double: self = .number
-        case .string: self = .string
-        case .date: self = .date
-        case .bytes: self = .bytes
-        case .reference: self = .reference
-        case .location: self = .location
-        case .asset: return nil
-        }
-    }
-
+extension ValueFamily {
     /// The family of a value (nil: an asset or a list).
     init?(of value: FieldValue) {
         if case .list = value { return nil }

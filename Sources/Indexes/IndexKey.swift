@@ -28,14 +28,8 @@ public enum KeyFamily: UInt8, Sendable, Hashable, CaseIterable {
 
     /// The family of a scalar type, or `nil` for types that have no ordered index (location, asset).
     public init?(_ scalar: ScalarType) {
-        switch scalar {
-        case .int64, .double: self = .number
-        case .string: self = .string
-        case .date: self = .date
-        case .bytes: self = .bytes
-        case .reference: self = .reference
-        case .location, .asset: return nil
-        }
+        guard let family = ValueFamily(scalar), let key = KeyFamily(rawValue: family.rawValue) else { return nil }
+        self = key
     }
 
     var isFixed: Bool { self == .number || self == .date }

@@ -184,6 +184,8 @@ public struct RowSection: @unchecked Sendable {
     let hash: RowHash.Table?
     /// The segment's `rowsums` section, nil when it has none (returned rows are then walked).
     let sums: RowSums.Table?
+    /// The rows whose CRC this process has checked (`sums.seen` points into it).
+    private let seen: RowSums.Seen?
     /// The zone name of every row when all rows are in one zone, else nil (read at open: a
     /// query asks, and reading it then decoded two keys and copied this view).
     public private(set) var singleZoneName: String?
@@ -214,7 +216,10 @@ public struct RowSection: @unchecked Sendable {
         // binary-search), and the open reports it (`hashDamage`) rather than fail.
         hash = try? Self.hashTable(segment, rows: n)
         // Likewise the sums: without them a returned row is walked, as in segments written before.
-        sums = try? Self.sumsTable(segment, rows: n)
+        var sums = try? Self.sumsTable(segment, rows: n)
+        seen = sums == nil ? nil : RowSums.Seen(rows: n)
+        sums?.seen = seen?.words
+        self.sums = sums
         singleZoneName = nil
         singleZoneName = Self.singleZoneName(RowBytes(self))
         // The writer's sample of the rows' names (`rownames`); without it (an older segment, or

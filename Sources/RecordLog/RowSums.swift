@@ -15,11 +15,21 @@
 // CPU instruction per eight bytes) and skips the walk. A CRC that does not match is damage,
 // reported as such (the walk caught only damage that broke the structure or UTF-8).
 //
+// A process checks a row's CRC the first time it reads the row, and remembers it (`Seen`: a bit
+// a row, set atomically): the segment is immutable and mapped read-only, so bytes that matched
+// once match at every later read in the process. `verify` and repair check every block's CRC
+// regardless. A row read again — a hot query's results — then costs no pass over its bytes.
+//
 // The section is optional: a rows segment without it (written before it existed) is read as
 // before, every returned row walked. A reader checks the header and size at open; one that does
 // not fit its rows is not used (the open reports it).
 
+import CPrefetch
 import CirrusIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A `rowsums` section: its writer's accumulator and its validated reader.
 public enum RowSums {
@@ -63,12 +73,31 @@ public enum RowSums {
         }
     }
 
+    /// The rows of one section whose CRC this process has checked and found matching: a bit a
+    /// row, zeroed at open (`calloc`: pages never written cost nothing), set by the first read
+    /// that checks the row. Readers hold `words` (the section keeps this object).
+    final class Seen: @unchecked Sendable {
+        // @unchecked: the words are only read and set through relaxed atomic operations.
+        let words: UnsafeMutablePointer<UInt64>
+
+        /// A bitmap for `rows` rows, nil when the memory cannot be had (rows are then checked at
+        /// every read).
+        init?(rows: Int) {
+            guard let p = calloc(max((rows + 63) / 64, 1), 8) else { return nil }
+            words = p.assumingMemoryBound(to: UInt64.self)
+        }
+
+        deinit { free(words) }
+    }
+
     /// A validated `rowsums` section of a segment with `rows` rows.
     struct Table {
         let bytes: UnsafeRawBufferPointer
         let rows: Int
         /// Where the `checked` bitmap starts.
         let checkedAt: Int
+        /// The section's `Seen` bits (nil: every read checks the CRC); its owner outlives this view.
+        var seen: UnsafeMutablePointer<UInt64>? = nil
 
         /// The section's size for `rows` rows.
         static func size(rows: Int) -> Int { headerSize + (rows + rows % 2) * 4 + (rows + 63) / 64 * 8 }
@@ -110,8 +139,13 @@ public enum RowSums {
 
 extension RowSums.Table {
     /// What row `i`'s `payload` may be taken for (`i` in range).
+    /// The CRC is checked at the row's first read in this process (`seen`), not again.
     @inline(__always) func verdict(_ i: Int, _ payload: UnsafeRawBufferPointer) -> RowSums.Verdict {
         guard checked(i) else { return .unchecked }
-        return CRC32C.checksum(payload) == sum(i) ? .checked : .damaged
+        let bit: UInt64 = 1 << UInt64(i % 64)
+        if let seen, cirrus_load_relaxed(seen + i / 64) & bit != 0 { return .checked }
+        guard CRC32C.checksum(payload) == sum(i) else { return .damaged }
+        if let seen { cirrus_or_relaxed(seen + i / 64, bit) }
+        return .checked
     }
 }

@@ -4,6 +4,26 @@
 // equivalence), numbers compare across Int64 and Double by value, and lists element-wise.
 // Ordering lives in FieldValue+Ordering.swift.
 
+/// Which values compare with which: the family of a scalar type (INT64 and DOUBLE are one family,
+/// compared by value). Raw values 0–4 are the ordered index's key families (stored in index
+/// sections): never change them.
+public enum ValueFamily: UInt8, Sendable, Hashable, CaseIterable {
+    case number, string, date, bytes, reference, location
+
+    /// The family of a scalar type, or `nil` for `ASSETID` (assets never compare).
+    public init?(_ scalar: ScalarType) {
+        switch scalar {
+        case .int64, .double: self = .number
+        case .string: self = .string
+        case .date: self = .date
+        case .bytes: self = .bytes
+        case .reference: self = .reference
+        case .location: self = .location
+        case .asset: return nil
+        }
+    }
+}
+
 /// The scalar types of CloudKit fields. A field is a scalar type or a list of one.
 public enum ScalarType: UInt8, Sendable, Hashable, Codable, CaseIterable {
     /// `STRING`

@@ -24,6 +24,37 @@ import Testing
         }
     }
 
+    /// Varints of every length (1 to 10 bytes) read back as written wherever they lie: with
+    /// eight or more bytes after them (read from one load) or fewer (read a byte at a time); a
+    /// truncated one is an error, never a wrong value.
+    @Test func varintsOfEveryLengthReadBackAnywhere() throws {
+        var g = SeededRandom(seed: 31)
+        var values: [UInt64] = [0, 1, 127, 128, 1 << 56 - 1, 1 << 56, 1 << 63 - 1, .max]
+        for bits in 1...64 {
+            for _ in 0..<8 { values.append(g.next() >> UInt64(64 - bits)) }
+        }
+        for v in values {
+            for padding in 0..<10 {
+                var w = ByteWriter()
+                w.u8(0xAA)
+                w.varint(v)
+                let end = w.bytes.count
+                for _ in 0..<padding { w.u8(0xFF) }
+                let (read, offset) = w.bytes.withUnsafeBytes { b in
+                    var r = ByteReader(b, offset: 1)
+                    return (try? r.varint(), r.offset)
+                }
+                #expect(read == v && offset == end, "\(v) with \(padding) bytes after")
+                let cut = Array(w.bytes[0..<end - 1])
+                let truncated = cut.withUnsafeBytes { b in
+                    var r = ByteReader(b, offset: 1)
+                    return try? r.varint()
+                }
+                #expect(truncated == nil, "\(v) cut short")
+            }
+        }
+    }
+
     @Test func edgeValuesRoundTrip() throws {
         var r = Record(
             recordType: "Edge", recordID: RecordID(recordName: "e", zoneID: ZoneID(zoneName: "Z", ownerName: "_owner")),

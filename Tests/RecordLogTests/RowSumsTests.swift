@@ -79,6 +79,33 @@ import Testing
         #expect(checked >= 200, "\(checked) rows checked")
     }
 
+    /// A row's CRC is checked at its first read in the process and remembered (`RowSums.Seen`):
+    /// a bit is set for each row read that the writer checked, none for rows not read or not
+    /// checked, and later reads return the same records. A section opened anew checks again.
+    @Test func aRowsCRCIsCheckedAtItsFirstReadOnly() throws {
+        var g = SeededRandom(seed: 23)
+        let fs = InMemoryFileSystem()
+        let all = payloads(&g)
+        let rows = try write(all, fs, "/s")
+        let sums = try #require(rows.sums)
+        let seen = try #require(sums.seen)
+        func isSeen(_ i: Int) -> Bool { seen[i / 64] & (1 << UInt64(i % 64)) != 0 }
+        let read = Set(all.indices.filter { $0 % 3 == 0 })
+        var first: [Int: Record] = [:]
+        for i in read.sorted() { first[i] = try? rows.record(i, encodedFields: true) }
+        for i in all.indices {
+            #expect(isSeen(i) == (read.contains(i) && sums.checked(i)), "row \(i)")
+        }
+        for i in read.sorted() {
+            let again = try? rows.record(i, encodedFields: true)
+            #expect((first[i] == nil) == (again == nil), "row \(i)")
+            if let a = first[i], let b = again { #expect(identical(a, b), "row \(i)") }
+        }
+        let reopened = try RowSection(segment: try DataSegment.open("/s", fileSystem: fs))
+        let fresh = try #require(reopened.sums?.seen)
+        #expect((0..<(all.count + 63) / 64).allSatisfy { fresh[$0] == 0 }, "a new open has checked nothing")
+    }
+
     /// A bulk load's runs take their entries from `BulkLoad.rowSums`, worked out on every core:
     /// each item's own CRC and verdict, in item order (more items than one chunk of work).
     @Test func bulkRunEntriesAreEachItemsOwn() {
