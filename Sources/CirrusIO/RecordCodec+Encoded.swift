@@ -171,63 +171,90 @@ extension RecordCodec {
         return start..<start + n
     }
 
-    /// Decodes fields that ``checkFields(_:)`` accepted, taking names from a segment's table.
-    struct EncodedFieldDecoder: FieldDecoding {
-        let names: NameTable?
+    /// Decodes fields that ``checkFields(_:)`` accepted whose names are not in a table (a
+    /// segment's ``NameTable`` decodes its own rows' fields).
+    final class PlainFieldDecoder: FieldDecoding {
+        /// The one decoder: it holds nothing.
+        static let shared = PlainFieldDecoder()
 
         func decodeAll(_ bytes: UnsafeRawBufferPointer) -> [RecordFields.Field] {
-            var out: [RecordFields.Field] = []
-            var r = ByteReader(bytes)
-            withExtendedLifetime(names) {
-                let lookup = names?.lookup
-                do throws(CodecError) {
-                    let count = try r.varint()
-                    out.reserveCapacity(Int(count))
-                    var last = -1
-                    for _ in 0..<count {
-                        let at = r.offset
-                        let n = try r.length()
-                        let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
-                        let name: String
-                        if let lookup, let k = lookup.index(of: raw, hint: last + 1) {
-                            r.offset += n
-                            name = lookup.names[k]
-                            last = k
-                        } else {
-                            r.offset = at
-                            name = try r.string()
-                        }
-                        out.append(RecordFields.Field(name, try decodeValue(&r)))
-                    }
-                } catch {
-                    // Not reached: `checkFields` accepted these bytes, and it checks all that
-                    // decoding does. Were it reached, the fields decoded so far are returned.
-                }
-            }
-            return out
+            RecordCodec.decodeAllFields(bytes, names: nil)
         }
 
         func decode(_ name: String, in bytes: UnsafeRawBufferPointer) -> FieldValue? {
-            var name = name
-            return name.withUTF8 { want -> FieldValue? in
-                var r = ByteReader(bytes)
-                do throws(CodecError) {
-                    let count = try r.varint()
-                    for _ in 0..<count {
-                        let n = try r.length()
-                        let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
+            RecordCodec.decodeField(name, in: bytes)
+        }
+    }
+
+    /// Every field of `bytes` that ``checkFields(_:)`` accepted, names taken from `names` where
+    /// they are in it.
+    static func decodeAllFields(_ bytes: UnsafeRawBufferPointer, names: NameTable?) -> [RecordFields.Field] {
+        var out: [RecordFields.Field] = []
+        var r = ByteReader(bytes)
+        withExtendedLifetime(names) {
+            let lookup = names?.lookup
+            do throws(CodecError) {
+                let count = try r.varint()
+                out.reserveCapacity(Int(count))
+                var last = -1
+                for _ in 0..<count {
+                    let at = r.offset
+                    let n = try r.length()
+                    let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
+                    let name: String
+                    if let lookup, let k = lookup.index(of: raw, hint: last + 1) {
                         r.offset += n
-                        let order = compareBytes(raw, UnsafeRawBufferPointer(want))
-                        if order == 0 { return try decodeValue(&r) }
-                        if order > 0 { return nil }  // names ascend: it is not here
-                        try skipValue(&r)
+                        name = lookup.names[k]
+                        last = k
+                    } else {
+                        r.offset = at
+                        name = try r.string()
                     }
-                } catch {
-                    // Not reached (see `decodeAll`).
+                    out.append(RecordFields.Field(name, try decodeValue(&r)))
                 }
-                return nil
+            } catch {
+                // Not reached: `checkFields` accepted these bytes, and it checks all that
+                // decoding does. Were it reached, the fields decoded so far are returned.
             }
         }
+        return out
+    }
+
+    /// The value of the field `name` in `bytes` that ``checkFields(_:)`` accepted, nil when
+    /// they have none.
+    static func decodeField(_ name: String, in bytes: UnsafeRawBufferPointer) -> FieldValue? {
+        var name = name
+        return name.withUTF8 { want -> FieldValue? in
+            var r = ByteReader(bytes)
+            do throws(CodecError) {
+                let count = try r.varint()
+                for _ in 0..<count {
+                    let n = try r.length()
+                    let raw = UnsafeRawBufferPointer(rebasing: r.buffer[r.offset..<r.offset + n])
+                    r.offset += n
+                    let order = compareBytes(raw, UnsafeRawBufferPointer(want))
+                    if order == 0 { return try decodeValue(&r) }
+                    if order > 0 { return nil }  // names ascend: it is not here
+                    try skipValue(&r)
+                }
+            } catch {
+                // Not reached (see `decodeAllFields`).
+            }
+            return nil
+        }
+    }
+}
+
+extension RecordCodec.NameTable: FieldDecoding {
+    /// Every field of `bytes` (fields of a row of this table's segment that
+    /// ``RecordCodec/checkFields(_:)`` accepted).
+    package func decodeAll(_ bytes: UnsafeRawBufferPointer) -> [RecordFields.Field] {
+        RecordCodec.decodeAllFields(bytes, names: self)
+    }
+
+    /// The value of the field `name` in `bytes`, nil when they have none.
+    package func decode(_ name: String, in bytes: UnsafeRawBufferPointer) -> FieldValue? {
+        RecordCodec.decodeField(name, in: bytes)
     }
 }
 

@@ -195,7 +195,7 @@ public enum RecordCodec {
         if encodedFields, keep == nil {
             if let n = fieldsChecked ? try checkedFieldCount(&r) : checkFields(&r) {
                 let bytes = UnsafeRawBufferPointer(rebasing: r.buffer[countAt..<r.offset])
-                let decoder = EncodedFieldDecoder(names: table)
+                let decoder: any FieldDecoding = table ?? PlainFieldDecoder.shared
                 let fields =
                     if let owner {
                         RecordFields(encodedIn: bytes, owner: owner, count: n, decoder: decoder)

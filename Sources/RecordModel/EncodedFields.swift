@@ -20,8 +20,9 @@
 
 import Synchronization
 
-/// Decodes a record's encoded fields: supplied by the codec that wrote them.
-package protocol FieldDecoding: Sendable {
+/// Decodes a record's encoded fields: supplied by the codec that wrote them. A class (one per
+/// segment's name table), so a record holds it by one retained reference.
+package protocol FieldDecoding: AnyObject, Sendable {
     /// Every field of `bytes`, in ascending name order.
     func decodeAll(_ bytes: UnsafeRawBufferPointer) -> [RecordFields.Field]
     /// The value of the field `name` in `bytes`, nil when the fields have none.
