@@ -153,22 +153,19 @@ extension EmbeddedDatabase {
     }
 
     /// The plan of `q` for pages of `limit` on `snap`: the one kept for this very query and
-    /// version (PlanCache.swift), or made now. Small circles are counted by finding their rows,
-    /// which the execution then reads (`found`, FoundRows); such plans are not kept.
+    /// version (PlanCache.swift), or made now. Planning counts a small circle by finding its
+    /// rows, which the execution of that plan then reads (`found`, FoundRows); a kept plan's
+    /// execution finds them again — the search planning would make — and skips the rest of
+    /// planning.
     func plan(_ q: Query, _ snap: RecordTypeSnapshot, limit: Int) -> (QueryPlan, FoundRows?) {
-        if Self.keepsFoundRows(q) {
-            let found = FoundRows()
-            return (
-                QueryPlanner.plan(q, statistics: snap.statistics(keeping: found), limit: limit, withRejected: false),
-                found
-            )
-        }
         let key = PlanCache.Key(owner: owner, query: q, limit: limit)
         let (kept, keep) = core.plans.plan(key, version: snap.version)
         if let kept { return (kept, nil) }
-        let plan = QueryPlanner.plan(q, statistics: snap.statistics, limit: limit, withRejected: false)
+        let found = Self.keepsFoundRows(q) ? FoundRows() : nil
+        let plan = QueryPlanner.plan(
+            q, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit, withRejected: false)
         if keep { core.plans.keep(plan, key, version: snap.version) }
-        return (plan, nil)
+        return (plan, found)
     }
 
     func run(

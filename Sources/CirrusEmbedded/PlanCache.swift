@@ -14,9 +14,10 @@
 // and the version it was made at. A query is kept from its second run on (the first leaves its
 // hash in a slot): a stream of queries each asked once — new values every time — pays a hash and
 // a slot, not a dictionary entry and a copy of its plan per query. Bounded: when full the cache
-// starts over, as PredicateCache does. Queries with a NEAR filter are not kept: their planning
-// finds a small circle's rows, which the execution then reads instead of searching again
-// (FoundRows), so a kept plan would save nothing.
+// starts over, as PredicateCache does. Queries with a NEAR filter are kept too: planning one
+// finds a small circle's rows to count them, and that plan's execution reads them (FoundRows);
+// a kept plan's execution searches the circle itself — the one search planning would have made —
+// and the rest of planning (the other filters' counts, the candidate plans) is saved.
 
 import Foundation
 import QueryPlanner

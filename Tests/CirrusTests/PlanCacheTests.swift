@@ -100,23 +100,41 @@ import Testing
         #expect(embedded.core.plans.counts == (hits: 2, misses: 3), "the new version: planned again, kept at once")
     }
 
-    @Test func queriesWithACircleAreNotKept() async throws {
+    /// A query with a circle is kept like any other: the kept plan's execution searches the
+    /// circle itself (the first run read the rows its planning found) and answers alike; a
+    /// commit that puts a record in the circle makes the next run plan again and find it.
+    @Test func queriesWithACircleAreKeptAndSearchTheirCircleAgain() async throws {
         let container = try TestEnv().open(.development)
         let db = container.privateDatabase(for: "_u1")
         let here = Location(latitude: 48.85, longitude: 2.35)
+        func place(_ name: String, _ dLat: Double, kind: String) -> Record {
+            rec(
+                name, "Place",
+                ["location": .location(Location(latitude: 48.85 + dLat, longitude: 2.35)), "kind": .string(kind)])
+        }
         _ = try await db.modifyRecords(
-            saving: (0..<10).map { i in
-                rec(
-                    "l\(i)", "Place",
-                    ["location": .location(Location(latitude: 48.85 + Double(i) / 100, longitude: 2.35))])
-            }, deleting: [])
+            saving: (0..<10).map { i in place("l\(i)", Double(i) / 100, kind: i % 2 == 0 ? "cafe" : "bar") },
+            deleting: [])
+        let plans = try #require(db.embedded).core.plans
         let q = RecordQuery(
             recordType: "Place", predicate: "distanceToLocation:fromLocation:(location, %@) < 3",
             arguments: [.value(.location(here))])
-        #expect(try await names(db, q).count == 3)
-        #expect(try await names(db, q).count == 3)
-        let plans = try #require(db.embedded).core.plans
-        #expect(plans.count == 0)
-        #expect(plans.counts == (hits: 0, misses: 0))
+        let cafes = RecordQuery(
+            recordType: "Place", predicate: "distanceToLocation:fromLocation:(location, %@) < 3 AND kind == 'cafe'",
+            arguments: [.value(.location(here))])
+        let circle = try await names(db, q)
+        #expect(Set(circle) == ["l0", "l1", "l2"])
+        #expect(Set(try await names(db, cafes)) == ["l0", "l2"])
+        #expect(plans.counts == (hits: 0, misses: 2) && plans.count == 0, "asked once each: nothing kept")
+        for _ in 0..<3 {
+            #expect(try await names(db, q) == circle)
+            #expect(Set(try await names(db, cafes)) == ["l0", "l2"])
+        }
+        #expect(plans.counts == (hits: 4, misses: 4) && plans.count == 2, "kept from the second run")
+        _ = try await db.save(place("new", 0.005, kind: "cafe"))
+        #expect(Set(try await names(db, q)) == Set(circle + ["new"]))
+        #expect(Set(try await names(db, cafes)) == ["l0", "l2", "new"])
+        #expect(Set(try await names(db, q)) == Set(circle + ["new"]))
+        #expect(plans.counts == (hits: 5, misses: 6), "the new version planned again, then the kept plan")
     }
 }

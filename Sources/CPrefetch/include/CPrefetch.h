@@ -12,7 +12,6 @@
 /// and without faulting: any address is safe, a bad one is ignored.
 static inline void cirrus_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
 
-
 /// The word at `p`, read atomically with no ordering (relaxed).
 static inline uint64_t cirrus_load_relaxed(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 
