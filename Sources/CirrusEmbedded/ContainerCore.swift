@@ -239,6 +239,20 @@ final class ContainerCore: @unchecked Sendable {
     /// A table and the version it was published with, read together, and — only when there is
     /// no table (a table carries its own) — the type's published schema. (Copying the whole
     /// schema out, then the type's out of it, cost a query a dozen retains it did not use.)
+    /// What a query reads before it runs, under one lock: the published schema, whether
+    /// everyone may read `type`, and `versionedTable(owner:type:)`.
+    func queryState(
+        owner: String, type: String
+    ) -> (schema: Schema, everyone: Bool, table: TypeTable?, typeSchema: RecordTypeSchema?, version: UInt64) {
+        stateLock.withLock {
+            let table = tables[owner]?[type]
+            return (
+                publishedSchema, publishedWorldReadable[type] ?? false, table,
+                table == nil ? publishedSchema.recordTypes[type] : nil, publishedVersion
+            )
+        }
+    }
+
     func versionedTable(owner: String, type: String) -> (TypeTable?, RecordTypeSchema?, UInt64) {
         stateLock.withLock {
             let table = tables[owner]?[type]

@@ -28,16 +28,31 @@ extension EmbeddedDatabase {
         resultsLimit: Int = 0
     ) async throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?)
     {
-        // One schema for the whole query: the check and the run see the same one (a schema
-        // change between them cannot mix two), and it is read (under the state lock) once, with
-        // whether everyone may read each of its types.
-        let (schema, worldReadable) = core.schemaAndWorldReadable
-        let everyone = worldReadable[query.recordType] ?? false
-        let (checked, _) = try check(query, schema: schema, worldReadable: everyone)
+        // One schema for the whole query, read with the type's table under one lock: the check
+        // and the run see the same one (a schema change between them cannot mix two), with
+        // whether everyone may read the type.
+        let (schema, everyone, snap) = queryView(recordType: query.recordType)
+        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
+        let text = query.variables.isEmpty ? PlanCache.Text(owner: owner, query: query, limit: limit) : nil
+        if let text, let (checked, plan) = core.plans.prepared(text, schema: schema, version: snap.version) {
+            // Asked before against this schema and table: checked and planned then. Who may
+            // read, and the zone, are checked now.
+            try AccessRules.checkCanRead(
+                recordType: query.recordType, scope: scope, identity: identity, schema: schema,
+                worldReadable: everyone)
+            let zone = try resolveQueryZone(zoneID)
+            return try page(
+                checked, snap, plan: plan, found: nil, zone: zone, desiredKeys: desiredKeys, limit: limit,
+                schema: schema, worldReadable: everyone)
+        }
+        let (checked, _, reusable) = try checkKeeping(query, schema: schema, worldReadable: everyone)
         let zone = try resolveQueryZone(zoneID)
+        let (plan, found) = plan(
+            checked, snap, limit: limit,
+            prepared: reusable ? text.map { PlanCache.Checked(text: $0, schema: schema, query: checked) } : nil)
         return try page(
-            checked, zone: zone, desiredKeys: desiredKeys, after: nil, resultsLimit: resultsLimit, schema: schema,
-            worldReadable: everyone)
+            checked, snap, plan: plan, found: found, zone: zone, desiredKeys: desiredKeys, limit: limit,
+            schema: schema, worldReadable: everyone)
     }
 
     /// The next page of the query a cursor came from. The query is checked again against the
@@ -51,9 +66,12 @@ extension EmbeddedDatabase {
         }
         try checkCanRead(recordType: cursor.query.recordType)
         try recheck(cursor.query)
+        let snap = querySnapshot(recordType: cursor.query.recordType)
+        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
+        let (plan, found) = plan(cursor.query, snap, limit: limit)
         return try page(
-            cursor.query, zone: cursor.zone, desiredKeys: desiredKeys, after: cursor.position,
-            resultsLimit: resultsLimit, from: cursor)
+            cursor.query, snap, plan: plan, found: found, zone: cursor.zone, desiredKeys: desiredKeys, limit: limit,
+            after: cursor.position, from: cursor)
     }
 
     /// The printable token of a cursor, signed with this database's secret (docs/cursor-format.md).
@@ -115,7 +133,15 @@ extension EmbeddedDatabase {
     func check(
         _ q: RecordQuery, schema: Schema? = nil, worldReadable: Bool = false
     ) throws(CirrusError) -> (Query, [String]) {
-        let schema = schema ?? self.schema
+        let (query, warnings, _) = try checkKeeping(q, schema: schema ?? self.schema, worldReadable: worldReadable)
+        return (query, warnings)
+    }
+
+    /// `check`, and whether its result may be kept for the same query and schema
+    /// (`DatabaseRules.check`'s `reusable`).
+    func checkKeeping(
+        _ q: RecordQuery, schema: Schema, worldReadable: Bool
+    ) throws(CirrusError) -> (Query, [String], reusable: Bool) {
         try AccessRules.checkCanRead(
             recordType: q.recordType, scope: scope, identity: identity, schema: schema, worldReadable: worldReadable)
         return try DatabaseRules.check(q, schema: schema, now: { now }, cache: core.predicates)
@@ -124,16 +150,17 @@ extension EmbeddedDatabase {
     /// Checks a cursor's query against the current schema (it may have changed since).
     func recheck(_ q: Query) throws(CirrusError) { try DatabaseRules.recheck(q, schema: schema, now: now) }
 
+    /// The page of `q` after `after` (or its first), run by `plan` on `snap` (`found`: the rows
+    /// planning found, FoundRows); with the cursor of the page before (`previous`), the ranking it
+    /// left is resumed.
     func page(
-        _ q: Query, zone: ZoneID?, desiredKeys: [String]?, after: OrderKey?, resultsLimit: Int,
-        from previous: QueryCursor? = nil, schema: Schema? = nil, worldReadable: Bool = false
+        _ q: Query, _ snap: RecordTypeSnapshot, plan: consuming QueryPlan, found: FoundRows?, zone: ZoneID?,
+        desiredKeys: [String]?, limit: Int, after: OrderKey? = nil, from previous: QueryCursor? = nil,
+        schema: Schema? = nil, worldReadable: Bool = false
     ) throws(CirrusError) -> (matchResults: [(RecordID, Result<Record, CirrusError>)], queryCursor: QueryCursor?) {
-        let snap = querySnapshot(recordType: q.recordType)
         // A table in several layers is charged for them (ReadMerge.swift): the query is timed.
         let meter = snap.table?.mergeMeter
         let began = meter == nil ? 0 : DispatchTime.now().uptimeNanoseconds
-        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultResultsLimit
-        let (plan, found) = plan(q, snap, limit: limit)
         let resume = previous.flatMap { core.continuations.take($0, version: snap.version) }
         if let previous, let resume, resume.isReusable {
             // A cursor presented again (a retry, a second reader) finds its ranking still there.
@@ -157,14 +184,17 @@ extension EmbeddedDatabase {
     /// rows, which the execution of that plan then reads (`found`, FoundRows); a kept plan's
     /// execution finds them again — the search planning would make — and skips the rest of
     /// planning.
-    func plan(_ q: Query, _ snap: RecordTypeSnapshot, limit: Int) -> (QueryPlan, FoundRows?) {
+    /// With `prepared`, a plan found or kept is also kept under the query's text.
+    func plan(
+        _ q: Query, _ snap: RecordTypeSnapshot, limit: Int, prepared: PlanCache.Checked? = nil
+    ) -> (QueryPlan, FoundRows?) {
         let key = PlanCache.Key(owner: owner, query: q, limit: limit)
-        let (kept, keep) = core.plans.plan(key, version: snap.version)
+        let (kept, keep) = core.plans.plan(key, version: snap.version, checked: prepared)
         if let kept { return (kept, nil) }
         let found = Self.keepsFoundRows(q) ? FoundRows() : nil
         let plan = QueryPlanner.plan(
             q, statistics: found.map(snap.statistics(keeping:)) ?? snap.statistics, limit: limit, withRejected: false)
-        if keep { core.plans.keep(plan, key, version: snap.version) }
+        if keep { core.plans.keep(plan, key, version: snap.version, checked: prepared) }
         return (plan, found)
     }
 

@@ -59,8 +59,24 @@ final class EmbeddedDatabase: DatabaseBackend {
     /// ```
     public func querySnapshot(recordType: String) -> RecordTypeSnapshot {
         let (t, s, version) = core.versionedTable(owner: owner, type: recordType)
+        return snapshot(recordType, table: t, schema: s, version: version)
+    }
+
+    /// The published schema, whether everyone may read `recordType`, and the type's snapshot,
+    /// read together (ContainerCore.queryState).
+    func queryView(recordType: String) -> (Schema, everyone: Bool, RecordTypeSnapshot) {
+        let state = core.queryState(owner: owner, type: recordType)
+        return (
+            state.schema, state.everyone,
+            snapshot(recordType, table: state.table, schema: state.typeSchema, version: state.version)
+        )
+    }
+
+    private func snapshot(
+        _ recordType: String, table: TypeTable?, schema: RecordTypeSchema?, version: UInt64
+    ) -> RecordTypeSnapshot {
         var snap = RecordTypeSnapshot(
-            recordType: recordType, environment: core.environment, table: t, schema: s,
+            recordType: recordType, environment: core.environment, table: table, schema: schema,
             nodeSize: core.options.indexNodeSize)
         snap.version = version
         return snap

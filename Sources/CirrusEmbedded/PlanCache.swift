@@ -18,7 +18,16 @@
 // finds a small circle's rows to count them, and that plan's execution reads them (FoundRows);
 // a kept plan's execution searches the circle itself — the one search planning would have made —
 // and the rest of planning (the other filters' counts, the candidate plans) is saved.
+//
+// Beside each kept plan, the query as the caller wrote it (`Text`: record type, format string,
+// arguments, sort descriptors — no `$variables`) maps to its checked form and that plan, for the
+// schema it was checked against (`Schema.isIdentical`) and the version the plan was made at: a
+// query asked again skips the check as well as planning (a checked query is a function of its
+// text, its arguments and the schema — only a check that read `now()` is not, and such queries
+// have no checked shape, so they are never kept this way: `DatabaseRules.check`'s `reusable`).
+// Access rules and the zone are still checked on every run.
 
+import CirrusFacade
 import Foundation
 import QueryPlanner
 import RecordModel
@@ -55,13 +64,54 @@ final class PlanCache: @unchecked Sendable {
         }
     }
 
+    /// A query as the caller wrote it (no `$variables`), for a database's owner and a page size.
+    struct Text: Hashable {
+        let owner: String
+        let query: RecordQuery
+        let limit: Int
+        /// The hash of the three, computed once.
+        let fingerprint: Int
+
+        init(owner: String, query: RecordQuery, limit: Int) {
+            self.owner = owner
+            self.query = query
+            self.limit = limit
+            var h = Hasher()
+            h.combine(owner)
+            h.combine(query)
+            h.combine(limit)
+            fingerprint = h.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
+
+        static func == (a: Text, b: Text) -> Bool {
+            a.fingerprint == b.fingerprint && a.limit == b.limit && a.owner == b.owner && a.query == b.query
+        }
+    }
+
+    /// What a query's text was checked as, against which schema, and the plan kept for it.
+    struct Checked: Sendable {
+        let text: Text
+        let schema: Schema
+        let query: Query
+    }
+
     private struct Entry {
         var version: UInt64
         var plan: QueryPlan
     }
 
+    private struct Prepared {
+        var schema: Schema
+        var version: UInt64
+        var query: Query
+        var plan: QueryPlan
+    }
+
     private let lock = NSLock()
     private var entries: [Key: Entry] = [:]
+    private var prepared: [Text: Prepared] = [:]
     /// The hashes of recently missed keys, one per slot (by the hash's low bits): a key missed
     /// twice is kept.
     private var missed: [Int] = []
@@ -72,11 +122,13 @@ final class PlanCache: @unchecked Sendable {
     /// The plan kept under `key` if it was made at `version`; otherwise nil, and whether a plan
     /// made now should be kept: only for a query missed before (recently, on any version), so
     /// that queries asked once — a stream of new values — cost a hash and a slot, never a kept plan.
-    func plan(_ key: Key, version: UInt64) -> (plan: QueryPlan?, keep: Bool) {
+    /// With `checked`, a plan found is also kept under the query's text (`prepared`).
+    func plan(_ key: Key, version: UInt64, checked: Checked? = nil) -> (plan: QueryPlan?, keep: Bool) {
         lock.withLock {
             if let e = entries[key] {
                 if e.version == version {
                     hits += 1
+                    if let checked { keepPrepared(checked, e.plan, version: version) }
                     return (e.plan, false)
                 }
                 misses += 1
@@ -91,12 +143,30 @@ final class PlanCache: @unchecked Sendable {
         }
     }
 
-    /// Keeps `plan`, made at `version`, under `key`.
-    func keep(_ plan: QueryPlan, _ key: Key, version: UInt64) {
+    /// Keeps `plan`, made at `version`, under `key` and, with `checked`, under the query's text.
+    func keep(_ plan: QueryPlan, _ key: Key, version: UInt64, checked: Checked? = nil) {
         lock.withLock {
             if entries.count >= Self.capacity && entries[key] == nil { entries.removeAll(keepingCapacity: true) }
             entries[key] = Entry(version: version, plan: plan)
+            if let checked { keepPrepared(checked, plan, version: version) }
         }
+    }
+
+    /// The checked query and the plan kept for `text` when it was checked against this very
+    /// `schema` and planned at `version` (a hit); otherwise nil, and nothing is counted (the
+    /// lookup of the checked query that follows counts).
+    func prepared(_ text: Text, schema: Schema, version: UInt64) -> (query: Query, plan: QueryPlan)? {
+        lock.withLock {
+            guard let p = prepared[text], p.version == version, p.schema.isIdentical(to: schema) else { return nil }
+            hits += 1
+            return (p.query, p.plan)
+        }
+    }
+
+    /// Under `lock`: keeps the checked query and plan of a text.
+    private func keepPrepared(_ c: Checked, _ plan: QueryPlan, version: UInt64) {
+        if prepared.count >= Self.capacity && prepared[c.text] == nil { prepared.removeAll(keepingCapacity: true) }
+        prepared[c.text] = Prepared(schema: c.schema, version: version, query: c.query, plan: plan)
     }
 
     /// Lookups that found a plan valid at their version, and those that did not (tests, statistics).
@@ -104,4 +174,7 @@ final class PlanCache: @unchecked Sendable {
 
     /// Plans kept.
     var count: Int { lock.withLock { entries.count } }
+
+    /// Queries kept by their text.
+    var preparedCount: Int { lock.withLock { prepared.count } }
 }

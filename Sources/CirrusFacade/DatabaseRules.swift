@@ -71,10 +71,12 @@ public enum DatabaseRules {
     /// these argument types, bound to the query's arguments (CheckedShape). A shape that does
     /// not bind (a value fails a check) or is missing means a full check, whose shape — or that
     /// it has none, so that the next full check records nothing — is kept. `now` is read only
-    /// for a full check: a shape never holds `now()`.
+    /// for a full check: a shape never holds `now()`. `reusable`: the checked query is a
+    /// function of the query and the schema alone (it has a checked shape, so it read no `now()`
+    /// and no `$variables`): the same query against the same schema checks to the same result.
     package static func check(
         _ query: RecordQuery, schema: Schema, now: () -> Timestamp, cache: PredicateCache
-    ) throws(CirrusError) -> (Query, [String]) {
+    ) throws(CirrusError) -> (query: Query, warnings: [String], reusable: Bool) {
         let arguments = query.variables.isEmpty ? ArgumentShape(query.arguments) : nil
         let found = arguments.flatMap {
             cache.shaped(query.predicate, recordType: query.recordType, schema: schema, arguments: $0)
@@ -84,13 +86,15 @@ public enum DatabaseRules {
                 sorts: query.sortDescriptors,
                 context: CheckContext(arguments: query.arguments, schema: schema, recordType: query.recordType))
         {
-            return result(query, checked)
+            let (q, warnings) = result(query, checked)
+            return (q, warnings, true)
         }
         let ctx = CheckContext(
             arguments: query.arguments, variables: query.variables, schema: schema, recordType: query.recordType,
             now: now(), source: query.predicate)
         do throws(PredicateError) {
             let checked: CheckedPredicate
+            var reusable = false
             if let found, found.shape == nil {
                 checked = try QueryChecker.check(found.tree, sorts: query.sortDescriptors, context: consume ctx)
             } else {
@@ -99,6 +103,7 @@ public enum DatabaseRules {
                 let shape: CheckedShape?
                 (checked, shape) = try QueryChecker.checkShaped(
                     tree, sorts: query.sortDescriptors, context: consume ctx)
+                reusable = arguments != nil && shape != nil
                 if found == nil, let arguments {
                     cache.remember(
                         PredicateCache.Shaped(
@@ -107,7 +112,8 @@ public enum DatabaseRules {
                         for: query.predicate)
                 }
             }
-            return result(query, checked)
+            let (q, warnings) = result(query, checked)
+            return (q, warnings, reusable)
         } catch {
             throw invalid(error, query)
         }

@@ -57,6 +57,48 @@ import Testing
         #expect(plans.counts == (hits: 3, misses: 7))
     }
 
+    /// From its second run a query is kept by its text as well (its check skipped from the
+    /// third); the zone is not part of what is kept, and who asks is not either: each run still
+    /// checks the zone it names and whether its caller may read, and filters what they may not.
+    @Test func aQueryKeptByItsTextStillChecksItsZoneAndItsCaller() async throws {
+        let container = try TestEnv().open(.development)
+        let db = container.privateDatabase(for: "_u1")
+        let (a, b) = (ZoneID(zoneName: "A"), ZoneID(zoneName: "B"))
+        try await db.save(zone: a)
+        try await db.save(zone: b)
+        _ = try await db.modifyRecords(
+            saving: (0..<6).map { i in rec("r\(i)", "Item", zone: i < 4 ? a : b, ["n": .int64(Int64(i))]) },
+            deleting: [])
+        let plans = try #require(db.embedded).core.plans
+        let q = RecordQuery(recordType: "Item", predicate: "n >= %@", arguments: [.value(.int64(1))])
+        func names(in zone: ZoneID?) async throws -> [String] {
+            try await db.records(matching: q, inZoneWith: zone).matchResults.map { try $0.1.get().recordID.recordName }
+        }
+        for _ in 0..<3 { #expect(try await names(in: a) == ["r1", "r2", "r3"]) }
+        #expect(plans.preparedCount == 1 && plans.counts == (hits: 1, misses: 2), "the third run: kept by its text")
+        #expect(try await names(in: b) == ["r4", "r5"])
+        #expect(try await names(in: nil) == ["r1", "r2", "r3", "r4", "r5"])
+        #expect(plans.counts == (hits: 3, misses: 2), "the zone is not part of what is kept")
+        #expect(await code { try await names(in: ZoneID(zoneName: "C")) } == .zoneNotFound)
+        #expect(await code { try await names(in: ZoneID(zoneName: "A", ownerName: "_u2")) } == .permissionFailure)
+        // The public database: one set of tables for every caller, so one kept query for them all.
+        let owner = container.publicDatabase(as: .user("_owner"))
+        let outsider = container.publicDatabase(as: .user("_outsider"))
+        try container.revoke([.read], on: "Item", from: Grant.world)
+        try container.grant([.read], on: "Item", to: Grant.creator)
+        try await owner.save(rec("o1", "Item", ["n": 5]))
+        try await outsider.save(rec("x1", "Item", ["n": 6]))
+        let publicPlans = try #require(owner.embedded).core.plans
+        func names(_ db: Database) async throws -> [String] {
+            try await db.records(matching: q).matchResults.map { try $0.1.get().recordID.recordName }
+        }
+        for _ in 0..<3 { #expect(try await names(owner) == ["o1"]) }
+        let hits = publicPlans.counts.hits
+        #expect(try await names(outsider) == ["x1"], "kept by its text, still filtered for its caller")
+        #expect(await code { try await names(container.publicDatabase) } == .notAuthenticated)
+        #expect(publicPlans.counts.hits == hits + 2, "both found the query kept, and were checked")
+    }
+
     @Test func queriesAskedOnceKeepNoPlan() async throws {
         let container = try TestEnv().open(.development)
         let db = container.privateDatabase(for: "_u1")
