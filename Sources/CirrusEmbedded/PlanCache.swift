@@ -76,9 +76,11 @@ final class PlanCache: @unchecked Sendable {
             self.owner = owner
             self.query = query
             self.limit = limit
+            // The text and the arguments tell queries apart; the owner, the type and the sorts
+            // are compared by `==` only.
             var h = Hasher()
-            h.combine(owner)
-            h.combine(query)
+            h.combine(query.predicate)
+            h.combine(query.arguments)
             h.combine(limit)
             fingerprint = h.finalize()
         }

@@ -58,9 +58,10 @@ public struct KeyRange: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether no key can lie in the range.
     public var isEmpty: Bool {
-        guard let l = lower, let u = upper else { return false }
-        let c = FieldValue.compare(l.value, u.value)
-        return c > 0 || (c == 0 && !(l.inclusive && u.inclusive))
+        // The bounds are read in place (no copy of either bound's value, as `if let` makes).
+        guard lower != nil, upper != nil else { return false }
+        let c = FieldValue.compare(lower!.value, upper!.value)
+        return c > 0 || (c == 0 && !(lower!.inclusive && upper!.inclusive))
     }
 
     /// The range narrowed by another (the intersection).
