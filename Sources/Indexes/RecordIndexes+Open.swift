@@ -154,7 +154,7 @@ extension RecordIndexes {
         let killing = layers.enumerated().filter { !$0.element.dead.isEmpty }
         guard !killing.isEmpty else { return }
         var dead = RowBitmap()
-        for (_, l) in killing { for r in l.dead { dead.insert(Int(r)) } }
+        for (_, l) in killing { dead.insert(sorted: l.dead) }
         let skip = Set(rebuilt)
         // A `dead/` section that fails its checks is reported (`damaged`); the dead rows are then
         // decoded instead.

@@ -68,14 +68,22 @@ public struct BaseLayer: Sendable {
         guard b.count >= 16, Array(b[0..<8]) == deadMagic else { throw bad("bad header") }
         let n = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         guard n <= UInt64((b.count - 16) / 4) else { throw bad("names \(n) rows in \(b.count) bytes") }
-        var out: [UInt32] = []
-        out.reserveCapacity(Int(n))
-        for i in 0..<Int(n) {
-            let r = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 16 + 4 * i, as: UInt32.self))
-            guard Int(r) < start, out.last.map({ $0 < r }) ?? true else {
-                throw bad("row \(r) at entry \(i) is not an older layer's, or out of order")
+        var failure: (row: UInt32, entry: Int)? = nil
+        let out = [UInt32](unsafeUninitializedCapacity: Int(n)) { out, made in
+            var previous: UInt32? = nil
+            for i in 0..<Int(n) {
+                let r = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 16 + 4 * i, as: UInt32.self))
+                guard Int(r) < start, previous.map({ $0 < r }) ?? true else {
+                    failure = (r, i)
+                    return
+                }
+                out[i] = r
+                made = i + 1
+                previous = r
             }
-            out.append(r)
+        }
+        if let failure {
+            throw bad("row \(failure.row) at entry \(failure.entry) is not an older layer's, or out of order")
         }
         return out
     }
@@ -105,9 +113,11 @@ public struct BaseRows: Sendable {
             var dead = RowBitmap()
             var per = Array(repeating: 0, count: layers.count)
             for l in layers {
-                for r in l.dead where !dead.contains(Int(r)) {
-                    dead.insert(Int(r))
-                    if let k = starts.layer(of: Int(r)) { per[k] += 1 }
+                // A layer's dead rows are ascending: their layers are found by walking forward.
+                var k = 0
+                dead.insert(sorted: l.dead) { r in
+                    while k + 1 < layers.count && layers[k + 1].start <= r { k += 1 }
+                    if r >= layers[k].start && r < layers[k].start + layers[k].rows.count { per[k] += 1 }
                 }
             }
             self.starts = starts

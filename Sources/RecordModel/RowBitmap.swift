@@ -32,6 +32,36 @@ public struct RowBitmap: Sendable, Hashable {
         return page[i >> 6] & (1 << UInt64(i & 63)) != 0
     }
 
+    /// Adds `rows`, which must be ascending, a page at a time (one copy-on-write check and one
+    /// store per page, not per row); calls `added` with each row that was not in the set yet,
+    /// in order.
+    public mutating func insert(sorted rows: [UInt32], added: (Int) -> Void = { _ in }) {
+        rows.withUnsafeBufferPointer { rows in
+            var i = 0
+            while i < rows.count {
+                let p = Int(rows[i]) >> Self.pageShift
+                while pages.count <= p { pages.append(nil) }
+                // The page's only reference is then `page` (unless a snapshot shares it).
+                var page = pages[p] ?? [UInt64](repeating: 0, count: (1 << Self.pageShift) / 64)
+                pages[p] = nil
+                page.withUnsafeMutableBufferPointer { words in
+                    while i < rows.count, Int(rows[i]) >> Self.pageShift == p {
+                        let r = Int(rows[i])
+                        let w = (r & ((1 << Self.pageShift) - 1)) >> 6
+                        let bit: UInt64 = 1 << UInt64(r & 63)
+                        if words[w] & bit == 0 {
+                            words[w] |= bit
+                            count += 1
+                            added(r)
+                        }
+                        i += 1
+                    }
+                }
+                pages[p] = page
+            }
+        }
+    }
+
     /// Adds `row`.
     public mutating func insert(_ row: Int) {
         let p = row >> Self.pageShift
