@@ -107,17 +107,40 @@ public struct BaseRows: Sendable {
         let files: [MappedFile]
         let worthPrefetching: Bool
 
+        /// How many of the ascending `rows` lie in `range`.
+        static func countIn(_ rows: [UInt32], _ range: Range<Int>) -> Int {
+            func firstAtLeast(_ x: Int) -> Int {
+                var (lo, hi) = (0, rows.count)
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if Int(rows[mid]) < x { lo = mid + 1 } else { hi = mid }
+                }
+                return lo
+            }
+            return firstAtLeast(range.upperBound) - firstAtLeast(range.lowerBound)
+        }
+
         init(layers: [BaseLayer], prefetchAbove: Int) {
             self.layers = layers
             let starts = BaseLayers(rowCounts: layers.map(\.rows.count))
             var dead = RowBitmap()
+            for l in layers { dead.insert(sorted: l.dead) }
+            // Dead rows per layer: each list is ascending, so a layer's share of it is found by
+            // two binary searches — exact when no row is named twice (the bitmap then holds
+            // every entry); otherwise each distinct row is counted once, in order.
             var per = Array(repeating: 0, count: layers.count)
-            for l in layers {
-                // A layer's dead rows are ascending: their layers are found by walking forward.
-                var k = 0
-                dead.insert(sorted: l.dead) { r in
-                    while k + 1 < layers.count && layers[k + 1].start <= r { k += 1 }
-                    if r >= layers[k].start && r < layers[k].start + layers[k].rows.count { per[k] += 1 }
+            if dead.count == layers.reduce(0, { $0 + $1.dead.count }) {
+                for l in layers where !l.dead.isEmpty {
+                    for (k, o) in layers.enumerated() where o.start < l.start {
+                        per[k] += Self.countIn(l.dead, o.start..<(o.start + o.rows.count))
+                    }
+                }
+            } else {
+                var seen = RowBitmap()
+                for l in layers {
+                    seen.insert(sorted: l.dead) { r in
+                        if let k = starts.layer(of: r) { per[k] += 1 }
+                    }
                 }
             }
             self.starts = starts

@@ -23,6 +23,10 @@ import Testing
                 #expect(l.dead.allSatisfy { Int($0) < l.start }, "seed \(seed): \(key) a layer names a newer row dead")
             }
             #expect(t.rows.count == start)
+            for (k, l) in t.layers.enumerated() {
+                let live = (l.start..<(l.start + l.rows.count)).filter { t.rows.isLive($0) }.count
+                #expect(t.rows.liveCount(layer: k) == live, "seed \(seed): \(key) layer \(k)'s live rows")
+            }
             #expect(t.layers.count <= RecordStore.maximumLayers, "seed \(seed): \(key) has \(t.layers.count) layers")
             // Each live id appears once among the live rows.
             var seen = Set<RecordID>()
@@ -267,5 +271,19 @@ import Testing
                 break
             }
         }
+    }
+}
+
+@Suite struct DeadRowCountTests {
+    /// A layer's share of an ascending dead list, by binary search, against a filter.
+    @Test func countsInRangesAgreeWithAFilter() {
+        let rows: [UInt32] = [0, 3, 4, 9, 10, 11, 64, 4095, 4096, 9000]
+        for lo in [0, 1, 4, 10, 12, 4095, 4096, 9001] {
+            for hi in [lo, lo + 1, lo + 7, 4096, 10_000] where hi >= lo {
+                let want = rows.filter { Int($0) >= lo && Int($0) < hi }.count
+                #expect(BaseRows.Parts.countIn(rows, lo..<hi) == want, "\(lo)..<\(hi)")
+            }
+        }
+        #expect(BaseRows.Parts.countIn([], 0..<10) == 0)
     }
 }
