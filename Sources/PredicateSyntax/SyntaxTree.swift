@@ -346,29 +346,43 @@ public struct Placeholder: Sendable, Hashable {
         /// A specifier from its text (`%` + length modifier + conversion); nil if NSPredicate
         /// would not take it.
         public init?(rawValue: String) {
-            guard rawValue.hasPrefix("%"), let last = rawValue.last else { return nil }
-            let modifier = String(rawValue.dropFirst().dropLast())
+            // Read as bytes: every specifier is ASCII, `%` + at most two modifier letters + the
+            // conversion (no sets or substrings made per placeholder the lexer meets).
+            let u = rawValue.utf8
+            guard u.count >= 2, u.count <= 4, u.first == UInt8(ascii: "%") else { return nil }
             let kind: Kind
-            switch last {
-            case "@": kind = .object
-            case "K": kind = .key
-            case "d", "i", "o", "u", "x", "X": kind = .integer
-            case "f", "F", "e", "E", "g", "G", "a", "A": kind = .floatingPoint
-            case "c", "C": kind = .character
-            case "s", "S": kind = .string
-            case "p": kind = .pointer
+            switch u[u.index(before: u.endIndex)] {
+            case UInt8(ascii: "@"): kind = .object
+            case UInt8(ascii: "K"): kind = .key
+            case UInt8(ascii: "d"), UInt8(ascii: "i"), UInt8(ascii: "o"), UInt8(ascii: "u"), UInt8(ascii: "x"),
+                UInt8(ascii: "X"):
+                kind = .integer
+            case UInt8(ascii: "f"), UInt8(ascii: "F"), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "g"),
+                UInt8(ascii: "G"), UInt8(ascii: "a"), UInt8(ascii: "A"):
+                kind = .floatingPoint
+            case UInt8(ascii: "c"), UInt8(ascii: "C"): kind = .character
+            case UInt8(ascii: "s"), UInt8(ascii: "S"): kind = .string
+            case UInt8(ascii: "p"): kind = .pointer
             default: return nil
             }
-            let allowed: Set<String> =
+            // The modifier's bytes (none, one or two), as one number.
+            var modifier = 0
+            for b in u.dropFirst().dropLast() { modifier = modifier << 8 | Int(b) }
+            if modifier != 0 {
                 switch kind {
-                case .integer: ["", "hh", "h", "l", "ll", "q", "z", "t", "j"]
-                case .floatingPoint: ["", "l", "L"]
-                default: [""]
+                case .integer: guard Self.integerModifiers.contains(modifier) else { return nil }
+                case .floatingPoint: guard Self.floatingPointModifiers.contains(modifier) else { return nil }
+                default: return nil
                 }
-            guard allowed.contains(modifier) else { return nil }
+            }
             self.rawValue = rawValue
             self.kind = kind
         }
+
+        /// The length modifiers each kind takes, as `init?(rawValue:)` reads them (bytes as one number).
+        private static let integerModifiers = ["hh", "h", "l", "ll", "q", "z", "t", "j"].map(modifierNumber)
+        private static let floatingPointModifiers = ["l", "L"].map(modifierNumber)
+        private static func modifierNumber(_ s: String) -> Int { s.utf8.reduce(0) { $0 << 8 | Int($1) } }
 
         private init(_ text: String, _ kind: Kind) {
             rawValue = text
