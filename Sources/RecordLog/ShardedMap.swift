@@ -19,25 +19,28 @@ import RecordModel
 /// (snapshot.count, versions.count)              // (1, 2)
 /// ```
 public struct ShardedMap<Value: Sendable>: Sequence, Sendable {
-    static var shardCount: Int { 512 }
-    private var shards: [[RecordID: Value]]
+    @usableFromInline static var shardCount: Int { 512 }
+    @usableFromInline var shards: [[RecordID: Value]]
     /// Number of entries.
-    public private(set) var count = 0
+    public var count: Int { entries }
+    @usableFromInline var entries = 0
 
     /// An empty map.
     public init() { shards = Array(repeating: [:], count: Self.shardCount) }
 
-    @inline(__always) private static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
+    @inlinable @inline(__always) static func shard(_ id: RecordID) -> Int { id.hashValue & (shardCount - 1) }
 
     /// The value for `id`; setting nil removes it. Copies at most one shard after a snapshot.
-    public subscript(id: RecordID) -> Value? {
+    /// Inlinable, so that a map of another module's values copies a shard with code made for
+    /// them (the generic copy reads every entry through its type's witnesses).
+    @inlinable public subscript(id: RecordID) -> Value? {
         get { shards[Self.shard(id)][id] }
         set {
             let s = Self.shard(id)
             if let newValue {
-                if shards[s].updateValue(newValue, forKey: id) == nil { count += 1 }
+                if shards[s].updateValue(newValue, forKey: id) == nil { entries += 1 }
             } else if shards[s].removeValue(forKey: id) != nil {
-                count -= 1
+                entries -= 1
             }
         }
     }
@@ -47,7 +50,7 @@ public struct ShardedMap<Value: Sendable>: Sequence, Sendable {
         for s in shards.indices where shards[s].contains(where: { predicate($0.key, $0.value) }) {
             let before = shards[s].count
             shards[s] = shards[s].filter { !predicate($0.key, $0.value) }
-            count -= before - shards[s].count
+            entries -= before - shards[s].count
         }
     }
 
