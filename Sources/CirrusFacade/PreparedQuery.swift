@@ -5,7 +5,8 @@
 // error comes now, with its position and hint), and keeps it with the index options it relies on.
 // Running it binds new arguments: the engine reuses what it keeps per format string (the syntax
 // tree, and the checked shape per argument types, PredicateCache.swift) and, on the embedded
-// engine, per query (the plan, while the table is unchanged, PlanCache.swift). A run with values
+// engine, per query (the plan, while the table is unchanged, and — for the same text, arguments
+// and schema — the checked query itself, PlanCache.swift). A run with values
 // it has not seen is planned for those values: the planner's estimates come from them (a common
 // value and a rare one can need different plans), so only a plan made for the very same values
 // on the very same table is reused.
