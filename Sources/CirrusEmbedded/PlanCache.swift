@@ -12,8 +12,8 @@
 // screen); for a one-row query, planning is about a third of the work. Keyed by the database's
 // owner, the checked query (values included) and the page size; an entry keeps the latest plan
 // and the version it was made at. A query is kept from its second run on (the first leaves its
-// hash in a slot): a stream of queries each asked once — new values every time — pays a hash and
-// a slot, not a dictionary entry and a copy of its plan per query. Bounded: when full the cache
+// hash in a set): a stream of queries each asked once — new values every time — pays a hash and
+// a set entry, not a dictionary entry and a copy of its plan per query. Bounded: when full the cache
 // starts over, as PredicateCache does. Queries with a NEAR filter are kept too: planning one
 // finds a small circle's rows to count them, and that plan's execution reads them (FoundRows);
 // a kept plan's execution searches the circle itself — the one search planning would have made —
@@ -114,16 +114,17 @@ final class PlanCache: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [Key: Entry] = [:]
     private var prepared: [Text: Prepared] = [:]
-    /// The hashes of recently missed keys, one per slot (by the hash's low bits): a key missed
-    /// twice is kept.
-    private var missed: [Int] = []
-    private static let missedSlots = 1024
+    /// The hashes of keys missed since the set last started over: a key missed twice is kept.
+    /// (One slot per hash's low bits was tried: two queries asked in turn whose hashes shared a
+    /// slot pushed each other out for ever, and a tenth of 200 queries were never kept.)
+    private var missed = Set<Int>()
+    private static let missedCapacity = 4096
     private var hits = 0
     private var misses = 0
 
     /// The plan kept under `key` if it was made at `version`; otherwise nil, and whether a plan
     /// made now should be kept: only for a query missed before (recently, on any version), so
-    /// that queries asked once — a stream of new values — cost a hash and a slot, never a kept plan.
+    /// that queries asked once — a stream of new values — cost a hash and a set entry, never a kept plan.
     /// With `checked`, a plan found is also kept under the query's text (`prepared`).
     func plan(_ key: Key, version: UInt64, checked: Checked? = nil) -> (plan: QueryPlan?, keep: Bool) {
         lock.withLock {
@@ -137,11 +138,8 @@ final class PlanCache: @unchecked Sendable {
                 return (nil, true)  // kept at another version: keep the new one in its place
             }
             misses += 1
-            if missed.isEmpty { missed = Array(repeating: 0, count: Self.missedSlots) }
-            let slot = key.fingerprint & (Self.missedSlots - 1)
-            if missed[slot] == key.fingerprint { return (nil, true) }
-            missed[slot] = key.fingerprint
-            return (nil, false)
+            if missed.count >= Self.missedCapacity { missed.removeAll(keepingCapacity: true) }
+            return (nil, !missed.insert(key.fingerprint).inserted)
         }
     }
 
