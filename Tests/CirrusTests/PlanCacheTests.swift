@@ -106,7 +106,9 @@ import Testing
         let db = container.privateDatabase(for: "_u1")
         _ = try await db.modifyRecords(
             saving: (0..<10).map { i in
-                rec("l\(i)", "Place", ["location": .location(Location(latitude: 48.85 + Double(i) / 100, longitude: 2.35))])
+                rec(
+                    "l\(i)", "Place",
+                    ["location": .location(Location(latitude: 48.85 + Double(i) / 100, longitude: 2.35))])
             }, deleting: [])
         let plans = try #require(db.embedded).core.plans
         let q = RecordQuery(
