@@ -394,8 +394,11 @@ extension TypeTable {
         var j = 0
         while out.count < limit {
             var best = -1
+            // The heads' key bytes are read in place (a run passed by value copied its section).
             for k in runs.indices where runs[k].head != nil {
-                if best < 0 || runs[k].precedes(runs[best]) { best = k }
+                if best < 0 || MergeRun.precedes(runs[k].name, runs[k].zone, runs[best].name, runs[best].zone) {
+                    best = k
+                }
             }
             guard best >= 0, let row = runs[best].head else { break }
             while j < delta.count, runs[best].section.compareID(Int(row) - runs[best].start, delta[j].0) > 0 {
@@ -467,9 +470,14 @@ struct MergeRun {
         name = n
     }
 
-    /// Whether this head's id comes before `other`'s: record name, then zone name.
-    func precedes(_ other: MergeRun) -> Bool {
-        let c = RowKeyOrder.compare(name, other.name)
-        return c != 0 ? c < 0 : RowKeyOrder.compare(zone, other.zone) < 0
+    /// Whether the head with `name` and `zone` comes before the head with `otherName` and
+    /// `otherZone`: record name, then zone name.
+    @inline(__always)
+    static func precedes(
+        _ name: UnsafeRawBufferPointer, _ zone: UnsafeRawBufferPointer, _ otherName: UnsafeRawBufferPointer,
+        _ otherZone: UnsafeRawBufferPointer
+    ) -> Bool {
+        let c = RowKeyOrder.compare(name, otherName)
+        return c != 0 ? c < 0 : RowKeyOrder.compare(zone, otherZone) < 0
     }
 }
