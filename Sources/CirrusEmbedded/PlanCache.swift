@@ -37,57 +37,23 @@ final class PlanCache: @unchecked Sendable {
     // @unchecked: `entries`, `missed`, `hits` and `misses` are read and written only under `lock`.
     static let capacity = 512
 
-    /// What a plan is kept under: the database's owner, the checked query and the page size,
-    /// hashed once (a query that misses is looked up and then kept: one hash of its values).
-    struct Key: Hashable {
-        let owner: String
-        let query: Query
-        let limit: Int
-        /// The hash of the three, computed once.
-        let fingerprint: Int
-
-        init(owner: String, query: Query, limit: Int) {
-            self.owner = owner
-            self.query = query
-            self.limit = limit
-            var h = Hasher()
-            h.combine(owner)
-            h.combine(query)
-            h.combine(limit)
-            fingerprint = h.finalize()
-        }
-
-        func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
-
-        static func == (a: Key, b: Key) -> Bool {
-            a.fingerprint == b.fingerprint && a.limit == b.limit && a.owner == b.owner && a.query == b.query
-        }
-    }
-
+    /// What a plan is kept under: the database's owner, the checked query and the page size.
+    typealias Key = CacheKey<Query>
     /// A query as the caller wrote it (no `$variables`), for a database's owner and a page size.
-    struct Text: Hashable {
-        let owner: String
-        let query: RecordQuery
-        let limit: Int
-        /// The hash of the three, computed once.
-        let fingerprint: Int
+    typealias Text = CacheKey<RecordQuery>
 
-        init(owner: String, query: RecordQuery, limit: Int) {
-            self.owner = owner
-            self.query = query
-            self.limit = limit
-            // The text and the arguments tell queries apart; the owner, the type and the sorts
-            // are compared by `==` only.
-            var h = Hasher()
-            h.combine(query.predicate)
-            h.combine(query.arguments)
-            h.combine(limit)
-            fingerprint = h.finalize()
-        }
+    /// A database's owner, a query and a page size, hashed once (a query that misses is looked
+    /// up and then kept: one hash of its values); equal only when all three are.
+    struct CacheKey<Q: Hashable & Sendable>: Hashable {
+        let owner: String
+        let query: Q
+        let limit: Int
+        /// The hash, computed once.
+        let fingerprint: Int
 
         func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
 
-        static func == (a: Text, b: Text) -> Bool {
+        static func == (a: CacheKey, b: CacheKey) -> Bool {
             a.fingerprint == b.fingerprint && a.limit == b.limit && a.owner == b.owner && a.query == b.query
         }
     }
@@ -177,4 +143,27 @@ final class PlanCache: @unchecked Sendable {
 
     /// Queries kept by their text.
     var preparedCount: Int { lock.withLock { prepared.count } }
+}
+
+extension PlanCache.CacheKey where Q == Query {
+    /// The key of a checked query: owner, query and page size hashed.
+    init(owner: String, query: Query, limit: Int) {
+        var h = Hasher()
+        h.combine(owner)
+        h.combine(query)
+        h.combine(limit)
+        self.init(owner: owner, query: query, limit: limit, fingerprint: h.finalize())
+    }
+}
+
+extension PlanCache.CacheKey where Q == RecordQuery {
+    /// The key of a query's text: the text, the arguments and the page size tell queries apart;
+    /// the owner, the type and the sorts are compared by `==` only.
+    init(owner: String, query: RecordQuery, limit: Int) {
+        var h = Hasher()
+        h.combine(query.predicate)
+        h.combine(query.arguments)
+        h.combine(limit)
+        self.init(owner: owner, query: query, limit: limit, fingerprint: h.finalize())
+    }
 }

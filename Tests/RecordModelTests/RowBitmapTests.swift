@@ -10,7 +10,7 @@ import Testing
     /// bulk and one by one give the same set as the model; `added` names exactly the new rows.
     @Test(arguments: [1, 2, 3])
     func sortedBulkInsertsAgreeWithTheModel(seed: UInt64) {
-        var rng = SplitMix(seed)
+        var rng = SplitMix64(seed: seed)
         var bulk = RowBitmap()
         var single = RowBitmap()
         var model = Set<Int>()
@@ -44,18 +44,5 @@ import Testing
         b.insert(7)
         b.insert(sorted: [UInt32]()) { _ in Issue.record("nothing was added") }
         #expect(b.count == 1 && b.contains(7) && !b.contains(8))
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-struct SplitMix {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
