@@ -89,7 +89,10 @@ extension ContainerCore {
 
     /// Lands the bulk import: one checkpoint with everything, then new tables.
     func finishBulk() throws(CirrusError) {
-        guard let state = bulk else { return }
+        guard var state = bulk else { return }
+        // The ids' fingerprints are not needed to land the load (10M records: ≈ 200 MB).
+        state.seen = BulkIDs()
+        bulk = state
         let schema = state.schema
         if state.schemaChanged { state.load.setSchema(schema) }
         try ensureSecrets(state.load.owners.union(state.zones.map(\.ownerName)))

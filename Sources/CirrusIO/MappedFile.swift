@@ -57,6 +57,21 @@ public final class MappedFile: @unchecked Sendable {
         _ = madvise(base, n, MADV_DONTNEED)
     }
 
+    /// ``releaseResidentPages()`` for the whole pages inside `range` (byte offsets into
+    /// ``bytes``; a page the range only partly covers is kept): what a long sequential read has
+    /// passed, so that reading a file larger than memory never holds it all resident.
+    public func releaseResidentPages(_ range: Range<Int>) {
+        guard mappedLength != nil, !range.isEmpty else { return }
+        let page = Self.pageSize
+        let lo = (range.lowerBound + page - 1) / page * page
+        let hi = min(range.upperBound, bytes.count) / page * page
+        guard lo < hi else { return }
+        _ = madvise(base + lo, hi - lo, MADV_DONTNEED)
+    }
+
+    /// The system's page size (bytes).
+    static let pageSize = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
+
     /// Maps `path` read-only (POSIX). An empty file maps to an empty buffer.
     static func map(path: String) throws -> MappedFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

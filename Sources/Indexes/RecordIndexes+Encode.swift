@@ -1,6 +1,7 @@
 // RecordIndexes+Encode: the index sections of a table's rows, for a checkpoint's index segment
 // (docs/index-segment-format.md).
 
+import CPrefetch
 import Foundation
 import RecordModel
 
@@ -44,13 +45,51 @@ extension RecordIndexes {
     /// to its segment as they come instead of holding every section's bytes. The order is fixed
     /// by the rows (largest first). `emit` is called on one thread at a time; what it throws is
     /// rethrown (and builds still running finish without emitting). False when cancelled.
+    ///
+    /// With `rows` (how many the parts hold), the sections whose entries would together take more
+    /// than `memoryBudget` bytes are built in several passes over the rows, each collecting the
+    /// entries of only some sections (grouped by their size estimated from the first rows): the
+    /// parts are then iterated once per pass, so they must be re-iterable (a collection, or rows
+    /// read from a segment). Without it, one pass.
     public static func encodeSections<S: Sequence>(
-        schema: RecordTypeSchema, parts: [S], columnsFrom start: Int? = nil,
-        isCancelled: @escaping @Sendable () -> Bool, emit: (String, [UInt8]) throws -> Void
+        schema: RecordTypeSchema, parts: [S], columnsFrom start: Int? = nil, rows: Int? = nil,
+        memoryBudget: Int = sectionMemoryBudget, isCancelled: @escaping @Sendable () -> Bool,
+        emit: (String, [UInt8]) throws -> Void
     ) throws -> Bool
     where S.Element == (RowID, Record) {
         let plan = IndexPlan(schema)
         if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return true }
+        let passes =
+            if let rows, let first = parts.first {
+                plan.passes(sample: first.prefix(sampleRows), rows: rows, budget: memoryBudget)
+            } else {
+                [plan]
+            }
+        for pass in passes {
+            guard try encodePass(pass, parts: parts, columnsFrom: start, isCancelled: isCancelled, emit: emit) else {
+                return false
+            }
+            // The pass's entries were freed on both cores' heaps, which glibc keeps for reuse:
+            // handed back, the next pass starts from what the process holds without them.
+            if passes.count > 1 { cirrus_malloc_trim() }
+        }
+        return true
+    }
+
+    /// The memory the entries of one pass of ``encodeSections(schema:parts:columnsFrom:rows:memoryBudget:isCancelled:emit:)``
+    /// may take, as estimated (256 MiB): one pass up to about a million rows of a record type with
+    /// half a dozen indexed fields, a pass per few sections beyond.
+    public static let sectionMemoryBudget = 256 << 20
+
+    /// The rows whose entries estimate the size of each section's entries.
+    static let sampleRows = 4096
+
+    /// One pass: the rows read once for the sections of `plan`, then each built and emitted.
+    static func encodePass<S: Sequence>(
+        _ plan: IndexPlan, parts: [S], columnsFrom start: Int?, isCancelled: @escaping @Sendable () -> Bool,
+        emit: (String, [UInt8]) throws -> Void
+    ) throws -> Bool
+    where S.Element == (RowID, Record) {
         guard var inputs = readParts(parts, plan: plan, columnsFrom: start, isCancelled: isCancelled) else {
             return false
         }
@@ -61,7 +100,8 @@ extension RecordIndexes {
         let variable = inputs.variable.map(Taken.init)
         let postings = Taken((inputs.postings, inputs.textsOrdered))
         let columns = (inputs.columnsValid ? inputs.columns : []).map(Taken.init)
-        let points = inputs.points
+        let pointCounts = inputs.points.map(\.count)
+        let points = inputs.points.map(Taken.init)
         inputs = SectionInputs(plan: plan, columns: false)
         // The sections are independent: build them on all cores (each sorts its own entries),
         // longest first — the text section, then the rest by entry count, the columns last — so
@@ -91,7 +131,7 @@ extension RecordIndexes {
         }
         for (i, name) in plan.spatial.enumerated() {
             let p = points[i]
-            jobs.append(("spatial:" + name, p.count, { StaticRTree.encode(points: p) }))
+            jobs.append(("spatial:" + name, pointCounts[i], { StaticRTree.encode(points: p.take() ?? []) }))
         }
         for (i, c) in columns.enumerated() {
             jobs.append((columnSectionName(plan.columns[i]), -1, { c.take()?.encode() }))
@@ -296,5 +336,66 @@ final class SectionEmitter: @unchecked Sendable {
                 next += 1
             }
         }
+    }
+}
+
+extension IndexPlan {
+    /// This plan's sections split into passes whose entries for `rows` rows — estimated from the
+    /// entries of `sample`, the first rows — take at most about `budget` bytes each (a section
+    /// larger than the budget is a pass of its own; the columns, a few bytes a row, go with the
+    /// first pass). `[self]` when everything fits.
+    func passes<S: Sequence>(sample: S, rows: Int, budget: Int) -> [IndexPlan] where S.Element == (RowID, Record) {
+        let sample = Array(sample)
+        guard !sample.isEmpty, rows > sample.count,
+            let s = SectionInputs.read(sample, plan: self, columns: false, isCancelled: { false })
+        else { return [self] }
+        let scale = Double(rows) / Double(sample.count)
+        // Bytes held per entry while a section is built: the entry, and as much again for the
+        // sort and the section's bytes.
+        func bytes(_ b: Int) -> Int { Int(Double(2 * b) * scale) }
+        var jobs: [(cost: Int, add: (inout IndexPlan) -> Void)] = []
+        for (i, o) in ordered.enumerated() {
+            let b =
+                o.1.isFixed
+                ? s.fixed[i].count * MemoryLayout<(FixedKey, RowID)>.stride
+                : s.variable[i].reduce(0) {
+                    $0 + MemoryLayout<(VarKey, RowID)>.stride + ($1.0.tail.isEmpty ? 0 : 32 + $1.0.tail.count)
+                }
+            jobs.append((bytes(b), { $0.ordered.append(o) }))
+        }
+        if !searchable.isEmpty {
+            let b = s.postings.reduce(0) { $0 + 64 + 6 * $1.value.count }
+            jobs.append((bytes(b), { [searchable] in $0.searchable = searchable }))
+        }
+        for (i, name) in spatial.enumerated() {
+            jobs.append(
+                (bytes(s.points[i].count * MemoryLayout<(RowID, Location)>.stride), { $0.spatial.append(name) }))
+        }
+        let total = jobs.reduce(0) { $0 + $1.cost } + rows * 9 * columns.count
+        guard total > budget else { return [self] }
+        // First fit, largest first.
+        var empty = self
+        (empty.ordered, empty.searchable, empty.spatial, empty.columns) = ([], [], [], [])
+        var passes: [(plan: IndexPlan, cost: Int)] = []
+        for job in jobs.sorted(by: { $0.cost > $1.cost }) {
+            if let k = passes.firstIndex(where: { $0.cost + job.cost <= budget }) {
+                job.add(&passes[k].plan)
+                passes[k].cost += job.cost
+            } else {
+                var p = empty
+                job.add(&p)
+                passes.append((p, job.cost))
+            }
+        }
+        // The plan's order within each pass (sections are found by name; the order only fixes
+        // which are built together).
+        var plans = passes.map { p in
+            var plan = p.plan
+            plan.ordered = ordered.filter { o in p.plan.ordered.contains { $0.0 == o.0 } }
+            plan.spatial = spatial.filter(p.plan.spatial.contains)
+            return plan
+        }
+        plans[0].columns = columns
+        return plans
     }
 }

@@ -168,20 +168,29 @@ struct StaticOrdered: Sendable {
     /// The section of a variable-width `family` from its (key, row) entries, in any order.
     ///
     /// Sorted through plain entries — the key's 16 inline bytes, the row, the length of the
-    /// key's tail and where the key is — so the sort moves no references, and the keys (in
-    /// their first order) are read again only for a tail: to break a tie of the inline bytes
-    /// and to copy it into the section.
+    /// key's tail and where it is in one buffer of every tail — so the sort moves no references;
+    /// the tails are read again only to break a tie of the inline bytes and to copy them into the
+    /// section. The entries (a heap array per tail) are released before the sort: at 10M rows
+    /// they are the largest thing the build holds.
     static func encode(family: KeyFamily, variable pairs: consuming [(VarKey, RowID)]) -> [UInt8] {
-        let pairs = pairs
         var order = [VarEntry]()
         order.reserveCapacity(pairs.count)
-        for (i, (k, r)) in pairs.enumerated() {
-            order.append(VarEntry(a: k.a, b: k.b, row: r, at: UInt32(i), tailCount: UInt32(k.tail.count)))
+        var tails: [UInt8] = []
+        tails.reserveCapacity(pairs.reduce(0) { $0 + $1.0.tail.count })
+        for (k, r) in pairs {
+            order.append(
+                VarEntry(a: k.a, b: k.b, at: UInt64(tails.count), row: r, tailCount: UInt32(k.tail.count)))
+            tails += k.tail
         }
-        pairs.withUnsafeBufferPointer { keys in
+        pairs = []
+        tails.withUnsafeBytes { tails in
             func tailOrder(_ x: VarEntry, _ y: VarEntry) -> Int {
-                x.tailCount == 0 && y.tailCount == 0
-                    ? 0 : VarKey.compareTails(keys[Int(x.at)].0.tail, keys[Int(y.at)].0.tail)
+                if x.tailCount == 0 || y.tailCount == 0 {
+                    return (x.tailCount == 0 ? 0 : 1) - (y.tailCount == 0 ? 0 : 1)
+                }
+                return compareBytes(
+                    UnsafeRawBufferPointer(rebasing: tails[Int(x.at)..<Int(x.at) + Int(x.tailCount)]),
+                    UnsafeRawBufferPointer(rebasing: tails[Int(y.at)..<Int(y.at) + Int(y.tailCount)]))
             }
             order.sort { x, y in
                 if x.a != y.a { return x.a < y.a }
@@ -203,8 +212,8 @@ struct StaticOrdered: Sendable {
             order.removeLast(order.count - w)
         }
         let tailsAt = headerSize + order.count * StaticVarKeys.entry
-        let tails = order.reduce(0) { $0 + Int($1.tailCount) }
-        var w = header(family, count: order.count, capacity: tailsAt + tails)
+        let tailBytes = order.reduce(0) { $0 + Int($1.tailCount) }
+        var w = header(family, count: order.count, capacity: tailsAt + tailBytes)
         w.u64(UInt64(tailsAt))
         var tailOffset: UInt64 = 0
         for e in order {
@@ -215,17 +224,21 @@ struct StaticOrdered: Sendable {
             w.u32(e.tailCount)
             tailOffset += UInt64(e.tailCount)
         }
-        for e in order where e.tailCount > 0 { w.bytes += pairs[Int(e.at)].0.tail }
+        tails.withUnsafeBytes { tails in
+            for e in order where e.tailCount > 0 {
+                w.bytes += UnsafeRawBufferPointer(rebasing: tails[Int(e.at)..<Int(e.at) + Int(e.tailCount)])
+            }
+        }
         return w.bytes
     }
 
-    /// A variable-width entry while its section is sorted: the key's inline bytes, its row,
-    /// where the whole key is and the length of its tail.
+    /// A variable-width entry while its section is sorted: the key's inline bytes, where its
+    /// tail is in the build's buffer of tails and its length, and its row.
     struct VarEntry {
         var a: UInt64
         var b: UInt64
+        var at: UInt64
         var row: RowID
-        var at: UInt32
         var tailCount: UInt32
     }
 
@@ -243,17 +256,16 @@ struct StaticOrdered: Sendable {
     /// in place when it holds the only reference.
     static func sortedUnique<K: TreeKey>(_ pairs: consuming [(K, RowID)]) -> [(K, RowID)] {
         pairs.sort { entryLess($0.0, $0.1, $1.0, $1.1) }
-        return dedupe(pairs)
-    }
-
-    static func dedupe<K: TreeKey>(_ pairs: [(K, RowID)]) -> [(K, RowID)] {
-        var out: [(K, RowID)] = []
-        out.reserveCapacity(pairs.count)
-        for p in pairs {
-            if let l = out.last, !(l.0 < p.0), l.1 == p.1 { continue }
-            out.append(p)
+        // Equal neighbours are one entry; kept in place (a second array would double the entries).
+        var w = 0
+        for i in pairs.indices {  // by index: an iterator would hold the buffer and make the writes copy it
+            let p = pairs[i]
+            if w > 0, !(pairs[w - 1].0 < p.0), pairs[w - 1].1 == p.1 { continue }
+            pairs[w] = p
+            w += 1
         }
-        return out
+        pairs.removeLast(pairs.count - w)
+        return pairs
     }
 }
 

@@ -166,25 +166,40 @@ struct StaticRTree: Sendable {
         return n
     }
 
-    /// The section from (row, location) pairs: the same packing as the in-memory layers.
-    static func encode<S: Sequence>(points: S, fanout: Int = 16) -> [UInt8] where S.Element == (RowID, Location) {
-        var pts: [(row: RowID, v: UnitVector)] = []
+    /// The section from (row, location) pairs (a row's first pair counts): the same packing as
+    /// the in-memory layers. The pairs are taken, and each intermediate array released once the
+    /// next is made, so that the build holds about two copies of the points at a time (at 10M
+    /// points each is hundreds of MB).
+    static func encode(points: consuming [(RowID, Location)], fanout: Int = 16) -> [UInt8] {
         var cells: [UInt64] = []
-        var seen = Set<RowID>()
-        for (row, loc) in points where loc.hasValidCoordinates && seen.insert(row).inserted {
-            pts.append((row, UnitVector(latitude: loc.latitude, longitude: loc.longitude)))
-            cells.append(Geohash.cell(latitude: loc.latitude, longitude: loc.longitude))
+        let tree: PackedRTree
+        do {
+            var pts: [(row: RowID, v: UnitVector)] = []
+            pts.reserveCapacity(points.count)
+            cells.reserveCapacity(points.count)
+            // Rows come ascending from a pass over a layer: a repeat is then the previous row. A
+            // set of rows is made only if they do not.
+            var seen: Set<RowID>?
+            for (row, loc) in points where loc.hasValidCoordinates {
+                if seen == nil, let last = pts.last?.row, row <= last { seen = Set(pts.map(\.row)) }
+                if seen != nil, !seen!.insert(row).inserted { continue }
+                pts.append((row, UnitVector(latitude: loc.latitude, longitude: loc.longitude)))
+                cells.append(Geohash.cell(latitude: loc.latitude, longitude: loc.longitude))
+            }
+            points = []
+            seen = nil
+            tree = PackedRTree(points: pts, fanout: fanout)
         }
         cells.sort()
-        let tree = PackedRTree(points: pts, fanout: fanout)
+        let boxesAt = headerSize + 8 * tree.levels.count + 28 * tree.count
+        let alignedBoxes = (boxesAt + 7) & ~7
+        let nodes = tree.levels.reduce(0) { $0 + $1.count }
         var w = SectionWriter()
+        w.bytes.reserveCapacity(alignedBoxes + 48 * nodes + 8 * cells.count)
         w.magic(magic)
         w.u32(UInt32(tree.fanout))
         w.u32(UInt32(tree.levels.count))
         w.u64(UInt64(tree.count))
-        let boxesAt = headerSize + 8 * tree.levels.count + 28 * tree.count
-        let alignedBoxes = (boxesAt + 7) & ~7
-        let nodes = tree.levels.reduce(0) { $0 + $1.count }
         w.u64(UInt64(alignedBoxes))
         w.u64(UInt64(alignedBoxes + 48 * nodes))
         w.u64(0)

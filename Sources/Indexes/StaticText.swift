@@ -106,8 +106,13 @@ struct StaticText: Sendable {
 
     /// The section from each token's rows — ascending with no repeat when `ordered`, in any
     /// order otherwise.
-    static func encode(postings: [String: [RowID]], ordered: Bool) -> [UInt8] {
+    ///
+    /// Each token's rows are released as soon as they are written (the postings are taken, not
+    /// copied): at 10M rows the postings and the section are each hundreds of MB, and are not
+    /// held whole at once.
+    static func encode(postings: consuming [String: [RowID]], ordered: Bool) -> [UInt8] {
         var terms = postings.map { (token: $0.key, rows: $0.value) }
+        postings = [:]
         if !ordered {
             for i in terms.indices { terms[i].rows = Array(Set(terms[i].rows)).sorted() }
         }
@@ -135,8 +140,9 @@ struct StaticText: Sendable {
         w.u64(UInt64(start))
         for t in terms { w.bytes.append(contentsOf: t.token.utf8) }
         while w.bytes.count < postingsAt { w.bytes.append(0) }
-        for t in terms {
-            for r in t.rows { w.u32(r) }
+        for i in terms.indices {
+            for r in terms[i].rows { w.u32(r) }
+            terms[i].rows = []
         }
         return w.bytes
     }

@@ -195,6 +195,9 @@ public final class BulkLoad {
             removeRuns()  // runs are named by no manifest: the store is as it was
             throw error
         }
+        // The sort buffer's payloads are freed: their memory goes back before the merge and the
+        // index build allocate theirs.
+        FreedMemory.returnToSystem()
         do {
             return try store.checkpointHoldingToken(
                 userState: userState, raiseHorizon: false, rewrite: [], sections: sections, bulk: self)

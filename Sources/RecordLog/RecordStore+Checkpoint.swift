@@ -113,8 +113,12 @@ public struct CheckpointRows: Sequence {
         /// iteration and the checkpoint that reads it fails (`writeIndexSegment`), rather than
         /// index a table with a row missing.
         public mutating func next() -> (Int, Record)? {
-            guard i < end else { return nil }
+            guard i < end else {
+                releaseRead()
+                return nil
+            }
             defer { i += 1 }
+            if i &- released >= Self.releaseEvery { releaseRead() }
             do {
                 switch source {
                 case .layer(let rows, let start): return (start + i, try rows.record(i))
@@ -126,11 +130,27 @@ public struct CheckpointRows: Sequence {
                 return nil
             }
         }
+
+        /// The first row whose pages this iterator has not released.
+        var released: Int
+        /// Rows read between two releases of their pages (a few MB of a layer's section).
+        static let releaseEvery = 16_384
+
+        /// Releases the pages of the layer rows read since the last release: a pass over a
+        /// large layer (an index build at the end of a bulk load) keeps only what it is reading
+        /// resident. The rows of older layers (`dead`) are read scattered and are left alone.
+        mutating func releaseRead() {
+            if case .layer(let rows, _) = source, released < i {
+                rows.releaseResidentPages(rows: released..<Swift.min(i, end))
+            }
+            released = i
+        }
     }
 
     /// An iterator from the first row.
     public func makeIterator() -> Iterator {
-        Iterator(source: source, end: range.upperBound, failure: failure, i: range.lowerBound)
+        Iterator(
+            source: source, end: range.upperBound, failure: failure, i: range.lowerBound, released: range.lowerBound)
     }
 }
 
@@ -191,6 +211,20 @@ struct MergeSource {
     mutating func advance() {
         i += 1
         load()
+        if i &- released >= CheckpointRows.Iterator.releaseEvery { releaseRead() }
+    }
+
+    /// The first row whose pages have not been released.
+    var released = 0
+
+    /// Releases the pages of the rows merged since the last release (`RowSection
+    /// .releaseResidentPages(rows:)`): a merge of runs larger than memory holds little of them.
+    mutating func releaseRead() {
+        switch kind {
+        case .section(let r, _), .layer(let r, _, _, _): r.releaseResidentPages(rows: released..<i)
+        case .delta: break
+        }
+        released = i
     }
 
     var sequence: UInt64 {

@@ -318,6 +318,21 @@ public struct RowSection: @unchecked Sendable {
     /// The encoded record of row `i` (RecordCodec bytes), nil when damaged.
     public func payload(_ i: Int) -> UnsafeRawBufferPointer? { RowBytes(self).payload(i) }
 
+    /// Takes the pages that only rows `range` use — their payloads and their entries — out of
+    /// the resident set (`MappedFile.releaseResidentPages(_:)`): what a pass over the rows in
+    /// order has read, so that a pass over a section larger than memory holds little of it. A
+    /// hint: the bytes stay valid (a later read faults them back in).
+    public func releaseResidentPages(rows range: Range<Int>) {
+        let r = range.clamped(to: 0..<count)
+        guard !r.isEmpty, let first = payload(r.lowerBound), let last = payload(r.upperBound - 1),
+            let f = first.baseAddress, let l = last.baseAddress, let file = segment.file.bytes.baseAddress,
+            let section = bytes.baseAddress, f <= l
+        else { return }
+        let at = section - file
+        segment.file.releaseResidentPages((f - file)..<(l - file + last.count))
+        segment.file.releaseResidentPages((at + entry(r.lowerBound))..<(at + entry(r.upperBound)))
+    }
+
     /// The sequence number that wrote row `i`.
     public func sequence(_ i: Int) -> UInt64 {
         guard i >= 0, i < count else { return 0 }

@@ -318,6 +318,32 @@ final class Bytes: @unchecked Sendable {
         }
     }
 
+    /// A row given twice counts once, with its first location: in rows ascending (the previous
+    /// row repeated) and in rows out of order alike, the section is that of the pairs without
+    /// the repeats.
+    @Test(arguments: [4, 5] as [UInt64])
+    func aRowGivenTwiceIsPackedOnceWithItsFirstLocation(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        func place() -> Location {
+            Location(
+                latitude: Double.random(in: -80...80, using: &rng),
+                longitude: Double.random(in: -170...170, using: &rng))
+        }
+        let unique = (0..<500).map { (RowID($0 * 3), place()) }
+        for shuffled in [false, true] {
+            var once = unique
+            if shuffled { once.shuffle(using: &rng) }
+            var twice: [(RowID, Location)] = []
+            for (k, p) in once.enumerated() {
+                twice.append(p)
+                // A repeat right after (ascending input) or later (out of order): a new location.
+                if k % 7 == 0 { twice.append((p.0, place())) }
+                if shuffled, k % 11 == 5 { twice.append((once[k / 2].0, place())) }
+            }
+            #expect(StaticRTree.encode(points: twice) == StaticRTree.encode(points: once), "shuffled \(shuffled)")
+        }
+    }
+
     /// The mapped R-tree's cell count over a list of ranges (galloping from one bound to the
     /// next) against counting the points' cells one by one: ascending ranges as a covering gives
     /// them, and ranges out of order, overlapping, empty and open-ended.

@@ -83,4 +83,37 @@ import Testing
             isCancelled: { true })
         #expect(out == nil)
     }
+
+    /// Given the row count and a budget the entries exceed, the sections are built in several
+    /// passes over the parts, each holding the entries of some of them: byte for byte the
+    /// sections of one pass, whatever the budget; one pass when they fit.
+    @Test(arguments: 0..<3)
+    func passesEncodeLikeOnePass(_ run: Int) throws {
+        let seed = TestSeed.next() &+ UInt64(run)
+        var rng = SeededRandom(seed: seed)
+        let t = RecordIndexesTests()
+        let n = [300, 2500, 6000][run]
+        let rows = (0..<n).map { (RowID($0), t.record($0, &rng)) }
+        let parts = [rows[0..<(n / 3)], rows[(n / 3)...]]
+        let whole = encode(rows, cuts: [n / 3], start: 0)
+        let plan = IndexPlan(RecordIndexesTests.schema)
+        let sections = plan.ordered.count + (plan.searchable.isEmpty ? 0 : 1) + plan.spatial.count
+        #expect(
+            (2...sections).contains(plan.passes(sample: rows.prefix(100), rows: n, budget: 1).count), "seed \(seed)")
+        #expect(plan.passes(sample: rows.prefix(100), rows: n, budget: 1 << 40).count == 1)
+        for budget in [1, 20_000, 200_000, 1 << 30] {
+            var out: [String: [UInt8]] = [:]
+            var order: [String] = []
+            let done = try RecordIndexes.encodeSections(
+                schema: RecordIndexesTests.schema, parts: parts, columnsFrom: 0, rows: n, memoryBudget: budget,
+                isCancelled: { false },
+                emit: { name, bytes in
+                    order.append(name)
+                    out[name] = bytes
+                })
+            #expect(done)
+            #expect(order.count == out.count, "a section emitted twice, budget \(budget)")
+            #expect(out == whole, "seed \(seed) budget \(budget)")
+        }
+    }
 }

@@ -4,14 +4,15 @@
 
 import CirrusIO
 import CirrusTestSupport
+import Foundation
 import RecordModel
 import Testing
 
 @testable import RecordLog
 
 @Suite struct CheckpointRowsTests {
-    func rows(_ n: Int, garbage: Set<Int> = [], fs: InMemoryFileSystem) throws -> RowSection {
-        var w = try DataSegmentWriter(fileSystem: fs, path: "/rows")
+    func rows(_ n: Int, garbage: Set<Int> = [], fs: any FileSystem, path: String = "/rows") throws -> RowSection {
+        var w = try DataSegmentWriter(fileSystem: fs, path: path)
         var rw = try RowSectionWriter(into: &w)
         for i in 0..<n {
             let id = RecordID(recordName: "r" + String(String(10_000 + i).dropFirst()))
@@ -22,7 +23,7 @@ import Testing
         }
         try rw.finish(into: &w)
         try w.finish()
-        return try RowSection(segment: try DataSegment.open("/rows", fileSystem: fs))
+        return try RowSection(segment: try DataSegment.open(path, fileSystem: fs))
     }
 
     @Test(arguments: [0, 1, 5, 97])
@@ -53,5 +54,49 @@ import Testing
         #expect(all.failure.value?.row == 12)
         #expect(parts[1].map(\.0) == Array(20..<40))
         #expect(all.failure.value?.row == 12)
+    }
+
+    /// A pass over a mapped layer releases the pages of the rows it has read (an index build over a layer
+    /// larger than memory): the mapping's resident set falls, and every row reads the same
+    /// afterwards, whole passes and ranges released out of order included.
+    @Test func aPassReleasesWhatItReadAndTheRowsReadTheSame() throws {
+        let dir = NSTemporaryDirectory() + "cirrus-rows-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let n = 3 * CheckpointRows.Iterator.releaseEvery + 77
+        let section = try rows(n, fs: POSIXFileSystem(), path: dir + "/rows")
+        let all = CheckpointRows(key: TableKey(owner: "_o", recordType: "Note"), rows: section)
+        let file = section.segment.file
+        var sum = 0
+        for b in file.bytes { sum &+= Int(b) }  // every page resident
+        let touched = try #require(Self.resident(file.path))
+        let first = all.map { $0.1["n"] }
+        let afterPass = try #require(Self.resident(file.path))
+        #expect(touched * 1024 > file.bytes.count / 2 && afterPass < touched / 2, "\(touched) → \(afterPass) KiB")
+        #expect(first == (0..<n).map { .int64(Int64($0)) })
+        for r in [5000..<9000, 0..<1, 40_000..<n, 1..<n] { section.releaseResidentPages(rows: r) }
+        #expect(all.map { $0.1["n"] } == first)
+        var again = 0
+        for b in file.bytes { again &+= Int(b) }
+        #expect(again == sum)
+    }
+
+    /// The resident KiB of the mapping of `path` in this process (/proc/self/smaps); nil where
+    /// there is none.
+    static func resident(_ path: String) -> Int? {
+        // Read to the end: /proc files report no size.
+        guard let h = FileHandle(forReadingAtPath: "/proc/self/smaps"),
+            let smaps = String(data: h.readDataToEndOfFile(), encoding: .utf8)
+        else { return nil }
+        var inFile = false
+        var total: Int?
+        for line in smaps.split(separator: "\n") {
+            if let c = line.first, c.isHexDigit, line.contains("-") {
+                inFile = line.hasSuffix(" " + path)
+            } else if inFile, line.hasPrefix("Rss:") {
+                total = (total ?? 0) + (Int(line.split(separator: " ")[1]) ?? 0)
+            }
+        }
+        return total
     }
 }
