@@ -66,12 +66,16 @@ extension RecordIndexes {
                 [plan]
             }
         for pass in passes {
-            guard try encodePass(pass, parts: parts, columnsFrom: start, isCancelled: isCancelled, emit: emit) else {
+            let bounded = passes.count > 1
+            guard
+                try encodePass(
+                    pass, parts: parts, columnsFrom: start, trim: bounded, isCancelled: isCancelled, emit: emit)
+            else {
                 return false
             }
             // The pass's entries were freed on both cores' heaps, which glibc keeps for reuse:
             // handed back, the next pass starts from what the process holds without them.
-            if passes.count > 1 { cirrus_malloc_trim() }
+            if bounded { cirrus_malloc_trim() }
         }
         return true
     }
@@ -85,14 +89,17 @@ extension RecordIndexes {
     static let sampleRows = 4096
 
     /// One pass: the rows read once for the sections of `plan`, then each built and emitted.
+    /// `trim`: the memory the parts' entries left free when they were joined (arrays grown
+    /// into larger ones) goes back to the system before the builds allocate theirs.
     static func encodePass<S: Sequence>(
-        _ plan: IndexPlan, parts: [S], columnsFrom start: Int?, isCancelled: @escaping @Sendable () -> Bool,
-        emit: (String, [UInt8]) throws -> Void
+        _ plan: IndexPlan, parts: [S], columnsFrom start: Int?, trim: Bool = false,
+        isCancelled: @escaping @Sendable () -> Bool, emit: (String, [UInt8]) throws -> Void
     ) throws -> Bool
     where S.Element == (RowID, Record) {
         guard var inputs = readParts(parts, plan: plan, columnsFrom: start, isCancelled: isCancelled) else {
             return false
         }
+        if trim { cirrus_malloc_trim() }
         // The entries move into boxes that each section's job empties, so that a job sorts its
         // entries in place and no array is held twice.
         let costs = zip(inputs.fixed, inputs.variable).map { $0.count + $1.count }

@@ -83,9 +83,17 @@ public struct DataSegmentWriter {
         try write(h.bytes)
     }
 
+    /// Buffers `b` (written in 1 MiB batches). Bytes of 1 MiB or more are written from where
+    /// they are, without a copy: a 10M-row index section is hundreds of MB, which the buffer
+    /// would double and then keep as its capacity for the rest of the file.
     mutating func write(_ b: [UInt8]) throws {
-        pending += b
         offset += b.count
+        if b.count >= 1 << 20 {
+            try flush()
+            try b.withUnsafeBytes { try writeInPieces($0) }
+            return
+        }
+        pending += b
         if pending.count >= 1 << 20 { try flush() }
     }
 
@@ -96,13 +104,18 @@ public struct DataSegmentWriter {
     static let writeSize = 1 << 16
 
     mutating func flush() throws {
+        try pending.withUnsafeBytes { try writeInPieces($0) }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes `p` to the file in `writeSize` pieces.
+    func writeInPieces(_ p: UnsafeRawBufferPointer) throws {
         var start = 0
-        while start < pending.count {
-            let end = min(pending.count, start + Self.writeSize)
-            try pending.withUnsafeBytes { try file.append(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+        while start < p.count {
+            let end = min(p.count, start + Self.writeSize)
+            try file.append(UnsafeRawBufferPointer(rebasing: p[start..<end]))
             start = end
         }
-        pending.removeAll(keepingCapacity: true)
     }
 
     /// Starts a section named `name` (unique in the file).
