@@ -59,12 +59,27 @@ extension RecordIndexes {
     where S.Element == (RowID, Record) {
         let plan = IndexPlan(schema)
         if plan.ordered.isEmpty && plan.searchable.isEmpty && plan.spatial.isEmpty { return true }
-        let passes =
+        var passes =
             if let rows, let first = parts.first {
                 plan.passes(sample: first.prefix(sampleRows), rows: rows, budget: memoryBudget)
             } else {
                 [plan]
             }
+        if passes.count > 1, !plan.searchable.isEmpty {
+            // Bounded: the text section from exact counts (two passes of its own), when the rows
+            // ascend; otherwise it stays in its pass.
+            if let text = StaticText.encode(parts: parts, fields: plan.searchable, isCancelled: isCancelled) {
+                try emit(textSectionName(plan.searchable), text)
+                cirrus_malloc_trim()
+                passes = passes.compactMap { p in
+                    var p = p
+                    p.searchable = []
+                    return p.ordered.isEmpty && p.spatial.isEmpty && p.columns.isEmpty ? nil : p
+                }
+            } else if isCancelled() {
+                return false
+            }
+        }
         for pass in passes {
             let bounded = passes.count > 1
             guard

@@ -11,6 +11,9 @@
 // (document frequency = run length; binary search on the run is the skip data). TextIndex merges
 // it with the delta's posting and drops removed base rows.
 
+import Foundation
+import RecordModel
+
 /// The static postings of a table's base rows.
 struct StaticText: Sendable {
     static let magic = "CRTXT001"
@@ -108,8 +111,7 @@ struct StaticText: Sendable {
     /// order otherwise.
     ///
     /// Each token's rows are released as soon as they are written (the postings are taken, not
-    /// copied): at 10M rows the postings and the section are each hundreds of MB, and are not
-    /// held whole at once.
+    /// copied).
     static func encode(postings: consuming [String: [RowID]], ordered: Bool) -> [UInt8] {
         var terms = postings.map { (token: $0.key, rows: $0.value) }
         postings = [:]
@@ -117,7 +119,18 @@ struct StaticText: Sendable {
             for i in terms.indices { terms[i].rows = Array(Set(terms[i].rows)).sorted() }
         }
         terms.sort { a, b in a.token.utf8.lexicographicallyPrecedes(b.token.utf8) }
-        let total = terms.reduce(0) { $0 + $1.rows.count }
+        var w = header(terms.map { ($0.token, $0.rows.count) })
+        for i in terms.indices {
+            for r in terms[i].rows { w.u32(r) }
+            terms[i].rows = []
+        }
+        return w.bytes
+    }
+
+    /// The section up to its postings, for `terms` sorted as bytes with their row counts; its
+    /// capacity is the whole section's.
+    static func header(_ terms: [(token: String, count: Int)]) -> SectionWriter {
+        let total = terms.reduce(0) { $0 + $1.count }
         let termBytes = terms.reduce(0) { $0 + $1.token.utf8.count }
         let postingsAt = (headerSize + 16 * (terms.count + 1) + termBytes + 3) & ~3
         var w = SectionWriter()
@@ -135,16 +148,134 @@ struct StaticText: Sendable {
         var start = 0
         for t in terms {
             w.u64(UInt64(start))
-            start += t.rows.count
+            start += t.count
         }
         w.u64(UInt64(start))
         for t in terms { w.bytes.append(contentsOf: t.token.utf8) }
         while w.bytes.count < postingsAt { w.bytes.append(0) }
-        for i in terms.indices {
-            for r in terms[i].rows { w.u32(r) }
-            terms[i].rows = []
+        return w
+    }
+
+    /// The section of `fields`' tokens in consecutive `parts` of rows, built in two passes over
+    /// them — each token's rows counted, then each part's rows written at their final places —
+    /// so that it holds the section and the vocabulary, never a token's rows in an array of its
+    /// own (at 10M rows those arrays held twice the section). Byte for byte
+    /// ``encode(postings:ordered:)`` of the same rows. Nil when cancelled, or when some part's
+    /// rows do not ascend (the caller then builds the section from postings).
+    static func encode<S: Sequence>(
+        parts: [S], fields: [String], isCancelled: @escaping @Sendable () -> Bool
+    ) -> [UInt8]? where S.Element == (RowID, Record) {
+        // Pass 1: each part's tokens, with their row counts (a row once).
+        let counted = onEachPart(parts) { part in countTokens(part, fields: fields, isCancelled: isCancelled) }
+        var counts: [[String: TokenCount]] = []
+        var last: RowID?
+        for c in counted {
+            // Each part's rows ascend, and after the part before's.
+            guard let c else { return nil }
+            if let f = c.first {
+                if let l = last, f <= l { return nil }
+                last = c.last
+            }
+            counts.append(c.counts)
         }
-        return w.bytes
+        var totals: [String: Int] = [:]
+        for c in counts { for (t, n) in c { totals[t, default: 0] += n.count } }
+        let terms = totals.map { (token: $0.key, count: $0.value) }.sorted { a, b in
+            a.token.utf8.lexicographicallyPrecedes(b.token.utf8)
+        }
+        totals = [:]
+        var w = header(terms)
+        let postingsAt = w.bytes.count
+        // Where each part writes each token's next row: the token's start, after the rows of
+        // the parts before it.
+        var next = counts.map { _ in [String: Int]() }
+        var at = 0
+        for t in terms {
+            for k in counts.indices {
+                next[k][t.token] = at
+                at += counts[k][t.token]?.count ?? 0
+            }
+        }
+        w.bytes.append(contentsOf: repeatElement(0, count: 4 * at))
+        // Pass 2: each part writes its rows, on its own core, into slots no other part writes.
+        let done = w.bytes.withUnsafeMutableBytes { out -> Bool in
+            nonisolated(unsafe) let out = out
+            let filled = onEachPart(Array(zip(parts, next))) { (part, starts) -> Bool in
+                var starts = starts
+                var last: [String: RowID] = [:]
+                var n = 0
+                for (row, rec) in part {
+                    n &+= 1
+                    if n & 4095 == 0, isCancelled() { return false }
+                    forEachToken(rec, fields) { t in
+                        // Both passes read the same rows the same way: the slots are those counted
+                        // (and never past the section, whatever happens).
+                        guard last[t] != row, let i = starts[t], postingsAt + 4 * i + 4 <= out.count else { return }
+                        last[t] = row
+                        out.storeBytes(of: row.littleEndian, toByteOffset: postingsAt + 4 * i, as: RowID.self)
+                        starts[t] = i + 1
+                    }
+                }
+                return true
+            }
+            return filled.allSatisfy { $0 }
+        }
+        return done ? w.bytes : nil
+    }
+
+    /// A token's rows in one part while they are counted: how many, and the last (a row counts once).
+    struct TokenCount {
+        var count: Int
+        var last: RowID
+    }
+
+    /// Each token of `fields` in `rows` with its row count, and the first and last rows; nil
+    /// when cancelled or when the rows do not ascend.
+    static func countTokens<S: Sequence>(
+        _ rows: S, fields: [String], isCancelled: () -> Bool
+    ) -> (counts: [String: TokenCount], first: RowID?, last: RowID?)? where S.Element == (RowID, Record) {
+        var counts: [String: TokenCount] = [:]
+        var first: RowID?
+        var previous: RowID?
+        var n = 0
+        for (row, rec) in rows {
+            n &+= 1
+            if n & 4095 == 0, isCancelled() { return nil }
+            if let p = previous, row <= p { return nil }
+            if first == nil { first = row }
+            previous = row
+            forEachToken(rec, fields) { t in
+                if let c = counts[t] {
+                    if c.last != row { counts[t] = TokenCount(count: c.count + 1, last: row) }
+                } else {
+                    counts[t] = TokenCount(count: 1, last: row)
+                }
+            }
+        }
+        return (counts, first, previous)
+    }
+
+    /// Calls `body` with each token of the strings (and string lists) of `fields` in `rec`.
+    static func forEachToken(_ rec: Record, _ fields: [String], _ body: (String) -> Void) {
+        for f in fields {
+            guard let v = rec.fields[f] else { continue }
+            forEachElement(v) { e in
+                if case .string(let s) = e { TextTokenizer.forEachToken(s, body) }
+            }
+        }
+    }
+
+    /// `body` of each element of `items`, on all cores; the results in order.
+    static func onEachPart<T, R>(_ items: [T], _ body: @escaping (T) -> R) -> [R] {
+        if items.count == 1 { return [body(items[0])] }
+        var results: [R?] = Array(repeating: nil, count: items.count)
+        results.withUnsafeMutableBufferPointer { out in
+            nonisolated(unsafe) let out = out
+            nonisolated(unsafe) let items = items
+            nonisolated(unsafe) let body = body
+            DispatchQueue.concurrentPerform(iterations: items.count) { k in out[k] = body(items[k]) }
+        }
+        return results.map { $0! }
     }
 }
 

@@ -84,16 +84,22 @@ import Testing
         #expect(out == nil)
     }
 
+    /// `n` random records of run `run` of a parameterized test, record i at row `row(i)`, and
+    /// the seed they came from.
+    func seededRows(_ run: Int, _ n: Int, row: (Int) -> Int = { $0 }) -> (UInt64, [(RowID, Record)]) {
+        let seed = TestSeed.next() &+ UInt64(run)
+        var rng = SeededRandom(seed: seed)
+        let t = RecordIndexesTests()
+        return (seed, (0..<n).map { (RowID(row($0)), t.record($0, &rng)) })
+    }
+
     /// Given the row count and a budget the entries exceed, the sections are built in several
     /// passes over the parts, each holding the entries of some of them: byte for byte the
     /// sections of one pass, whatever the budget; one pass when they fit.
     @Test(arguments: 0..<3)
     func passesEncodeLikeOnePass(_ run: Int) throws {
-        let seed = TestSeed.next() &+ UInt64(run)
-        var rng = SeededRandom(seed: seed)
-        let t = RecordIndexesTests()
         let n = [300, 2500, 6000][run]
-        let rows = (0..<n).map { (RowID($0), t.record($0, &rng)) }
+        let (seed, rows) = seededRows(run, n)
         let parts = [rows[0..<(n / 3)], rows[(n / 3)...]]
         let whole = encode(rows, cuts: [n / 3], start: 0)
         let plan = IndexPlan(RecordIndexesTests.schema)
@@ -115,5 +121,38 @@ import Testing
             #expect(order.count == out.count, "a section emitted twice, budget \(budget)")
             #expect(out == whole, "seed \(seed) budget \(budget)")
         }
+    }
+
+    /// The text section from exact counts (two passes over the parts, each part's rows written at
+    /// their final places) is byte for byte the one from postings; parts whose rows do not
+    /// ascend, within or across, are refused (the caller then builds from postings).
+    @Test(arguments: 0..<3)
+    func textFromCountsIsTextFromPostings(_ run: Int) throws {
+        let n = [1, 700, 5000][run]
+        let (seed, rows) = seededRows(run, n, row: { 3 * $0 + 1 })
+        let fields = ["name", "notes"]
+        var postings: [String: [RowID]] = [:]
+        for (row, rec) in rows {
+            StaticText.forEachToken(rec, fields) { postings[$0, default: []].appendUnlessLast(row) }
+        }
+        let expected = StaticText.encode(postings: postings, ordered: true)
+        for cuts in [[], [n / 2], [n / 4, n / 4, 3 * n / 4]] {
+            var parts: [ArraySlice<(RowID, Record)>] = []
+            var from = 0
+            for c in cuts + [n] {
+                parts.append(rows[from..<c])
+                from = c
+            }
+            let built = StaticText.encode(parts: parts, fields: fields, isCancelled: { false })
+            #expect(built == expected, "seed \(seed) cuts \(cuts)")
+        }
+        if n > 2 {
+            let swapped = [rows[(n / 2)...], rows[..<(n / 2)]]
+            #expect(StaticText.encode(parts: swapped, fields: fields, isCancelled: { false }) == nil)
+            var unordered = rows
+            unordered.swapAt(0, n - 1)
+            #expect(StaticText.encode(parts: [unordered[...]], fields: fields, isCancelled: { false }) == nil)
+        }
+        #expect(StaticText.encode(parts: [rows[...]], fields: fields, isCancelled: { true }) == nil || n < 4096)
     }
 }
