@@ -96,8 +96,9 @@ extension RecordIndexes {
     }
 
     /// The memory the entries of one pass of ``encodeSections(schema:parts:columnsFrom:rows:memoryBudget:isCancelled:emit:)``
-    /// may take, as estimated (256 MiB): one pass up to about a million rows of a record type with
-    /// half a dozen indexed fields, a pass per few sections beyond.
+    /// may take, as estimated (256 MiB). Passes are made only when all the entries would take
+    /// more than 8 times this (2 GiB): below that — about 2M rows of a record type with half a
+    /// dozen indexed fields — passes cost time and save little (an import's add phase holds more).
     public static let sectionMemoryBudget = 256 << 20
 
     /// The rows whose entries estimate the size of each section's entries.
@@ -365,7 +366,7 @@ extension IndexPlan {
     /// This plan's sections split into passes whose entries for `rows` rows — estimated from the
     /// entries of `sample`, the first rows — take at most about `budget` bytes each (a section
     /// larger than the budget is a pass of its own; the columns, a few bytes a row, go with the
-    /// first pass). `[self]` when everything fits.
+    /// first pass). `[self]` when everything fits in 8 times the budget.
     func passes<S: Sequence>(sample: S, rows: Int, budget: Int) -> [IndexPlan] where S.Element == (RowID, Record) {
         let sample = Array(sample)
         guard !sample.isEmpty, rows > sample.count,
@@ -394,7 +395,7 @@ extension IndexPlan {
                 (bytes(s.points[i].count * MemoryLayout<(RowID, Location)>.stride), { $0.spatial.append(name) }))
         }
         let total = jobs.reduce(0) { $0 + $1.cost } + rows * 9 * columns.count
-        guard total > budget else { return [self] }
+        guard total > 8 * budget else { return [self] }
         // First fit, largest first.
         var empty = self
         (empty.ordered, empty.searchable, empty.spatial, empty.columns) = ([], [], [], [])
