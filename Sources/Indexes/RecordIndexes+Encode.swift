@@ -83,8 +83,7 @@ extension RecordIndexes {
         for pass in passes {
             let bounded = passes.count > 1
             guard
-                try encodePass(
-                    pass, parts: parts, columnsFrom: start, trim: bounded, isCancelled: isCancelled, emit: emit)
+                try encodePass(pass, parts: parts, columnsFrom: start, isCancelled: isCancelled, emit: emit)
             else {
                 return false
             }
@@ -105,17 +104,14 @@ extension RecordIndexes {
     static let sampleRows = 4096
 
     /// One pass: the rows read once for the sections of `plan`, then each built and emitted.
-    /// `trim`: the memory the parts' entries left free when they were joined (arrays grown
-    /// into larger ones) goes back to the system before the builds allocate theirs.
     static func encodePass<S: Sequence>(
-        _ plan: IndexPlan, parts: [S], columnsFrom start: Int?, trim: Bool = false,
+        _ plan: IndexPlan, parts: [S], columnsFrom start: Int?,
         isCancelled: @escaping @Sendable () -> Bool, emit: (String, [UInt8]) throws -> Void
     ) throws -> Bool
     where S.Element == (RowID, Record) {
         guard var inputs = readParts(parts, plan: plan, columnsFrom: start, isCancelled: isCancelled) else {
             return false
         }
-        if trim { cirrus_malloc_trim() }
         // The entries move into boxes that each section's job empties, so that a job sorts its
         // entries in place and no array is held twice.
         let costs = zip(inputs.fixed, inputs.variable).map { $0.count + $1.count }
@@ -179,17 +175,8 @@ extension RecordIndexes {
         _ parts: [S], plan: IndexPlan, columnsFrom start: Int?, isCancelled: @escaping @Sendable () -> Bool
     ) -> SectionInputs? where S.Element == (RowID, Record) {
         // One pass over each part's rows (they may be decoded from a mapped file on the fly).
-        var read: [SectionInputs?] = Array(repeating: nil, count: parts.count)
-        if parts.count == 1 {
-            read[0] = SectionInputs.read(parts[0], plan: plan, columns: start != nil, isCancelled: isCancelled)
-        } else {
-            read.withUnsafeMutableBufferPointer { out in
-                nonisolated(unsafe) let out = out
-                nonisolated(unsafe) let parts = parts
-                DispatchQueue.concurrentPerform(iterations: parts.count) { k in
-                    out[k] = SectionInputs.read(parts[k], plan: plan, columns: start != nil, isCancelled: isCancelled)
-                }
-            }
+        var read = parts.mapOnAllCores { part in
+            SectionInputs.read(part, plan: plan, columns: start != nil, isCancelled: isCancelled)
         }
         // Each part is taken out of `read` as it is joined, so that its arrays are not held twice.
         guard var inputs = read[0].take() else { return nil }  // cancelled
@@ -420,5 +407,21 @@ extension IndexPlan {
         }
         plans[0].columns = columns
         return plans
+    }
+}
+
+extension Array {
+    /// `body` of each element, on all cores (one element: on this thread); the results in order.
+    /// `body` runs concurrently: it must not share mutable state between elements.
+    func mapOnAllCores<R>(_ body: @escaping (Element) -> R) -> [R] {
+        if count == 1 { return [body(self[0])] }
+        var results: [R?] = Array<R?>(repeating: nil, count: count)
+        results.withUnsafeMutableBufferPointer { out in
+            nonisolated(unsafe) let out = out
+            nonisolated(unsafe) let items = self
+            nonisolated(unsafe) let body = body
+            DispatchQueue.concurrentPerform(iterations: items.count) { k in out[k] = body(items[k]) }
+        }
+        return results.map { $0! }
     }
 }

@@ -166,7 +166,7 @@ struct StaticText: Sendable {
         parts: [S], fields: [String], isCancelled: @escaping @Sendable () -> Bool
     ) -> [UInt8]? where S.Element == (RowID, Record) {
         // Pass 1: each part's tokens, with their row counts (a row once).
-        let counted = onEachPart(parts) { part in countTokens(part, fields: fields, isCancelled: isCancelled) }
+        let counted = parts.mapOnAllCores { part in countTokens(part, fields: fields, isCancelled: isCancelled) }
         var counts: [[String: TokenCount]] = []
         var last: RowID?
         for c in counted {
@@ -200,7 +200,7 @@ struct StaticText: Sendable {
         // Pass 2: each part writes its rows, on its own core, into slots no other part writes.
         let done = w.bytes.withUnsafeMutableBytes { out -> Bool in
             nonisolated(unsafe) let out = out
-            let filled = onEachPart(Array(zip(parts, next))) { (part, starts) -> Bool in
+            let filled = Array(zip(parts, next)).mapOnAllCores { (part, starts) -> Bool in
                 var starts = starts
                 var last: [String: RowID] = [:]
                 var n = 0
@@ -265,18 +265,6 @@ struct StaticText: Sendable {
         }
     }
 
-    /// `body` of each element of `items`, on all cores; the results in order.
-    static func onEachPart<T, R>(_ items: [T], _ body: @escaping (T) -> R) -> [R] {
-        if items.count == 1 { return [body(items[0])] }
-        var results: [R?] = Array(repeating: nil, count: items.count)
-        results.withUnsafeMutableBufferPointer { out in
-            nonisolated(unsafe) let out = out
-            nonisolated(unsafe) let items = items
-            nonisolated(unsafe) let body = body
-            DispatchQueue.concurrentPerform(iterations: items.count) { k in out[k] = body(items[k]) }
-        }
-        return results.map { $0! }
-    }
 }
 
 extension Array where Element == RowID {

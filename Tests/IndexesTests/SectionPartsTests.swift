@@ -153,6 +153,9 @@ import Testing
             unordered.swapAt(0, n - 1)
             #expect(StaticText.encode(parts: [unordered[...]], fields: fields, isCancelled: { false }) == nil)
         }
-        #expect(StaticText.encode(parts: [rows[...]], fields: fields, isCancelled: { true }) == nil || n < 4096)
+        // Cancellation is looked at every 4 096 rows: only the largest run has that many.
+        if n >= 4096 {
+            #expect(StaticText.encode(parts: [rows[...]], fields: fields, isCancelled: { true }) == nil)
+        }
     }
 }
