@@ -61,7 +61,7 @@ struct Calibrate: AsyncParsableCommand {
         let rejected = try peer.container.importRecords(
             bulk: data.places[0..<size].map(\.record), into: .public)
         guard rejected.isEmpty else { throw ValidationError("bulk import rejected \(rejected.count) records") }
-        try await peer.ingest(data.places[size...].map(\.record), batch: 400) { _ in }
+        try await peer.ingest(data.places[size...], batch: 400) { _ in }
         let snapshot = peer.db.querySnapshot(recordType: "Place")!
         guard snapshot.rowCount == size + delta else {
             throw ValidationError("the snapshot holds \(snapshot.rowCount) rows, expected \(size + delta)")

@@ -53,15 +53,18 @@ final class CirrusPeer {
         db = container.publicDatabase(as: .user("_bench"))
     }
 
-    /// Saves `records` in requests of `batch` (≤ 400), calling `progress(n)`.
-    func ingest(_ records: [Record], batch: Int, progress: (Int) -> Void) async throws {
-        var i = 0
-        while i < records.count {
-            let end = min(records.count, i + batch)
-            let r = try await db.modifyRecords(saving: Array(records[i..<end]), deleting: [], savePolicy: .allKeys)
+    /// Saves `places` as records in requests of `batch` (≤ 400), calling `progress(n)`.
+    func ingest<C: RandomAccessCollection<Place>>(
+        _ places: C, batch: Int, progress: (Int) -> Void
+    ) async throws where C.Index == Int {
+        var i = places.startIndex
+        while i < places.endIndex {
+            let end = min(places.endIndex, i + batch)
+            let records = places[i..<end].map(\.record)
+            let r = try await db.modifyRecords(saving: records, deleting: [], savePolicy: .allKeys)
             if let e = r.partialFailure { throw e }
             i = end
-            progress(i)
+            progress(i - places.startIndex)
         }
     }
 

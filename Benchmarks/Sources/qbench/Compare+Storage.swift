@@ -45,7 +45,7 @@ extension Compare {
         let s = try SQLitePeer(path: work + "/bulk.sqlite", synchronous: "FULL")
         try s.createSchema()
         let s0 = Measure.now()
-        try s.ingest(data.places[...], firstID: 1, batch: data.places.count) { _ in }
+        try s.ingest(data.places, firstID: 1, batch: data.places.count) { _ in }
         let st = Double(Measure.now() - s0)
         progress.done()
         try? FileManager.default.removeItem(atPath: cdir)

@@ -42,7 +42,9 @@ struct PlaceSet {
     ]
     static let tags = (0..<60).map { "tag" + DataSet.word($0 * 7 + 3) }
 
-    var places: [Place] = []
+    /// The places, kept as columns of small numbers (about 65 bytes a place: 10M places in
+    /// 0.65 GB, where `[Place]` took about 2 GB per million) and built as `Place`s when read.
+    var places = PlaceColumns()
     var vocabulary: [String] = []
     var cityCentres: [(Double, Double)] = []
     /// Document frequency (records whose name or description holds the word) per vocabulary index.
@@ -62,14 +64,14 @@ struct PlaceSet {
         var generator = PlaceGenerator(seed: seed)
         vocabulary = generator.vocabulary
         cityCentres = generator.cities
-        places.reserveCapacity(size)
+        places = PlaceColumns(vocabulary: generator.vocabulary, cities: generator.cities, capacity: size)
         var df = [Int](repeating: 0, count: vocabulary.count)
         var seen = Set<Int>()
         for _ in 0..<size {
-            let (place, words) = generator.next()
+            let parts = generator.nextParts()
             seen.removeAll(keepingCapacity: true)
-            for w in words where seen.insert(w).inserted { df[w] += 1 }
-            places.append(place)
+            for w in parts.words where seen.insert(w).inserted { df[w] += 1 }
+            places.append(parts)
         }
         documentFrequency = df
     }
@@ -118,6 +120,12 @@ struct PlaceGenerator {
 
     /// The next place and the vocabulary indices of its name and description words (with repeats).
     mutating func next() -> (place: Place, words: [Int]) {
+        let parts = nextParts()
+        return (parts.place(vocabulary: vocabulary), parts.words)
+    }
+
+    /// The next place as the indices and numbers it is made of (the same draws as `next()`).
+    mutating func nextParts() -> PlaceParts {
         let city = cityZipf.sample(&rng)
         var lat: Double, lon: Double
         if rng.unit() < 0.1 {
@@ -136,24 +144,105 @@ struct PlaceGenerator {
         let w1 = wordZipf.sample(&rng), w2 = wordZipf.sample(&rng)
         let nDesc = 8 + rng.below(9)
         var words = [w1, w2]
-        var desc: [String] = []
-        desc.reserveCapacity(nDesc)
-        for _ in 0..<nDesc {
-            let w = wordZipf.sample(&rng)
-            words.append(w)
-            desc.append(vocabulary[w])
-        }
-        var tags: [String] = []
+        words.reserveCapacity(2 + nDesc)
+        for _ in 0..<nDesc { words.append(wordZipf.sample(&rng)) }
+        var tags: [Int] = []
         for _ in 0..<rng.below(5) {
-            let t = PlaceSet.tags[tagZipf.sample(&rng)]
+            let t = tagZipf.sample(&rng)
             if !tags.contains(t) { tags.append(t) }
         }
-        let place = Place(
-            recordName: PlaceSet.recordName(index), name: vocabulary[w1] + " " + vocabulary[w2],
-            kind: PlaceSet.kinds[kindZipf.sample(&rng)], population: population, country: PlaceSet.country(city),
-            latitude: max(-90, min(90, lat)), longitude: max(-180, min(180, lon)), tags: tags,
-            description: desc.joined(separator: " "))
-        index += 1
-        return (place, words)
+        let kind = kindZipf.sample(&rng)
+        defer { index += 1 }
+        return PlaceParts(
+            index: index, city: city, latitude: max(-90, min(90, lat)), longitude: max(-180, min(180, lon)),
+            population: population, kind: kind, words: words, tags: tags)
+    }
+}
+
+/// One generated place as numbers: its position in the set, city, coordinates, population, kind
+/// and the vocabulary indices of its words (name: the first two; description: the rest) and tags.
+struct PlaceParts {
+    var index: Int
+    var city: Int
+    var latitude: Double
+    var longitude: Double
+    var population: Int64
+    var kind: Int
+    var words: [Int]
+    var tags: [Int]
+
+    func place(vocabulary: [String]) -> Place {
+        Place(
+            recordName: PlaceSet.recordName(index), name: vocabulary[words[0]] + " " + vocabulary[words[1]],
+            kind: PlaceSet.kinds[kind], population: population, country: PlaceSet.country(city),
+            latitude: latitude, longitude: longitude, tags: tags.map { PlaceSet.tags[$0] },
+            description: words[2...].map { vocabulary[$0] }.joined(separator: " "))
+    }
+}
+
+/// Places as columns: what `PlaceParts` holds, in flat arrays of the smallest integers that fit
+/// (50 000 words fit 16 bits, 24 kinds and 60 tags 8 bits). Reading one builds its `Place`.
+struct PlaceColumns: RandomAccessCollection {
+    private(set) var vocabulary: [String] = []
+    private var countries: [String] = []
+    private var latitudes: [Double] = []
+    private var longitudes: [Double] = []
+    private var populations: [Int64] = []
+    private var kinds: [UInt8] = []
+    private var cities: [UInt16] = []
+    /// Every place's words, one after another; place i's are `wordStarts[i]..<wordStarts[i + 1]`.
+    private var words: [UInt16] = []
+    private var wordStarts: [UInt32] = [0]
+    private var tags: [UInt8] = []
+    private var tagStarts: [UInt32] = [0]
+
+    init() {}
+
+    init(vocabulary: [String], cities: [(Double, Double)], capacity: Int) {
+        precondition(vocabulary.count <= 1 << 16 && cities.count <= 1 << 16)
+        self.vocabulary = vocabulary
+        countries = cities.indices.map(PlaceSet.country)
+        latitudes.reserveCapacity(capacity)
+        longitudes.reserveCapacity(capacity)
+        populations.reserveCapacity(capacity)
+        kinds.reserveCapacity(capacity)
+        self.cities.reserveCapacity(capacity)
+        wordStarts.reserveCapacity(capacity + 1)
+        tagStarts.reserveCapacity(capacity + 1)
+    }
+
+    mutating func append(_ p: PlaceParts) {
+        precondition(p.index == count, "places are appended in order")
+        latitudes.append(p.latitude)
+        longitudes.append(p.longitude)
+        populations.append(p.population)
+        kinds.append(UInt8(p.kind))
+        cities.append(UInt16(p.city))
+        for w in p.words { words.append(UInt16(w)) }
+        wordStarts.append(UInt32(words.count))
+        for t in p.tags { tags.append(UInt8(t)) }
+        tagStarts.append(UInt32(tags.count))
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { latitudes.count }
+
+    /// Place i's kind, without building the place.
+    func kind(at i: Int) -> String { PlaceSet.kinds[Int(kinds[i])] }
+
+    subscript(i: Int) -> Place {
+        let w = Int(wordStarts[i])..<Int(wordStarts[i + 1])
+        var description = ""
+        for k in w.dropFirst(2) {
+            if !description.isEmpty { description += " " }
+            description += vocabulary[Int(words[k])]
+        }
+        return Place(
+            recordName: PlaceSet.recordName(i),
+            name: vocabulary[Int(words[w.lowerBound])] + " " + vocabulary[Int(words[w.lowerBound + 1])],
+            kind: PlaceSet.kinds[Int(kinds[i])], population: populations[i], country: countries[Int(cities[i])],
+            latitude: latitudes[i], longitude: longitudes[i],
+            tags: tags[Int(tagStarts[i])..<Int(tagStarts[i + 1])].map { PlaceSet.tags[Int($0)] },
+            description: description)
     }
 }

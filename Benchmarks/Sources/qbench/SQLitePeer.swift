@@ -28,25 +28,33 @@ final class SQLitePeer {
             """)
     }
 
-    func createSchema() throws {
+    /// Creates the tables and, unless `secondaryIndexes` is false (a bulk load that adds them after,
+    /// by calling this again), the B-tree indexes.
+    func createSchema(secondaryIndexes: Bool = true) throws {
         try db.exec(
             """
             CREATE TABLE IF NOT EXISTS place(id INTEGER PRIMARY KEY, recordName TEXT NOT NULL UNIQUE, name TEXT,
                 kind TEXT, population INTEGER, country TEXT, lat REAL, lon REAL, tags TEXT, description TEXT);
-            CREATE INDEX IF NOT EXISTS place_name ON place(name);
-            CREATE INDEX IF NOT EXISTS place_kind ON place(kind);
-            CREATE INDEX IF NOT EXISTS place_population ON place(population);
-            CREATE INDEX IF NOT EXISTS place_country ON place(country);
             CREATE TABLE IF NOT EXISTS place_tag(id INTEGER NOT NULL, tag TEXT NOT NULL);
-            CREATE INDEX IF NOT EXISTS place_tag_tag ON place_tag(tag, id);
             CREATE VIRTUAL TABLE IF NOT EXISTS place_fts USING fts5(name, description, content='place',
                 content_rowid='id', tokenize='unicode61 remove_diacritics 2');
             CREATE VIRTUAL TABLE IF NOT EXISTS place_rtree USING rtree(id, minLat, maxLat, minLon, maxLon);
             """)
+        guard secondaryIndexes else { return }
+        try db.exec(
+            """
+            CREATE INDEX IF NOT EXISTS place_name ON place(name);
+            CREATE INDEX IF NOT EXISTS place_kind ON place(kind);
+            CREATE INDEX IF NOT EXISTS place_population ON place(population);
+            CREATE INDEX IF NOT EXISTS place_country ON place(country);
+            CREATE INDEX IF NOT EXISTS place_tag_tag ON place_tag(tag, id);
+            """)
     }
 
     /// Inserts `places` (ids from `firstID`) in transactions of `batch`, calling `progress(n)`.
-    func ingest(_ places: ArraySlice<Place>, firstID: Int, batch: Int, progress: (Int) -> Void) throws {
+    func ingest<C: RandomAccessCollection<Place>>(
+        _ places: C, firstID: Int, batch: Int, progress: (Int) -> Void
+    ) throws where C.Index == Int {
         let ins = try statement(
             "INSERT INTO place(id, recordName, name, kind, population, country, lat, lon, tags, description) VALUES (?,?,?,?,?,?,?,?,?,?)"
         )

@@ -73,7 +73,7 @@ extension SuiteBuilder {
         var keyset: [() throws -> [String]] = []
         // The most common kinds, so that the deep page exists.
         var counts: [String: Int] = [:]
-        for p in data.places { counts[p.kind, default: 0] += 1 }
+        for i in data.places.indices { counts[data.places.kind(at: i), default: 0] += 1 }
         let kinds = counts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }.prefix(
             max(1, min(count, 4)))
         var deepest = page
