@@ -10,6 +10,8 @@ import RecordLog
 import RecordModel
 
 final class CirrusPeer {
+    /// The user the peer reads and writes as (the records' creator).
+    static let user = "_bench"
     static let schema = """
         DEFINE SCHEMA
             RECORD TYPE Place (
@@ -50,7 +52,7 @@ final class CirrusPeer {
         self.options = options
         container = try Container.open(at: directory, environment: .development, options: options)
         if let schema { try container.importSchema(schema) }
-        db = container.publicDatabase(as: .user("_bench"))
+        db = container.publicDatabase(as: .user(Self.user))
     }
 
     /// Saves `places` as records in requests of `batch` (≤ 400), calling `progress(n)`.
@@ -76,7 +78,7 @@ final class CirrusPeer {
         let c0 = Measure.now()
         try container.close()
         let closed = Measure.now() - c0
-        defer { db = container.publicDatabase(as: .user("_bench")) }
+        defer { db = container.publicDatabase(as: .user(Self.user)) }
         container = try Container.open(at: directory, environment: .development, options: options)
         return closed
     }
