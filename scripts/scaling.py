@@ -51,6 +51,14 @@ def fmt_ns(ns):
     return f"{ns:.0f} ns"
 
 
+def tick(ns):
+    """A power of ten as a short axis label: 100 ns, 10 µs, 1 ms, 10 s."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.0f} {unit}"
+    return f"{ns:.0f} ns"
+
+
 def rows_of(result):
     m = re.search(r"avg (\d+) rows", result.get("note", ""))
     return int(m.group(1)) if m else None
@@ -64,8 +72,8 @@ def series(runs):
             s = res["suite"]
             if s not in titles:
                 order.append(s)
-                titles[s] = res["title"]
                 table[s] = [None] * len(runs)
+            titles[s] = res["title"]  # the largest run's (a deep page's number grows with size)
             c = (res.get("cirrus") or {}).get("medianNs")
             q = (res.get("sqlite") or {}).get("medianNs")
             if s == "ingest":
@@ -169,7 +177,7 @@ def svg(runs):
             if lo <= e <= hi:
                 y = py(10**e)
                 out.append(f'<line x1="{x0}" x2="{x0 + w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
-                out.append(f'<text x="{x0 - 4}" y="{y + 3:.1f}" text-anchor="end">{fmt_ns(10**e)}</text>')
+                out.append(f'<text x="{x0 - 4}" y="{y + 3:.1f}" text-anchor="end">{tick(10**e)}</text>')
         for n in sizes:
             out.append(f'<text x="{px(n):.1f}" y="{y0 + h + 12}" text-anchor="middle">{size_label(n)}</text>')
         for idx, (color, dash) in enumerate([("#1f6fd1", ""), ("#d1581f", ' stroke-dasharray="4 3"')]):
