@@ -42,8 +42,8 @@ struct PlaceSet {
     ]
     static let tags = (0..<60).map { "tag" + DataSet.word($0 * 7 + 3) }
 
-    /// The places, kept as columns of small numbers (about 65 bytes a place: 10M places in
-    /// 0.65 GB, where `[Place]` took about 2 GB per million) and built as `Place`s when read.
+    /// The places, kept as columns of small numbers (about 68 bytes a place: 10M places in
+    /// 0.69 GB, where `[Place]` took about 2 GB per million) and built as `Place`s when read.
     var places = PlaceColumns()
     var vocabulary: [String] = []
     var cityCentres: [(Double, Double)] = []
@@ -173,10 +173,28 @@ struct PlaceParts {
 
     func place(vocabulary: [String]) -> Place {
         Place(
-            recordName: PlaceSet.recordName(index), name: vocabulary[words[0]] + " " + vocabulary[words[1]],
-            kind: PlaceSet.kinds[kind], population: population, country: PlaceSet.country(city),
-            latitude: latitude, longitude: longitude, tags: tags.map { PlaceSet.tags[$0] },
-            description: words[2...].map { vocabulary[$0] }.joined(separator: " "))
+            index: index, country: PlaceSet.country(city), latitude: latitude, longitude: longitude,
+            population: population, kind: kind, words: words, tags: tags, vocabulary: vocabulary)
+    }
+}
+
+extension Place {
+    /// Place `index` from its numbers: `words` are vocabulary indices, the name's two then the
+    /// description's; `kind` and `tags` index `PlaceSet.kinds` and `PlaceSet.tags`.
+    init<W: Collection, T: Sequence>(
+        index: Int, country: String, latitude: Double, longitude: Double, population: Int64, kind: Int,
+        words: W, tags: T, vocabulary: [String]
+    ) where W.Element: BinaryInteger, T.Element: BinaryInteger {
+        var description = ""
+        for w in words.dropFirst(2) {
+            if !description.isEmpty { description += " " }
+            description += vocabulary[Int(w)]
+        }
+        let name = words.prefix(2).map { vocabulary[Int($0)] }
+        self.init(
+            recordName: PlaceSet.recordName(index), name: name[0] + " " + name[1], kind: PlaceSet.kinds[kind],
+            population: population, country: country, latitude: latitude, longitude: longitude,
+            tags: tags.map { PlaceSet.tags[Int($0)] }, description: description)
     }
 }
 
@@ -231,18 +249,9 @@ struct PlaceColumns: RandomAccessCollection {
     func kind(at i: Int) -> String { PlaceSet.kinds[Int(kinds[i])] }
 
     subscript(i: Int) -> Place {
-        let w = Int(wordStarts[i])..<Int(wordStarts[i + 1])
-        var description = ""
-        for k in w.dropFirst(2) {
-            if !description.isEmpty { description += " " }
-            description += vocabulary[Int(words[k])]
-        }
-        return Place(
-            recordName: PlaceSet.recordName(i),
-            name: vocabulary[Int(words[w.lowerBound])] + " " + vocabulary[Int(words[w.lowerBound + 1])],
-            kind: PlaceSet.kinds[Int(kinds[i])], population: populations[i], country: countries[Int(cities[i])],
-            latitude: latitudes[i], longitude: longitudes[i],
-            tags: tags[Int(tagStarts[i])..<Int(tagStarts[i + 1])].map { PlaceSet.tags[Int($0)] },
-            description: description)
+        Place(
+            index: i, country: countries[Int(cities[i])], latitude: latitudes[i], longitude: longitudes[i],
+            population: populations[i], kind: Int(kinds[i]), words: words[Int(wordStarts[i])..<Int(wordStarts[i + 1])],
+            tags: tags[Int(tagStarts[i])..<Int(tagStarts[i + 1])], vocabulary: vocabulary)
     }
 }
