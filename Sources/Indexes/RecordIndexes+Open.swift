@@ -153,8 +153,7 @@ extension RecordIndexes {
     mutating func removeDeadRows(_ plan: IndexPlan, _ layers: [IndexLayer]) {
         let killing = layers.enumerated().filter { !$0.element.dead.isEmpty }
         guard !killing.isEmpty else { return }
-        var dead = RowBitmap()
-        for (_, l) in killing { dead.insert(sorted: l.dead) }
+        let dead = RowBitmap(sorted: RowBitmap.union(killing.map(\.element.dead)))
         let skip = Set(rebuilt)
         // A `dead/` section that fails its checks is reported (`damaged`); the dead rows are then
         // decoded instead.

@@ -123,26 +123,11 @@ public struct BaseRows: Sendable {
         init(layers: [BaseLayer], prefetchAbove: Int) {
             self.layers = layers
             let starts = BaseLayers(rowCounts: layers.map(\.rows.count))
-            var dead = RowBitmap()
-            for l in layers { dead.insert(sorted: l.dead) }
-            // Dead rows per layer: each list is ascending, so a layer's share of it is found by
-            // two binary searches — exact when no row is named twice (the bitmap then holds
-            // every entry); otherwise each distinct row is counted once, in order.
-            var per = Array(repeating: 0, count: layers.count)
-            if dead.count == layers.reduce(0, { $0 + $1.dead.count }) {
-                for l in layers where !l.dead.isEmpty {
-                    for (k, o) in layers.enumerated() where o.start < l.start {
-                        per[k] += Self.countIn(l.dead, o.start..<(o.start + o.rows.count))
-                    }
-                }
-            } else {
-                var seen = RowBitmap()
-                for l in layers {
-                    seen.insert(sorted: l.dead) { r in
-                        if let k = starts.layer(of: r) { per[k] += 1 }
-                    }
-                }
-            }
+            // Every layer's dead rows, each once, ascending; a layer's share of them is found by
+            // two binary searches.
+            let all = RowBitmap.union(layers.map(\.dead))
+            let dead = RowBitmap(sorted: all)
+            let per = layers.map { Self.countIn(all, $0.start..<($0.start + $0.rows.count)) }
             self.starts = starts
             self.dead = dead
             deadPerLayer = per
