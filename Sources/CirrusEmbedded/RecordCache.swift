@@ -28,64 +28,79 @@ import Foundation
 import RecordModel
 
 final class RecordCache: @unchecked Sendable {
-    // @unchecked: every access to the sets and `live` holds `lock` (so no dynamic exclusivity
+    // @unchecked: every access to the sets and `stored` holds `lock` (so no dynamic exclusivity
     // checks); `prefetch` only computes an address.
     private let lock = NSLock()
     /// One set: its two rows and records, the way to replace next and the ghost, in 32 bytes —
-    /// a lookup, its bookkeeping and an admission touch one cache line, two sets to a line.
+    /// a lookup, its bookkeeping and an admission touch one cache line, two sets to a line. All
+    /// zero bytes is an empty set (rows are stored plus one, a nil `Record?` is a null
+    /// reference), so the sets come zeroed from `calloc` and a page of them is touched — faulted
+    /// in, for large caches — only when a row of one of its sets is first looked up or stored.
     private struct CacheSet {
-        static let empty = UInt32.max
-        var records: (Record?, Record?) = (nil, nil)
-        var rows: (UInt32, UInt32) = (empty, empty)
-        /// The row that missed here last and was not admitted (`empty`: none).
-        var ghost: UInt32 = empty
+        /// An empty slot, or no ghost.
+        static let empty: UInt32 = 0
+        var records: (Record?, Record?)
+        /// The slots' rows, each plus one (`empty`: the slot holds nothing).
+        var rows: (UInt32, UInt32)
+        /// The row (plus one) that missed here last and was not admitted (`empty`: none).
+        var ghost: UInt32
         /// The way (0 or 1) to replace next: the one not used last.
-        var next: UInt8 = 0
+        var next: UInt8
 
-        func way(of row: UInt32) -> Int? { rows.0 == row ? 0 : rows.1 == row ? 1 : nil }
+        func way(of key: UInt32) -> Int? { rows.0 == key ? 0 : rows.1 == key ? 1 : nil }
         func record(_ way: Int) -> Record? { way == 0 ? records.0 : records.1 }
     }
-    /// The sets, `setMask + 1` of them: allocated with the cache, initialized (`live`) at the
-    /// first record stored. Their address never changes, so `prefetch` needs no lock.
+    /// The sets, `setMask + 1` of them, zero-filled (empty) by `calloc`. Their address never
+    /// changes, so `prefetch` needs no lock.
     private let sets: UnsafeMutablePointer<CacheSet>
-    @exclusivity(unchecked) private var live = false
+    /// Whether any record was stored: only then does `deinit` walk the sets to release them.
+    @exclusivity(unchecked) private var stored = false
     private let setMask: Int
     let capacity: Int
     /// Whether bulk reads fill the cache too: when it holds a large share of the table.
     let bulkReadsFill: Bool
 
     /// A cache of about `capacity` records (rounded up to a power of two; 0 disables it) of a
-    /// table of `tableRows` base rows. The sets are initialized at the first record stored, so
-    /// opening a table (and a process that opens many and reads few) does not pay for
-    /// filling them: until then their memory is only allocated, never touched.
+    /// table of `tableRows` base rows. Opening a table (and a process that opens many and reads
+    /// few) does not pay for the sets: `calloc` hands out zeroed pages (fresh mappings, for
+    /// large caches) that are touched only when used.
     init(capacity: Int, tableRows: Int) {
         var count = 1
         while count * 2 < capacity { count <<= 1 }
         self.capacity = capacity
         bulkReadsFill = tableRows <= Self.bulkTableFactor * capacity
         setMask = count - 1
-        sets = .allocate(capacity: count)
+        guard let memory = calloc(count, MemoryLayout<CacheSet>.stride) else {
+            fatalError("RecordCache: out of memory for \(count) sets")
+        }
+        sets = memory.bindMemory(to: CacheSet.self, capacity: count)
     }
 
     deinit {
-        if live { sets.deinitialize(count: setMask + 1) }
-        sets.deallocate()
+        if stored { sets.deinitialize(count: setMask + 1) }
+        free(sets)
+    }
+
+    /// The key of base row `row` in a set (row plus one), nil for rows the cache cannot hold.
+    @inline(__always)
+    private func key(_ row: Int) -> UInt32? {
+        guard capacity > 0, row >= 0, row < Int(UInt32.max) else { return nil }
+        return UInt32(truncatingIfNeeded: row + 1)
     }
 
     /// The record of base row `row` when it is cached; nil otherwise (nothing is decoded).
     func cached(_ row: Int) -> Record? {
-        guard capacity > 0, let key = UInt32(exactly: row) else { return nil }
+        guard let key = key(row) else { return nil }
         let s = row & setMask
         return lock.withLock {
-            guard live, let way = sets[s].way(of: key) else { return nil }
+            guard let way = sets[s].way(of: key) else { return nil }
             return sets[s].record(way)
         }
     }
 
     /// Starts loading the set of base row `row`, which `record(_:fill:_:)` reads first: a
     /// query's rows are spread over the sets, so loading a row's set is a cache miss per row,
-    /// hit or not. A hint: nothing is read (before the first record is stored, the hint is at
-    /// memory not yet used: harmless).
+    /// hit or not. A hint: nothing is read.
     @inline(__always)
     func prefetch(_ row: Int) { cirrus_prefetch(sets + (row & setMask)) }
 
@@ -104,10 +119,10 @@ final class RecordCache: @unchecked Sendable {
     /// The address of the box of base row `row`'s cached record, nil when it is not cached —
     /// loaded from the set's bytes: each `Record?` there is one reference (nil: zero).
     func cachedBox(_ row: Int) -> UnsafeRawPointer? {
-        guard capacity > 0, let key = UInt32(exactly: row) else { return nil }
+        guard let key = key(row) else { return nil }
         let s = row & setMask
         return lock.withLock {
-            guard live, let way = sets[s].way(of: key) else { return nil }
+            guard let way = sets[s].way(of: key) else { return nil }
             return UnsafeRawPointer(sets + s).load(
                 fromByteOffset: Self.recordsOffset + way * MemoryLayout<Record?>.stride, as: UnsafeRawPointer?.self)
         }
@@ -134,10 +149,10 @@ final class RecordCache: @unchecked Sendable {
     /// offered to the cache (see the admission rule above) when `fill` is true.
     @inline(__always)
     func record(_ row: Int, fill: Bool = true, _ decode: () -> Record?) -> Record? {
-        guard capacity > 0, let key = UInt32(exactly: row), key != CacheSet.empty else { return decode() }
+        guard let key = key(row) else { return decode() }
         let s = row & setMask
         let hit: Record? = lock.withLock {
-            guard live, let way = sets[s].way(of: key) else { return nil }
+            guard let way = sets[s].way(of: key) else { return nil }
             sets[s].next = UInt8(1 - way)
             return sets[s].record(way)
         }
@@ -146,10 +161,7 @@ final class RecordCache: @unchecked Sendable {
         guard fill else { return r }
         // The evicted record is released after the lock is let go.
         let evicted: Record? = lock.withLock {
-            if !live {
-                sets.initialize(repeating: CacheSet(), count: setMask + 1)
-                live = true
-            }
+            stored = true
             let way = Int(sets[s].next)
             if (way == 0 ? sets[s].rows.0 : sets[s].rows.1) != CacheSet.empty {
                 // A full set: the row comes in on its second miss in a row there.

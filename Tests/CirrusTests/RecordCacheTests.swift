@@ -94,6 +94,26 @@ import Testing
         #expect(decodes == 2)
     }
 
+    @Test func rowZeroAndTheLastCacheableRowAreKeptAndLargerRowsDecodedEachTime() {
+        // Slots hold row + 1 (zero bytes: an empty slot), so row 0 must not read as empty, and
+        // the largest row whose key fits is UInt32.max - 1.
+        let cache = RecordCache(capacity: 4, tableRows: 100)
+        var decodes = 0
+        let last = Int(UInt32.max) - 1
+        for row in [0, last] {
+            #expect(read(cache, row, decodes: &decodes) == row)
+            #expect(read(cache, row, decodes: &decodes) == row)
+            #expect(cache.cached(row)?.recordID.recordName == "r\(row)")
+        }
+        #expect(decodes == 2)
+        for row in [last + 1, last + 2, -1] {
+            #expect(read(cache, row, decodes: &decodes) == row)
+            #expect(cache.cached(row) == nil)
+            #expect(cache.cachedBox(row) == nil)
+        }
+        #expect(decodes == 5)
+    }
+
     @Test func aDisabledCacheDecodesEveryRead() {
         let cache = RecordCache(capacity: 0, tableRows: 100)
         var decodes = 0
