@@ -138,10 +138,11 @@ final class ContainerCore: @unchecked Sendable {
         let store: RecordStore
         do {
             if !options.readOnly { try options.fileSystem.createDirectory(directory) }
-            store = try RecordStore.open(
-                directory: storeDir, fileSystem: options.fileSystem,
-                options: RecordStoreOptions(
-                    durability: options.durability, readOnly: options.readOnly, clock: options.clock))
+            var storeOptions = RecordStoreOptions(
+                durability: options.durability, readOnly: options.readOnly, clock: options.clock)
+            // Index segments are opened with the indexes they hold: at first use when those are.
+            storeOptions.indexSegmentsOnFirstUse = options.readOnly && options.indexesOnFirstUse
+            store = try RecordStore.open(directory: storeDir, fileSystem: options.fileSystem, options: storeOptions)
         } catch {
             throw CirrusError(.internalError, "cannot open container \(directory) (\(environment.rawValue)): \(error)")
         }

@@ -112,13 +112,13 @@ public struct ContainerOptions: Sendable {
     /// nil: never (nor in a read-only container); 0: at the first query of a table in several
     /// layers.
     public var readMergeBudget: Double?
-    /// Read-only only: each table's indexes are mapped from its index segments at their first use
-    /// (a query, `explain`, statistics — whichever reader comes first; the others wait) instead
-    /// of at open, so a process that only looks records up by name never opens an index section.
-    /// A damaged index section is then found at that first use: logged, and listed in
-    /// `openReport.warnings` from then on. Off: every index is mapped (and checked) at open. A
-    /// writable container always maps them at open (a damaged one is rewritten at the next
-    /// checkpoint).
+    /// Read-only only: each table's index segments are opened and its indexes mapped from them at
+    /// their first use (a query, `explain`, statistics — whichever reader comes first; the others
+    /// wait) instead of at open, so a process that only looks records up by name never opens an
+    /// index segment. A damaged index segment or section is then found at that first use:
+    /// logged, and listed in `openReport.warnings` from then on. Off: every index is mapped (and
+    /// checked) at open. A writable container always maps them at open (a damaged one is
+    /// rewritten at the next checkpoint).
     public var indexesOnFirstUse = true
     /// Where the container reports what it meets without failing: damaged derived data rebuilt at
     /// open (an index segment, the façade's state; `Container.openReport.warnings` lists the

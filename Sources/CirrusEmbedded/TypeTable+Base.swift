@@ -67,6 +67,14 @@ extension TypeTable {
         indexes.apply(changes)
     }
 
+    /// The warnings for the index segments of `base` that did not open at their first use (the
+    /// store reports those it opened itself), each naming the file and the offset.
+    static func segmentWarnings(_ base: BaseTable) -> [OpenWarning] {
+        base.layers.compactMap { l in
+            l.indexSegment.openError.map { OpenWarning($0, consequence: RecordStore.indexesRebuilt(base.key)) }
+        }
+    }
+
     /// The warnings for the index sections of `base` that failed their checks (each was rebuilt
     /// from the rows), naming the segment file and the offset.
     static func warnings(_ damaged: [DamagedIndexSection], _ base: BaseTable) -> [OpenWarning] {

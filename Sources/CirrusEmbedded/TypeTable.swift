@@ -134,7 +134,7 @@ struct TypeTable: Sendable {
         let indexSchema = schema ?? RecordTypeSchema(name: base.key.recordType, grants: [])
         let make: @Sendable () -> RecordIndexes = {
             var indexes = Self.baseIndexes(base, schema: indexSchema, nodeSize: nodeSize)
-            warnings?.add(Self.warnings(indexes.damaged, base))
+            warnings?.add(Self.segmentWarnings(base) + Self.warnings(indexes.damaged, base))
             Self.removeDeadRows(base, from: &indexes, damage: damage)
             return indexes
         }

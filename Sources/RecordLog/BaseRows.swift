@@ -20,6 +20,7 @@
 
 import CirrusIO
 import RecordModel
+import Synchronization
 
 /// One layer of a table's base: its data segments, mapped, and the rows it covers.
 public struct BaseLayer: Sendable {
@@ -27,21 +28,31 @@ public struct BaseLayer: Sendable {
     public let files: TableFiles
     /// The layer's rows, sorted by record id; row `i` is the table's row `start + i`.
     public let rows: RowSection
-    /// The segment with the layer's index sections (row ids in them absolute), nil when none.
-    public let indexes: DataSegment?
+    /// The layer's index segment: mapped with the layer, or at its first use.
+    public let indexSegment: IndexSegment
     /// The table row of the layer's first row.
     public let start: Int
     /// Rows of older layers this layer's checkpoint made dead (absolute, ascending).
     public let dead: [UInt32]
 
-    /// A layer of a table's base.
+    /// A layer of a table's base whose index segment (if any) is already open.
     public init(files: TableFiles, rows: RowSection, indexes: DataSegment?, start: Int, dead: [UInt32]) {
+        self.init(files: files, rows: rows, indexSegment: IndexSegment(indexes), start: start, dead: dead)
+    }
+
+    /// A layer of a table's base.
+    public init(files: TableFiles, rows: RowSection, indexSegment: IndexSegment, start: Int, dead: [UInt32]) {
         self.files = files
         self.rows = rows
-        self.indexes = indexes
+        self.indexSegment = indexSegment
         self.start = start
         self.dead = dead
     }
+
+    /// The segment with the layer's index sections (row ids in them absolute); nil when the layer
+    /// has none or it does not open (`indexSegment.openError` then says why). Opens it at the
+    /// first call when it is opened at first use.
+    public var indexes: DataSegment? { indexSegment.segment }
 
     static let deadMagic: [UInt8] = Array("CRDEAD01".utf8)  //                     never change
     /// Prefix of an index segment section holding what the layer's dead rows had indexed, in
@@ -299,5 +310,51 @@ public struct BaseRows: Sendable {
             for j in l.rows.rows(inZone: zoneName) where !parts.dead.contains(l.start + j) { out.append(l.start + j) }
         }
         return out
+    }
+}
+
+/// A layer's index segment, opened with its layer or at its first use
+/// (`RecordStoreOptions.indexSegmentsOnFirstUse`): a process that only fetches records by id never
+/// maps it. Indexes are derived data, so a segment that does not open is not an error here: the
+/// reader rebuilds them from the rows and reports `openError`. Thread-safe; opened at most once.
+public final class IndexSegment: Sendable {
+    /// How the segment is opened at first use; nil when it was given open (or there is none).
+    private let opener: (@Sendable () -> Result<DataSegment, LogError>)?
+    private let state: Mutex<Result<DataSegment, LogError>?>
+
+    /// An open segment, or none.
+    public init(_ segment: DataSegment?) {
+        opener = nil
+        state = Mutex(segment.map { .success($0) })
+    }
+
+    /// A segment `open` maps at its first use.
+    public init(openingAtFirstUse open: @escaping @Sendable () -> Result<DataSegment, LogError>) {
+        opener = open
+        state = Mutex(nil)
+    }
+
+    /// The segment, opened now if it was not yet; nil when there is none or it does not open.
+    public var segment: DataSegment? {
+        guard case .success(let s) = opened else { return nil }
+        return s
+    }
+
+    /// Why the segment did not open at its first use; nil when it opened, there is none, or it
+    /// was opened with its layer (whose open reported any failure).
+    public var openError: LogError? {
+        guard case .failure(let e) = opened else { return nil }
+        return e
+    }
+
+    /// Whether the segment has been opened (always, when it was given open).
+    public var isOpen: Bool { opener == nil || state.withLock { $0 != nil } }
+
+    private var opened: Result<DataSegment, LogError>? {
+        guard let opener else { return state.withLock { $0 } }
+        return state.withLock { r in
+            if r == nil { r = opener() }
+            return r
+        }
     }
 }

@@ -93,6 +93,15 @@ public struct OpenWarning: Sendable, Hashable, CustomStringConvertible {
         self.consequence = consequence
     }
 
+    /// A warning about the damage `error` names (its file and offset when it names them).
+    public init(_ error: LogError, consequence: String) {
+        if case .badSegment(let path, let offset, let reason) = error {
+            self.init(path: path, offset: offset, reason: reason, consequence: consequence)
+        } else {
+            self.init(path: "", offset: 0, reason: "\(error)", consequence: consequence)
+        }
+    }
+
     /// One line: file, offset, reason and what is done instead.
     public var description: String { "\(path) at byte \(offset): \(reason); \(consequence)" }
 }

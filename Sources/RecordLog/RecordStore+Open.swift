@@ -86,7 +86,8 @@ extension RecordStore {
 
         var state = StoreSnapshot()
         let user = try loadCheckpoint(
-            manifest, directory: directory, fs: fs, repair: options.repair, into: &state, report: &report)
+            manifest, directory: directory, fs: fs, repair: options.repair,
+            indexesOnFirstUse: readOnly && options.indexSegmentsOnFirstUse && !deep, into: &state, report: &report)
         if deep { verifySegments(manifest, directory: directory, fs: fs, state: state, report: &report) }
         let (live, lastSize) = try replayLog(
             manifest, directory: directory, fs: fs, options: options, deep: deep, into: &state, report: &report)
@@ -284,9 +285,10 @@ extension RecordStore {
     /// Maps the checkpoint's data segments into `state` (base tables, zones, schema, tombstones,
     /// sequences); returns the façade's `user` bytes. A damaged or missing segment fails the open
     /// naming the file and offset — unless repairing, which drops that table (or the state) and
-    /// reports it: a table's rows are then lost unless the log still holds them.
+    /// reports it: a table's rows are then lost unless the log still holds them. An index segment
+    /// that does not open is a warning (or, `indexesOnFirstUse`, is opened by its first user).
     static func loadCheckpoint(
-        _ manifest: Manifest, directory: String, fs: any FileSystem, repair: Bool,
+        _ manifest: Manifest, directory: String, fs: any FileSystem, repair: Bool, indexesOnFirstUse: Bool = false,
         into state: inout StoreSnapshot, report: inout OpenReport
     ) throws(LogError) -> [UInt8]? {
         guard let cp = manifest.checkpoint else { return nil }
@@ -325,16 +327,20 @@ extension RecordStore {
                 if let e = rows.namesDamage {
                     report.warn(e, "its name table is made from a sample of its rows instead")
                 }
-                var indexes: DataSegment?
+                var indexes = IndexSegment(nil)
                 if let n = files.indexes {
-                    switch openSegment(n, directory: directory, fs: fs) {
-                    case .success(let s): indexes = s
-                    case .failure(let e):
-                        // Indexes are derived, never load-bearing: the façade rebuilds them from the rows.
-                        report.warn(e, "the indexes of \(key) are rebuilt from its rows")
+                    if indexesOnFirstUse {
+                        indexes = IndexSegment(openingAtFirstUse: { openSegment(n, directory: directory, fs: fs) })
+                    } else {
+                        switch openSegment(n, directory: directory, fs: fs) {
+                        case .success(let s): indexes = IndexSegment(s)
+                        case .failure(let e):
+                            // Indexes are derived, never load-bearing: the façade rebuilds them from the rows.
+                            report.warn(e, Self.indexesRebuilt(key))
+                        }
                     }
                 }
-                layers.append(BaseLayer(files: files, rows: rows, indexes: indexes, start: start, dead: dead))
+                layers.append(BaseLayer(files: files, rows: rows, indexSegment: indexes, start: start, dead: dead))
                 start += rows.count
             }
             if let e = lost {
@@ -373,6 +379,9 @@ extension RecordStore {
             }
         }
     }
+
+    /// What a table's readers do when its index segment does not open (the open report's words).
+    public static func indexesRebuilt(_ key: TableKey) -> String { "the indexes of \(key) are rebuilt from its rows" }
 
     static func openSegment(_ n: UInt64, directory: String, fs: any FileSystem) -> Result<DataSegment, LogError> {
         let path = joinPath(directory, DataSegmentFormat.fileName(n))
@@ -418,11 +427,7 @@ extension OpenReport {
 
     /// Records damaged derived data (`error` names the file and offset) and what is done instead.
     mutating func warn(_ error: LogError, _ consequence: String) {
-        if case .badSegment(let path, let offset, let reason) = error {
-            warnings.append(OpenWarning(path: path, offset: offset, reason: reason, consequence: consequence))
-        } else {
-            warnings.append(OpenWarning(path: "", offset: 0, reason: "\(error)", consequence: consequence))
-        }
+        warnings.append(OpenWarning(error, consequence: consequence))
     }
 
     /// Under repair, records `error` with what it costs (`loss`) and lets the open go on;

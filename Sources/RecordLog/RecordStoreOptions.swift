@@ -34,6 +34,10 @@ public struct RecordStoreOptions: Sendable {
     public var validateRecords: Bool
     /// Wall and monotonic time (the system clock unless a test injects one).
     public var clock: any LogClock
+    /// Read-only stores: map a layer's index segment at its first use (`BaseLayer.indexes`)
+    /// instead of at open, and leave a segment that does not open to whoever uses it
+    /// (`IndexSegment.openError`) instead of the open report. Off by default.
+    public var indexSegmentsOnFirstUse = false
 
     /// Options; each one left out takes its default: fsync every commit, writable, no repair, 64 MiB
     /// segments, records validated, the system clock.

@@ -88,12 +88,17 @@ import Testing
         let size = try env.fs.size(damaged)
         env.fs.damageTruncate(damaged, to: size - 7)
 
-        // Read-only: rebuilt in memory, the same answers, nothing written.
+        // Read-only: rebuilt in memory, the same answers, nothing written. The index segment is
+        // opened with the indexes, at their first use: a fetch by id does not find the damage.
         let before = try snapshot(env)
         let log = LogCollector()
         var ro = env.options(readOnly: true)
         ro.logger = log.logger()
         let r = try Container.open(at: env.dir, options: ro)
+        #expect(r.openReport.warnings.isEmpty)
+        let p7 = try await r.publicDatabase(as: .user("_u")).record(for: RecordID(recordName: "p7"))
+        #expect(p7.fields == place(7).fields)
+        #expect(r.openReport.warnings.isEmpty)
         #expect(try await answers(r) == expected)
         let warnings = r.openReport.warnings
         #expect(warnings.count == 1)
@@ -101,6 +106,15 @@ import Testing
         #expect(warnings.first?.reason.contains("footer") == true)
         #expect(warnings.first?.consequence.contains("rebuilt") == true)
         #expect(log.messages.contains { $0.level == .warning && $0.message.contains(damaged) })
+        #expect(try snapshot(env) == before)
+
+        // Indexes made at open: the segment is opened, and its damage reported, by the open.
+        var eager = env.options(readOnly: true)
+        eager.indexesOnFirstUse = false
+        let e = try Container.open(at: env.dir, options: eager)
+        #expect(e.openReport.warnings.map(\.description) == warnings.map(\.description))
+        #expect(try await answers(e) == expected)
+        #expect(e.openReport.warnings.count == 1)
         #expect(try snapshot(env) == before)
 
         // Writable: the same; closing checkpoints the table with a sound index segment and moves
