@@ -24,6 +24,7 @@
 
 import CPrefetch
 import CirrusFacade
+import CirrusIO
 import Foundation
 import RecordModel
 
@@ -34,8 +35,8 @@ final class RecordCache: @unchecked Sendable {
     /// One set: its two rows and records, the way to replace next and the ghost, in 32 bytes —
     /// a lookup, its bookkeeping and an admission touch one cache line, two sets to a line. All
     /// zero bytes is an empty set (rows are stored plus one, a nil `Record?` is a null
-    /// reference), so the sets come zeroed from `calloc` and a page of them is touched — faulted
-    /// in, for large caches — only when a row of one of its sets is first looked up or stored.
+    /// reference), so the sets come zeroed (`ZeroedMemory`) and a page of them is touched —
+    /// faulted in — only when a row of one of its sets is first looked up or stored.
     private struct CacheSet {
         /// An empty slot, or no ghost.
         static let empty: UInt32 = 0
@@ -50,9 +51,10 @@ final class RecordCache: @unchecked Sendable {
         func way(of key: UInt32) -> Int? { rows.0 == key ? 0 : rows.1 == key ? 1 : nil }
         func record(_ way: Int) -> Record? { way == 0 ? records.0 : records.1 }
     }
-    /// The sets, `setMask + 1` of them, zero-filled (empty) by `calloc`. Their address never
-    /// changes, so `prefetch` needs no lock.
+    /// The sets, `setMask + 1` of them, in `memory`: zero-filled (empty) and touched only where
+    /// used. Their address never changes, so `prefetch` needs no lock.
     private let sets: UnsafeMutablePointer<CacheSet>
+    private let memory: ZeroedMemory
     /// Whether any record was stored: only then does `deinit` walk the sets to release them.
     @exclusivity(unchecked) private var stored = false
     private let setMask: Int
@@ -62,23 +64,23 @@ final class RecordCache: @unchecked Sendable {
 
     /// A cache of about `capacity` records (rounded up to a power of two; 0 disables it) of a
     /// table of `tableRows` base rows. Opening a table (and a process that opens many and reads
-    /// few) does not pay for the sets: `calloc` hands out zeroed pages (fresh mappings, for
-    /// large caches) that are touched only when used.
+    /// few) does not pay for the sets: `ZeroedMemory` hands out zero pages touched only when
+    /// used.
     init(capacity: Int, tableRows: Int) {
         var count = 1
         while count * 2 < capacity { count <<= 1 }
         self.capacity = capacity
         bulkReadsFill = tableRows <= Self.bulkTableFactor * capacity
         setMask = count - 1
-        guard let memory = calloc(count, MemoryLayout<CacheSet>.stride) else {
+        guard let memory = ZeroedMemory(byteCount: count * MemoryLayout<CacheSet>.stride) else {
             fatalError("RecordCache: out of memory for \(count) sets")
         }
-        sets = memory.bindMemory(to: CacheSet.self, capacity: count)
+        self.memory = memory
+        sets = memory.base.bindMemory(to: CacheSet.self, capacity: count)
     }
 
     deinit {
         if stored { sets.deinitialize(count: setMask + 1) }
-        free(sets)
     }
 
     /// The key of base row `row` in a set (row plus one), nil for rows the cache cannot hold.
