@@ -43,31 +43,49 @@ public struct RowBitmap: Sendable, Hashable {
     /// The set of `rows`, which must be ascending (a row may repeat). Pages holding at most
     /// `sparsePageLimit` of them are kept as offsets, the others as bits (see the file header).
     public init(sorted rows: [UInt32]) {
-        var offsets: [UInt16] = []
-        var directory: [UInt32] = []
-        rows.withUnsafeBufferPointer { rows in
-            var i = 0
-            while i < rows.count {
-                let p = Int(rows[i]) >> Self.pageShift
-                var end = i + 1
-                while end < rows.count, Int(rows[end]) >> Self.pageShift == p { end += 1 }
-                if end - i > Self.sparsePageLimit {
-                    insert(sorted: UnsafeBufferPointer(rebasing: rows[i..<end]))
-                } else {
-                    while directory.count <= p { directory.append(UInt32(offsets.count)) }
-                    for k in i..<end where k == i || rows[k] != rows[k - 1] {
-                        offsets.append(UInt16(Int(rows[k]) & ((1 << Self.pageShift) - 1)))
-                        count += 1
+        guard let last = rows.last else { return }
+        let pageCount = Int(last) >> Self.pageShift + 1
+        var added = 0
+        var used = 0
+        // Offsets are written in place (at most one a row); the directory has an entry a page
+        // up to the last one, plus the end.
+        let offsets = [UInt16](unsafeUninitializedCapacity: rows.count) { offsets, initialized in
+            let directory = [UInt32](unsafeUninitializedCapacity: pageCount + 1) { directory, made in
+                rows.withUnsafeBufferPointer { rows in
+                    var i = 0
+                    var nextPage = 0  // pages before it have their directory entry
+                    while i < rows.count {
+                        let p = Int(rows[i]) >> Self.pageShift
+                        var end = i + 1
+                        while end < rows.count, Int(rows[end]) >> Self.pageShift == p { end += 1 }
+                        while nextPage <= p {
+                            directory[nextPage] = UInt32(used)
+                            nextPage += 1
+                        }
+                        if end - i > Self.sparsePageLimit {
+                            insert(sorted: UnsafeBufferPointer(rebasing: rows[i..<end]))
+                        } else {
+                            var previous: UInt32?
+                            for k in i..<end where rows[k] != previous {
+                                previous = rows[k]
+                                offsets[used] = UInt16(truncatingIfNeeded: Int(rows[k]) & ((1 << Self.pageShift) - 1))
+                                used += 1
+                                added += 1
+                            }
+                        }
+                        i = end
                     }
+                    directory[pageCount] = UInt32(used)
                 }
-                i = end
+                made = pageCount + 1
+            }
+            initialized = used
+            if used > 0 {
+                sparseDirectory = directory
             }
         }
-        if !offsets.isEmpty {
-            directory.append(UInt32(offsets.count))
-            sparseOffsets = offsets
-            sparseDirectory = directory
-        }
+        count += added
+        if !offsets.isEmpty { sparseOffsets = offsets }
     }
 
     /// Whether `row` is in the set.
