@@ -19,6 +19,7 @@
 import CPrefetch
 import CirrusIO
 import RecordModel
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -161,6 +162,21 @@ public struct RowSectionWriter {
     }
 }
 
+/// A rows section's single zone name, worked out once, by its first reader.
+final class SingleZoneName: Sendable {
+    private let state = Mutex<String??>(nil)
+
+    /// The name, made by `make` at the first call.
+    func value(_ make: () -> String?) -> String? {
+        state.withLock { known in
+            if let name = known { return name }
+            let name = make()
+            known = .some(name)
+            return name
+        }
+    }
+}
+
 /// A read-only view of a `rows` section inside a mapped data segment.
 public struct RowSection: @unchecked Sendable {
     // @unchecked: `bytes` points into `segment.file`, which this value keeps alive and which is
@@ -186,9 +202,12 @@ public struct RowSection: @unchecked Sendable {
     let sums: RowSums.Table?
     /// The rows whose CRC this process has checked (`sums.seen` points into it).
     private let seen: RowSums.Seen?
-    /// The zone name of every row when all rows are in one zone, else nil (read at open: a
-    /// query asks, and reading it then decoded two keys and copied this view).
-    public private(set) var singleZoneName: String?
+    /// The zone name of every row when all rows are in one zone, else nil: worked out at the
+    /// first call (it reads the first and the last row's keys — page faults an open that only
+    /// fetches by id need not take) and kept for every copy of this view (a query asks, and
+    /// decoding two keys each time would cost more than the lock).
+    public var singleZoneName: String? { zone.value { Self.singleZoneName(RowBytes(self)) } }
+    private let zone = SingleZoneName()
 
     /// The `rows` section of `segment`; throws naming the file and offset when it is damaged.
     public init(segment: DataSegment) throws(LogError) {
@@ -220,8 +239,6 @@ public struct RowSection: @unchecked Sendable {
         seen = sums == nil ? nil : RowSums.Seen(rows: n)
         sums?.seen = seen?.words
         self.sums = sums
-        singleZoneName = nil
-        singleZoneName = Self.singleZoneName(RowBytes(self))
         // The writer's sample of the rows' names (`rownames`); without it (an older segment, or
         // one that does not parse: `namesDamage`), nine rows spread over the section — a page
         // fault each.
