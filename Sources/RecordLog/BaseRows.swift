@@ -20,7 +20,6 @@
 
 import CirrusIO
 import RecordModel
-import Synchronization
 
 /// One layer of a table's base: its data segments, mapped, and the rows it covers.
 public struct BaseLayer: Sendable {
@@ -316,45 +315,33 @@ public struct BaseRows: Sendable {
 /// A layer's index segment, opened with its layer or at its first use
 /// (`RecordStoreOptions.indexSegmentsOnFirstUse`): a process that only fetches records by id never
 /// maps it. Indexes are derived data, so a segment that does not open is not an error here: the
-/// reader rebuilds them from the rows and reports `openError`. Thread-safe; opened at most once.
-public final class IndexSegment: Sendable {
-    /// How the segment is opened at first use; nil when it was given open (or there is none).
-    private let opener: (@Sendable () -> Result<DataSegment, LogError>)?
-    private let state: Mutex<Result<DataSegment, LogError>?>
+/// reader rebuilds them from the rows and reports `openError`. Thread-safe; opened at most once,
+/// and every copy sees it opened.
+public struct IndexSegment: Sendable {
+    /// The segment or why it did not open; nil when there is none.
+    private let opened: DeferredCopyOnWrite<Result<DataSegment, LogError>?>
 
     /// An open segment, or none.
-    public init(_ segment: DataSegment?) {
-        opener = nil
-        state = Mutex(segment.map { .success($0) })
-    }
+    public init(_ segment: DataSegment?) { opened = DeferredCopyOnWrite(segment.map { .success($0) }) }
 
     /// A segment `open` maps at its first use.
     public init(openingAtFirstUse open: @escaping @Sendable () -> Result<DataSegment, LogError>) {
-        opener = open
-        state = Mutex(nil)
+        opened = DeferredCopyOnWrite(placeholder: nil, deferred: open)
     }
 
     /// The segment, opened now if it was not yet; nil when there is none or it does not open.
     public var segment: DataSegment? {
-        guard case .success(let s) = opened else { return nil }
+        guard case .success(let s) = opened.contents else { return nil }
         return s
     }
 
     /// Why the segment did not open at its first use; nil when it opened, there is none, or it
     /// was opened with its layer (whose open reported any failure).
     public var openError: LogError? {
-        guard case .failure(let e) = opened else { return nil }
+        guard case .failure(let e) = opened.contents else { return nil }
         return e
     }
 
     /// Whether the segment has been opened (always, when it was given open).
-    public var isOpen: Bool { opener == nil || state.withLock { $0 != nil } }
-
-    private var opened: Result<DataSegment, LogError>? {
-        guard let opener else { return state.withLock { $0 } }
-        return state.withLock { r in
-            if r == nil { r = opener() }
-            return r
-        }
-    }
+    public var isOpen: Bool { opened.isMade }
 }

@@ -19,7 +19,6 @@
 import CPrefetch
 import CirrusIO
 import RecordModel
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -162,21 +161,6 @@ public struct RowSectionWriter {
     }
 }
 
-/// A rows section's single zone name, worked out once, by its first reader.
-final class SingleZoneName: Sendable {
-    private let state = Mutex<String??>(nil)
-
-    /// The name, made by `make` at the first call.
-    func value(_ make: () -> String?) -> String? {
-        state.withLock { known in
-            if let name = known { return name }
-            let name = make()
-            known = .some(name)
-            return name
-        }
-    }
-}
-
 /// A read-only view of a `rows` section inside a mapped data segment.
 public struct RowSection: @unchecked Sendable {
     // @unchecked: `bytes` points into `segment.file`, which this value keeps alive and which is
@@ -206,8 +190,8 @@ public struct RowSection: @unchecked Sendable {
     /// first call (it reads the first and the last row's keys — page faults an open that only
     /// fetches by id need not take) and kept for every copy of this view (a query asks, and
     /// decoding two keys each time would cost more than the lock).
-    public var singleZoneName: String? { zone.value { Self.singleZoneName(RowBytes(self)) } }
-    private let zone = SingleZoneName()
+    public var singleZoneName: String? { zone.contents }
+    private var zone = DeferredCopyOnWrite<String?>(nil)
 
     /// The `rows` section of `segment`; throws naming the file and offset when it is damaged.
     public init(segment: DataSegment) throws(LogError) {
@@ -239,6 +223,10 @@ public struct RowSection: @unchecked Sendable {
         seen = sums == nil ? nil : RowSums.Seen(rows: n)
         sums?.seen = seen?.words
         self.sums = sums
+        let keys = RowBytes(self)
+        zone = DeferredCopyOnWrite(placeholder: nil) { [segment] in
+            withExtendedLifetime(segment) { Self.singleZoneName(keys) }
+        }
         // The writer's sample of the rows' names (`rownames`); without it (an older segment, or
         // one that does not parse: `namesDamage`), nine rows spread over the section — a page
         // fault each.

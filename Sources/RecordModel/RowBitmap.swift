@@ -24,7 +24,7 @@
 /// ```
 public struct RowBitmap: Sendable, Hashable {
     @usableFromInline static let pageShift = 12
-    /// Most rows a page keeps as offsets in `sparse` (a page with more is a page of bits).
+    /// Most rows a page keeps as offsets in `sparseOffsets` (a page with more is a page of bits).
     static let sparsePageLimit = 32
     // Inlinable (with `contains`) because the container tests membership once per base row it
     // reads, from another module.
@@ -45,7 +45,6 @@ public struct RowBitmap: Sendable, Hashable {
     public init(sorted rows: [UInt32]) {
         guard let last = rows.last else { return }
         let pageCount = Int(last) >> Self.pageShift + 1
-        var added = 0
         var used = 0
         // Offsets are written in place (at most one a row); the directory has an entry a page
         // up to the last one, plus the end.
@@ -70,7 +69,6 @@ public struct RowBitmap: Sendable, Hashable {
                                 previous = rows[k]
                                 offsets[used] = UInt16(truncatingIfNeeded: Int(rows[k]) & ((1 << Self.pageShift) - 1))
                                 used += 1
-                                added += 1
                             }
                         }
                         i = end
@@ -84,7 +82,7 @@ public struct RowBitmap: Sendable, Hashable {
                 sparseDirectory = directory
             }
         }
-        count += added
+        count += used
         if !offsets.isEmpty { sparseOffsets = offsets }
     }
 
