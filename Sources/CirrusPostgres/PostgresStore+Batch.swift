@@ -163,8 +163,7 @@ struct BatchColumns {
                 let (i, v) = input()
                 switch c.family {
                 case .bytes: add(c.sql, "\(v)::bytea[]", .text(i))  // elements `\x…` (see row(_:))
-                case .number: add(c.sql, "\(v)::numeric[]", .text(i))
-                case .date: add(c.sql, "\(v)::bigint[]", .text(i))
+                case .number, .date: add(c.sql, "\(v)::\(c.type.sqlElementType)[]", .text(i))
                 default: add(c.sql, "\(v)::text[]", .text(i))
                 }
             } else if c.family == .location {
@@ -180,8 +179,7 @@ struct BatchColumns {
             } else {
                 let (i, v) = input()
                 switch c.family {
-                case .number: add(c.sql, "\(v)::numeric", .text(i))
-                case .date: add(c.sql, "\(v)::bigint", .text(i))
+                case .number, .date: add(c.sql, "\(v)::\(c.type.sqlType)", .text(i))
                 case .bytes: add(c.sql, "decode(\(v), 'hex')", .bytea(i))
                 default: add(c.sql, v, .text(i))
                 }
@@ -200,8 +198,19 @@ struct BatchColumns {
         inputs = (0..<next).map { "i\($0)" }
     }
 
-    /// The texts of `r`'s row, one per input; a value of another family or list-ness than its
-    /// field's column → invalidArguments (as `RecordRow.typedValues`).
+    /// The error for field `c`'s value `v` that does not fit its column: another list-ness, or
+    /// no exact form in the column's type (made only when thrown: building its text for every
+    /// column of every row cost more than the row's other texts together).
+    static func mismatch(_ c: Column, _ v: FieldValue, _ layout: TableLayout, _ id: RecordID) -> CirrusError {
+        let kind = c.family == .number ? (c.type.isInteger ? "INT64" : "DOUBLE") : "\(c.family)"
+        return CirrusError(
+            .invalidArguments,
+            "field \(c.field) holds a \(v.typeName) value; the schema of \(layout.recordType) says "
+                + "\(c.isList ? "a list of " : "")\(kind)", recordID: id)
+    }
+
+    /// The texts of `r`'s row, one per input; a value of another list-ness than its field's
+    /// column, or with no exact form in its type → invalidArguments (as `RecordRow.typedValues`).
     /// `copy`: the tokens as tsvector text (a COPY line's), not as an array literal.
     func row(_ r: Record, copy: Bool = false) throws(CirrusError) -> BatchRow {
         let id = r.recordID
@@ -219,20 +228,11 @@ struct BatchColumns {
                 if !c.isList && c.family == .location { out += [nil, nil, nil, nil] }
                 continue
             }
-            // Made only when thrown: building its text for every column of every row cost more
-            // than the row's other texts together.
-            func mismatch() -> CirrusError {
-                CirrusError(
-                    .invalidArguments,
-                    "field \(c.field) holds a \(v.typeName) value; the schema of \(layout.recordType) says "
-                        + "\(c.isList ? "a list of " : "")\(c.family)", recordID: id)
-            }
             if c.isList {
-                guard case .list(let items) = v, items.allSatisfy({ ColumnFamily(of: $0) == c.family }) else {
-                    throw mismatch()
-                }
+                guard case .list(let items) = v else { throw Self.mismatch(c, v, layout, id) }
                 var texts: [String?] = []
-                for e in items {
+                for item in items {
+                    guard let e = c.type.exact(item) else { throw Self.mismatch(c, v, layout, id) }
                     // Bytes as bytea's text form (`\x` and hex), so the literal casts to bytea[].
                     if case .bytes(let b) = e {
                         texts.append("\\x" + SQLText.hex(b))
@@ -242,7 +242,7 @@ struct BatchColumns {
                 }
                 out.append(ArrayLiteral.make(texts))
             } else {
-                guard ColumnFamily(of: v) == c.family else { throw mismatch() }
+                guard let v = c.type.exact(v) else { throw Self.mismatch(c, v, layout, id) }
                 if case .location(let l) = v {
                     let u = UnitVector(latitude: l.latitude, longitude: l.longitude)
                     out += [

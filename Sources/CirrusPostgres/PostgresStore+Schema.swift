@@ -329,6 +329,7 @@ private struct SchemaDDL {
             refsMissing = !(try await PostgresStore.columnExists(conn, namespace, layout.table, "asset_refs", logger))
         }
         for sql in layout.addColumns { try await exec(sql) }
+        if exists { try await retypeNumbers(layout) }
         let wanted = layout.indexes
         var have: Set<String> = []
         var find = PostgresBindings()
@@ -353,6 +354,41 @@ private struct SchemaDDL {
             try await PostgresStore.rederive(conn, layout, logger)
         }
         return exists ? nil : layout.qualifiedTable
+    }
+
+    /// Retypes the number columns of a table made when numbers were one `numeric` column: INT64
+    /// fields to `bigint`, DOUBLE fields to `float8` (a rewrite of the table and its indexes, once).
+    /// A `numeric` value holds a Double exactly as `float8` does (it was written from the Double's
+    /// round-trip digits); an INT64 field's non-integral value — which the store accepted then and
+    /// refuses now — has no `bigint` form and becomes NULL (the record's bytes keep it).
+    func retypeNumbers(_ layout: TableLayout) async throws {
+        var b = PostgresBindings()
+        b.append(namespace)
+        b.append(layout.table)
+        var numeric: Set<String> = []
+        for try await name in try await conn.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 "
+                    + "AND table_name = $2 AND udt_name IN ('numeric', '_numeric')", binds: b), logger: logger
+        ).decode(String.self) { numeric.insert(name) }
+        let columns = layout.sortedColumns.filter { $0.family == .number && numeric.contains($0.name) }
+        guard !columns.isEmpty else { return }
+        // Values an INT64 column cannot hold first (the USING clause cannot hold a subquery).
+        func bad(_ e: String) -> String {
+            "\(e) <> trunc(\(e)) OR \(e) NOT BETWEEN -9223372036854775808 AND 9223372036854775807"
+        }
+        for c in columns where c.type.isInteger {
+            let condition = c.isList ? "EXISTS (SELECT 1 FROM unnest(\(c.sql)) AS e WHERE \(bad("e")))" : bad(c.sql)
+            try await exec("UPDATE \(layout.qualifiedTable) SET \(c.sql) = NULL WHERE \(condition)")
+        }
+        let changes = columns.map { c -> String in
+            let type = c.type.sqlElementType + (c.isList ? "[]" : "")
+            return "ALTER COLUMN \(c.sql) TYPE \(type) USING \(c.sql)::\(type)"
+        }
+        try await exec("ALTER TABLE \(layout.qualifiedTable) " + changes.joined(separator: ", "))
+        logger.info(
+            "retyped number columns of \(layout.qualifiedTable) from numeric: \(columns.map(\.name).joined(separator: ", "))"
+        )
     }
 
     /// Under Citus, distributes the tables `created` on `tenant`, colocated with the first.

@@ -172,8 +172,9 @@ public actor PostgresStore {
 
     func start() async throws(CirrusError) {
         let namespace = tenant.namespace
-        let (extensions, stored) = try await run("reading extensions and the stored schema", retryRead: true) {
-            client in
+        let (extensions, stored, numeric) = try await run(
+            "reading extensions and the stored schema", retryRead: true
+        ) { client in
             var extensions: Set<String> = []
             for try await name in try await client.query("SELECT extname FROM pg_extension").decode(String.self) {
                 extensions.insert(name)
@@ -185,7 +186,15 @@ public actor PostgresStore {
                 let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT schema FROM \(table) WHERE id = 1"))
                 for try await s in rows.decode(String.self) { stored = s }
             }
-            return (extensions, stored)
+            // Number columns of a table made when numbers were `numeric` (retyped below).
+            var numeric = false
+            let old = try await client.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = \(namespace)
+                    AND udt_name IN ('numeric', '_numeric'))
+                """)
+            for try await e in old.decode(Bool.self) { numeric = e }
+            return (extensions, stored, numeric)
         }
         guard extensions.contains("postgis") else {
             throw CirrusError(
@@ -201,6 +210,9 @@ public actor PostgresStore {
                     .internalError, "the stored schema of \(tenant.namespace) does not decode: \(error)",
                     location: address)
             }
+            // Tables made when numbers were one `numeric` column get their kinds' types (once;
+            // a hash-partitioned layout's tables are made outside the store).
+            if numeric && layout == .singleNode { try await update { $0 } }
         }
     }
 

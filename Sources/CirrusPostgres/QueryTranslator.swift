@@ -6,6 +6,9 @@
 //   condition implies `column IS NOT NULL`;
 // - a value of another family than the target never equals it (NOT_EQUALS: it differs) and is
 //   never ordered with it; list comparators treat a scalar column as a one-element list;
+// - a number is compared in its column's kind (INT64 bigint, DOUBLE float8) exactly: a target
+//   with no exact form there equals nothing, and a range bound becomes the nearest one of the
+//   column's kind that keeps the same values (ColumnType.bound);
 // - NEAR is `ST_DWithin` on the geography (the GiST index, with a margin) and then the exact
 //   test the matcher applies: 2R·asin(|p−c|/2) ≤ radius, R = 6371.0088 km, on the stored unit
 //   vector — the same floating-point operations in the same order, so the boundary agrees;
@@ -78,7 +81,7 @@ enum QueryTranslator {
         {
             // The KNN scan alone: the GiST index yields rows nearest first; a few more than the
             // page, so that the caller can check that no row beyond them belongs to it.
-            let point = try b.value(.location(from), .location)
+            let point = try b.value(.location(from), ColumnType(system: .location))
             let sql = """
                 SELECT data, \(keyList), (\(c.sql) <-> \(point)) FROM \(layout.qualifiedTable)
                 WHERE \(conditions.joined(separator: "\n  AND "))
@@ -159,7 +162,7 @@ enum QueryTranslator {
         _ c: Column, from: Location, layout: TableLayout, limit: Int, _ conditions: inout [String],
         _ b: inout SQLBuilder
     ) throws(CirrusError) -> String {
-        let point = try b.value(.location(from), .location)
+        let point = try b.value(.location(from), ColumnType(system: .location))
         let all = conditions.joined(separator: " AND ")
         let with = """
             WITH knn AS (SELECT (\(c.sql) <-> \(point)) AS d FROM \(layout.qualifiedTable) WHERE \(all)
@@ -207,11 +210,11 @@ enum QueryTranslator {
             if c.family == .location {
                 throw CirrusError(.invalidArguments, "sort by the distance of \(name) from a location instead")
             }
-            return (c.sql, SQLBuilder.castType(c.family), c.isList)
+            return (c.sql, c.type.castType, c.isList)
         }
         guard let s = SystemField.named(name) else { return nil }
         let (expr, family) = system(s)
-        return (expr, SQLBuilder.castType(family), false)
+        return (expr, ColumnType(system: family).castType, false)
     }
 
     /// The column expression and family of a system field.
@@ -249,41 +252,43 @@ enum QueryTranslator {
                 throw CirrusError(
                     .invalidArguments, "\(f.comparator.rawValue) on the location field \(f.fieldName) is not supported")
             }
-            return c.isList ? try listFilter(c.sql, c.family, f, &b) : try scalarFilter(c.sql, c.family, f, &b)
+            return c.isList ? try listFilter(c.sql, c.type, f, &b) : try scalarFilter(c.sql, c.type, f, &b)
         }
         guard let s = SystemField.named(f.fieldName) else {
             throw CirrusError(
                 .invalidArguments, "the record type \(layout.recordType) has no field \(f.fieldName) in its schema")
         }
         if s == .recordName, case .string = f.fieldValue.elements.first {
-            return try scalarFilter("record_name", .string, f, &b)  // a string compares the record name
+            // A string compares the record name.
+            return try scalarFilter("record_name", ColumnType(system: .string), f, &b)
         }
         let (expr, family) = system(s)
-        return try scalarFilter(expr, family, f, &b)
+        return try scalarFilter(expr, ColumnType(system: family), f, &b)
     }
 
-    /// The elements of `v` of `family` (for IN and the list comparators) and whether all were.
-    static func elements(_ v: FieldValue, _ family: ColumnFamily) -> ([FieldValue], Bool) {
+    /// The elements of `v` that have an exact form in `type`, in that form (for IN and the list
+    /// comparators), and whether all had (one that has none equals no stored value).
+    static func elements(_ v: FieldValue, _ type: ColumnType) -> ([FieldValue], Bool) {
         let all = v.elements
-        let kept = all.filter { ColumnFamily(of: $0) == family }
+        let kept = all.compactMap { type.exact($0) }
         return (kept, kept.count == all.count)
     }
 
     static func scalarFilter(
-        _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
+        _ c: String, _ fam: ColumnType, _ f: QueryFilter, _ b: inout SQLBuilder
     )
         throws(CirrusError) -> String
     {
         let t = f.fieldValue
-        let same = ColumnFamily(of: t) == fam
+        let exact = fam.exact(t)
         let present = "\(c) IS NOT NULL"
         switch f.comparator {
         case .equals, .listContains:
-            return same ? "\(c) = \(try b.value(t, fam))" : "FALSE"
+            return try exact.map { v throws(CirrusError) in "\(c) = \(try b.value(v, fam))" } ?? "FALSE"
         case .notEquals, .notListContains:
-            return same ? "\(c) <> \(try b.value(t, fam))" : present
+            return try exact.map { v throws(CirrusError) in "\(c) <> \(try b.value(v, fam))" } ?? present
         case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
-            guard same else { return "FALSE" }
+            guard ColumnFamily(of: t) == fam.family else { return "FALSE" }
             let op =
                 switch f.comparator {
                 case .lessThan: "<"
@@ -291,7 +296,11 @@ enum QueryTranslator {
                 case .greaterThan: ">"
                 default: ">="
                 }
-            return "\(c) \(op) \(try b.value(t, fam))"
+            switch fam.bound(op, t) {
+            case .compare(let op, let v): return "\(c) \(op) \(try b.value(v, fam))"
+            case .everyValue: return present
+            case .noValue: return "FALSE"
+            }
         case .in, .listContainsAny:
             let (es, _) = elements(t, fam)
             return es.isEmpty ? "FALSE" : "\(c) = ANY(\(try b.array(es, fam)))"
@@ -317,7 +326,7 @@ enum QueryTranslator {
     }
 
     static func listFilter(
-        _ c: String, _ fam: ColumnFamily, _ f: QueryFilter, _ b: inout SQLBuilder
+        _ c: String, _ fam: ColumnType, _ f: QueryFilter, _ b: inout SQLBuilder
     )
         throws(CirrusError) -> String
     {
@@ -333,10 +342,11 @@ enum QueryTranslator {
         case .notIn, .notBeginsWith:
             return present
         case .listContains:
-            return ColumnFamily(of: t) == fam ? "\(c) @> \(try b.array([t], fam))" : "FALSE"
+            guard let v = fam.exact(t) else { return "FALSE" }
+            return "\(c) @> \(try b.array([v], fam))"
         case .notListContains:
-            guard ColumnFamily(of: t) == fam else { return present }
-            return "(\(present) AND NOT (\(c) @> \(try b.array([t], fam))))"
+            guard let v = fam.exact(t) else { return present }
+            return "(\(present) AND NOT (\(c) @> \(try b.array([v], fam))))"
         case .listContainsAny:
             let (es, _) = elements(t, fam)
             return es.isEmpty ? "FALSE" : "\(c) && \(try b.array(es, fam))"
@@ -361,11 +371,11 @@ enum QueryTranslator {
     /// `c` starts with the target: a range on the B-tree (`c >= p AND c < successor(p)`).
     /// nil when the target is not a prefix of this family (never matches).
     static func prefix(
-        _ c: String, _ fam: ColumnFamily, _ t: FieldValue, _ b: inout SQLBuilder
+        _ c: String, _ fam: ColumnType, _ t: FieldValue, _ b: inout SQLBuilder
     )
         throws(CirrusError) -> String?
     {
-        switch (fam, t) {
+        switch (fam.family, t) {
         case (.string, .string(let p)):
             let lo = try b.value(t, fam)
             guard let hi = SQLText.successor(ofPrefix: p) else { return "(\(c) >= \(lo))" }
@@ -384,7 +394,7 @@ enum QueryTranslator {
         guard !c.isList, case .location(let centre) = f.fieldValue, let metres = f.distance, metres.isFinite else {
             return "FALSE"
         }
-        let point = try b.value(f.fieldValue, .location)
+        let point = try b.value(f.fieldValue, ColumnType(system: .location))
         let margin = b.param(SQLText.double(metres * 1.0001 + 1))
         let km = b.param(SQLText.double(metres / 1000))
         let c2 = chord2(c, centre, &b)

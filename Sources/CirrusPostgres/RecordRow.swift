@@ -48,7 +48,8 @@ enum RecordRow {
     }
 
     /// Every typed column (and `tokens`) with the SQL expression of its value for `r`. A value
-    /// whose family or list-ness differs from its field's schema type is refused.
+    /// whose list-ness differs from its field's schema type, or that has no exact form in its
+    /// column's type (another family; a number its kind cannot hold), is refused.
     static func typedValues(
         _ r: Record, _ layout: TableLayout, _ b: inout SQLBuilder
     ) throws(CirrusError)
@@ -61,18 +62,15 @@ enum RecordRow {
                 if c.family == .location { out += c.vectorColumns.map { ($0, "NULL") } }
                 continue
             }
-            let mismatch = CirrusError(
-                .invalidArguments,
-                "field \(c.field) holds a \(v.typeName) value; the schema of \(layout.recordType) says "
-                    + "\(c.isList ? "a list of " : "")\(c.family)", recordID: r.recordID)
+            let mismatch = BatchColumns.mismatch(c, v, layout, r.recordID)
             if c.isList {
-                guard case .list(let items) = v, items.allSatisfy({ ColumnFamily(of: $0) == c.family }) else {
+                guard case .list(let items) = v, items.allSatisfy({ c.type.exact($0) != nil }) else {
                     throw mismatch
                 }
-                out.append((c.sql, try b.array(items, c.family)))
+                out.append((c.sql, try b.array(items, c.type)))
             } else {
-                guard ColumnFamily(of: v) == c.family else { throw mismatch }
-                out.append((c.sql, try b.value(v, c.family)))
+                guard c.type.exact(v) != nil else { throw mismatch }
+                out.append((c.sql, try b.value(v, c.type)))
                 if case .location(let l) = v {
                     let u = UnitVector(latitude: l.latitude, longitude: l.longitude)
                     let vs = c.vectorColumns

@@ -3,9 +3,9 @@
 // what a user stores or searches for cannot change a statement.
 //
 // Text forms (one per column family — docs/scale-out.md):
-//   number     exact decimal: an Int64's digits; a Double's shortest round-trip digits when
-//              |d| < 2^53 (every integer there is itself a Double, so order against Int64s is
-//              kept), its exact integer digits above            → $n::numeric
+//   number     an Int64's digits → $n::bigint; a Double's shortest round-trip digits when
+//              |d| < 2^53, its exact integer digits above → $n::float8 (a value is first put in
+//              its column's kind exactly: ColumnType.exact and .bound)
 //   string     the string (U+0000 refused: PostgreSQL text cannot hold it)  → $n::text COLLATE "C"
 //   date       milliseconds since 1970                          → $n::bigint
 //   bytes      lower-case hex                                   → decode($n, 'hex')
@@ -37,22 +37,29 @@ struct SQLBuilder {
         return "$\(binds.count)"
     }
 
-    /// The SQL expression of one scalar value of `family` (the value must be of that family).
-    mutating func value(_ v: FieldValue, _ family: ColumnFamily) throws(CirrusError) -> String {
-        switch (family, v) {
+    /// The SQL expression of one scalar value of `type` (the value must have an exact form in it:
+    /// `ColumnType.exact`).
+    mutating func value(_ v: FieldValue, _ type: ColumnType) throws(CirrusError) -> String {
+        guard let v = type.exact(v) else { throw Self.noForm(v, type) }
+        switch (type.family, v) {
         case (.location, .location(let l)):
             return "ST_SetSRID(ST_MakePoint(\(param(SQLText.double(l.longitude)))::float8, "
                 + "\(param(SQLText.double(l.latitude)))::float8), 4326)::geography"
         case (.bytes, .bytes(let b)): return "decode(\(param(SQLText.hex(b))), 'hex')"
         default:
             let text = try SQLText.text(v)
-            return "\(param(text))::\(Self.castType(family))"
+            return "\(param(text))::\(type.castType)"
         }
     }
 
-    /// The SQL expression of an array of values of `family` (each must be of that family).
-    mutating func array(_ vs: [FieldValue], _ family: ColumnFamily) throws(CirrusError) -> String {
-        if family == .bytes {
+    /// The error for a value that has no exact form in a column's type.
+    static func noForm(_ v: FieldValue, _ type: ColumnType) -> CirrusError {
+        CirrusError(.invalidArguments, "\(v.typeName) \(v) has no exact \(type.sqlElementType) form")
+    }
+
+    /// The SQL expression of an array of values of `type` (each must have an exact form in it).
+    mutating func array(_ vs: [FieldValue], _ type: ColumnType) throws(CirrusError) -> String {
+        if type.family == .bytes {
             // bytea[] from one array literal of `\x…` elements: no subquery (Citus refuses
             // subqueries in INSERTs, and a scalar expression plans more simply everywhere).
             var hex: [String?] = []
@@ -65,25 +72,16 @@ struct SQLBuilder {
             return "\(param(ArrayLiteral.make(hex)))::bytea[]"
         }
         var texts: [String] = []
-        for v in vs { texts.append(try SQLText.text(v)) }
+        for v in vs {
+            guard let e = type.exact(v) else { throw Self.noForm(v, type) }
+            texts.append(try SQLText.text(e))
+        }
         let p = param(texts)
-        switch family {
+        switch type.family {
         case .bytes: return "\(p)::text[]::bytea[]"
-        case .number: return "\(p)::text[]::numeric[]"
-        case .date: return "\(p)::text[]::bigint[]"
+        case .number, .date: return "\(p)::text[]::\(type.sqlElementType)[]"
         case .string, .reference: return "\(p)::text[]"
         case .location: throw CirrusError(.invalidArguments, "lists of locations have no column in PostgreSQL")
-        }
-    }
-
-    /// The cast of a family's text form.
-    static func castType(_ family: ColumnFamily) -> String {
-        switch family {
-        case .number: "numeric"
-        case .string, .reference: "text COLLATE \"C\""
-        case .date: "bigint"
-        case .bytes: "bytea"
-        case .location: "geography"
         }
     }
 }

@@ -6,8 +6,8 @@
 //     record_type text, change_tag text, created_at / modified_at bigint (ms since 1970),
 //     created_by / modified_by text (reference keys), data bytea (RecordLog's record codec:
 //     every field type round-trips exactly), tokens tsvector (SEARCHABLE fields only)
-//     f_<field> per schema field, typed by the field's value family:
-//         number (INT64, DOUBLE) numeric (exact across Int64 and Double), STRING text COLLATE "C"
+//     f_<field> per schema field, typed by the field's type:
+//         INT64 bigint, DOUBLE float8 (compared exactly across the two: ColumnType.bound), STRING text COLLATE "C"
 //         (byte order = Unicode scalar order), TIMESTAMP bigint, BYTES bytea, REFERENCE text
 //         COLLATE "C" (the reference key), LOCATION geography(Point,4326) plus f_<field>_x/_y/_z
 //         float8 (the unit vector the embedded engine orders distances by), lists as arrays
@@ -19,7 +19,7 @@
 
 import RecordModel
 
-/// The value family of a typed column: which SQL type holds it and which values compare.
+/// The value family of a typed column: which values compare.
 typealias ColumnFamily = ValueFamily
 
 extension ValueFamily {
@@ -29,11 +29,35 @@ extension ValueFamily {
         guard let scalar = value.scalarType else { return nil }
         self.init(scalar)
     }
+}
+
+/// The SQL type of a column's values: the field's value family and, for numbers, its kind —
+/// INT64 `bigint`, DOUBLE `float8`. (Numbers were once one `numeric` column for both kinds; a
+/// `numeric` B-tree key is variable-length, compared digit group by digit group and never
+/// deduplicated: a `(tenant, numeric)` index was 8–9× the size of a `(tenant, bigint)` one and
+/// a range scan of it 3–4× slower. Tables made then are retyped when a store connects.)
+struct ColumnType: Sendable, Hashable {
+    var family: ColumnFamily
+    /// An INT64 field (`bigint`); false for DOUBLE (`float8`) and every other family.
+    var isInteger: Bool
+
+    /// The column type of a field's scalar type (nil: an asset, which has no column).
+    init?(_ scalar: ScalarType) {
+        guard let family = ColumnFamily(scalar) else { return nil }
+        self.family = family
+        isInteger = scalar == .int64
+    }
+
+    /// The type of a column of another family than numbers (a system field's; a location's).
+    init(system family: ColumnFamily) {
+        self.family = family
+        isInteger = false
+    }
 
     /// The SQL type of one value.
     var sqlType: String {
-        switch self {
-        case .number: "numeric"
+        switch family {
+        case .number: isInteger ? "bigint" : "float8"
         case .string, .reference: "text COLLATE \"C\""
         case .date: "bigint"
         case .bytes: "bytea"
@@ -43,23 +67,86 @@ extension ValueFamily {
 
     /// The SQL type of an array of values (no collation clause: arrays take the column's).
     var sqlElementType: String {
-        switch self {
-        case .number: "numeric"
+        switch family {
+        case .number: isInteger ? "bigint" : "float8"
         case .string, .reference: "text"
         case .date: "bigint"
         case .bytes: "bytea"
         case .location: "geography"
         }
     }
+
+    /// The cast of a value's text form (SQLBuilder).
+    var castType: String {
+        switch family {
+        case .location: "geography"
+        default: sqlType
+        }
+    }
+
+    /// `v` as a value of this column's type when it is exactly one: the same value (`5.0` in an
+    /// INT64 column is `5`; `2^53 + 1` in a DOUBLE column has no exact form), or nil — a value of
+    /// another family, or a number this type cannot hold (such a value equals no stored one).
+    func exact(_ v: FieldValue) -> FieldValue? {
+        guard ColumnFamily(of: v) == family else { return nil }
+        guard family == .number else { return v }
+        switch (v, isInteger) {
+        case (.int64, true), (.double, false): return v
+        case (.double(let d), _) where !d.isFinite: return nil  // stored numbers are finite
+        case (.double(let d), true): return Int64(exactly: d).map(FieldValue.int64)
+        case (.int64(let i), false): return Double(exactly: i).map(FieldValue.double)
+        default: return nil
+        }
+    }
+
+    /// How `column op t` reads in this number column's type (op one of `<`, `<=`, `>`, `>=`; `t`
+    /// a number): the comparison with a bound of the column's type that keeps exactly the same
+    /// values, or whether every stored value passes or none does. `1.5` against INT64 values:
+    /// `> 1.5` is `>= 2`; `2^53 + 1` against DOUBLE values: `<= 2^53 + 1` is `<= 2^53`.
+    func bound(_ op: String, _ t: FieldValue) -> NumberBound {
+        let up = op == ">" || op == ">="
+        if case .double(let d) = t, !d.isFinite {
+            // Stored numbers are finite; NaN orders below every number (compareNumbers).
+            return (d.isNaN || d < 0) == up ? .everyValue : .noValue
+        }
+        if let e = exact(t) { return .compare(op, e) }
+        switch t {
+        case .double(let d):  // an INT64 column; d is not an Int64
+            if d >= 9_223_372_036_854_775_808.0 { return up ? .noValue : .everyValue }
+            if d < -9_223_372_036_854_775_808.0 { return up ? .everyValue : .noValue }
+            // Not integral, so |d| < 2^52 and both roundings are Int64s.
+            return up ? .compare(">=", .int64(Int64(d.rounded(.up)))) : .compare("<=", .int64(Int64(d.rounded(.down))))
+        case .int64(let i):  // a DOUBLE column; i is not a Double (|i| > 2^53)
+            let n = Double(i)  // the nearest Double, an integer
+            let above = n >= 9_223_372_036_854_775_808.0 || Int64(n) > i
+            let hi = above ? n : n.nextUp, lo = above ? n.nextDown : n
+            return up ? .compare(">=", .double(hi)) : .compare("<=", .double(lo))
+        default:
+            return .noValue
+        }
+    }
+}
+
+/// A number comparison in a column's type (`ColumnType.bound`).
+enum NumberBound: Equatable {
+    /// `column op value`, the value of the column's type.
+    case compare(String, FieldValue)
+    /// Every stored value passes (`column IS NOT NULL`).
+    case everyValue
+    /// No value passes.
+    case noValue
 }
 
 /// One typed column.
 struct Column: Sendable, Hashable {
     var field: String
     var name: String
-    var family: ColumnFamily
+    var type: ColumnType
     var isList: Bool
     var options: IndexOptions
+
+    /// The family of the column's values.
+    var family: ColumnFamily { type.family }
 
     /// The quoted column name.
     var sql: String { SQLName.quote(name) }
@@ -91,9 +178,9 @@ struct TableLayout: Sendable, Hashable {
         table = SQLName.make("r_", schema.name)
         var cols: [String: Column] = [:]
         for f in schema.sortedFields {
-            guard let family = ColumnFamily(f.type.scalar), !(family == .location && f.type.isList) else { continue }
+            guard let type = ColumnType(f.type.scalar), !(type.family == .location && f.type.isList) else { continue }
             cols[f.name] = Column(
-                field: f.name, name: SQLName.make("f_", f.name), family: family, isList: f.type.isList,
+                field: f.name, name: SQLName.make("f_", f.name), type: type, isList: f.type.isList,
                 options: f.options)
         }
         columns = cols
@@ -124,7 +211,7 @@ struct TableLayout: Sendable, Hashable {
     /// `ALTER TABLE … ADD COLUMN IF NOT EXISTS` for every typed column (and `asset_refs`).
     var addColumns: [String] {
         sortedColumns.flatMap { c -> [String] in
-            let type = c.isList ? c.family.sqlElementType + "[]" : c.family.sqlType
+            let type = c.isList ? c.type.sqlElementType + "[]" : c.type.sqlType
             var out = ["ALTER TABLE \(qualifiedTable) ADD COLUMN IF NOT EXISTS \(c.sql) \(type)"]
             if c.family == .location {
                 out += c.vectorColumns.map { "ALTER TABLE \(qualifiedTable) ADD COLUMN IF NOT EXISTS \($0) float8" }

@@ -35,7 +35,7 @@ struct PostgresOracleTests {
             let store = try await PG.store(PG.freshContainer("oracle"))
             let typeSchema = data.schema()
             try await store.apply(schema: Schema(environment: .development, recordTypes: [typeSchema]))
-            let generated = (0..<size).map { data.record($0) }
+            let generated = (0..<size).map { PG.conforming(data.record($0), to: typeSchema) }
             var start = 0
             while start < generated.count {  // several requests: creation dates differ
                 let end = min(generated.count, start + 1 + data.rng.below(120))

@@ -50,6 +50,65 @@ import Testing
         #expect(throws: CirrusError.self) { try SQLText.text(.string("a\u{0}b")) }
     }
 
+    /// A number target against INT64 (bigint) and DOUBLE (float8) columns: the exact form and
+    /// the rewritten bound keep exactly the values the embedded engine's exact comparison
+    /// (`FieldValue.compare`) keeps, for every pair of edge and random values.
+    @Test func numberTargetsInAColumnsKindKeepTheSameValues() {
+        let p53 = 9_007_199_254_740_992.0, p63 = 9_223_372_036_854_775_808.0
+        var ints: [Int64] = [
+            0, 1, -1, 2, -2, 3, 1 << 53, (1 << 53) - 1, (1 << 53) + 1, (1 << 53) + 2, 1 << 62, .max, .min,
+        ]
+        ints += [.max - 1, .min + 1, -(1 << 53) - 1, -(1 << 53), 4_611_686_018_427_387_905]
+        var doubles: [Double] = [
+            0, -0.0, 0.5, -0.5, 1.5, -1.5, 2, -2, p53, p53 + 2, -p53, p63, -p63, 1e19, -1e19, 1e300,
+        ]
+        doubles += [p63.nextDown, p63.nextUp, (-p63).nextUp, (-p63).nextDown, p53.nextUp, 4.5e15 + 0.5]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<40 {
+            ints.append(Int64.random(in: .min ... .max, using: &rng))
+            ints.append(Int64.random(in: -1000...1000, using: &rng))
+            doubles.append(Double.random(in: -1e19...1e19, using: &rng))
+            doubles.append(Double(Int64.random(in: -1000...1000, using: &rng)) / 4)
+        }
+        let targets = ints.map(FieldValue.int64) + (doubles + [.infinity, -.infinity, .nan]).map(FieldValue.double)
+        let ops: [(String, (Int) -> Bool)] = [
+            ("<", { $0 < 0 }), ("<=", { $0 <= 0 }), (">", { $0 > 0 }), (">=", { $0 >= 0 }),
+        ]
+        let columns: [(ColumnType, [FieldValue])] = [
+            (ColumnType(.int64)!, ints.map(FieldValue.int64)), (ColumnType(.double)!, doubles.map(FieldValue.double)),
+        ]
+        for (type, stored) in columns {
+            for t in targets {
+                let equal = stored.filter { FieldValue.compare($0, t) == 0 }
+                if let e = type.exact(t) {
+                    #expect(type.isInteger ? e.scalarType == .int64 : e.scalarType == .double)
+                    #expect(stored.filter { FieldValue.compare($0, e) == 0 } == equal, "\(t) = in \(type.sqlType)")
+                } else {
+                    #expect(equal.isEmpty, "\(t) has no \(type.sqlType) form but equals \(equal)")
+                }
+                for (op, holds) in ops {
+                    let expected = stored.filter { holds(FieldValue.compare($0, t)) }
+                    let kept: [FieldValue]
+                    switch type.bound(op, t) {
+                    case .compare(let op2, let v):
+                        #expect(type.exact(v) == v, "\(v) is of the column's kind")
+                        let h = ops.first { $0.0 == op2 }!.1
+                        kept = stored.filter { h(FieldValue.compare($0, v)) }
+                    case .everyValue: kept = stored
+                    case .noValue: kept = []
+                    }
+                    #expect(kept == expected, "\(type.sqlType) \(op) \(t)")
+                }
+            }
+        }
+        #expect(ColumnType(.int64)!.bound(">", .double(1.5)) == .compare(">=", .int64(2)))
+        #expect(ColumnType(.int64)!.bound("<", .double(-1.5)) == .compare("<=", .int64(-2)))
+        #expect(ColumnType(.double)!.bound("<=", .int64((1 << 53) + 1)) == .compare("<=", .double(p53)))
+        #expect(ColumnType(.int64)!.bound(">=", .double(1e19)) == .noValue)
+        #expect(ColumnType(.int64)!.exact(.double(2)) == .int64(2))
+        #expect(ColumnType(.double)!.exact(.int64((1 << 53) + 1)) == nil)
+    }
+
     @Test func longNamesStayDistinctAndShort() {
         let a = SQLName.make("f_", String(repeating: "x", count: 200) + "a")
         let b = SQLName.make("f_", String(repeating: "x", count: 200) + "b")

@@ -131,7 +131,7 @@ struct PostgresWideOracleTests {
         var g = Gen(rng: SeededRandom(seed: seed))
         let store = try await PG.store(PG.freshContainer("wide"))
         try await store.apply(schema: Schema(environment: .development, recordTypes: [Self.type]))
-        let generated = (0..<160).map { g.record($0) }
+        let generated = (0..<160).map { PG.conforming(g.record($0), to: Self.type) }
         for chunk in stride(from: 0, to: generated.count, by: 40) {
             _ = try await store.modify(
                 saving: Array(generated[chunk..<min(generated.count, chunk + 40)]), atomically: false)

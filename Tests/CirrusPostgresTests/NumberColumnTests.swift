@@ -1,0 +1,119 @@
+// Number columns: INT64 fields are `bigint`, DOUBLE fields `float8`; a table made when numbers
+// were one `numeric` column is retyped when a store connects, and answers as before.
+
+import CirrusFacade
+import CirrusPostgres
+import PostgresNIO
+import RecordModel
+import Testing
+
+@Suite(.enabled(if: PG.available, PG.disabledReason))
+struct PostgresNumberColumnTests {
+    static let schema = Schema(
+        environment: .development,
+        recordTypes: [
+            RecordTypeSchema(
+                name: "Reading",
+                fields: [
+                    FieldSchema(name: "count", type: .int64, options: [.queryable, .sortable]),
+                    FieldSchema(name: "ratio", type: .double, options: [.queryable, .sortable]),
+                    FieldSchema(name: "counts", type: .list(.int64), options: [.queryable]),
+                    FieldSchema(name: "ratios", type: .list(.double), options: [.queryable]),
+                ])
+        ])
+
+    static func record(_ name: String, _ count: Int64, _ ratio: Double, _ counts: [Int64]) -> Record {
+        var r = Record(recordType: "Reading", recordID: RecordID(recordName: name))
+        r["count"] = .int64(count)
+        r["ratio"] = .double(ratio)
+        r["counts"] = .list(counts.map(FieldValue.int64))
+        r["ratios"] = .list([.double(ratio), .double(ratio * 2)])
+        return r
+    }
+
+    /// The columns' types as the catalog has them (`int8`, `float8`, `_int8`, …).
+    static func columnTypes(_ namespace: String) async throws -> [String: String] {
+        try await Shards.withConnection(PG.url!) { c in
+            var out: [String: String] = [:]
+            for try await (name, type) in try await c.query(
+                "SELECT column_name, udt_name FROM information_schema.columns WHERE table_schema = \(namespace) AND table_name = 'r_Reading' AND column_name LIKE 'f\\_%'",
+                logger: Shards.logger
+            ).decode((String, String).self) { out[name] = type }
+            return out
+        }
+    }
+
+    static func names(_ store: PostgresStore, _ predicate: String) async throws -> [String] {
+        try await store.records(matching: store.query("Reading", predicate)).records.map(\.recordID.recordName).sorted()
+    }
+
+    @Test func numbersHaveTheirKindsColumnsAndCompareExactlyAcrossKinds() async throws {
+        let store = try await PG.store(PG.freshContainer("numbers"))
+        try await store.apply(schema: Self.schema)
+        let types = try await Self.columnTypes(store.tenant.namespace)
+        #expect(types == ["f_count": "int8", "f_ratio": "float8", "f_counts": "_int8", "f_ratios": "_float8"])
+        var big = Self.record("big", (1 << 53) + 1, 9_007_199_254_740_992, [])
+        big["count"] = .double(4)  // an integral Double is stored in the INT64 column as 4
+        _ = try await store.modify(
+            saving: [Self.record("a", 1, 0.1, [1, 2]), Self.record("b", 2, 2.5, [3]), big], policy: .allKeys,
+            atomically: true)
+        #expect(try await Self.names(store, "count > 1.5") == ["b", "big"])
+        #expect(try await Self.names(store, "count <= 1.99") == ["a"])
+        #expect(try await Self.names(store, "count == 2.0") == ["b"])
+        #expect(try await Self.names(store, "count == 2.5").isEmpty)
+        #expect(try await Self.names(store, "count != 2.5") == ["a", "b", "big"])
+        #expect(try await Self.names(store, "count < 1e30") == ["a", "b", "big"])
+        #expect(try await Self.names(store, "count IN {1.0, 4.5}") == ["a"])
+        #expect(try await Self.names(store, "ratio == 0.1") == ["a"])
+        #expect(try await Self.names(store, "ratio > 9007199254740991") == ["big"])
+        #expect(try await Self.names(store, "ratio >= 9007199254740993").isEmpty)
+        #expect(try await Self.names(store, "counts CONTAINS 2.0") == ["a"])
+        #expect(try await Self.names(store, "counts CONTAINS 2.5").isEmpty)
+        #expect(try await Self.names(store, "ratios CONTAINS 5") == ["b"])
+        // A value with no exact form in its field's kind is refused, naming the field.
+        var bad = Self.record("bad", 1, 1, [])
+        bad["count"] = .double(1.5)
+        await #expect(throws: CirrusError.self) {
+            _ = try await store.modify(saving: [bad], policy: .allKeys, atomically: true)
+        }
+        bad = Self.record("bad", 1, 1, [])
+        bad["ratio"] = .int64((1 << 53) + 1)
+        await #expect(throws: CirrusError.self) {
+            _ = try await store.modify(saving: [bad], policy: .allKeys, atomically: true)
+        }
+        #expect(try await Self.names(store, "TRUEPREDICATE") == ["a", "b", "big"])
+        await store.close()
+    }
+
+    @Test func aTableMadeWithNumericColumnsIsRetypedAtConnect() async throws {
+        let container = PG.freshContainer("numeric")
+        let store = try await PG.store(container)
+        try await store.apply(schema: Self.schema)
+        _ = try await store.modify(
+            saving: [Self.record("a", 1, 0.1, [1, 2]), Self.record("b", 2, 2.5, [3]), Self.record("c", 7, -3, [])],
+            policy: .allKeys, atomically: true)
+        let namespace = store.tenant.namespace
+        await store.close()
+        // The table as an earlier version made it: every number column `numeric`; and a
+        // non-integral number in the INT64 column, which that version accepted.
+        let table = "\"\(namespace)\".\"r_Reading\""
+        try await Shards.withConnection(PG.url!) { c in
+            try await Shards.exec(
+                c,
+                "ALTER TABLE \(table) ALTER COLUMN f_count TYPE numeric, ALTER COLUMN f_ratio TYPE numeric, "
+                    + "ALTER COLUMN f_counts TYPE numeric[], ALTER COLUMN f_ratios TYPE numeric[]")
+            try await Shards.exec(c, "UPDATE \(table) SET f_count = 6.5 WHERE record_name = 'c'")
+        }
+        #expect(try await Self.columnTypes(namespace)["f_count"] == "numeric")
+        let reopened = try await PG.store(container)
+        let types = try await Self.columnTypes(namespace)
+        #expect(types == ["f_count": "int8", "f_ratio": "float8", "f_counts": "_int8", "f_ratios": "_float8"])
+        #expect(try await Self.names(reopened, "count > 0") == ["a", "b"])  // c's 6.5 had no bigint form
+        #expect(try await Self.names(reopened, "ratio == 0.1") == ["a"])
+        #expect(try await Self.names(reopened, "ratio < 0") == ["c"])
+        #expect(try await Self.names(reopened, "counts CONTAINS 2") == ["a"])
+        #expect(try await Self.names(reopened, "ratios CONTAINS 5") == ["b"])
+        #expect(try await reopened.record(for: RecordID(recordName: "c"))["count"] == .int64(7))
+        await reopened.close()
+    }
+}
