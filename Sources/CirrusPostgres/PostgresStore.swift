@@ -67,6 +67,8 @@ public actor PostgresStore {
     let statements: PreparedSQL.Registry
     let clock: @Sendable () -> Timestamp
     let timeout: Duration
+    /// The deadlines of the store's running statements (`run`).
+    let deadlines = Deadline.Watch()
     let logger: Logger
     var tables: [String: TableLayout] = [:]
     /// When this store last swept its tenant's unreferenced assets (PostgresStore+Assets.swift).
@@ -252,7 +254,7 @@ public actor PostgresStore {
         while true {
             attempt += 1
             do {
-                return try await Deadline.race(timeout) {
+                return try await Deadline.race(timeout, watch: deadlines) {
                     try await body(client)
                 } onTimeout: {
                     // The statement is not cancelled on the server: a write may still commit
@@ -425,8 +427,83 @@ enum Deadline {
     /// `timeout` from now. Does nothing outside ``race(_:_:onTimeout:)``.
     static func answered() { progress?.touch() }
 
+    /// The deadlines of a store's running work, watched by one task. (A sleeping timer task per
+    /// statement, started and cancelled around each, cost two more task wake-ups per statement
+    /// than the statement's own: on 2 cores a radius query's round trip went from 0.39 to 0.6 ms.)
+    /// The watcher looks at least every `tick` while work runs, sleeps to the earliest deadline
+    /// when it is nearer, and ends after `linger` with nothing to watch; the next work starts it
+    /// again.
+    final class Watch: Sendable {
+        struct Entry: Sendable {
+            var progress: Progress
+            var timeout: Duration
+            var expire: @Sendable () -> Void
+        }
+
+        struct State: Sendable {
+            var entries: [UInt64: Entry] = [:]
+            var next: UInt64 = 0
+            var watching = false
+        }
+
+        let state = NIOLockedValueBox(State())
+        /// The longest the watcher sleeps while work runs: a deadline fires at most this late.
+        static let tick = Duration.milliseconds(50)
+        /// How long the watcher waits with nothing to watch before it ends.
+        static let linger = Duration.seconds(2)
+
+        /// Watches `progress`: `expire` runs (once, on the watcher) when it has not moved for `timeout`.
+        func add(_ progress: Progress, _ timeout: Duration, expire: @escaping @Sendable () -> Void) -> UInt64 {
+            let (id, start) = state.withLockedValue { s in
+                s.next += 1
+                s.entries[s.next] = Entry(progress: progress, timeout: timeout, expire: expire)
+                defer { s.watching = true }
+                return (s.next, !s.watching)
+            }
+            if start { Task.detached { await self.watch() } }
+            return id
+        }
+
+        /// Stops watching work `id` (ended; its deadline no longer matters).
+        func remove(_ id: UInt64) { state.withLockedValue { _ = $0.entries.removeValue(forKey: id) } }
+
+        private func watch() async {
+            var idleSince: ContinuousClock.Instant? = nil
+            while true {
+                let now = ContinuousClock.now
+                var expired: [Entry] = []
+                let wake: ContinuousClock.Instant? = state.withLockedValue { s in
+                    var earliest = now + Self.tick
+                    for (id, e) in s.entries {
+                        let deadline = e.progress.last.withLockedValue { $0 } + e.timeout
+                        if deadline <= now {
+                            expired.append(e)
+                            s.entries[id] = nil
+                        } else {
+                            earliest = min(earliest, deadline)
+                        }
+                    }
+                    guard s.entries.isEmpty else {
+                        idleSince = nil
+                        return earliest
+                    }
+                    let since = idleSince ?? now
+                    idleSince = since
+                    if now - since >= Self.linger {
+                        s.watching = false
+                        return nil
+                    }
+                    return earliest
+                }
+                for e in expired { e.expire() }
+                guard let wake else { return }
+                try? await Task.sleep(until: wake, clock: .continuous)
+            }
+        }
+    }
+
     static func race<T: Sendable>(
-        _ timeout: Duration, _ work: @escaping @Sendable () async throws -> T,
+        _ timeout: Duration, watch: Watch = Watch(), _ work: @escaping @Sendable () async throws -> T,
         onTimeout: @escaping @Sendable () -> CirrusError
     ) async throws -> T {
         let done = NIOLockedValueBox(false)
@@ -442,24 +519,13 @@ enum Deadline {
                 // The deadline counts from when the work begins, not from when it was asked for:
                 // a task started late (a busy executor) has not waited on the server meanwhile.
                 progress.touch()
-                let timer = Task {
-                    // Sleep to the deadline; an answer meanwhile moved it: sleep on to the new one.
-                    var deadline = progress.last.withLockedValue { $0 } + timeout
-                    while true {
-                        try? await Task.sleep(until: deadline, clock: .continuous)
-                        if Task.isCancelled { return }
-                        let moved = progress.last.withLockedValue { $0 } + timeout
-                        if moved <= deadline { break }
-                        deadline = moved
-                    }
-                    if first() { k.resume(throwing: onTimeout()) }
-                }
+                let id = watch.add(progress, timeout) { if first() { k.resume(throwing: onTimeout()) } }
                 do {
                     let v = try await Deadline.$progress.withValue(progress) { try await work() }
-                    timer.cancel()
+                    watch.remove(id)
                     if first() { k.resume(returning: v) }
                 } catch {
-                    timer.cancel()
+                    watch.remove(id)
                     if first() { k.resume(throwing: error) }
                 }
             }
