@@ -168,7 +168,7 @@ enum SQLText {
     /// A tsquery of token groups: ALL (every token) or ANY (some group with all its tokens).
     static func tsquery(_ groups: [[String]], all: Bool) -> String {
         func lexeme(_ t: String) -> String {
-            "'" + t.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
+            "'" + SQLName.doubling("'", in: SQLName.doubling("\\", in: t)) + "'"
         }
         if all { return groups.flatMap { $0 }.map(lexeme).joined(separator: " & ") }
         return groups.map { "(" + $0.map(lexeme).joined(separator: " & ") + ")" }.joined(separator: " | ")

@@ -30,7 +30,18 @@ enum SQLName {
     }
 
     /// `"name"` with embedded quotes doubled: safe in any SQL position an identifier goes.
-    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    static func quote(_ name: String) -> String { "\"" + doubling("\"", in: name) + "\"" }
+
+    /// `text` with every `mark` written twice, scalar by scalar. (`replacingOccurrences` compares
+    /// characters: a quote followed by a combining mark is another character, and stayed single.)
+    static func doubling(_ mark: Unicode.Scalar, in text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for u in text.unicodeScalars {
+            if u == mark { out.append(u) }
+            out.append(u)
+        }
+        return String(out)
+    }
 
     /// `"namespace"."table"`.
     static func qualified(_ namespace: String, _ table: String) -> String { quote(namespace) + "." + quote(table) }

@@ -42,8 +42,19 @@ enum Dashboard {
             body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
     }
 
+    /// `s` with `&`, `<`, `>` and `"` as entities, scalar by scalar (`replacingOccurrences`
+    /// compares characters: a `"` followed by a combining mark is another character, and stayed).
     static func htmlEscaped(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        var out = ""
+        for u in s.unicodeScalars {
+            switch u {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out
     }
 }

@@ -120,5 +120,16 @@ import Testing
     @Test func tsqueriesQuoteTheirLexemes() {
         #expect(SQLText.tsquery([["cafe"], ["東京", "東", "京"]], all: false) == "('cafe') | ('東京' & '東' & '京')")
         #expect(SQLText.tsquery([["a'b"], ["c"]], all: true) == "'a''b' & 'c'")
+        // A quote followed by a combining mark is one character with it, but still a quote.
+        #expect(SQLText.tsquery([["a'\u{301}b\\"]], all: true) == "'a''\u{301}b\\\\'")
+    }
+
+    /// Identifiers: every `"` doubled, a `"` followed by a combining mark too (it closed the
+    /// identifier when quoting compared characters).
+    @Test func identifiersDoubleEveryQuoteScalar() {
+        #expect(SQLName.quote("a\"\u{301}b") == "\"a\"\"\u{301}b\"")
+        #expect(SQLName.quote("x\"y") == "\"x\"\"y\"")
+        let q = SQLName.quote("\"\u{301}; DROP TABLE t; --")
+        #expect(q.unicodeScalars.filter { $0 == "\"" }.count == 4)
     }
 }

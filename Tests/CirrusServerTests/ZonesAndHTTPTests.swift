@@ -92,6 +92,12 @@ import Testing
     let f: ServerFixture
     init() throws { f = try ServerFixture() }
 
+    /// A container name is escaped scalar by scalar: a `"` or `<` followed by a combining mark
+    /// (one character with it) is escaped too.
+    @Test func theContainerNameIsEscapedEvenBeforeACombiningMark() {
+        #expect(Dashboard.htmlEscaped("a\"\u{301}<\u{301}&>b") == "a&quot;\u{301}&lt;\u{301}&amp;&gt;b")
+    }
+
     @Test func checkGivesTheFiltersOrTheCaretInUTF16() async throws {
         _ = await f.call(
             "records/modify",
