@@ -328,13 +328,25 @@ final class PostgresSQLGeneric {
 
 /// A PostgreSQL array literal of texts (NULL elements unquoted), for a text parameter cast to an array.
 enum ArrayText {
+    /// `{"a","b\"c",NULL}`. Escaped byte by byte: `replacingOccurrences` compares by characters,
+    /// and a quote followed by a combining mark (a GeoNames alternate name has one) is another
+    /// character, so it went unescaped and PostgreSQL refused the literal.
     static func make(_ items: [String?]) -> String {
-        "{"
-            + items.map { item -> String in
-                guard let item else { return "NULL" }
-                return "\""
-                    + item.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                    + "\""
-            }.joined(separator: ",") + "}"
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (i, item) in items.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            guard let item else {
+                out += Array("NULL".utf8)
+                continue
+            }
+            out.append(UInt8(ascii: "\""))
+            for b in item.utf8 {
+                if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                out.append(b)
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
