@@ -84,7 +84,9 @@ final class PostgresSQLGeneric {
     }
 
     func createTables() async throws {
-        try await peer.exec(["CREATE EXTENSION IF NOT EXISTS unaccent"])
+        // In `public`, and called by that name: created in a run's own schema (the search path's
+        // first), it stayed there, and the next run found it existing but could not call it.
+        try await peer.exec(["CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public"])
         for type in schema.recordTypes.keys.sorted() where type != Schema.usersRecordType {
             let t = Self.table(type)
             var cols = ["record_name text COLLATE \"C\" PRIMARY KEY"]
@@ -153,7 +155,7 @@ final class PostgresSQLGeneric {
                 }
                 if !text.isEmpty {
                     names.append("tsv")
-                    exprs.append("to_tsvector('simple', unaccent(\(input())))")
+                    exprs.append("to_tsvector('simple', public.unaccent(\(input())))")
                     columns.append(
                         chunk.map { r in
                             text.flatMap { f in
