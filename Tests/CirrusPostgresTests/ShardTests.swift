@@ -32,7 +32,7 @@ struct PostgresShardTests {
         var placement: [Int: [String]] = [:]
         for owner in try await Shards.owners(container, perWorker: 4) {
             let store = try await Shards.store(container, owner)
-            let generated = (0..<60).map { data.record($0) }
+            let generated = (0..<60).map { PG.conforming(data.record($0), to: typeSchema) }
             var start = 0
             while start < generated.count {
                 let end = min(generated.count, start + 1 + data.rng.below(25))
