@@ -139,28 +139,41 @@ enum NumberBound: Equatable {
 
 /// One typed column.
 struct Column: Sendable, Hashable {
-    var field: String
-    var name: String
-    var type: ColumnType
-    var isList: Bool
-    var options: IndexOptions
+    let field: String
+    let name: String
+    let type: ColumnType
+    let isList: Bool
+    let options: IndexOptions
+    /// The quoted column name (made once: every statement's text names it).
+    let sql: String
+    /// The unit-vector columns of a scalar location, quoted.
+    let vectorColumns: [String]
+
+    init(field: String, name: String, type: ColumnType, isList: Bool, options: IndexOptions) {
+        self.field = field
+        self.name = name
+        self.type = type
+        self.isList = isList
+        self.options = options
+        sql = SQLName.quote(name)
+        vectorColumns = ["_x", "_y", "_z"].map { SQLName.quote(SQLName.make("", name + $0)) }
+    }
 
     /// The family of the column's values.
     var family: ColumnFamily { type.family }
-
-    /// The quoted column name.
-    var sql: String { SQLName.quote(name) }
-    /// The unit-vector columns of a scalar location.
-    var vectorColumns: [String] { ["_x", "_y", "_z"].map { SQLName.quote(SQLName.make("", name + $0)) } }
 }
 
 /// The table of one record type.
 struct TableLayout: Sendable, Hashable {
-    var recordType: String
-    var namespace: String
-    var table: String
+    let recordType: String
+    let namespace: String
+    let table: String
     /// Typed columns by field name.
-    var columns: [String: Column]
+    let columns: [String: Column]
+    /// The columns in a stable order (by field name): a batch's row texts follow it.
+    let sortedColumns: [Column]
+    /// `"namespace"."r_Type"`.
+    let qualifiedTable: String
     /// Fields whose words go into `tokens` (SEARCHABLE strings and string lists), sorted.
     var searchableFields: [String]
     /// Every field of the type's schema (with or without a column).
@@ -184,17 +197,13 @@ struct TableLayout: Sendable, Hashable {
                 options: f.options)
         }
         columns = cols
+        sortedColumns = cols.values.sorted { compareUTF8($0.field, $1.field) < 0 }
+        qualifiedTable = SQLName.qualified(namespace, table)
         fieldNames = Set(schema.fields.keys)
         searchableFields = schema.sortedFields.filter { $0.options.contains(.searchable) && $0.type.scalar == .string }
             .map(\.name)
         assetFields = schema.sortedFields.filter { $0.type.scalar == .asset }.map(\.name)
     }
-
-    /// `"namespace"."r_Type"`.
-    var qualifiedTable: String { SQLName.qualified(namespace, table) }
-
-    /// Columns in a stable order (by field name).
-    var sortedColumns: [Column] { columns.values.sorted { compareUTF8($0.field, $1.field) < 0 } }
 
     /// `CREATE TABLE IF NOT EXISTS` with the system columns.
     var createTable: String {
