@@ -36,12 +36,13 @@ enum RecordRow {
 
     /// The search tokens of a record's searchable fields (TextTokenizer, as the text index).
     static func tokens(_ r: Record, _ layout: TableLayout) -> [String] {
-        var seen = Set<String>()
+        // One set for the record (each string's own token set and array cost as much again).
+        var seen = Set<String>(minimumCapacity: 64)
         var out: [String] = []
         for name in layout.searchableFields {
-            for e in r.fields[name]?.elements ?? [] {
-                guard case .string(let s) = e else { continue }
-                for t in TextTokenizer.tokens(s) where seen.insert(t).inserted { out.append(t) }
+            r.fields[name]?.forEachElement { e in
+                guard case .string(let s) = e else { return }
+                TextTokenizer.forEachToken(s) { t in if seen.insert(t).inserted { out.append(t) } }
             }
         }
         return out
