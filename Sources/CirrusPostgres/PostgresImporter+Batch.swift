@@ -122,13 +122,13 @@ struct ImportBatch {
         let base = st.schema
         let adding = accepted.map { records[$0] }
         let s = try await PostgresStore.applyDDL(
-            importer.connection, namespace: namespace, citus: store.citus, logger: store.logger,
-            address: store.address
+            importer.connection, namespace: namespace, publicTenant: tenant.publicKey, citus: store.citus,
+            logger: store.logger, address: store.address
         ) { old in PostgresStore.grown(old ?? base, by: adding) }
         st.schema = s
         st.tables = Dictionary(
             uniqueKeysWithValues: s.recordTypes.values.map {
-                ($0.name, TableLayout(namespace: namespace, schema: $0))
+                ($0.name, TableLayout(namespace: namespace, publicTenant: tenant.publicKey, schema: $0))
             })
         st.grown = true
     }

@@ -220,7 +220,7 @@ extension PostgresImporter {
     func context(_ st: State) -> WriteContext {
         let scope = TenantScope(
             logger: store.logger, namespace: store.tenant.namespace, tenant: store.tenant.key,
-            environment: store.tenant.environment, partitioned: false)
+            publicTenant: store.tenant.publicKey, environment: store.tenant.environment, partitioned: false)
         var ctx = WriteContext(conn: connection, scope: scope, tables: st.tables, now: store.now, user: nil)
         ctx.registry = store.registry
         ctx.sequence = st.sequence

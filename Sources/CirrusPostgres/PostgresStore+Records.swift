@@ -396,7 +396,7 @@ private struct ModifyTransaction: Sendable {
     func layouts(_ s: Schema) -> [String: TableLayout] {
         Dictionary(
             uniqueKeysWithValues: s.recordTypes.values.map {
-                ($0.name, TableLayout(namespace: scope.namespace, schema: $0))
+                ($0.name, TableLayout(namespace: scope.namespace, publicTenant: scope.publicTenant, schema: $0))
             })
     }
 
@@ -411,7 +411,8 @@ private struct ModifyTransaction: Sendable {
             let saving = items.compactMap(\.record)
             let cached = self.cached
             let s = try await PostgresStore.applyDDL(
-                conn, namespace: scope.namespace, citus: citus, logger: scope.logger, address: address
+                conn, namespace: scope.namespace, publicTenant: scope.publicTenant, citus: citus,
+                logger: scope.logger, address: address
             ) { old in PostgresStore.grown(old ?? cached, by: saving) }
             progress.grown = s
             tables = layouts(s)
@@ -483,7 +484,8 @@ private struct ModifyTransaction: Sendable {
                     PostgresStore.grown(current, by: [record]) != current
                 {
                     let s = try await PostgresStore.applyDDL(
-                        conn, namespace: scope.namespace, citus: citus, logger: scope.logger, address: address
+                        conn, namespace: scope.namespace, publicTenant: scope.publicTenant, citus: citus,
+                        logger: scope.logger, address: address
                     ) { old in PostgresStore.grown(old ?? current, by: [record]) }
                     ctx.tables = layouts(s)
                     progress.grown = s

@@ -49,13 +49,17 @@ extension PostgresStore {
                     + "store (docs/scale-out.md \"Multi-node\")", location: address)
         }
         let namespace = tenant.namespace
+        let publicTenant = tenant.publicKey
         let citus = self.citus
         let logger = self.logger
         let address = self.address
         let cached = schema
         let stored = try await run("changing the schema of \(namespace)") { client in
             try await client.withTransaction(logger: logger) { conn in
-                try await Self.applyDDL(conn, namespace: namespace, citus: citus, logger: logger, address: address) {
+                try await Self.applyDDL(
+                    conn, namespace: namespace, publicTenant: publicTenant, citus: citus, logger: logger,
+                    address: address
+                ) {
                     old in try body(old ?? cached)
                 }
             }
@@ -68,10 +72,11 @@ extension PostgresStore {
     /// `makeSchema` for the new one (given the stored one), checks it is add-only, creates and
     /// alters tables, columns and indexes, re-derives rows whose columns changed, stores it.
     static func applyDDL(
-        _ conn: PostgresConnection, namespace: String, citus: Bool, logger: Logger, address: String,
+        _ conn: PostgresConnection, namespace: String, publicTenant: String, citus: Bool, logger: Logger,
+        address: String,
         schema makeSchema: (Schema?) throws -> Schema
     ) async throws -> Schema {
-        let ddl = SchemaDDL(conn: conn, namespace: namespace, citus: citus, logger: logger)
+        let ddl = SchemaDDL(conn: conn, namespace: namespace, publicTenant: publicTenant, citus: citus, logger: logger)
         var created = try await ddl.createSharedTables()
         created += try await ddl.createHistoryTables()
         // The stored schema, under the lock: evolution is add-only.
@@ -196,6 +201,8 @@ private struct SchemaDDL {
     let conn: PostgresConnection
     /// The PostgreSQL schema holding the container environment's tables.
     let namespace: String
+    /// The key of the namespace's public database (TableLayout.indexes).
+    let publicTenant: String
     /// Whether new tables are distributed by Citus (on `tenant`, colocated).
     let citus: Bool
     /// The logger of every statement.
@@ -316,8 +323,10 @@ private struct SchemaDDL {
     /// Creates or alters the table of `t` (columns, indexes) and re-derives its rows when its
     /// searchable fields changed since `old`; returns the table when it was created.
     func evolveTable(_ t: RecordTypeSchema, old: Schema?) async throws -> String? {
-        let layout = TableLayout(namespace: namespace, schema: t)
-        let before = old?.recordTypes[t.name].map { TableLayout(namespace: namespace, schema: $0) }
+        let layout = TableLayout(namespace: namespace, publicTenant: publicTenant, schema: t)
+        let before = old?.recordTypes[t.name].map {
+            TableLayout(namespace: namespace, publicTenant: publicTenant, schema: $0)
+        }
         let exists = try await PostgresStore.tableExists(conn, namespace, layout.table, logger)
         if !exists {
             try await exec(layout.createTable)

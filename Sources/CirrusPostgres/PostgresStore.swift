@@ -56,7 +56,8 @@ public actor PostgresStore {
     /// What every write context of this store shares (WriteContext.swift).
     nonisolated var scope: TenantScope {
         TenantScope(
-            logger: logger, namespace: tenant.namespace, tenant: tenant.key, environment: tenant.environment,
+            logger: logger, namespace: tenant.namespace, tenant: tenant.key, publicTenant: tenant.publicKey,
+            environment: tenant.environment,
             partitioned: layout == .hashPartitioned)
     }
 
@@ -174,7 +175,7 @@ public actor PostgresStore {
 
     func start() async throws(CirrusError) {
         let namespace = tenant.namespace
-        let (extensions, stored, numeric) = try await run(
+        let (extensions, stored, numeric, indexes) = try await run(
             "reading extensions and the stored schema", retryRead: true
         ) { client in
             var extensions: Set<String> = []
@@ -196,7 +197,11 @@ public actor PostgresStore {
                     AND udt_name IN ('numeric', '_numeric'))
                 """)
             for try await e in old.decode(Bool.self) { numeric = e }
-            return (extensions, stored, numeric)
+            var indexes: Set<String> = []
+            for try await n in try await client.query(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = \(namespace) AND indexname LIKE 'i\\_%'"
+            ).decode(String.self) { indexes.insert(n) }
+            return (extensions, stored, numeric, indexes)
         }
         guard extensions.contains("postgis") else {
             throw CirrusError(
@@ -212,9 +217,11 @@ public actor PostgresStore {
                     .internalError, "the stored schema of \(tenant.namespace) does not decode: \(error)",
                     location: address)
             }
-            // Tables made when numbers were one `numeric` column get their kinds' types (once;
-            // a hash-partitioned layout's tables are made outside the store).
-            if numeric && layout == .singleNode { try await update { $0 } }
+            // Tables made by an earlier version — numbers as one `numeric` column, B-trees that
+            // are not split by database (TableLayout.indexes) — are brought to the current layout
+            // (once; a hash-partitioned layout's tables are made outside the store).
+            let wanted = Set(tables.values.flatMap { $0.indexes.keys })
+            if (numeric || !wanted.isSubset(of: indexes)) && layout == .singleNode { try await update { $0 } }
         }
     }
 
@@ -222,7 +229,7 @@ public actor PostgresStore {
         schema = s
         tables = Dictionary(
             uniqueKeysWithValues: s.recordTypes.values.map {
-                ($0.name, TableLayout(namespace: tenant.namespace, schema: $0))
+                ($0.name, TableLayout(namespace: tenant.namespace, publicTenant: tenant.publicKey, schema: $0))
             })
     }
 

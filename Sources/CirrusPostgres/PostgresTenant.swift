@@ -45,6 +45,10 @@ public struct PostgresTenant: Sendable, Hashable {
         }
     }
 
+    /// The key of the public database of the same container and environment (its B-trees are
+    /// partial indexes of their own: TableLayout.indexes).
+    public var publicKey: String { "\(containerID)/\(environment.rawValue)/public" }
+
     /// The PostgreSQL schema (namespace) of the container's tables in this environment.
     public var namespace: String { SQLName.make("cirrus_", "\(containerID)_\(environment.rawValue)") }
 }

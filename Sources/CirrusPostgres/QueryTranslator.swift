@@ -110,7 +110,13 @@ enum QueryTranslator {
     static func filterConditions(
         _ q: Query, layout: TableLayout, tenant: String, zone: ZoneID?, _ b: inout SQLBuilder
     ) throws(CirrusError) -> [String] {
-        var conditions = ["tenant = \(b.param(tenant))"]
+        // The public database names its key as the literal of its partial indexes' predicate;
+        // a private one adds that it is not the public one (its indexes' predicate), which a
+        // parameter cannot show the planner (TableLayout.indexes).
+        var conditions =
+            tenant == layout.publicTenantKey
+            ? ["tenant = \(layout.publicTenant)"]
+            : ["tenant = \(b.param(tenant)) AND tenant <> \(layout.publicTenant)"]
         if let zone {
             conditions.append("zone_name = \(b.param(zone.zoneName)) AND zone_owner = \(b.param(zone.ownerName))")
         }

@@ -174,6 +174,10 @@ struct TableLayout: Sendable, Hashable {
     let sortedColumns: [Column]
     /// `"namespace"."r_Type"`.
     let qualifiedTable: String
+    /// The key of the namespace's public database: its rows have B-trees of their own (`indexes`).
+    let publicTenantKey: String
+    /// `publicTenantKey` as an SQL literal.
+    let publicTenant: String
     /// Fields whose words go into `tokens` (SEARCHABLE strings and string lists), sorted.
     var searchableFields: [String]
     /// Every field of the type's schema (with or without a column).
@@ -185,7 +189,7 @@ struct TableLayout: Sendable, Hashable {
     /// Whether the type has asset fields (and so the `asset_refs` column and its index).
     var hasAssets: Bool { !assetFields.isEmpty }
 
-    init(namespace: String, schema: RecordTypeSchema) {
+    init(namespace: String, publicTenant: String, schema: RecordTypeSchema) {
         recordType = schema.name
         self.namespace = namespace
         table = SQLName.make("r_", schema.name)
@@ -199,6 +203,8 @@ struct TableLayout: Sendable, Hashable {
         columns = cols
         sortedColumns = cols.values.sorted { compareUTF8($0.field, $1.field) < 0 }
         qualifiedTable = SQLName.qualified(namespace, table)
+        publicTenantKey = publicTenant
+        self.publicTenant = "'" + SQLName.doubling("'", in: publicTenant) + "'"
         fieldNames = Set(schema.fields.keys)
         searchableFields = schema.sortedFields.filter { $0.options.contains(.searchable) && $0.type.scalar == .string }
             .map(\.name)
@@ -240,7 +246,14 @@ struct TableLayout: Sendable, Hashable {
             switch (c.family, c.isList) {
             case (.location, _): if c.options.contains(.queryable) { add(c.field, "USING gist (\(c.sql))") }
             case (_, true): if c.options.contains(.queryable) { add(c.field, "USING gin (\(c.sql))") }
-            default: add(c.field, "(tenant, \(c.sql))")
+            default:
+                // Two partial B-trees that split the rows: the public database's without the
+                // tenant, the private databases' led by it. PostgreSQL never ANDs two bitmap
+                // scans that use one clause, and every tenant-led scan uses `tenant = $1`;
+                // the public database's scans use none (their predicate is the tenant), so its
+                // conjunctions AND their indexes. (A "." never occurs in a field name.)
+                add(c.field + ".public", "(\(c.sql)) WHERE tenant = \(publicTenant)")
+                add(c.field + ".private", "(tenant, \(c.sql)) WHERE tenant <> \(publicTenant)")
             }
         }
         if !searchableFields.isEmpty { add("tokens", "USING gin (tokens)") }

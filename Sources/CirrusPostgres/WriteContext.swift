@@ -18,6 +18,8 @@ struct TenantScope: Sendable {
     let namespace: String
     /// The tenant's key.
     let tenant: String
+    /// The key of the namespace's public database (TableLayout.indexes).
+    let publicTenant: String
     /// The tenant's environment.
     let environment: Environment
     /// Hash-partitioned over foreign tables: no `ON CONFLICT` (no unique index on the parent).

@@ -1,5 +1,6 @@
 // Number columns: INT64 fields are `bigint`, DOUBLE fields `float8`; a table made when numbers
-// were one `numeric` column is retyped when a store connects, and answers as before.
+// were one `numeric` column, with B-trees not split by database, is brought to the current
+// layout when a store connects, and answers as before.
 
 import CirrusFacade
 import CirrusPostgres
@@ -39,6 +40,18 @@ struct PostgresNumberColumnTests {
                 "SELECT column_name, udt_name FROM information_schema.columns WHERE table_schema = \(namespace) AND table_name = 'r_Reading' AND column_name LIKE 'f\\_%'",
                 logger: Shards.logger
             ).decode((String, String).self) { out[name] = type }
+            return out
+        }
+    }
+
+    /// The `i_` indexes of the namespace, name → definition.
+    static func indexes(_ namespace: String) async throws -> [String: String] {
+        try await Shards.withConnection(PG.url!) { c in
+            var out: [String: String] = [:]
+            for try await (name, def) in try await c.query(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = \(namespace) AND indexname LIKE 'i\\_%'",
+                logger: Shards.logger
+            ).decode((String, String).self) { out[name] = def }
             return out
         }
     }
@@ -103,6 +116,11 @@ struct PostgresNumberColumnTests {
                 "ALTER TABLE \(table) ALTER COLUMN f_count TYPE numeric, ALTER COLUMN f_ratio TYPE numeric, "
                     + "ALTER COLUMN f_counts TYPE numeric[], ALTER COLUMN f_ratios TYPE numeric[]")
             try await Shards.exec(c, "UPDATE \(table) SET f_count = 6.5 WHERE record_name = 'c'")
+            // And its B-trees as that version made them: one per field, led by the tenant.
+            for (name, _) in try await Self.indexes(namespace) where name.contains(".") {
+                try await Shards.exec(c, "DROP INDEX \"\(namespace)\".\"\(name)\"")
+            }
+            try await Shards.exec(c, "CREATE INDEX \"i_r_Reading_count\" ON \(table) (tenant, f_count)")
         }
         #expect(try await Self.columnTypes(namespace)["f_count"] == "numeric")
         let reopened = try await PG.store(container)
@@ -114,6 +132,14 @@ struct PostgresNumberColumnTests {
         #expect(try await Self.names(reopened, "counts CONTAINS 2") == ["a"])
         #expect(try await Self.names(reopened, "ratios CONTAINS 5") == ["b"])
         #expect(try await reopened.record(for: RecordID(recordName: "c"))["count"] == .int64(7))
+        // Two partial B-trees per field now, split by database; the old one is gone.
+        let indexes = try await Self.indexes(namespace)
+        #expect(indexes["i_r_Reading_count"] == nil)
+        let key = reopened.tenant.publicKey
+        #expect(indexes["i_r_Reading_count.public"]?.contains("(f_count) WHERE (tenant = '\(key)'::text)") == true)
+        #expect(
+            indexes["i_r_Reading_count.private"]?.contains("(tenant, f_count) WHERE (tenant <> '\(key)'::text)") == true)
+        #expect(try await Self.names(reopened, "count > 0 AND ratio > 0") == ["a", "b"])
         await reopened.close()
     }
 }

@@ -322,8 +322,16 @@ struct PostgresRecordTests {
         let e = try await store.explain(q)
         #expect(e.plan.joined().contains("Limit"))
         #expect(e.sql.contains("ST_DWithin"))
-        #expect(e.parameters.first == store.tenant.key)
+        // The public database names its key in the text (its partial indexes' predicate); a
+        // private one binds its own and adds that it is not the public one.
+        #expect(e.sql.contains("tenant = '\(store.tenant.key)'"))
+        #expect(!e.parameters.contains(store.tenant.key))
+        let alice = try await noteStore("explain", .private(owner: "_alice"))
+        let p = try await alice.explain(q)
+        #expect(p.parameters.first == alice.tenant.key)
+        #expect(p.sql.contains("tenant <> '\(alice.tenant.publicKey)'"))
         await store.close()
+        await alice.close()
     }
 }
 
