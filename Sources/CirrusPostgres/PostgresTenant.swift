@@ -45,8 +45,8 @@ public struct PostgresTenant: Sendable, Hashable {
         }
     }
 
-    /// The key of the public database of the same container and environment (its B-trees are
-    /// partial indexes of their own: TableLayout.indexes).
+    /// The key of the public database of the same container and environment (its rows have
+    /// partial B-trees of their own: TableLayout.indexes).
     public var publicKey: String { "\(containerID)/\(environment.rawValue)/public" }
 
     /// The PostgreSQL schema (namespace) of the container's tables in this environment.

@@ -248,10 +248,11 @@ struct TableLayout: Sendable, Hashable {
             case (_, true): if c.options.contains(.queryable) { add(c.field, "USING gin (\(c.sql))") }
             default:
                 // Two partial B-trees that split the rows: the public database's without the
-                // tenant, the private databases' led by it. PostgreSQL never ANDs two bitmap
-                // scans that use one clause, and every tenant-led scan uses `tenant = $1`;
-                // the public database's scans use none (their predicate is the tenant), so its
-                // conjunctions AND their indexes. (A "." never occurs in a field name.)
+                // tenant (about half the pages: a shared database is where the large tables
+                // are), the private databases' led by it. (A "." never occurs in a field name.)
+                // Neither lets PostgreSQL AND two B-trees of one conjunction: it drops a bitmap
+                // path whose clauses, or whose partial-index predicate, the paths already
+                // chosen imply (`choose_bitmap_and`) — `tenant = $1`, or the shared predicate.
                 add(c.field + ".public", "(\(c.sql)) WHERE tenant = \(publicTenant)")
                 add(c.field + ".private", "(tenant, \(c.sql)) WHERE tenant <> \(publicTenant)")
             }

@@ -138,7 +138,8 @@ struct PostgresNumberColumnTests {
         let key = reopened.tenant.publicKey
         #expect(indexes["i_r_Reading_count.public"]?.contains("(f_count) WHERE (tenant = '\(key)'::text)") == true)
         #expect(
-            indexes["i_r_Reading_count.private"]?.contains("(tenant, f_count) WHERE (tenant <> '\(key)'::text)") == true)
+            indexes["i_r_Reading_count.private"]?.contains("(tenant, f_count) WHERE (tenant <> '\(key)'::text)") == true
+        )
         #expect(try await Self.names(reopened, "count > 0 AND ratio > 0") == ["a", "b"])
         await reopened.close()
     }
