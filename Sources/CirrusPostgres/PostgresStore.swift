@@ -434,12 +434,11 @@ enum Deadline {
     /// `timeout` from now. Does nothing outside ``race(_:_:onTimeout:)``.
     static func answered() { progress?.touch() }
 
-    /// The deadlines of a store's running work, watched by one task. (A sleeping timer task per
-    /// statement, started and cancelled around each, cost two more task wake-ups per statement
-    /// than the statement's own: on 2 cores a radius query's round trip went from 0.39 to 0.6 ms.)
-    /// The watcher looks at least every `tick` while work runs, sleeps to the earliest deadline
-    /// when it is nearer, and ends after `linger` with nothing to watch; the next work starts it
-    /// again.
+    /// The deadlines of a store's running work, watched by one task, so that a statement costs
+    /// no task wake-ups for its deadline (a timer task per statement, started and cancelled
+    /// around it, cost two). The watcher looks at least every `tick` while work runs, sleeps to
+    /// the earliest deadline when it is nearer, and ends after `linger` with nothing to watch;
+    /// the next work starts it again.
     final class Watch: Sendable {
         struct Entry: Sendable {
             var progress: Progress

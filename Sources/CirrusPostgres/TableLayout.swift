@@ -32,10 +32,10 @@ extension ValueFamily {
 }
 
 /// The SQL type of a column's values: the field's value family and, for numbers, its kind —
-/// INT64 `bigint`, DOUBLE `float8`. (Numbers were once one `numeric` column for both kinds; a
-/// `numeric` B-tree key is variable-length, compared digit group by digit group and never
-/// deduplicated: a `(tenant, numeric)` index was 8–9× the size of a `(tenant, bigint)` one and
-/// a range scan of it 3–4× slower. Tables made then are retyped when a store connects.)
+/// INT64 `bigint`, DOUBLE `float8`: fixed-width keys that B-tree deduplication merges and that
+/// compare natively, where a `numeric` key (once used for both kinds) is variable-length, never
+/// deduplicated and compared digit group by digit group (docs/scale-out.md "Table layout").
+/// Tables made with `numeric` are retyped when a store connects.
 struct ColumnType: Sendable, Hashable {
     var family: ColumnFamily
     /// An INT64 field (`bigint`); false for DOUBLE (`float8`) and every other family.
