@@ -32,28 +32,28 @@ struct PostgresNumberColumnTests {
         return r
     }
 
-    /// The columns' types as the catalog has them (`int8`, `float8`, `_int8`, …).
-    static func columnTypes(_ namespace: String) async throws -> [String: String] {
+    /// Two text columns of a catalog query, as first → second.
+    static func catalog(_ query: PostgresQuery) async throws -> [String: String] {
         try await Shards.withConnection(PG.url!) { c in
             var out: [String: String] = [:]
-            for try await (name, type) in try await c.query(
-                "SELECT column_name, udt_name FROM information_schema.columns WHERE table_schema = \(namespace) AND table_name = 'r_Reading' AND column_name LIKE 'f\\_%'",
-                logger: Shards.logger
-            ).decode((String, String).self) { out[name] = type }
+            for try await (k, v) in try await c.query(query, logger: Shards.logger).decode((String, String).self) {
+                out[k] = v
+            }
             return out
         }
     }
 
+    /// The columns' types as the catalog has them (`int8`, `float8`, `_int8`, …).
+    static func columnTypes(_ namespace: String) async throws -> [String: String] {
+        try await catalog(
+            "SELECT column_name, udt_name FROM information_schema.columns WHERE table_schema = \(namespace) AND table_name = 'r_Reading' AND column_name LIKE 'f\\_%'"
+        )
+    }
+
     /// The `i_` indexes of the namespace, name → definition.
     static func indexes(_ namespace: String) async throws -> [String: String] {
-        try await Shards.withConnection(PG.url!) { c in
-            var out: [String: String] = [:]
-            for try await (name, def) in try await c.query(
-                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = \(namespace) AND indexname LIKE 'i\\_%'",
-                logger: Shards.logger
-            ).decode((String, String).self) { out[name] = def }
-            return out
-        }
+        try await catalog(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = \(namespace) AND indexname LIKE 'i\\_%'")
     }
 
     static func names(_ store: PostgresStore, _ predicate: String) async throws -> [String] {
