@@ -1,6 +1,7 @@
 // The options that pick a database of a container, shared by import, export and get:
-// `--environment`, `--database public|private`, `--as USER`; and `--postgres URL --container ID`,
-// shared by every command that reads or writes a container's records, schema, roles or users.
+// `--environment`, `--database public|private`, `--as USER`; and where the container is — `--db DIR`,
+// or `--postgres URL --container ID` — shared by every command that reads or writes a container's
+// records, schema, roles or users.
 
 import ArgumentParser
 import Cirrus
@@ -34,10 +35,14 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
-/// `--postgres URL` and `--container ID`: work on the container kept on PostgreSQL + PostGIS
+/// Where the container is: `--db DIR`, its directory (created by `import` when missing); with
+/// `--postgres URL` and `--container ID`, the container kept on PostgreSQL + PostGIS
 /// (docs/scale-out.md) instead of DIR's files — the container `cirrus serve --db DIR --postgres
 /// URL --container ID` serves. DIR still names the container's directory (its credentials).
-struct PostgresOptions: ParsableArguments {
+struct StoreOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
+    var db: String
+
     @Option(
         help: ArgumentHelp(
             "Work on the container on PostgreSQL + PostGIS (postgres://user[:password]@host[:port]/database) "
@@ -57,7 +62,7 @@ struct PostgresOptions: ParsableArguments {
     }
 }
 
-extension PostgresOptions {
+extension StoreOptions {
     /// Runs `body` on the PostgreSQL container in `environment`, closing it after; a container
     /// that cannot be opened is `cirrus COMMAND: …` and exit 1.
     func withContainer(

@@ -23,8 +23,7 @@ struct Export: AsyncParsableCommand {
               cirrus export --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus > places.jsonl
             """)
 
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
-    var db: String
+    @OptionGroup var store: StoreOptions
 
     @Option(name: .customLong("type"), help: ArgumentHelp("Only records of this type.", valueName: "TYPE"))
     var recordType: String?
@@ -34,16 +33,14 @@ struct Export: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Export only this zone.", valueName: "ZONE"))
     var zone: String?
 
-    @OptionGroup var pg: PostgresOptions
-
     func run() async throws {
-        if pg.postgres != nil {
+        if store.postgres != nil {
             try finish(await exportPostgres())
             return
         }
         var buffer = ""
         let stdout = FileHandle.standardOutput
-        let out = StoreCommands.export(db: db, type: recordType, target: target.target(zone: zone)) { line in
+        let out = StoreCommands.export(db: store.db, type: recordType, target: target.target(zone: zone)) { line in
             buffer += line
             if buffer.utf8.count >= 1 << 20 {
                 stdout.write(Data(buffer.utf8))
@@ -65,7 +62,7 @@ extension Export {
         case .failure(let e): return CommandOutput(stderr: "cirrus export: \(e)\n", exitCode: 2)
         }
         let (type, zone) = (recordType, self.zone.map { ZoneID(zoneName: $0) })
-        return await pg.withContainer(t.environment, command: "export") { c in
+        return await store.withContainer(t.environment, command: "export") { c in
             guard let postgres = c.postgres else {
                 return CommandOutput(stderr: "cirrus export: not a PostgreSQL container\n", exitCode: 1)
             }

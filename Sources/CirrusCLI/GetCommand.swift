@@ -18,8 +18,7 @@ struct Get: AsyncParsableCommand {
               cirrus get --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus --type Place louvre
             """)
 
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
-    var db: String
+    @OptionGroup var store: StoreOptions
 
     @Option(name: .customLong("type"), help: ArgumentHelp("The record type.", valueName: "TYPE"))
     var recordType: String
@@ -35,21 +34,20 @@ struct Get: AsyncParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
-    @OptionGroup var pg: PostgresOptions
-
     func run() async throws {
         let z = zone.map { ZoneID(zoneName: $0) } ?? .default
-        if pg.postgres != nil {
+        if store.postgres != nil {
             let (type, name, json) = (recordType, recordName, json)
             try finish(
-                await pg.withDatabase(target.target(zone: nil), command: "get") { db in
+                await store.withDatabase(target.target(zone: nil), command: "get") { db in
                     await StoreCommands.get(db, type: type, recordName: name, zone: z, json: json)
                 })
             return
         }
         try finish(
             await StoreCommands.get(
-                db: db, type: recordType, recordName: recordName, zone: z, json: json, target: target.target(zone: nil))
+                db: store.db, type: recordType, recordName: recordName, zone: z, json: json,
+                target: target.target(zone: nil))
         )
     }
 }

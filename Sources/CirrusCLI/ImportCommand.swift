@@ -33,8 +33,7 @@ struct Import: AsyncParsableCommand {
               cirrus import --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus places.jsonl
             """)
 
-    @Option(help: ArgumentHelp("The container directory (created if missing).", valueName: "DIR"))
-    var db: String
+    @OptionGroup var store: StoreOptions
 
     @Argument(help: "Files to import.")
     var files: [String]
@@ -47,8 +46,6 @@ struct Import: AsyncParsableCommand {
             valueName: "ZONE"))
     var zone: String?
 
-    @OptionGroup var pg: PostgresOptions
-
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one FILE to import") }
     }
@@ -59,9 +56,10 @@ struct Import: AsyncParsableCommand {
         let progress: (@Sendable (String) -> Void)? =
             tty ? { @Sendable line in printError("\r" + line + "\u{1B}[K", newline: false) } : nil
         let out =
-            pg.postgres != nil
+            store.postgres != nil
             ? await importPostgres(progress: progress)
-            : StoreCommands.importFiles(db: db, files: files, target: target.target(zone: zone), progress: progress)
+            : StoreCommands.importFiles(
+                db: store.db, files: files, target: target.target(zone: zone), progress: progress)
         if tty { printError("", newline: true) }
         try finish(out)
     }
@@ -78,7 +76,7 @@ extension Import {
         case .failure(let e): return CommandOutput(stderr: "cirrus import: \(e)\n", exitCode: 2)
         }
         let files = self.files
-        return await pg.withContainer(t.environment, command: "import") { c in
+        return await store.withContainer(t.environment, command: "import") { c in
             guard let postgres = c.postgres else {
                 return CommandOutput(stderr: "cirrus import: not PostgreSQL\n", exitCode: 1)
             }

@@ -7,10 +7,7 @@ import RecordModel
 
 /// The options `query` and `explain` share.
 struct QueryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
-    var db: String
-
-    @OptionGroup var pg: PostgresOptions
+    @OptionGroup var store: StoreOptions
 
     @Option(name: .customLong("type"), help: ArgumentHelp("The record type to query.", valueName: "TYPE"))
     var recordType: String
@@ -120,17 +117,17 @@ struct QueryCommand: AsyncParsableCommand {
         let (r, rewritten) = try options.resolvedRequest()
         if let rewritten { printError(rewritten) }
         let target = options.target.target(zone: nil)
-        if options.pg.postgres != nil {
+        if options.store.postgres != nil {
             let (cursor, json, width) = (cursor, json, terminalWidth())
             try finish(
-                await options.pg.withDatabase(target, command: "query") { db in
+                await options.store.withDatabase(target, command: "query") { db in
                     await QueryCommands.query(db, request: r, cursor: cursor, json: json, width: width)
                 })
             return
         }
         try finish(
             await QueryCommands.query(
-                db: options.db, request: r, cursor: cursor, json: json, width: terminalWidth(), target: target))
+                db: options.store.db, request: r, cursor: cursor, json: json, width: terminalWidth(), target: target))
     }
 }
 
@@ -155,11 +152,11 @@ struct ExplainCommand: AsyncParsableCommand {
         let (r, rewritten) = try options.resolvedRequest()
         let target = options.target.target(zone: nil)
         var out =
-            options.pg.postgres != nil
-            ? await options.pg.withDatabase(target, command: "explain") { db in
+            options.store.postgres != nil
+            ? await options.store.withDatabase(target, command: "explain") { db in
                 await QueryCommands.explain(db, request: r)
             }
-            : await QueryCommands.explain(db: options.db, request: r, target: target)
+            : await QueryCommands.explain(db: options.store.db, request: r, target: target)
         if let rewritten { out.stdout = rewritten + "\n" + out.stdout }
         try finish(out)
     }

@@ -31,8 +31,7 @@ struct ResetCommand: AsyncParsableCommand {
             the confirmation word is then the container identifier.
             """)
 
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
-    var db: String
+    @OptionGroup var store: StoreOptions
 
     @Option(help: ArgumentHelp("development (the only environment that can be reset).", valueName: "ENV"))
     var environment: String
@@ -40,34 +39,33 @@ struct ResetCommand: AsyncParsableCommand {
     @Flag(help: "Do not ask for confirmation.")
     var yes = false
 
-    @OptionGroup var pg: PostgresOptions
-
     func run() async throws {
-        let word = pg.postgres != nil ? pg.containerID : ResetCommands.confirmationWord(db: db)
+        let word = store.postgres != nil ? store.containerID : ResetCommands.confirmationWord(db: store.db)
         if environment == "development", !yes {
             guard isatty(0) == 1 else {
                 throw ValidationError("standard input is not a terminal: pass --yes to reset without confirmation")
             }
             FileHandle.standardError.write(
                 Data(
-                    (pg.postgres != nil
+                    (store.postgres != nil
                         ? "This deletes the development schema and every record, zone, subscription and change of "
                             + "the development environment of \(word) on PostgreSQL. Production is not touched.\n"
                             + "Type \(word) to confirm: "
-                        : ResetCommands.warning(db: db)).utf8))
+                        : ResetCommands.warning(db: store.db)).utf8))
             let answer = readLine(strippingNewline: true) ?? ""
             guard answer == word else {
                 printError("cirrus reset: not confirmed; nothing was changed")
                 throw ExitCode(1)
             }
         }
-        var out = ResetCommands.run(db: db, environment: environment, checkOnly: pg.postgres != nil)
-        if let url = pg.postgres, out.exitCode == 0 {
+        var out = ResetCommands.run(db: store.db, environment: environment, checkOnly: store.postgres != nil)
+        if let url = store.postgres, out.exitCode == 0 {
             do {
-                try await Container.resetDevelopment(postgres: url, containerID: pg.containerID)
+                try await Container.resetDevelopment(postgres: url, containerID: store.containerID)
                 out = CommandOutput(
                     stdout:
-                        "reset the development environment of \(pg.containerID) on PostgreSQL (production untouched)\n")
+                        "reset the development environment of \(store.containerID) on PostgreSQL (production untouched)\n"
+                )
             } catch {
                 out = CommandOutput(stderr: "cirrus reset: \(error)\n", exitCode: 1)
             }

@@ -29,10 +29,9 @@ struct RoleCommand: AsyncParsableCommand {
         ])
 }
 
-/// `--db DIR` and `--environment ENV`, shared by every role subcommand.
+/// Where the container is and `--environment ENV`, shared by every role subcommand.
 struct RoleTarget: ParsableArguments {
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
-    var db: String
+    @OptionGroup var store: StoreOptions
 
     @Option(help: ArgumentHelp("development (default) or production.", valueName: "ENV"))
     var environment: String = "development"
@@ -43,16 +42,14 @@ struct RoleTarget: ParsableArguments {
         }
     }
 
-    @OptionGroup var pg: PostgresOptions
-
     func run(_ action: RoleCommands.Action, json: Bool = false) async throws {
         let env = Environment(rawValue: environment) ?? .development
         let out =
-            pg.postgres != nil
-            ? await pg.withContainer(env, command: "role") { c in
+            store.postgres != nil
+            ? await store.withContainer(env, command: "role") { c in
                 await ContainerCommands.role(c, action: action, json: json)
             }
-            : RoleCommands.run(db: db, action: action, environment: env, json: json)
+            : RoleCommands.run(db: store.db, action: action, environment: env, json: json)
         if out.exitCode == 2 {
             throw ValidationError(
                 out.stderr.trimmingCharacters(in: .newlines).replacingOccurrences(of: "cirrus role: ", with: ""))

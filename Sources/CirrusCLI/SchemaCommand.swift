@@ -22,8 +22,7 @@ struct SchemaCommand: AsyncParsableCommand {
               cirrus schema --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus --import schema.ckdb
             """)
 
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
-    var db: String
+    @OptionGroup var store: StoreOptions
 
     @Flag(help: "Print the schema (the default).")
     var export = false
@@ -46,19 +45,17 @@ struct SchemaCommand: AsyncParsableCommand {
         }
     }
 
-    @OptionGroup var pg: PostgresOptions
-
     func run() async throws {
         let env = Environment(rawValue: environment) ?? .development
         let action: SchemaCommands.Action = importFile.map { .importFile($0) } ?? (promote ? .promote : .export)
-        if pg.postgres != nil {
+        if store.postgres != nil {
             // Promotion runs on the development container (it copies development's schema).
             try finish(
-                await pg.withContainer(promote ? .development : env, command: "schema") { c in
+                await store.withContainer(promote ? .development : env, command: "schema") { c in
                     await ContainerCommands.schema(c, action: action)
                 })
             return
         }
-        try finish(SchemaCommands.run(db: db, action: action, environment: env))
+        try finish(SchemaCommands.run(db: store.db, action: action, environment: env))
     }
 }

@@ -32,14 +32,14 @@ struct UsersCommand: AsyncParsableCommand {
 /// Runs a users action (on the PostgreSQL container with `--postgres`) and maps exit 2 to a
 /// usage error.
 private func runUsers(
-    _ db: String, _ pg: PostgresOptions, _ action: UserCommands.Action, json: Bool = false
+    _ store: StoreOptions, _ action: UserCommands.Action, json: Bool = false
 ) async throws {
     let out =
-        pg.postgres != nil
-        ? await pg.withContainer(.development, command: "users") { c in
+        store.postgres != nil
+        ? await store.withContainer(.development, command: "users") { c in
             await ContainerCommands.users(c, action: action, json: json)
         }
-        : UserCommands.run(db: db, action: action, json: json)
+        : UserCommands.run(db: store.db, action: action, json: json)
     if out.exitCode == 2 {
         throw ValidationError(
             out.stderr.trimmingCharacters(in: .newlines).replacingOccurrences(of: "cirrus users: ", with: ""))
@@ -49,8 +49,7 @@ private func runUsers(
 
 struct UsersAdd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Add or replace a user.")
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
-    @OptionGroup var pg: PostgresOptions
+    @OptionGroup var store: StoreOptions
     @Argument(help: "The user record name.") var user: String
     @Option(help: "The email address.") var email: String?
     @Option(help: "The phone number (digits, an optional leading +).") var phone: String?
@@ -63,34 +62,31 @@ struct UsersAdd: AsyncParsableCommand {
             userRecordName: user, emailAddress: email, phoneNumber: phone,
             name: UserNameComponents(givenName: givenName, familyName: familyName),
             discoverability: discoverable ? .granted : .initialState)
-        try await runUsers(db, pg, .add(account))
+        try await runUsers(store, .add(account))
     }
 }
 
 struct UsersList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List every user, discoverable or not.")
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
-    @OptionGroup var pg: PostgresOptions
+    @OptionGroup var store: StoreOptions
     @Flag(help: "Print JSON.") var json = false
-    func run() async throws { try await runUsers(db, pg, .list, json: json) }
+    func run() async throws { try await runUsers(store, .list, json: json) }
 }
 
 struct UsersSetDiscoverable: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-discoverable", abstract: "Record a user's answer: discoverable or not.")
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
-    @OptionGroup var pg: PostgresOptions
+    @OptionGroup var store: StoreOptions
     @Argument(help: "The user record name.") var user: String
     @Argument(help: "yes (granted), no (denied) or initialState.") var answer: String
-    func run() async throws { try await runUsers(db, pg, .setDiscoverable(user: user, answer)) }
+    func run() async throws { try await runUsers(store, .setDiscoverable(user: user, answer)) }
 }
 
 struct UsersLookup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookup", abstract: "Find users as discovery does (only those who opted in).")
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR")) var db: String
-    @OptionGroup var pg: PostgresOptions
+    @OptionGroup var store: StoreOptions
     @Option(help: "An email address (repeatable).") var email: [String] = []
     @Option(help: "A phone number (repeatable).") var phone: [String] = []
     @Option(help: "A user record name (repeatable).") var user: [String] = []
@@ -106,6 +102,6 @@ struct UsersLookup: AsyncParsableCommand {
         let lookups =
             email.map(UserLookupInfo.emailAddress) + phone.map(UserLookupInfo.phoneNumber)
             + user.map(UserLookupInfo.userRecordName)
-        try await runUsers(db, pg, .lookup(lookups), json: json)
+        try await runUsers(store, .lookup(lookups), json: json)
     }
 }

@@ -24,20 +24,17 @@ struct Verify: AsyncParsableCommand {
               cirrus verify --db places --postgres postgres://cirrus@127.0.0.1:5432/cirrus
             """)
 
-    @Option(help: ArgumentHelp("The container directory.", valueName: "DIR"))
-    var db: String
+    @OptionGroup var store: StoreOptions
 
     @Flag(help: "Print the report as a JSON object.")
     var json = false
 
-    @OptionGroup var pg: PostgresOptions
-
     func run() async throws {
-        if let url = pg.postgres {
+        if let url = store.postgres {
             try finish(await verifyPostgres(url))
             return
         }
-        try finish(StoreCommands.verify(db: db, json: json))
+        try finish(StoreCommands.verify(db: store.db, json: json))
     }
 
     /// Every environment the PostgreSQL container has, checked read-only.
@@ -48,11 +45,12 @@ struct Verify: AsyncParsableCommand {
         var found = false
         for env in [Environment.development, .production] {
             do {
-                guard try await PostgresContainer.exists(url: url, containerID: pg.containerID, environment: env) else {
+                guard try await PostgresContainer.exists(url: url, containerID: store.containerID, environment: env)
+                else {
                     continue
                 }
                 found = true
-                let c = try await pg.open(env)
+                let c = try await store.open(env)
                 defer { try? c.close() }
                 guard let postgres = c.postgres else { continue }
                 let r = try await postgres.verify()
@@ -81,14 +79,15 @@ struct Verify: AsyncParsableCommand {
         }
         if !found && out.stderr.isEmpty {
             out.stderr =
-                "cirrus verify: no container \(pg.containerID) at \(url) (no development or production tables)\n"
+                "cirrus verify: no container \(store.containerID) at \(url) (no development or production tables)\n"
             out.exitCode = 1
             return out
         }
         if json {
             out.stdout =
                 JSONValue.object([
-                    ("container", .string(pg.containerID)), ("clean", .bool(clean)), ("environments", .object(reports)),
+                    ("container", .string(store.containerID)), ("clean", .bool(clean)),
+                    ("environments", .object(reports)),
                 ]).jsonText + "\n"
         }
         out.exitCode = clean ? 0 : 1

@@ -91,9 +91,12 @@ struct PostgresStoreSnapshot: Sendable {
     var tenant: PostgresTenant
     var address: String
     var citus: Bool
-    var logger: Logger
+    /// What the import's write contexts share (the store's `scope`).
+    var scope: TenantScope
     var now: Timestamp
     var registry: PreparedSQL.Registry
+
+    var logger: Logger { scope.logger }
 }
 
 extension PostgresStore {
@@ -119,7 +122,7 @@ extension PostgresStore {
         // zones table already; a store used on its own may not).
         if case .private = tenant.database { try await prepareZones() }
         let snapshot = PostgresStoreSnapshot(
-            tenant: tenant, address: address, citus: citus, logger: logger, now: clock(), registry: statements)
+            tenant: tenant, address: address, citus: citus, scope: scope, now: clock(), registry: statements)
         let schema = self.schema
         let tables = self.tables
         // An import is the administrator's long transaction: its statements (a large COPY, the
@@ -218,10 +221,7 @@ public struct PostgresImportSummary: Sendable {
 extension PostgresImporter {
     /// A write context of the import's transaction over `tables`.
     func context(_ st: State) -> WriteContext {
-        let scope = TenantScope(
-            logger: store.logger, namespace: store.tenant.namespace, tenant: store.tenant.key,
-            publicTenant: store.tenant.publicKey, environment: store.tenant.environment, partitioned: false)
-        var ctx = WriteContext(conn: connection, scope: scope, tables: st.tables, now: store.now, user: nil)
+        var ctx = WriteContext(conn: connection, scope: store.scope, tables: st.tables, now: store.now, user: nil)
         ctx.registry = store.registry
         ctx.sequence = st.sequence
         ctx.administrative = true

@@ -42,18 +42,15 @@ enum Dashboard {
             body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
     }
 
+    /// The characters HTML text and attribute values must not hold as themselves.
+    static let entities: [Unicode.Scalar: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"]
+
     /// `s` with `&`, `<`, `>` and `"` as entities, scalar by scalar (`replacingOccurrences`
     /// compares characters: a `"` followed by a combining mark is another character, and stayed).
     static func htmlEscaped(_ s: String) -> String {
         var out = ""
         for u in s.unicodeScalars {
-            switch u {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.unicodeScalars.append(u)
-            }
+            if let entity = entities[u] { out += entity } else { out.unicodeScalars.append(u) }
         }
         return out
     }

@@ -43,94 +43,68 @@ extension DemoData {
         ("Adak", "US", 51.8800, -176.6581, 0.3),
     ]
 
-    /// Famous places with fixed record names (the README tour's landmarks).
-    static let famous:
-        [(
-            id: String, name: String, kind: String, country: String, lat: Double, lon: Double, pop: Int64,
-            tags: [String], text: String
-        )] = [
-            (
-                "eiffel-tower", "Eiffel Tower", "monument", "FR", 48.8584, 2.2945, 7_000_000,
-                ["landmark", "view", "iron"],
-                "wrought iron lattice tower on the Champ de Mars with a view over the river"
-            ),
-            (
-                "louvre", "Louvre", "museum", "FR", 48.8606, 2.3376, 8_900_000, ["museum", "art", "landmark"],
-                "the largest art museum in the world home of the Mona Lisa"
-            ),
-            (
-                "musee-orsay", "Musée d'Orsay", "museum", "FR", 48.8600, 2.3266, 3_200_000, ["museum", "art"],
-                "impressionist paintings in a former railway station by the river"
-            ),
-            (
-                "notre-dame", "Notre-Dame de Paris", "church", "FR", 48.8530, 2.3499, 12_000_000,
-                ["landmark", "church", "gothic"], "gothic cathedral on the Île de la Cité"
-            ),
-            (
-                "arc-de-triomphe", "Arc de Triomphe", "monument", "FR", 48.8738, 2.2950, 1_700_000,
-                ["landmark", "view"], "triumphal arch at the top of the Champs-Élysées"
-            ),
-            (
-                "sacre-coeur", "Sacré-Cœur", "church", "FR", 48.8867, 2.3431, 10_000_000, ["church", "view"],
-                "white basilica on the hill of Montmartre with a view over the city"
-            ),
-            (
-                "cafe-de-flore", "Café de Flore", "cafe", "FR", 48.8541, 2.3326, 400_000, ["cafe", "historic"],
-                "historic coffee house of Saint-Germain where writers met"
-            ),
-            (
-                "colosseum", "Colosseum", "monument", "IT", 41.8902, 12.4922, 7_600_000, ["landmark", "ancient"],
-                "ancient amphitheatre in the centre of the city"
-            ),
-            (
-                "big-ben", "Big Ben", "monument", "GB", 51.5007, -0.1246, 1_000_000, ["landmark", "clock"],
-                "the great bell of the clock tower at the Palace of Westminster"
-            ),
-            (
-                "statue-of-liberty", "Statue of Liberty", "monument", "US", 40.6892, -74.0445, 4_300_000,
-                ["landmark", "view"], "copper statue on Liberty Island in New York Harbor"
-            ),
-            (
-                "golden-gate", "Golden Gate Bridge", "monument", "US", 37.8199, -122.4783, 10_000_000,
-                ["landmark", "bridge", "view"], "suspension bridge over the strait at the entrance to the bay"
-            ),
-            (
-                "sydney-opera", "Sydney Opera House", "theatre", "AU", -33.8568, 151.2153, 10_900_000,
-                ["landmark", "music"], "performing arts centre with white sail roofs on the harbour"
-            ),
-            (
-                "taj-mahal", "Taj Mahal", "monument", "IN", 27.1751, 78.0421, 7_000_000, ["landmark", "garden"],
-                "white marble mausoleum on the bank of the river with a garden"
-            ),
-            (
-                "tokyo-tower", "東京タワー", "monument", "JP", 35.6586, 139.7454, 3_000_000, ["landmark", "view"],
-                "communications tower with an observation deck"
-            ),
-            (
-                "senso-ji", "浅草寺", "temple", "JP", 35.7148, 139.7967, 30_000_000, ["temple", "historic"],
-                "ancient buddhist temple in Asakusa"
-            ),
-            (
-                "wat-phra-kaew", "วัดพระแก้ว", "temple", "TH", 13.7516, 100.4927, 8_000_000, ["temple", "landmark"],
-                "temple of the emerald buddha in the grand palace"
-            ),
-            (
-                "forbidden-city", "故宫", "museum", "CN", 39.9163, 116.3972, 17_000_000,
-                ["museum", "palace", "historic"], "imperial palace of the ming and qing dynasties"
-            ),
-            (
-                "gyeongbokgung", "경복궁", "palace", "KR", 37.5796, 126.9770, 5_000_000, ["palace", "historic"],
-                "main royal palace of the joseon dynasty"
-            ),
-            (
-                "south-pole-marker", "Ceremonial South Pole", "monument", "AQ", -89.9999, 0, 200, ["pole", "ice"],
-                "a striped pole with a mirrored sphere among the flags"
-            ),
-            (
-                "svalbard-seed-vault", "Svalbard Global Seed Vault", "library", "SJ", 78.2357, 15.4912, 1_000,
-                ["ice", "science"], "seed bank inside a mountain on the island"
-            ),
-        ]
+    /// Famous places with fixed record names (the README tour's landmarks), parsed from
+    /// `famousTable`.
+    static let famous: [FamousPlace] = famousTable.split(separator: "\n").compactMap(famousPlace)
+
+    /// The famous places, one a line: record name | name | kind | country | latitude longitude |
+    /// visitors a year | tags | description.
+    static let famousTable = """
+        eiffel-tower | Eiffel Tower | monument | FR | 48.8584 2.2945 | 7000000 | landmark view iron | \
+        wrought iron lattice tower on the Champ de Mars with a view over the river
+        louvre | Louvre | museum | FR | 48.8606 2.3376 | 8900000 | museum art landmark | \
+        the largest art museum in the world home of the Mona Lisa
+        musee-orsay | Musée d'Orsay | museum | FR | 48.8600 2.3266 | 3200000 | museum art | \
+        impressionist paintings in a former railway station by the river
+        notre-dame | Notre-Dame de Paris | church | FR | 48.8530 2.3499 | 12000000 | landmark church gothic | \
+        gothic cathedral on the Île de la Cité
+        arc-de-triomphe | Arc de Triomphe | monument | FR | 48.8738 2.2950 | 1700000 | landmark view | \
+        triumphal arch at the top of the Champs-Élysées
+        sacre-coeur | Sacré-Cœur | church | FR | 48.8867 2.3431 | 10000000 | church view | \
+        white basilica on the hill of Montmartre with a view over the city
+        cafe-de-flore | Café de Flore | cafe | FR | 48.8541 2.3326 | 400000 | cafe historic | \
+        historic coffee house of Saint-Germain where writers met
+        colosseum | Colosseum | monument | IT | 41.8902 12.4922 | 7600000 | landmark ancient | \
+        ancient amphitheatre in the centre of the city
+        big-ben | Big Ben | monument | GB | 51.5007 -0.1246 | 1000000 | landmark clock | \
+        the great bell of the clock tower at the Palace of Westminster
+        statue-of-liberty | Statue of Liberty | monument | US | 40.6892 -74.0445 | 4300000 | landmark view | \
+        copper statue on Liberty Island in New York Harbor
+        golden-gate | Golden Gate Bridge | monument | US | 37.8199 -122.4783 | 10000000 | landmark bridge view | \
+        suspension bridge over the strait at the entrance to the bay
+        sydney-opera | Sydney Opera House | theatre | AU | -33.8568 151.2153 | 10900000 | landmark music | \
+        performing arts centre with white sail roofs on the harbour
+        taj-mahal | Taj Mahal | monument | IN | 27.1751 78.0421 | 7000000 | landmark garden | \
+        white marble mausoleum on the bank of the river with a garden
+        tokyo-tower | 東京タワー | monument | JP | 35.6586 139.7454 | 3000000 | landmark view | \
+        communications tower with an observation deck
+        senso-ji | 浅草寺 | temple | JP | 35.7148 139.7967 | 30000000 | temple historic | \
+        ancient buddhist temple in Asakusa
+        wat-phra-kaew | วัดพระแก้ว | temple | TH | 13.7516 100.4927 | 8000000 | temple landmark | \
+        temple of the emerald buddha in the grand palace
+        forbidden-city | 故宫 | museum | CN | 39.9163 116.3972 | 17000000 | museum palace historic | \
+        imperial palace of the ming and qing dynasties
+        gyeongbokgung | 경복궁 | palace | KR | 37.5796 126.9770 | 5000000 | palace historic | \
+        main royal palace of the joseon dynasty
+        south-pole-marker | Ceremonial South Pole | monument | AQ | -89.9999 0 | 200 | pole ice | \
+        a striped pole with a mirrored sphere among the flags
+        svalbard-seed-vault | Svalbard Global Seed Vault | library | SJ | 78.2357 15.4912 | 1000 | ice science | \
+        seed bank inside a mountain on the island
+        """
+
+    /// A famous place: its record name and fields.
+    typealias FamousPlace = (
+        id: String, name: String, kind: String, country: String, lat: Double, lon: Double, pop: Int64,
+        tags: [String], text: String
+    )
+
+    /// The place on one line of `famousTable`; nil when the line does not have its eight columns.
+    static func famousPlace(_ line: Substring) -> FamousPlace? {
+        let c = line.split(separator: " | ").map(String.init)
+        let at = c.count == 8 ? c[4].split(separator: " ").compactMap { Double($0) } : []
+        guard at.count == 2, let pop = Int64(c[5]) else { return nil }
+        return (c[0], c[1], c[2], c[3], at[0], at[1], pop, c[6].split(separator: " ").map(String.init), c[7])
+    }
 
     static let kinds = [
         "cafe", "restaurant", "museum", "park", "monument", "hotel", "bar", "shop", "school", "station",

@@ -210,11 +210,7 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
             return
         }
         // Borrow one from the larger side.
-        if leftSize > rightSize {
-            moveLastOfLeft(n, at: l)
-        } else {
-            moveFirstOfRight(n, at: l)
-        }
+        rotate(n, at: l, toRight: leftSize > rightSize)
         n.counts[l] = left.total
         n.counts[l + 1] = right.total
     }
@@ -239,64 +235,37 @@ struct BPlusTree<Key: TreeKey>: @unchecked Sendable {
         n.counts[l] = left.total
     }
 
-    /// Moves the last entry (leaf) or child (inner node, rotating through the separator) of
-    /// child l to the front of child l + 1.
-    private static func moveLastOfLeft(_ n: BNode<Key>, at l: Int) {
-        let left = n.children[l]
-        let right = n.children[l + 1]
-        if left.isLeaf {
-            let k = left.keys.removeLast()
-            let r = left.rows.removeLast()
-            right.keys.insert(k, at: 0)
-            right.rows.insert(r, at: 0)
-            left.total -= 1
-            right.total += 1
-            n.keys[l] = k
-            n.rows[l] = r
-            return
-        }
-        let child = left.children.removeLast()
-        let cnt = left.counts.removeLast()
-        let sk = left.keys.removeLast()
-        let sr = left.rows.removeLast()
-        right.children.insert(child, at: 0)
-        right.counts.insert(cnt, at: 0)
-        right.keys.insert(n.keys[l], at: 0)
-        right.rows.insert(n.rows[l], at: 0)
-        n.keys[l] = sk
-        n.rows[l] = sr
-        left.total -= cnt
-        right.total += cnt
-    }
-
-    /// Moves the first entry (leaf) or child (inner node, rotating through the separator) of
-    /// child l + 1 to the end of child l.
-    private static func moveFirstOfRight(_ n: BNode<Key>, at l: Int) {
-        let left = n.children[l]
-        let right = n.children[l + 1]
-        if right.isLeaf {
-            let k = right.keys.removeFirst()
-            let r = right.rows.removeFirst()
-            left.keys.append(k)
-            left.rows.append(r)
-            left.total += 1
-            right.total -= 1
+    /// Moves one entry (leaf) or child (inner node, rotating through the separator) between
+    /// children l and l + 1: the last of child l to the front of child l + 1 when `toRight`,
+    /// else the first of child l + 1 to the end of child l. Afterwards separator l is again the
+    /// first key of child l + 1's subtree.
+    private static func rotate(_ n: BNode<Key>, at l: Int, toRight: Bool) {
+        let (from, to) = toRight ? (n.children[l], n.children[l + 1]) : (n.children[l + 1], n.children[l])
+        // Where the moved key leaves `from` and enters `to` (children: likewise).
+        let take = toRight ? from.keys.count - 1 : 0
+        let put = toRight ? 0 : to.keys.count
+        if from.isLeaf {
+            to.keys.insert(from.keys.remove(at: take), at: put)
+            to.rows.insert(from.rows.remove(at: take), at: put)
+            from.total -= 1
+            to.total += 1
+            let right = n.children[l + 1]
             n.keys[l] = right.keys[0]
             n.rows[l] = right.rows[0]
             return
         }
-        let child = right.children.removeFirst()
-        let cnt = right.counts.removeFirst()
-        let sk = right.keys.removeFirst()
-        let sr = right.rows.removeFirst()
-        left.children.append(child)
-        left.counts.append(cnt)
-        left.keys.append(n.keys[l])
-        left.rows.append(n.rows[l])
-        n.keys[l] = sk
-        n.rows[l] = sr
-        left.total += cnt
-        right.total -= cnt
+        let takeChild = toRight ? from.children.count - 1 : 0
+        let putChild = toRight ? 0 : to.children.count
+        let cnt = from.counts.remove(at: takeChild)
+        to.children.insert(from.children.remove(at: takeChild), at: putChild)
+        to.counts.insert(cnt, at: putChild)
+        // The separator goes down into `to`; `from`'s key at the boundary comes up in its place.
+        to.keys.insert(n.keys[l], at: put)
+        to.rows.insert(n.rows[l], at: put)
+        n.keys[l] = from.keys.remove(at: take)
+        n.rows[l] = from.rows.remove(at: take)
+        from.total -= cnt
+        to.total += cnt
     }
 
     // MARK: bulk load
