@@ -84,19 +84,13 @@ extension CKDatabase {
     /// Creates and deletes zones: a result per zone.
     public func modifyRecordZones(
         saving recordZonesToSave: [CKRecordZone], deleting recordZoneIDsToDelete: [CKRecordZone.ID]
-    ) async throws -> (
-        saveResults: [CKRecordZone.ID: Result<CKRecordZone, any Error>],
-        deleteResults: [CKRecordZone.ID: Result<Void, any Error>]
-    ) {
+    ) async throws -> ModifyResults<CKRecordZone.ID, CKRecordZone> {
         let r = try await backend.modifyZones(
             saving: recordZonesToSave.map(\.zoneID.cirrus), deleting: recordZoneIDsToDelete.map(\.cirrus))
-        var saves: [CKRecordZone.ID: Result<CKRecordZone, any Error>] = [:]
-        for (zone, item) in zip(recordZonesToSave, r.saved) {
-            saves[zone.zoneID] = item.1.map { CKRecordZone(zoneID: CKRecordZone.ID($0)) }.mapError { $0 }
-        }
-        var deletes: [CKRecordZone.ID: Result<Void, any Error>] = [:]
-        for (id, item) in zip(recordZoneIDsToDelete, r.deleted) { deletes[id] = item.1.mapError { $0 } }
-        return (saves, deletes)
+        return (
+            Self.byID(recordZonesToSave.map(\.zoneID), r.saved.map { $0.1.map { CKRecordZone(zoneID: .init($0)) } }),
+            Self.byID(recordZoneIDsToDelete, r.deleted.map(\.1))
+        )
     }
 
     // MARK: changes
@@ -174,10 +168,7 @@ extension CKDatabase {
     /// Saves and deletes subscriptions: a result per subscription.
     public func modifySubscriptions(
         saving subscriptionsToSave: [CKSubscription], deleting subscriptionIDsToDelete: [CKSubscription.ID]
-    ) async throws -> (
-        saveResults: [CKSubscription.ID: Result<CKSubscription, any Error>],
-        deleteResults: [CKSubscription.ID: Result<Void, any Error>]
-    ) {
+    ) async throws -> ModifyResults<CKSubscription.ID, CKSubscription> {
         let backend = self.backend
         var saves: [CKSubscription.ID: Result<CKSubscription, any Error>] = [:]
         for s in subscriptionsToSave {

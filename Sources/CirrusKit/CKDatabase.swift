@@ -108,16 +108,25 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     public func modifyRecords(
         saving recordsToSave: [CKRecord], deleting recordIDsToDelete: [CKRecord.ID],
         savePolicy: CKModifyRecordsOperation.RecordSavePolicy = .ifServerRecordUnchanged, atomically: Bool = true
-    ) async throws -> (
-        saveResults: [CKRecord.ID: Result<CKRecord, any Error>], deleteResults: [CKRecord.ID: Result<Void, any Error>]
-    ) {
+    ) async throws -> ModifyResults<CKRecord.ID, CKRecord> {
         let (saves, deletes) = try await modifyInOrder(
             saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically)
-        var saveResults: [CKRecord.ID: Result<CKRecord, any Error>] = [:]
-        for (rec, result) in zip(recordsToSave, saves) { saveResults[rec.recordID] = result.mapError { $0 } }
-        var deleteResults: [CKRecord.ID: Result<Void, any Error>] = [:]
-        for (id, result) in zip(recordIDsToDelete, deletes) { deleteResults[id] = result.mapError { $0 } }
-        return (saveResults, deleteResults)
+        return (Self.byID(recordsToSave.map(\.recordID), saves), Self.byID(recordIDsToDelete, deletes))
+    }
+
+    /// What `modifyRecords`, `modifyRecordZones` and `modifySubscriptions` answer: a result
+    /// per item saved, by its ID, and per ID deleted.
+    public typealias ModifyResults<ID: Hashable, Item> = (
+        saveResults: [ID: Result<Item, any Error>], deleteResults: [ID: Result<Void, any Error>]
+    )
+
+    /// `outcomes`, in the order of `ids`, by ID.
+    static func byID<ID: Hashable, Item, Failure: Error>(
+        _ ids: [ID], _ outcomes: [Result<Item, Failure>]
+    ) -> [ID: Result<Item, any Error>] {
+        var out: [ID: Result<Item, any Error>] = [:]
+        for (id, outcome) in zip(ids, outcomes) { out[id] = outcome.mapError { $0 } }
+        return out
     }
 
     /// `modifyRecords` with the results in the order of the items (operations report them so).

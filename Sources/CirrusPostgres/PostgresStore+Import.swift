@@ -88,15 +88,19 @@ public final class PostgresImporter: Sendable {
 
 /// What an import needs of its store, read once at its start.
 struct PostgresStoreSnapshot: Sendable {
-    var tenant: PostgresTenant
-    var address: String
-    var citus: Bool
-    /// What the import's write contexts share (the store's `scope`).
-    var scope: TenantScope
-    var now: Timestamp
-    var registry: PreparedSQL.Registry
+    /// The store; only its constants are read through it.
+    let store: PostgresStore
+    /// Whether the server is Citus (the store's, as it was at the import's start).
+    let citus: Bool
+    /// The time of every record the import writes.
+    let now: Timestamp
 
-    var logger: Logger { scope.logger }
+    var tenant: PostgresTenant { store.tenant }
+    var address: String { store.address }
+    var logger: Logger { store.logger }
+    var registry: PreparedSQL.Registry { store.statements }
+    /// What the import's write contexts share.
+    var scope: TenantScope { store.scope }
 }
 
 extension PostgresStore {
@@ -122,7 +126,7 @@ extension PostgresStore {
         // zones table already; a store used on its own may not).
         if case .private = tenant.database { try await prepareZones() }
         let snapshot = PostgresStoreSnapshot(
-            tenant: tenant, address: address, citus: citus, scope: scope, now: clock(), registry: statements)
+            store: self, citus: citus, now: clock())
         let schema = self.schema
         let tables = self.tables
         // An import is the administrator's long transaction: its statements (a large COPY, the
