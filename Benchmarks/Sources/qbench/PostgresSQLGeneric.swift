@@ -6,7 +6,8 @@
 // tsvector of the SEARCHABLE strings (`to_tsvector('simple', unaccent(…))`: lower case, no
 // diacritics), and per field the index its queries need — a B-tree per QUERYABLE or SORTABLE
 // scalar, GIN per QUERYABLE list and over the tsvector, GiST per QUERYABLE location. Each
-// checked query is translated filter by filter into one statement, run as a prepared statement;
+// checked query is translated filter by filter into one statement selecting the whole record
+// (its name and every field's column, each received and read), run as a prepared statement;
 // a later page of a field sort continues after the previous page's last row (keyset, the
 // values read before timing), of a nearest-first sort with OFFSET on the KNN scan.
 
@@ -232,7 +233,10 @@ final class PostgresSQLGeneric {
             }
             conds.append(tail)
         }
-        var sql = "SELECT record_name FROM \(Self.table(type))"
+        // The whole record, as Cirrus returns whole records and the SQLite peer reads `p.*`:
+        // the name and every field's column (not the tsvector, the search index's input).
+        let columns = ["record_name"] + fields(type).map { Self.col($0.name) }
+        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(Self.table(type))"
         if !conds.isEmpty { sql += " WHERE " + conds.joined(separator: " AND ") }
         if !order.isEmpty {
             // A distance sort is the KNN scan alone (a tie-breaker would end the index's order).
@@ -317,13 +321,22 @@ final class PostgresSQLGeneric {
         throw GenericError(message: "no hand-written SQL for \(f.comparator.rawValue) on \(f.fieldName)")
     }
 
-    /// Runs a statement (prepared) and returns the record names of its rows.
+    /// Runs a statement (prepared) and returns the record names of its rows. Every column of each
+    /// row is received and read (its bytes), as the SQLite peer reads each row whole; the names
+    /// are compared.
     func run(_ s: GenericStatement) async throws -> [String] {
         let rows = try await DynamicStatement.$current.withValue(DynamicStatement.Text(name: s.name, sql: s.sql)) {
             try await peer.client.execute(DynamicStatement(bindings: s.binds), logger: PostgresSQLPeer.logger)
         }
         var out: [String] = []
-        for try await r in rows { out.append(try r.decode(String.self)) }
+        var bytes = 0
+        for try await r in rows {
+            for cell in r {
+                if cell.columnIndex == 0 { out.append(try cell.decode(String.self)) }
+                bytes &+= cell.bytes?.readableBytes ?? 0
+            }
+        }
+        if bytes < 0 { out.append("") }  // never: keeps the cells' reads
         return out
     }
 }
