@@ -7,7 +7,7 @@
 // diacritics), and per field the index its queries need — a B-tree per QUERYABLE or SORTABLE
 // scalar, GIN per QUERYABLE list and over the tsvector, GiST per QUERYABLE location. Each
 // checked query is translated filter by filter into one statement selecting the whole record
-// (its name and every field's column, each received and read), run as a prepared statement;
+// (its name and every field's column), run as a prepared statement;
 // a later page of a field sort continues after the previous page's last row (keyset, the
 // values read before timing), of a nearest-first sort with OFFSET on the KNN scan.
 
@@ -321,22 +321,17 @@ final class PostgresSQLGeneric {
         throw GenericError(message: "no hand-written SQL for \(f.comparator.rawValue) on \(f.fieldName)")
     }
 
-    /// Runs a statement (prepared) and returns the record names of its rows. Every column of each
-    /// row is received and read (its bytes), as the SQLite peer reads each row whole; the names
-    /// are compared.
+    /// Runs a statement (prepared) and returns the record names of its rows (the first column;
+    /// the rest of each row, every field, is received whole, as the SQLite peer reads each row
+    /// whole). The names are what is compared.
     func run(_ s: GenericStatement) async throws -> [String] {
         let rows = try await DynamicStatement.$current.withValue(DynamicStatement.Text(name: s.name, sql: s.sql)) {
             try await peer.client.execute(DynamicStatement(bindings: s.binds), logger: PostgresSQLPeer.logger)
         }
         var out: [String] = []
-        var bytes = 0
         for try await r in rows {
-            for cell in r {
-                if cell.columnIndex == 0 { out.append(try cell.decode(String.self)) }
-                bytes &+= cell.bytes?.readableBytes ?? 0
-            }
+            for cell in r where cell.columnIndex == 0 { out.append(try cell.decode(String.self)) }
         }
-        if bytes < 0 { out.append("") }  // never: keeps the cells' reads
         return out
     }
 }
