@@ -235,6 +235,21 @@ struct TableLayout: Sendable, Hashable {
         } + (hasAssets ? ["ALTER TABLE \(qualifiedTable) ADD COLUMN IF NOT EXISTS asset_refs text[]"] : [])
     }
 
+    /// The predicate of the public database's B-tree on `field`: its rows, written as
+    /// `tenant IN (<public key>, <public key>#<field>)`. The second key is no tenant's (a public
+    /// key ends in `/public`, a private one holds `/private:`); it only makes each index's
+    /// predicate a clause of its own. PostgreSQL leaves a bitmap path out of an AND when one of
+    /// its index-predicate clauses equals one of the paths already chosen
+    /// (`choose_bitmap_and`), so B-trees that shared `tenant = <public key>` were never ANDed:
+    /// `timezone == … AND population > …` read one and filtered the other on the heap. A page's
+    /// `tenant = <public key>` implies each of these predicates, and the planner proves it.
+    /// (Indexes made with the shared predicate were named `<field>.public`; a store that
+    /// connects replaces them: `PostgresStore.start`.)
+    func publicPredicate(_ field: String) -> String {
+        let marker = "'" + SQLName.doubling("'", in: publicTenantKey + "#" + field) + "'"
+        return "tenant IN (\(publicTenant), \(marker))"
+    }
+
     /// The indexes the options ask for, by name → `CREATE INDEX IF NOT EXISTS` statement.
     var indexes: [String: String] {
         var out: [String: String] = [:]
@@ -250,10 +265,7 @@ struct TableLayout: Sendable, Hashable {
                 // Two partial B-trees that split the rows: the public database's without the
                 // tenant (about half the pages: a shared database is where the large tables
                 // are), the private databases' led by it. (A "." never occurs in a field name.)
-                // Neither lets PostgreSQL AND two B-trees of one conjunction: it drops a bitmap
-                // path whose clauses, or whose partial-index predicate, the paths already
-                // chosen imply (`choose_bitmap_and`) — `tenant = $1`, or the shared predicate.
-                add(c.field + ".public", "(\(c.sql)) WHERE tenant = \(publicTenant)")
+                add(c.field + ".pub", "(\(c.sql)) WHERE \(publicPredicate(c.field))")
                 add(c.field + ".private", "(tenant, \(c.sql)) WHERE tenant <> \(publicTenant)")
             }
         }

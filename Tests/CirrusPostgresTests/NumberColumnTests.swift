@@ -98,6 +98,48 @@ struct PostgresNumberColumnTests {
         await store.close()
     }
 
+    /// The public database's B-trees each have a predicate clause of their own (PostgreSQL ANDs
+    /// two bitmap paths only when no predicate clause of one equals one of the other:
+    /// TableLayout.publicPredicate); ones made with the shared `tenant = <public key>` are
+    /// replaced when a store connects, and queries answer as before.
+    @Test func publicBTreesHavePredicatesOfTheirOwnAndOldOnesAreReplacedAtConnect() async throws {
+        let container = PG.freshContainer("predicates")
+        let store = try await PG.store(container)
+        try await store.apply(schema: Self.schema)
+        _ = try await store.modify(
+            saving: [Self.record("a", 1, 0.5, [1]), Self.record("b", 2, 2.5, [3]), Self.record("c", 3, 0.5, [])],
+            policy: .allKeys, atomically: true)
+        let namespace = store.tenant.namespace
+        let key = store.tenant.publicKey
+        await store.close()
+        let table = "\"\(namespace)\".\"r_Reading\""
+        try await Shards.withConnection(PG.url!) { c in
+            // The public B-trees as the version before made them: one predicate for all.
+            for (name, _) in try await Self.indexes(namespace) where name.hasSuffix(".pub") {
+                try await Shards.exec(c, "DROP INDEX \"\(namespace)\".\"\(name)\"")
+            }
+            for f in ["count", "ratio"] {
+                try await Shards.exec(
+                    c, "CREATE INDEX \"i_r_Reading_\(f).public\" ON \(table) (f_\(f)) WHERE tenant = '\(key)'")
+            }
+        }
+        let reopened = try await PG.store(container)
+        let indexes = try await Self.indexes(namespace)
+        #expect(indexes.keys.filter { $0.hasSuffix(".public") }.isEmpty)
+        let predicates = ["count", "ratio"].compactMap { f -> String? in
+            guard let definition = indexes["i_r_Reading_\(f).pub"], let at = definition.range(of: " WHERE ") else {
+                return nil
+            }
+            return String(definition[at.upperBound...])
+        }
+        #expect(predicates.count == 2)
+        #expect(Set(predicates).count == 2)  // no clause in common
+        #expect(predicates.allSatisfy { $0.contains("'\(key)'::text") })
+        #expect(try await Self.names(reopened, "count > 1 AND ratio == 0.5") == ["c"])
+        #expect(try await Self.names(reopened, "count < 3 AND ratio > 0") == ["a", "b"])
+        await reopened.close()
+    }
+
     @Test func aTableMadeWithNumericColumnsIsRetypedAtConnect() async throws {
         let container = PG.freshContainer("numeric")
         let store = try await PG.store(container)
@@ -136,7 +178,9 @@ struct PostgresNumberColumnTests {
         let indexes = try await Self.indexes(namespace)
         #expect(indexes["i_r_Reading_count"] == nil)
         let key = reopened.tenant.publicKey
-        #expect(indexes["i_r_Reading_count.public"]?.contains("(f_count) WHERE (tenant = '\(key)'::text)") == true)
+        #expect(
+            indexes["i_r_Reading_count.pub"]?.contains(
+                "(f_count) WHERE (tenant = ANY (ARRAY['\(key)'::text, '\(key)#count'::text]))") == true)
         #expect(
             indexes["i_r_Reading_count.private"]?.contains("(tenant, f_count) WHERE (tenant <> '\(key)'::text)") == true
         )

@@ -116,6 +116,7 @@ struct DataFileRun {
         // The queries read what a reopened container reads — mapped data segments — unless
         // --keep-delta asks for the in-memory delta a container holds until its next checkpoint.
         if !command.keepDelta { try cirrus.container.checkpoint() }
+        let layersAfterImport = cirrus.container.statistics().tableLayers
         progress.done()
         if !refused.isEmpty {
             // SQLite gets only what Cirrus accepted, so both hold the same records.
@@ -281,6 +282,10 @@ struct DataFileRun {
                 ])
             for r in try await command.runRead(suite, progress: progress, report: &report) { command.add(&report, r) }
         }
+        let stats = cirrus.container.statistics()
+        print(
+            "Cirrus: \(layersAfterImport) table layers after the import, \(stats.tableLayers) at the end, "
+                + "\(stats.readMerges) read-triggered merges")
         try cirrus.close()
         await pg?.close()
         await hand?.peer.close()
