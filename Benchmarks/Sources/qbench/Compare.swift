@@ -172,6 +172,12 @@ struct Compare: AsyncParsableCommand {
             failed = failed || !r.agreementFailures.isEmpty
             reports.append(r)
         }
+        for i in reports.indices {
+            reports[i].summary = RunSummary(reports[i].results)
+            guard let summary = reports[i].summary else { continue }
+            let what = reports[i].data.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "\(reports[i].size) places"
+            print("\n\(what): " + summary.lines.joined(separator: "\n  "))
+        }
         try write(reports)
         if failed {
             print("\nFAILED: the engines disagree (see above).")

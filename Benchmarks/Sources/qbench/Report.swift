@@ -108,6 +108,72 @@ struct RunReport: Codable {
     var postgres: String? = nil
     /// The `--data` file of a run on real records (nil: generated places).
     var data: String? = nil
+    /// The read suites' figures in one line each (``RunSummary``), set when the run ends.
+    var summary: RunSummary? = nil
+}
+
+/// A run's read suites summed up: the geometric mean of the speedups over SQLite and the lowest,
+/// and with `--postgres` Cirrus-on-PostgreSQL against the hand-written SQL (issue 52's ≤ 1.5×).
+/// Read suites are every suite but the loads, reopens and the writer beside readers (a
+/// generated run's parse + check counts: it is the cost every query pays).
+struct RunSummary: Codable, Equatable {
+    var readSuites: Int
+    var geometricMeanSpeedup: Double
+    var lowest: String
+    var lowestSpeedup: Double
+    /// Read suites where SQLite was faster, and where Cirrus was less than 1.5× faster.
+    var behindSQLite: Int
+    var under1_5: Int
+    var postgresVsSQLGeometricMean: Double? = nil
+    var postgresWithin1_5: Int? = nil
+    var postgresCompared: Int? = nil
+    var postgresWorst: String? = nil
+    var postgresWorstRatio: Double? = nil
+
+    /// Suites that are not reads.
+    static let notReads: Set<String> = ["ingest", "bulk", "reopen", "reopen-process", "mixed"]
+
+    /// The summary of `results`, nil when none is a read suite with a speedup.
+    init?(_ results: [SuiteResult]) {
+        let reads = results.filter { !Self.notReads.contains($0.suite) }
+        let timed = reads.compactMap { r in r.speedup.flatMap { $0 > 0 && $0.isFinite ? (r.title, $0) : nil } }
+        guard let low = timed.min(by: { $0.1 < $1.1 }) else { return nil }
+        readSuites = timed.count
+        geometricMeanSpeedup = Self.geometricMean(timed.map(\.1))
+        lowest = low.0
+        lowestSpeedup = low.1
+        behindSQLite = timed.filter { $0.1 < 1 }.count
+        under1_5 = timed.filter { $0.1 < 1.5 }.count
+        let pg = reads.compactMap { r in r.postgresVsSQL.flatMap { $0 > 0 && $0.isFinite ? (r.title, $0) : nil } }
+        if let worst = pg.max(by: { $0.1 < $1.1 }) {
+            postgresVsSQLGeometricMean = Self.geometricMean(pg.map(\.1))
+            postgresWithin1_5 = pg.filter { $0.1 <= 1.5 }.count
+            postgresCompared = pg.count
+            postgresWorst = worst.0
+            postgresWorstRatio = worst.1
+        }
+    }
+
+    static func geometricMean(_ xs: [Double]) -> Double {
+        xs.isEmpty ? 0 : exp(xs.reduce(0) { $0 + log($1) } / Double(xs.count))
+    }
+
+    /// The summary as printed at the end of a run.
+    var lines: [String] {
+        let r = Table.ratio
+        var out = [
+            "read suites: \(readSuites), geometric mean \(r(geometricMeanSpeedup)) SQLite; lowest \(r(lowestSpeedup)) "
+                + "(\(lowest)); behind SQLite: \(behindSQLite), under 1.5×: \(under1_5)"
+        ]
+        if let g = postgresVsSQLGeometricMean, let n = postgresWithin1_5, let c = postgresCompared,
+            let w = postgresWorst, let x = postgresWorstRatio
+        {
+            out.append(
+                "Cirrus-on-PostgreSQL / hand-written SQL: geometric mean \(r(g)), within 1.5× on \(n) of \(c); "
+                    + "worst \(r(x)) (\(w))")
+        }
+        return out
+    }
 }
 
 enum Table {
