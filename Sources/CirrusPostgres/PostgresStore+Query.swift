@@ -165,11 +165,11 @@ extension PostgresStore {
         var knnMetres: Double?
     }
 
-    /// Runs a page's statement (prepared) and decodes its rows.
+    /// Runs a page's statement (prepared, unless it `plansPerCall`) and decodes its rows.
     func fetch(_ t: TranslatedQuery, _ recordType: String) async throws(CirrusError) -> [PageRow] {
         let sql = t.sql
         let binds = t.builder.binds
-        let registry = statements
+        let registry = t.plansPerCall ? nil : statements
         let logger = self.logger
         let knn = t.knn
         let raw = try await run("querying \(recordType) of \(tenant.key)", retryRead: true) { client in

@@ -77,12 +77,12 @@ enum PreparedSQL {
 }
 
 extension PostgresConnection {
-    /// Runs `sql` with `binds` as a prepared statement (when `registry` allows; otherwise as the
-    /// unnamed statement) and returns its rows.
+    /// Runs `sql` with `binds` as a prepared statement (when `registry` is given and allows;
+    /// otherwise as the unnamed statement, planned with these values) and returns its rows.
     func run(
-        _ sql: String, _ binds: PostgresBindings, registry: PreparedSQL.Registry, logger: Logger
+        _ sql: String, _ binds: PostgresBindings, registry: PreparedSQL.Registry?, logger: Logger
     ) async throws -> [PostgresRow] {
-        guard let name = registry.name(for: sql) else {
+        guard let name = registry?.name(for: sql) else {
             return try await query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
         }
         let rows = try await PreparedSQL.Dynamic.$current.withValue(PreparedSQL.Text(name: name, sql: sql)) {
@@ -97,7 +97,7 @@ extension PostgresClient {
     /// `PostgresConnection.run`) and returns its rows. The connection is held until every row is
     /// read, as the pool's own `execute` and `query` hold it until their row sequence ends.
     func run(
-        _ sql: String, _ binds: PostgresBindings, registry: PreparedSQL.Registry, logger: Logger
+        _ sql: String, _ binds: PostgresBindings, registry: PreparedSQL.Registry?, logger: Logger
     ) async throws -> [PostgresRow] {
         try await withConnection { conn in
             try await conn.run(sql, binds, registry: registry, logger: logger)

@@ -41,6 +41,9 @@ struct TranslatedQuery {
     /// Rows come in the KNN scan's order (PostGIS's sphere distance, a third column, metres),
     /// not the query's: the caller sorts them by the exact key and checks the page.
     var knn = false
+    /// Planned at each call with its values (the unnamed statement), not prepared:
+    /// ``QueryTranslator/plansPerCall(_:)``.
+    var plansPerCall = false
 }
 
 /// Where a page starts: the previous page's last row.
@@ -102,7 +105,29 @@ enum QueryTranslator {
             ORDER BY \(order.joined(separator: ", "))
             LIMIT \(limit)
             """
-        return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count)
+        return TranslatedQuery(builder: b, sql: sql, keyCount: keys.count, plansPerCall: plansPerCall(q))
+    }
+
+    /// Whether a page is planned at each call rather than prepared. PostgreSQL plans a prepared
+    /// statement's later runs without its parameters' values (its generic plan), estimating a
+    /// range between two parameters at 0.5% of the rows whatever they are. On a page sorted by
+    /// the field of such a range (BEGINSWITH, or a lower and an upper bound) with another filter
+    /// beside it, that estimate is what chooses between walking the sort field's index and
+    /// ANDing the filters' indexes then sorting what they match, and either can be 20× the
+    /// other: `name BEGINSWITH 'lib' AND section == 'libs'` sorted by name (Debian's packages)
+    /// took 12–18 ms on its generic plan, an AND and a sort of 5 978 rows estimated at 5, against
+    /// 0.6 ms planned with its values (0.4 ms of it planning). Such a page pays that planning
+    /// at every call (docs/scale-out.md, "Speed").
+    static func plansPerCall(_ q: Query) -> Bool {
+        guard case .filters(let fs) = q.predicate, case .field(let sorted, _)? = q.sortDescriptors.first else {
+            return false
+        }
+        let onSorted = fs.filter { $0.fieldName == sorted }
+        guard onSorted.count < fs.count else { return false }  // no other filter
+        if onSorted.contains(where: { $0.comparator == .beginsWith }) { return true }
+        let lower = onSorted.contains { $0.comparator == .greaterThan || $0.comparator == .greaterThanOrEquals }
+        let upper = onSorted.contains { $0.comparator == .lessThan || $0.comparator == .lessThanOrEquals }
+        return lower && upper
     }
 
     /// The page's first conditions: the tenant, the zone when given, and the predicate's filters

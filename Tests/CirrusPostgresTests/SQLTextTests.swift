@@ -9,6 +9,50 @@ import Testing
 @Suite struct SQLTextTests {
     /// ANALYZE as the records written double (PostgresStore+Growth.swift): first at
     /// `TableGrowth.first`, then each time the count since reaches the count analyzed.
+    /// Pages planned at each call (QueryTranslator.plansPerCall): sorted by a field that has a
+    /// range between two values (BEGINSWITH, or a lower and an upper bound) beside another filter
+    /// — where a generic plan's fixed estimate of the range picks the plan. The rest are prepared.
+    @Test func pagesSortedByARangesFieldBesideAnotherFilterArePlannedAtEachCall() {
+        func f(_ field: String, _ c: Comparator, _ v: FieldValue = .string("a")) -> QueryFilter {
+            QueryFilter(fieldName: field, comparator: c, fieldValue: v)
+        }
+        let byName: [SortDescriptor] = [.field("name", ascending: true)]
+        let cases: [(QueryPredicate, [SortDescriptor], Bool)] = [
+            (.filters([f("name", .beginsWith), f("section", .equals)]), byName, true),
+            (.filters([f("section", .equals), f("name", .beginsWith)]), [.field("name", ascending: false)], true),
+            (
+                .filters([f("name", .greaterThanOrEquals), f("name", .lessThan), f("size", .greaterThan, .int64(1))]),
+                byName, true
+            ),
+            (
+                .filters([f("name", .greaterThan), f("name", .lessThanOrEquals), f("tags", .listContains)]), byName,
+                true
+            ),
+            // The range alone: nothing to AND it with, the walk is the only index plan.
+            (.filters([f("name", .beginsWith)]), byName, false),
+            (.filters([f("name", .greaterThan), f("name", .lessThan)]), byName, false),
+            // One bound: the generic estimate of one inequality is a third of the rows, not 0.5%.
+            (.filters([f("name", .greaterThan), f("section", .equals)]), byName, false),
+            // The range is not on the sort field, or there is no sort.
+            (.filters([f("name", .beginsWith), f("section", .equals)]), [.field("section", ascending: true)], false),
+            (.filters([f("name", .beginsWith), f("section", .equals)]), [], false),
+            (
+                .filters([f("name", .beginsWith), f("section", .equals)]),
+                [.distance(field: "location", from: Location(latitude: 0, longitude: 0))], false
+            ),
+            (.all, byName, false),
+            // A second sort key does not count: the first decides which index can give the order.
+            (
+                .filters([f("name", .beginsWith), f("section", .equals)]),
+                [.field("section", ascending: true), .field("name", ascending: true)], false
+            ),
+        ]
+        for (i, (predicate, sort, expected)) in cases.enumerated() {
+            let q = Query(recordType: "Package", predicate: predicate, sortDescriptors: sort)
+            #expect(QueryTranslator.plansPerCall(q) == expected, "case \(i)")
+        }
+    }
+
     @Test func tablesAreAnalyzedEachTimeTheRecordsDouble() {
         var g = TableGrowth()
         var analyzedAt: [Int] = []
