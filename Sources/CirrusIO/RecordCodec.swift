@@ -380,7 +380,31 @@ public enum RecordCodec {
     /// Moves past one tagged value without building it (structure is still checked).
     static func skipValue(_ r: inout ByteReader) throws(CodecError) {
         let (scalar, count) = try valueHead(&r)
-        for _ in 0..<count { try skipBody(scalar, &r) }
+        var left = count
+        if count > 1, scalar == .string || scalar == .bytes { left = skipShortBodies(count, &r) }
+        for _ in 0..<left { try skipBody(scalar, &r) }
+    }
+
+    /// Moves past the leading bodies of a list of `count` length-prefixed strings or bytes whose
+    /// length is below 128 (a one-byte prefix) and that lie within the buffer, reading only the
+    /// prefixes; returns how many bodies are left, from the first that is not such a body. The
+    /// caller skips those as any body, which checks them and names any damage where it is. (A
+    /// city's alternate names, dozens to hundreds of short strings before its `country` and
+    /// `name`, were skipped one `skipBody` each: most of reading a sort key from such a row.)
+    @inline(__always)
+    static func skipShortBodies(_ count: UInt64, _ r: inout ByteReader) -> UInt64 {
+        let b = r.buffer
+        let end = b.count
+        var o = r.offset
+        var left = count
+        while left > 0, o < end {
+            let n = Int(b[o])
+            guard n < 0x80, n < end - o else { break }
+            o += 1 + n
+            left -= 1
+        }
+        r.offset = o
+        return left
     }
 
     /// Reads a tagged value's tag (and a list's count): its scalar type and how many bodies

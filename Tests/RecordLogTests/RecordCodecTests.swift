@@ -217,6 +217,63 @@ import Testing
         }
     }
 
+    /// Skipping a list of strings or bytes (`skipValue`, whose leading short bodies are passed
+    /// over by their one-byte prefixes alone) ends where skipping body by body ends, or fails
+    /// with the same error at the same offset: lists of short, long (two-byte prefix) and empty
+    /// bodies, cut anywhere or with a byte changed.
+    @Test func skippingAListEndsWhereSkippingEachBodyEnds() {
+        let seed = TestSeed.next()
+        print("RecordCodecTests.skippingAListEndsWhereSkippingEachBodyEnds seed \(seed)")
+        var g = SeededRandom(seed: seed)
+        func reference(_ bytes: [UInt8]) -> Result<Int, CodecError> {
+            bytes.withUnsafeBytes { b in
+                var r = ByteReader(b)
+                do throws(CodecError) {
+                    let (scalar, count) = try RecordCodec.valueHead(&r)
+                    for _ in 0..<count { try RecordCodec.skipBody(scalar, &r) }
+                    return .success(r.offset)
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        func skipped(_ bytes: [UInt8]) -> Result<Int, CodecError> {
+            bytes.withUnsafeBytes { b in
+                var r = ByteReader(b)
+                do throws(CodecError) {
+                    try RecordCodec.skipValue(&r)
+                    return .success(r.offset)
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        for i in 0..<3000 {
+            let kind: ScalarType = g.below(2) == 0 ? .string : .bytes
+            let items: [FieldValue] = (0..<g.below(40) + 2).map { _ in
+                let n = [0, 1, 5, 126, 127, 128, 300][g.below(7)]
+                return kind == .string
+                    ? .string(String(repeating: "é", count: n / 2) + String(repeating: "a", count: n % 2))
+                    : .bytes((0..<n).map { _ in UInt8(g.below(256)) })
+            }
+            var w = ByteWriter()
+            RecordCodec.encodeValue(.list(items), into: &w)
+            var bytes = w.bytes + [0xFF, 0x01]  // bytes after the value are not part of it
+            switch g.below(3) {
+            case 0: break
+            case 1: bytes = Array(bytes.prefix(g.below(bytes.count)))
+            default: bytes[g.below(bytes.count)] ^= UInt8(1 << g.below(8))
+            }
+            let (a, b) = (reference(bytes), skipped(bytes))
+            switch (a, b) {
+            case (.success(let x), .success(let y)): #expect(x == y, "seed \(seed) list \(i)")
+            case (.failure(let x), .failure(let y)):
+                #expect(x.offset == y.offset && x.message == y.message, "seed \(seed) list \(i): \(x) / \(y)")
+            default: Issue.record("seed \(seed) list \(i): \(a) against \(b)")
+            }
+        }
+    }
+
     @Test func damagedPayloadsThrowNeverCrash() {
         let seed = TestSeed.next()
         print("RecordCodecTests.damagedPayloadsThrowNeverCrash seed \(seed)")
