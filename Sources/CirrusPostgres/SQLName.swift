@@ -32,6 +32,9 @@ enum SQLName {
     /// `"name"` with embedded quotes doubled: safe in any SQL position an identifier goes.
     static func quote(_ name: String) -> String { "\"" + doubling("\"", in: name) + "\"" }
 
+    /// `text` as a standard SQL string literal: in single quotes, each quote doubled.
+    static func literal(_ text: String) -> String { "'" + doubling("'", in: text) + "'" }
+
     /// `text` with every `mark` written twice, scalar by scalar. (`replacingOccurrences` compares
     /// characters: a quote followed by a combining mark is another character, and stayed single.)
     static func doubling(_ mark: Unicode.Scalar, in text: String) -> String {

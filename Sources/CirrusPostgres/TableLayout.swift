@@ -204,7 +204,7 @@ struct TableLayout: Sendable, Hashable {
         sortedColumns = cols.values.sorted { compareUTF8($0.field, $1.field) < 0 }
         qualifiedTable = SQLName.qualified(namespace, table)
         publicTenantKey = publicTenant
-        self.publicTenant = "'" + SQLName.doubling("'", in: publicTenant) + "'"
+        self.publicTenant = SQLName.literal(publicTenant)
         fieldNames = Set(schema.fields.keys)
         searchableFields = schema.sortedFields.filter { $0.options.contains(.searchable) && $0.type.scalar == .string }
             .map(\.name)
@@ -246,8 +246,7 @@ struct TableLayout: Sendable, Hashable {
     /// (Indexes made with the shared predicate were named `<field>.public`; a store that
     /// connects replaces them: `PostgresStore.start`.)
     func publicPredicate(_ field: String) -> String {
-        let marker = "'" + SQLName.doubling("'", in: publicTenantKey + "#" + field) + "'"
-        return "tenant IN (\(publicTenant), \(marker))"
+        "tenant IN (\(publicTenant), \(SQLName.literal(publicTenantKey + "#" + field)))"
     }
 
     /// The indexes the options ask for, by name → `CREATE INDEX IF NOT EXISTS` statement.
@@ -265,6 +264,8 @@ struct TableLayout: Sendable, Hashable {
                 // Two partial B-trees that split the rows: the public database's without the
                 // tenant (about half the pages: a shared database is where the large tables
                 // are), the private databases' led by it. (A "." never occurs in a field name.)
+                // The private ones never AND with each other: they all lead with `tenant = $1`
+                // (publicPredicate says why that keeps PostgreSQL from ANDing them).
                 add(c.field + ".pub", "(\(c.sql)) WHERE \(publicPredicate(c.field))")
                 add(c.field + ".private", "(tenant, \(c.sql)) WHERE tenant <> \(publicTenant)")
             }

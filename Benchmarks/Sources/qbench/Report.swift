@@ -116,7 +116,7 @@ struct RunReport: Codable {
 /// and with `--postgres` Cirrus-on-PostgreSQL against the hand-written SQL (issue 52's ≤ 1.5×).
 /// Read suites are every suite but the loads, reopens and the writer beside readers (a
 /// generated run's parse + check counts: it is the cost every query pays).
-struct RunSummary: Codable, Equatable {
+struct RunSummary: Codable {
     var readSuites: Int
     var geometricMeanSpeedup: Double
     var lowest: String
