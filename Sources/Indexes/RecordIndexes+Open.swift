@@ -130,14 +130,16 @@ extension RecordIndexes {
     /// The fields with a column in at least one base layer.
     public var columnFields: [String] { parts.contents.columns.map(\.field) }
 
-    /// The share of the rows (0–1) whose values of `field` come from columns: the base rows'
-    /// share when every base layer has a column of the field, else 0 (a planner estimate:
-    /// removed and overlaid base rows are not told apart).
+    /// The share of the rows (0–1) whose values of `field` come from columns: the share of the
+    /// base rows whose columns hold their value (not their row only) when every base layer has
+    /// a column of the field, else 0 (a planner estimate: removed and overlaid base rows are not
+    /// told apart).
     public func columnShare(_ field: String) -> Double {
-        let columns = parts.contents.columns
-        guard rowCount > 0, columns.contains(where: { $0.field == field && !$0.layers.contains { $0 == nil } })
+        guard rowCount > 0, let column = parts.contents.columns.first(where: { $0.field == field }),
+            !column.layers.contains(where: { $0 == nil })
         else { return 0 }
-        return min(1, Double(parts.contents.baseLayers.rowCount) / Double(rowCount))
+        let held = column.layers.reduce(0) { $0 + ($1?.inRowCount ?? 0) }
+        return min(1, Double(max(0, parts.contents.baseLayers.rowCount - held)) / Double(rowCount))
     }
 
     /// A reader of `selection`'s values from the base layers' columns, the columns found once

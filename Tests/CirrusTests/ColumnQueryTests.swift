@@ -1,7 +1,8 @@
-// Columns (Sources/Indexes/StaticColumn.swift): filters and sort keys on int64, double and date
-// fields of base rows read the layers' columns instead of the rows' bytes. Queries over several
-// checkpointed layers — rows deleted, updated in place (an ordered field only), replaced, added
-// to the delta; values absent, negative, fractional — answer exactly as a container that never
+// Columns (Sources/Indexes/StaticColumn.swift): filters and sort keys on int64, double, date and
+// string fields of base rows read the layers' columns instead of the rows' bytes. Queries over
+// several checkpointed layers — rows deleted, updated in place (an ordered field only), replaced,
+// added to the delta; values absent, negative, fractional; strings numbered, copied into the
+// heap, or too long and read from their rows — answer exactly as a container that never
 // checkpointed the same records.
 
 import CirrusTestSupport
@@ -20,6 +21,15 @@ import Testing
         if rng.chance(0.8) { f["d"] = .double(Double(rng.below(2001)) / 8 - 125) }
         if rng.chance(0.8) { f["t"] = .date(Timestamp(millisecondsSince1970: Int64(rng.below(50)) * 86_400_000 - 10)) }
         if rng.chance(0.5) { f["list"] = .list([.int64(Int64(rng.below(5))), .int64(Int64(rng.below(5)))]) }
+        // Strings of every kind a column holds: numbered (few), copied into the heap (a second
+        // spelling of one text), held in the row (too long to copy).
+        switch rng.below(5) {
+        case 0: f["label"] = .string("L\(rng.below(60))")
+        case 1: f["label"] = .string(rng.chance(0.5) ? "caf\u{E9} \(i % 3)" : "cafe\u{301} \(i % 3)")
+        case 2: f["label"] = .string("L\(rng.below(60)) " + String(repeating: "long ", count: 30))
+        case 3: f["label"] = .string("L\(i)")
+        default: break
+        }
         return rec("r\(i)", "Item", f)
     }
 
@@ -78,6 +88,18 @@ import Testing
             #expect(table.values(RowID(row), of: sel, columns: columns, into: &out))
             #expect(out == [r["i"], r["d"], r["t"], r["name"]], "seed \(seed): row \(row)")
         }
+        // A label too long to copy is read from its row, every other one from its column.
+        let labels = try #require(table.parts.indexes.columnReader(FieldSelection(["label"])))
+        for row in base {
+            let r = try #require(table.record(RowID(row)))
+            guard case .string(let label)? = r["label"] else { continue }
+            let long = label.hasSuffix("long ")  // 155 bytes or more: more than a column copies
+            #expect(labels.values(row, into: &out) == !long, "seed \(seed): row \(row)")
+            if !long { #expect(out == [r["label"]], "seed \(seed): row \(row)") }
+            let sel = FieldSelection(["label", "i"])
+            #expect(table.values(RowID(row), of: sel, columns: table.parts.indexes.columnReader(sel), into: &out))
+            #expect(out == [.string(label), r["i"]], "seed \(seed): row \(row)")
+        }
         let queries = [
             RecordQuery(recordType: "Item", predicate: "name == 'item 3' AND i > 0"),
             RecordQuery(recordType: "Item", predicate: "name BEGINSWITH 'item' AND d < 0"),
@@ -99,6 +121,13 @@ import Testing
             RecordQuery(
                 recordType: "Item", predicate: "list CONTAINS 3 AND i < 3",
                 sortDescriptors: [.field("v", ascending: true)]),
+            RecordQuery(
+                recordType: "Item", predicate: "label BEGINSWITH 'L1' AND i > 0",
+                sortDescriptors: [.field("label", ascending: true)]),
+            RecordQuery(
+                recordType: "Item", predicate: "i > -10", sortDescriptors: [.field("label", ascending: false)]),
+            RecordQuery(recordType: "Item", predicate: "label == 'caf\u{E9} 1' AND d < 50"),
+            RecordQuery(recordType: "Item", predicate: "v >= 0 AND label > 'L3'"),
         ]
         // Ordered streams whose pages are large enough to read their sort values from columns
         // (`StreamState.sortKeys`), and small ones that read them through the records.

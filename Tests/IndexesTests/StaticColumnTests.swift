@@ -4,8 +4,9 @@ import Testing
 
 @testable import Indexes
 
-/// `StaticColumn`: every value round-trips (absent, int64, double, date; extremes), anything
-/// else has no column, and a damaged section is refused, never read past its end.
+/// `StaticColumn`: every value round-trips (absent, int64, double, date, strings from the
+/// dictionary and the heap; extremes), anything else has no column, strings too long to copy are
+/// left in their rows, and a damaged section is refused, never read past its end.
 @Suite struct StaticColumnTests {
     func open(_ bytes: [UInt8]) throws(IndexSectionError) -> (StaticColumn, Bytes) {
         let b = Bytes(bytes)
@@ -82,29 +83,64 @@ import Testing
         withExtendedLifetime(keep) {}
     }
 
-    @Test func onlyScalarsAndFewDistinctStringsHaveAColumn() {
+    @Test func onlyScalarsHaveAColumn() {
         #expect(StaticColumn.encode([.list([.int64(1)])]) == nil)
         #expect(StaticColumn.encode([.bytes([1])]) == nil)
         #expect(StaticColumn.encode([nil, nil]) != nil)
-        let many = (0...StaticColumn.maxStrings).map { FieldValue.string("s\($0)") }
-        #expect(StaticColumn.encode(Array(many.dropLast())) != nil)
-        #expect(StaticColumn.encode(many) == nil)
-        // Equal as Swift strings, different bytes: a column would return one for the other.
-        #expect(StaticColumn.encode([.string("caf\u{E9}"), .string("cafe\u{301}")]) == nil)
+        // Rows mostly holding strings too long to copy: no column (the rows hold them).
+        let long = String(repeating: "x", count: StaticColumn.maxHeapString + 1)
+        #expect(StaticColumn.encode([.string(long), .string(long), .string("a")]) == nil)
+        #expect(StaticColumn.encode([.string(long), .string("b"), .string("a")]) != nil)
+    }
+
+    /// Strings past the dictionary (more distinct ones than it numbers, a second spelling of one
+    /// text) are read back from the heap byte for byte; strings too long to copy are held in
+    /// their rows — the reader says so and reads nothing. A column that needs neither is written
+    /// as the version before the heap.
+    @Test func stringsPastTheDictionaryComeFromTheHeapAndLongOnesFromTheRow() throws {
+        let long = String(repeating: "é", count: StaticColumn.maxHeapString / 2 + 1)  // 2 bytes each
+        var values: [FieldValue?] = (0...StaticColumn.maxStrings + 50).map { .string("s\($0)") }
+        values += [
+            .string("caf\u{E9}"), .string("cafe\u{301}"), .string("caf\u{E9}"), .string(long), nil,
+            .string(String(repeating: "z", count: StaticColumn.maxHeapString)), .string("s7"), .int64(3),
+        ]
+        let bytes = try #require(StaticColumn.encode(values))
+        #expect(Array(bytes.prefix(8)) == Array(StaticColumn.heapMagic.utf8))
+        let (c, keep) = try open(bytes)
+        #expect(c.count == values.count && c.strings.values.count == StaticColumn.maxStrings && c.inRowCount == 1)
+        let slot = try #require(c.slot)
+        for (i, v) in values.enumerated() {
+            var out: [FieldValue?] = []
+            let read = slot.read(i, into: &out)
+            if v == .string(long) {
+                #expect(!read && out.isEmpty, "row \(i) is held in its row")
+                continue
+            }
+            #expect(read && out.count == 1, "row \(i)")
+            #expect(out.first == v, "row \(i)")
+            if case .string(let want)? = v, case .string(let got)?? = out.first {
+                #expect(Array(got.utf8) == Array(want.utf8), "row \(i): the same bytes")
+            }
+        }
+        withExtendedLifetime(keep) {}
+        let plain = try #require(StaticColumn.encode([.string("a"), .int64(1), nil]))
+        #expect(Array(plain.prefix(8)) == Array(StaticColumn.magic.utf8))
     }
 
     /// A column built from parts joined in order is byte for byte the column of one pass: the
-    /// parts' dictionaries are renumbered, and what one pass refuses (too many strings over all
-    /// parts, two spellings in different parts, a list) the join refuses.
+    /// parts' dictionaries are renumbered (or their strings copied into the heap once the
+    /// dictionary is full), their heap strings placed again, and what one pass refuses (a list)
+    /// the join refuses.
     @Test func partsJoinedEncodeLikeOnePass() {
         var rng = SeededRandom(seed: TestSeed.next())
-        let words = (0..<40).map { FieldValue.string("w\($0)") }
-        func value() -> FieldValue? {
-            switch rng.below(5) {
+        let long = String(repeating: "l", count: StaticColumn.maxHeapString + 1)
+        func value(_ distinct: Int) -> FieldValue? {
+            switch rng.below(7) {
             case 0: nil
             case 1: .int64(Int64(rng.below(100)) - 50)
             case 2: .double(Double(rng.below(1000)) / 7)
-            default: words[rng.below(words.count)]
+            case 3: rng.below(4) == 0 ? .string(long) : .string(rng.below(2) == 0 ? "caf\u{E9}" : "cafe\u{301}")
+            default: .string("w\(rng.below(distinct))")
             }
         }
         func joined(_ values: [FieldValue?], cuts: [Int]) -> [UInt8]? {
@@ -118,16 +154,15 @@ import Testing
             }
             return whole.encode()
         }
-        for _ in 0..<20 {
-            let values = (0..<rng.below(300)).map { _ in value() }
+        for round in 0..<24 {
+            // Every fourth round has more distinct strings than the dictionary numbers.
+            let (n, distinct) = round % 4 == 0 ? (9_000, 2 * StaticColumn.maxStrings) : (rng.below(300), 40)
+            let values = (0..<n).map { _ in value(distinct) }
             let cuts = (0..<rng.below(4)).map { _ in rng.below(values.count + 1) }.sorted()
             let one = StaticColumn.encode(values)
             #expect(one != nil)
-            #expect(joined(values, cuts: cuts) == one, "cuts \(cuts)")
+            #expect(joined(values, cuts: cuts) == one, "round \(round), cuts \(cuts)")
         }
-        let many = (0...StaticColumn.maxStrings).map { FieldValue.string("s\($0)") }
-        #expect(joined(many, cuts: [many.count / 2]) == nil)
-        #expect(joined([.string("caf\u{E9}"), .string("cafe\u{301}")], cuts: [1]) == nil)
         #expect(joined([.int64(1), .list([.int64(1)]), .int64(2)], cuts: [2]) == nil)
     }
 
@@ -159,5 +194,28 @@ import Testing
         var huge = strings
         for k in 0..<8 { huge[offsetsAt + 16 + k] = 0xFF }  // an offset near UInt64.max
         #expect(throws: IndexSectionError.self) { _ = try open(huge) }
+        // The heap version: a heap or an in-row count past the section; a heap string's word
+        // pointing past the heap is not read (its row is).
+        let long = String(repeating: "x", count: StaticColumn.maxHeapString + 1)
+        let heap = try #require(
+            StaticColumn.encode([.string("caf\u{E9}"), .string("cafe\u{301}"), .string(long), .string("a")]))
+        _ = try open(heap)
+        for cut in [32, 39, heap.count - 1] {
+            #expect(throws: IndexSectionError.self, "cut at \(cut)") { _ = try open(Array(heap.prefix(cut))) }
+        }
+        var heapPast = heap
+        heapPast[24] &+= 1
+        #expect(throws: IndexSectionError.self) { _ = try open(heapPast) }
+        var inRowPast = heap
+        inRowPast[32] = 5
+        #expect(throws: IndexSectionError.self) { _ = try open(inRowPast) }
+        var wordPast = heap
+        let valuesAt = StaticColumn.heapHeaderSize + 8
+        wordPast[valuesAt + 8 + 2] = 0x40  // row 1's heap offset far past the heap
+        let (c, keep) = try open(wordPast)
+        var out: [FieldValue?] = []
+        #expect(try #require(c.slot).read(1, into: &out) == false && out.isEmpty)
+        #expect(c.slot?.value(0) == .string("caf\u{E9}") && c.slot?.value(3) == .string("a"))
+        withExtendedLifetime(keep) {}
     }
 }
