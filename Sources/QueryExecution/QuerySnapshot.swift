@@ -268,8 +268,11 @@ public struct SnapshotStatistics: IndexStatistics {
     }
 
     /// The most rows a share is sampled from: their ids are listed from the index (about a
-    /// microsecond per thousand), then at most `sampleSize` of them read.
-    static let sampleLimit = 8192
+    /// microsecond per thousand), then at most `sampleSize` of them read. Large enough for a
+    /// country's cities (15 362 in France): an unsampled pair is charged a stream's worst case
+    /// (`Cost.streamRisk`), which lost a stream that stops after a few hundred entries to a set
+    /// plan that lists 87 389 rows.
+    static let sampleLimit = 65_536
     /// The rows read for a share, spread over the listed ones.
     static let sampleSize = 64
 
@@ -334,7 +337,7 @@ public struct SnapshotStatistics: IndexStatistics {
     public func columnShare(_ field: String) -> Double { indexes.columnShare(field) }
 
     /// Measured on up to `sampleSize` (64) rows spread over the rows `field`'s index lists in
-    /// `range` (when it lists at most `sampleLimit`, 8 192): exact when it lists no more than
+    /// `range` (when it lists at most `sampleLimit`, 65 536): exact when it lists no more than
     /// the sample, else the sample's share, smoothed so that a sample without a hit does not
     /// claim none. Nil without a reader or an index, for a system or list field `other`, or past
     /// the limit.
