@@ -142,6 +142,14 @@ extension RecordIndexes {
         return min(1, Double(max(0, parts.contents.baseLayers.rowCount - held)) / Double(rowCount))
     }
 
+    /// Whether some base layer's column of `field` copies strings into its heap or leaves values
+    /// in their rows (`StaticColumn`): reading such a value costs a third load (the heap) or the
+    /// row itself, no less than reading it from a record whose bytes were just read.
+    public func columnCopiesStrings(_ field: String) -> Bool {
+        guard let column = parts.contents.columns.first(where: { $0.field == field }) else { return false }
+        return column.layers.contains { ($0?.heapCount ?? 0) > 0 || ($0?.inRowCount ?? 0) > 0 }
+    }
+
     /// A reader of `selection`'s values from the base layers' columns, the columns found once
     /// for every row read after; nil when some selected field has no column in any layer (the
     /// values then come from the rows' bytes).

@@ -236,13 +236,16 @@ final class StreamTaker<S: QuerySnapshot> {
     }
 
     /// A reader of the rows' sort values from columns, when every sort is a user field with a
-    /// column (``StreamState/sortKeys``); nil otherwise.
+    /// column that holds its values in place (``StreamState/sortKeys``); nil otherwise. A stream
+    /// builds each row's record anyway, and a column's heap string, a cache miss away in a
+    /// stream's scattered rows, cost more than the record's own bytes (a name sort: +19%).
     func columnSortKeys() -> (any RowValueReader)? {
         guard
             !ordering.sorts.isEmpty,
             ordering.sorts.allSatisfy({ s in
                 guard case .field(let f, _) = s else { return false }
                 return SystemField.named(f) == nil && snapshot.indexes.columnShare(f) > 0
+                    && !snapshot.indexes.columnCopiesStrings(f)
             })
         else { return nil }
         return snapshot.valueReader(FieldSelection(ordering.sorts.map(\.fieldName)))
